@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/spf13/cobra"
+)
+
+// NewCmdExplain documents finding codes from the rule catalog.
+func NewCmdExplain(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain [CODE]",
+		Short: "Explain a finding code, or list every code",
+		Long: `Explain prints what a finding code means, how it leads to duplicate
+processing and how to fix it. Without a code it lists every code this
+build can report. docs/checks.md is the same text.`,
+		Example: `  dupctl explain
+  dupctl explain DUP_EFFECT`,
+		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			var codes []string
+			for _, r := range f.Catalog.All() {
+				codes = append(codes, r.Code+"\t"+r.Title)
+			}
+			return codes, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := f.IO.Out
+			if len(args) == 0 {
+				t := report.NewTable("CODE", "SEVERITY", "TITLE")
+				for _, r := range f.Catalog.All() {
+					t.Row(r.Code, r.Severity.String(), r.Title)
+				}
+				return t.Render(out)
+			}
+			r, ok := f.Catalog.Lookup(args[0])
+			if !ok {
+				return exitcode.UsageErrorf("unknown finding code %q: run 'dupctl explain' for the list", args[0])
+			}
+			fmt.Fprintf(out, "%s: %s\n\nseverity: %s\n", r.Code, r.Title, r.Severity)
+			if r.Since != "" {
+				fmt.Fprintf(out, "since:    %s\n", r.Since)
+			}
+			if r.Doc != "" {
+				fmt.Fprintf(out, "\n%s\n", strings.TrimSpace(r.Doc))
+			}
+			fmt.Fprintf(out, "\nFix: %s\n", r.Fix)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/buildinfo"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/report"
+)
+
+// GlobalOptions are the flags every command shares.
+type GlobalOptions struct {
+	Output      string
+	FailOn      string
+	NoColor     bool
+	Verbose     bool
+	Timeout     time.Duration
+	RedisURL    string
+	DatabaseURL string
+	AMQPURL     string
+}
+
+// Factory holds what commands need, built lazily so that --help never dials
+// anything and tests can swap any piece.
+type Factory struct {
+	IO        *iostreams.IOStreams
+	Global    *GlobalOptions
+	Catalog   *findings.Catalog
+	BuildInfo func() buildinfo.Info
+	// Now is the wall clock; DUPCTL_NOW (RFC 3339) pins it for tests.
+	Now func() time.Time
+
+	cleanups []func()
+}
+
+// cleanup runs deferred releases (timeouts, connections) in reverse order.
+func (f *Factory) cleanup() {
+	for i := len(f.cleanups) - 1; i >= 0; i-- {
+		f.cleanups[i]()
+	}
+	f.cleanups = nil
+}
+
+// NewFactory returns the production factory around the given streams.
+func NewFactory(ios *iostreams.IOStreams) *Factory {
+	return &Factory{
+		IO:        ios,
+		Global:    &GlobalOptions{},
+		Catalog:   Catalog(),
+		BuildInfo: buildinfo.Get,
+		Now:       clock(ios.Getenv),
+	}
+}
+
+func clock(getenv func(string) string) func() time.Time {
+	if getenv != nil {
+		if v := getenv("DUPCTL_NOW"); v != "" {
+			if t, err := time.Parse(time.RFC3339, v); err == nil {
+				return func() time.Time { return t }
+			}
+		}
+	}
+	return time.Now
+}
+
+// Getenv reads the environment through the streams (tests replace it).
+func (f *Factory) Getenv(k string) string {
+	if f.IO.Getenv != nil {
+		return f.IO.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// Threshold parses --fail-on.
+func (f *Factory) Threshold() (findings.Threshold, error) {
+	t, err := findings.ParseThreshold(f.Global.FailOn)
+	if err != nil {
+		return findings.None, exitcode.UsageErrorf("%v", err)
+	}
+	return t, nil
+}
+
+// Emit renders a document in the chosen output format on stdout and returns
+// the silent findings error when it fails --fail-on.
+func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
+	t, err := f.Threshold()
+	if err != nil {
+		return err
+	}
+	p, err := report.NewPrinter(f.Global.Output, report.Options{
+		FailOn:  t,
+		Color:   f.IO.ColorEnabled(),
+		Verbose: f.Global.Verbose,
+		Tool:    f.BuildInfo(),
+		Catalog: f.Catalog,
+	})
+	if err != nil {
+		return exitcode.UsageErrorf("%v", err)
+	}
+	report.Prepare(doc.Report)
+	if err := p.Print(f.IO.Out, doc); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if findings.Summarize(doc.Report, t).Failed {
+		return exitcode.FindingsFailed()
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// Help topics: `dupctl help exit-codes`, `dupctl help environment`.
+func addHelpTopics(root *cobra.Command) {
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "exit-codes",
+			Short: "Exit codes dupctl returns",
+			Long: `dupctl's exit codes are a stable contract for scripts and CI:
+
+  0    nothing at or above --fail-on (default: error)
+  1    findings at or above --fail-on
+  2    usage or input error: unknown flag or command, malformed value,
+       unreadable or malformed input file
+  3    a system could not be reached (Redis, PostgreSQL, RabbitMQ), the
+       --timeout passed, or another runtime failure
+  130  interrupted (Ctrl-C or SIGTERM)
+
+--fail-on none makes findings never fail the run; with -o json the error, if
+any, is a JSON object {"error": ..., "exit_code": ...} on stderr.`,
+		},
+		&cobra.Command{
+			Use:   "environment",
+			Short: "Environment variables dupctl reads",
+			Long: `Connection settings (a flag always wins; the DUPCTL_ variable wins over
+the usual one):
+
+  --redis-url      DUPCTL_REDIS_URL, REDIS_URL
+  --database-url   DUPCTL_DATABASE_URL, DATABASE_URL
+  --amqp-url       DUPCTL_AMQP_URL, AMQP_URL
+
+Output:
+
+  NO_COLOR         any non-empty value turns colour off (no-color.org)
+  CLICOLOR=0       turns colour off
+  CLICOLOR_FORCE   any value but 0 forces colour on, even when piped
+  CI               any value turns progress off
+
+Passwords in URLs are never printed: every message shows them as xxxxx.`,
+		},
+	)
+}

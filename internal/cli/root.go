@@ -1,0 +1,221 @@
+// Package cli is dupctl's command layer: thin cobra commands that turn flags
+// into an options struct, call a capability package and hand its report to
+// the shared renderers. No duplicate-detection logic lives here.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/redact"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Main runs dupctl on the process's arguments and streams and returns the
+// exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], iostreams.System())
+}
+
+// Run executes one command line and maps its outcome to an exit code.
+func Run(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
+	f := NewFactory(ios)
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+
+	defer f.cleanup()
+	var ran bool
+	wrapRunE(root, &ran)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitcode.OK
+	}
+	code := classify(ctx, err, ran)
+	if !exitcode.IsSilent(err) {
+		printError(f, cmd, err, code, !ran)
+	}
+	return code
+}
+
+// wrapRunE marks when a command's own code starts running, so an error
+// raised before that (unknown command, bad flag, wrong arguments) is a
+// usage error and one raised after is the command's.
+func wrapRunE(c *cobra.Command, ran *bool) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			*ran = true
+			return run(cmd, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapRunE(sub, ran)
+	}
+}
+
+func classify(ctx context.Context, err error, ran bool) int {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return exitcode.Interrupted
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return exitcode.Of(err, exitcode.Unavailable)
+	}
+	if !ran {
+		return exitcode.Of(err, exitcode.Usage)
+	}
+	return exitcode.Of(err, exitcode.Unavailable)
+}
+
+// printError writes the one-line error: plain text, or a JSON object on
+// stderr with -o json so stdout stays parseable.
+func printError(f *Factory, cmd *cobra.Command, err error, code int, beforeRun bool) {
+	msg := oneLineError(err)
+	if errors.Is(err, context.DeadlineExceeded) && f.Global.Timeout > 0 {
+		msg += fmt.Sprintf(" (timed out after %s: raise --timeout)", f.Global.Timeout)
+	}
+	if beforeRun && code == exitcode.Usage && cmd != nil && !strings.Contains(msg, "--help") {
+		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
+	}
+	if code == exitcode.Interrupted {
+		msg = "interrupted"
+	}
+	msg = redact.String(msg)
+	if f.Global.Output == report.FormatJSON {
+		b, _ := json.Marshal(struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+		}{msg, code})
+		fmt.Fprintln(f.IO.ErrOut, string(b))
+		return
+	}
+	fmt.Fprintln(f.IO.ErrOut, "dupctl: "+msg)
+}
+
+func oneLineError(err error) string {
+	s := strings.TrimSpace(err.Error())
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// NewCmdRoot builds the whole command tree.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	g := f.Global
+	root := &cobra.Command{
+		Use:   "dupctl",
+		Short: "Audit and debug duplicate processing in queue + worker systems",
+		Long: `dupctl audits and debugs duplicate processing in queue + worker systems:
+RabbitMQ brokers, Redis locks and caches, PostgreSQL idempotency tables.
+
+Queues deliver at least once, so a job WILL run more than once. dupctl shows
+why a side effect ran twice and proves which mitigations stop it: every
+command reports findings with a stable code, the evidence and the fix, as a
+table, JSON or JUnit, and exits non-zero at --fail-on, so any command is a CI
+check.` + exitStatusBlock,
+		Example: `  # reproduce a crash-before-ack duplicate on the embedded simulator
+  dupctl simulate crash
+
+  # every scenario against every mitigation profile, as a CI gate
+  dupctl simulate matrix --fail-on error -o junit > report.xml`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       f.BuildInfo().Version,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return prepare(cmd, f)
+		},
+	}
+	root.SetVersionTemplate("dupctl {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return exitcode.UsageErrorf("%v", err)
+	})
+
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.Output, "output", "o", report.FormatTable, "output format: table, json or junit")
+	pf.StringVar(&g.FailOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warn, info or none")
+	pf.BoolVar(&g.NoColor, "no-color", false, "never colour the output (also NO_COLOR=1)")
+	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "show every detail (all evidence, per-key tables, timelines)")
+	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 5m (0: no limit)")
+	pf.StringVar(&g.RedisURL, "redis-url", "", "Redis URL (env DUPCTL_REDIS_URL, REDIS_URL)")
+	pf.StringVar(&g.DatabaseURL, "database-url", "", "PostgreSQL URL (env DUPCTL_DATABASE_URL, DATABASE_URL)")
+	pf.StringVar(&g.AMQPURL, "amqp-url", "", "RabbitMQ AMQP URL (env DUPCTL_AMQP_URL, AMQP_URL)")
+	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
+	_ = root.RegisterFlagCompletionFunc("fail-on", fixedCompletion("error", "warn", "info", "none"))
+
+	root.AddCommand(
+		NewCmdVersion(f),
+		NewCmdExplain(f),
+	)
+	addHelpTopics(root)
+	return root
+}
+
+func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// prepare validates the global flags, reads connection settings from the
+// environment and applies --timeout and output decisions before any
+// command runs.
+func prepare(cmd *cobra.Command, f *Factory) error {
+	g := f.Global
+	switch g.Output {
+	case report.FormatTable, report.FormatJSON, report.FormatJUnit:
+	default:
+		return exitcode.UsageErrorf("unknown output format %q: want table, json or junit", g.Output)
+	}
+	if _, err := f.Threshold(); err != nil {
+		return err
+	}
+	if g.Timeout < 0 {
+		return exitcode.UsageErrorf("--timeout must not be negative, got %s", g.Timeout)
+	}
+	flags := cmd.Flags()
+	resolveEnv(flags, f, "redis-url", &g.RedisURL, "DUPCTL_REDIS_URL", "REDIS_URL")
+	resolveEnv(flags, f, "database-url", &g.DatabaseURL, "DUPCTL_DATABASE_URL", "DATABASE_URL")
+	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, "DUPCTL_AMQP_URL", "AMQP_URL")
+	f.IO.SetNoColor(g.NoColor)
+	f.IO.SetMachineOutput(g.Output != report.FormatTable)
+	if g.Timeout > 0 {
+		ctx, cancel := context.WithTimeout(cmd.Context(), g.Timeout)
+		cmd.SetContext(ctx)
+		f.cleanups = append(f.cleanups, cancel)
+	}
+	return nil
+}
+
+// resolveEnv fills a connection setting from the environment when its flag
+// was not given: the DUPCTL_ variable first, then the usual one.
+func resolveEnv(flags *pflag.FlagSet, f *Factory, flag string, dst *string, envs ...string) {
+	if fl := flags.Lookup(flag); fl != nil && fl.Changed {
+		return
+	}
+	for _, e := range envs {
+		if v := f.Getenv(e); v != "" {
+			*dst = v
+			return
+		}
+	}
+}
+
+const exitStatusBlock = `
+
+EXIT STATUS
+  0    nothing at or above --fail-on
+  1    findings at or above --fail-on
+  2    usage or input error
+  3    a system could not be reached, or a runtime failure
+  130  interrupted`

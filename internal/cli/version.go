@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/spf13/cobra"
+)
+
+// NewCmdVersion prints the build's identity.
+func NewCmdVersion(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print version, commit, build date and Go version",
+		Example: `  dupctl version
+  dupctl version -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			info := f.BuildInfo()
+			if f.Global.Output == report.FormatJSON {
+				enc := json.NewEncoder(f.IO.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			}
+			_, err := fmt.Fprintf(f.IO.Out, "dupctl %s\ncommit:  %s\nbuilt:   %s\ngo:      %s %s\n",
+				info.Version, info.Commit, info.Date, info.GoVersion, info.Platform)
+			return err
+		},
+	}
+}

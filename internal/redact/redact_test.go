@@ -1,0 +1,69 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"redis://:s3cret@localhost:6379/0", "redis://:xxxxx@localhost:6379/0"},
+		{"redis://default:s3cret@localhost:6379", "redis://default:xxxxx@localhost:6379"},
+		{"redis://s3cret@localhost:6379", "redis://xxxxx@localhost:6379"},
+		{"rediss://user:p%40ss@cache.internal:6380", "rediss://user:xxxxx@cache.internal:6380"},
+		{"postgres://app:hunter2@db:5432/pay?sslmode=disable", "postgres://app:xxxxx@db:5432/pay?sslmode=disable"},
+		{"postgresql://app:hunter2@db/pay", "postgresql://app:xxxxx@db/pay"},
+		{"postgres://app@db/pay", "postgres://app@db/pay"},
+		{"amqp://guest:guest@127.0.0.1:5672/", "amqp://guest:xxxxx@127.0.0.1:5672/"},
+		{"amqps://svc:pa:ss@mq.example:5671/vhost", "amqps://svc:xxxxx@mq.example:5671/vhost"},
+		{"dial redis://u:pw@h:1: connection refused", "dial redis://u:xxxxx@h:1: connection refused"},
+		{"host=db user=app password=hunter2 dbname=pay", "host=db user=app password=xxxxx dbname=pay"},
+		{"host=db password='hun ter2' dbname=pay", "host=db password=xxxxx dbname=pay"},
+		{"postgres://db/pay?user=app&password=hunter2&sslmode=require", "postgres://db/pay?user=app&password=xxxxx&sslmode=require"},
+		{"https://mgmt:15672/api?token=abc123", "https://mgmt:15672/api?token=xxxxx"},
+		{"no secrets here", "no secrets here"},
+		{"two: amqp://a:b@h1 redis://:c@h2", "two: amqp://a:xxxxx@h1 redis://:xxxxx@h2"},
+		{"user@example.com wrote", "user@example.com wrote"},
+	}
+	for _, tt := range tests {
+		got := String(tt.in)
+		if got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestURL(t *testing.T) {
+	for _, raw := range []string{
+		"redis://:topsecret@127.0.0.1:6379",
+		"rediss://admin:topsecret@127.0.0.1:6380/2",
+		"postgres://u:topsecret@127.0.0.1/test",
+		"postgresql://u:topsecret@127.0.0.1/test",
+		"amqp://u:topsecret@127.0.0.1:5672/%2f",
+		"amqps://u:topsecret@127.0.0.1:5671/",
+		"redis://topsecret@127.0.0.1:6379",
+	} {
+		got := URL(raw)
+		if strings.Contains(got, "topsecret") {
+			t.Errorf("URL(%q) = %q leaks the password", raw, got)
+		}
+		if !strings.Contains(got, "127.0.0.1") {
+			t.Errorf("URL(%q) = %q lost the host", raw, got)
+		}
+	}
+}
+
+func FuzzString(f *testing.F) {
+	f.Add("redis://:pw@h")
+	f.Add("password=x")
+	f.Add("amqp://a:b@c@d")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := String(s)
+		// Idempotent: redacting twice changes nothing more.
+		if again := String(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	})
+}

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Table is an aligned, borderless table: the shape every dupctl view uses,
+// like gh's or kubectl's. Cells may carry ANSI styling; widths ignore it.
+type Table struct {
+	header []string
+	rows   [][]string
+	right  map[int]bool
+}
+
+// NewTable starts a table with these column headings.
+func NewTable(header ...string) *Table {
+	return &Table{header: header, right: map[int]bool{}}
+}
+
+// AlignRight right-aligns the given columns (numbers).
+func (t *Table) AlignRight(cols ...int) *Table {
+	for _, c := range cols {
+		t.right[c] = true
+	}
+	return t
+}
+
+// Row appends a row.
+func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
+
+// Len is the number of rows.
+func (t *Table) Len() int { return len(t.rows) }
+
+// Render writes the table, trimming trailing blanks from every line.
+func (t *Table) Render(w io.Writer) error {
+	var buf bytes.Buffer
+	align := make([]tw.Align, len(t.header))
+	for i := range align {
+		align[i] = tw.AlignLeft
+		if t.right[i] {
+			align[i] = tw.AlignRight
+		}
+	}
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	tbl.Header(t.header)
+	for _, r := range t.rows {
+		if err := tbl.Append(r); err != nil {
+			return err
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		trimmed := strings.TrimRight(line, " \n")
+		// tablewriter resets styles after each styled cell; drop a reset
+		// left dangling at the end of a line with nothing after it.
+		if _, err := io.WriteString(w, trimmed+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
