@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/exitcode"
@@ -10,7 +11,7 @@ import (
 )
 
 // NewCmdExplain documents finding codes from the rule catalog.
-func NewCmdExplain(f *Factory) *cobra.Command {
+func NewCmdExplain(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain [CODE]",
 		Short: "Explain a finding code, or list every code",

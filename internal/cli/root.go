@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,14 +33,14 @@ func Main() int {
 
 // Run executes one command line and maps its outcome to an exit code.
 func Run(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
-	f := NewFactory(ios)
+	f := cmdutil.NewFactory(ios)
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 
-	defer f.cleanup()
+	defer f.Cleanup()
 	var ran bool
 	wrapRunE(root, &ran)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -82,7 +84,7 @@ func classify(ctx context.Context, err error, ran bool) int {
 
 // printError writes the one-line error: plain text, or a JSON object on
 // stderr with -o json so stdout stays parseable.
-func printError(f *Factory, cmd *cobra.Command, err error, code int, beforeRun bool) {
+func printError(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, beforeRun bool) {
 	msg := oneLineError(err)
 	if errors.Is(err, context.DeadlineExceeded) && f.Global.Timeout > 0 {
 		msg += fmt.Sprintf(" (timed out after %s: raise --timeout)", f.Global.Timeout)
@@ -111,7 +113,7 @@ func oneLineError(err error) string {
 }
 
 // NewCmdRoot builds the whole command tree.
-func NewCmdRoot(f *Factory) *cobra.Command {
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	g := f.Global
 	root := &cobra.Command{
 		Use:   "dupctl",
@@ -154,6 +156,7 @@ check.` + exitStatusBlock,
 	_ = root.RegisterFlagCompletionFunc("fail-on", fixedCompletion("error", "warn", "info", "none"))
 
 	root.AddCommand(
+		simulate.NewCmdSimulate(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)
@@ -170,7 +173,7 @@ func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([
 // prepare validates the global flags, reads connection settings from the
 // environment and applies --timeout and output decisions before any
 // command runs.
-func prepare(cmd *cobra.Command, f *Factory) error {
+func prepare(cmd *cobra.Command, f *cmdutil.Factory) error {
 	g := f.Global
 	switch g.Output {
 	case report.FormatTable, report.FormatJSON, report.FormatJUnit:
@@ -192,14 +195,14 @@ func prepare(cmd *cobra.Command, f *Factory) error {
 	if g.Timeout > 0 {
 		ctx, cancel := context.WithTimeout(cmd.Context(), g.Timeout)
 		cmd.SetContext(ctx)
-		f.cleanups = append(f.cleanups, cancel)
+		f.AddCleanup(cancel)
 	}
 	return nil
 }
 
 // resolveEnv fills a connection setting from the environment when its flag
 // was not given: the DUPCTL_ variable first, then the usual one.
-func resolveEnv(flags *pflag.FlagSet, f *Factory, flag string, dst *string, envs ...string) {
+func resolveEnv(flags *pflag.FlagSet, f *cmdutil.Factory, flag string, dst *string, envs ...string) {
 	if fl := flags.Lookup(flag); fl != nil && fl.Changed {
 		return
 	}

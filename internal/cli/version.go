@@ -3,13 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 
 	"github.com/dupctl/dupctl/internal/report"
 	"github.com/spf13/cobra"
 )
 
 // NewCmdVersion prints the build's identity.
-func NewCmdVersion(f *Factory) *cobra.Command {
+func NewCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print version, commit, build date and Go version",

@@ -24,8 +24,10 @@ const Mask = "xxxxx"
 // net/url.
 var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@:"'\\<>]*:)?([^\s/?#"'\\<>]*)@`)
 
-// secretParam matches secret query parameters and key=value DSN fields.
-var secretParam = regexp.MustCompile(`(?i)\b(password|passwd|pwd|pass|sslpassword|secret|token|access_token|auth|apikey|api_key)(\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
+// secretParam matches key=value DSN fields and parameters that hold
+// credentials. A bare "token=" is left alone except as a URL query
+// parameter: lock owner tokens are evidence dupctl must show, not secrets.
+var secretParam = regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|sslpassword|secret|client_secret|access_token|auth_token|authtoken|apikey|api_key)|[?&](?:token|key|sig|signature|auth))(\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
 
 // String returns s with every secret it can recognise masked.
 func String(s string) string {

@@ -26,6 +26,9 @@ func TestString(t *testing.T) {
 		{"no secrets here", "no secrets here"},
 		{"two: amqp://a:b@h1 redis://:c@h2", "two: amqp://a:xxxxx@h1 redis://:xxxxx@h2"},
 		{"user@example.com wrote", "user@example.com wrote"},
+		{"SET lock:a NX PX 30s -> OK token=7", "SET lock:a NX PX 30s -> OK token=7"},
+		{"dsn: host=db pwd=abc", "dsn: host=db pwd=xxxxx"},
+		{"amqp://h/vhost?auth=plain&key=s3cr3t", "amqp://h/vhost?auth=xxxxx&key=xxxxx"},
 	}
 	for _, tt := range tests {
 		got := String(tt.in)

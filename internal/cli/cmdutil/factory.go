@@ -1,4 +1,6 @@
-package cli
+// Package cmdutil is what every dupctl command shares: the Factory of lazy
+// dependencies, the global options and the one way to emit a report.
+package cmdutil
 
 import (
 	"context"
@@ -11,6 +13,7 @@ import (
 	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/iostreams"
 	"github.com/dupctl/dupctl/internal/report"
+	"github.com/spf13/cobra"
 )
 
 // GlobalOptions are the flags every command shares.
@@ -38,8 +41,12 @@ type Factory struct {
 	cleanups []func()
 }
 
-// cleanup runs deferred releases (timeouts, connections) in reverse order.
-func (f *Factory) cleanup() {
+// AddCleanup registers a release (a timeout's cancel, a connection's
+// Close) to run when the command ends.
+func (f *Factory) AddCleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+
+// Cleanup runs deferred releases (timeouts, connections) in reverse order.
+func (f *Factory) Cleanup() {
 	for i := len(f.cleanups) - 1; i >= 0; i-- {
 		f.cleanups[i]()
 	}
@@ -110,4 +117,14 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 		return exitcode.FindingsFailed()
 	}
 	return nil
+}
+
+// GroupRunE makes a command that only groups subcommands print its help
+// when called alone and fail with a usage error on an unknown subcommand
+// (cobra would print help and exit 0).
+func GroupRunE(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return exitcode.UsageErrorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return cmd.Help()
 }

@@ -1,9 +1,12 @@
-package cli
+package cmdutil
 
-import "github.com/dupctl/dupctl/internal/findings"
+import (
+	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/sim"
+)
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog()
+	return findings.NewCatalog(sim.Rules())
 }

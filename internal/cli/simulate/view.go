@@ -1,0 +1,146 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/sim"
+)
+
+// chartWidth is the width of the lease chart's time axis, in columns.
+const chartWidth = 56
+
+// writeTimeline renders a run as an event table, one line per event, and
+// a chart of lock leases, deliveries and side effects over virtual time.
+func writeTimeline(w io.Writer, th *report.Theme, tl *sim.Timeline) error {
+	t := report.NewTable("STEP", "TIME", "LANE", "EVENT").AlignRight(0)
+	for _, ev := range tl.Events {
+		text := ev.Text
+		lane := ev.Lane
+		if ev.Mark {
+			text = th.Mark(text)
+		}
+		switch ev.Kind {
+		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout":
+			text = th.Severity(2, text)
+		case "tick":
+			text, lane = th.Faint(text), th.Faint(lane)
+		}
+		t.Row(fmt.Sprint(ev.Step), "t="+sim.FormatMillis(ev.T), lane, text)
+	}
+	if err := t.Render(w); err != nil {
+		return err
+	}
+	if tl.End > 0 {
+		fmt.Fprintln(w)
+		writeChart(w, th, tl)
+	}
+	return nil
+}
+
+// writeChart draws leases (█ valid, ░ expired while the holder still acts
+// as owner), deliveries (─, | at the ack deadline, ✗ crash, ✓ ack) and side
+// effects (● first, ◉ each duplicate) on one time axis, with ^ under the
+// span where two workers believed they held the same lock.
+func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
+	end := tl.End
+	col := func(t int64) int {
+		c := int(t * int64(chartWidth-1) / end)
+		return min(max(c, 0), chartWidth-1)
+	}
+	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", sim.FormatMillis(end), sim.FormatMillis(max(end/int64(chartWidth-1), 1)))))
+	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", chartWidth-2-len(sim.FormatMillis(end)))+sim.FormatMillis(end), "")
+	for wk := 0; wk < tl.Workers; wk++ {
+		lane := fmt.Sprintf("W%d", wk+1)
+		for _, d := range tl.Deliveries {
+			if d.Worker != wk {
+				continue
+			}
+			bar := []rune(strings.Repeat(" ", chartWidth))
+			for c := col(d.From); c <= col(d.To); c++ {
+				bar[c] = '─'
+			}
+			if d.Deadline > 0 && d.Deadline <= end {
+				bar[col(d.Deadline)] = '|'
+			}
+			switch d.End {
+			case "crash":
+				bar[col(d.To)] = '✗'
+			case "ack":
+				bar[col(d.To)] = '✓'
+			}
+			t.Row(lane, d.Message+" ("+d.End+")", string(bar), "")
+		}
+		for _, l := range tl.Leases {
+			if l.Worker != wk {
+				continue
+			}
+			bar := []rune(strings.Repeat(" ", chartWidth))
+			for c := col(l.From); c <= col(l.Until); c++ {
+				bar[c] = '█'
+			}
+			note := ""
+			switch l.Ended {
+			case "expired":
+				note = "expired at t=" + sim.FormatMillis(l.Until)
+			case "deleted":
+				note = "deleted by another worker at t=" + sim.FormatMillis(l.Until)
+			}
+			if note != "" && l.Believed > l.Until {
+				for c := col(l.Until) + 1; c <= col(l.Believed); c++ {
+					bar[c] = '░'
+				}
+				note += "; its holder acted as owner until t=" + sim.FormatMillis(l.Believed)
+			}
+			t.Row(lane, fmt.Sprintf("lease token %d", l.Token), string(bar), note)
+		}
+		eff := []rune(strings.Repeat(" ", chartWidth))
+		has := false
+		for _, e := range tl.Effects {
+			if e.Worker == wk {
+				has = true
+				if e.N > 1 {
+					eff[col(e.T)] = '◉'
+				} else {
+					eff[col(e.T)] = '●'
+				}
+			}
+		}
+		if has {
+			t.Row(lane, "side effects", string(eff), "")
+		}
+	}
+	if over := overlaps(tl); over != nil {
+		bar := []rune(strings.Repeat(" ", chartWidth))
+		for _, span := range over {
+			for c := col(span[0]); c <= col(span[1]); c++ {
+				bar[c] = '^'
+			}
+		}
+		t.Row("", "two owners", th.Severity(3, string(bar)), "two workers acted as holder of the same lock")
+	}
+	_ = t.Render(w)
+}
+
+// overlaps returns the spans in which two workers each believed they held
+// the same lock.
+func overlaps(tl *sim.Timeline) [][2]int64 {
+	var out [][2]int64
+	for i, a := range tl.Leases {
+		for _, b := range tl.Leases[i+1:] {
+			if a.Lock != b.Lock || a.Worker == b.Worker {
+				continue
+			}
+			from, to := max(a.From, b.From), min(a.Believed, b.Believed)
+			if from < to {
+				out = append(out, [2]int64{from, to})
+			}
+		}
+	}
+	return out
+}
+
+func count(n int) string { return iostreams.Count(int64(n)) }

@@ -1,0 +1,252 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// Explore modes.
+const (
+	ExploreExhaustive = "exhaustive"
+	ExploreRandom     = "random"
+)
+
+// Options choose what one `dupctl simulate <scenario>` explores.
+type Options struct {
+	Scenario *Scenario
+	// Profiles to explore; empty means the scenario's faulty and safe
+	// profiles (the demonstration).
+	Profiles []worker.Profile
+	// Tune applies the user's flags to each profile's config.
+	Tune      func(*Config) error
+	Explore   string
+	Seed      uint64
+	Runs      int // random mode
+	MaxStates int // exhaustive mode
+	Shard     Shard
+	Progress  progress.Meter
+}
+
+// Shard splits exploration across CI jobs: this is part K of N (0-based K).
+type Shard struct{ K, N int }
+
+func (s Shard) mine(i int) bool { return s.N <= 1 || i%s.N == s.K }
+
+// Result is one scenario explored under one or more profiles.
+type Result struct {
+	Scenario *Scenario
+	Profiles []ProfileResult
+}
+
+// ProfileResult is what exploring one profile found.
+type ProfileResult struct {
+	Profile     worker.Profile
+	Config      Config
+	Expected    Expect
+	HasExpected bool
+	Explore     string
+	States      int // exhaustive: distinct states
+	Transitions int
+	Runs        int // random: schedules run
+	FailingRuns int // random: schedules that broke an invariant
+	Complete    bool
+	Found       Violation
+	Coverage    Coverage
+	Example     *Counterexample // the shortest failing schedule, shrunk
+}
+
+// Outcome is the matrix reading of what was found.
+func (r *ProfileResult) Outcome() Expect { return expectOf(r.Found) }
+
+// Counterexample is one failing schedule, reduced and rendered.
+type Counterexample struct {
+	Violation      Violation
+	Replay         Replay
+	Token          string
+	OriginalSteps  int
+	Steps          int
+	Timeline       Timeline
+	Stats          Stats
+	Counterfactual []Counterfactual
+}
+
+// Counterfactual is the same schedule replayed under another profile.
+type Counterfactual struct {
+	Profile  worker.Profile
+	Found    Violation
+	Stats    Stats
+	Timeline *Timeline // only for the scenario's safe profile
+}
+
+// Run explores a scenario.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	sc := o.Scenario
+	profiles := o.Profiles
+	demo := len(profiles) == 0
+	if demo {
+		for _, name := range []string{sc.Faulty, sc.Safe} {
+			p, err := worker.ProfileByName(name)
+			if err != nil {
+				return nil, err
+			}
+			profiles = append(profiles, p)
+		}
+	}
+	if o.Explore == "" {
+		o.Explore = ExploreExhaustive
+	}
+	if o.MaxStates == 0 {
+		o.MaxStates = 5_000_000
+	}
+	meter := progress.Or(o.Progress)
+	defer meter.Done()
+	res := &Result{Scenario: sc}
+	for _, p := range profiles {
+		cfg := sc.Config(p)
+		if o.Tune != nil {
+			if err := o.Tune(&cfg); err != nil {
+				return nil, err
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		pr := ProfileResult{Profile: p, Config: cfg, Explore: o.Explore}
+		if _, ok := sc.expect[p.Name]; ok || p.Name != "custom" {
+			pr.Expected, pr.HasExpected = sc.Expected(p.Name), p.Name != "custom"
+		}
+		var example []Action
+		var seed uint64
+		var violation Violation
+		switch o.Explore {
+		case ExploreExhaustive:
+			e := &engine{cfg: &cfg}
+			r := e.exhaustiveShard(ctx, o.MaxStates, o.Shard)
+			pr.States, pr.Transitions, pr.Complete, pr.Found, pr.Coverage = r.States, r.Transitions, r.Complete, r.Found, r.Reached
+			violation, example = pick(r.Found, r.Examples)
+			meter.Add(int64(r.States))
+		case ExploreRandom:
+			runs := max(o.Runs, 1)
+			meter.SetTotal(int64(runs))
+			e := &engine{cfg: &cfg}
+			var buf []Action
+			pr.Complete = true
+			for i := 0; i < runs; i++ {
+				if i&4095 == 0 {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+					meter.Add(int64(min(4096, runs-i)))
+				}
+				if !o.Shard.mine(i) {
+					continue
+				}
+				s := mix(o.Seed, uint64(i))
+				var v Violation
+				v, buf = e.runRandom(s, true, nil, buf)
+				pr.Runs++
+				if v == 0 {
+					continue
+				}
+				pr.FailingRuns++
+				pr.Found |= v
+				if example == nil || rank(v) > rank(violation) {
+					var trace []Action
+					e.runRandom(s, true, &trace, buf)
+					example, seed, violation = trace, s, mostSerious(v)
+				}
+			}
+		default:
+			return nil, fmt.Errorf("unknown --explore %q: want exhaustive or random", o.Explore)
+		}
+		if example != nil {
+			pr.Example = explain(sc, cfg, seed, example, violation)
+		}
+		res.Profiles = append(res.Profiles, pr)
+	}
+	return res, nil
+}
+
+// rank orders violations by how much they matter to the reader.
+func rank(v Violation) int {
+	switch {
+	case v.Has(VDuplicate):
+		return 4
+	case v.Has(VLoss):
+		return 3
+	case v.Has(VNonOwnerUnlock):
+		return 2
+	case v.Has(VLivelock):
+		return 1
+	}
+	return 0
+}
+
+func mostSerious(v Violation) Violation {
+	for _, one := range []Violation{VDuplicate, VLoss, VNonOwnerUnlock, VLivelock} {
+		if v.Has(one) {
+			return one
+		}
+	}
+	return 0
+}
+
+func pick(found Violation, examples map[Violation][]Action) (Violation, []Action) {
+	v := mostSerious(found)
+	if v == 0 {
+		return 0, nil
+	}
+	return v, examples[v]
+}
+
+// explain shrinks a failing schedule, replays it with a recorder and
+// replays it under every other profile.
+func explain(sc *Scenario, cfg Config, seed uint64, actions []Action, v Violation) *Counterexample {
+	scfg, short := shrink(cfg, seed, actions, v)
+	ce := &Counterexample{Violation: v, OriginalSteps: len(actions), Steps: len(short)}
+	ce.Replay = Replay{Scenario: sc.Name, Config: scfg, Seed: seed, Actions: short}
+	ce.Token = ce.Replay.Token()
+	tl, stats, _, _ := Record(ce.Replay)
+	ce.Timeline, ce.Stats = tl, stats
+	ce.Counterfactual = counterfactuals(ce.Replay, sc.Safe)
+	return ce
+}
+
+// Counterfactuals replays a schedule under every profile.
+func Counterfactuals(r Replay) []Counterfactual { return counterfactuals(r, "") }
+
+// counterfactuals replays the schedule under every profile; the one named
+// withTimeline also gets its timeline recorded.
+func counterfactuals(r Replay, withTimeline string) []Counterfactual {
+	var out []Counterfactual
+	for _, p := range worker.Profiles() {
+		c := r.Config
+		c.Profile = p
+		e := &engine{cfg: &c}
+		if p.Name == withTimeline {
+			e.rec = newRecorder()
+		}
+		found, _, _ := e.replay(r.Seed, r.Actions, false, false)
+		cf := Counterfactual{Profile: p, Found: found, Stats: e.stats()}
+		if e.rec != nil {
+			e.rec.finish(e)
+			t := e.rec.tl
+			cf.Timeline = &t
+		}
+		out = append(out, cf)
+	}
+	return out
+}
+
+// Record replays a schedule exactly and returns its timeline. ok is false
+// when the schedule does not fit this engine (a token from another build).
+func Record(r Replay) (tl Timeline, st Stats, found Violation, ok bool) {
+	cfg := r.Config
+	e := &engine{cfg: &cfg, rec: newRecorder()}
+	found, _, ok = e.replay(r.Seed, r.Actions, true, false)
+	e.rec.finish(e)
+	return e.rec.tl, e.stats(), found, ok
+}

@@ -1,0 +1,605 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// Action is one thing that can happen next: a worker's step, a fault, a
+// publisher duplicate, or the clock moving. kind<<24 | argument.
+type Action uint32
+
+// Action kinds.
+const (
+	aStep  = iota + 1 // worker w does its next operation (or receives)
+	aFail             // worker w's side effect fails (retryable)
+	aCrash            // worker w's process dies
+	aPause            // worker w stops the world for PauseFor
+	aDrop             // worker w's connection drops before its ack
+	aDup              // the publisher sends job j again
+	aTick             // the clock jumps to the next timer
+	aStop             // nothing more happens
+)
+
+func act(kind, arg int) Action { return Action(kind<<24 | arg) }
+
+// Kind is the action's kind; Arg its worker or job.
+func (a Action) Kind() int { return int(a >> 24) }
+func (a Action) Arg() int  { return int(a & 0xff) }
+
+// point is the fault point a crash or pause fired at (kept in the action
+// so a replay under another profile fires it at the same named point).
+func (a Action) point() worker.Point { return worker.Point(a >> 8 & 0xff) }
+
+// job is a duplicate's job index.
+func (a Action) job() int { return int(a & 0xffffff) }
+
+// ordinal is the worker's delivery count when a fault fired: "the crash on
+// W1's second delivery".
+func (a Action) ordinal() uint8 { return uint8(a >> 16) }
+
+// faultAt encodes a fault on worker w at the first point of at, on the
+// worker's current delivery.
+func (e *engine) faultAt(kind, w int, at worker.Points) Action {
+	return act(kind, w|int(lowest(at))<<8|int(e.s.W[w].Received)<<16)
+}
+
+// lowest is the first point of a set, in flow order.
+func lowest(ps worker.Points) worker.Point {
+	for p := worker.PointAfterReceive; p < worker.NumPoints; p++ {
+		if ps.Has(p) {
+			return p
+		}
+	}
+	return worker.PointNone
+}
+
+// isFault reports whether the action is an injected fault (what shrinking
+// tries to drop first).
+func (a Action) isFault() bool {
+	switch a.Kind() {
+	case aFail, aCrash, aPause, aDrop, aDup:
+		return true
+	}
+	return false
+}
+
+// Dead-letter reasons.
+const (
+	reasonNone uint8 = iota
+	reasonLockBusy
+	reasonRetries
+	reasonFatal
+	reasonDeliveryLimit
+)
+
+// engine is one simulation: the config, the state and an optional
+// recorder. Exploration runs with rec == nil and does no formatting.
+type engine struct {
+	cfg  *Config
+	s    State
+	seed uint64
+	rec  *recorder
+	// nextAt caches nextTimer between enabled and the tick it enables; it
+	// is valid for the state whose step count is nextSteps (exhaustive
+	// search restores states, so a flag alone would go stale).
+	nextAt    int64
+	nextSteps int32
+}
+
+func (e *engine) reset(seed uint64) {
+	e.seed = seed
+	e.s.reset(e.cfg)
+	e.nextSteps = -1
+	if e.rec != nil {
+		e.rec.start(e)
+	}
+}
+
+// firstReady is the broker's next message for a consumer: FIFO by publish
+// order, requeued messages keep their place.
+func (e *engine) firstReady() int {
+	for i := range e.s.Msgs {
+		if e.s.Msgs[i].State == msgReady {
+			return i
+		}
+	}
+	return -1
+}
+
+// enabled appends every action possible now to buf.
+func (e *engine) enabled(buf []Action) []Action {
+	s := &e.s
+	f := &e.cfg.Faults
+	steps := 0
+	ready := -2
+	for w := range s.W {
+		ws := &s.W[w]
+		if ws.Msg < 0 {
+			if ready == -2 {
+				ready = e.firstReady()
+			}
+			if ready >= 0 {
+				buf = append(buf, act(aStep, w))
+				steps++
+			}
+			continue
+		}
+		if ws.Until > s.Now {
+			continue
+		}
+		buf = append(buf, act(aStep, w))
+		steps++
+		if ws.At != 0 {
+			if s.Crash > 0 && ws.At&f.CrashAt != 0 {
+				buf = append(buf, e.faultAt(aCrash, w, ws.At&f.CrashAt))
+			}
+			if s.Pause > 0 && ws.At&f.PauseAt != 0 {
+				buf = append(buf, e.faultAt(aPause, w, ws.At&f.PauseAt))
+			}
+			if s.Drop > 0 && ws.Owned && ws.At.Has(worker.PointBeforeAck) {
+				buf = append(buf, e.faultAt(aDrop, w, worker.Of(worker.PointBeforeAck)))
+			}
+		}
+		if s.Fail > 0 && (ws.Op == worker.OpEffect || ws.Op == worker.OpEffectTxn) {
+			buf = append(buf, e.faultAt(aFail, w, 0))
+		}
+	}
+	if s.Dup > 0 {
+		for j := 0; j < e.cfg.Jobs; j++ {
+			buf = append(buf, act(aDup, j))
+		}
+	}
+	if steps == 0 {
+		e.nextAt, e.nextSteps = e.nextTimer(), s.Steps
+		if e.nextAt != math.MaxInt64 {
+			buf = append(buf, act(aTick, 0))
+		} else if len(buf) > 0 {
+			buf = append(buf, act(aStop, 0))
+		}
+	}
+	return buf
+}
+
+// nextTimer is the earliest pending deadline: work or pause ending, a
+// delayed retry becoming ready, an ack deadline, a lock expiring, a cache
+// write becoming visible.
+func (e *engine) nextTimer() int64 {
+	s := &e.s
+	next := int64(math.MaxInt64)
+	for i := range s.W {
+		if s.W[i].Msg >= 0 && s.W[i].Until > s.Now {
+			next = min(next, s.W[i].Until)
+		}
+	}
+	for i := range s.Msgs {
+		m := &s.Msgs[i]
+		if m.State == msgDelayed || (m.State == msgUnacked && e.cfg.AckTimeout > 0) {
+			next = min(next, m.At)
+		}
+	}
+	for i := range s.Locks {
+		if s.Locks[i].Token != 0 {
+			next = min(next, s.Locks[i].Exp)
+		}
+	}
+	for i := range s.Cache {
+		if s.Cache[i].At > 0 {
+			next = min(next, s.Cache[i].At)
+		}
+	}
+	if s.DupAt > 0 {
+		next = min(next, s.DupAt)
+	}
+	return next
+}
+
+// apply makes one action happen.
+func (e *engine) apply(a Action) {
+	s := &e.s
+	valid := e.nextSteps == s.Steps
+	s.Steps++
+	w := a.Arg()
+	switch a.Kind() {
+	case aStep, aFail:
+		ws := &s.W[w]
+		if ws.Msg < 0 {
+			e.receive(w)
+			return
+		}
+		e.exec(w, a.Kind() == aFail)
+	case aCrash:
+		s.Crash--
+		e.crash(w)
+	case aPause:
+		s.Pause--
+		ws := &s.W[w]
+		ws.Until, ws.Paused = s.Now+e.cfg.PauseFor, true
+		if e.rec != nil {
+			e.rec.pause(e, w)
+		}
+		ws.At = 0
+	case aDrop:
+		s.Drop--
+		ws := &s.W[w]
+		e.requeue(int(ws.Msg))
+		ws.Owned, ws.At = false, 0
+		if e.rec != nil {
+			e.rec.drop(e, w)
+		}
+	case aDup:
+		s.Dup--
+		j := a.job()
+		s.Msgs = append(s.Msgs, message{Job: int32(j), Key: int32(j % e.cfg.Keys), Attempt: 1, Worker: -1, Dup: true})
+		if e.rec != nil {
+			e.rec.dup(e, j)
+		}
+	case aTick:
+		if !valid {
+			e.nextAt = e.nextTimer()
+		}
+		e.tick()
+	}
+}
+
+func (e *engine) receive(w int) {
+	s := &e.s
+	i := e.firstReady()
+	m := &s.Msgs[i]
+	m.State, m.Worker = msgUnacked, int8(w)
+	m.Deliveries++
+	m.Redelivered = m.Deliveries > 1
+	m.At = s.Now + e.cfg.AckTimeout
+	s.Deliveries++
+	ws := &s.W[w]
+	ws.Msg = int32(i)
+	ws.Flow = worker.Flow{Attempt: m.Attempt, MaxAttempts: e.cfg.MaxAttempts}
+	ws.Op = ws.Flow.Start(&e.cfg.Profile)
+	ws.At = worker.Of(worker.PointAfterReceive)
+	ws.Owned, ws.Token, ws.Fence, ws.Paused, ws.Until = true, 0, 0, false, 0
+	ws.LockID = e.cfg.lockID(m.Job, m.Key)
+	ws.Delivery = s.Deliveries
+	ws.Received++
+	ws.IdemKey = m.Key
+	if e.cfg.Profile.Key == worker.KeyPerAttempt {
+		// A fresh key per delivery: nothing can recognise the duplicate.
+		s.Ledger = append(s.Ledger, stAbsent)
+		s.Attempts = append(s.Attempts, 0)
+		s.Cache = append(s.Cache, cacheEntry{})
+		ws.IdemKey = int32(len(s.Ledger) - 1)
+	}
+	if e.rec != nil {
+		e.rec.receive(e, w)
+	}
+}
+
+func (e *engine) exec(w int, fail bool) {
+	s := &e.s
+	p := &e.cfg.Profile
+	ws := &s.W[w]
+	m := &s.Msgs[ws.Msg]
+	op := ws.Op
+	r := worker.ResOK
+	note := ""
+	switch op {
+	case worker.OpAckEarly, worker.OpAck:
+		note = e.ack(w)
+	case worker.OpLock:
+		l := &s.Locks[ws.LockID]
+		if l.Token != 0 && l.Exp > s.Now {
+			r = worker.ResBusy
+			break
+		}
+		s.NextToken++
+		*l = lockEntry{Token: s.NextToken, Exp: s.Now + e.cfg.LockTTL, Holder: int8(w)}
+		ws.Token = s.NextToken
+		if p.Fence {
+			s.FenceCtr[ws.LockID]++
+			ws.Fence = s.FenceCtr[ws.LockID]
+		}
+	case worker.OpUnlockBusy:
+		// defer unlock() on the busy path: a plain DEL of a lock this
+		// worker never held.
+		l := &s.Locks[ws.LockID]
+		if l.Token != 0 {
+			s.NonOwnerUnlocks++
+			if e.rec != nil {
+				note = "deleted the lock of W" + itoa(int(l.Holder)+1)
+			}
+			*l = lockEntry{}
+		}
+	case worker.OpCheck:
+		st := s.Ledger[ws.IdemKey]
+		if p.StatusFrom == worker.StatusCache {
+			st = s.Cache[ws.IdemKey].Visible
+		}
+		note = statusNames[st]
+		if st == stSucceeded {
+			r = worker.ResBusy
+			s.Caught++
+		}
+	case worker.OpClaim:
+		switch s.Ledger[ws.IdemKey] {
+		case stAbsent, stFailed:
+			e.writeStatus(ws.IdemKey, stProcessing)
+		default:
+			note = statusNames[s.Ledger[ws.IdemKey]]
+			r = worker.ResBusy
+			s.Caught++
+		}
+	case worker.OpWork:
+		d := e.cfg.Duration.Sample(uniform(mix(e.seed, uint64(ws.Delivery))))
+		ws.Until = s.Now + d
+		if e.rec != nil {
+			note = fmtDur(d)
+		}
+	case worker.OpEffect, worker.OpEffectTxn:
+		r, note = e.effect(w, m, op == worker.OpEffectTxn, fail)
+	case worker.OpCommit:
+		e.writeStatus(ws.IdemKey, stSucceeded)
+	case worker.OpMarkFailed:
+		if p.StatusWrite == worker.StatusGuarded && s.Ledger[ws.IdemKey] == stSucceeded {
+			note = "kept SUCCEEDED"
+			break
+		}
+		if s.Ledger[ws.IdemKey] == stSucceeded {
+			s.Overwrites++
+			note = "overwrote SUCCEEDED"
+		}
+		e.writeStatus(ws.IdemKey, stFailed)
+		s.Attempts[ws.IdemKey]++
+	case worker.OpUnlock:
+		l := &s.Locks[ws.LockID]
+		switch {
+		case l.Token == ws.Token && l.Token != 0:
+			*l = lockEntry{}
+		case p.Unlock == worker.UnlockDel && l.Token != 0:
+			s.NonOwnerUnlocks++
+			note = "deleted the lock of another holder"
+			if e.rec != nil {
+				note = "deleted the lock of W" + itoa(int(l.Holder)+1)
+			}
+			*l = lockEntry{}
+		case p.Unlock == worker.UnlockDel:
+			note = "lock already gone"
+			*l = lockEntry{}
+		default:
+			note = "not ours any more: left alone"
+		}
+	case worker.OpRetry, worker.OpRetryBusy:
+		e.publishRetry(ws, m)
+		note = e.ack(w)
+	case worker.OpDeadLetter:
+		reason := reasonLockBusy
+		switch {
+		case ws.Flow.Fatal():
+			reason = reasonFatal
+		case ws.Flow.Failed():
+			reason = reasonRetries
+		}
+		s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
+		m = &s.Msgs[ws.Msg] // append may move the slice
+		note = e.ack(w)
+	}
+	next := ws.Flow.Next(p, op, r)
+	if e.rec != nil {
+		e.rec.exec(e, w, op, r, note)
+	}
+	ws.At = worker.Reached(p, op, r, next)
+	if next == worker.OpDone {
+		ws.Msg, ws.Op, ws.At, ws.Token, ws.LockID, ws.IdemKey = -1, worker.OpDone, 0, 0, -1, -1
+		return
+	}
+	ws.Op = next
+}
+
+// effect is the side effect: the sink counts it per business key. With a
+// transaction the SUCCEEDED record is written in the same atomic step.
+func (e *engine) effect(w int, m *message, txn, fail bool) (worker.Result, string) {
+	s := &e.s
+	ws := &s.W[w]
+	if txn && s.Ledger[ws.IdemKey] == stSucceeded {
+		s.Caught++
+		return worker.ResBusy, "SUCCEEDED already: rolled back"
+	}
+	if fail {
+		return worker.ResRetryable, "failed (retryable)"
+	}
+	if e.cfg.Profile.Fence && ws.Fence < s.FenceMax[m.Key] {
+		s.Fenced++
+		if e.rec == nil {
+			return worker.ResBusy, ""
+		}
+		return worker.ResBusy, "rejected: fencing token " + itoa(int(ws.Fence)) + " < " + itoa(int(s.FenceMax[m.Key]))
+	}
+	s.Effects[m.Key]++
+	if s.Effects[m.Key] > 1 {
+		s.Dups++
+	}
+	s.FenceMax[m.Key] = max(s.FenceMax[m.Key], ws.Fence)
+	if txn {
+		e.writeStatus(ws.IdemKey, stSucceeded)
+	}
+	return worker.ResOK, ""
+}
+
+func (e *engine) writeStatus(k int32, st uint8) {
+	s := &e.s
+	s.Ledger[k] = st
+	if e.cfg.CacheLag == 0 {
+		s.Cache[k].Visible = st
+		return
+	}
+	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+e.cfg.CacheLag
+}
+
+// ack acknowledges the worker's delivery, which fails when the broker has
+// already taken it back (ack deadline passed, connection dropped).
+func (e *engine) ack(w int) string {
+	s := &e.s
+	ws := &s.W[w]
+	m := &s.Msgs[ws.Msg]
+	if ws.Owned && m.State == msgUnacked && int(m.Worker) == w {
+		m.State = msgAcked
+		ws.Owned = false
+		return ""
+	}
+	return "ack failed: the broker took the delivery back"
+}
+
+// publishRetry republishes the message with attempt + 1, ready after an
+// exponential backoff with jitter.
+func (e *engine) publishRetry(ws *workerState, m *message) {
+	s := &e.s
+	back := e.cfg.BackoffBase << (m.Attempt - 1)
+	if j := e.cfg.JitterPercent; j > 0 && back > 0 {
+		span := back * j / 50 // +-j%
+		back += int64(uniform(mix(e.seed^0x5bd1e995, uint64(ws.Delivery)))*float64(span+1)) - span/2
+	}
+	s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt + 1, State: msgDelayed, Worker: -1, Dup: m.Dup, At: s.Now + max(back, 1)})
+}
+
+// requeue gives an unacked delivery back to the queue, marked redelivered,
+// or dead-letters it when it reached the queue's delivery limit (quorum
+// queues' x-delivery-limit).
+func (e *engine) requeue(i int) {
+	m := &e.s.Msgs[i]
+	if m.State != msgUnacked {
+		return
+	}
+	m.Worker = -1
+	if l := e.cfg.DeliveryLimit; l > 0 && m.Deliveries >= l {
+		m.State, m.Reason, m.At = msgDead, reasonDeliveryLimit, e.s.Now
+		if e.rec != nil {
+			e.rec.add(e, "broker", "dead-letter", msgName(i)+" reached the delivery limit ("+itoa(int(l))+"): dead-lettered by the broker")
+		}
+		return
+	}
+	m.State = msgReady
+}
+
+func (e *engine) crash(w int) {
+	s := &e.s
+	ws := &s.W[w]
+	if e.rec != nil {
+		e.rec.crash(e, w)
+	}
+	if ws.Owned {
+		e.requeue(int(ws.Msg))
+	}
+	inst, recv := ws.Instance+1, ws.Received
+	*ws = workerState{Msg: -1, LockID: -1, IdemKey: -1, Instance: inst, Received: recv}
+}
+
+// tick moves the clock to the next timer and fires everything due.
+func (e *engine) tick() {
+	s := &e.s
+	s.Now = e.nextAt
+	if e.rec != nil {
+		e.rec.tick(e)
+	}
+	for i := range s.Msgs {
+		m := &s.Msgs[i]
+		switch {
+		case m.State == msgDelayed && m.At <= s.Now:
+			m.State = msgReady
+		case m.State == msgUnacked && e.cfg.AckTimeout > 0 && m.At <= s.Now:
+			// The broker's consumer timeout: the channel is closed and the
+			// delivery requeued while the worker may still be running it.
+			s.AckTimeouts++
+			if e.rec != nil {
+				e.rec.ackTimeout(e, i)
+			}
+			if w := int(m.Worker); w >= 0 && s.W[w].Msg == int32(i) {
+				s.W[w].Owned = false
+			}
+			e.requeue(i)
+		}
+	}
+	p := &e.cfg.Profile
+	for id := range s.Locks {
+		l := &s.Locks[id]
+		if l.Token == 0 || l.Exp > s.Now {
+			continue
+		}
+		h := &s.W[l.Holder]
+		paused := h.Paused && h.Until > s.Now
+		if p.Renew && h.Msg >= 0 && h.Token == l.Token && int(h.LockID) == id && !paused && l.Renewals < e.cfg.MaxRenewals {
+			// The holder's watchdog extends the lease: compare-and-pexpire
+			// succeeds because the token is still its own.
+			l.Exp = s.Now + e.cfg.LockTTL
+			l.Renewals++
+			s.Renewals++
+			continue
+		}
+		s.LockExpiries++
+		if e.rec != nil {
+			e.rec.expire(e, int32(id))
+		}
+		*l = lockEntry{}
+	}
+	for i := range s.W {
+		if s.W[i].Paused && s.W[i].Until <= s.Now {
+			s.W[i].Paused = false
+		}
+	}
+	for i := range s.Cache {
+		c := &s.Cache[i]
+		if c.At > 0 && c.At <= s.Now {
+			c.Visible, c.At = c.Pending, 0
+		}
+	}
+	if s.DupAt > 0 && s.DupAt <= s.Now {
+		s.DupAt = 0
+		s.Msgs = append(s.Msgs, message{Job: 0, Key: 0, Attempt: 1, Worker: -1, Dup: true})
+		if e.rec != nil {
+			e.rec.dup(e, 0)
+		}
+	}
+}
+
+// lost lists business keys whose job neither ran nor reached the DLQ: the
+// "no job lost" invariant, checked when the run is over.
+func (e *engine) lost() int {
+	s := &e.s
+	n := 0
+	for k := 0; k < e.cfg.Keys; k++ {
+		if s.Effects[k] > 0 {
+			continue
+		}
+		dead := false
+		for i := range s.Msgs {
+			if s.Msgs[i].Key == int32(k) && s.Msgs[i].State == msgDead {
+				dead = true
+				break
+			}
+		}
+		if !dead {
+			n++
+		}
+	}
+	return n
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

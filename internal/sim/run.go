@@ -1,0 +1,253 @@
+package sim
+
+import "slices"
+
+// Violation is an invariant a run broke.
+type Violation uint8
+
+const (
+	VDuplicate      Violation = 1 << iota // a business key's side effect ran more than once
+	VLoss                                 // a job neither ran nor reached the DLQ
+	VNonOwnerUnlock                       // a lock was released by a worker that did not hold it
+	VLivelock                             // the run did not finish within MaxSteps
+)
+
+// Has reports whether v includes o.
+func (v Violation) Has(o Violation) bool { return v&o != 0 }
+
+func (v Violation) String() string {
+	var out []string
+	for _, x := range []struct {
+		v Violation
+		s string
+	}{{VDuplicate, "duplicate"}, {VLoss, "loss"}, {VNonOwnerUnlock, "non-owner-unlock"}, {VLivelock, "livelock"}} {
+		if v.Has(x.v) {
+			out = append(out, x.s)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	s := out[0]
+	for _, o := range out[1:] {
+		s += "+" + o
+	}
+	return s
+}
+
+// Stats are what one run counted.
+type Stats struct {
+	Steps           int `json:"steps"`
+	Deliveries      int `json:"deliveries"`
+	Effects         int `json:"effects"`
+	Duplicates      int `json:"duplicates"`
+	Lost            int `json:"lost"`
+	DeadLettered    int `json:"dead_lettered"`
+	LockExpiries    int `json:"lock_expiries"`
+	AckTimeouts     int `json:"ack_timeouts"`
+	Renewals        int `json:"renewals"`
+	Fenced          int `json:"fenced"`
+	Caught          int `json:"caught_by_idempotency"`
+	NonOwnerUnlocks int `json:"non_owner_unlocks"`
+	Overwrites      int `json:"succeeded_overwritten"`
+}
+
+func (e *engine) stats() Stats {
+	s := &e.s
+	st := Stats{Steps: int(s.Steps), Deliveries: int(s.Deliveries), Duplicates: int(s.Dups), LockExpiries: int(s.LockExpiries),
+		AckTimeouts: int(s.AckTimeouts), Renewals: int(s.Renewals), Fenced: int(s.Fenced), Caught: int(s.Caught),
+		NonOwnerUnlocks: int(s.NonOwnerUnlocks), Overwrites: int(s.Overwrites)}
+	for _, n := range s.Effects {
+		st.Effects += int(n)
+	}
+	for _, m := range s.Msgs {
+		if m.State == msgDead {
+			st.DeadLettered++
+		}
+	}
+	return st
+}
+
+// violations are the invariants broken so far; terminal adds the loss
+// check, which only makes sense once nothing more can happen.
+func (e *engine) violations(terminal bool) Violation {
+	var v Violation
+	if e.s.Dups > 0 {
+		v |= VDuplicate
+	}
+	if e.s.NonOwnerUnlocks > 0 {
+		v |= VNonOwnerUnlock
+	}
+	if terminal && e.lost() > 0 {
+		v |= VLoss
+	}
+	return v
+}
+
+// runRandom runs one schedule chosen by a PRNG seeded with seed. With
+// stopOnDup it returns at the first duplicate (exploration); trace, when
+// not nil, receives every action taken.
+func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []Action) (Violation, []Action) {
+	e.reset(seed)
+	r := newRNG(seed ^ 0x2545f4914f6cdd1d)
+	for int(e.s.Steps) < e.cfg.MaxSteps {
+		buf = e.enabled(buf[:0])
+		if len(buf) == 0 {
+			return e.violations(true), buf
+		}
+		a := buf[r.intn(len(buf))]
+		if a.Kind() == aStop {
+			return e.violations(true), buf
+		}
+		if trace != nil {
+			*trace = append(*trace, a)
+		}
+		e.apply(a)
+		if stopOnDup && e.s.Dups > 0 {
+			return e.violations(false), buf
+		}
+	}
+	return e.violations(false) | VLivelock, buf
+}
+
+// replay re-runs a recorded schedule. Strict: every action must be
+// possible when its turn comes (a replay token). Lenient (shrinking and
+// counterfactuals): a step that is not possible is skipped; a fault fires
+// as soon as its worker has done what preceded it in the schedule and is
+// at the fault's named point (so "crash W1 before the ack" stays before
+// the ack under a profile with fewer steps), or never; when the schedule
+// runs out, the run is completed by the default policy: the first
+// possible step, no new faults.
+func (e *engine) replay(seed uint64, actions []Action, strict, stopOnDup bool) (Violation, []Action, bool) {
+	e.reset(seed)
+	var buf, done []Action
+	apply := func(a Action) bool {
+		buf = e.enabled(buf[:0])
+		b, ok := e.match(buf, a, strict)
+		if !ok {
+			return false
+		}
+		done = append(done, b)
+		e.apply(b)
+		return true
+	}
+	if strict {
+		for _, a := range actions {
+			if int(e.s.Steps) >= e.cfg.MaxSteps {
+				return e.violations(false) | VLivelock, done, true
+			}
+			if a.Kind() == aStop {
+				break
+			}
+			if !apply(a) {
+				return 0, done, false
+			}
+			if stopOnDup && e.s.Dups > 0 {
+				return e.violations(false), done, true
+			}
+		}
+		return e.violations(e.terminal()), done, true
+	}
+
+	// Faults fire by meaning, not position: on the same worker's same
+	// delivery, at the same named point.
+	type pending struct {
+		a     Action
+		fired bool
+	}
+	var faults []pending
+	for _, a := range actions {
+		if a.isFault() && a.Kind() != aDup {
+			faults = append(faults, pending{a: a})
+		}
+	}
+	fire := func() bool {
+		fired := false
+		for i := range faults {
+			f := &faults[i]
+			if !f.fired && apply(f.a) {
+				f.fired, fired = true, true
+			}
+		}
+		return fired
+	}
+	dup := func() bool { return stopOnDup && e.s.Dups > 0 }
+	for _, a := range actions {
+		if int(e.s.Steps) >= e.cfg.MaxSteps {
+			return e.violations(false) | VLivelock, done, true
+		}
+		if a.Kind() == aStop {
+			break
+		}
+		for fire() {
+		}
+		if dup() {
+			return e.violations(false), done, true
+		}
+		if a.isFault() && a.Kind() != aDup {
+			continue // fired by fire() when its worker gets there
+		}
+		apply(a)
+		if dup() {
+			return e.violations(false), done, true
+		}
+	}
+	// Complete the run with the default policy.
+	for int(e.s.Steps) < e.cfg.MaxSteps {
+		for fire() {
+		}
+		if dup() {
+			return e.violations(false), done, true
+		}
+		buf = e.enabled(buf[:0])
+		next := Action(0)
+		for _, a := range buf {
+			if k := a.Kind(); k == aStep || k == aTick {
+				next = a
+				break
+			}
+		}
+		if next == 0 {
+			return e.violations(true), done, true
+		}
+		done = append(done, next)
+		e.apply(next)
+		if dup() {
+			return e.violations(false), done, true
+		}
+	}
+	return e.violations(false) | VLivelock, done, true
+}
+
+// terminal reports whether nothing but optional faults can happen.
+func (e *engine) terminal() bool {
+	for _, a := range e.enabled(nil) {
+		if k := a.Kind(); k == aStep || k == aTick {
+			return false
+		}
+	}
+	return true
+}
+
+// match finds a in the enabled actions. Strictly, only the identical
+// action matches. Leniently, a crash or pause recorded at a named point
+// matches the worker's crash or pause whenever the worker is at that
+// point, whatever other points coincide with it under this profile.
+func (e *engine) match(buf []Action, a Action, strict bool) (Action, bool) {
+	if slices.Contains(buf, a) {
+		return a, true
+	}
+	if strict || (a.Kind() != aCrash && a.Kind() != aPause && a.Kind() != aDrop && a.Kind() != aFail) {
+		return 0, false
+	}
+	w := a.Arg()
+	if w >= len(e.s.W) || e.s.W[w].Received != a.ordinal() || (a.point() != 0 && !e.s.W[w].At.Has(a.point())) {
+		return 0, false
+	}
+	for _, b := range buf {
+		if b.Kind() == a.Kind() && b.Arg() == w {
+			return b, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,222 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// Expect is a matrix cell's expected outcome.
+type Expect uint8
+
+const (
+	ExpectSafe Expect = iota
+	ExpectDup
+	ExpectLoss
+	ExpectDupLoss
+)
+
+func (x Expect) String() string {
+	return [...]string{"ok", "DUP", "LOSS", "DUP+LOSS"}[x]
+}
+
+// expectOf reduces violations to a matrix outcome.
+func expectOf(v Violation) Expect {
+	switch {
+	case v.Has(VDuplicate) && v.Has(VLoss):
+		return ExpectDupLoss
+	case v.Has(VDuplicate):
+		return ExpectDup
+	case v.Has(VLoss):
+		return ExpectLoss
+	}
+	return ExpectSafe
+}
+
+// Scenario is one duplicate cause from the seed, set up so the simulator
+// can reproduce it: the system, the faults, the profile that shows the
+// duplicate and the expected outcome under every profile.
+type Scenario struct {
+	Name   string
+	Short  string // matrix column label
+	Title  string
+	Cause  string // the seed's cause, in one sentence
+	Faulty string // the profile that shows the duplicate
+	Safe   string // the profile that prevents it
+	// Points are the fault points this scenario exercises: each must fire
+	// somewhere in its exploration.
+	Points []worker.Point
+	config func() Config
+	// expect per profile name; a profile not listed is expected ok.
+	expect map[string]Expect
+}
+
+// Config returns the scenario's system and faults under profile p.
+func (sc *Scenario) Config(p worker.Profile) Config {
+	c := sc.config()
+	c.Profile = p
+	return c
+}
+
+// Expected is the documented outcome under a named profile.
+func (sc *Scenario) Expected(profile string) Expect { return sc.expect[profile] }
+
+var allPoints = worker.Of(worker.PointAfterReceive, worker.PointAfterLock, worker.PointAfterReserve,
+	worker.PointBeforeEffect, worker.PointAfterEffect, worker.PointAfterCommit, worker.PointBeforeAck)
+
+func base() Config { return DefaultConfig() }
+
+// dupEverywhere: every profile without a guard against the given
+// weakness; used to keep the expectation tables short and readable.
+func expectAll(x Expect, names ...string) map[string]Expect {
+	m := map[string]Expect{}
+	for _, n := range names {
+		m[n] = x
+	}
+	return m
+}
+
+func with(m map[string]Expect, x Expect, names ...string) map[string]Expect {
+	for _, n := range names {
+		m[n] = x
+	}
+	return m
+}
+
+// Scenarios is the catalogue, in the order of the seed's causes.
+func Scenarios() []*Scenario {
+	return []*Scenario{
+		{
+			Name: "crash", Short: "crash",
+			Title:  "a worker dies mid-flow; the broker redelivers the unacked message",
+			Cause:  "Worker crash: the business work finished, the worker died before saving the final status or before the ack (seed cause 3).",
+			Faulty: "lock-only", Safe: "safe",
+			Points: []worker.Point{worker.PointAfterReceive, worker.PointAfterLock, worker.PointAfterReserve, worker.PointAfterEffect, worker.PointAfterCommit, worker.PointBeforeAck},
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{Crash: 1, CrashAt: allPoints}
+				return c
+			},
+			expect: with(with(expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "cache", "per-attempt"),
+				ExpectLoss, "claim", "ack-first"), ExpectSafe, "txn", "safe"),
+		},
+		{
+			Name: "lock-expiry", Short: "expiry",
+			Title:  "the lock expires while its holder is paused; a duplicate delivery takes the lock",
+			Cause:  "Lock expiry: the job runs longer than the lock TTL (here a stop-the-world pause); another worker takes a new lock and runs the same job (seed cause 5).",
+			Faulty: "lock-check", Safe: "safe",
+			Points: []worker.Point{worker.PointBeforeEffect, worker.PointAfterEffect},
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{Pause: 1, PauseAt: worker.Of(worker.PointBeforeEffect, worker.PointAfterEffect), DupPublish: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "ack-first", "cache", "per-attempt"),
+		},
+		{
+			Name: "redelivery", Short: "redeliv",
+			Title:  "the connection drops before the ack reaches the broker; the message comes back",
+			Cause:  "Duplicate delivery: the broker redelivers because the ack did not arrive (seed cause 1).",
+			Faulty: "lock-only", Safe: "safe",
+			Points: []worker.Point{worker.PointBeforeAck},
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{DropAck: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "cache", "per-attempt"),
+		},
+		{
+			Name: "ack-timeout", Short: "ack-to",
+			Title:  "the job outlives the broker's consumer timeout; the broker redelivers while it still runs",
+			Cause:  "Duplicate delivery: RabbitMQ's consumer_timeout (30m by default) closes the channel of a consumer that holds a delivery too long and requeues it (seed cause 1).",
+			Faulty: "lock-check", Safe: "safe",
+			config: func() Config {
+				c := base()
+				c.AckTimeout = (30 * time.Minute).Milliseconds()
+				c.Duration = Fixed(45 * time.Minute)
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "cache", "per-attempt"),
+		},
+		{
+			Name: "race", Short: "race",
+			Title:  "two different messages for one business key are processed at once",
+			Cause:  "Race between instances: two different messages refer to the same business entity (seed cause 4).",
+			Faulty: "lock-jobid", Safe: "safe",
+			config: func() Config {
+				c := base()
+				c.Jobs, c.Keys = 2, 1
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-jobid", "lock-del", "per-attempt"),
+		},
+		{
+			Name: "unlock-no-token", Short: "unlock",
+			Title:  "a worker that did not get the lock deletes it with plain DEL; a third attempt walks in",
+			Cause:  "Unlock without token: DEL by key alone removes another worker's lock (seed debugging step 4).",
+			Faulty: "lock-del", Safe: "safe",
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{DupPublish: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "per-attempt"),
+		},
+		{
+			Name: "unstable-key", Short: "key",
+			Title:  "the idempotency key changes per delivery, so the redelivery after a crash is not recognised",
+			Cause:  "Unstable idempotency key: a key that includes the attempt or a fresh UUID changes on every retry (seed debugging step 5).",
+			Faulty: "per-attempt", Safe: "safe",
+			Points: []worker.Point{worker.PointAfterCommit, worker.PointBeforeAck},
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{Crash: 1, CrashAt: worker.Of(worker.PointAfterCommit, worker.PointBeforeAck)}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "cache", "per-attempt"),
+		},
+		{
+			Name: "stale-cache", Short: "cache",
+			Title:  "\"already done?\" is read from a cache that lags the database",
+			Cause:  "Cache inconsistency: the cache says not processed while the database already holds the success (seed cause 6).",
+			Faulty: "cache", Safe: "safe",
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{DupPublish: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "per-attempt"),
+		},
+		{
+			Name: "status-race", Short: "status",
+			Title:  "a late FAILED overwrites SUCCEEDED, and the retry runs the effect again",
+			Cause:  "FAILED overwriting SUCCEEDED through a race on the status update (seed common traps).",
+			Faulty: "txn", Safe: "safe",
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{DupPublish: 1, EffectFail: 1}
+				c.MaxAttempts = 3 // enough for the retry after the failure; keeps the scope small
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "txn", "per-attempt"),
+		},
+	}
+}
+
+// ScenarioByName finds a scenario.
+func ScenarioByName(name string) (*Scenario, error) {
+	var names []string
+	for _, sc := range Scenarios() {
+		if sc.Name == name {
+			return sc, nil
+		}
+		names = append(names, sc.Name)
+	}
+	return nil, fmt.Errorf("unknown scenario %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// OutcomeOf reduces violations to the matrix's words.
+func OutcomeOf(v Violation) Expect { return expectOf(v) }

@@ -1,0 +1,169 @@
+package sim
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// tokenVersion changes whenever the engine's semantics change, so an old
+// token is refused instead of replaying something else.
+const tokenVersion = "dsim1"
+
+// Replay is everything needed to re-run one schedule bit for bit.
+type Replay struct {
+	Scenario string
+	Config   Config
+	Seed     uint64
+	Actions  []Action
+}
+
+// profileCode packs a profile's switches into ten digits.
+func profileCode(p worker.Profile) string {
+	b := func(v bool) byte {
+		if v {
+			return '1'
+		}
+		return '0'
+	}
+	return string([]byte{b(p.Lock), '0' + byte(p.LockKey), '0' + byte(p.Unlock), b(p.Renew), b(p.Fence),
+		'0' + byte(p.Idem), '0' + byte(p.Key), '0' + byte(p.StatusFrom), '0' + byte(p.StatusWrite), '0' + byte(p.Ack)})
+}
+
+func parseProfileCode(s string) (worker.Profile, error) {
+	if len(s) != 10 {
+		return worker.Profile{}, fmt.Errorf("bad profile code %q", s)
+	}
+	d := func(i int, max byte) (uint8, error) {
+		if s[i] < '0' || s[i] > '0'+max {
+			return 0, fmt.Errorf("bad profile code %q", s)
+		}
+		return s[i] - '0', nil
+	}
+	var v [10]uint8
+	maxes := [10]byte{1, 1, 1, 1, 1, 3, 1, 1, 1, 1}
+	for i := range v {
+		x, err := d(i, maxes[i])
+		if err != nil {
+			return worker.Profile{}, err
+		}
+		v[i] = x
+	}
+	p := worker.Profile{Lock: v[0] == 1, LockKey: worker.LockKey(v[1]), Unlock: worker.Unlock(v[2]), Renew: v[3] == 1, Fence: v[4] == 1,
+		Idem: worker.Idem(v[5]), Key: worker.KeyMode(v[6]), StatusFrom: worker.StatusFrom(v[7]), StatusWrite: worker.StatusWrite(v[8]), Ack: worker.AckMode(v[9])}
+	p.Name = "custom"
+	for _, named := range worker.Profiles() {
+		if profileCode(named) == s {
+			p = named
+		}
+	}
+	return p, nil
+}
+
+var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x'}
+
+// Token encodes a replay as one copy-pasteable string.
+func (r Replay) Token() string {
+	c := r.Config
+	f := c.Faults
+	var acts []string
+	for _, a := range r.Actions {
+		s := string(actionLetters[a.Kind()])
+		if k := a.Kind(); k != aTick && k != aStop {
+			s += strconv.Itoa(int(a & 0xffffff))
+		}
+		acts = append(acts, s)
+	}
+	fields := []string{
+		tokenVersion, r.Scenario, profileCode(c.Profile),
+		fmt.Sprintf("w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
+			c.Workers, c.Jobs, c.Keys, c.LockTTL, c.AckTimeout, c.PauseFor, c.CacheLag, c.BackoffBase, c.MaxAttempts, c.MaxRenewals, c.MaxSteps, c.JitterPercent, c.DupAt, c.DeliveryLimit),
+		fmt.Sprintf("c%d.%d.p%d.%d.d%d.u%d.f%d", f.Crash, f.CrashAt, f.Pause, f.PauseAt, f.DropAck, f.DupPublish, f.EffectFail),
+		c.Duration.String(),
+		strconv.FormatUint(r.Seed, 10),
+		strings.Join(acts, "."),
+	}
+	return tokenVersion + "_" + base64.RawURLEncoding.EncodeToString([]byte(strings.Join(fields, "|")))
+}
+
+// ParseToken decodes a token written by Token.
+func ParseToken(tok string) (Replay, error) {
+	bad := func(why string) (Replay, error) {
+		return Replay{}, fmt.Errorf("replay token is not valid (%s): copy it whole from the simulate output", why)
+	}
+	tok = strings.TrimSpace(tok)
+	prefix, body, ok := strings.Cut(tok, "_")
+	if !ok || !strings.HasPrefix(prefix, "dsim") {
+		return bad("no dsim prefix")
+	}
+	if prefix != tokenVersion {
+		return Replay{}, fmt.Errorf("replay token is version %s; this dupctl replays %s tokens: use the dupctl that printed it", prefix, tokenVersion)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil {
+		return bad("not base64url")
+	}
+	fields := strings.Split(string(raw), "|")
+	if len(fields) != 8 || fields[0] != tokenVersion {
+		return bad("wrong number of fields")
+	}
+	sc, err := ScenarioByName(fields[1])
+	if err != nil {
+		return bad("unknown scenario")
+	}
+	p, err := parseProfileCode(fields[2])
+	if err != nil {
+		return bad(err.Error())
+	}
+	c := sc.Config(p)
+	var crashAt, pauseAt uint16
+	var att, ren, dl uint8
+	if _, err := fmt.Sscanf(fields[3], "w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
+		&c.Workers, &c.Jobs, &c.Keys, &c.LockTTL, &c.AckTimeout, &c.PauseFor, &c.CacheLag, &c.BackoffBase, &att, &ren, &c.MaxSteps, &c.JitterPercent, &c.DupAt, &dl); err != nil {
+		return bad("config")
+	}
+	c.MaxAttempts, c.MaxRenewals, c.DeliveryLimit = att, ren, dl
+	if _, err := fmt.Sscanf(fields[4], "c%d.%d.p%d.%d.d%d.u%d.f%d", &c.Faults.Crash, &crashAt, &c.Faults.Pause, &pauseAt, &c.Faults.DropAck, &c.Faults.DupPublish, &c.Faults.EffectFail); err != nil {
+		return bad("faults")
+	}
+	c.Faults.CrashAt, c.Faults.PauseAt = worker.Points(crashAt), worker.Points(pauseAt)
+	if c.Duration, err = ParseDist(fields[5]); err != nil {
+		return bad("duration")
+	}
+	if err := c.Validate(); err != nil {
+		return bad(err.Error())
+	}
+	seed, err := strconv.ParseUint(fields[6], 10, 64)
+	if err != nil {
+		return bad("seed")
+	}
+	r := Replay{Scenario: sc.Name, Config: c, Seed: seed}
+	if fields[7] == "" {
+		return r, nil
+	}
+	for _, s := range strings.Split(fields[7], ".") {
+		if s == "" {
+			return bad("empty action")
+		}
+		kind := 0
+		for k, l := range actionLetters {
+			if l == s[0] {
+				kind = k
+			}
+		}
+		if kind == 0 {
+			return bad("unknown action")
+		}
+		arg := 0
+		if len(s) > 1 {
+			if arg, err = strconv.Atoi(s[1:]); err != nil || arg < 0 || arg >= 1<<24 {
+				return bad("action argument")
+			}
+		}
+		r.Actions = append(r.Actions, act(kind, arg))
+	}
+	return r, nil
+}
