@@ -4,7 +4,12 @@ package cmdutil
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/dupctl/dupctl/internal/connect"
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
 	"os"
 	"time"
 
@@ -38,6 +43,12 @@ type Factory struct {
 	// Now is the wall clock; DUPCTL_NOW (RFC 3339) pins it for tests.
 	Now func() time.Time
 
+	// Connections, opened on first use from the global URLs and closed
+	// when the command ends. Tests may replace them.
+	Redis    func(ctx context.Context) (redis.UniversalClient, error)
+	Postgres func(ctx context.Context, o connect.PostgresOptions) (*pgxpool.Pool, error)
+	AMQP     func(ctx context.Context) (*amqp.Connection, error)
+
 	cleanups []func()
 }
 
@@ -55,13 +66,35 @@ func (f *Factory) Cleanup() {
 
 // NewFactory returns the production factory around the given streams.
 func NewFactory(ios *iostreams.IOStreams) *Factory {
-	return &Factory{
+	f := &Factory{
 		IO:        ios,
 		Global:    &GlobalOptions{},
 		Catalog:   Catalog(),
 		BuildInfo: buildinfo.Get,
 		Now:       clock(ios.Getenv),
 	}
+	f.Redis = func(ctx context.Context) (redis.UniversalClient, error) {
+		c, err := connect.Redis(ctx, f.Global.RedisURL)
+		if err == nil {
+			f.AddCleanup(func() { c.Close() })
+		}
+		return c, err
+	}
+	f.Postgres = func(ctx context.Context, o connect.PostgresOptions) (*pgxpool.Pool, error) {
+		p, err := connect.Postgres(ctx, f.Global.DatabaseURL, o)
+		if err == nil {
+			f.AddCleanup(p.Close)
+		}
+		return p, err
+	}
+	f.AMQP = func(ctx context.Context) (*amqp.Connection, error) {
+		c, err := connect.AMQP(ctx, f.Global.AMQPURL)
+		if err == nil {
+			f.AddCleanup(func() { c.Close() })
+		}
+		return c, err
+	}
+	return f
 }
 
 func clock(getenv func(string) string) func() time.Time {
