@@ -62,3 +62,7 @@ func normalQuantile(p float64) float64 {
 	r := q * q
 	return (((((a[0]*r+a[1])*r+a[2])*r+a[3])*r+a[4])*r + a[5]) * q / (((((b[0]*r+b[1])*r+b[2])*r+b[3])*r+b[4])*r + 1)
 }
+
+// Uniform maps an index to [0, 1) deterministically (live runs draw job
+// durations with it).
+func Uniform(i uint64) float64 { return uniform(mix(0, i)) }

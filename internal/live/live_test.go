@@ -1,0 +1,91 @@
+package live
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+func urls(t *testing.T) (string, string, string) {
+	return testenv.Need(t, testenv.Redis), testenv.Need(t, testenv.Postgres), testenv.Need(t, testenv.AMQP)
+}
+
+// TestLiveVerdictsEqualVirtual is the live mode's contract: for the five
+// scenarios of the issue, under every profile, the real servers find a
+// duplicate (and a loss) exactly when the simulator does for the same plan.
+func TestLiveVerdictsEqualVirtual(t *testing.T) {
+	redisURL, pgURL, amqpURL := urls(t)
+	profiles := worker.Profiles()
+	if testing.Short() {
+		profiles = nil
+		for _, n := range []string{"naive", "lock-check", "safe"} {
+			p, _ := worker.ProfileByName(n)
+			profiles = append(profiles, p)
+		}
+	}
+	for _, name := range []string{"crash", "lock-expiry", "redelivery", "race", "unlock-no-token"} {
+		sc, _ := sim.ScenarioByName(name)
+		plan := sim.Plans()[name]
+		for _, p := range profiles {
+			t.Run(name+"/"+p.Name, func(t *testing.T) {
+				cfg := sc.Config(p)
+				virtual, _, _ := sim.RunPlan(cfg, plan)
+				out, err := Run(context.Background(), Options{Scenario: name, Config: cfg, Plan: plan,
+					RedisURL: redisURL, PGURL: pgURL, AMQPURL: amqpURL})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := sim.OutcomeOf(virtual)
+				if got := sim.OutcomeOf(out.Found); got != want {
+					t.Errorf("live %s (effects %d, DLQ %d), virtual %s", got, out.Effects, out.DeadLettered, want)
+					for _, ev := range out.Timeline.Events {
+						t.Logf("%8s %-5s %s", sim.FormatMillis(ev.T), ev.Lane, ev.Text)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLiveLeavesNothingBehind: queues, schema and keys are gone after a
+// run, also when its context is cancelled midway.
+func TestLiveLeavesNothingBehind(t *testing.T) {
+	redisURL, pgURL, amqpURL := urls(t)
+	sc, _ := sim.ScenarioByName("lock-expiry")
+	p, _ := worker.ProfileByName("lock-check")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var prefix string
+	_, err := Run(ctx, Options{Scenario: sc.Name, Config: sc.Config(p), Plan: sim.Plans()[sc.Name], RedisURL: redisURL, PGURL: pgURL, AMQPURL: amqpURL,
+		OnStart: func(p string) { prefix = p }})
+	if err == nil {
+		t.Fatal("a run cancelled after 500ms reported success")
+	}
+	assertNoLeftovers(t, prefix, redisURL, pgURL, amqpURL)
+
+	// And after a complete run.
+	out, err := Run(context.Background(), Options{Scenario: "crash", Config: sc.Config(p), Plan: sim.Plans()["crash"], RedisURL: redisURL, PGURL: pgURL, AMQPURL: amqpURL,
+		OnStart: func(p string) { prefix = p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Effects == 0 {
+		t.Fatal("the complete run ran no side effect")
+	}
+	assertNoLeftovers(t, prefix, redisURL, pgURL, amqpURL)
+}
+
+func TestRefusesRemote(t *testing.T) {
+	err := CheckTargets(false, "redis://127.0.0.1:6379", "postgres://u:pw@db.example.com/x")
+	if err == nil || !strings.Contains(err.Error(), "--allow-remote") || strings.Contains(err.Error(), ":pw@") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := CheckTargets(true, "postgres://db.example.com/x"); err != nil {
+		t.Fatal(err)
+	}
+}

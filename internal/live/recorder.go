@@ -1,0 +1,155 @@
+package live
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// recorder builds the same Timeline as the simulator's, from the live
+// run's events, in virtual time (real elapsed / scale).
+type recorder struct {
+	r  *run
+	mu sync.Mutex
+	tl sim.Timeline
+
+	effects   map[string]int // business key -> effects seen
+	nonOwner  bool
+	openLease map[string]int // lock key -> lease index
+}
+
+func newRecorder(r *run) *recorder {
+	return &recorder{r: r, tl: sim.Timeline{Workers: r.cfg.Workers}, effects: map[string]int{}, openLease: map[string]int{}}
+}
+
+func (rec *recorder) now() int64 {
+	return int64(time.Since(rec.r.start) * 1000 / rec.r.o.Scale)
+}
+
+func (rec *recorder) add(lane, kind, text string) *sim.Event {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.addLocked(lane, kind, text)
+}
+
+func (rec *recorder) addLocked(lane, kind, text string) *sim.Event {
+	t := rec.now()
+	rec.tl.Events = append(rec.tl.Events, sim.Event{Step: len(rec.tl.Events) + 1, T: t, Lane: lane, Kind: kind, Text: text})
+	rec.tl.End = max(rec.tl.End, t)
+	return &rec.tl.Events[len(rec.tl.Events)-1]
+}
+
+func workerIndex(lane string) int {
+	var n int
+	fmt.Sscanf(strings.TrimPrefix(lane, "W"), "%d", &n)
+	return n - 1
+}
+
+// op records one operation of the worker core.
+func (rec *recorder) op(lane string, m worker.Message, op worker.Op, res worker.Result, note string) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	text := op.String()
+	switch op {
+	case worker.OpLock:
+		if res == worker.ResBusy {
+			text = "SET lock NX PX -> busy"
+		} else {
+			text = "SET lock NX PX -> OK (" + note + ")"
+			rec.openLease[m.BusinessKey] = len(rec.tl.Leases)
+			rec.tl.Leases = append(rec.tl.Leases, sim.Lease{Lock: m.BusinessKey, Worker: workerIndex(lane), From: rec.now()})
+		}
+	case worker.OpUnlockBusy:
+		text = "deferred unlock on the busy path: DEL"
+		if note != "" {
+			text += " -> " + note
+			rec.nonOwner = true
+		}
+	case worker.OpUnlock:
+		text = "unlock -> released"
+		if note != "" {
+			text = "unlock -> " + note
+		}
+		if i, ok := rec.openLease[m.BusinessKey]; ok && rec.tl.Leases[i].Worker == workerIndex(lane) {
+			l := &rec.tl.Leases[i]
+			l.Until, l.Believed, l.Ended = rec.now(), rec.now(), "released"
+			delete(rec.openLease, m.BusinessKey)
+		}
+	case worker.OpCheck:
+		text = "check status -> " + orAbsent(note)
+		if res == worker.ResBusy {
+			text += ": skip"
+		}
+	case worker.OpClaim:
+		text = "claim PROCESSING -> inserted"
+		if res == worker.ResBusy {
+			text = "claim PROCESSING -> conflict: treated as done"
+		}
+	case worker.OpEffect, worker.OpEffectTxn:
+		if res != worker.ResOK {
+			text += " -> " + note
+			break
+		}
+		rec.effects[m.BusinessKey]++
+		n := rec.effects[m.BusinessKey]
+		text = fmt.Sprintf("SIDE EFFECT %s -> effects on %s = %d", m.BusinessKey, m.BusinessKey, n)
+		if op == worker.OpEffectTxn {
+			text = "BEGIN; " + text + " + SUCCEEDED; COMMIT"
+		}
+		ev := rec.addLocked(lane, "effect", text)
+		if n > 1 {
+			ev.Mark, ev.Kind = true, "duplicate-effect"
+			ev.Text += "   <- SECOND SIDE EFFECT"
+		}
+		rec.tl.Effects = append(rec.tl.Effects, sim.EffectMark{Worker: workerIndex(lane), Key: m.BusinessKey, T: ev.T, N: n})
+		return
+	case worker.OpCommit:
+		text = "UPDATE status = SUCCEEDED"
+	case worker.OpMarkFailed:
+		text = "UPDATE status = FAILED"
+	case worker.OpAck, worker.OpAckEarly:
+		text = "basic.ack"
+	case worker.OpRetry, worker.OpRetryBusy:
+		text = fmt.Sprintf("republish with attempt %d to the retry queue (backoff), ack", m.Attempt+1)
+	case worker.OpDeadLetter:
+		text = "publish to the DLQ with its context, ack"
+	}
+	rec.addLocked(lane, op.String(), text)
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	return s
+}
+
+func (rec *recorder) violations() sim.Violation {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.nonOwner {
+		return sim.VNonOwnerUnlock
+	}
+	return 0
+}
+
+func (rec *recorder) finish() sim.Timeline {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i := range rec.tl.Leases {
+		l := &rec.tl.Leases[i]
+		if l.Ended == "" {
+			l.Until, l.Believed = rec.tl.End, rec.tl.End
+		}
+	}
+	sort.SliceStable(rec.tl.Events, func(i, j int) bool { return rec.tl.Events[i].T < rec.tl.Events[j].T })
+	for i := range rec.tl.Events {
+		rec.tl.Events[i].Step = i + 1
+	}
+	return rec.tl
+}

@@ -1,0 +1,1 @@
+SELECT status FROM {{schema}}.job_execution WHERE idempotency_key = $1

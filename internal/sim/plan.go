@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// Fault kinds of a plan.
+const (
+	FaultCrash = "crash"
+	FaultPause = "pause"
+	FaultDrop  = "drop"
+	FaultFail  = "fail"
+)
+
+// PlanFault fires a fault on the worker handling the Delivery-th delivery
+// (1-based) of job Job (0-based; -1: every job) when it reaches Point.
+type PlanFault struct {
+	Kind     string
+	Job      int
+	Delivery int
+	Point    worker.Point
+}
+
+// Plan is one concrete schedule of faults that both the simulator and the
+// live runner can follow: faults by meaning (whose delivery, which point),
+// and a publisher duplicate of the first job at a virtual time.
+type Plan struct {
+	Faults []PlanFault
+	DupAt  int64 // virtual ms; 0: none
+	// CacheLag, when set, replaces the scenario's: a plan moves timers
+	// apart so that no two events race within a live run's jitter.
+	CacheLag int64
+}
+
+// Apply adapts a scenario config to the plan: no backoff jitter (the live
+// runner's backoff is exact, so both sides see the same retry times) and
+// the plan's timer settings.
+func (p Plan) Apply(c *Config) {
+	c.JitterPercent = 0
+	if p.CacheLag > 0 {
+		c.CacheLag = p.CacheLag
+	}
+}
+
+// Matches reports whether f applies to this delivery at these points.
+func (f PlanFault) Matches(job, delivery int, at worker.Points) bool {
+	return (f.Job < 0 || f.Job == job) && f.Delivery == delivery && (f.Kind == FaultFail || at.Has(f.Point))
+}
+
+// Plans are the live-checkable schedules of the scenarios: the headline
+// schedule of each cause, with timing margins wide enough to hold on real
+// servers.
+func Plans() map[string]Plan {
+	return map[string]Plan{
+		"crash":           {Faults: []PlanFault{{Kind: FaultCrash, Job: -1, Delivery: 1, Point: worker.PointBeforeAck}}},
+		"lock-expiry":     {Faults: []PlanFault{{Kind: FaultPause, Job: 0, Delivery: 1, Point: worker.PointAfterEffect}}, DupAt: 35_000},
+		"redelivery":      {Faults: []PlanFault{{Kind: FaultDrop, Job: -1, Delivery: 1, Point: worker.PointBeforeAck}}},
+		"race":            {CacheLag: 3_000}, // visible at 13s, before the retry at 15s
+		"unlock-no-token": {DupAt: 2_000},
+		"unstable-key":    {Faults: []PlanFault{{Kind: FaultCrash, Job: -1, Delivery: 1, Point: worker.PointBeforeAck}}},
+		"stale-cache":     {DupAt: 12_000},
+	}
+}
+
+// RunPlan runs a config under a plan with the default scheduling policy
+// (the first worker that can move moves; the clock jumps when all wait)
+// and returns what happened, with its timeline.
+func RunPlan(cfg Config, plan Plan) (Violation, Stats, Timeline) {
+	plan.Apply(&cfg)
+	cfg.Faults = Faults{CrashAt: allPoints, PauseAt: allPoints}
+	for _, f := range plan.Faults {
+		n := 1
+		if f.Job < 0 {
+			n = cfg.Jobs
+		}
+		switch f.Kind {
+		case FaultCrash:
+			cfg.Faults.Crash += n
+		case FaultPause:
+			cfg.Faults.Pause += n
+		case FaultDrop:
+			cfg.Faults.DropAck += n
+		case FaultFail:
+			cfg.Faults.EffectFail += n
+		}
+	}
+	cfg.DupAt = plan.DupAt
+	e := &engine{cfg: &cfg, rec: newRecorder()}
+	e.reset(0)
+	deliveries := map[int32]int{} // job -> deliveries so far
+	current := make([][2]int, cfg.Workers)
+	fired := map[[4]int]bool{} // fault index, job, delivery, worker instance
+	var buf []Action
+	v := Violation(0)
+	for int(e.s.Steps) < cfg.MaxSteps {
+		buf = e.enabled(buf[:0])
+		next := Action(0)
+		for _, a := range buf {
+			if k := a.Kind(); k == aStep || k == aTick {
+				next = a
+				break
+			}
+		}
+		// A planned fault takes precedence over its worker's next step.
+		for _, a := range buf {
+			w := a.Arg()
+			kind := map[int]string{aCrash: FaultCrash, aPause: FaultPause, aDrop: FaultDrop, aFail: FaultFail}[a.Kind()]
+			if kind == "" {
+				continue
+			}
+			for i, f := range plan.Faults {
+				job, n := current[w][0], current[w][1]
+				id := [4]int{i, job, n, int(e.s.W[w].Instance)}
+				if f.Kind == kind && !fired[id] && f.Matches(job, n, e.s.W[w].At) {
+					fired[id] = true
+					next = a
+				}
+			}
+			if next == a {
+				break
+			}
+		}
+		if next == 0 {
+			v = e.violations(true)
+			break
+		}
+		idle := make([]bool, len(e.s.W))
+		for w := range e.s.W {
+			idle[w] = e.s.W[w].Msg < 0
+		}
+		e.apply(next)
+		if w := next.Arg(); next.Kind() == aStep && idle[w] && e.s.W[w].Msg >= 0 {
+			job := e.s.Msgs[e.s.W[w].Msg].Job
+			deliveries[job]++
+			current[w] = [2]int{int(job), deliveries[job]}
+		}
+	}
+	if int(e.s.Steps) >= cfg.MaxSteps {
+		v = e.violations(false) | VLivelock
+	}
+	e.rec.finish(e)
+	return v, e.stats(), e.rec.tl
+}

@@ -1,0 +1,29 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/dupctl/dupctl/internal/worker"
+)
+
+// The plans the live runner follows must show each cause in the simulator
+// too: the faulty profile duplicates, the safe one does not.
+func TestPlansShowTheirCause(t *testing.T) {
+	for name, plan := range Plans() {
+		sc, err := ScenarioByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pn := range []string{sc.Faulty, sc.Safe} {
+			p, _ := worker.ProfileByName(pn)
+			v, _, tl := RunPlan(sc.Config(p), plan)
+			want := pn == sc.Faulty
+			if v.Has(VDuplicate) != want {
+				t.Errorf("%s under %s: %s, want duplicate=%v", name, pn, v, want)
+				for _, ev := range tl.Events {
+					t.Logf("  %s %s %s", fmtDur(ev.T), ev.Lane, ev.Text)
+				}
+			}
+		}
+	}
+}
