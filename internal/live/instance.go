@@ -150,6 +150,8 @@ func (w *liveWorker) handle(ctx context.Context, core *worker.Core, d amqp.Deliv
 		text += ", publisher duplicate"
 	}
 	r.rec.add(w.name, "receive", text+")")
+	lane := fmt.Sprintf("W%d", w.idx+1)
+	r.rec.receive(lane, jobID)
 	err := core.Handle(ctx, m, &delivery{w: w, d: d, job: Job{JobID: jobID, BusinessKey: key}, attempt: attempt, idemKey: core.IdemKey(m)})
 	if w.dropped && err != nil && !errors.Is(err, errCrash) {
 		r.rec.add(w.name, "ack", "ack failed: the broker took the delivery back ("+err.Error()+")")
@@ -167,6 +169,7 @@ func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points)
 		r.crashes++
 		r.mu.Unlock()
 		r.rec.add(w.name, "crash", "CRASH: the process dies ("+pointName(at)+"): connections closed without an ack")
+		r.rec.end(fmt.Sprintf("W%d", w.idx+1), "crash")
 		return errCrash
 	case r.plannedFault(sim.FaultPause, w.job, w.n, at):
 		d := r.real(r.cfg.PauseFor)
@@ -182,6 +185,7 @@ func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points)
 		// Close the channel before the ack: the broker requeues the
 		// delivery; this worker does not know yet and tries to ack.
 		r.rec.add(w.name, "drop", "connection drops before the ack")
+		r.rec.end(fmt.Sprintf("W%d", w.idx+1), "requeued")
 		w.dropped = true
 		w.ch.Close()
 	}

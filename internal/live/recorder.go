@@ -21,10 +21,12 @@ type recorder struct {
 	effects   map[string]int // business key -> effects seen
 	nonOwner  bool
 	openLease map[string]int // lock key -> lease index
+	openDeliv map[string]int // worker lane -> delivery index
+	tokens    uint32
 }
 
 func newRecorder(r *run) *recorder {
-	return &recorder{r: r, tl: sim.Timeline{Workers: r.cfg.Workers}, effects: map[string]int{}, openLease: map[string]int{}}
+	return &recorder{r: r, tl: sim.Timeline{Workers: r.cfg.Workers}, effects: map[string]int{}, openLease: map[string]int{}, openDeliv: map[string]int{}}
 }
 
 func (rec *recorder) now() int64 {
@@ -61,13 +63,21 @@ func (rec *recorder) op(lane string, m worker.Message, op worker.Op, res worker.
 			text = "SET lock NX PX -> busy"
 		} else {
 			text = "SET lock NX PX -> OK (" + note + ")"
+			now := rec.now()
+			if i, ok := rec.openLease[m.BusinessKey]; ok {
+				// Another worker got the lock, so the old lease is gone:
+				// Redis expires keys silently, at the end of their TTL.
+				l := &rec.tl.Leases[i]
+				l.Until, l.Ended = min(now, l.From+rec.r.cfg.LockTTL), "expired"
+			}
+			rec.tokens++
 			rec.openLease[m.BusinessKey] = len(rec.tl.Leases)
-			rec.tl.Leases = append(rec.tl.Leases, sim.Lease{Lock: m.BusinessKey, Worker: workerIndex(lane), From: rec.now()})
+			rec.tl.Leases = append(rec.tl.Leases, sim.Lease{Lock: m.BusinessKey, Worker: workerIndex(lane), Token: rec.tokens, From: now})
 		}
 	case worker.OpUnlockBusy:
 		text = "deferred unlock on the busy path: DEL"
 		if note != "" {
-			text += " -> " + note
+			text += " -> " + rec.deleteOthers(lane, m.BusinessKey)
 			rec.nonOwner = true
 		}
 	case worker.OpUnlock:
@@ -75,11 +85,11 @@ func (rec *recorder) op(lane string, m worker.Message, op worker.Op, res worker.
 		if note != "" {
 			text = "unlock -> " + note
 		}
-		if i, ok := rec.openLease[m.BusinessKey]; ok && rec.tl.Leases[i].Worker == workerIndex(lane) {
-			l := &rec.tl.Leases[i]
-			l.Until, l.Believed, l.Ended = rec.now(), rec.now(), "released"
-			delete(rec.openLease, m.BusinessKey)
+		if i, ok := rec.openLease[m.BusinessKey]; ok && rec.tl.Leases[i].Worker != workerIndex(lane) && rec.r.cfg.Profile.Unlock == worker.UnlockDel {
+			text = "DEL -> " + rec.deleteOthers(lane, m.BusinessKey)
+			rec.nonOwner = true
 		}
+		rec.stopBelieving(lane, m.BusinessKey, note == "")
 	case worker.OpCheck:
 		text = "check status -> " + orAbsent(note)
 		if res == worker.ResBusy {
@@ -112,14 +122,73 @@ func (rec *recorder) op(lane string, m worker.Message, op worker.Op, res worker.
 		text = "UPDATE status = SUCCEEDED"
 	case worker.OpMarkFailed:
 		text = "UPDATE status = FAILED"
+	case worker.OpWork:
+		return // recorded when the work starts
 	case worker.OpAck, worker.OpAckEarly:
 		text = "basic.ack"
+		rec.endDelivery(lane, "ack")
 	case worker.OpRetry, worker.OpRetryBusy:
 		text = fmt.Sprintf("republish with attempt %d to the retry queue (backoff), ack", m.Attempt+1)
+		rec.endDelivery(lane, "retry")
 	case worker.OpDeadLetter:
 		text = "publish to the DLQ with its context, ack"
+		rec.endDelivery(lane, "dead-letter")
 	}
 	rec.addLocked(lane, op.String(), text)
+}
+
+// deleteOthers ends another worker's open lease on key: deleted now.
+func (rec *recorder) deleteOthers(lane, key string) string {
+	i, ok := rec.openLease[key]
+	if !ok {
+		return "deleted another worker's lock"
+	}
+	l := &rec.tl.Leases[i]
+	l.Until, l.Ended = rec.now(), "deleted"
+	delete(rec.openLease, key)
+	return fmt.Sprintf("deleted the lock of W%d", l.Worker+1)
+}
+
+// stopBelieving ends this worker's latest lease on key: released (the
+// lease ends now) or found taken (it ended earlier; the belief ends now).
+func (rec *recorder) stopBelieving(lane, key string, released bool) {
+	now := rec.now()
+	for i := len(rec.tl.Leases) - 1; i >= 0; i-- {
+		l := &rec.tl.Leases[i]
+		if l.Lock != key || l.Worker != workerIndex(lane) || l.Believed != 0 {
+			continue
+		}
+		l.Believed = now
+		if l.Ended == "" {
+			l.Until, l.Ended = now, "released"
+			if !released {
+				l.Until, l.Ended = min(now, l.From+rec.r.cfg.LockTTL), "expired"
+			}
+			delete(rec.openLease, key)
+		}
+		return
+	}
+}
+
+// receive opens a delivery bar; end closes it.
+func (rec *recorder) receive(lane string, msg string) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.openDeliv[lane] = len(rec.tl.Deliveries)
+	rec.tl.Deliveries = append(rec.tl.Deliveries, sim.Delivery{Worker: workerIndex(lane), Message: msg, From: rec.now()})
+}
+
+func (rec *recorder) end(lane, how string) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.endDelivery(lane, how)
+}
+
+func (rec *recorder) endDelivery(lane, how string) {
+	if i, ok := rec.openDeliv[lane]; ok {
+		rec.tl.Deliveries[i].To, rec.tl.Deliveries[i].End = rec.now(), how
+		delete(rec.openDeliv, lane)
+	}
 }
 
 func orAbsent(s string) string {
@@ -144,8 +213,14 @@ func (rec *recorder) finish() sim.Timeline {
 	for i := range rec.tl.Leases {
 		l := &rec.tl.Leases[i]
 		if l.Ended == "" {
-			l.Until, l.Believed = rec.tl.End, rec.tl.End
+			l.Until = rec.tl.End
 		}
+		if l.Believed == 0 {
+			l.Believed = rec.tl.End
+		}
+	}
+	for lane := range rec.openDeliv {
+		rec.endDelivery(lane, "open")
 	}
 	sort.SliceStable(rec.tl.Events, func(i, j int) bool { return rec.tl.Events[i].T < rec.tl.Events[j].T })
 	for i := range rec.tl.Events {

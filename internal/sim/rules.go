@@ -57,6 +57,15 @@ finishes. It stopped at --max-states, so "no duplicate found" is not a
 proof for this scope.`,
 		Fix: "Shrink the scope (--workers, --jobs), raise --max-states, or split it with --shard across CI jobs.",
 	}
+	RuleLiveMismatch = findings.Rule{
+		Code: "SIM_LIVE_MISMATCH", Severity: findings.Error, Since: "v0.1.0",
+		Title: "the real servers and the simulator disagree on a scenario",
+		Doc: `The same fault plan was played on the real Redis, PostgreSQL and
+RabbitMQ (--live) and in the simulator, and one found a duplicate or a
+loss where the other did not. The simulator's verdicts are only worth
+something while they hold on the real systems.`,
+		Fix: "Read both timelines (-v): either the model misses a behaviour of the real system (fix the model), or the live run's timing is off (raise --time-scale).",
+	}
 	RuleRiskDuplicates = findings.Rule{
 		Code: "SIM_RISK_DUPLICATES", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "the measured durations and TTL produce duplicate side effects",
@@ -76,5 +85,5 @@ which a second worker can take the lock.`,
 
 // Rules lists the simulator's rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleDuplicate, RuleLoss, RuleNonOwnerUnlock, RuleLivelock, RuleMatrixMismatch, RuleIncomplete, RuleRiskDuplicates, RuleRiskExpiry}
+	return []findings.Rule{RuleDuplicate, RuleLoss, RuleNonOwnerUnlock, RuleLivelock, RuleMatrixMismatch, RuleIncomplete, RuleLiveMismatch, RuleRiskDuplicates, RuleRiskExpiry}
 }

@@ -212,7 +212,10 @@ func (c *Core) exec(ctx context.Context, op Op, m Message, d Delivery, f *Flow, 
 		return ResOK, "", c.Ledger.MarkFailed(ctx, key, p.StatusWrite == StatusGuarded, "side effect failed")
 	case OpUnlock:
 		if p.Unlock == UnlockDel {
-			_, err := c.Locker.Delete(ctx, lockKey)
+			deleted, err := c.Locker.Delete(ctx, lockKey)
+			if !deleted {
+				return ResOK, "lock already gone", err
+			}
 			return ResOK, "", err
 		}
 		released, err := c.Locker.Release(ctx, *lease)

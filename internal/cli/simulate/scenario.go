@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/exitcode"
@@ -21,6 +22,7 @@ type ScenarioOptions struct {
 	Scenario *sim.Scenario
 	Sim      sim.Options
 	Demo     bool // no profile chosen: the faulty and safe pair
+	Live     LiveOptions
 }
 
 func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOptions) error) *cobra.Command {
@@ -28,6 +30,7 @@ func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOpt
 	var seed uint64
 	var runs, maxStates int
 	var explore, shard string
+	var lv LiveOptions
 	cmd := &cobra.Command{
 		Use:   sc.Name,
 		Short: sc.Title,
@@ -62,12 +65,18 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 			if runs < 1 || maxStates < 1 {
 				return exitcode.UsageErrorf("--runs and --max-states must be positive")
 			}
-			opts := &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Sim: sim.Options{
+			if lv.Enabled && lv.Scale < time.Millisecond {
+				return exitcode.UsageErrorf("--time-scale must be at least 1ms, got %s", lv.Scale)
+			}
+			opts := &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: lv, Sim: sim.Options{
 				Scenario: sc, Profiles: profiles, Tune: tune, Explore: explore,
 				Seed: seed, Runs: runs, MaxStates: maxStates, Shard: sh,
 			}}
 			if runF != nil {
 				return runF(opts)
+			}
+			if lv.Enabled {
+				return runLive(cmd.Context(), opts)
 			}
 			return runScenario(cmd.Context(), opts)
 		},
@@ -79,6 +88,9 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 	fs.IntVar(&runs, "runs", 100_000, "schedules to run with --explore random")
 	fs.IntVar(&maxStates, "max-states", 5_000_000, "stop exhaustive exploration after this many states")
 	fs.StringVar(&shard, "shard", "", "explore only part k of n (k/n), to split the work across CI jobs")
+	fs.BoolVar(&lv.Enabled, "live", false, "play the scenario's fault plan on the real Redis, PostgreSQL and RabbitMQ (--redis-url, --database-url, --amqp-url) and compare with the simulator")
+	fs.BoolVar(&lv.AllowRemote, "allow-remote", false, "with --live: allow servers that are not on loopback (a live run creates and removes queues, a schema and keys)")
+	fs.DurationVar(&lv.Scale, "time-scale", 20*time.Millisecond, "with --live: real time one virtual second takes")
 	_ = cmd.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(worker.ProfileNames(), "all"), cobra.ShellCompDirectiveNoFileComp
 	})
