@@ -16,9 +16,9 @@ func (r *rng) next() uint64 {
 	return z ^ (z >> 31)
 }
 
-// intn returns a number in [0, n).
+// intn returns a number in [0, n) (Lemire's multiply-shift: no division).
 func (r *rng) intn(n int) int {
-	return int((r.next() >> 33) % uint64(n))
+	return int(((r.next() >> 32) * uint64(n)) >> 32)
 }
 
 // float returns a number in [0, 1).
