@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
+	"github.com/dupctl/dupctl/internal/config"
 	"os"
 	"os/signal"
 	"strings"
@@ -89,7 +90,10 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, bef
 	if errors.Is(err, context.DeadlineExceeded) && f.Global.Timeout > 0 {
 		msg += fmt.Sprintf(" (timed out after %s: raise --timeout)", f.Global.Timeout)
 	}
-	if beforeRun && code == exitcode.Usage && cmd != nil && !strings.Contains(msg, "--help") {
+	var coded *exitcode.Error
+	if beforeRun && code == exitcode.Usage && cmd != nil && !errors.As(err, &coded) && !strings.Contains(msg, "--help") {
+		// cobra's own errors (unknown command, wrong arguments) say what
+		// but not where to look.
 		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
 	}
 	if code == exitcode.Interrupted {
@@ -139,8 +143,8 @@ check.` + exitStatusBlock,
 		},
 	}
 	root.SetVersionTemplate("dupctl {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return exitcode.UsageErrorf("%v", err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return flagError(c, "%v", err)
 	})
 
 	pf := root.PersistentFlags()
@@ -152,6 +156,7 @@ check.` + exitStatusBlock,
 	pf.StringVar(&g.RedisURL, "redis-url", "", "Redis URL (env DUPCTL_REDIS_URL, REDIS_URL)")
 	pf.StringVar(&g.DatabaseURL, "database-url", "", "PostgreSQL URL (env DUPCTL_DATABASE_URL, DATABASE_URL)")
 	pf.StringVar(&g.AMQPURL, "amqp-url", "", "RabbitMQ AMQP URL (env DUPCTL_AMQP_URL, AMQP_URL)")
+	pf.StringVar(&g.ConfigPath, "config", "", "dupctl.yaml with connections, job types and the allow-list (env DUPCTL_CONFIG; default ./dupctl.yaml if present)")
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
 	_ = root.RegisterFlagCompletionFunc("fail-on", fixedCompletion("error", "warn", "info", "none"))
 
@@ -178,18 +183,25 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory) error {
 	switch g.Output {
 	case report.FormatTable, report.FormatJSON, report.FormatJUnit:
 	default:
-		return exitcode.UsageErrorf("unknown output format %q: want table, json or junit", g.Output)
+		return flagError(cmd, "unknown output format %q: want table, json or junit", g.Output)
 	}
 	if _, err := f.Threshold(); err != nil {
-		return err
+		return flagError(cmd, "%v", errors.Unwrap(err))
 	}
 	if g.Timeout < 0 {
-		return exitcode.UsageErrorf("--timeout must not be negative, got %s", g.Timeout)
+		return flagError(cmd, "--timeout must not be negative, got %s", g.Timeout)
+	}
+	if err := f.LoadConfig(); err != nil {
+		return err
 	}
 	flags := cmd.Flags()
-	resolveEnv(flags, f, "redis-url", &g.RedisURL, "DUPCTL_REDIS_URL", "REDIS_URL")
-	resolveEnv(flags, f, "database-url", &g.DatabaseURL, "DUPCTL_DATABASE_URL", "DATABASE_URL")
-	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, "DUPCTL_AMQP_URL", "AMQP_URL")
+	var conns config.Connections
+	if f.Config != nil {
+		conns = f.Config.Connections
+	}
+	resolveEnv(flags, f, "redis-url", &g.RedisURL, conns.RedisURL, "DUPCTL_REDIS_URL", "REDIS_URL")
+	resolveEnv(flags, f, "database-url", &g.DatabaseURL, conns.DatabaseURL, "DUPCTL_DATABASE_URL", "DATABASE_URL")
+	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, conns.AMQPURL, "DUPCTL_AMQP_URL", "AMQP_URL")
 	f.IO.SetNoColor(g.NoColor)
 	f.IO.SetMachineOutput(g.Output != report.FormatTable)
 	if g.Timeout > 0 {
@@ -200,9 +212,9 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory) error {
 	return nil
 }
 
-// resolveEnv fills a connection setting from the environment when its flag
-// was not given: the DUPCTL_ variable first, then the usual one.
-func resolveEnv(flags *pflag.FlagSet, f *cmdutil.Factory, flag string, dst *string, envs ...string) {
+// resolveEnv fills a connection setting when its flag was not given: the
+// DUPCTL_ variable first, then the usual one, then the config file.
+func resolveEnv(flags *pflag.FlagSet, f *cmdutil.Factory, flag string, dst *string, fromConfig string, envs ...string) {
 	if fl := flags.Lookup(flag); fl != nil && fl.Changed {
 		return
 	}
@@ -212,6 +224,7 @@ func resolveEnv(flags *pflag.FlagSet, f *cmdutil.Factory, flag string, dst *stri
 			return
 		}
 	}
+	*dst = fromConfig
 }
 
 const exitStatusBlock = `
@@ -222,3 +235,8 @@ EXIT STATUS
   2    usage or input error
   3    a system could not be reached, or a runtime failure
   130  interrupted`
+
+// flagError is a usage error about a flag, pointing at the command's help.
+func flagError(cmd *cobra.Command, format string, args ...any) error {
+	return &exitcode.Error{Code: exitcode.Usage, Err: fmt.Errorf(format, args...), Hint: "see '" + cmd.CommandPath() + " --help'"}
+}

@@ -180,6 +180,17 @@ type Report struct {
 	Findings []Finding
 	// Data is the command's own result, carried under "data" in JSON.
 	Data any
+	// Allowed are findings an allow-list entry accepts: shown, not
+	// counted toward --fail-on.
+	Allowed []AllowedFinding
+}
+
+// AllowedFinding is a finding accepted by the allow-list, with why and
+// until when.
+type AllowedFinding struct {
+	Finding
+	Reason  string `json:"allowed_reason"`
+	Expires string `json:"allowed_until"`
 }
 
 // Add appends findings.

@@ -16,14 +16,15 @@ const SchemaVersion = 1
 // JSONReport is the one object `-o json` writes. Field names are a public
 // contract (see the contract test).
 type JSONReport struct {
-	SchemaVersion int                `json:"schema_version"`
-	Tool          JSONTool           `json:"tool"`
-	Command       string             `json:"command"`
-	FailOn        string             `json:"fail_on"`
-	Summary       findings.Summary   `json:"summary"`
-	Checks        []JSONCheck        `json:"checks"`
-	Findings      []findings.Finding `json:"findings"`
-	Data          any                `json:"data"`
+	SchemaVersion int                       `json:"schema_version"`
+	Tool          JSONTool                  `json:"tool"`
+	Command       string                    `json:"command"`
+	FailOn        string                    `json:"fail_on"`
+	Summary       findings.Summary          `json:"summary"`
+	Checks        []JSONCheck               `json:"checks"`
+	Findings      []findings.Finding        `json:"findings"`
+	Allowed       []findings.AllowedFinding `json:"allowed"`
+	Data          any                       `json:"data"`
 }
 
 // JSONTool names the build that wrote the report.
@@ -58,6 +59,10 @@ func (p jsonPrinter) build(r *findings.Report) JSONReport {
 	}
 	if out.Findings == nil {
 		out.Findings = []findings.Finding{}
+	}
+	out.Allowed = r.Allowed
+	if out.Allowed == nil {
+		out.Allowed = []findings.AllowedFinding{}
 	}
 	for _, code := range checkList(r) {
 		c := JSONCheck{Code: code, Status: "pass"}

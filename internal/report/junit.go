@@ -81,6 +81,11 @@ func (p junitPrinter) build(r *findings.Report) JUnitTestSuites {
 				below = append(below, fmt.Sprintf("%s %s: %s", f.Severity, f.Subject, oneLine(f.Message)))
 			}
 		}
+		for _, a := range r.Allowed {
+			if a.Code == code {
+				below = append(below, fmt.Sprintf("allowed until %s (%s): %s %s: %s", a.Expires, a.Reason, a.Severity, a.Subject, oneLine(a.Message)))
+			}
+		}
 		tc.SystemOut = xmlSafe(strings.Join(below, "\n"))
 		suite.Tests++
 		if len(tc.Failures) > 0 {

@@ -141,7 +141,7 @@ func TestJSONContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"":         {"checks", "command", "data", "fail_on", "findings", "schema_version", "summary", "tool"},
+		"":         {"allowed", "checks", "command", "data", "fail_on", "findings", "schema_version", "summary", "tool"},
 		"tool":     {"commit", "name", "version"},
 		"summary":  {"checks", "error", "failed", "failed_checks", "findings", "info", "warn"},
 		"checks":   {"code", "findings", "status", "title"},

@@ -35,6 +35,12 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 		if d.Text != nil || len(r.Findings) > 0 {
 			buf.WriteString("\n")
 		}
+		if n := len(r.Allowed); n > 0 {
+			fmt.Fprintf(buf, "%s\n", th.Faint(fmt.Sprintf("%d %s accepted by the allow-list (not counted):", n, plural(n, "finding", "findings"))))
+			for _, a := range r.Allowed {
+				fmt.Fprintf(buf, "  %s %s %s (until %s: %s)\n", a.Severity, a.Code, oneLine(a.Subject), a.Expires, oneLine(a.Reason))
+			}
+		}
 		buf.WriteString(SummaryLine(th, r, p.o.FailOn) + "\n")
 		return nil
 	})

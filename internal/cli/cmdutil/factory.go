@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"fmt"
+	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -31,14 +32,17 @@ type GlobalOptions struct {
 	RedisURL    string
 	DatabaseURL string
 	AMQPURL     string
+	ConfigPath  string
 }
 
 // Factory holds what commands need, built lazily so that --help never dials
 // anything and tests can swap any piece.
 type Factory struct {
-	IO        *iostreams.IOStreams
-	Global    *GlobalOptions
-	Catalog   *findings.Catalog
+	IO      *iostreams.IOStreams
+	Global  *GlobalOptions
+	Catalog *findings.Catalog
+	// Config is dupctl.yaml, or nil when there is none.
+	Config    *config.Config
 	BuildInfo func() buildinfo.Info
 	// Now is the wall clock; DUPCTL_NOW (RFC 3339) pins it for tests.
 	Now func() time.Time
@@ -142,6 +146,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	if err != nil {
 		return exitcode.UsageErrorf("%v", err)
 	}
+	f.Config.ApplyAllow(doc.Report, f.Now())
 	report.Prepare(doc.Report)
 	if err := p.Print(f.IO.Out, doc); err != nil {
 		return fmt.Errorf("write output: %w", err)
@@ -160,4 +165,26 @@ func GroupRunE(cmd *cobra.Command, args []string) error {
 		return exitcode.UsageErrorf("unknown command %q for %q", args[0], cmd.CommandPath())
 	}
 	return cmd.Help()
+}
+
+// LoadConfig reads --config (or DUPCTL_CONFIG), or dupctl.yaml in the
+// working directory when it exists. A named file that cannot be read is a
+// usage error; no file at all is fine.
+func (f *Factory) LoadConfig() error {
+	p := f.Global.ConfigPath
+	if p == "" {
+		p = f.Getenv("DUPCTL_CONFIG")
+	}
+	if p == "" {
+		if _, err := os.Stat(config.DefaultPath); err != nil {
+			return nil
+		}
+		p = config.DefaultPath
+	}
+	c, err := config.Load(p)
+	if err != nil {
+		return exitcode.InputError(err, "fix the file or pass --config")
+	}
+	f.Config = c
+	return nil
 }
