@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/doctor"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"github.com/dupctl/dupctl/internal/config"
 	"os"
@@ -162,6 +163,7 @@ check.` + exitStatusBlock,
 
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
+		doctor.NewCmdDoctor(f, nil),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

@@ -51,6 +51,11 @@ type Job struct {
 	CachePattern string      `yaml:"cache_pattern" json:"cache_pattern"`
 	Logs         Logs        `yaml:"logs" json:"logs"`
 	Durations    Durations   `yaml:"durations" json:"durations"`
+	// Profile and Mitigations describe how the job's consumer is built
+	// (a named simulator profile, then single switches such as idem: txn),
+	// so doctor can test the crash scenarios against it.
+	Profile     string            `yaml:"profile" json:"profile"`
+	Mitigations map[string]string `yaml:"mitigations" json:"mitigations"`
 }
 
 // Idempotency names the idempotency table.

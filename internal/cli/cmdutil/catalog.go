@@ -4,10 +4,11 @@ import (
 	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/topology"
 )
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), config.Rules())
+	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules())
 }

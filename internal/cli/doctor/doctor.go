@@ -1,0 +1,240 @@
+// Package doctor is `dupctl doctor`: the seed's production checklist run
+// against the stack named by the connection flags and dupctl.yaml.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/config"
+	"github.com/dupctl/dupctl/internal/doctor"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/topology"
+	"github.com/dupctl/dupctl/internal/worker"
+	"github.com/spf13/cobra"
+)
+
+// Options are one doctor run.
+type Options struct {
+	Factory       *cmdutil.Factory
+	ManagementURL string
+	Vhost         string
+	Jobs          []config.Job
+}
+
+// NewCmdDoctor is `dupctl doctor`.
+func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	var mgmt, vhost string
+	var queues []string
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Run the seed's production checklist against a live stack",
+		Long: `Doctor runs, line by line, the production checklist of duplicate-safe queue
+workers against your stack: every check the given connections and
+dupctl.yaml allow. Each line says pass, fail, warn or not checked, what was
+checked and the evidence; the findings behind it follow, with their fixes.
+
+Job types come from dupctl.yaml (queue, DLQ, retry queue, lock pattern,
+idempotency table, TTL, cache pattern, logs, profile) or --queue. Nothing is
+written anywhere.` + exitStatus,
+		Example: `  dupctl doctor --config dupctl.yaml
+  dupctl doctor --amqp-url amqp://guest:guest@localhost:5672/ --management-url http://guest:guest@localhost:15672 --queue payments
+  dupctl doctor -o junit > doctor.xml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := &Options{Factory: f, ManagementURL: mgmt, Vhost: vhost}
+			if f.Config != nil {
+				o.Jobs = append(o.Jobs, f.Config.Jobs...)
+				if o.ManagementURL == "" {
+					o.ManagementURL = f.Config.Connections.ManagementURL
+				}
+			}
+			for _, q := range queues {
+				o.Jobs = append(o.Jobs, config.Job{Name: q, Queue: q})
+			}
+			if o.ManagementURL == "" {
+				o.ManagementURL = f.Getenv("DUPCTL_MANAGEMENT_URL")
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return run(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&mgmt, "management-url", "", "RabbitMQ management API, http://user:password@host:15672 (env DUPCTL_MANAGEMENT_URL)")
+	cmd.Flags().StringVar(&vhost, "vhost", "/", "RabbitMQ virtual host of the queues")
+	cmd.Flags().StringSliceVar(&queues, "queue", nil, "a work queue to check (besides dupctl.yaml's jobs)")
+	return cmd
+}
+
+const exitStatus = `
+
+EXIT STATUS
+  0    nothing at or above --fail-on
+  1    findings at or above --fail-on
+  2    usage or input error (a broken dupctl.yaml)
+  3    a system could not be reached`
+
+// checks builds every check the connections and config allow.
+func checks(o *Options) []doctor.Check {
+	f := o.Factory
+	g := f.Global
+	var out []doctor.Check
+	out = append(out, topologyCheck(o))
+	out = append(out, simulateChecks(o)...)
+	_ = g
+	return out
+}
+
+func topologyCheck(o *Options) doctor.Check {
+	var jobs []topology.Job
+	for _, j := range o.Jobs {
+		if j.Queue != "" {
+			jobs = append(jobs, topology.Job{Name: j.Name, Queue: j.Queue, DLQ: j.DLQ, RetryQueue: j.RetryQueue})
+		}
+	}
+	c := doctor.Check{Items: []int{6, 7}, Name: "broker topology", ItemOf: map[string]int{
+		topology.RuleRetryMissing.Code: 6, topology.RuleNoDLX.Code: 7, topology.RuleDLXUnrouted.Code: 7, topology.RuleDLQMissing.Code: 7,
+		topology.RuleNoDeliveryLimit.Code: 7, topology.RuleAutoAck.Code: 7,
+	}}
+	switch {
+	case o.Factory.Global.AMQPURL == "":
+		c.Skip = "no --amqp-url"
+		return c
+	case len(jobs) == 0:
+		c.Skip = "no queue: name jobs in dupctl.yaml or pass --queue"
+		return c
+	}
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Queue
+	}
+	c.Name = "broker topology of " + strings.Join(names, ", ")
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		conn, err := o.Factory.AMQP(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var mgmt *topology.Management
+		if o.ManagementURL != "" {
+			if mgmt, err = topology.NewManagement(o.ManagementURL, o.Vhost); err != nil {
+				return nil, exitcode.UsageErrorf("%v", err)
+			}
+		}
+		r, err := topology.Check(ctx, topology.Prober{Conn: conn}, mgmt, jobs)
+		if err != nil {
+			return nil, exitcode.UnavailableError(err, "check the broker and the management URL")
+		}
+		return r, nil
+	}
+	return c
+}
+
+// simulateChecks: the simulator's own matrix, and each job's declared
+// consumer profile under the crash scenarios.
+func simulateChecks(o *Options) []doctor.Check {
+	out := []doctor.Check{{Items: []int{10}, Name: "simulate matrix (the simulator's documented claims)", Run: func(ctx context.Context) (*findings.Report, error) {
+		m, err := sim.RunMatrix(ctx, sim.Scenarios(), worker.Profiles(), 5_000_000, sim.Shard{})
+		if err != nil {
+			return nil, err
+		}
+		r := &findings.Report{}
+		r.Check(sim.RuleMatrixMismatch.Code)
+		for _, row := range m.Cells {
+			for _, c := range row {
+				if !c.Match() {
+					r.Add(sim.RuleMatrixMismatch.New(c.Scenario+"/"+c.Profile, fmt.Sprintf("documented %s, observed %s", c.Expected, c.Observed)))
+				}
+			}
+		}
+		return r, nil
+	}}}
+	for _, j := range o.Jobs {
+		if j.Profile == "" && len(j.Mitigations) == 0 {
+			continue
+		}
+		out = append(out, doctor.Check{Items: []int{10}, Name: "simulate crash, lock-expiry, redelivery under job " + j.Name + "'s profile", Run: func(ctx context.Context) (*findings.Report, error) {
+			p, err := jobProfile(j)
+			if err != nil {
+				return nil, err
+			}
+			r := &findings.Report{}
+			r.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code)
+			for _, name := range []string{"crash", "lock-expiry", "redelivery"} {
+				sc, _ := sim.ScenarioByName(name)
+				res, err := sim.Run(ctx, sim.Options{Scenario: sc, Profiles: []worker.Profile{p}})
+				if err != nil {
+					return nil, err
+				}
+				pr := res.Profiles[0]
+				var ev []string
+				if pr.Example != nil {
+					ev = []string{"replay: dupctl simulate replay " + pr.Example.Token}
+				}
+				subject := "job " + j.Name + " (" + name + ")"
+				if pr.Found.Has(sim.VDuplicate) {
+					r.Add(sim.RuleDuplicate.New(subject, fmt.Sprintf("the job's consumer (%s) runs a side effect twice when %s", p.Describe(), sc.Title), ev...))
+				}
+				if pr.Found.Has(sim.VLoss) {
+					r.Add(sim.RuleLoss.New(subject, fmt.Sprintf("the job's consumer (%s) loses a job when %s", p.Describe(), sc.Title), ev...))
+				}
+			}
+			return r, nil
+		}})
+	}
+	return out
+}
+
+func jobProfile(j config.Job) (worker.Profile, error) {
+	name := j.Profile
+	if name == "" {
+		name = "naive"
+	}
+	p, err := worker.ProfileByName(name)
+	if err != nil {
+		return p, exitcode.InputError(fmt.Errorf("job %s: %w", j.Name, err), "fix profile in dupctl.yaml")
+	}
+	for k, v := range j.Mitigations {
+		if err := p.Set(k, v); err != nil {
+			return p, exitcode.InputError(fmt.Errorf("job %s: mitigations: %w", j.Name, err), "fix dupctl.yaml")
+		}
+	}
+	return p, nil
+}
+
+func run(ctx context.Context, o *Options) error {
+	res, err := doctor.Run(ctx, checks(o))
+	if err != nil {
+		return err
+	}
+	res.Report.Data = map[string]any{"checklist": res.Items}
+	return o.Factory.Emit(ctx, report.Document{Report: res.Report, Text: func(w io.Writer, th *report.Theme) error {
+		fmt.Fprintf(w, "%s the seed's production checklist\n\n", th.Strong("dupctl doctor:"))
+		t := report.NewTable("#", "CHECKLIST ITEM", "STATUS", "CHECKED").AlignRight(0)
+		for _, it := range res.Items {
+			status := string(it.Status)
+			switch it.Status {
+			case doctor.Pass:
+				status = th.Pass(status)
+			case doctor.Fail:
+				status = th.Severity(findings.Error, status)
+			case doctor.Warn:
+				status = th.Severity(findings.Warn, status)
+			default:
+				status = th.Faint(status)
+			}
+			checked := strings.Join(it.Checked, "; ")
+			if len(it.Checked) == 0 {
+				checked = th.Faint(strings.Join(it.Skipped, "; "))
+			}
+			t.Row(fmt.Sprint(it.ID), it.Title, status, checked)
+		}
+		return t.Render(w)
+	}})
+}
