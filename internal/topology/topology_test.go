@@ -70,7 +70,19 @@ func TestTopology(t *testing.T) {
 	if _, err := cch.Consume(p+".autoack", "lazy-consumer", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the management API's view lags a little
+	// The management API learns about consumers from its statistics,
+	// collected every few seconds: wait until it sees this one.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		q, err := mgmt.Queue(ctx, p+".autoack")
+		if err == nil && len(q.Details) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the management API never listed the consumer: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 
 	good := []Job{
 		{Name: "good", Queue: p + ".good", DLQ: p + ".good.dlq", RetryQueue: p + ".good.retry"},
