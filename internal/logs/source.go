@@ -1,0 +1,185 @@
+package logs
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Source is one input: a file, or a stream such as stdin.
+type Source interface {
+	// Name is what evidence lines cite ("app.log", "-").
+	Name() string
+	// Open starts reading from the beginning. A gzip stream is
+	// decompressed by the scanner, not by Open.
+	Open(ctx context.Context) (io.ReadCloser, error)
+	// Size in bytes on disk, or -1 when unknown.
+	Size() int64
+	// Rewindable reports whether Open may be called again (files: yes;
+	// stdin: no), which a second, selective pass needs.
+	Rewindable() bool
+}
+
+type fileSource struct {
+	path string
+	size int64
+}
+
+func (f fileSource) Name() string     { return f.path }
+func (f fileSource) Size() int64      { return f.size }
+func (f fileSource) Rewindable() bool { return true }
+func (f fileSource) Open(ctx context.Context) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return os.Open(f.path)
+}
+
+type readerSource struct {
+	name   string
+	r      io.Reader
+	opened bool
+}
+
+func (s *readerSource) Name() string     { return s.name }
+func (s *readerSource) Size() int64      { return -1 }
+func (s *readerSource) Rewindable() bool { return false }
+func (s *readerSource) Open(context.Context) (io.ReadCloser, error) {
+	if s.opened {
+		return nil, fmt.Errorf("%s can be read only once", s.name)
+	}
+	s.opened = true
+	return io.NopCloser(s.r), nil
+}
+
+// ReaderSource wraps a stream (stdin) as a source that reads once.
+func ReaderSource(name string, r io.Reader) Source { return &readerSource{name: name, r: r} }
+
+// File returns a source for one file path.
+func File(path string) (Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	return fileSource{path: path, size: st.Size()}, nil
+}
+
+// Expand turns command-line arguments into sources: "-" is stdin, a
+// directory is every regular, non-hidden file under it (sorted), a pattern
+// with * ? [ is a glob, anything else a file.
+func Expand(args []string, stdin io.Reader) ([]Source, error) {
+	var out []Source
+	seen := map[string]bool{}
+	add := func(p string) error {
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+		s, err := File(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	}
+	stdinUsed := false
+	for _, a := range args {
+		switch {
+		case a == "-":
+			if stdinUsed {
+				return nil, errors.New(`"-" (stdin) given twice`)
+			}
+			stdinUsed = true
+			out = append(out, ReaderSource("-", stdin))
+		case strings.ContainsAny(a, "*?["):
+			ms, err := filepath.Glob(a)
+			if err != nil {
+				return nil, fmt.Errorf("pattern %q: %w", a, err)
+			}
+			if len(ms) == 0 {
+				return nil, fmt.Errorf("no file matches %q", a)
+			}
+			for _, m := range ms {
+				if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
+					if err := add(m); err != nil {
+						return nil, err
+					}
+				}
+			}
+		default:
+			st, err := os.Stat(a)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", a, unwrapPathErr(err))
+			}
+			if !st.IsDir() {
+				if err := add(a); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			var files []string
+			err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if p != a && strings.HasPrefix(d.Name(), ".") {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if d.Type().IsRegular() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read directory %s: %w", a, err)
+			}
+			if len(files) == 0 {
+				return nil, fmt.Errorf("directory %s holds no files", a)
+			}
+			slices.Sort(files)
+			for _, p := range files {
+				if err := add(p); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// maybeGunzip returns a reader of r's content, decompressed when it
+// starts with the gzip magic number (whatever the file is called).
+func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	head, err := br.Peek(2)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, nil, err
+	}
+	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gzip: %w", err)
+		}
+		return zr, zr.Close, nil
+	}
+	return br, func() error { return nil }, nil
+}
