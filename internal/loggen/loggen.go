@@ -104,8 +104,8 @@ type ev struct {
 
 type fields struct {
 	job, msg, order, idem, lockKey, token, jobType, errType, result, source string
-	ttl, attempt, durMs                                                   int
-	redelivered, noToken                                                  bool
+	ttl, attempt, durMs                                                     int
+	redelivered, noToken                                                    bool
 }
 
 type evHeap []*ev
@@ -507,5 +507,3 @@ func unstableKey(g *gen, jt, order string, attempt int, t time.Time) string {
 		return fmt.Sprintf("%s-%s-%s", jt, order, t.UTC().Format("20060102T150405.000"))
 	}
 }
-
-

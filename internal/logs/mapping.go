@@ -217,7 +217,10 @@ func (c *Config) AddEventFlag(s string) error {
 
 // Merge adds o's entries to c (flags after the file).
 func (c *Config) Merge(o Config) {
-	for _, m := range []struct{ dst *map[string][]string; src map[string][]string }{{&c.Fields, o.Fields}, {&c.Events, o.Events}, {&c.EventNames, o.EventNames}} {
+	for _, m := range []struct {
+		dst *map[string][]string
+		src map[string][]string
+	}{{&c.Fields, o.Fields}, {&c.Events, o.Events}, {&c.EventNames, o.EventNames}} {
 		for k, v := range m.src {
 			if *m.dst == nil {
 				*m.dst = map[string][]string{}
@@ -541,4 +544,3 @@ func (m *Mapping) kindOf(name, msg string, scratch []byte) (Kind, []byte) {
 	}
 	return KindOther, scratch
 }
-
