@@ -64,9 +64,9 @@ type Duplicate struct {
 	JobType string `json:"job_type"`
 	Effects int    `json:"side_effects"`
 	// Cause is the rule code of the first duplicate effect's cause.
-	Cause       string  `json:"cause"`
-	Explanation string  `json:"explanation"`
-	Pairs       []Pair  `json:"pairs"`
+	Cause       string   `json:"cause"`
+	Explanation string   `json:"explanation"`
+	Pairs       []Pair   `json:"pairs"`
 	Workers     []string `json:"workers"`
 }
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/loggen"
+	"github.com/dupctl/dupctl/internal/logs"
 )
 
 var causeCode = map[loggen.Cause]string{

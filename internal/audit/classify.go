@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +59,7 @@ func (g *group) classify(skew time.Duration) Duplicate {
 				p.Also = append(p.Also, v.code)
 			}
 		}
+		p.Evidence = tidy(p.Evidence)
 		d.Pairs = append(d.Pairs, p)
 	}
 	d.Cause, d.Explanation = d.Pairs[0].Cause, d.Pairs[0].Explanation
@@ -108,7 +111,7 @@ func (j *judge) staleCache() *verdict {
 				continue
 			}
 			return &verdict{RuleStaleCache.Code,
-				fmt.Sprintf("%s committed at %s, then %s asked the cache at %s and was told it was not done", orDash(r.worker), fmtTime(r.commit.Time), orDash(j.rb.worker), fmtTime(c.Time)),
+				fmt.Sprintf("%s committed at %s, then %s asked the cache at %s and was told it was not done", orDash(r.worker), clock(r.commit.Time), orDash(j.rb.worker), clock(c.Time)),
 				[]Evidence{ev(j.a, "first side effect"), ev(r.commit, "status committed to the database"), ev(c, "cache answered: not done"), ev(j.b, "side effect again")}}
 		}
 	}
@@ -170,7 +173,7 @@ func (j *judge) unlockNoToken() *verdict {
 		}
 		evs = append(evs, ev(rel, why), ev(q.acquire, "acquires the lock while the holder still runs"))
 		return &verdict{RuleUnlockNoToken.Code,
-			fmt.Sprintf("%s %s at %s while %s held it; %s then acquired it and ran the effect again", orDash(x.worker), why, fmtTime(rel.Time), orDash(p.worker), orDash(q.worker)),
+			fmt.Sprintf("%s %s at %s while %s held it; %s then acquired it and ran the effect again", orDash(x.worker), why, clock(rel.Time), orDash(p.worker), orDash(q.worker)),
 			append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))}
 	}
 	return nil
@@ -204,7 +207,7 @@ func (j *judge) lockExpiry() *verdict {
 		ttlText = "TTL " + ttl.String()
 	}
 	return &verdict{RuleLockExpiry.Code,
-		fmt.Sprintf("%s held %s with %s from %s and was still working at %s; %s acquired the same key at %s", orDash(p.worker), p.lockKey(), ttlText, fmtTime(p.acquire.Time), fmtTime(late.Time), orDash(q.worker), fmtTime(q.acquire.Time)),
+		fmt.Sprintf("%s held %s with %s from %s and was still working at %s; %s acquired the same key at %s", orDash(p.worker), p.lockKey(), ttlText, clock(p.acquire.Time), clock(late.Time), orDash(q.worker), clock(q.acquire.Time)),
 		[]Evidence{ev(p.acquire, "first holder acquires the lock"), ev(q.acquire, fmt.Sprintf("second worker acquires it %s later", gap.Round(time.Millisecond))), ev(late, "first holder still working after its lease expired"), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
 }
 
@@ -342,4 +345,31 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// tidy orders evidence by time (then file and line) and merges the notes
+// of a line cited twice.
+func tidy(evs []Evidence) []Evidence {
+	slices.SortStableFunc(evs, func(a, b Evidence) int {
+		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Where, b.Where))
+	})
+	out := evs[:0]
+	for _, e := range evs {
+		if n := len(out); n > 0 && out[n-1].Where == e.Where {
+			if e.Note != "" && !strings.Contains(out[n-1].Note, e.Note) {
+				out[n-1].Note += "; " + e.Note
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// clock is a time of day for explanations (evidence carries the date).
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return t.UTC().Format("15:04:05.000")
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"os"
@@ -157,6 +158,7 @@ check.` + exitStatusBlock,
 
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
+		audit.NewCmdAudit(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

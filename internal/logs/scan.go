@@ -59,6 +59,16 @@ type Stats struct {
 	Parsed    int      `json:"parsed_chunks"`
 }
 
+// SourceError is an input that could not be opened or read (a missing
+// file, a corrupt gzip stream).
+type SourceError struct {
+	Name, Op string
+	Err      error
+}
+
+func (e *SourceError) Error() string { return e.Op + " " + e.Name + ": " + e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
+
 // MalformedError is the error of a strict scan.
 type MalformedError struct{ Sample Sample }
 
@@ -322,12 +332,12 @@ func (r *chunkReader) run(ctx context.Context, sources []Source) error {
 func (r *chunkReader) source(ctx context.Context, s Source) error {
 	rc, err := s.Open(ctx)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", s.Name(), unwrapPathErr(err))
+		return &SourceError{Name: s.Name(), Op: "open", Err: unwrapPathErr(err)}
 	}
 	defer rc.Close()
 	in, closeZ, err := maybeGunzip(&countingReader{r: rc, meter: r.meter, n: &r.bytes})
 	if err != nil {
-		return fmt.Errorf("read %s: %w", s.Name(), err)
+		return &SourceError{Name: s.Name(), Op: "read", Err: err}
 	}
 	defer closeZ()
 	var carry []byte
@@ -354,7 +364,7 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 				break
 			}
 			if err != nil {
-				return fmt.Errorf("read %s: %w", s.Name(), err)
+				return &SourceError{Name: s.Name(), Op: "read", Err: err}
 			}
 			if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
 				break

@@ -183,3 +183,50 @@ func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {
 	}
 	return br, func() error { return nil }, nil
 }
+
+// Spool copies a stream that can be read only once (stdin) into a
+// temporary file in dir ("" for the system's), so that it can be read
+// twice; remove deletes the file. Memory stays flat; disk use is the
+// stream's size (a gzip stream stays compressed).
+func Spool(ctx context.Context, s Source, dir string) (spooled Source, remove func(), err error) {
+	if s.Rewindable() {
+		return s, func() {}, nil
+	}
+	f, err := os.CreateTemp(dir, "dupctl-spool-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("spool %s: %w", s.Name(), err)
+	}
+	remove = func() { f.Close(); os.Remove(f.Name()) }
+	rc, err := s.Open(ctx)
+	if err != nil {
+		remove()
+		return nil, nil, err
+	}
+	defer rc.Close()
+	n, err := io.Copy(f, ctxReader{ctx, rc})
+	if err != nil {
+		remove()
+		return nil, nil, fmt.Errorf("spool %s: %w", s.Name(), err)
+	}
+	return namedFile{fileSource{path: f.Name(), size: n}, s.Name()}, remove, nil
+}
+
+// namedFile is a spooled file cited under its original name ("-").
+type namedFile struct {
+	fileSource
+	name string
+}
+
+func (n namedFile) Name() string { return n.name }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"github.com/dupctl/dupctl/internal/audit"
 	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/sim"
 )
@@ -8,5 +9,5 @@ import (
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules())
+	return findings.NewCatalog(sim.Rules(), audit.Rules())
 }
