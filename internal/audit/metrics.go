@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -90,7 +91,7 @@ func bucketValue(i int) uint64 {
 }
 
 func (h *hist) quantile(q float64) time.Duration {
-	want := int64(q*float64(h.n-1)) + 1
+	want := max(int64(math.Ceil(q*float64(h.n))), 1) // nearest rank
 	var seen int64
 	for i, c := range h.b {
 		seen += c
