@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"slices"
 	"time"
 
@@ -240,7 +239,8 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 				if kind == kJob || kind == kMessage {
 					// A line with only a job id: kept in case a chosen
 					// key's run has the same job.
-					orphans[key] = append(orphans[key], e.Clone())
+					k := string([]byte(key)) // the event's strings are borrowed
+					orphans[k] = append(orphans[k], e.Clone())
 				}
 				return nil
 			}
@@ -361,5 +361,3 @@ func fmtTime(t time.Time) string {
 	}
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
-
-var _ = io.EOF

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/keys"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"os"
 	"os/signal"
@@ -159,6 +160,7 @@ check.` + exitStatusBlock,
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
 		audit.NewCmdAudit(f),
+		keys.NewCmdKeys(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

@@ -140,7 +140,7 @@ func (s segment) stable(business string) string {
 	joined := p
 	if q != "" {
 		if joined != "" {
-			joined += s.prefix[len(p):len(p)+min(1, len(s.prefix)-len(p))]
+			joined += s.prefix[len(p) : len(p)+min(1, len(s.prefix)-len(p))]
 		}
 		joined += q
 	}

@@ -213,7 +213,9 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 			res.Unstable = append(res.Unstable, u)
 		}
 	}
-	slices.SortFunc(res.Unstable, func(a, b Unstable) int { return strings.Compare(a.BusinessKey+a.Uses[0].Key, b.BusinessKey+b.Uses[0].Key) })
+	slices.SortFunc(res.Unstable, func(a, b Unstable) int {
+		return strings.Compare(a.BusinessKey+a.Uses[0].Key, b.BusinessKey+b.Uses[0].Key)
+	})
 	for k, ka := range keys {
 		if ka.otherBusiness != "" || ka.otherPayload != "" {
 			r := Reused{Key: k, BusinessKeys: nonEmpty(ka.business, ka.otherBusiness), Payloads: nonEmpty(ka.payload, ka.otherPayload), Where: ka.where}

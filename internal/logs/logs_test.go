@@ -211,3 +211,28 @@ func TestSpellings(t *testing.T) {
 		}
 	}
 }
+
+func TestExports(t *testing.T) {
+	dir := t.TempDir()
+	arr := `  [{"event":"side_effect","orderId":"o1","idempotencyKey":"k1"},
+ {"event":"side_effect","order_id":"o2","idempotency_key":"k2"}]`
+	csvText := "order_id,idempotency_key,attempt,event\no3,k3,2,side_effect\n\"o4\",\"k,4\",1,received\n"
+	os.WriteFile(filepath.Join(dir, "dlq.json"), []byte(arr), 0o644)
+	os.WriteFile(filepath.Join(dir, "rows.csv"), []byte(csvText), 0o644)
+	srcs, err := Expand([]string{filepath.Join(dir, "*")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	_, err = Scan(context.Background(), srcs, Options{}, func(e *Event) error {
+		got = append(got, e.BusinessKey()+"/"+e.IdempotencyKey()+"/"+e.Kind.String()+"/"+itoa(int64(e.Attempt))+"@"+filepath.Base(e.Where()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "o1/k1/side_effect/0@dlq.json:1 o2/k2/side_effect/0@dlq.json:2 o3/k3/side_effect/2@rows.csv:2 o4/k,4/received/1@rows.csv:3"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}

@@ -58,7 +58,7 @@ var fieldSpecs = [NumFields]fieldSpec{
 	EventName: {"event", []string{"event", "eventName", "event.name", "event.action", "evt", "action", "eventType", "event.type"}},
 	Message:   {"message", []string{"msg", "message", "@message", "body", "log.message"}},
 	// time: slog; ts: zap (epoch seconds); @timestamp: logstash.
-	Timestamp:      {"timestamp", []string{"@timestamp", "timestamp", "time", "ts", "t", "timeUnixNano", "observedTimeUnixNano", "date", "datetime", "eventTime"}},
+	Timestamp:      {"timestamp", []string{"@timestamp", "timestamp", "time", "ts", "t", "timeUnixNano", "observedTimeUnixNano", "date", "datetime", "eventTime", "createdAt", "insertedAt", "receivedAt"}},
 	JobID:          {"jobId", []string{"jobId", "job.id", "taskId", "task.id", "jid"}},
 	MessageID:      {"messageId", []string{"messaging.message.id", "messageId", "message.id", "msgId", "JMSMessageID", "amqp.messageId"}},
 	BusinessKey:    {"businessKey", []string{"businessKey", "orderId", "order.id", "entityId", "aggregateId", "accountId", "merchantId", "paymentId", "customerId", "messaging.message.conversation_id", "messaging.kafka.message.key", "messaging.rocketmq.message.keys", "correlationId"}},

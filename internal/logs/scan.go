@@ -335,7 +335,7 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 		return &SourceError{Name: s.Name(), Op: "open", Err: unwrapPathErr(err)}
 	}
 	defer rc.Close()
-	in, closeZ, err := maybeGunzip(&countingReader{r: rc, meter: r.meter, n: &r.bytes})
+	in, closeZ, err := decode(&countingReader{r: rc, meter: r.meter, n: &r.bytes}, s.Name())
 	if err != nil {
 		return &SourceError{Name: s.Name(), Op: "read", Err: err}
 	}

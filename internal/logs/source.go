@@ -2,8 +2,11 @@ package logs
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -166,22 +169,122 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// maybeGunzip returns a reader of r's content, decompressed when it
-// starts with the gzip magic number (whatever the file is called).
-func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {
+// decode returns a reader of r's content as JSON lines: decompressed when
+// it starts with the gzip magic number (whatever the file is called), a
+// JSON array (an export) turned into one line per element, a CSV file
+// (by its name) into one JSON object per row keyed by the header. Line
+// numbers stay those of the rows (the header is a blank line).
+func decode(r io.Reader, name string) (io.Reader, func() error, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, err := br.Peek(2)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, nil, err
 	}
+	var in io.Reader = br
+	closeFn := func() error { return nil }
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
-		return zr, zr.Close, nil
+		in, closeFn = bufio.NewReaderSize(zr, 256<<10), zr.Close
+		name = strings.TrimSuffix(name, ".gz")
 	}
-	return br, func() error { return nil }, nil
+	bin := in.(*bufio.Reader)
+	if strings.HasSuffix(strings.ToLower(name), ".csv") {
+		return pipe(func(w io.Writer) error { return csvLines(bin, w) }), closeFn, nil
+	}
+	for {
+		c, err := bin.Peek(1)
+		if err != nil || (c[0] != ' ' && c[0] != '\t' && c[0] != '\r' && c[0] != '\n' && c[0] != 0xef && c[0] != 0xbb && c[0] != 0xbf) {
+			if err == nil && c[0] == '[' {
+				return pipe(func(w io.Writer) error { return arrayLines(bin, w) }), closeFn, nil
+			}
+			return bin, closeFn, nil
+		}
+		// Leading blanks (and a UTF-8 BOM) before a possible '['.
+		if _, err := bin.Discard(1); err != nil {
+			return bin, closeFn, nil
+		}
+	}
+}
+
+// pipe runs fill in a goroutine and reads what it writes.
+func pipe(fill func(io.Writer) error) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		err := fill(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
+
+// arrayLines writes each element of a JSON array as one line.
+func arrayLines(r io.Reader, w io.Writer) error {
+	dec := json.NewDecoder(r)
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("JSON array element: %w", err)
+		}
+		buf.Reset()
+		if err := json.Compact(&buf, raw); err != nil {
+			return err
+		}
+		buf.WriteByte('\n')
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// csvLines writes each CSV row as a JSON object keyed by the header.
+func csvLines(r io.Reader, w io.Writer) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("CSV header: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			// A broken row becomes a malformed line, not the end.
+			if _, err := io.WriteString(w, "CSV: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n"); err != nil {
+				return err
+			}
+			continue
+		}
+		obj := make(map[string]string, len(header))
+		for i, h := range header {
+			if i < len(rec) && rec[i] != "" {
+				obj[h] = rec[i]
+			}
+		}
+		b, _ := json.Marshal(obj)
+		b = append(b, '\n')
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
 }
 
 // Spool copies a stream that can be read only once (stdin) into a

@@ -3,11 +3,12 @@ package cmdutil
 import (
 	"github.com/dupctl/dupctl/internal/audit"
 	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/keys"
 	"github.com/dupctl/dupctl/internal/sim"
 )
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), audit.Rules())
+	return findings.NewCatalog(sim.Rules(), audit.Rules(), keys.Rules())
 }
