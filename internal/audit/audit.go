@@ -141,6 +141,11 @@ func hashKey(seed maphash.Seed, kind byte, key string) uint64 {
 	return maphash.String(seed, key) ^ uint64(kind)*0x9e3779b97f4a7c15
 }
 
+// pass1Fields are what counting side effects per key and the metrics
+// read.
+var pass1Fields = logs.Fields(logs.EventName, logs.Message, logs.BusinessKey, logs.IdempotencyKey, logs.JobID, logs.MessageID,
+	logs.JobType, logs.Destination, logs.Attempt, logs.RetryCount, logs.Duration, logs.ErrorType, logs.Result)
+
 // ErrNotRewindable is returned when a second pass is needed over a stream
 // that cannot be read again; Spool it first.
 var ErrNotRewindable = errors.New("input cannot be read twice")
@@ -164,7 +169,9 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 		incidentHash = hashKey(seed, kBusiness, o.Incident)
 	}
 	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress}
-	st, err := logs.Scan(ctx, sources, scan, func(e *logs.Event) error {
+	first := scan
+	first.Only = pass1Fields // no timestamps, locks or tokens: counting needs none
+	st, err := logs.Scan(ctx, sources, first, func(e *logs.Event) error {
 		ma.add(e)
 		kind, key := groupKey(e)
 		if kind == 0 {

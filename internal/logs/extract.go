@@ -35,10 +35,10 @@ type extractor struct {
 	rank  [NumFields]uint16
 	unit  [NumFields]unit
 	val   [NumFields][]byte
-	arena *[]byte // unescaped strings; capacity reserved by the caller
 	kinds map[string]Kind
 	scrat []byte
 	seen  []seenKey // per key position: last path and its slot
+	only  FieldSet  // fields to extract (0: all)
 	nkey  int
 }
 
@@ -59,14 +59,13 @@ func (e *syntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.off+1, e.msg)
 }
 
-// line parses b and fills ev. Field strings point into b (which the
-// caller keeps alive) or, when unescaped, into *arena, whose capacity the
-// caller guarantees is at least len(b) more.
-func (x *extractor) line(b []byte, arena *[]byte, ev *Event) error {
+// line parses b and fills ev. Field strings point into b, which the
+// caller keeps alive while the event is in use (unescaped values are
+// copies).
+func (x *extractor) line(b []byte, ev *Event) error {
 	for i := range x.rank {
 		x.rank[i] = noRank
 	}
-	x.arena = arena
 	x.path = x.path[:0]
 	x.nkey = 0
 	i := skipWS(b, 0)
@@ -152,11 +151,9 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 			if s, ok := x.want(); ok {
 				v := b[i+1 : end]
 				if esc {
-					a := *x.arena
-					start := len(a)
-					a = unescape(a, v)
-					*x.arena = a
-					v = a[start:len(a):len(a)]
+					// Escapes are rare in log values: unescape into a
+					// fresh slice rather than keep an arena per chunk.
+					v = unescape(make([]byte, 0, len(v)), v)
 				}
 				x.set(s, v)
 			}
@@ -211,7 +208,7 @@ func (x *extractor) want() (slot, bool) {
 			x.seen = append(x.seen, seenKey{append([]byte(nil), x.path...), s, ok})
 		}
 	}
-	if !ok || s.rank >= x.rank[s.field] {
+	if !ok || s.rank >= x.rank[s.field] || (x.only != 0 && x.only&(1<<s.field) == 0) {
 		return slot{}, false
 	}
 	return s, true
@@ -481,6 +478,14 @@ func atoiLoose(s string) int {
 }
 
 func parseTri(s string) Tri {
+	switch s { // the usual spellings without folding
+	case "":
+		return Unknown
+	case "true":
+		return True
+	case "false":
+		return False
+	}
 	switch strings.ToLower(s) {
 	case "":
 		return Unknown
@@ -494,6 +499,9 @@ func parseTri(s string) Tri {
 
 // parseHit reads a check's answer: did it find the operation already done?
 func parseHit(s string) Tri {
+	if s == "" {
+		return Unknown
+	}
 	switch normName(s) {
 	case "":
 		return Unknown
@@ -535,9 +543,15 @@ func parseDuration(s string, u unit, ttl bool) time.Duration {
 		}
 		return d
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > 1e19 {
-		return 0
+	var f float64
+	if n, ok := atoiFast(s); ok {
+		f = float64(n)
+	} else {
+		var err error
+		f, err = strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f > 1e19 {
+			return 0
+		}
 	}
 	switch u {
 	case unitNs:
@@ -748,11 +762,11 @@ func parseRFC3339(s string) (time.Time, bool) {
 	default:
 		return time.Time{}, false
 	}
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
-	if off != 0 {
-		t = t.Add(-time.Duration(off) * time.Second)
+	if d > daysIn(mo, y) {
+		return time.Time{}, false
 	}
-	return t, true
+	unix := daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+sec) - int64(off)
+	return time.Unix(unix, int64(ns)).UTC(), true
 }
 
 func atoi2(s string) (int, bool) {
@@ -781,4 +795,51 @@ func (x *extractor) kindOf(name, msg string) Kind {
 	var k Kind
 	k, x.scrat = x.m.kindOf(name, msg, x.scrat)
 	return k
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-m-d in the
+// proleptic Gregorian calendar (Howard Hinnant's algorithm): cheaper than
+// time.Date on the hot path.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
+func daysIn(m, y int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// atoiFast reads a plain non-negative decimal integer.
+func atoiFast(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }

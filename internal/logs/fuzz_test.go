@@ -26,9 +26,8 @@ func FuzzLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		x := &extractor{m: m}
-		arena := make([]byte, 0, len(b))
 		var ev Event
-		err := x.line(b, &arena, &ev)
+		err := x.line(b, &ev)
 		var v any
 		if json.Unmarshal(b, &v) != nil {
 			return // lenient on what encoding/json rejects

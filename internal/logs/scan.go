@@ -14,7 +14,7 @@ import (
 
 // DefaultChunkSize is the unit of parallel parsing and of a selective
 // second pass.
-const DefaultChunkSize = 1 << 20
+const DefaultChunkSize = 256 << 10
 
 // Options shape one scan.
 type Options struct {
@@ -34,6 +34,21 @@ type Options struct {
 	Progress progress.Meter
 	// MaxSamples malformed lines to keep (0: 10).
 	MaxSamples int
+	// Only extracts just these fields (0: all), for a pass that needs
+	// few: the others stay empty and are not parsed.
+	Only FieldSet
+}
+
+// FieldSet is a set of fields.
+type FieldSet uint32
+
+// Fields makes a set.
+func Fields(fs ...Field) FieldSet {
+	var s FieldSet
+	for _, f := range fs {
+		s |= 1 << f
+	}
+	return s
 }
 
 // Sample is a malformed line, for the report.
@@ -95,7 +110,6 @@ type batch struct {
 	seq    int
 	events []Event
 	bad    []badLine
-	arena  []byte
 	c      *chunk
 }
 
@@ -153,7 +167,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x := &extractor{m: o.Mapping}
+			x := &extractor{m: o.Mapping, only: o.Only}
 			for c := range work {
 				b := parseChunk(x, c)
 				select {
@@ -253,10 +267,6 @@ func parseChunk(x *extractor, c *chunk) *batch {
 	b.seq, b.c = c.seq, c
 	b.events = b.events[:0]
 	b.bad = b.bad[:0]
-	if cap(b.arena) < len(c.data) {
-		b.arena = make([]byte, 0, len(c.data))
-	}
-	b.arena = b.arena[:0]
 	data := c.data
 	line := c.firstLine
 	for len(data) > 0 {
@@ -277,7 +287,7 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		}
 		b.events = b.events[:len(b.events)+1]
 		ev := &b.events[len(b.events)-1]
-		if err := x.line(l, &b.arena, ev); err != nil {
+		if err := x.line(l, ev); err != nil {
 			b.events = b.events[:len(b.events)-1]
 			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})
 			continue
