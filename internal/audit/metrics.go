@@ -138,8 +138,14 @@ func (m *metricsAcc) typ(e *logs.Event) *typeAcc {
 	}
 	t, ok := m.types[name]
 	if !ok {
-		t = &typeAcc{JobTypeMetrics: JobTypeMetrics{JobType: name}}
-		m.types[string([]byte(name))] = t
+		if len(m.types) >= 1000 { // a job type per job would be no type
+			name = "(other)"
+			if t, ok = m.types[name]; ok {
+				return t
+			}
+		}
+		t = &typeAcc{JobTypeMetrics: JobTypeMetrics{JobType: string([]byte(name))}}
+		m.types[t.JobType] = t
 	}
 	return t
 }
