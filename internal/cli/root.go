@@ -8,15 +8,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/cli/doctor"
-	"github.com/dupctl/dupctl/internal/cli/simulate"
-	"github.com/dupctl/dupctl/internal/config"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/dupctl/dupctl/internal/cli/audit"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/doctor"
+	"github.com/dupctl/dupctl/internal/cli/keys"
+	"github.com/dupctl/dupctl/internal/cli/simulate"
+	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/exitcode"
 	"github.com/dupctl/dupctl/internal/iostreams"
 	"github.com/dupctl/dupctl/internal/redact"
@@ -164,6 +166,8 @@ check.` + exitStatusBlock,
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
 		doctor.NewCmdDoctor(f, nil),
+		audit.NewCmdAudit(f),
+		keys.NewCmdKeys(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

@@ -1,8 +1,10 @@
 package cmdutil
 
 import (
+	"github.com/dupctl/dupctl/internal/audit"
 	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/keys"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/topology"
 )
@@ -10,5 +12,5 @@ import (
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules())
+	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), audit.Rules(), keys.Rules())
 }
