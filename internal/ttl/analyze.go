@@ -291,15 +291,23 @@ func quantileName(q float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", 100*q), "0"), ".")
 }
 
-// Recommend is d x buffer rounded up to two significant digits, so a TTL
-// reads as 3m50s, not 3m47.312s.
+// Recommend is d x buffer rounded up to what people write in a config:
+// two significant digits below a minute, 10s steps below an hour, whole
+// minutes above (3m50s, not 3m47.312s).
 func Recommend(d time.Duration, buffer float64) time.Duration {
 	v := float64(d) * buffer
 	if v <= 0 {
 		return 0
 	}
-	step := math.Pow(10, math.Floor(math.Log10(v))-1)
-	step = max(step, float64(time.Millisecond))
+	var step float64
+	switch {
+	case v >= float64(time.Hour):
+		step = float64(time.Minute)
+	case v >= float64(time.Minute):
+		step = float64(10 * time.Second)
+	default:
+		step = max(math.Pow(10, math.Floor(math.Log10(v))-1), float64(time.Millisecond))
+	}
 	return time.Duration(math.Ceil(v/step-1e-9) * step)
 }
 

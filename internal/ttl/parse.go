@@ -67,19 +67,24 @@ func ParseDuration(b []byte, unit time.Duration) (time.Duration, error) {
 		return scale(v, unit)
 	}
 	s := string(b)
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return 0, fmt.Errorf("negative duration %q", s)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		var ok bool
+		if d, ok = parseClock(s); !ok {
+			v, ferr := strconv.ParseFloat(s, 64)
+			if ferr != nil {
+				return 0, fmt.Errorf("%q is %w: want a number (in --unit), a Go duration such as 1m30s, or HH:MM:SS", truncate(s, 40), errNotDuration)
+			}
+			return scale(v, unit)
 		}
-		return d, nil
 	}
-	if d, ok := parseClock(s); ok {
-		return d, nil
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("negative duration %q", truncate(s, 40))
+	case d > maxDuration:
+		return 0, fmt.Errorf("duration %q is longer than a year", truncate(s, 40))
 	}
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		return scale(v, unit)
-	}
-	return 0, fmt.Errorf("%q is %w: want a number (in --unit), a Go duration such as 1m30s, or HH:MM:SS", truncate(s, 40), errNotDuration)
+	return d, nil
 }
 
 // parseDecimal is the fast path for the common cell: digits with an
