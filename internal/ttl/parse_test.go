@@ -2,6 +2,7 @@ package ttl
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,25 +203,26 @@ func TestReadCSVLayouts(t *testing.T) {
 			if c.skipped.Rows != tc.skipped {
 				t.Errorf("skipped %d (%v), want %d", c.skipped.Rows, c.skipped.Examples, tc.skipped)
 			}
-			if len(c.types) != len(tc.want) {
-				t.Errorf("job types %v, want %v", c.types, tc.want)
-			}
-			for typ, want := range tc.want {
-				s := c.types[typ]
-				if s == nil {
-					t.Fatalf("no job type %q", typ)
-				}
-				s.sortExact()
-				if len(s.exact) != len(want) {
-					t.Fatalf("%s: runs %v, want %v", typ, s.exact, want)
-				}
-				for i := range want {
-					if s.exact[i] != want[i] {
-						t.Errorf("%s: runs %v, want %v", typ, s.exact, want)
-					}
-				}
-			}
+			assertRuns(t, c, tc.want)
 		})
+	}
+}
+
+// assertRuns checks every job type's runs, sorted.
+func assertRuns(t *testing.T, c *Collector, want map[string][]time.Duration) {
+	t.Helper()
+	if len(c.types) != len(want) {
+		t.Errorf("job types %v, want %v", c.types, want)
+	}
+	for typ, w := range want {
+		s := c.types[typ]
+		if s == nil {
+			t.Fatalf("no job type %q", typ)
+		}
+		s.sortExact()
+		if !slices.Equal(s.exact, w) {
+			t.Errorf("%s: runs %v, want %v", typ, s.exact, w)
+		}
 	}
 }
 

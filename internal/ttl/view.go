@@ -18,7 +18,9 @@ const barWidth = 40
 // estimates.
 func (r *Result) WriteText(w io.Writer, th *report.Theme) error {
 	how := "exact quantiles"
-	if r.anySketch() {
+	if r.anySketch() && r.Sketch.ExactMax == 0 {
+		how = fmt.Sprintf("quantiles from a DDSketch (±%.1f%%)", 100*r.Sketch.RelativeAccuracy)
+	} else if r.anySketch() {
 		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above", count(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
 	}
 	if r.IncludeWait {
