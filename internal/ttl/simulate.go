@@ -27,15 +27,25 @@ type SimulateOptions struct {
 // and the seed's safe flow under the measured TTL.
 var DefaultSimProfiles = []string{"lock-only", "lock-check", "safe"}
 
-// Simulation is one job type's estimate under its current TTL.
+// Simulation is one job type's estimate under its current TTL and, for
+// comparison, under the recommended one.
 type Simulation struct {
-	Jobs           int           `json:"jobs"`
-	DupRate        float64       `json:"dup_rate"`
-	CrashRate      float64       `json:"crash_rate"`
-	AckTimeoutMS   int64         `json:"ack_timeout_ms"`
-	Seed           uint64        `json:"seed"`
+	Jobs         int     `json:"jobs"`
+	DupRate      float64 `json:"dup_rate"`
+	CrashRate    float64 `json:"crash_rate"`
+	AckTimeoutMS int64   `json:"ack_timeout_ms"`
+	Seed         uint64  `json:"seed"`
+	Current      SimTTL  `json:"current"`
+	// Recommended is absent when it equals the current TTL.
+	Recommended *SimTTL `json:"recommended,omitempty"`
+}
+
+// SimTTL is the estimate under one TTL.
+type SimTTL struct {
+	TTLMS          float64       `json:"ttl_ms"`
 	PLongerThanTTL float64       `json:"p_duration_above_ttl"`
 	Profiles       []sim.RiskRow `json:"profiles"`
+	ttl            time.Duration
 }
 
 // simSamples is how many points of a job type's distribution the
@@ -43,7 +53,8 @@ type Simulation struct {
 const simSamples = 10_000
 
 // Simulate estimates duplicates per million jobs for every job type with
-// a TTL and enough runs, adding the estimates to res and findings to rep.
+// a TTL and enough runs, adding the estimates to res and findings (for
+// the current TTL) to rep.
 func Simulate(ctx context.Context, res *Result, rep *findings.Report, o SimulateOptions) error {
 	rep.Check(sim.RuleRiskDuplicates.Code)
 	meter := progress.Or(o.Progress)
@@ -57,15 +68,19 @@ func Simulate(ctx context.Context, res *Result, rep *findings.Report, o Simulate
 		if err != nil {
 			return fmt.Errorf("simulate %s: %w", js.JobType, err)
 		}
-		rr, err := sim.Risk(ctx, sim.RiskOptions{Duration: dist, LockTTL: max(js.ttl.Milliseconds(), 1), AckTimeout: o.AckTimeout.Milliseconds(),
-			Workers: 4, Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, Profiles: o.Profiles, Seed: o.Seed})
-		if err != nil {
+		js.Simulation = &Simulation{Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, AckTimeoutMS: o.AckTimeout.Milliseconds(), Seed: o.Seed}
+		if js.Simulation.Current, err = o.risk(ctx, dist, js.ttl); err != nil {
 			return fmt.Errorf("simulate %s: %w", js.JobType, err)
 		}
+		if js.recommended.Milliseconds() != js.ttl.Milliseconds() {
+			rec, err := o.risk(ctx, dist, js.recommended)
+			if err != nil {
+				return fmt.Errorf("simulate %s: %w", js.JobType, err)
+			}
+			js.Simulation.Recommended = &rec
+		}
 		meter.Add(1)
-		js.Simulation = &Simulation{Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, AckTimeoutMS: o.AckTimeout.Milliseconds(),
-			Seed: o.Seed, PLongerThanTTL: rr.PLongerThanTTL, Profiles: rr.Rows}
-		for _, row := range rr.Rows {
+		for _, row := range js.Simulation.Current.Profiles {
 			if row.DuplicatesPerM > 0 {
 				rep.Add(sim.RuleRiskDuplicates.New(js.JobType+" / profile "+row.Profile,
 					fmt.Sprintf("about %.0f duplicate side effects per million jobs under lock TTL %s", row.DuplicatesPerM, FormatDuration(js.ttl)),
@@ -75,6 +90,15 @@ func Simulate(ctx context.Context, res *Result, rep *findings.Report, o Simulate
 		}
 	}
 	return nil
+}
+
+func (o SimulateOptions) risk(ctx context.Context, dist sim.Dist, ttl time.Duration) (SimTTL, error) {
+	rr, err := sim.Risk(ctx, sim.RiskOptions{Duration: dist, LockTTL: max(ttl.Milliseconds(), 1), AckTimeout: o.AckTimeout.Milliseconds(),
+		Workers: 4, Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, Profiles: o.Profiles, Seed: o.Seed})
+	if err != nil {
+		return SimTTL{}, err
+	}
+	return SimTTL{TTLMS: msRound(ttl), PLongerThanTTL: rr.PLongerThanTTL, Profiles: rr.Rows, ttl: ttl}, nil
 }
 
 // points returns up to n durations that follow the series' distribution:

@@ -162,19 +162,26 @@ func (r *Result) writeSimulation(w io.Writer, th *report.Theme) error {
 		return nil
 	}
 	s := sims[0].Simulation
-	fmt.Fprintf(w, "\n%s %s jobs per job type and profile drawn from the measured durations, under each job type's TTL; %s delivered twice, %s crash mid-flow, seed %d\n",
+	fmt.Fprintf(w, "\n%s %s jobs per job type, TTL and profile drawn from the measured durations; %s delivered twice, %s crash mid-flow, seed %d\n",
 		th.Strong("simulated:"), count(int64(s.Jobs)), pct(s.DupRate), pct(s.CrashRate), s.Seed)
-	t := report.NewTable("JOB TYPE", "TTL", "PROFILE", "LOCK EXPIRIES/M", "DUPLICATES/M", "(95% UPPER)").AlignRight(1, 3, 4, 5)
+	t := report.NewTable("JOB TYPE", "TTL", "PROFILE", "LOCK EXPIRIES/M", "DUPLICATES/M", "(95% UPPER)").AlignRight(3, 4, 5)
 	for _, js := range sims {
-		for _, row := range js.Simulation.Profiles {
-			dup := fmt.Sprintf("%.0f", row.DuplicatesPerM)
-			if row.DuplicatesPerM > 0 {
-				dup = th.Severity(findings.Error, dup)
-			}
-			t.Row(js.JobType, FormatDuration(js.ttl), row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
+		simRows(t, th, js.JobType, "current", js.Simulation.Current)
+		if rec := js.Simulation.Recommended; rec != nil {
+			simRows(t, th, js.JobType, "recommended", *rec)
 		}
 	}
 	return t.Render(w)
+}
+
+func simRows(t *report.Table, th *report.Theme, jobType, which string, st SimTTL) {
+	for _, row := range st.Profiles {
+		dup := fmt.Sprintf("%.0f", row.DuplicatesPerM)
+		if row.DuplicatesPerM > 0 {
+			dup = th.Severity(findings.Error, dup)
+		}
+		t.Row(jobType, FormatDuration(st.ttl)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
+	}
 }
 
 func plural(n int, one, many string) string {
