@@ -143,7 +143,8 @@ func detectSep(b []byte) byte {
 func (t *csvTable) split(b []byte) [][]byte {
 	t.cells = t.cells[:0]
 	if t.sep == 0 {
-		return append(t.cells, b)
+		t.cells = append(t.cells, b)
+		return t.cells
 	}
 	if bytes.IndexByte(b, '"') >= 0 {
 		cr := csv.NewReader(bytes.NewReader(b))
@@ -160,7 +161,8 @@ func (t *csvTable) split(b []byte) [][]byte {
 	for {
 		i := bytes.IndexByte(b, t.sep)
 		if i < 0 {
-			return append(t.cells, b)
+			t.cells = append(t.cells, b)
+			return t.cells
 		}
 		t.cells = append(t.cells, b[:i])
 		b = b[i+1:]
