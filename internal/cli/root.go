@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/inspect"
+	"github.com/dupctl/dupctl/internal/cli/keys"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"os"
 	"os/signal"
@@ -158,6 +160,8 @@ check.` + exitStatusBlock,
 
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
+		audit.NewCmdAudit(f),
+		keys.NewCmdKeys(f),
 		inspect.NewCmdInspect(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),

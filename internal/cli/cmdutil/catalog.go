@@ -1,7 +1,9 @@
 package cmdutil
 
 import (
+	"github.com/dupctl/dupctl/internal/audit"
 	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/keys"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/ttl"
 )
@@ -9,5 +11,5 @@ import (
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), ttl.Rules())
+	return findings.NewCatalog(sim.Rules(), audit.Rules(), keys.Rules(), ttl.Rules())
 }

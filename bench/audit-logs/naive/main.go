@@ -1,0 +1,49 @@
+// Command naive is the straightforward Go program a user would write to
+// find duplicated side effects: encoding/json, one line at a time, a map
+// of idempotency keys of side_effect events. It is the benchmark's
+// baseline for `dupctl audit logs` (bench/audit-logs/run.sh).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+type line struct {
+	Event          string `json:"event"`
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+func main() {
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	seen := map[string]int{}
+	for sc.Scan() {
+		var l line
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		if l.Event == "side_effect" {
+			seen[l.IdempotencyKey]++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	dups := 0
+	for _, n := range seen {
+		if n > 1 {
+			dups++
+		}
+	}
+	fmt.Printf("%d duplicated side_effect keys of %d\n", dups, len(seen))
+}

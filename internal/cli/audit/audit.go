@@ -1,0 +1,18 @@
+// Package audit holds the `dupctl audit` commands.
+package audit
+
+import (
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/spf13/cobra"
+)
+
+// NewCmdAudit is `dupctl audit`: a group, one file per verb.
+func NewCmdAudit(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit <command>",
+		Short: "Find side effects that already ran twice, and why",
+		RunE:  cmdutil.GroupRunE,
+	}
+	cmd.AddCommand(NewCmdLogs(f, nil))
+	return cmd
+}

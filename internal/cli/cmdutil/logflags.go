@@ -1,0 +1,99 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/spf13/pflag"
+)
+
+// LogFlags are the flags of every command that reads structured logs:
+// field and event mapping, strictness.
+type LogFlags struct {
+	Fields  []string
+	Events  []string
+	Mapping string
+	Strict  bool
+}
+
+// Register adds the flags to fs.
+func (l *LogFlags) Register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&l.Fields, "field", nil, "map a field to a JSON path, e.g. businessKey=payload.orderId (repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
+	fs.StringArrayVar(&l.Events, "event", nil, "classify lines whose event name or message matches REGEX, e.g. side_effect='charged card' (repeatable)")
+	fs.StringVar(&l.Mapping, "mapping", "", "JSON file with field paths and event rules (see docs/audit-logs.md)")
+	fs.BoolVar(&l.Strict, "strict", false, "stop at the first line that is not a JSON object (default: count, sample and skip)")
+}
+
+// Compile builds the mapping from the flags (file first, then flags).
+func (l *LogFlags) Compile() (*logs.Mapping, error) {
+	var c logs.Config
+	if l.Mapping != "" {
+		f, err := os.Open(l.Mapping)
+		if err != nil {
+			return nil, exitcode.InputError(fmt.Errorf("--mapping: %w", err), "give a readable JSON mapping file")
+		}
+		defer f.Close()
+		if c, err = logs.LoadConfig(f); err != nil {
+			return nil, exitcode.InputError(fmt.Errorf("--mapping %s: %w", l.Mapping, err), "fix the file")
+		}
+	}
+	for _, v := range l.Fields {
+		if err := c.AddFieldFlag(v); err != nil {
+			return nil, exitcode.UsageErrorf("%v", err)
+		}
+	}
+	for _, v := range l.Events {
+		if err := c.AddEventFlag(v); err != nil {
+			return nil, exitcode.UsageErrorf("%v", err)
+		}
+	}
+	m, err := logs.Compile(c)
+	if err != nil {
+		return nil, exitcode.UsageErrorf("%v", err)
+	}
+	return m, nil
+}
+
+// LogSources expands file, glob and directory arguments ("-" is stdin,
+// spooled to a temporary file so that it can be read twice; the Factory
+// removes it when the command ends).
+func (f *Factory) LogSources(ctx context.Context, args []string) ([]logs.Source, error) {
+	srcs, err := logs.Expand(args, f.IO.In)
+	if err != nil {
+		return nil, exitcode.InputError(err, "give log files, directories, globs or - for stdin")
+	}
+	for i, s := range srcs {
+		if s.Rewindable() {
+			continue
+		}
+		sp, remove, err := logs.Spool(ctx, s, "")
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil, err
+			}
+			return nil, exitcode.UnavailableError(err, "set TMPDIR to a directory with room for the input")
+		}
+		f.AddCleanup(remove)
+		srcs[i] = sp
+	}
+	return srcs, nil
+}
+
+// LogError maps a scan error: a malformed line under --strict or an
+// unreadable file is bad input (exit 2).
+func LogError(err error) error {
+	var me *logs.MalformedError
+	if errors.As(err, &me) {
+		return exitcode.InputError(err, "fix or filter the line, or drop --strict to skip malformed lines")
+	}
+	var se *logs.SourceError
+	if errors.As(err, &se) {
+		return exitcode.InputError(err, "check the file")
+	}
+	return err
+}

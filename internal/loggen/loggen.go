@@ -1,0 +1,509 @@
+// Package loggen writes synthetic, seeded logs of a queue worker fleet for
+// dupctl's correctness tests and benchmarks: jobs flow through the seed's
+// worker core (receive, lock, idempotency check, claim, side effect,
+// commit, unlock, ack), with realistic noise (retries, lock contention,
+// DLQ, crashes that the idempotency layer absorbs) and injected incidents
+// of every duplicate cause, each labelled with the truth. The same seed
+// gives the same bytes.
+package loggen
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+)
+
+// Cause is the injected reason a side effect ran twice.
+type Cause string
+
+// The injected causes; they match the audit's cause names.
+const (
+	Redelivery    Cause = "redelivery"
+	LockExpiry    Cause = "lock-expiry"
+	LockKeyJobID  Cause = "lock-key-job-id"
+	UnlockNoToken Cause = "unlock-no-token"
+	UnstableKey   Cause = "unstable-key"
+	NonAtomic     Cause = "non-atomic-commit"
+	StaleCache    Cause = "stale-cache"
+	RaceNoLock    Cause = "race-no-lock"
+)
+
+// Causes lists every injectable cause.
+func Causes() []Cause {
+	return []Cause{Redelivery, LockExpiry, LockKeyJobID, UnlockNoToken, UnstableKey, NonAtomic, StaleCache, RaceNoLock}
+}
+
+// Dialect is a log layout.
+type Dialect string
+
+// The dialects: flat camelCase JSON, flat snake_case JSON, Spring Boot's
+// logstash-logback-encoder with the MDC nested under "mdc" and the event
+// only in the message text, and Go slog with grouped attributes.
+const (
+	Camel    Dialect = "camel"
+	Snake    Dialect = "snake"
+	Logstash Dialect = "logstash"
+	Slog     Dialect = "slog"
+)
+
+// Dialects lists them.
+func Dialects() []Dialect { return []Dialect{Camel, Snake, Logstash, Slog} }
+
+// Config shapes a generated log.
+type Config struct {
+	Seed    uint64
+	Jobs    int
+	Workers int
+	Dialect Dialect
+	// IncidentEvery injects one incident every N jobs, cycling through
+	// Causes (0: none, clean logs).
+	IncidentEvery int
+	// Lean drops the optional steps (claim, release, completed) to make
+	// small lines per job, for the large benchmark.
+	Lean bool
+	// Pad adds a filler attribute of this many bytes to each line (to
+	// reach a target line size).
+	Pad int
+	// Gap between job starts (default 20ms).
+	Gap time.Duration
+	// Skew shifts each worker's clock by up to ±Skew.
+	Skew  time.Duration
+	Start time.Time
+}
+
+// Truth is one injected duplicate.
+type Truth struct {
+	BusinessKey string
+	JobType     string
+	Cause       Cause
+}
+
+// Summary is what was written.
+type Summary struct {
+	Lines     int64
+	Bytes     int64
+	Incidents []Truth
+}
+
+// Out chooses where a worker's lines go (one writer for everything, or a
+// file per worker).
+type Out func(worker string) io.Writer
+
+// Single sends every line to w.
+func Single(w io.Writer) Out { return func(string) io.Writer { return w } }
+
+type ev struct {
+	t      time.Time
+	seq    int
+	worker string
+	kind   string
+	f      fields
+}
+
+type fields struct {
+	job, msg, order, idem, lockKey, token, jobType, errType, result, source string
+	ttl, attempt, durMs                                                     int
+	redelivered, noToken                                                    bool
+}
+
+type evHeap []*ev
+
+func (h evHeap) Len() int { return len(h) }
+func (h evHeap) Less(i, j int) bool {
+	if !h[i].t.Equal(h[j].t) {
+		return h[i].t.Before(h[j].t)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h evHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *evHeap) Push(x any)   { *h = append(*h, x.(*ev)) }
+func (h *evHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+type gen struct {
+	c       Config
+	rng     *rand.Rand
+	h       evHeap
+	seq     int
+	out     Out
+	sum     Summary
+	buf     []byte
+	skew    map[string]time.Duration
+	workers []string
+	msgN    int
+}
+
+var jobTypes = []string{"payment", "email", "settlement"}
+
+// Write generates the log.
+func Write(c Config, out Out) (Summary, error) {
+	if c.Workers <= 0 {
+		c.Workers = 8
+	}
+	if c.Gap <= 0 {
+		c.Gap = 20 * time.Millisecond
+	}
+	if c.Start.IsZero() {
+		c.Start = time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	}
+	if c.Dialect == "" {
+		c.Dialect = Camel
+	}
+	g := &gen{c: c, rng: rand.New(rand.NewPCG(c.Seed, c.Seed^0x9e3779b97f4a7c15)), out: out, skew: map[string]time.Duration{}}
+	for i := 1; i <= c.Workers; i++ {
+		w := fmt.Sprintf("worker-%d", i)
+		g.workers = append(g.workers, w)
+		if c.Skew > 0 {
+			g.skew[w] = time.Duration(g.rng.Int64N(int64(2*c.Skew))) - c.Skew
+		}
+	}
+	causes := Causes()
+	for i := 0; i < c.Jobs; i++ {
+		start := c.Start.Add(time.Duration(i) * c.Gap)
+		jt := jobTypes[i%len(jobTypes)]
+		order := fmt.Sprintf("ord-%07d", i+1)
+		if c.IncidentEvery > 0 && i%c.IncidentEvery == c.IncidentEvery/2 {
+			cause := causes[(i/c.IncidentEvery)%len(causes)]
+			g.incident(start, jt, order, cause)
+			g.sum.Incidents = append(g.sum.Incidents, Truth{BusinessKey: order, JobType: jt, Cause: cause})
+		} else {
+			g.clean(start, jt, order, i)
+		}
+		if err := g.flush(start); err != nil {
+			return g.sum, err
+		}
+	}
+	return g.sum, g.flush(time.Time{})
+}
+
+// flush writes every queued event before t (all of them when t is zero):
+// later jobs start after t, so nothing earlier can still arrive.
+func (g *gen) flush(t time.Time) error {
+	for g.h.Len() > 0 && (t.IsZero() || g.h[0].t.Before(t)) {
+		e := heap.Pop(&g.h).(*ev)
+		g.buf = g.render(g.buf[:0], e)
+		n, err := g.out(e.worker).Write(g.buf)
+		g.sum.Lines++
+		g.sum.Bytes += int64(n)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *gen) emit(t time.Time, worker, kind string, f fields) {
+	g.seq++
+	heap.Push(&g.h, &ev{t: t, seq: g.seq, worker: worker, kind: kind, f: f})
+}
+
+func (g *gen) worker() string { return g.workers[g.rng.IntN(len(g.workers))] }
+
+func (g *gen) otherWorker(not string) string {
+	for {
+		if w := g.worker(); w != not || len(g.workers) == 1 {
+			return w
+		}
+	}
+}
+
+func (g *gen) token() string { return fmt.Sprintf("%016x", g.rng.Uint64()) }
+
+func (g *gen) newMsg() (job, msg string) {
+	g.msgN++
+	return fmt.Sprintf("job-%08d", g.msgN), fmt.Sprintf("msg-%08x", g.rng.Uint32())
+}
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// run is one delivery processed by one worker.
+type run struct {
+	g              *gen
+	t              time.Time
+	w              string
+	base           fields
+	lockTTL        int // ms
+	useLock, check bool
+	claim          bool
+	cacheCheck     bool
+}
+
+func (g *gen) newRun(t time.Time, jt, order, job, msg string, attempt int) *run {
+	return &run{g: g, t: t, w: g.worker(), useLock: true, check: true, claim: !g.c.Lean, lockTTL: 30000,
+		base: fields{job: job, msg: msg, order: order, idem: jt + ":" + order, lockKey: "lock:" + jt + ":order:" + order, jobType: jt, attempt: attempt, redelivered: attempt > 1}}
+}
+
+func (r *run) step(d int, kind string, mod func(*fields)) {
+	r.t = r.t.Add(ms(d))
+	f := r.base
+	if mod != nil {
+		mod(&f)
+	}
+	r.g.emit(r.t, r.w, kind, f)
+}
+
+func (r *run) receive() { r.step(0, "received", nil) }
+
+func (r *run) lock() {
+	if !r.useLock {
+		return
+	}
+	r.base.token = r.g.token()
+	r.step(2, "lock_acquired", func(f *fields) { f.ttl = r.lockTTL })
+}
+
+func (r *run) checkMiss() {
+	if !r.check {
+		return
+	}
+	src := "db"
+	if r.cacheCheck {
+		src = "cache"
+	}
+	r.step(3, "idempotency_check", func(f *fields) { f.result, f.source = "miss", src })
+}
+
+func (r *run) effectCommit(effectAfter int) {
+	if r.claim {
+		r.step(2, "claimed", nil)
+	}
+	r.step(effectAfter, "side_effect", nil)
+	r.step(4, "committed", nil)
+}
+
+func (r *run) finish(start time.Time) {
+	if r.useLock && !r.g.c.Lean {
+		r.step(1, "lock_released", nil)
+	}
+	r.step(1, "acked", nil)
+	if !r.g.c.Lean {
+		d := int(r.t.Sub(start) / time.Millisecond)
+		r.step(0, "completed", func(f *fields) { f.durMs = d })
+	}
+}
+
+// clean writes one job that ends with exactly one side effect (or none,
+// for a dead-lettered job), with the noise a healthy fleet has.
+func (g *gen) clean(start time.Time, jt, order string, i int) {
+	job, msg := g.newMsg()
+	r := g.newRun(start, jt, order, job, msg, 1)
+	work := 20 + g.rng.IntN(400)
+	switch x := g.rng.IntN(100); {
+	case x < 4: // fails before the effect, retried, succeeds
+		r.receive()
+		r.lock()
+		r.checkMiss()
+		r.step(work/2, "failed", func(f *fields) { f.errType = pick(g.rng, "TimeoutError", "ConnectionReset", "UpstreamUnavailable") })
+		if r.useLock && !g.c.Lean {
+			r.step(1, "lock_released", nil)
+		}
+		r.step(1, "retry", nil)
+		r2 := g.newRun(r.t.Add(ms(2000)), jt, order, job, msg, 2)
+		g.happy(r2, r2.t, work)
+	case x < 5: // poison message: dead-lettered after 3 attempts
+		t := start
+		for a := 1; a <= 3; a++ {
+			ra := g.newRun(t, jt, order, job, msg, a)
+			ra.receive()
+			ra.step(3, "failed", func(f *fields) { f.errType = "ValidationError" })
+			if a < 3 {
+				ra.step(1, "retry", nil)
+			} else {
+				ra.step(1, "dead_lettered", nil)
+			}
+			t = ra.t.Add(ms(1000 * a))
+		}
+	case x < 7: // crash after commit before ack: the redelivery is caught
+		r.receive()
+		r.lock()
+		r.checkMiss()
+		r.effectCommit(work)
+		r.step(1, "crash", nil)
+		r2 := g.newRun(r.t.Add(ms(500)), jt, order, job, msg, 2)
+		r2.w = g.otherWorker(r.w)
+		r2.lockTTL = r.lockTTL
+		// The dead worker's lock is still there until its TTL runs out.
+		r2.receive()
+		r2.step(1, "lock_failed", nil)
+		r2.step(1, "retry", nil)
+		r3 := g.newRun(r.t.Add(ms(r.lockTTL+1000)), jt, order, job, msg, 3)
+		r3.receive()
+		r3.lock()
+		r3.step(3, "duplicate_caught", func(f *fields) { f.result = "hit"; f.source = "db" })
+		r3.finish(r3.t)
+	case x < 9: // a second message for the same order, caught by the lock then by idempotency
+		g.happy(r, start, work)
+		job2, msg2 := g.newMsg()
+		r2 := g.newRun(start.Add(ms(5)), jt, order, job2, msg2, 1)
+		r2.w = g.otherWorker(r.w)
+		r2.receive()
+		r2.step(1, "lock_failed", nil)
+		r2.step(1, "retry", nil)
+		r3 := g.newRun(start.Add(ms(work+3000)), jt, order, job2, msg2, 2)
+		r3.receive()
+		r3.lock()
+		r3.step(3, "duplicate_caught", func(f *fields) { f.result = "hit"; f.source = "db" })
+		r3.finish(r3.t)
+	case x < 10: // long job past its lock TTL, but nobody else came: no duplicate
+		r.lockTTL = 5000
+		g.happy(r, start, 6000+work)
+	default:
+		g.happy(r, start, work)
+	}
+}
+
+func (g *gen) happy(r *run, start time.Time, work int) {
+	r.receive()
+	r.lock()
+	r.checkMiss()
+	r.effectCommit(work)
+	r.finish(start)
+}
+
+func pick(rng *rand.Rand, s ...string) string { return s[rng.IntN(len(s))] }
+
+// incident writes one job whose side effect runs twice for cause c.
+func (g *gen) incident(start time.Time, jt, order string, c Cause) {
+	job, msg := g.newMsg()
+	r1 := g.newRun(start, jt, order, job, msg, 1)
+	work := 50 + g.rng.IntN(300)
+	switch c {
+	case Redelivery:
+		// No idempotency layer; the worker dies after the effect and the
+		// commit, before the ack; the redelivery runs the effect again.
+		r1.check = false
+		r1.claim = false
+		r1.receive()
+		r1.lock()
+		r1.effectCommit(work)
+		if !g.c.Lean {
+			r1.step(1, "lock_released", nil)
+		}
+		r1.step(1, "crash", nil)
+		r2 := g.newRun(r1.t.Add(ms(800)), jt, order, job, msg, 2)
+		r2.w = g.otherWorker(r1.w)
+		r2.check, r2.claim = false, false
+		g.happy(r2, r2.t, work)
+	case LockExpiry:
+		// Check-then-act without claim; the first run outlives its 5s
+		// lock; a second message for the order takes the lock and runs.
+		r1.lockTTL = 5000
+		r1.claim = false
+		r1.receive()
+		r1.lock()
+		r1.checkMiss()
+		job2, msg2 := g.newMsg()
+		r2 := g.newRun(start.Add(ms(6500)), jt, order, job2, msg2, 1)
+		r2.w = g.otherWorker(r1.w)
+		r2.claim = false
+		g.happy(r2, r2.t, 100)
+		r1.effectCommit(9000)
+		r1.finish(start)
+	case LockKeyJobID:
+		// The lock key is built from the job id: two messages for one
+		// order lock different keys and run together.
+		job2, msg2 := g.newMsg()
+		r2 := g.newRun(start.Add(ms(15)), jt, order, job2, msg2, 1)
+		r2.w = g.otherWorker(r1.w)
+		for _, r := range []*run{r1, r2} {
+			r.base.lockKey = "lock:job:" + r.base.job
+			r.claim = false
+		}
+		g.happy(r1, start, work+100)
+		g.happy(r2, r2.t, work)
+	case UnlockNoToken:
+		// A second message finds the lock busy but its deferred unlock
+		// deletes the holder's lock by key; its retry walks in.
+		r1.claim = false
+		r1.receive()
+		r1.lock()
+		r1.checkMiss()
+		job2, msg2 := g.newMsg()
+		w := g.newRun(start.Add(ms(20)), jt, order, job2, msg2, 1)
+		w.w = g.otherWorker(r1.w)
+		w.receive()
+		w.step(1, "lock_failed", nil)
+		w.step(1, "lock_released", func(f *fields) { f.noToken = true })
+		w.step(1, "retry", nil)
+		r3 := g.newRun(w.t.Add(ms(300)), jt, order, job2, msg2, 2)
+		r3.w = w.w
+		r3.claim = false
+		g.happy(r3, r3.t, 50)
+		r1.effectCommit(work + 1500)
+		r1.finish(start)
+	case UnstableKey:
+		// The key carries a per-attempt part; the worker crashes after the
+		// commit, the redelivery's new key is not found.
+		r1.base.idem = unstableKey(g, jt, order, 1, r1.t)
+		r1.receive()
+		r1.lock()
+		r1.checkMiss()
+		r1.effectCommit(work)
+		if !g.c.Lean {
+			r1.step(1, "lock_released", nil)
+		}
+		r1.step(1, "crash", nil)
+		r2 := g.newRun(r1.t.Add(ms(700)), jt, order, job, msg, 2)
+		r2.w = g.otherWorker(r1.w)
+		r2.base.idem = unstableKey(g, jt, order, 2, r2.t)
+		g.happy(r2, r2.t, work)
+	case NonAtomic:
+		// The effect runs outside the transaction that records it; the
+		// worker dies in between; the redelivery finds no record.
+		r1.claim = false
+		r1.receive()
+		r1.lock()
+		r1.checkMiss()
+		r1.step(work, "side_effect", nil)
+		r1.step(2, "crash", nil)
+		r2 := g.newRun(r1.t.Add(ms(r1.lockTTL+500)), jt, order, job, msg, 2)
+		r2.w = g.otherWorker(r1.w)
+		r2.claim = false
+		g.happy(r2, r2.t, work)
+	case StaleCache:
+		// "Already done?" is answered by a cache that lags the database.
+		r1.cacheCheck = true
+		r1.claim = false
+		g.happy(r1, start, work)
+		job2, msg2 := g.newMsg()
+		r2 := g.newRun(r1.t.Add(ms(400)), jt, order, job2, msg2, 1)
+		r2.w = g.otherWorker(r1.w)
+		r2.cacheCheck = true
+		r2.claim = false
+		g.happy(r2, r2.t, work)
+	case RaceNoLock:
+		// No lock, check-then-act: two messages for one order race.
+		job2, msg2 := g.newMsg()
+		r2 := g.newRun(start.Add(ms(10)), jt, order, job2, msg2, 1)
+		r2.w = g.otherWorker(r1.w)
+		for _, r := range []*run{r1, r2} {
+			r.useLock, r.claim = false, false
+			r.base.lockKey = ""
+		}
+		g.happy(r1, start, work)
+		g.happy(r2, r2.t, work)
+	}
+}
+
+// unstableKey varies the per-attempt part of the key by incident, so every
+// classifier class shows up.
+func unstableKey(g *gen, jt, order string, attempt int, t time.Time) string {
+	switch g.msgN % 4 {
+	case 0:
+		return fmt.Sprintf("%s:%s:%d", jt, order, attempt)
+	case 1:
+		return fmt.Sprintf("%s:%s:%d", jt, order, t.UnixMilli())
+	case 2:
+		u := g.rng.Uint64()
+		v := g.rng.Uint64()
+		return fmt.Sprintf("%s:%s:%08x-%04x-4%03x-%x%03x-%012x", jt, order, uint32(u), uint16(u>>32), uint16(u>>48)&0xfff, 8+(v>>62), uint16(v>>32)&0xfff, v&0xffffffffffff)
+	default:
+		return fmt.Sprintf("%s-%s-%s", jt, order, t.UTC().Format("20060102T150405.000"))
+	}
+}

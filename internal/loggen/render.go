@@ -1,0 +1,274 @@
+package loggen
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// render appends one JSON line for e in the configured dialect. Values
+// are plain ASCII, so they are written without escaping.
+func (g *gen) render(b []byte, e *ev) []byte {
+	t := e.t.Add(g.skew[e.worker])
+	switch g.c.Dialect {
+	case Snake:
+		b = g.renderSnake(b, t, e)
+	case Logstash:
+		b = g.renderLogstash(b, t, e)
+	case Slog:
+		b = g.renderSlog(b, t, e)
+	default:
+		b = g.renderCamel(b, t, e)
+	}
+	return append(b, '\n')
+}
+
+func str(b []byte, k, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	b = append(b, '"', ':', '"')
+	b = append(b, v...)
+	return append(b, '"')
+}
+
+func num(b []byte, k string, v int) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+func boolean(b []byte, k string, v bool) []byte {
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
+	return strconv.AppendBool(b, v)
+}
+
+func (g *gen) pad(b []byte, k string) []byte {
+	if g.c.Pad <= 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, k...)
+	b = append(b, '"', ':', '"')
+	for i := 0; i < g.c.Pad; i++ {
+		b = append(b, 'a'+byte(i%26))
+	}
+	return append(b, '"')
+}
+
+func level(kind string) string {
+	switch kind {
+	case "failed", "crash", "dead_lettered":
+		return "error"
+	case "lock_failed", "retry":
+		return "warn"
+	}
+	return "info"
+}
+
+// token returns the lock token to log: none for a plain DEL.
+func (f *fields) lockToken() string {
+	if f.noToken {
+		return ""
+	}
+	return f.token
+}
+
+func (g *gen) renderCamel(b []byte, t time.Time, e *ev) []byte {
+	f := &e.f
+	b = append(b, `{"ts":"`...)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = append(b, '"')
+	b = str(b, "level", level(e.kind))
+	b = str(b, "event", e.kind)
+	b = str(b, "jobId", f.job)
+	b = str(b, "messageId", f.msg)
+	b = str(b, "orderId", f.order)
+	b = str(b, "jobType", f.jobType)
+	b = str(b, "idempotencyKey", f.idem)
+	if strings.HasPrefix(e.kind, "lock") {
+		b = str(b, "lockKey", f.lockKey)
+		b = str(b, "lockToken", f.lockToken())
+	}
+	if f.ttl > 0 {
+		b = num(b, "lockTtlMs", f.ttl)
+	}
+	b = num(b, "attempt", f.attempt)
+	b = boolean(b, "redelivered", f.redelivered)
+	b = str(b, "consumerInstanceId", e.worker)
+	b = str(b, "result", f.result)
+	b = str(b, "checkSource", f.source)
+	b = str(b, "errorType", f.errType)
+	if f.durMs > 0 {
+		b = num(b, "durationMs", f.durMs)
+	}
+	b = g.pad(b, "note")
+	return append(b, '}')
+}
+
+// renderSnake is zap's production layout: epoch-seconds "ts", "msg",
+// snake_case fields.
+func (g *gen) renderSnake(b []byte, t time.Time, e *ev) []byte {
+	f := &e.f
+	b = append(b, `{"level":"`...)
+	b = append(b, level(e.kind)...)
+	b = append(b, `","ts":`...)
+	b = strconv.AppendFloat(b, float64(t.UnixMilli())/1e3, 'f', 3, 64)
+	b = str(b, "caller", "worker/handler.go:88")
+	b = str(b, "msg", strings.ReplaceAll(e.kind, "_", " "))
+	b = str(b, "event", e.kind)
+	b = str(b, "job_id", f.job)
+	b = str(b, "message_id", f.msg)
+	b = str(b, "order_id", f.order)
+	b = str(b, "job_type", f.jobType)
+	b = str(b, "idempotency_key", f.idem)
+	if strings.HasPrefix(e.kind, "lock") {
+		b = str(b, "lock_key", f.lockKey)
+		b = str(b, "lock_token", f.lockToken())
+	}
+	if f.ttl > 0 {
+		b = num(b, "lock_ttl_ms", f.ttl)
+	}
+	b = num(b, "attempt", f.attempt)
+	b = boolean(b, "redelivered", f.redelivered)
+	b = str(b, "consumer_instance_id", e.worker)
+	b = str(b, "result", f.result)
+	b = str(b, "check_source", f.source)
+	b = str(b, "error_type", f.errType)
+	if f.durMs > 0 {
+		b = num(b, "duration_ms", f.durMs)
+	}
+	b = g.pad(b, "note")
+	return append(b, '}')
+}
+
+// renderLogstash is Spring Boot's logstash-logback-encoder: @timestamp,
+// the event only in the message text, MDC nested under "mdc" as strings,
+// the host in HOSTNAME.
+func (g *gen) renderLogstash(b []byte, t time.Time, e *ev) []byte {
+	f := &e.f
+	b = append(b, `{"@timestamp":"`...)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05.000-07:00")
+	b = append(b, `","@version":"1"`...)
+	b = str(b, "message", logstashMessage(e))
+	b = str(b, "logger_name", "com.acme.jobs."+strings.ToUpper(f.jobType[:1])+f.jobType[1:]+"Worker")
+	b = str(b, "thread_name", "amqp-consumer-3")
+	b = str(b, "level", strings.ToUpper(level(e.kind)))
+	b = str(b, "HOSTNAME", e.worker)
+	b = append(b, `,"mdc":{"jobId":"`...)
+	b = append(b, f.job...)
+	b = append(b, '"')
+	b = str(b, "messaging.message.id", f.msg)
+	b = str(b, "orderId", f.order)
+	b = str(b, "jobType", f.jobType)
+	b = str(b, "idempotencyKey", f.idem)
+	if strings.HasPrefix(e.kind, "lock") {
+		b = str(b, "lockKey", f.lockKey)
+		b = str(b, "lockToken", f.lockToken())
+	}
+	if f.ttl > 0 {
+		b = str(b, "lockTtlMs", strconv.Itoa(f.ttl))
+	}
+	b = str(b, "attempt", strconv.Itoa(f.attempt))
+	b = str(b, "redelivered", strconv.FormatBool(f.redelivered))
+	b = str(b, "dedupResult", f.result)
+	b = str(b, "dedupSource", f.source)
+	b = str(b, "errorType", f.errType)
+	if f.durMs > 0 {
+		b = str(b, "durationMs", strconv.Itoa(f.durMs))
+	}
+	b = append(b, '}')
+	b = g.pad(b, "stack_hash")
+	return append(b, '}')
+}
+
+func logstashMessage(e *ev) string {
+	f := &e.f
+	switch e.kind {
+	case "received":
+		return "Received message " + f.msg + " for order " + f.order
+	case "lock_acquired":
+		return "Lock acquired " + f.lockKey
+	case "lock_failed":
+		return "Lock busy " + f.lockKey + ", requeueing"
+	case "lock_released":
+		return "Lock released " + f.lockKey
+	case "idempotency_check":
+		return "Idempotency check for " + f.idem
+	case "duplicate_caught":
+		return "Duplicate skipped: " + f.idem + " already processed"
+	case "claimed":
+		return "Reserved " + f.idem + " as PROCESSING"
+	case "side_effect":
+		switch f.jobType {
+		case "payment":
+			return "Charged payment for order " + f.order
+		case "email":
+			return "Email sent for order " + f.order
+		}
+		return "Side effect: settlement posted for order " + f.order
+	case "committed":
+		return "Committed status SUCCEEDED for " + f.idem
+	case "acked":
+		return "Acked message " + f.msg
+	case "retry":
+		return "Retry scheduled for message " + f.msg
+	case "failed":
+		return "Handler failed: " + f.errType
+	case "dead_lettered":
+		return "Dead-lettered message " + f.msg
+	case "crash":
+		return "Worker crashed: killed by OOM"
+	case "completed":
+		return "Job completed"
+	}
+	return e.kind
+}
+
+// renderSlog is Go log/slog's JSON handler with groups: the event is the
+// message, durations are nanoseconds.
+func (g *gen) renderSlog(b []byte, t time.Time, e *ev) []byte {
+	f := &e.f
+	b = append(b, `{"time":"`...)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	b = str(b, "level", strings.ToUpper(level(e.kind)))
+	b = str(b, "msg", e.kind)
+	b = str(b, "worker", e.worker)
+	b = append(b, `,"job":{"id":"`...)
+	b = append(b, f.job...)
+	b = append(b, '"')
+	b = str(b, "type", f.jobType)
+	b = append(b, `},"order":{"id":"`...)
+	b = append(b, f.order...)
+	b = append(b, `"}`...)
+	b = append(b, `,"messaging":{"message":{"id":"`...)
+	b = append(b, f.msg...)
+	b = append(b, `"}}`...)
+	b = str(b, "idempotency_key", f.idem)
+	if strings.HasPrefix(e.kind, "lock") {
+		b = append(b, `,"lock":{"key":"`...)
+		b = append(b, f.lockKey...)
+		b = append(b, '"')
+		b = str(b, "token", f.lockToken())
+		if f.ttl > 0 {
+			b = num(b, "ttl", f.ttl*1e6)
+		}
+		b = append(b, '}')
+	}
+	b = num(b, "attempt", f.attempt)
+	b = boolean(b, "redelivered", f.redelivered)
+	b = str(b, "result", f.result)
+	b = str(b, "source", f.source)
+	b = str(b, "error_type", f.errType)
+	if f.durMs > 0 {
+		b = num(b, "duration", f.durMs*1e6)
+	}
+	b = g.pad(b, "note")
+	return append(b, '}')
+}

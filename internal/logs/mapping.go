@@ -1,0 +1,546 @@
+package logs
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Field is one normalized field of an Event.
+type Field uint8
+
+// The normalized fields. Raw text of numeric fields (Attempt, LockTTL,
+// Duration, Timestamp) is kept too, for display.
+const (
+	EventName Field = iota
+	Message
+	Timestamp
+	JobID
+	MessageID
+	BusinessKey
+	IdempotencyKey
+	LockKey
+	LockToken
+	LockTTL
+	Attempt
+	RetryCount
+	Redelivered
+	Consumer
+	JobType
+	Destination
+	Duration
+	ErrorType
+	ErrorText
+	Level
+	Result
+	CacheHit
+	CheckSource
+	DeliveryTag
+	PayloadHash
+	Status
+	NumFields
+)
+
+// fieldSpec is a field's canonical name and its built-in aliases, best
+// first. Each alias also matches in camelCase, PascalCase, snake_case,
+// dotted, kebab-case and SCREAMING_SNAKE forms, with a trailing ID/TTL in
+// capitals, and inside MDC/context containers.
+type fieldSpec struct {
+	name    string
+	aliases []string
+}
+
+var fieldSpecs = [NumFields]fieldSpec{
+	EventName: {"event", []string{"event", "eventName", "event.name", "event.action", "evt", "action", "eventType", "event.type"}},
+	Message:   {"message", []string{"msg", "message", "@message", "body", "log.message"}},
+	// time: slog; ts: zap (epoch seconds); @timestamp: logstash.
+	Timestamp:      {"timestamp", []string{"@timestamp", "timestamp", "time", "ts", "t", "timeUnixNano", "observedTimeUnixNano", "date", "datetime", "eventTime", "createdAt", "insertedAt", "receivedAt"}},
+	JobID:          {"jobId", []string{"jobId", "job.id", "taskId", "task.id", "jid"}},
+	MessageID:      {"messageId", []string{"messaging.message.id", "messageId", "message.id", "msgId", "JMSMessageID", "amqp.messageId"}},
+	BusinessKey:    {"businessKey", []string{"businessKey", "orderId", "order.id", "entityId", "aggregateId", "accountId", "merchantId", "paymentId", "customerId", "messaging.message.conversation_id", "messaging.kafka.message.key", "messaging.rocketmq.message.keys", "correlationId"}},
+	IdempotencyKey: {"idempotencyKey", []string{"idempotencyKey", "Idempotency-Key", "idempotency", "idemKey", "idempotencyId", "dedupKey", "dedupeKey", "deduplicationId", "requestKey"}},
+	LockKey:        {"lockKey", []string{"lockKey", "lock.key", "lockName", "lock.name", "lock", "mutexKey"}},
+	LockToken:      {"lockToken", []string{"lockToken", "lock.token", "fencingToken", "lockValue", "lockOwner"}},
+	LockTTL:        {"lockTtl", []string{"lockTtl", "lock.ttl", "lockTtlMs", "lockTtlMillis", "lockTtlSeconds", "lockTimeout", "lockLease", "lockLeaseMs", "leaseMs", "ttlMs", "ttl"}},
+	Attempt:        {"attempt", []string{"attempt", "attemptNumber", "attempts", "deliveryCount", "deliveryAttempt", "messaging.servicebus.message.delivery_count", "messaging.gcp_pubsub.message.delivery_attempt", "ApproximateReceiveCount", "receiveCount", "tryNumber"}},
+	RetryCount:     {"retryCount", []string{"retryCount", "retries", "retry", "x-retry-count"}},
+	Redelivered:    {"redelivered", []string{"redelivered", "isRedelivered", "redelivery", "JMSRedelivered", "messaging.rabbitmq.message.redelivered"}},
+	Consumer:       {"consumerInstanceId", []string{"consumerInstanceId", "consumerId", "consumer", "workerId", "worker", "instanceId", "instance", "service.instance.id", "messaging.client.id", "messaging.client_id", "k8s.pod.name", "pod", "host.name", "hostname", "HOSTNAME", "host", "process.pid", "pid"}},
+	JobType:        {"jobType", []string{"jobType", "job.type", "jobName", "taskType", "taskName", "task", "handler", "operation", "messaging.destination.name", "queue"}},
+	Destination:    {"destination", []string{"messaging.destination.name", "destination", "queue", "queueName", "routingKey", "messaging.rabbitmq.destination.routing_key", "topic"}},
+	Duration:       {"duration", []string{"duration", "durationMs", "durationMillis", "durationSeconds", "durationNs", "elapsed", "elapsedMs", "latency", "latencyMs", "took", "tookMs", "jobDuration", "jobDurationMs"}},
+	ErrorType:      {"errorType", []string{"error.type", "errorType", "exception.type", "errorClass", "exceptionClass", "errorKind", "errorCode"}},
+	ErrorText:      {"error", []string{"error", "err", "error.message", "exception.message", "errorMessage", "stack_trace"}},
+	Level:          {"level", []string{"level", "severity", "lvl", "log.level", "severityText"}},
+	Result:         {"result", []string{"result", "outcome", "checkResult", "dedupResult", "found", "alreadyProcessed"}},
+	CacheHit:       {"cacheHit", []string{"cache.hit", "cacheHit"}},
+	CheckSource:    {"checkSource", []string{"checkSource", "dedupSource", "statusSource", "source", "store"}},
+	DeliveryTag:    {"deliveryTag", []string{"deliveryTag", "messaging.rabbitmq.message.delivery_tag", "messaging.gcp_pubsub.message.ack_id", "receiptHandle", "ackId"}},
+	PayloadHash:    {"payloadHash", []string{"payloadHash", "payload.hash", "payloadDigest", "requestHash", "bodyHash", "payloadFingerprint"}},
+	Status:         {"status", []string{"status", "jobStatus", "state"}},
+}
+
+// Name is the field's canonical name.
+func (f Field) String() string {
+	if f < NumFields {
+		return fieldSpecs[f].name
+	}
+	return fmt.Sprintf("field(%d)", uint8(f))
+}
+
+// FieldNames lists the canonical field names.
+func FieldNames() []string {
+	out := make([]string, NumFields)
+	for i := range out {
+		out[i] = fieldSpecs[i].name
+	}
+	return out
+}
+
+// ParseField reads a canonical field name in any spelling (business_key,
+// businessKey), plus a few obvious synonyms (orderId, worker, time).
+func ParseField(s string) (Field, bool) {
+	n := normName(s)
+	for i, sp := range fieldSpecs {
+		if normName(sp.name) == n {
+			return Field(i), true
+		}
+	}
+	switch n { // common synonyms of canonical names
+	case "orderid", "business", "key":
+		return BusinessKey, true
+	case "consumer", "worker", "instance", "instanceid":
+		return Consumer, true
+	case "time", "ts":
+		return Timestamp, true
+	case "msg":
+		return Message, true
+	}
+	return 0, false
+}
+
+// containers hold MDC-like fields one level down: logstash's "mdc",
+// OpenTelemetry's "attributes" and "resource", zap/logrus "fields", ...
+var containers = map[string]bool{
+	"mdc": true, "MDC": true, "context": true, "ctx": true, "fields": true, "@fields": true,
+	"attributes": true, "attrs": true, "labels": true, "extra": true, "data": true, "kv": true,
+	"tags": true, "properties": true, "props": true, "args": true, "resource": true, "attr": true,
+}
+
+// unit says how a bare number of a duration field is read.
+type unit uint8
+
+const (
+	unitAuto unit = iota // field name gives no unit: see parseDuration
+	unitNs
+	unitUs
+	unitMs
+	unitS
+)
+
+type slot struct {
+	field Field
+	rank  uint16 // lower wins when several aliases are present
+	unit  unit
+}
+
+// Mapping is a compiled field and event mapping. It is safe for
+// concurrent use.
+type Mapping struct {
+	paths  map[string]slot
+	names  map[string]Kind // normalized event names
+	rules  []eventRule     // user rules, tried first on name and message
+	defMsg []eventRule     // built-in message rules
+}
+
+type eventRule struct {
+	kind Kind
+	re   *regexp.Regexp
+}
+
+// Config is the user's mapping: a JSON file (--mapping) and the --field
+// and --event flags.
+type Config struct {
+	// Fields replaces a field's built-in aliases with these JSON paths
+	// (dotted: "payload.order.id" matches nested objects and dotted keys).
+	Fields map[string][]string `json:"fields"`
+	// Events adds regular expressions per kind, tried on the event name
+	// and the message text before the built-in rules.
+	Events map[string][]string `json:"events"`
+	// EventNames adds exact event names per kind.
+	EventNames map[string][]string `json:"eventNames"`
+}
+
+// LoadConfig reads a JSON mapping file.
+func LoadConfig(r io.Reader) (Config, error) {
+	var c Config
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("mapping file: %w (want {\"fields\": {\"businessKey\": [\"order.id\"]}, \"events\": {\"side_effect\": [\"REGEX\"]}, \"eventNames\": {...}})", err)
+	}
+	return c, nil
+}
+
+// AddFieldFlag adds one --field name=path.
+func (c *Config) AddFieldFlag(s string) error {
+	name, path, ok := strings.Cut(s, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("--field %q: want name=json.path, e.g. businessKey=payload.orderId", s)
+	}
+	if _, ok := ParseField(name); !ok {
+		return fmt.Errorf("--field %q: unknown field %q: want one of %s", s, name, strings.Join(FieldNames(), ", "))
+	}
+	if c.Fields == nil {
+		c.Fields = map[string][]string{}
+	}
+	c.Fields[name] = append(c.Fields[name], strings.TrimPrefix(path, "$."))
+	return nil
+}
+
+// AddEventFlag adds one --event kind=REGEX.
+func (c *Config) AddEventFlag(s string) error {
+	name, re, ok := strings.Cut(s, "=")
+	if !ok || name == "" || re == "" {
+		return fmt.Errorf("--event %q: want kind=REGEX, e.g. side_effect='charged card'", s)
+	}
+	if c.Events == nil {
+		c.Events = map[string][]string{}
+	}
+	c.Events[name] = append(c.Events[name], re)
+	return nil
+}
+
+// Merge adds o's entries to c (flags after the file).
+func (c *Config) Merge(o Config) {
+	for _, m := range []struct {
+		dst *map[string][]string
+		src map[string][]string
+	}{{&c.Fields, o.Fields}, {&c.Events, o.Events}, {&c.EventNames, o.EventNames}} {
+		for k, v := range m.src {
+			if *m.dst == nil {
+				*m.dst = map[string][]string{}
+			}
+			(*m.dst)[k] = append((*m.dst)[k], v...)
+		}
+	}
+}
+
+// Compile builds the mapping: built-ins with the config applied.
+func Compile(c Config) (*Mapping, error) {
+	m := &Mapping{paths: map[string]slot{}, names: map[string]Kind{}}
+	overridden := map[Field][]string{}
+	for name, paths := range c.Fields {
+		f, ok := ParseField(name)
+		if !ok {
+			return nil, fmt.Errorf("mapping: unknown field %q: want one of %s", name, strings.Join(FieldNames(), ", "))
+		}
+		for _, p := range paths {
+			if strings.TrimSpace(p) == "" {
+				return nil, fmt.Errorf("mapping: empty path for field %s", name)
+			}
+		}
+		overridden[f] = append(overridden[f], paths...)
+	}
+	// Built-ins first, so an override of one field can claim a path that
+	// another field's alias also uses.
+	for i := range fieldSpecs {
+		f := Field(i)
+		if _, ok := overridden[f]; ok {
+			continue
+		}
+		for r, a := range fieldSpecs[i].aliases {
+			for _, v := range spellings(a) {
+				m.add(v, slot{field: f, rank: uint16(r), unit: unitOf(v)}, false)
+			}
+		}
+	}
+	for f, paths := range overridden {
+		for r, p := range paths {
+			// An explicit path is taken as written, in every spelling of
+			// its last segment, and beats any alias.
+			m.add(p, slot{field: f, rank: uint16(r), unit: unitOf(p)}, true)
+		}
+	}
+	for k, names := range defaultEventNames {
+		for _, n := range names {
+			m.names[normName(n)] = k
+		}
+	}
+	for kind, names := range c.EventNames {
+		k, ok := ParseKind(kind)
+		if !ok {
+			return nil, fmt.Errorf("mapping: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
+		}
+		for _, n := range names {
+			m.names[normName(n)] = k
+		}
+	}
+	kinds := make([]string, 0, len(c.Events))
+	for kind := range c.Events {
+		kinds = append(kinds, kind)
+	}
+	slices.Sort(kinds) // deterministic rule order
+	for _, kind := range kinds {
+		k, ok := ParseKind(kind)
+		if !ok {
+			return nil, fmt.Errorf("--event: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
+		}
+		for _, expr := range c.Events[kind] {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("--event %s=%s: %w", kind, expr, err)
+			}
+			m.rules = append(m.rules, eventRule{k, re})
+		}
+	}
+	m.defMsg = defaultMessageRules
+	return m, nil
+}
+
+// Default is the built-in mapping.
+func Default() *Mapping {
+	m, err := Compile(Config{})
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func (m *Mapping) add(path string, s slot, explicit bool) {
+	if explicit {
+		s.rank = 0
+		m.paths[path] = s
+		return
+	}
+	if old, ok := m.paths[path]; ok && old.rank <= s.rank {
+		return // an earlier, better alias of some field keeps the path
+	}
+	m.paths[path] = s
+}
+
+// lookup finds the slot of a dotted path, directly or inside containers.
+func (m *Mapping) lookup(path []byte) (slot, bool) {
+	if s, ok := m.paths[string(path)]; ok {
+		return s, true
+	}
+	// Strip leading containers (mdc., attributes., resource.attributes.).
+	p := path
+	for {
+		i := indexDot(p)
+		if i < 0 || !containers[string(p[:i])] {
+			return slot{}, false
+		}
+		p = p[i+1:]
+		if s, ok := m.paths[string(p)]; ok {
+			s.rank += 500 // a top-level field wins over a container's
+			return s, true
+		}
+	}
+}
+
+func indexDot(b []byte) int {
+	for i, c := range b {
+		if c == '.' {
+			return i
+		}
+	}
+	return -1
+}
+
+// unitOf reads a duration unit from a field name's suffix.
+func unitOf(name string) unit {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(n, "ms") || strings.HasSuffix(n, "millis") || strings.HasSuffix(n, "milliseconds"):
+		return unitMs
+	case strings.HasSuffix(n, "ns") || strings.HasSuffix(n, "nanos") || strings.HasSuffix(n, "nanoseconds") || strings.HasSuffix(n, "unixnano"):
+		return unitNs
+	case strings.HasSuffix(n, "us") || strings.HasSuffix(n, "micros") || strings.HasSuffix(n, "microseconds"):
+		return unitUs
+	case strings.HasSuffix(n, "seconds") || strings.HasSuffix(n, "secs") || strings.HasSuffix(n, "_s") || strings.HasSuffix(n, "sec"):
+		return unitS
+	}
+	return unitAuto
+}
+
+// words splits camelCase, snake_case, dotted and kebab names.
+func words(s string) []string {
+	var out []string
+	var cur []rune
+	rs := []rune(s)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '.' || r == '-' || r == ' ':
+			flush()
+		case unicode.IsUpper(r) && len(cur) > 0 && (unicode.IsLower(cur[len(cur)-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
+}
+
+// spellings returns an alias as written and in the usual case styles. A
+// name with dots keeps its dots (OpenTelemetry names are exact) and adds
+// the camel/snake forms of its last segment only when it is not a
+// namespaced attribute.
+func spellings(a string) []string {
+	set := []string{a}
+	if strings.HasPrefix(a, "messaging.") || strings.HasPrefix(a, "@") || strings.Contains(a, "-") && strings.ToUpper(a[:1]) == a[:1] {
+		return set
+	}
+	w := words(a)
+	if len(w) == 0 {
+		return set
+	}
+	title := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+	camel, pascal := w[0], title(w[0])
+	for _, x := range w[1:] {
+		camel += title(x)
+		pascal += title(x)
+	}
+	set = append(set, camel, pascal,
+		strings.Join(w, "_"), strings.Join(w, "."), strings.Join(w, "-"),
+		strings.ToUpper(strings.Join(w, "_")))
+	if last := w[len(w)-1]; len(w) > 1 && len(last) <= 3 {
+		// jobID, lockTTL, messageID
+		up := w[0]
+		for _, x := range w[1 : len(w)-1] {
+			up += title(x)
+		}
+		set = append(set, up+strings.ToUpper(last))
+	}
+	slices.Sort(set)
+	return slices.Compact(set)
+}
+
+// normName folds an event or kind name: lower case, letters and digits
+// only, so side_effect, side-effect, sideEffect and SIDE.EFFECT agree.
+func normName(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			b = append(b, c)
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		}
+	}
+	return string(b)
+}
+
+// normNameInto is normName into a scratch buffer (no allocation).
+func normNameInto(dst []byte, s string) []byte {
+	dst = dst[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			dst = append(dst, c)
+		case c >= 'A' && c <= 'Z':
+			dst = append(dst, c+'a'-'A')
+		}
+	}
+	return dst
+}
+
+// defaultEventNames are the event-field values each kind is known by.
+var defaultEventNames = map[Kind][]string{
+	KindReceived:     {"received", "message_received", "job_received", "delivery", "delivered", "consume", "consumed", "job_started", "started", "start", "processing_started", "process", "dequeued", "picked_up"},
+	KindLockAcquired: {"lock_acquired", "lock_acquire", "acquired_lock", "lock_ok", "locked", "lock_obtained", "lock_granted", "lock_taken"},
+	KindLockFailed:   {"lock_failed", "lock_busy", "lock_not_acquired", "lock_contended", "lock_timeout", "lock_unavailable", "lock_denied"},
+	KindLockReleased: {"lock_released", "lock_release", "unlock", "unlocked", "released_lock", "lock_deleted", "lock_freed"},
+	KindCheck:        {"idempotency_check", "dedup_check", "dedupe_check", "status_check", "duplicate_check", "cache_check", "idempotency_lookup", "check"},
+	KindDuplicate:    {"duplicate_caught", "dedup_hit", "idempotency_hit", "already_processed", "duplicate_skipped", "skipped_duplicate", "duplicate", "idempotent_replay", "duplicate_detected", "skip_duplicate"},
+	KindClaimed:      {"claimed", "reserved", "idempotency_reserved", "claim", "status_processing", "marked_processing", "reservation"},
+	KindSideEffect:   {"side_effect", "effect", "side_effect_done", "side_effect_executed", "effect_applied", "charged", "payment_charged", "email_sent", "charge_created", "payment_captured"},
+	KindCommitted:    {"committed", "commit", "status_committed", "succeeded", "status_succeeded", "marked_succeeded", "marked_done", "status_saved", "result_saved"},
+	KindAcked:        {"acked", "ack", "message_acked", "acknowledged", "ack_sent"},
+	KindRetry:        {"retry", "retry_scheduled", "retrying", "requeued", "requeue", "nack", "nacked", "rejected", "redeliver"},
+	KindFailed:       {"failed", "job_failed", "handler_failed", "error", "exception", "processing_failed"},
+	KindDeadLettered: {"dead_lettered", "dlq", "sent_to_dlq", "dead_letter", "moved_to_dlq", "dlq_routed", "deadlettered"},
+	KindCrash:        {"crash", "crashed", "worker_crashed", "panic", "killed", "worker_killed", "oom_killed"},
+	KindCompleted:    {"completed", "done", "finished", "job_completed", "job_finished", "job_done", "success", "processed"},
+}
+
+// defaultMessageRules classify lines without an event field by their
+// message text, first match wins (failures before successes).
+var defaultMessageRules = func() []eventRule {
+	rs := []struct {
+		k  Kind
+		re string
+	}{
+		{KindLockFailed, `(?i)\block\b.*\b(busy|not acquired|failed|held by|contended|unavailable|denied)|could not (acquire|get|obtain) (the )?lock`},
+		{KindLockAcquired, `(?i)\block\b.*\b(acquired|obtained|granted|taken)\b|\bacquired (the )?lock\b`},
+		{KindLockReleased, `(?i)\block\b.*\b(released|deleted|freed)\b|\b(released|unlocked)\b.*\block\b|^unlock`},
+		{KindDuplicate, `(?i)\b(duplicate|already (processed|done|succeeded|handled)|idempotent replay|skipping duplicate)\b`},
+		{KindCheck, `(?i)\b(idempotency|dedup|status) (check|lookup)\b`},
+		{KindSideEffect, `(?i)\bside[ _-]?effect\b|\b(charged|captured) (the )?(card|payment)|\bpayment (charged|captured)\b|\bemail sent\b`},
+		{KindCommitted, `(?i)\b(committed|marked (as )?(succeeded|done)|status (set to |=)?succeeded)\b`},
+		{KindDeadLettered, `(?i)\b(dead[ -]?letter(ed)?|dlq)\b`},
+		{KindCrash, `(?i)\b(crash(ed)?|panic|killed|oom)\b`},
+		{KindRetry, `(?i)\b(retry(ing)?|requeu(e|ed)|nack(ed)?|redeliver)\b`},
+		{KindFailed, `(?i)\b(failed|error|exception)\b`},
+		{KindAcked, `(?i)\b(ack(ed|nowledged)?)\b`},
+		{KindClaimed, `(?i)\b(claimed|reserved|processing)\b`},
+		{KindCompleted, `(?i)\b(completed|finished|done|processed)\b`},
+		{KindReceived, `(?i)\b(received|consum(ed|ing)|delivered|dequeued|picked up|start(ed|ing) job)\b`},
+	}
+	out := make([]eventRule, len(rs))
+	for i, r := range rs {
+		out[i] = eventRule{r.k, regexp.MustCompile(r.re)}
+	}
+	return out
+}()
+
+// kindOf classifies a line from its event name (or message when it has
+// no event field).
+func (m *Mapping) kindOf(name, msg string, scratch []byte) (Kind, []byte) {
+	for _, r := range m.rules {
+		if (name != "" && r.re.MatchString(name)) || (msg != "" && r.re.MatchString(msg)) {
+			return r.kind, scratch
+		}
+	}
+	if name != "" {
+		scratch = normNameInto(scratch, name)
+		if k, ok := m.names[string(scratch)]; ok {
+			return k, scratch
+		}
+	}
+	text := msg
+	if name != "" && text == "" {
+		text = name // unknown event names still say something
+	}
+	if text == "" {
+		return KindOther, scratch
+	}
+	if name == "" && len(msg) <= 40 {
+		// slog and zap users often log the event as the message:
+		// logger.Info("lock_acquired", ...).
+		scratch = normNameInto(scratch, msg)
+		if k, ok := m.names[string(scratch)]; ok {
+			return k, scratch
+		}
+	}
+	for _, r := range m.defMsg {
+		if r.re.MatchString(text) {
+			return r.kind, scratch
+		}
+	}
+	return KindOther, scratch
+}

@@ -1,0 +1,431 @@
+package logs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/dupctl/dupctl/internal/progress"
+)
+
+// DefaultChunkSize is the unit of parallel parsing and of a selective
+// second pass.
+const DefaultChunkSize = 256 << 10
+
+// Options shape one scan.
+type Options struct {
+	Mapping *Mapping // nil: Default()
+	// Strict stops at the first malformed line.
+	Strict bool
+	// Workers parsing in parallel (0: every core).
+	Workers int
+	// ChunkSize in bytes (0: DefaultChunkSize). A second pass must use the
+	// same size to see the same chunk numbers.
+	ChunkSize int
+	// Parse, when set, says which chunks to parse; the others are read
+	// past (their lines still counted). Chunk numbers are global across
+	// sources and the same on every scan of the same input.
+	Parse func(chunk int) bool
+	// Progress receives bytes read.
+	Progress progress.Meter
+	// MaxSamples malformed lines to keep (0: 10).
+	MaxSamples int
+	// Only extracts just these fields (0: all), for a pass that needs
+	// few: the others stay empty and are not parsed.
+	Only FieldSet
+}
+
+// FieldSet is a set of fields.
+type FieldSet uint32
+
+// Fields makes a set.
+func Fields(fs ...Field) FieldSet {
+	var s FieldSet
+	for _, f := range fs {
+		s |= 1 << f
+	}
+	return s
+}
+
+// Sample is a malformed line, for the report.
+type Sample struct {
+	Source string `json:"source"`
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+	Text   string `json:"text"`
+}
+
+// Where is "file:line".
+func (s Sample) Where() string { return fmt.Sprintf("%s:%d", s.Source, s.Line) }
+
+// Stats describe what a scan read.
+type Stats struct {
+	Sources   int      `json:"sources"`
+	Bytes     int64    `json:"bytes"`
+	Lines     int64    `json:"lines"`
+	Events    int64    `json:"events"`
+	Malformed int64    `json:"malformed"`
+	Samples   []Sample `json:"malformed_samples"`
+	Chunks    int      `json:"chunks"`
+	Parsed    int      `json:"parsed_chunks"`
+}
+
+// SourceError is an input that could not be opened or read (a missing
+// file, a corrupt gzip stream).
+type SourceError struct {
+	Name, Op string
+	Err      error
+}
+
+func (e *SourceError) Error() string { return e.Op + " " + e.Name + ": " + e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// MalformedError is the error of a strict scan.
+type MalformedError struct{ Sample Sample }
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("%s: malformed line: %s", e.Sample.Where(), e.Sample.Reason)
+}
+
+type chunk struct {
+	seq       int // delivery order among parsed chunks
+	index     int // global chunk number
+	source    string
+	firstLine int64
+	data      []byte
+	buf       *[]byte // pooled backing store of data
+}
+
+type badLine struct {
+	line   int64
+	reason string
+	text   string
+}
+
+type batch struct {
+	seq    int
+	events []Event
+	bad    []badLine
+	c      *chunk
+}
+
+// Scan reads every source in order and calls fn for each line that is a
+// JSON object, in input order. fn's event borrows buffers (see Event).
+// An error from fn stops the scan and is returned.
+func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) error) (Stats, error) {
+	if o.Mapping == nil {
+		o.Mapping = Default()
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxSamples <= 0 {
+		o.MaxSamples = 10
+	}
+	meter := progress.Or(o.Progress)
+	var total int64
+	for _, s := range sources {
+		if n := s.Size(); n > 0 {
+			total += n
+		}
+	}
+	meter.SetTotal(total)
+	defer meter.Done()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := Stats{Sources: len(sources)}
+
+	pool := &sync.Pool{New: func() any { b := make([]byte, 0, o.ChunkSize); return &b }}
+	work := make(chan *chunk, o.Workers*2)
+	results := make(chan *batch, o.Workers*2)
+	readErr := make(chan error, 1)
+	var lineCount struct {
+		sync.Mutex
+		lines  int64
+		bytes  int64
+		chunks int
+	}
+	go func() {
+		defer close(work)
+		r := chunkReader{o: &o, pool: pool, work: work, meter: meter}
+		err := r.run(ctx, sources)
+		lineCount.Lock()
+		lineCount.lines, lineCount.bytes, lineCount.chunks = r.lines, r.bytes, r.index
+		lineCount.Unlock()
+		readErr <- err
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < o.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := &extractor{m: o.Mapping, only: o.Only}
+			for c := range work {
+				b := parseChunk(x, c)
+				select {
+				case results <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	err := deliver(ctx, results, &o, &st, pool, fn)
+	if err != nil {
+		cancel()
+		for range results { // let the workers finish
+		}
+		<-readErr
+		return st, err
+	}
+	if err := <-readErr; err != nil {
+		return st, err
+	}
+	lineCount.Lock()
+	st.Lines, st.Bytes, st.Chunks = lineCount.lines, lineCount.bytes, lineCount.chunks
+	lineCount.Unlock()
+	return st, ctx.Err()
+}
+
+// deliver hands batches to fn in sequence order.
+func deliver(ctx context.Context, results <-chan *batch, o *Options, st *Stats, pool *sync.Pool, fn func(*Event) error) error {
+	pending := map[int]*batch{}
+	next := 0
+	for b := range results {
+		pending[b.seq] = b
+		for {
+			b, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			st.Parsed++
+			if err := deliverBatch(b, o, st, fn); err != nil {
+				return err
+			}
+			pool.Put(b.c.buf)
+			batchPool.Put(b)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func deliverBatch(b *batch, o *Options, st *Stats, fn func(*Event) error) error {
+	bad := b.bad
+	for i := range b.events {
+		ev := &b.events[i]
+		if len(bad) > 0 && bad[0].line < ev.Line {
+			if err := noteBad(b, bad[0], o, st); err != nil {
+				return err
+			}
+			bad = bad[1:]
+		}
+		st.Events++
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	for _, bl := range bad {
+		if err := noteBad(b, bl, o, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func noteBad(b *batch, bl badLine, o *Options, st *Stats) error {
+	st.Malformed++
+	s := Sample{Source: b.c.source, Line: bl.line, Reason: bl.reason, Text: bl.text}
+	if o.Strict {
+		return &MalformedError{Sample: s}
+	}
+	if len(st.Samples) < o.MaxSamples {
+		st.Samples = append(st.Samples, s)
+	}
+	return nil
+}
+
+var batchPool = sync.Pool{New: func() any { return &batch{} }}
+
+// parseChunk parses every line of a chunk.
+func parseChunk(x *extractor, c *chunk) *batch {
+	b := batchPool.Get().(*batch)
+	b.seq, b.c = c.seq, c
+	b.events = b.events[:0]
+	b.bad = b.bad[:0]
+	data := c.data
+	line := c.firstLine
+	for len(data) > 0 {
+		var l []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			l, data = data, nil
+		}
+		n := line
+		line++
+		l = bytes.TrimRight(l, "\r")
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if len(b.events) == cap(b.events) {
+			b.events = append(b.events, Event{})[:len(b.events)]
+		}
+		b.events = b.events[:len(b.events)+1]
+		ev := &b.events[len(b.events)-1]
+		if err := x.line(l, ev); err != nil {
+			b.events = b.events[:len(b.events)-1]
+			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})
+			continue
+		}
+		ev.Source, ev.Line, ev.Chunk = c.source, n, c.index
+	}
+	return b
+}
+
+func reason(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "..."
+	}
+	return s
+}
+
+// snippet is the start of a bad line, valid UTF-8, for the report.
+func snippet(l []byte) string {
+	const max = 80
+	if len(l) > max {
+		l = l[:max]
+		for len(l) > 0 && !utf8.Valid(l) {
+			l = l[:len(l)-1]
+		}
+		return string(l) + "..."
+	}
+	return string(bytes.ToValidUTF8(l, []byte("?")))
+}
+
+// chunkReader cuts sources into chunks that end at a line boundary.
+type chunkReader struct {
+	o     *Options
+	pool  *sync.Pool
+	work  chan<- *chunk
+	meter progress.Meter
+	seq   int
+	index int
+	lines int64
+	bytes int64
+}
+
+func (r *chunkReader) run(ctx context.Context, sources []Source) error {
+	for _, s := range sources {
+		if err := r.source(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *chunkReader) source(ctx context.Context, s Source) error {
+	rc, err := s.Open(ctx)
+	if err != nil {
+		return &SourceError{Name: s.Name(), Op: "open", Err: unwrapPathErr(err)}
+	}
+	defer rc.Close()
+	in, closeZ, err := decode(&countingReader{r: rc, meter: r.meter, n: &r.bytes}, s.Name())
+	if err != nil {
+		return &SourceError{Name: s.Name(), Op: "read", Err: err}
+	}
+	defer closeZ()
+	var carry []byte
+	line := int64(1)
+	for {
+		bp := r.pool.Get().(*[]byte)
+		buf := append((*bp)[:0], carry...)
+		eof := false
+		// Fill up to the chunk size (not the buffer's capacity, so that
+		// every pass cuts the same chunks); while no newline is in, grow,
+		// so that a line of any length fits in one chunk. carry holds no
+		// newline, so only newly read bytes need looking at.
+		target := max(r.o.ChunkSize, len(buf)+1)
+		for {
+			if cap(buf) < target {
+				nb := make([]byte, len(buf), target)
+				copy(nb, buf)
+				buf = nb
+			}
+			n, err := io.ReadFull(in, buf[len(buf):target])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return &SourceError{Name: s.Name(), Op: "read", Err: err}
+			}
+			if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
+				break
+			}
+			target *= 2
+		}
+		cut := len(buf)
+		if !eof {
+			cut = bytes.LastIndexByte(buf, '\n') + 1
+		}
+		carry = append(carry[:0], buf[cut:]...)
+		data := buf[:cut]
+		*bp = buf
+		if len(data) > 0 {
+			nl := int64(bytes.Count(data, []byte{'\n'}))
+			if data[len(data)-1] != '\n' {
+				nl++
+			}
+			c := &chunk{index: r.index, source: s.Name(), firstLine: line, data: data, buf: bp}
+			r.index++
+			line += nl
+			r.lines += nl
+			if r.o.Parse == nil || r.o.Parse(c.index) {
+				c.seq = r.seq
+				r.seq++
+				select {
+				case r.work <- c:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			} else {
+				r.pool.Put(bp)
+			}
+		} else {
+			r.pool.Put(bp)
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+type countingReader struct {
+	r     io.Reader
+	meter progress.Meter
+	n     *int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	c.meter.Add(int64(n))
+	return n, err
+}
