@@ -47,12 +47,11 @@ func (o AnalyzeOptions) withDefaults() AnalyzeOptions {
 
 // Verdicts.
 const (
-	VerdictSafe      = "safe"
-	VerdictAtRisk    = "at-risk"
-	VerdictUnsafe    = "unsafe"
-	VerdictFewRuns   = "too-few-samples"
-	VerdictNoTTL     = "no-ttl"
-	VerdictNoRunsYet = "no-runs"
+	VerdictSafe    = "safe"
+	VerdictAtRisk  = "at-risk"
+	VerdictUnsafe  = "unsafe"
+	VerdictFewRuns = "too-few-samples"
+	VerdictNoTTL   = "no-ttl"
 )
 
 // Result is the JSON data of `inspect ttl`.
@@ -95,11 +94,12 @@ type JobStats struct {
 	P999MS        float64 `json:"p999_ms"`
 	MaxMS         float64 `json:"max_ms"`
 	// TTLMS is the lock TTL the job type is judged against (0: unknown),
-	// from TTLSource: flag, config or data; DistinctTTLs counts the TTLs
-	// runs carried when they differ.
-	TTLMS        float64 `json:"ttl_ms"`
-	TTLSource    string  `json:"ttl_source"`
-	DistinctTTLs int     `json:"distinct_ttls"`
+	// from TTLSource: flag, config or data; TTLsSeen are the TTLs the
+	// input gave its runs (logs' lockTtl, a ttl column), most common
+	// first.
+	TTLMS     float64    `json:"ttl_ms"`
+	TTLSource string     `json:"ttl_source"`
+	TTLsSeen  []TTLCount `json:"ttls_seen"`
 	// Outlived runs lasted longer than their TTL, of Judged runs that had
 	// one.
 	Outlived      int64   `json:"outlived"`
@@ -138,8 +138,10 @@ func (c *Collector) Analyze(o AnalyzeOptions) (*Result, *findings.Report) {
 	rep := &findings.Report{Command: "inspect ttl", Data: res}
 	rep.Check(codes()...)
 	names := make([]string, 0, len(c.types))
-	for n := range c.types {
-		names = append(names, n)
+	for n, s := range c.types {
+		if s.n > 0 { // a type whose every row was skipped
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	for _, n := range names {
@@ -160,10 +162,6 @@ func summarise(s *series, o AnalyzeOptions) JobStats {
 	if !js.Exact {
 		js.QuantileError = RelativeAccuracy
 	}
-	if s.n == 0 {
-		js.Verdict = VerdictNoRunsYet
-		return js
-	}
 	js.p50, js.p90, js.p95 = s.quantile(0.5), s.quantile(0.9), s.quantile(0.95)
 	js.p99, js.p999, js.max = s.quantile(0.99), s.quantile(0.999), s.max
 	js.MinMS, js.MeanMS, js.MaxMS = msRound(s.min), round3(s.sum/float64(s.n)), msRound(s.max)
@@ -172,7 +170,7 @@ func summarise(s *series, o AnalyzeOptions) JobStats {
 	if s.judged > 0 {
 		js.OutlivedShare = round6(float64(s.outlived) / float64(s.judged))
 	}
-	js.ttl, js.TTLSource, js.DistinctTTLs = s.ttl()
+	js.ttl, js.TTLSource, js.TTLsSeen = s.ttl()
 	js.TTLMS = msRound(js.ttl)
 	js.recommended = Recommend(s.quantile(o.Quantile), o.Buffer)
 	js.RecommendedTTLMS = msRound(js.recommended)
@@ -205,9 +203,6 @@ func summarise(s *series, o AnalyzeOptions) JobStats {
 
 // judge turns one job type's numbers into findings.
 func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
-	if js.Runs == 0 {
-		return nil
-	}
 	var out []findings.Finding
 	subject := js.JobType
 	ev := []string{js.quantileLine()}
@@ -251,8 +246,19 @@ func (js *JobStats) quantileLine() string {
 
 func (js *JobStats) ttlLine() string {
 	s := fmt.Sprintf("lock TTL %s (from %s)", FormatDuration(js.ttl), sourceText(js.TTLSource))
-	if js.DistinctTTLs > 1 {
-		s += fmt.Sprintf("; runs carried %d different TTLs, each run is judged against its own", js.DistinctTTLs)
+	if len(js.TTLsSeen) > 1 {
+		var parts []string
+		for i, tc := range js.TTLsSeen {
+			if i == 5 {
+				parts = append(parts, fmt.Sprintf("%d more", len(js.TTLsSeen)-5))
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s runs)", FormatDuration(tc.ttl), count(tc.Runs)))
+		}
+		s += "; runs carried different TTLs: " + strings.Join(parts, ", ")
+		if js.TTLSource == SourceData {
+			s += "; each run is judged against its own"
+		}
 	}
 	if js.p99 > 0 {
 		margin := js.ttl - js.p99

@@ -11,6 +11,7 @@
 package ttl
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -231,23 +232,29 @@ func newSketch() *ddsketch.DDSketch {
 	return sk
 }
 
+// TTLCount is a TTL the input gave runs, and how many.
+type TTLCount struct {
+	TTLMS float64 `json:"ttl_ms"`
+	Runs  int64   `json:"runs"`
+	ttl   time.Duration
+}
+
 // ttl is the job type's TTL and where it came from: configured, else the
-// TTL most runs carried.
-func (s *series) ttl() (time.Duration, string, int) {
-	if s.configured > 0 {
-		return s.configured, s.configSource, 0
-	}
-	var best time.Duration
-	var bestN int64
+// TTL most runs carried. seen lists the TTLs runs carried, most common
+// first.
+func (s *series) ttl() (ttl time.Duration, source string, seen []TTLCount) {
+	seen = []TTLCount{}
 	for t, k := range s.own {
-		if k > bestN || (k == bestN && t < best) {
-			best, bestN = t, k
-		}
+		seen = append(seen, TTLCount{TTLMS: msRound(t), Runs: k, ttl: t})
 	}
-	if best == 0 {
-		return 0, "", 0
+	slices.SortFunc(seen, func(a, b TTLCount) int { return cmp.Or(cmp.Compare(b.Runs, a.Runs), cmp.Compare(a.ttl, b.ttl)) })
+	switch {
+	case s.configured > 0:
+		return s.configured, s.configSource, seen
+	case len(seen) > 0:
+		return seen[0].ttl, SourceData, seen
 	}
-	return best, SourceData, len(s.own)
+	return 0, "", seen
 }
 
 // quantile returns the duration at q, by the "lower" rank q*(n-1) the

@@ -106,6 +106,9 @@ func (js *JobStats) writeHistogram(w io.Writer, th *report.Theme) {
 		note := ""
 		if js.Judged > 0 {
 			note = fmt.Sprintf("  %s runs (%s) outlived it", count(js.Outlived), pct(js.OutlivedShare))
+			if len(js.TTLsSeen) > 1 && js.TTLSource == SourceData {
+				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", count(js.Outlived), pct(js.OutlivedShare), len(js.TTLsSeen))
+			}
 		}
 		fmt.Fprintf(w, "  %s%s\n", th.Strong(line), note)
 	}

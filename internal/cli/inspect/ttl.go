@@ -14,6 +14,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/connect"
 	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/report"
 	"github.com/dupctl/dupctl/internal/ttl"
 	"github.com/dupctl/dupctl/internal/worker"
@@ -256,7 +257,7 @@ func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string
 	var err error
 	switch format {
 	case formatLogs:
-		err = exitcode.UsageErrorf("%s: structured logs are not supported yet", name)
+		_, err = ttl.ReadLogs(ctx, []logs.Source{logs.ReaderSource(name, br)}, logs.Options{Progress: meter}, o.Table.DefaultType, c)
 	default:
 		err = ttl.ReadCSV(ctx, br, name, o.Table, c, meter)
 	}
@@ -270,6 +271,9 @@ func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string
 // non-blank byte.
 func sniff(br *bufio.Reader) string {
 	head, _ := br.Peek(512)
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		return formatLogs // gzip: the log reader decompresses it
+	}
 	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
 		return formatLogs
 	}
