@@ -214,14 +214,51 @@ func (s *series) add(d, ttl, own time.Duration, exactMax int) {
 		s.exact = append(s.exact, d)
 		return
 	}
-	if s.sketch == nil {
-		s.sketch = newSketch()
-		for _, e := range s.exact {
-			s.sketch.Add(ms(e)) //nolint:errcheck // durations are finite and non-negative
-		}
-		s.exact = nil
-	}
+	s.spill()
 	s.sketch.Add(ms(d)) //nolint:errcheck
+}
+
+// merge folds o (the same job type read another way) into s: counts and
+// extremes add up, exact runs stay exact while they fit, else both go
+// into one sketch (DDSketches with the same mapping merge exactly).
+func (s *series) merge(o *series, exactMax int) {
+	s.n += o.n
+	s.min = min(s.min, o.min)
+	s.max = max(s.max, o.max)
+	s.sum += o.sum
+	s.outlived += o.outlived
+	s.judged += o.judged
+	for t, k := range o.own {
+		if s.own == nil {
+			s.own = map[time.Duration]int64{}
+		}
+		if _, ok := s.own[t]; ok || len(s.own) < maxDistinctTTLs {
+			s.own[t] += k
+		}
+	}
+	if s.sketch == nil && o.sketch == nil && len(s.exact)+len(o.exact) <= exactMax {
+		s.exact = append(s.exact, o.exact...)
+		return
+	}
+	s.spill()
+	if o.sketch != nil {
+		s.sketch.MergeWith(o.sketch) //nolint:errcheck // same mapping by construction
+	}
+	for _, e := range o.exact {
+		s.sketch.Add(ms(e)) //nolint:errcheck
+	}
+}
+
+// spill moves the exact runs into a new sketch.
+func (s *series) spill() {
+	if s.sketch != nil {
+		return
+	}
+	s.sketch = newSketch()
+	for _, e := range s.exact {
+		s.sketch.Add(ms(e)) //nolint:errcheck // durations are finite and non-negative
+	}
+	s.exact = nil
 }
 
 func newSketch() *ddsketch.DDSketch {

@@ -229,3 +229,31 @@ func distQ(name string) func(float64) float64 {
 	}
 	panic(name)
 }
+
+// Sketches merge: two halves folded together answer like one sketch of
+// the whole, and like the exact runs within the stated accuracy.
+func TestMergeSketches(t *testing.T) {
+	whole := loadDist(t, "heavytail", CollectOptions{ExactMax: -1}).types["heavytail"]
+	exact := loadDist(t, "heavytail", CollectOptions{}).types["heavytail"]
+	exact.sortExact()
+	a, b := &series{min: math.MaxInt64}, &series{min: math.MaxInt64}
+	for i, d := range exact.exact {
+		if i%2 == 0 {
+			a.add(d, 0, 0, 0)
+		} else {
+			b.add(d, 0, 0, 1_000_000)
+		}
+	}
+	a.merge(b, 0)
+	if a.n != distN || a.min != exact.min || a.max != exact.max {
+		t.Fatalf("merged n/min/max %d/%s/%s", a.n, a.min, a.max)
+	}
+	for _, q := range testQuantiles {
+		if got, want := a.quantile(q), whole.quantile(q); got != want {
+			t.Errorf("p%s merged %s, one sketch %s", quantileName(q), got, want)
+		}
+		if rel := math.Abs(float64(a.quantile(q)-exact.quantile(q))) / float64(exact.quantile(q)); rel > RelativeAccuracy+1e-9 {
+			t.Errorf("p%s merged %s vs exact %s", quantileName(q), a.quantile(q), exact.quantile(q))
+		}
+	}
+}

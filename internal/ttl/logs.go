@@ -29,7 +29,7 @@ func ReadLogs(ctx context.Context, sources []logs.Source, o logs.Options, defaul
 		defaultType = TableOptions{}.defaultType()
 	}
 	fields := NewCollector(c.opts)
-	p := &pairer{open: map[string]*openRun{}, c: c, fields: fields, defaultType: defaultType}
+	p := &pairer{open: map[string]*openRun{}, spans: map[string]bool{}, c: c, fields: fields, defaultType: defaultType}
 	st, err := logs.Scan(ctx, sources, o, p.event)
 	for _, s := range sources {
 		c.Source(s.Name())
@@ -46,8 +46,8 @@ func ReadLogs(ctx context.Context, sources []logs.Source, o logs.Options, defaul
 	p.unclosed()
 	// Durations from fields count only for job types without lock spans.
 	for name, s := range fields.types {
-		if spans, ok := c.types[name]; (!ok || spans.n == 0) && s.n > 0 {
-			c.types[name] = s
+		if !p.spans[name] && s.n > 0 {
+			c.series(name).merge(s, c.exact)
 		}
 	}
 	c.skipped.Rows += fields.skipped.Rows
@@ -71,6 +71,7 @@ type openRun struct {
 
 type pairer struct {
 	open        map[string]*openRun
+	spans       map[string]bool // job types with lock spans
 	c, fields   *Collector
 	defaultType string
 }
@@ -122,6 +123,7 @@ func (p *pairer) event(ev *logs.Event) error {
 				p.c.Skip(ev.Where() + ": release without a timestamp")
 				return nil
 			}
+			p.spans[r.jobType] = true
 			ttl := r.ttl
 			if ttl == 0 {
 				ttl = ev.LockTTL

@@ -81,3 +81,37 @@ func TestReadLogsConfiguredTTL(t *testing.T) {
 		t.Errorf("payment outlived %d, want 2 (20s and 45s > 10s)", pay.outlived)
 	}
 }
+
+// A CSV and logs into one collector: the logs' duration fields join the
+// CSV's runs of the same job type.
+func TestReadLogsAfterCSV(t *testing.T) {
+	c, err := readString(t, "email,5000\n", CollectOptions{}, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("worker.log", strings.NewReader(workerLog))}, logs.Options{}, "", c); err != nil {
+		t.Fatal(err)
+	}
+	assertRuns(t, c, map[string][]time.Duration{
+		"payment": {7 * time.Second, 20 * time.Second, 45 * time.Second},
+		"email":   {800 * time.Millisecond, 1200 * time.Millisecond, 5 * time.Second},
+	})
+}
+
+// Any log text pairs into consistent runs: never a negative duration,
+// never a crash.
+func FuzzReadLogs(f *testing.F) {
+	f.Add(workerLog)
+	f.Add(`{"event":"lock_acquired","lockKey":"k","ts":1}` + "\n" + `{"event":"lock_released","lockKey":"k","ts":0}` + "\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		c := NewCollector(CollectOptions{ExactMax: 2})
+		if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("f", strings.NewReader(in))}, logs.Options{Workers: 1}, "", c); err != nil {
+			return
+		}
+		for _, s := range c.types {
+			if s.n > 0 && (s.min < 0 || s.max < s.min || s.outlived > s.judged) {
+				t.Fatalf("inconsistent series %+v", s)
+			}
+		}
+	})
+}

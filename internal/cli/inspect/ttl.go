@@ -205,12 +205,8 @@ func runTTL(ctx context.Context, o *TTLOptions) error {
 		if err := o.readQuery(ctx, c); err != nil {
 			return err
 		}
-	} else {
-		for _, name := range o.Files {
-			if err := o.readFile(ctx, c, name); err != nil {
-				return err
-			}
-		}
+	} else if err := o.readFiles(ctx, c); err != nil {
+		return err
 	}
 	res, rep := c.Analyze(o.Analyze)
 	if res.Runs == 0 {
@@ -229,8 +225,32 @@ func runTTL(ctx context.Context, o *TTLOptions) error {
 	return o.Factory.Emit(ctx, report.Document{Report: rep, Text: res.WriteText})
 }
 
-// readFile reads one file (or stdin) as CSV or logs.
-func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string) error {
+// readFiles reads the CSV files one by one as they come, and every log
+// file in one scan, so a lock acquired in one file and released in the
+// next still pairs up.
+func (o *TTLOptions) readFiles(ctx context.Context, c *ttl.Collector) error {
+	var logSources []logs.Source
+	for _, name := range o.Files {
+		src, err := o.readFile(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		if src != nil {
+			logSources = append(logSources, src)
+		}
+	}
+	if len(logSources) == 0 {
+		return nil
+	}
+	meter := o.Factory.IO.StartProgress("inspect ttl logs", "bytes")
+	defer meter.Done()
+	_, err := ttl.ReadLogs(ctx, logSources, logs.Options{Progress: meter}, o.Table.DefaultType, c)
+	return inputError(ctx, err)
+}
+
+// readFile reads a CSV file (or stdin) now, or returns it as a log source
+// for the scan.
+func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string) (logs.Source, error) {
 	var r io.Reader
 	size := int64(-1)
 	if name == "-" {
@@ -238,7 +258,7 @@ func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string
 	} else {
 		fh, err := os.Open(name)
 		if err != nil {
-			return exitcode.InputError(fmt.Errorf("read %s: %w", name, unwrapPath(err)), "check the path")
+			return nil, exitcode.InputError(fmt.Errorf("read %s: %w", name, unwrapPath(err)), "check the path")
 		}
 		defer fh.Close()
 		if st, err := fh.Stat(); err == nil {
@@ -251,16 +271,22 @@ func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string
 	if format == formatAuto {
 		format = sniff(br)
 	}
+	if format == formatLogs {
+		if name == "-" {
+			return logs.ReaderSource(name, br), nil
+		}
+		src, err := logs.File(name)
+		return src, inputError(ctx, err)
+	}
 	meter := o.Factory.IO.StartProgress("inspect ttl "+name, "bytes")
 	defer meter.Done()
 	meter.SetTotal(size)
-	var err error
-	switch format {
-	case formatLogs:
-		_, err = ttl.ReadLogs(ctx, []logs.Source{logs.ReaderSource(name, br)}, logs.Options{Progress: meter}, o.Table.DefaultType, c)
-	default:
-		err = ttl.ReadCSV(ctx, br, name, o.Table, c, meter)
-	}
+	return nil, inputError(ctx, ttl.ReadCSV(ctx, br, name, o.Table, c, meter))
+}
+
+// inputError makes an error without an exit code of its own an input
+// error (exit 2); an interruption stays what it is.
+func inputError(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() == nil && exitcode.Of(err, 0) == 0 {
 		return exitcode.InputError(err, "")
 	}
