@@ -164,9 +164,11 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	stats := make(map[uint64]keyStat, 1<<16)
 	ma := newMetricsAcc()
 	res := &Result{ClockSkew: o.ClockSkew}
-	incidentHash := uint64(0)
+	var incidentHashes []uint64 // the key may be a business, idempotency, job or message key
 	if o.Incident != "" {
-		incidentHash = hashKey(seed, kBusiness, o.Incident)
+		for _, k := range []byte{kBusiness, kIdem, kJob, kMessage} {
+			incidentHashes = append(incidentHashes, hashKey(seed, k, o.Incident))
+		}
 	}
 	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress}
 	first := scan
@@ -221,8 +223,11 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 			mark(h, s)
 		}
 	}
-	if s, ok := stats[incidentHash]; ok && incidentHash != 0 {
-		mark(incidentHash, s)
+	for _, h := range incidentHashes {
+		if s, ok := stats[h]; ok {
+			mark(h, s)
+			break
+		}
 	}
 	stats = nil // the second pass needs only the chosen keys
 	groups := map[uint64]*group{}

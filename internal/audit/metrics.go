@@ -117,6 +117,8 @@ type typeAcc struct {
 // metricsAcc accumulates Metrics event by event.
 type metricsAcc struct {
 	types      map[string]*typeAcc
+	recent     [4]*typeAcc
+	next       int
 	byAttempt  []int64
 	errors     map[string]int64
 	deliveries int64
@@ -136,10 +138,25 @@ func (m *metricsAcc) typ(e *logs.Event) *typeAcc {
 	if name == "" {
 		name = e.Get(logs.Destination)
 	}
+	for _, t := range m.recent { // a log has few job types: skip the map
+		if t != nil && t.JobType == name {
+			return t
+		}
+	}
 	t, ok := m.types[name]
+	if ok {
+		m.recent[m.next%len(m.recent)] = t
+		m.next++
+	}
 	if !ok {
-		t = &typeAcc{JobTypeMetrics: JobTypeMetrics{JobType: name}}
-		m.types[string([]byte(name))] = t
+		if len(m.types) >= 1000 { // a job type per job would be no type
+			name = "(other)"
+			if t, ok = m.types[name]; ok {
+				return t
+			}
+		}
+		t = &typeAcc{JobTypeMetrics: JobTypeMetrics{JobType: string([]byte(name))}}
+		m.types[t.JobType] = t
 	}
 	return t
 }

@@ -79,42 +79,28 @@ func (f *fields) lockToken() string {
 	return f.token
 }
 
+// flatNames are a flat dialect's field names.
+type flatNames struct {
+	job, msg, order, jobType, idem, lockKey, lockToken, ttl, consumer, source, errType, dur string
+}
+
+var (
+	camelNames = flatNames{"jobId", "messageId", "orderId", "jobType", "idempotencyKey", "lockKey", "lockToken", "lockTtlMs", "consumerInstanceId", "checkSource", "errorType", "durationMs"}
+	snakeNames = flatNames{"job_id", "message_id", "order_id", "job_type", "idempotency_key", "lock_key", "lock_token", "lock_ttl_ms", "consumer_instance_id", "check_source", "error_type", "duration_ms"}
+)
+
 func (g *gen) renderCamel(b []byte, t time.Time, e *ev) []byte {
-	f := &e.f
 	b = append(b, `{"ts":"`...)
 	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
 	b = append(b, '"')
 	b = str(b, "level", level(e.kind))
 	b = str(b, "event", e.kind)
-	b = str(b, "jobId", f.job)
-	b = str(b, "messageId", f.msg)
-	b = str(b, "orderId", f.order)
-	b = str(b, "jobType", f.jobType)
-	b = str(b, "idempotencyKey", f.idem)
-	if strings.HasPrefix(e.kind, "lock") {
-		b = str(b, "lockKey", f.lockKey)
-		b = str(b, "lockToken", f.lockToken())
-	}
-	if f.ttl > 0 {
-		b = num(b, "lockTtlMs", f.ttl)
-	}
-	b = num(b, "attempt", f.attempt)
-	b = boolean(b, "redelivered", f.redelivered)
-	b = str(b, "consumerInstanceId", e.worker)
-	b = str(b, "result", f.result)
-	b = str(b, "checkSource", f.source)
-	b = str(b, "errorType", f.errType)
-	if f.durMs > 0 {
-		b = num(b, "durationMs", f.durMs)
-	}
-	b = g.pad(b, "note")
-	return append(b, '}')
+	return g.flatFields(b, e, &camelNames)
 }
 
 // renderSnake is zap's production layout: epoch-seconds "ts", "msg",
 // snake_case fields.
 func (g *gen) renderSnake(b []byte, t time.Time, e *ev) []byte {
-	f := &e.f
 	b = append(b, `{"level":"`...)
 	b = append(b, level(e.kind)...)
 	b = append(b, `","ts":`...)
@@ -122,26 +108,32 @@ func (g *gen) renderSnake(b []byte, t time.Time, e *ev) []byte {
 	b = str(b, "caller", "worker/handler.go:88")
 	b = str(b, "msg", strings.ReplaceAll(e.kind, "_", " "))
 	b = str(b, "event", e.kind)
-	b = str(b, "job_id", f.job)
-	b = str(b, "message_id", f.msg)
-	b = str(b, "order_id", f.order)
-	b = str(b, "job_type", f.jobType)
-	b = str(b, "idempotency_key", f.idem)
+	return g.flatFields(b, e, &snakeNames)
+}
+
+// flatFields writes the seed's fields at the top level and closes the line.
+func (g *gen) flatFields(b []byte, e *ev, n *flatNames) []byte {
+	f := &e.f
+	b = str(b, n.job, f.job)
+	b = str(b, n.msg, f.msg)
+	b = str(b, n.order, f.order)
+	b = str(b, n.jobType, f.jobType)
+	b = str(b, n.idem, f.idem)
 	if strings.HasPrefix(e.kind, "lock") {
-		b = str(b, "lock_key", f.lockKey)
-		b = str(b, "lock_token", f.lockToken())
+		b = str(b, n.lockKey, f.lockKey)
+		b = str(b, n.lockToken, f.lockToken())
 	}
 	if f.ttl > 0 {
-		b = num(b, "lock_ttl_ms", f.ttl)
+		b = num(b, n.ttl, f.ttl)
 	}
 	b = num(b, "attempt", f.attempt)
 	b = boolean(b, "redelivered", f.redelivered)
-	b = str(b, "consumer_instance_id", e.worker)
+	b = str(b, n.consumer, e.worker)
 	b = str(b, "result", f.result)
-	b = str(b, "check_source", f.source)
-	b = str(b, "error_type", f.errType)
+	b = str(b, n.source, f.source)
+	b = str(b, n.errType, f.errType)
 	if f.durMs > 0 {
-		b = num(b, "duration_ms", f.durMs)
+		b = num(b, n.dur, f.durMs)
 	}
 	b = g.pad(b, "note")
 	return append(b, '}')

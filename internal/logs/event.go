@@ -18,6 +18,7 @@
 package logs
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -132,24 +133,4 @@ func (e *Event) JobType() string        { return e.Fields[JobType] }
 // Where is "file:line".
 func (e *Event) Where() string { return e.Source + ":" + itoa(e.Line) }
 
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -37,15 +37,17 @@ type extractor struct {
 	val   [NumFields][]byte
 	kinds map[string]Kind
 	scrat []byte
-	seen  []seenKey // per key position: last path and its slot
-	only  FieldSet  // fields to extract (0: all)
-	nkey  int
+	seen  [seenSize]seenKey // recent paths and their slots
+	only  FieldSet          // fields to extract (0: all)
 }
+
+const seenSize = 128
 
 type seenKey struct {
 	path []byte
 	s    slot
 	ok   bool
+	set  bool
 }
 
 var errNotObject = errors.New("not a JSON object")
@@ -67,7 +69,6 @@ func (x *extractor) line(b []byte, ev *Event) error {
 		x.rank[i] = noRank
 	}
 	x.path = x.path[:0]
-	x.nkey = 0
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errNotObject
@@ -191,22 +192,24 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 // want looks the current path up: is it a field, better than the one
 // already found?
 func (x *extractor) want() (slot, bool) {
-	// Lines of one log share their layout: the n-th key of a line is
-	// usually the n-th key of the previous one. Remember each position's
-	// path and answer, and ask the mapping only when it differs.
-	n := x.nkey
-	x.nkey++
+	// A log has few distinct key paths, repeated on every line: answer
+	// from a small direct-mapped cache (indexed by a cheap hash of the
+	// path) and ask the mapping only on a miss.
+	p := x.path
+	h := uint(len(p)) * 31
+	if len(p) > 0 {
+		h += uint(p[0])*7 + uint(p[len(p)-1])*13 + uint(p[len(p)/2])*3
+	}
+	h &= seenSize - 1
+	c := &x.seen[h]
 	var s slot
 	var ok bool
-	if n < len(x.seen) && string(x.seen[n].path) == string(x.path) {
-		s, ok = x.seen[n].s, x.seen[n].ok
+	if c.set && string(c.path) == string(p) {
+		s, ok = c.s, c.ok
 	} else {
-		s, ok = x.m.lookup(x.path)
-		if n < len(x.seen) {
-			x.seen[n] = seenKey{append(x.seen[n].path[:0], x.path...), s, ok}
-		} else if n == len(x.seen) && n < 64 {
-			x.seen = append(x.seen, seenKey{append([]byte(nil), x.path...), s, ok})
-		}
+		s, ok = x.m.lookup(p)
+		c.path = append(c.path[:0], p...)
+		c.s, c.ok, c.set = s, ok, true
 	}
 	if !ok || s.rank >= x.rank[s.field] || (x.only != 0 && x.only&(1<<s.field) == 0) {
 		return slot{}, false

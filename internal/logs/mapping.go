@@ -430,19 +430,7 @@ func spellings(a string) []string {
 
 // normName folds an event or kind name: lower case, letters and digits
 // only, so side_effect, side-effect, sideEffect and SIDE.EFFECT agree.
-func normName(s string) string {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-			b = append(b, c)
-		case c >= 'A' && c <= 'Z':
-			b = append(b, c+'a'-'A')
-		}
-	}
-	return string(b)
-}
+func normName(s string) string { return string(normNameInto(nil, s)) }
 
 // normNameInto is normName into a scratch buffer (no allocation).
 func normNameInto(dst []byte, s string) []byte {
