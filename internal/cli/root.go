@@ -16,6 +16,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/doctor"
+	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/cli/keys"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"github.com/dupctl/dupctl/internal/config"
@@ -168,6 +169,7 @@ check.` + exitStatusBlock,
 		doctor.NewCmdDoctor(f, nil),
 		audit.NewCmdAudit(f),
 		keys.NewCmdKeys(f),
+		inspect.NewCmdInspect(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

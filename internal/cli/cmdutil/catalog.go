@@ -7,10 +7,11 @@ import (
 	"github.com/dupctl/dupctl/internal/keys"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/topology"
+	"github.com/dupctl/dupctl/internal/ttl"
 )
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), audit.Rules(), keys.Rules())
+	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), audit.Rules(), keys.Rules(), ttl.Rules())
 }
