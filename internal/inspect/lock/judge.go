@@ -319,8 +319,11 @@ func (f *family) ownerFindings(add func(findings.Finding), maker string) {
 }
 
 func (f *family) ttlStats() TTLStats {
-	t := TTLStats{NoTTL: f.noTTL, MinMs: max(f.remMin, 0), MaxMs: f.remMax, MedianMs: f.remain.quantile(0.5),
-		GrantedMedianMs: f.granted.quantile(0.5), OrphansConfirmed: f.orphans}
+	t := TTLStats{NoTTL: f.noTTL, MinMs: max(f.remMin, 0), MaxMs: f.remMax, OrphansConfirmed: f.orphans}
+	if f.remain.count > 0 {
+		t.MedianMs = min(max(f.remain.quantile(0.5), t.MinMs), t.MaxMs)
+		t.GrantedMedianMs = f.granted.quantile(0.5)
+	}
 	for i, e := range bucketEdges {
 		t.Histogram = append(t.Histogram, Bucket{Le: e.name, Count: f.buckets[i]})
 	}

@@ -150,7 +150,7 @@ func recogniseByKey(o *observed) (recognised, bool) {
 		switch {
 		case parts[len(parts)-1] == "lock" && (bullmqToken.MatchString(v) || parts[0] == "bull"):
 			return recognised{maker: MakerBullMQ, role: RoleLock, owner: v}, true
-		case parts[len(parts)-2] == "de" && parts[0] == "bull":
+		case parts[len(parts)-2] == "de" && (parts[0] == "bull" || allDigits(v)):
 			return recognised{maker: MakerBullMQ, role: RoleDedup, owner: v}, true
 		}
 	}

@@ -109,12 +109,13 @@ func (a *aggregator) recheck(ctx context.Context, nodes []node) error {
 // idle past --idle.
 func (a *aggregator) orphan(now *observed, c candidate) bool {
 	elapsed := time.Since(c.at)
-	if now.idle < 0 || time.Duration(now.idle)*time.Second < a.o.IdleAfter {
+	// Untouched: its idle time grew by the whole interval (a renewal, a
+	// read or a rewrite resets it).
+	if now.idle < 0 || time.Duration(now.idle-c.idle)*time.Second+clockSlack < elapsed {
+		a.obs.Touched++
 		return false
 	}
-	// Untouched: its idle time grew by the whole interval.
-	if time.Duration(now.idle-c.idle)*time.Second+clockSlack < elapsed {
-		a.obs.Touched++
+	if time.Duration(now.idle)*time.Second < a.o.IdleAfter {
 		return false
 	}
 	// Not renewed: the TTL only ran down (or there is none, as before).

@@ -101,7 +101,8 @@ func (h *logHist) merge(o *logHist) {
 	h.count += o.count
 }
 
-// quantile returns the lower edge of the bin holding quantile q.
+// quantile returns the geometric middle of the bin holding quantile q
+// (within ~9%).
 func (h *logHist) quantile(q float64) int64 {
 	if h.count == 0 {
 		return 0
@@ -112,7 +113,10 @@ func (h *logHist) quantile(q float64) int64 {
 	for b, c := range h.bins {
 		acc += c
 		if acc >= target {
-			return binLow(b)
+			if b == 0 {
+				return 0
+			}
+			return int64(math.Exp2((float64(b-1) + 0.5) / 4))
 		}
 	}
 	return binLow(len(h.bins) - 1)
