@@ -81,16 +81,6 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 }
 
-// wordName is a unique prefix without digits (a literal in templates).
-func wordName(prefix string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return 'a' + (r - '0')
-		}
-		return r
-	}, testenv.UniqueName(prefix))
-}
-
 func adminClient(t *testing.T, prefix string) (*redis.Client, string) {
 	t.Helper()
 	url := testenv.Need(t, testenv.Redis)
@@ -113,7 +103,7 @@ func adminClient(t *testing.T, prefix string) (*redis.Client, string) {
 // TestReadOnlyACLUser runs the whole command as a Redis ACL user that may
 // only read, and it succeeds.
 func TestReadOnlyACLUser(t *testing.T) {
-	p := wordName("acl")
+	p := testenv.WordName("acl")
 	c, url := adminClient(t, p)
 	ctx := context.Background()
 	user := p + "_reader"
@@ -175,7 +165,7 @@ func snapshot(t *testing.T, c *redis.Client, prefix string) map[string]keyState 
 // keys, types, values and TTLs (only run down), and idle times that were
 // read before any value read.
 func TestKeyspaceUnchanged(t *testing.T) {
-	p := wordName("unchanged")
+	p := testenv.WordName("unchanged")
 	c, url := adminClient(t, p)
 	ctx := context.Background()
 	values := map[string]string{p + ":order:1": "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", p + ":order:2": "1", p + ":job:lock": "web-1:31337"}

@@ -37,6 +37,7 @@ type family struct {
 	remMin   int64
 	remMax   int64
 	granted  logHist
+	overMax  int64 // granted TTL above --max-ttl (exact: the threshold is known up front)
 	hiTTL    *topN[keyTTL]
 	loTTL    *topN[keyTTL]
 	noTTL    int64
@@ -88,7 +89,7 @@ func appendEx(list []string, s string) []string {
 }
 
 // add folds one key into the family and returns its per-key problems.
-func (f *family) add(o *observed, r *recognised, segs []segment, own Owner, now time.Time) []string {
+func (f *family) add(o *observed, r *recognised, segs []segment, own Owner, now time.Time, maxTTL time.Duration) []string {
 	var problems []string
 	f.keys++
 	f.roles[r.role]++
@@ -122,7 +123,9 @@ func (f *family) add(o *observed, r *recognised, segs []segment, own Owner, now 
 		return nil
 	}
 	f.lockish++
-	f.addTTL(o)
+	if g := f.addTTL(o); maxTTL > 0 && time.Duration(g)*time.Millisecond > maxTTL+time.Second {
+		f.overMax++
+	}
 	if o.pttl == -1 {
 		f.noTTL++
 		f.noTTLEx = appendEx(f.noTTLEx, o.key)
@@ -141,10 +144,12 @@ func (f *family) add(o *observed, r *recognised, segs []segment, own Owner, now 
 	return problems
 }
 
-func (f *family) addTTL(o *observed) {
+// addTTL counts a lock's TTL and returns the TTL it was granted (PTTL plus
+// idle time; -1 without a TTL).
+func (f *family) addTTL(o *observed) int64 {
 	if o.pttl < 0 {
 		f.buckets[len(bucketEdges)]++
-		return
+		return -1
 	}
 	for i, e := range bucketEdges {
 		if o.pttl <= e.ms {
@@ -164,6 +169,7 @@ func (f *family) addTTL(o *observed) {
 	f.granted.add(g)
 	f.hiTTL.offer(keyTTL{o.key, g})
 	f.loTTL.offer(keyTTL{o.key, g})
+	return g
 }
 
 // ownerRule maps a bad owner class to its rule.
@@ -201,6 +207,7 @@ func (f *family) merge(o *family) {
 	}
 	f.remain.merge(&o.remain)
 	f.granted.merge(&o.granted)
+	f.overMax += o.overMax
 	if o.remMin >= 0 && (f.remMin < 0 || o.remMin < f.remMin) {
 		f.remMin = o.remMin
 	}

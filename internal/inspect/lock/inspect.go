@@ -253,7 +253,7 @@ func (a *aggregator) add(o *observed) {
 		own = Owner{Class: OwnerJobID}
 	}
 	f := a.fams.get(segs)
-	problems := f.add(o, &r, segs, own, a.now)
+	problems := f.add(o, &r, segs, own, a.now, a.o.MaxTTL)
 	if r.role == RoleLock || r.role == RoleDedup {
 		a.stats.Locks++
 	}

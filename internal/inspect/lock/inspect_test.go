@@ -76,7 +76,7 @@ func codes(rep *findings.Report, subject string) []string {
 }
 
 func TestInspectLocksOfRealLibraries(t *testing.T) {
-	p := wordName("lock")
+	p := testenv.WordName("lock")
 	c := redisClient(t, p+":*", "redisson_lock_token:{"+p+"*", "asynq:{"+p+"}:*", "job-lock:"+p+":*")
 	ctx := context.Background()
 
@@ -179,23 +179,12 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	}
 }
 
-// wordName is a unique key prefix without digits, so that it stays a
-// literal word in family templates (a name with digits is an {id}).
-func wordName(prefix string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return 'a' + (r - '0')
-		}
-		return r
-	}, testenv.UniqueName(prefix))
-}
-
 func uuid4(i int) string { return fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 0x8d0c5a00+i) }
 
 // TestOrphansNeedTwoObservations: a lock left alone is an orphan after two
 // looks; one renewed between the looks is not; one snapshot judges none.
 func TestOrphansNeedTwoObservations(t *testing.T) {
-	p := wordName("orphan")
+	p := testenv.WordName("orphan")
 	c := redisClient(t, p+":*")
 	ctx := context.Background()
 	c.Set(ctx, p+":left:1", uuid4(1), time.Hour)
@@ -226,7 +215,7 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 }
 
 func TestInspectOneKey(t *testing.T) {
-	p := wordName("onekey")
+	p := testenv.WordName("onekey")
 	c := redisClient(t, p+":*")
 	ctx := context.Background()
 	c.Set(ctx, p+":order:42", "locked", 0)

@@ -120,7 +120,7 @@ func TestJudgePositions(t *testing.T) {
 		segs := splitKey(c.key)
 		f := newFamily(template(segs), segs)
 		o := observed{key: c.key, pttl: 1000, idle: 0}
-		f.add(&o, &recognised{role: RoleLock, maker: MakerUnknown}, segs, Owner{Class: OwnerUUID}, now)
+		f.add(&o, &recognised{role: RoleLock, maker: MakerUnknown}, segs, Owner{Class: OwnerUUID}, now, 0)
 		if got, _ := f.keyClass(); got != c.class {
 			t.Errorf("%s: key class %s, want %s", c.key, got, c.class)
 		}
