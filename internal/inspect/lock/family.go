@@ -21,6 +21,8 @@ const (
 	outlierRatio = 10
 	minSiblings  = 5 // TTL outliers need this many keys with a TTL
 	mintedWithin = 2 * time.Minute
+	// repeatsTracked distinct owner values per family are counted exactly.
+	repeatsTracked = 256
 )
 
 type family struct {
@@ -44,7 +46,7 @@ type family struct {
 	noTTLEx  []string
 	owners   map[OwnerClass]int64
 	ownerEx  map[OwnerClass][]string
-	values   *heavy
+	values   *repeats
 	orphans  int64
 	orphanEx []string
 	examples []string
@@ -77,7 +79,7 @@ func newFamily(tmpl string, segs []segment) *family {
 		hiTTL:  newTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		loTTL:  newTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		owners: map[OwnerClass]int64{}, ownerEx: map[OwnerClass][]string{},
-		values: newHeavy(32), remMin: -1,
+		values: newRepeats(repeatsTracked), remMin: -1,
 	}
 }
 
@@ -247,6 +249,7 @@ func appendAll(dst, src []string) []string {
 // vary among many siblings (lock:report:alice, lock:report:bob, ...) into
 // {name}, like a streaming log-template miner.
 type families struct {
+	buf       []byte // scratch for template lookups
 	byTmpl    map[string]*family
 	siblings  map[string]int
 	collapsed map[string]bool
@@ -279,6 +282,12 @@ func (fs *families) resolve(segs []segment) string {
 
 // get returns the family of a key, creating it when new.
 func (fs *families) get(segs []segment) *family {
+	// Fast path: a known template. A family made before one of its
+	// positions collapsed keeps its keys; finish merges it.
+	fs.buf = appendTemplate(fs.buf[:0], segs)
+	if f, ok := fs.byTmpl[string(fs.buf)]; ok {
+		return f
+	}
 	tmpl := fs.resolve(segs)
 	if f, ok := fs.byTmpl[tmpl]; ok {
 		return f

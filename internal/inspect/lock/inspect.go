@@ -103,6 +103,7 @@ func Inspect(ctx context.Context, c redis.UniversalClient, o Options) (*findings
 		res, err := walk(ctx, nodes, ro, func(p page) {
 			o.Progress.Add(p.scanned)
 			agg.stats.KeysScanned += p.scanned
+			agg.stats.Vanished += p.vanished
 			for i := range p.obs {
 				agg.add(&p.obs[i])
 			}
@@ -200,6 +201,7 @@ type aggregator struct {
 	obs    Observations
 	// fenceOfKey: --key found a fence counter next to the key.
 	fenceOfKey bool
+	segs       []segment // scratch for the key being added
 }
 
 // candidate is a possible orphan from the first observation.
@@ -242,14 +244,18 @@ func lockRanksBelow(a, b Lock) bool {
 func (a *aggregator) add(o *observed) {
 	a.stats.KeysMatched++
 	r := recognise(o)
-	segs := splitKey(o.key)
+	a.segs = splitKeyInto(a.segs, o.key)
+	segs := a.segs
 	if r.role == RoleFence && r.guarded != "" && len(a.fenced) < maxFamilies {
 		a.fenced = append(a.fenced, splitKey(r.guarded))
 	}
 	own := Owner{Class: OwnerNone}
-	if r.role == RoleLock && o.read {
+	switch {
+	case r.classified:
+		own = r.own
+	case r.role == RoleLock && o.read:
 		own = classifyOwner(r.owner, o.key)
-	} else if r.role == RoleDedup {
+	case r.role == RoleDedup:
 		own = Owner{Class: OwnerJobID}
 	}
 	f := a.fams.get(segs)
@@ -266,7 +272,7 @@ func (a *aggregator) add(o *observed) {
 			a.obs.Orphans++
 		}
 	}
-	if a.o.Top <= 0 {
+	if a.o.Top <= 0 || !a.top.wants(Lock{Key: o.key, IdleS: o.idle, Problems: problems}) {
 		return
 	}
 	l := Lock{Key: o.key, Node: o.node, Family: f.tmpl, Type: o.typ, Role: string(r.role), Maker: r.maker, PTTLMs: o.pttl, IdleS: o.idle,

@@ -65,14 +65,13 @@ type recognised struct {
 	metadata   string
 	acquiredAt time.Time
 	guarded    string // for a fence counter: the lock key it fences
+	own        Owner  // the owner's class, when recognition needed it
+	classified bool
 }
 
 var (
 	// redsync mutex.go genValue: base64.StdEncoding of 16 random bytes.
 	redsyncValue = regexp.MustCompile(`^[A-Za-z0-9+/]{22}==$`)
-	// bsm/redislock redislock.go randomToken: base64.RawURLEncoding of 16
-	// random bytes; Obtain stores token + opt.getMetadata().
-	redislockToken = regexp.MustCompile(`^[A-Za-z0-9_-]{22}`)
 	// Redisson RedissonBaseLock.getLockName: id + ":" + threadId, where id
 	// is the client's UUID (ServiceManager); RedissonLock's Lua HINCRBYs it.
 	redissonField = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}:\d+$`)
@@ -94,7 +93,7 @@ func recognise(o *observed) recognised {
 	switch o.typ {
 	case "list", "set", "zset", "stream":
 		r := recognised{maker: MakerUnknown, role: RoleIndex}
-		if m := sidekiqKey.FindStringSubmatch(key); m != nil || strings.HasPrefix(key, "uniquejobs:") {
+		if sidekiqMatch(key) != nil || strings.HasPrefix(key, "uniquejobs:") {
 			r.maker = MakerSidekiq
 		}
 		return r
@@ -123,7 +122,7 @@ func recogniseByKey(o *observed) (recognised, bool) {
 		}
 		return recognised{maker: MakerRedisson, role: RoleFence, guarded: name}, true
 	}
-	if m := sidekiqKey.FindStringSubmatch(key); m != nil && (m[2] != "" || strings.HasPrefix(key, "uniquejobs:")) {
+	if m := sidekiqMatch(key); m != nil && (m[2] != "" || strings.HasPrefix(key, "uniquejobs:")) {
 		r := recognised{maker: MakerSidekiq, role: RoleMeta}
 		if m[2] == "LOCKED" {
 			// lock.lua: HSET locked job_id current_time.
@@ -146,15 +145,26 @@ func recogniseByKey(o *observed) (recognised, bool) {
 	// BullMQ: <prefix>:<queue>:<jobId>:lock holds the worker token
 	// (worker.ts); <prefix>:<queue>:de:<id> maps a deduplication id to a
 	// job id (addStandardJob / deduplication.md).
-	if parts := strings.Split(key, ":"); len(parts) >= 4 {
+	if strings.Count(key, ":") >= 3 {
+		bull := strings.HasPrefix(key, "bull:")
 		switch {
-		case parts[len(parts)-1] == "lock" && (bullmqToken.MatchString(v) || parts[0] == "bull"):
+		case strings.HasSuffix(key, ":lock") && (bull || bullmqToken.MatchString(v)):
 			return recognised{maker: MakerBullMQ, role: RoleLock, owner: v}, true
-		case parts[len(parts)-2] == "de" && (parts[0] == "bull" || allDigits(v)):
+		case strings.Contains(key, ":de:") && !strings.Contains(key[strings.LastIndex(key, ":de:")+4:], ":") && (bull || allDigits(v)):
 			return recognised{maker: MakerBullMQ, role: RoleDedup, owner: v}, true
 		}
 	}
 	return recognised{}, false
+}
+
+// sidekiqMatch runs the sidekiq-unique-jobs key pattern only on keys that
+// can match it (the regexp is the costly part of recognising a key).
+func sidekiqMatch(key string) []string {
+	i := strings.IndexByte(key, ':')
+	if i < 0 || len(key) < i+33 || !isHex(key[i+1:i+33]) {
+		return nil
+	}
+	return sidekiqKey.FindStringSubmatch(key)
 }
 
 func recogniseHash(o *observed) recognised {
@@ -191,23 +201,42 @@ func recogniseString(o *observed) recognised {
 		return r
 	}
 	switch {
-	case shedlockValue.MatchString(v):
+	case strings.HasPrefix(v, "ADDED:") && shedlockValue.MatchString(v):
 		m := shedlockValue.FindStringSubmatch(v)
 		r.maker = MakerShedLock
 		r.metadata = "host " + m[2]
 		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
 			r.acquiredAt = t
 		}
-	case redsyncValue.MatchString(v):
+	case len(v) == 24 && redsyncValue.MatchString(v):
 		r.maker = MakerRedsync
-	case redislockToken.MatchString(v) && looksRandom(v[:22]) && hasUpperLower(v[:22]) &&
-		(len(v) == 22 || !isTokenByte(v[22])):
+	case isRedislock(v):
 		r.maker = MakerRedislock
 		r.owner, r.metadata = v[:22], v[22:]
-	case o.pttl > 0 && classifyOwner(v, o.key).Class.good():
-		r.maker = MakerSetNXPX
+	default:
+		r.own = classifyOwner(v, o.key)
+		r.classified = true
+		if o.pttl > 0 && r.own.Class.good() {
+			r.maker = MakerSetNXPX
+		}
 	}
 	return r
+}
+
+// isRedislock recognises bsm/redislock's value: redislock.go randomToken
+// is base64.RawURLEncoding of 16 random bytes (22 chars), and Obtain stores
+// token + opt.getMetadata(). The token mixes cases (as 16 random bytes do
+// but hex does not) and, with metadata, is not followed by more token bytes.
+func isRedislock(v string) bool {
+	if len(v) < 22 || (len(v) > 22 && isTokenByte(v[22])) {
+		return false
+	}
+	for i := 0; i < 22; i++ {
+		if !isTokenByte(v[i]) {
+			return false
+		}
+	}
+	return looksRandom(v[:22]) && hasUpperLower(v[:22])
 }
 
 func hasUpperLower(s string) bool {
@@ -222,7 +251,9 @@ func isTokenByte(c byte) bool {
 // fence:lock:order:42, lock:order:42:fencing_token.
 var fenceWords = map[string]bool{"fence": true, "fencing": true, "fence_token": true, "fencing_token": true, "fencing-token": true, "fence-token": true}
 
-func isFenceKey(key string) bool { return fencedKey(key) != key }
+func isFenceKey(key string) bool {
+	return strings.Contains(strings.ToLower(key), "fenc") && fencedKey(key) != key
+}
 
 // fencedKey removes the fence segment, giving the lock key it guards.
 func fencedKey(key string) string {

@@ -11,11 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Reading Redis: SCAN each node and, per page, one pipeline of PTTL,
-// OBJECT IDLETIME and GETRANGE for every matched key, with the next SCAN
-// page riding in the same pipeline, so a page costs one round trip. IDLE
-// TIME comes before the read in the pipeline because a read marks the key
-// as just used (Redis < 7.2 has no CLIENT NO-TOUCH). Keys that are not
+// Reading Redis: SCAN each node and, per batch of matched keys, one
+// pipeline of PTTL, OBJECT IDLETIME and GETRANGE for every key, with
+// batches read by two pipelines in flight while SCAN goes on. IDLETIME
+// comes before the read in the pipeline because a read marks the key as
+// just used (Redis < 7.2 has no CLIENT NO-TOUCH). Keys that are not
 // strings get a second, small pipeline: TYPE, HLEN and HSCAN.
 
 // Conn is what dupctl needs of one Redis node; *redis.Client has it.
@@ -99,8 +99,9 @@ func permissionError(err error, what string) error {
 
 // page is one SCAN page's keys, read.
 type page struct {
-	obs     []observed
-	scanned int64
+	obs      []observed
+	scanned  int64
+	vanished int64 // keys gone between SCAN and the read
 }
 
 // readOptions shape one pass.
@@ -118,20 +119,86 @@ type nodeResult struct {
 	falseDrops float64
 }
 
-// scanNode walks one node and sends every page of read keys to out.
+// readers is how many pipelines per node are in flight at once: while one
+// batch's replies are parsed, the server works on the next, and SCAN
+// pages arrive on their own connection meanwhile.
+const readers = 2
+
+// batch is a page of keys to read, with how many keys SCAN returned for it.
+type batch struct {
+	keys    []string
+	scanned int64
+}
+
+// scanNode walks one node: one goroutine SCANs and filters, readers
+// pipeline the reads, and every page of read keys goes to out.
 func scanNode(ctx context.Context, n node, ro readOptions, out chan<- page) (nodeResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan batch, readers)
+	errs := make([]error, readers+1)
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			read := func(keys []string) ([]observed, error) {
+				return readKeys(ctx, n, keys, ro.values, func(redis.Pipeliner) {})
+			}
+			rc, err := dialRaw(ctx, n)
+			switch {
+			case err == nil:
+				defer rc.close()
+				read = func(keys []string) ([]observed, error) {
+					obs, others, err := rc.readBatch(n, keys, ro.values)
+					if err == nil && len(others) > 0 {
+						err = readOthers(ctx, n, obs, others)
+					}
+					return obs, err
+				}
+			case !errors.Is(err, errNoRaw):
+				errs[r] = err
+				cancel()
+				return
+			}
+			for b := range batches {
+				obs, err := read(b.keys)
+				if err != nil {
+					errs[r] = err
+					cancel()
+					return
+				}
+				select {
+				case out <- page{obs: obs, scanned: b.scanned, vanished: int64(len(b.keys) - len(obs))}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	res, err := scanKeys(ctx, n, ro, batches)
+	close(batches)
+	wg.Wait()
+	errs[readers] = err
+	return res, firstError(errs)
+}
+
+// scanKeys runs SCAN to the end, filtering by the globs and deduplicating,
+// and sends batches of about ro.count keys.
+func scanKeys(ctx context.Context, n node, ro readOptions, batches chan<- batch) (nodeResult, error) {
+	var res nodeResult
 	var filter *seen
 	if ro.dedupe {
 		filter = newSeen()
 	}
-	var res nodeResult
-	keys, cursor, err := n.conn.Scan(ctx, 0, ro.match, ro.count).Result()
-	if err != nil {
-		return res, cmdError(err, "SCAN", n)
-	}
+	var cursor uint64
+	cur := batch{keys: make([]string, 0, ro.count)}
 	for {
-		scanned := int64(len(keys))
-		batch := keys[:0]
+		keys, next, err := n.conn.Scan(ctx, cursor, ro.match, ro.count).Result()
+		if err != nil {
+			return res, cmdError(err, "SCAN", n)
+		}
+		cur.scanned += int64(len(keys))
 		for _, k := range keys {
 			if ro.globs != nil && !ro.globs.Match(k) {
 				continue
@@ -140,27 +207,18 @@ func scanNode(ctx context.Context, n node, ro readOptions, out chan<- page) (nod
 				res.repeats++
 				continue
 			}
-			batch = append(batch, k)
+			cur.keys = append(cur.keys, k)
 		}
-		var next *redis.ScanCmd
-		obs, err := readKeys(ctx, n, batch, ro.values, func(p redis.Pipeliner) {
-			if cursor != 0 {
-				next = p.Scan(ctx, cursor, ro.match, ro.count)
+		if cursor = next; cursor == 0 || int64(len(cur.keys)) >= ro.count {
+			select {
+			case batches <- cur:
+			case <-ctx.Done():
+				return res, ctx.Err()
 			}
-		})
-		if err != nil {
-			return res, err
+			cur = batch{keys: make([]string, 0, ro.count)}
 		}
-		select {
-		case out <- page{obs: obs, scanned: scanned}:
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-		if next == nil {
+		if cursor == 0 {
 			break
-		}
-		if keys, cursor, err = next.Result(); err != nil {
-			return res, cmdError(err, "SCAN", n)
 		}
 	}
 	if filter != nil {

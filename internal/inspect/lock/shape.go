@@ -49,7 +49,16 @@ func (k Kind) String() string {
 }
 
 // placeholder is the family template's name for a varying segment.
-func (k Kind) placeholder() string {
+func (k Kind) placeholder() string { return placeholders[k] }
+
+var placeholders = func() (p [numKinds]string) {
+	for k := range p {
+		p[k] = Kind(k).placeholderName()
+	}
+	return
+}()
+
+func (k Kind) placeholderName() string {
 	switch k {
 	case KindInt, KindEpoch, KindSnowflake:
 		return "{int}"
@@ -90,8 +99,11 @@ type segment struct {
 
 // splitKey cuts a key into segments. At most maxSegments are classified;
 // the rest of a longer key stays one literal tail.
-func splitKey(key string) []segment {
-	var out []segment
+func splitKey(key string) []segment { return splitKeyInto(nil, key) }
+
+// splitKeyInto is splitKey reusing dst's memory (the scan's hot path).
+func splitKeyInto(dst []segment, key string) []segment {
+	out := dst[:0]
 	i := 0
 	for i <= len(key) {
 		j := i
@@ -359,15 +371,17 @@ func capitalPairs(s string) int {
 }
 
 // template builds a key's family template from its segments.
-func template(segs []segment) string {
-	var b strings.Builder
+func template(segs []segment) string { return string(appendTemplate(nil, segs)) }
+
+// appendTemplate appends the template to b (allocation-free lookups).
+func appendTemplate(b []byte, segs []segment) []byte {
 	for _, s := range segs {
 		if s.shape.Kind == KindWord || s.shape.Kind == KindEmpty {
-			b.WriteString(s.text)
+			b = append(b, s.text...)
 		} else {
-			b.WriteString(s.shape.Kind.placeholder())
+			b = append(b, s.shape.Kind.placeholder()...)
 		}
-		b.WriteString(s.sep)
+		b = append(b, s.sep...)
 	}
-	return b.String()
+	return b
 }

@@ -42,6 +42,8 @@ var sentinels = map[string]bool{
 	"in_progress": true, "in-progress": true, "inprogress": true, "started": true, "active": true, "t": true,
 }
 
+const maxSentinel = len("in_progress")
+
 // minTokenBits is the least randomness an owner token needs (research 6.2:
 // below ~64 bits two acquisitions can collide or be guessed).
 const minTokenBits = 64
@@ -55,7 +57,7 @@ type Owner struct {
 // classifyOwner judges an owner value stored on key.
 func classifyOwner(v, key string) Owner {
 	t := strings.TrimSpace(v)
-	if sentinels[strings.ToLower(t)] || t == key {
+	if (len(t) <= maxSentinel && sentinels[strings.ToLower(t)]) || t == key {
 		return Owner{Class: OwnerConstant}
 	}
 	if !utf8.ValidString(t) {
