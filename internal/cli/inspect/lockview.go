@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
 	"github.com/dupctl/dupctl/internal/iostreams"
@@ -78,7 +80,7 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 				ttl = "none"
 			}
 		}
-		t.Row(f.Template, iostreams.Count(f.Keys), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
+		t.Row(printable(f.Template), iostreams.Count(f.Keys), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
 	}
 	return t.Render(w)
 }
@@ -144,7 +146,7 @@ func keyTable(w io.Writer, th *report.Theme, locks []lock.Lock) error {
 		if len(l.Problems) > 0 {
 			problems = th.Severity(2, strings.Join(l.Problems, ","))
 		}
-		t.Row(short(l.Key, 60), l.Type, lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
+		t.Row(short(printable(l.Key), 60), l.Type, lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
 	}
 	return t.Render(w)
 }
@@ -166,6 +168,17 @@ func owner(l lock.Lock) string {
 	s := strconv.Quote(short(l.Owner, 40))
 	if len(l.Holders) > 1 {
 		s += fmt.Sprintf(" +%d", len(l.Holders)-1)
+	}
+	return s
+}
+
+// printable quotes a key that holds control or invalid bytes, so one key
+// cannot break the table.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
 	}
 	return s
 }
@@ -209,8 +222,8 @@ func oneKeyView(w io.Writer, th *report.Theme, d *lock.Data) error {
 	}
 	l := d.Locks[0]
 	t := &rows{}
-	t.Row("key", l.Key)
-	t.Row("family", l.Family)
+	t.Row("key", printable(l.Key))
+	t.Row("family", printable(l.Family))
 	t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
 	t.Row("ttl left", lock.FormatMs(l.PTTLMs))
 	t.Row("idle", idle(l.IdleS))

@@ -82,6 +82,11 @@ var errNoRaw = errors.New("no raw connection for this client")
 
 var rawCommands = [3]string{"PTTL", "OBJECT IDLETIME", "GETRANGE"}
 
+// maxBulk bounds a bulk reply: the raw path only reads GETRANGE slices of
+// maxValue bytes and short setup replies, so anything longer is a broken
+// stream, not a value to allocate.
+const maxBulk = 1 << 20
+
 func (rc *rawConn) close() {
 	rc.stop()
 	rc.c.Close()
@@ -134,7 +139,7 @@ func (rc *rawConn) reply() (replyKind, string, error) {
 		return replyNil, "", nil
 	case '$':
 		n, err := strconv.Atoi(body)
-		if err != nil {
+		if err != nil || n > maxBulk {
 			return 0, "", fmt.Errorf("bad bulk length %q", body)
 		}
 		if n < 0 {
