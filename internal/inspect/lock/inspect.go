@@ -35,6 +35,10 @@ type Options struct {
 	NoValues  bool          // read names, types, TTLs and idle times only
 	URL       string        // the redacted target, for the report
 	Progress  progress.Meter
+
+	// afterLook, when set (tests), runs after observation n of --observe
+	// is done and before the next one starts.
+	afterLook func(n int)
 }
 
 func (o *Options) defaults() {

@@ -163,7 +163,10 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	if f := family(t, d, p+":redisson:myLock"); f.Fencing != "present" {
 		t.Errorf("redisson fenced lock: fencing %s, want present", f.Fencing)
 	}
-	if f := family(t, d, p+":redsync:order:{int}"); f.Fencing != "absent" || f.Owners["random"] != 6 || f.TTL.NoTTL != 0 || f.TTL.Histogram[2].Count != 6 || f.TTL.MedianMs < 59000 || f.TTL.MedianMs > 60000 {
+	// A TTL of 1m, however long the test took to get here: granted TTL is
+	// PTTL plus idle time (within the histogram's ~9%).
+	if f := family(t, d, p+":redsync:order:{int}"); f.Fencing != "absent" || f.Owners["random"] != 6 || f.TTL.NoTTL != 0 ||
+		f.TTL.Histogram[2].Count != 6 || f.TTL.MedianMs < f.TTL.MinMs || f.TTL.MedianMs > f.TTL.MaxMs || f.TTL.GrantedMedianMs < 54_000 || f.TTL.GrantedMedianMs > 66_000 {
 		t.Errorf("redsync family: %+v", f)
 	}
 	for _, l := range d.Locks {
@@ -180,39 +183,6 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 }
 
 func uuid4(i int) string { return fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 0x8d0c5a00+i) }
-
-// TestOrphansNeedTwoObservations: a lock left alone is an orphan after two
-// looks; one renewed between the looks is not; one snapshot judges none.
-func TestOrphansNeedTwoObservations(t *testing.T) {
-	p := testenv.WordName("orphan")
-	c := redisClient(t, p+":*")
-	ctx := context.Background()
-	c.Set(ctx, p+":left:1", uuid4(1), time.Hour)
-	c.Set(ctx, p+":renewed:1", uuid4(2), time.Hour)
-	c.Set(ctx, p+":fresh:1", uuid4(3), time.Hour)
-	time.Sleep(3 * time.Second)
-	c.Set(ctx, p+":fresh:1", uuid4(3), time.Hour) // idle 0: never a candidate
-	go func() {
-		time.Sleep(time.Second) // after the first look, before the second
-		c.PExpire(ctx, p+":renewed:1", time.Hour)
-	}()
-	rep, d := run(t, c, lock.Options{Patterns: []string{p + ":*"}, Observe: 2, Interval: 2 * time.Second, IdleAfter: 3 * time.Second, Top: 10})
-	if got := codes(rep, p+":left:{int}"); !slices.Contains(got, "LOCK_IDLE_ORPHAN") {
-		t.Errorf("left alone: %v, want LOCK_IDLE_ORPHAN", got)
-	}
-	for _, s := range []string{p + ":renewed:{int}", p + ":fresh:{int}"} {
-		if slices.Contains(codes(rep, s), "LOCK_IDLE_ORPHAN") {
-			t.Errorf("%s judged an orphan", s)
-		}
-	}
-	if d.Observe == nil || d.Observe.Candidates != 2 || d.Observe.Orphans != 1 || d.Observe.Touched != 1 {
-		t.Errorf("observations %+v, want 2 candidates, 1 touched, 1 orphan", d.Observe)
-	}
-	rep, _ = run(t, c, lock.Options{Patterns: []string{p + ":*"}})
-	if slices.Contains(rep.Checks, "LOCK_IDLE_ORPHAN") {
-		t.Error("a single snapshot evaluated the orphan check")
-	}
-}
 
 func TestInspectOneKey(t *testing.T) {
 	p := testenv.WordName("onekey")

@@ -48,6 +48,9 @@ func (a *aggregator) observe(ctx context.Context, nodes []node, ro readOptions) 
 		return err
 	}
 	for i := 1; i < o.Observe; i++ {
+		if o.afterLook != nil {
+			o.afterLook(i)
+		}
 		if err := sleep(ctx, o.Interval); err != nil {
 			return err
 		}
