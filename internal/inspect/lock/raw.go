@@ -24,6 +24,7 @@ type rawConn struct {
 	c    net.Conn
 	r    *bufio.Reader
 	w    *bufio.Writer
+	buf  []byte // bulk reply scratch
 	stop func() bool
 }
 
@@ -94,12 +95,13 @@ func (rc *rawConn) close() {
 
 // write appends one command in RESP.
 func (rc *rawConn) write(args ...string) {
+	var num [20]byte
 	rc.w.WriteByte('*')
-	rc.w.WriteString(strconv.Itoa(len(args)))
+	rc.w.Write(strconv.AppendInt(num[:0], int64(len(args)), 10))
 	rc.w.WriteString("\r\n")
 	for _, a := range args {
 		rc.w.WriteByte('$')
-		rc.w.WriteString(strconv.Itoa(len(a)))
+		rc.w.Write(strconv.AppendInt(num[:0], int64(len(a)), 10))
 		rc.w.WriteString("\r\n")
 		rc.w.WriteString(a)
 		rc.w.WriteString("\r\n")
@@ -120,38 +122,77 @@ const (
 // reply reads one reply that is not an array: an integer, a bulk string
 // (returned as text), nil, an error (text) or a status.
 func (rc *rawConn) reply() (replyKind, string, error) {
+	kind, n, text, err := rc.next()
+	if kind == replyInt {
+		text = strconv.FormatInt(n, 10)
+	}
+	return kind, text, err
+}
+
+// next reads one reply; integers come back in n without a string, which
+// keeps the three replies per key to at most one allocation.
+func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
 	line, err := rc.r.ReadSlice('\n')
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return 0, "", fmt.Errorf("bad reply line %q", line)
+		return 0, 0, "", fmt.Errorf("bad reply line %q", line)
 	}
-	body := string(line[1 : len(line)-2])
+	body := line[1 : len(line)-2]
 	switch line[0] {
 	case ':':
-		return replyInt, body, nil
+		v, ok := parseInt(body)
+		if !ok {
+			return 0, 0, "", fmt.Errorf("bad integer %q", body)
+		}
+		return replyInt, v, "", nil
 	case '+':
-		return replyStatus, body, nil
+		return replyStatus, 0, string(body), nil
 	case '-':
-		return replyError, body, nil
+		return replyError, 0, string(body), nil
 	case '_':
-		return replyNil, "", nil
+		return replyNil, 0, "", nil
 	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil || n > maxBulk {
-			return 0, "", fmt.Errorf("bad bulk length %q", body)
+		size, ok := parseInt(body)
+		if !ok || size > maxBulk {
+			return 0, 0, "", fmt.Errorf("bad bulk length %q", body)
 		}
-		if n < 0 {
-			return replyNil, "", nil
+		if size < 0 {
+			return replyNil, 0, "", nil
 		}
-		buf := make([]byte, n+2)
+		if cap(rc.buf) < int(size)+2 {
+			rc.buf = make([]byte, int(size)+2)
+		}
+		buf := rc.buf[:size+2]
 		if _, err := io.ReadFull(rc.r, buf); err != nil {
-			return 0, "", err
+			return 0, 0, "", err
 		}
-		return replyBulk, string(buf[:n]), nil
+		return replyBulk, 0, string(buf[:size]), nil
 	}
-	return 0, "", fmt.Errorf("unexpected reply type %q", line[0])
+	return 0, 0, "", fmt.Errorf("unexpected reply type %q", line[0])
+}
+
+// parseInt reads a RESP integer without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // readBatch reads PTTL, OBJECT IDLETIME and GETRANGE (or TYPE without
@@ -175,27 +216,27 @@ func (rc *rawConn) readBatch(n node, keys []string, values bool) ([]observed, []
 	var others []int
 	for _, k := range keys {
 		var kinds [3]replyKind
+		var ints [3]int64
 		var texts [3]string
 		for i := range kinds {
-			kind, text, err := rc.reply()
+			kind, v, text, err := rc.next()
 			if err != nil {
 				return nil, nil, fmt.Errorf("read keys on %s: %w", n.name, err)
 			}
 			if kind == replyError && strings.HasPrefix(text, "NOPERM") {
 				return nil, nil, cmdError(errors.New(text), rawCommands[i], n)
 			}
-			kinds[i], texts[i] = kind, text
+			kinds[i], ints[i], texts[i] = kind, v, text
 		}
 		if kinds[0] != replyInt {
 			return nil, nil, fmt.Errorf("PTTL on %s: %s", n.name, texts[0])
 		}
-		pttl, _ := strconv.ParseInt(texts[0], 10, 64)
-		if pttl == -2 {
+		if ints[0] == -2 {
 			continue // gone since SCAN
 		}
-		o := observed{key: k, node: n.name, pttl: pttl, idle: -1}
+		o := observed{key: k, node: n.name, pttl: ints[0], idle: -1}
 		if kinds[1] == replyInt {
-			o.idle, _ = strconv.ParseInt(texts[1], 10, 64)
+			o.idle = ints[1]
 		}
 		switch {
 		case !values:
