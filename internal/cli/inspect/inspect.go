@@ -1,5 +1,5 @@
 // Package inspect holds the `dupctl inspect` commands: read-only looks at
-// locks, lock TTLs and idempotency stores.
+// the live systems that decide whether a job runs twice. One file per verb.
 package inspect
 
 import (
@@ -7,13 +7,22 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// NewCmdInspect is `dupctl inspect`.
+// NewCmdInspect is `dupctl inspect`, the group of read-only inspections.
 func NewCmdInspect(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "inspect <command>",
-		Short: "Read-only inspections of locks, lock TTLs and idempotency stores",
+		Use:   "inspect <target>",
+		Short: "Inspect live locks, lock TTLs and idempotency stores, read-only",
 		RunE:  cmdutil.GroupRunE,
 	}
-	cmd.AddCommand(NewCmdTTL(f, nil))
+	cmd.AddCommand(NewCmdLock(f, nil), NewCmdTTL(f, nil))
 	return cmd
 }
+
+const exitStatus = `
+
+EXIT STATUS
+  0    nothing at or above --fail-on
+  1    findings at or above --fail-on
+  2    usage or input error
+  3    a system could not be reached, refused a command, or failed
+  130  interrupted`

@@ -129,15 +129,6 @@ under the current TTL, with and without idempotency.` + exitStatus,
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on (TTL_BELOW_P99 is an error)
-  2    usage or input error (unreadable file, no durations, a query that fails)
-  3    PostgreSQL could not be reached, or a runtime failure
-  130  interrupted`
-
 // resolve checks the flags and turns them into options.
 func (o *TTLOptions) resolve(ttlSpec, ttlFile, unit string, exactMax int, simProfiles []string) error {
 	switch {

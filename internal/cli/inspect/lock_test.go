@@ -1,0 +1,311 @@
+package inspect_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cli"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/inspect"
+	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/redis/go-redis/v9"
+)
+
+// dupctl runs the whole command line in-process, as a user would.
+func dupctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	code = cli.Run(context.Background(), args, ios)
+	return code, out.String(), errOut.String()
+}
+
+type jsonReport struct {
+	Findings []struct {
+		Code, Subject string
+	} `json:"findings"`
+	Data lock.Data `json:"data"`
+}
+
+func parse(t *testing.T, stdout string) jsonReport {
+	t.Helper()
+	var r jsonReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, stdout)
+	}
+	return r
+}
+
+func TestLockFlags(t *testing.T) {
+	f := cmdutil.NewFactory(func() *iostreams.IOStreams { ios, _, _, _ := iostreams.Test(); return ios }())
+	var got *inspect.LockOptions
+	capture := func(args ...string) error {
+		got = nil
+		cmd := inspect.NewCmdLock(f, func(o *inspect.LockOptions) error { got = o; return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(&strings.Builder{})
+		cmd.SetErr(&strings.Builder{})
+		return cmd.Execute()
+	}
+	if err := capture(); err != nil || got.Lock.Count != 1000 || got.Lock.Top != 20 || got.Lock.Observe != 1 || len(got.Lock.Patterns) != 0 {
+		t.Fatalf("defaults: %v %+v", err, got)
+	}
+	if err := capture("--pattern", "a:*", "--pattern", "b:*", "--observe", "3", "--interval", "10s", "--idle", "1m"); err != nil ||
+		!slices.Equal(got.Lock.Patterns, []string{"a:*", "b:*"}) || got.Lock.Observe != 3 || got.Lock.Interval != 10*time.Second || got.Lock.IdleAfter != time.Minute {
+		t.Fatalf("flags: %v %+v", err, got)
+	}
+	for _, bad := range [][]string{
+		{"--all", "--pattern", "x"}, {"--key", ""}, {"--key", "k", "--all"}, {"--count", "0"}, {"--observe", "0"},
+		{"--observe", "2", "--interval", "10ms"}, {"--idle", "1m"}, {"--pattern", ""}, {"extra"},
+	} {
+		if err := capture(bad...); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	code, _, stderr := dupctl(t, "inspect", "lock", "--all", "--pattern", "x", "--redis-url", "redis://127.0.0.1:1")
+	if code != 2 || !strings.Contains(stderr, "--all and --pattern exclude each other") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = dupctl(t, "inspect", "lock", "--redis-url", "redis://:s3cret@127.0.0.1:1/0")
+	if code != 3 || strings.Contains(stderr, "s3cret") || !strings.Contains(stderr, "cannot reach Redis") {
+		t.Errorf("unreachable: exit %d: %s", code, stderr)
+	}
+}
+
+func adminClient(t *testing.T, prefix string) (*redis.Client, string) {
+	t.Helper()
+	url := testenv.Need(t, testenv.Redis)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		c.Close()
+	})
+	return c, url
+}
+
+// TestReadOnlyACLUser runs the whole command as a Redis ACL user that may
+// only read, and it succeeds.
+func TestReadOnlyACLUser(t *testing.T) {
+	p := testenv.WordName("acl")
+	c, url := adminClient(t, p)
+	ctx := context.Background()
+	user := p + "_reader"
+	if err := c.Do(ctx, "ACL", "SETUSER", user, "reset", "on", ">pw-"+p, "~*", "resetchannels",
+		"-@all", "+@read", "+@connection", "+scan", "+info", "+type", "+pttl", "+object", "-@write").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Do(context.Background(), "ACL", "DELUSER", user) })
+	c.Set(ctx, p+":order:1", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Minute)
+	c.Set(ctx, p+":order:2", "locked", 0)
+	c.HSet(ctx, p+":redisson", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
+	c.Set(ctx, p+":order:1:fence", "4", 0)
+
+	ro := strings.Replace(url, "redis://", fmt.Sprintf("redis://%s:pw-%s@", user, p), 1)
+	reader := redis.NewClient(func() *redis.Options { o, _ := redis.ParseURL(ro); return o }())
+	defer reader.Close()
+	if err := reader.Set(ctx, p+":intruder", "x", 0).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("the reader could write: %v", err)
+	}
+
+	code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", ro, "--pattern", p+":*", "-o", "json")
+	if code != 1 { // 1: the constant lock without TTL fails --fail-on error
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	r := parse(t, stdout)
+	if r.Data.Scan.KeysMatched != 4 || r.Data.Servers[0].ConfigGet != "denied" || strings.Contains(stdout, "pw-"+p) {
+		t.Errorf("as a reader: scan %+v servers %+v", r.Data.Scan, r.Data.Servers)
+	}
+	code, stdout, stderr = dupctl(t, "inspect", "lock", "--redis-url", ro, "--key", p+":order:1", "-v")
+	if code != 0 || !strings.Contains(stdout, "fencing:") || !strings.Contains(stdout, "present") {
+		t.Errorf("--key as a reader: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := reader.Get(ctx, p+":intruder").Result(); err != redis.Nil {
+		t.Errorf("a key appeared: %v", err)
+	}
+}
+
+// snapshot reads type, TTL and idle time of every key under a prefix with
+// commands that do not touch the keys (TYPE, PTTL, OBJECT IDLETIME).
+type keyState struct {
+	typ  string
+	pttl time.Duration
+	idle time.Duration
+}
+
+func snapshot(t *testing.T, c *redis.Client, prefix string) map[string]keyState {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]keyState{}
+	iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		out[k] = keyState{c.Type(ctx, k).Val(), c.PTTL(ctx, k).Val(), c.ObjectIdleTime(ctx, k).Val()}
+	}
+	return out
+}
+
+// TestKeyspaceUnchanged asserts that inspecting changes nothing: the same
+// keys, types, values and TTLs (only run down), and idle times that were
+// read before any value read.
+func TestKeyspaceUnchanged(t *testing.T) {
+	p := testenv.WordName("unchanged")
+	c, url := adminClient(t, p)
+	ctx := context.Background()
+	values := map[string]string{p + ":order:1": "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", p + ":order:2": "1", p + ":job:lock": "web-1:31337"}
+	for k, v := range values {
+		ttl := time.Hour
+		if v == "1" {
+			ttl = 0
+		}
+		c.Set(ctx, k, v, ttl)
+	}
+	c.HSet(ctx, p+":redisson:lock", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "2")
+	c.PExpire(ctx, p+":redisson:lock", time.Hour)
+	c.RPush(ctx, p+":lock:queue", "a", "b")
+	time.Sleep(2100 * time.Millisecond) // idle times of 2s to preserve
+	before := snapshot(t, c, p)
+	start := time.Now()
+
+	code, _, stderr := dupctl(t, "inspect", "lock", "--redis-url", url, "--pattern", p+":*", "--no-values", "-o", "json")
+	if code > 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mid := snapshot(t, c, p)
+	compare(t, "--no-values", before, mid, true, time.Since(start))
+
+	code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", url, "--pattern", p+":*", "--top", "10", "-o", "json")
+	if code > 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := parse(t, stdout)
+	after := snapshot(t, c, p)
+	// Without CLIENT NO-TOUCH (Redis < 7.2) the value read marks a key as
+	// used; dupctl must have read each idle time before that.
+	compare(t, "with values", before, after, r.Data.Scan.NoTouch, time.Since(start))
+	if !r.Data.Scan.NoTouch {
+		t.Log("Redis < 7.2: no CLIENT NO-TOUCH, so reading values reset idle times; checking dupctl read them first")
+	}
+	for _, l := range r.Data.Locks {
+		if want := before[l.Key].idle; time.Duration(l.IdleS)*time.Second < want-time.Second {
+			t.Errorf("%s: reported idle %ds, was %s before the run: read after touching", l.Key, l.IdleS, want)
+		}
+	}
+	if len(r.Data.Locks) != 5 {
+		t.Errorf("reported %d keys, want 5", len(r.Data.Locks))
+	}
+	for k, v := range values {
+		if got := c.Get(ctx, k).Val(); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	if h := c.HGetAll(ctx, p+":redisson:lock").Val(); len(h) != 1 || h["6a4c2d1e-1234-4abc-9def-0123456789ab:57"] != "2" {
+		t.Errorf("hash changed: %v", h)
+	}
+	if l := c.LRange(ctx, p+":lock:queue", 0, -1).Val(); !slices.Equal(l, []string{"a", "b"}) {
+		t.Errorf("list changed: %v", l)
+	}
+}
+
+// compare checks after against before, elapsed later: TTLs may only have
+// run down by at most elapsed.
+func compare(t *testing.T, run string, before, after map[string]keyState, idleKept bool, elapsed time.Duration) {
+	t.Helper()
+	if len(after) != len(before) {
+		t.Errorf("%s: %d keys after, %d before", run, len(after), len(before))
+	}
+	for k, b := range before {
+		a, ok := after[k]
+		switch {
+		case !ok:
+			t.Errorf("%s: %s disappeared", run, k)
+		case a.typ != b.typ:
+			t.Errorf("%s: %s type %s, was %s", run, k, a.typ, b.typ)
+		case b.pttl < 0 && a.pttl != b.pttl:
+			t.Errorf("%s: %s got a TTL %s", run, k, a.pttl)
+		case b.pttl > 0 && (a.pttl > b.pttl || a.pttl < b.pttl-elapsed-time.Second):
+			t.Errorf("%s: %s TTL %s, was %s: changed, not run down", run, k, a.pttl, b.pttl)
+		case idleKept && a.idle < b.idle:
+			t.Errorf("%s: %s idle %s, was %s: touched", run, k, a.idle, b.idle)
+		}
+	}
+}
+
+// TestRedisCluster runs the command against a real 3-master cluster the
+// test starts, named by its seed addresses, and finds every lock on every
+// master.
+func TestRedisCluster(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	addrs := testenv.RedisCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	ctx := context.Background()
+	for i := range 300 {
+		ttl := time.Hour
+		if i%10 == 0 {
+			ttl = 0
+		}
+		if err := c.Set(ctx, fmt.Sprintf("lock:order:%d", i), fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", i), ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		c.Set(ctx, fmt.Sprintf("cache:user:%d", i), "x", 0)
+	}
+	perMaster := map[string]int64{}
+	var mu sync.Mutex // ForEachMaster calls back concurrently
+	_ = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		n := m.DBSize(ctx).Val()
+		mu.Lock()
+		defer mu.Unlock()
+		perMaster[m.Options().Addr] = n
+		return nil
+	})
+	for a, n := range perMaster {
+		if n == 0 {
+			t.Fatalf("master %s holds no keys: the test would not prove a per-master scan (%v)", a, perMaster)
+		}
+	}
+	url := "redis://" + strings.Join(addrs, ",")
+	code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", url, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := parse(t, stdout)
+	d := r.Data
+	if !d.Target.Cluster || len(d.Target.Nodes) != 3 || len(d.Servers) != 3 || d.Scan.KeysScanned != 350 || d.Scan.KeysMatched != 300 {
+		t.Fatalf("cluster scan: target %+v scan %+v", d.Target, d.Scan)
+	}
+	if len(d.Families) != 1 || d.Families[0].Template != "lock:order:{int}" || d.Families[0].Keys != 300 || d.Families[0].TTL.NoTTL != 30 {
+		t.Errorf("families %+v", d.Families)
+	}
+	found := false
+	for _, f := range r.Findings {
+		found = found || (f.Code == "LOCK_NO_TTL" && f.Subject == "lock:order:{int}")
+	}
+	if !found {
+		t.Errorf("no LOCK_NO_TTL for the 30 locks without TTL: %+v", r.Findings)
+	}
+	// One key, routed to its master.
+	code, stdout, _ = dupctl(t, "inspect", "lock", "--redis-url", url, "--key", "lock:order:7")
+	if code != 0 || !strings.Contains(stdout, "lock:order:7") {
+		t.Errorf("--key on the cluster: exit %d\n%s", code, stdout)
+	}
+}

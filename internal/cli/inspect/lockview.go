@@ -1,0 +1,261 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/report"
+)
+
+// The text view of `dupctl inspect lock`: what was scanned, one row per
+// key family with a TTL histogram, the per-key table with -v, the servers.
+
+// bars draw histogram heights, from one key to the family's largest bucket.
+var bars = []rune("▁▂▃▄▅▆▇█")
+
+func lockView(d *lock.Data, verbose bool) func(io.Writer, *report.Theme) error {
+	return func(w io.Writer, th *report.Theme) error {
+		if d.Target.Key != "" {
+			return oneKeyView(w, th, d)
+		}
+		writeScanLine(w, th, d)
+		if len(d.Families) > 0 {
+			fmt.Fprintln(w)
+			if err := familyTable(w, th, d.Families); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, th.Faint("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL"))
+		}
+		if verbose && len(d.Locks) > 0 {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, th.Strong(fmt.Sprintf("Keys (%d shown, problems first)", len(d.Locks))))
+			if err := keyTable(w, th, d.Locks); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintln(w)
+		writeServers(w, th, d)
+		return nil
+	}
+}
+
+func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
+	where := d.Target.URL
+	if d.Target.Cluster {
+		where = fmt.Sprintf("%s (cluster, %d masters)", where, len(d.Target.Nodes))
+	}
+	s := d.Scan
+	fmt.Fprintf(w, "%s %s: %s locks in %s families; %s keys matched of %s scanned\n", th.Strong("inspect lock"), where,
+		iostreams.Count(s.Locks), iostreams.Count(int64(s.Families)), iostreams.Count(s.KeysMatched), iostreams.Count(s.KeysScanned))
+	fmt.Fprintf(w, "%s %s\n", th.Faint("patterns:"), strings.Join(d.Target.Patterns, " "))
+	if !d.Target.Values {
+		fmt.Fprintln(w, th.Faint("values not read (--no-values): no owner or maker from values"))
+	}
+	if s.Repeats > 0 {
+		fmt.Fprintf(w, "%s SCAN returned %s keys twice (the server was resizing); each counted once\n", th.Faint("note:"), iostreams.Count(s.Repeats))
+	}
+}
+
+func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
+	t := report.NewTable("FAMILY", "KEYS", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1)
+	for _, f := range fams {
+		problems := th.Pass("-")
+		if len(f.Problems) > 0 {
+			short := make([]string, len(f.Problems))
+			for i, p := range f.Problems {
+				short[i] = strings.TrimPrefix(p, "LOCK_")
+			}
+			problems = th.Severity(2, strings.Join(short, ","))
+		}
+		ttl := "-"
+		if n := ttlCount(f.TTL); n > 0 {
+			ttl = lock.FormatMs(f.TTL.MedianMs) + " (p50)"
+			if f.TTL.NoTTL == n {
+				ttl = "none"
+			}
+		}
+		t.Row(printable(f.Template), iostreams.Count(f.Keys), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
+	}
+	return t.Render(w)
+}
+
+func ttlCount(t lock.TTLStats) int64 {
+	var n int64
+	for _, b := range t.Histogram {
+		n += b.Count
+	}
+	return n
+}
+
+// histogram draws one character per bucket, scaled to the largest.
+func histogram(bs []lock.Bucket) string {
+	var top int64
+	for _, b := range bs {
+		top = max(top, b.Count)
+	}
+	if top == 0 {
+		return "-"
+	}
+	var sb strings.Builder
+	for _, b := range bs {
+		if b.Count == 0 {
+			sb.WriteRune('·')
+			continue
+		}
+		sb.WriteRune(bars[int((b.Count*int64(len(bars)-1)+top-1)/top)])
+	}
+	return sb.String()
+}
+
+// makers names the makers, most common first.
+func makers(m map[string]int64) string {
+	type mk struct {
+		name string
+		n    int64
+	}
+	var list []mk
+	for k, v := range m {
+		list = append(list, mk{k, v})
+	}
+	for i := 1; i < len(list); i++ {
+		for j := i; j > 0 && (list[j].n > list[j-1].n || list[j].n == list[j-1].n && list[j].name < list[j-1].name); j-- {
+			list[j], list[j-1] = list[j-1], list[j]
+		}
+	}
+	names := make([]string, 0, 2)
+	for i, m := range list {
+		if i == 2 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, m.name)
+	}
+	return strings.Join(names, ",")
+}
+
+func keyTable(w io.Writer, th *report.Theme, locks []lock.Lock) error {
+	t := report.NewTable("KEY", "TYPE", "TTL", "IDLE", "MAKER", "OWNER", "OWNER CLASS", "PROBLEMS").AlignRight(2, 3)
+	for _, l := range locks {
+		problems := "-"
+		if len(l.Problems) > 0 {
+			problems = th.Severity(2, strings.Join(l.Problems, ","))
+		}
+		t.Row(short(printable(l.Key), 60), l.Type, lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
+	}
+	return t.Render(w)
+}
+
+func idle(s int64) string {
+	switch {
+	case s < 0:
+		return "?"
+	case s == 0:
+		return "0s"
+	}
+	return lock.FormatMs(s * 1000)
+}
+
+func owner(l lock.Lock) string {
+	if l.Owner == "" && len(l.Holders) == 0 {
+		return "-"
+	}
+	s := strconv.Quote(short(l.Owner, 40))
+	if len(l.Holders) > 1 {
+		s += fmt.Sprintf(" +%d", len(l.Holders)-1)
+	}
+	return s
+}
+
+// printable quotes a key that holds control or invalid bytes, so one key
+// cannot break the table.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func writeServers(w io.Writer, th *report.Theme, d *lock.Data) {
+	for _, s := range d.Servers {
+		aof := "AOF off"
+		if s.AOF {
+			aof = "AOF on (appendfsync " + orUnknown(s.AppendFsync) + ")"
+		}
+		fmt.Fprintf(w, "%s %s: Redis %s %s, maxmemory-policy %s, evicted_keys %d, %s\n", th.Faint("server"), s.Node, s.Version, s.Role, s.Policy, s.EvictedKeys, aof)
+	}
+	if d.Target.Key != "" {
+		return
+	}
+	if o := d.Observe; o != nil {
+		fmt.Fprintf(w, "%s %d observations %s apart: %d locks idle long enough to check, %d touched in between, %d orphans\n",
+			th.Faint("orphan check:"), o.Count, lock.FormatMs(o.IntervalMs), o.Candidates, o.Touched, o.Orphans)
+		return
+	}
+	fmt.Fprintf(w, "%s not run: an orphan needs two looks (--observe 2 --interval 30s)\n", th.Faint("orphan check:"))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func oneKeyView(w io.Writer, th *report.Theme, d *lock.Data) error {
+	if len(d.Locks) == 0 {
+		return nil
+	}
+	l := d.Locks[0]
+	t := &rows{}
+	t.Row("key", printable(l.Key))
+	t.Row("family", printable(l.Family))
+	t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
+	t.Row("ttl left", lock.FormatMs(l.PTTLMs))
+	t.Row("idle", idle(l.IdleS))
+	if l.Owner != "" {
+		t.Row("owner", fmt.Sprintf("%s (%s, ~%d random bits)", strconv.Quote(l.Owner), l.OwnerClass, l.OwnerBits))
+	}
+	for _, h := range l.Holders {
+		t.Row("holder", fmt.Sprintf("%s = %s", strconv.Quote(h.Owner), strconv.Quote(h.Value)))
+	}
+	if l.Metadata != "" {
+		t.Row("metadata", strconv.Quote(l.Metadata))
+	}
+	if l.AcquiredAt != "" {
+		t.Row("acquired at", l.AcquiredAt)
+	}
+	if len(d.Families) > 0 {
+		f := d.Families[0]
+		t.Row("key class", f.KeyClass)
+		for _, s := range f.Varying {
+			t.Row(fmt.Sprintf("segment %d", s.Position+1), fmt.Sprintf("%s %s: %s", s.Placeholder, s.Shape, s.Why))
+		}
+		t.Row("fencing", f.Fencing)
+	}
+	for _, r := range t.r {
+		fmt.Fprintf(w, "%-12s %s\n", th.Faint(r[0]+":"), r[1])
+	}
+	fmt.Fprintln(w)
+	writeServers(w, th, d)
+	return nil
+}
+
+// rows are label: value lines.
+type rows struct{ r [][2]string }
+
+func (t *rows) Row(label, value string) { t.r = append(t.r, [2]string{label, value}) }

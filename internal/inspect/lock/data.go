@@ -1,0 +1,141 @@
+package lock
+
+// The JSON "data" of `dupctl inspect lock` (documented in
+// docs/inspect-lock.md). Field names are a public contract.
+
+// Data is everything one inspection found besides its findings.
+type Data struct {
+	Target   Target        `json:"target"`
+	Scan     ScanStats     `json:"scan"`
+	Families []Family      `json:"families"`
+	Locks    []Lock        `json:"locks"`
+	Servers  []Server      `json:"servers"`
+	Observe  *Observations `json:"observe"`
+}
+
+// Target is what was inspected.
+type Target struct {
+	URL      string   `json:"url"`
+	Nodes    []string `json:"nodes"`
+	Cluster  bool     `json:"cluster"`
+	Patterns []string `json:"patterns"`
+	All      bool     `json:"all"`
+	Key      string   `json:"key,omitempty"`
+	Values   bool     `json:"values"`
+}
+
+// ScanStats counts the keyspace walk.
+type ScanStats struct {
+	KeysScanned int64 `json:"keys_scanned"`
+	KeysMatched int64 `json:"keys_matched"`
+	Locks       int64 `json:"locks"`
+	Families    int   `json:"families"`
+	// Repeats are keys SCAN returned more than once (skipped).
+	Repeats int64 `json:"repeats_skipped"`
+	// FalseDrops estimates distinct keys the fixed-size dedupe filter may
+	// have taken for repeats (see docs/inspect-lock.md).
+	FalseDrops float64 `json:"dedupe_false_drop_estimate"`
+	// Vanished keys expired or were deleted between SCAN and the read.
+	Vanished  int64 `json:"vanished"`
+	ElapsedMs int64 `json:"elapsed_ms"`
+	// NoTouch is true when reads used CLIENT NO-TOUCH (Redis 7.2+), so
+	// they left the keys' idle times alone.
+	NoTouch bool `json:"no_touch"`
+}
+
+// Family is one key family: the keys that share a template.
+type Family struct {
+	Template string           `json:"template"`
+	Keys     int64            `json:"keys"`
+	Roles    map[string]int64 `json:"roles"`
+	Makers   map[string]int64 `json:"makers"`
+	Types    map[string]int64 `json:"types"`
+	// KeyClass is business, per-run, hashed, time-bucket, constant,
+	// by-design (a library's per-job lock) or unknown.
+	KeyClass string           `json:"key_class"`
+	Varying  []Segment        `json:"varying"`
+	TTL      TTLStats         `json:"ttl"`
+	Owners   map[string]int64 `json:"owner_classes"`
+	// Fencing is present, absent or n/a (not a mutex family).
+	Fencing  string   `json:"fencing"`
+	Problems []string `json:"problems"`
+	Examples []string `json:"examples"`
+}
+
+// Segment is one varying segment of a family template.
+type Segment struct {
+	Position    int     `json:"position"`
+	Placeholder string  `json:"placeholder"`
+	Label       string  `json:"label"`
+	Shape       string  `json:"shape"`
+	Share       float64 `json:"share"`
+	Class       string  `json:"class"`
+	Why         string  `json:"why"`
+}
+
+// TTLStats describes a family's TTLs. Remaining TTLs are PTTL at the read;
+// granted TTLs are PTTL plus idle time (what the lock was given at its
+// last write, a lower bound when something read it since).
+type TTLStats struct {
+	NoTTL            int64    `json:"no_ttl"`
+	MinMs            int64    `json:"remaining_min_ms"`
+	MedianMs         int64    `json:"remaining_median_ms"`
+	MaxMs            int64    `json:"remaining_max_ms"`
+	GrantedMedianMs  int64    `json:"granted_median_ms"`
+	Histogram        []Bucket `json:"histogram"`
+	OutliersAbove    int64    `json:"outliers_above"`
+	OutliersBelow    int64    `json:"outliers_below"`
+	OrphansConfirmed int64    `json:"orphans"`
+}
+
+// Bucket is one bar of the remaining-TTL histogram: keys with a remaining
+// TTL up to Le (or "none": no TTL).
+type Bucket struct {
+	Le    string `json:"le"`
+	Count int64  `json:"count"`
+}
+
+// Lock is one key in full.
+type Lock struct {
+	Key        string   `json:"key"`
+	Node       string   `json:"node"`
+	Family     string   `json:"family"`
+	Type       string   `json:"type"`
+	Role       string   `json:"role"`
+	Maker      string   `json:"maker"`
+	PTTLMs     int64    `json:"pttl_ms"`
+	IdleS      int64    `json:"idle_s"`
+	Owner      string   `json:"owner"`
+	OwnerClass string   `json:"owner_class"`
+	OwnerBits  int      `json:"owner_entropy_bits"`
+	Holders    []Holder `json:"holders"`
+	Metadata   string   `json:"metadata"`
+	AcquiredAt string   `json:"acquired_at"`
+	Fencing    string   `json:"fencing,omitempty"`
+	Problems   []string `json:"problems"`
+}
+
+// Server is what INFO (and CONFIG GET, where permitted) said of a node.
+type Server struct {
+	Node        string `json:"node"`
+	Version     string `json:"version"`
+	Role        string `json:"role"`
+	Keys        int64  `json:"keys"`
+	MaxMemory   int64  `json:"maxmemory"`
+	Policy      string `json:"maxmemory_policy"`
+	EvictedKeys int64  `json:"evicted_keys"`
+	AOF         bool   `json:"aof_enabled"`
+	AppendFsync string `json:"appendfsync"`
+	ConfigGet   string `json:"config_get"` // ok, or denied (ACL)
+}
+
+// Observations describes an --observe run.
+type Observations struct {
+	Count      int   `json:"count"`
+	IntervalMs int64 `json:"interval_ms"`
+	IdleAfterS int64 `json:"idle_after_s"`
+	Candidates int64 `json:"candidates"`
+	Dropped    int64 `json:"candidates_dropped"`
+	Orphans    int64 `json:"orphans"`
+	Touched    int64 `json:"touched_between"`
+}

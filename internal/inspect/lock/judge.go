@@ -1,0 +1,415 @@
+package lock
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/findings"
+)
+
+// Judging a family once the scan is over: what its varying segments are,
+// whether its TTLs agree, what its owner values are worth.
+
+// entityLabels name business entities: an id after them is a business key.
+var entityLabels = wordSet(`order orders user users account accounts customer customers payment payments
+invoice invoices merchant merchants tenant tenants sku product products cart carts subscription subscriptions
+wallet wallets transfer transfers settlement settlements shipment shipments booking bookings reservation
+reservations ticket tickets org orgs organization organizations company companies device devices member
+members contract contracts loan loans refund refunds charge charges entity entities item items store stores
+shop shops vendor vendors supplier suppliers patient patients student students employee employees report
+reports document documents file files repo repos project projects team teams workspace workspaces`)
+
+// jobLabels name jobs, runs and messages: an id after them changes per
+// delivery or per retry.
+var jobLabels = wordSet(`job jobs task tasks jid run runs attempt attempts exec execution executions worker
+workers message messages msg msgs request requests req trace traces span spans nonce delivery deliveries
+consumer consumers process processes thread threads invocation invocations correlation`)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// Key classes of a family.
+const (
+	ClassBusiness   = "business"
+	ClassPerRun     = "per-run"
+	ClassHashed     = "hashed"
+	ClassTimeBucket = "time-bucket"
+	ClassConstant   = "constant"
+	ClassByDesign   = "by-design"
+	ClassUnknown    = "unknown"
+)
+
+// judgeOptions are the thresholds of a run.
+type judgeOptions struct {
+	maxTTL time.Duration
+	fenced bool
+}
+
+// dominant returns the most common kind at a position and its share.
+func (p *posStats) dominant() (Kind, float64) {
+	var best Kind
+	var total int64
+	for k, n := range p.kinds {
+		total += n
+		if n > p.kinds[best] {
+			best = Kind(k)
+		}
+	}
+	if total == 0 {
+		return KindWord, 0
+	}
+	return best, float64(p.kinds[best]) / float64(total)
+}
+
+func (p *posStats) uuidVersion() int {
+	best := 0
+	for v, n := range p.uuidVer {
+		if n > p.uuidVer[best] {
+			best = v
+		}
+	}
+	return best
+}
+
+// judgePosition classifies one varying segment from its counters and the
+// label before it.
+func judgePosition(p *posStats, label string) (shape, class, why string) {
+	k, _ := p.dominant()
+	shape = k.String()
+	entity, job := entityLabels[label], jobLabels[label]
+	under := ""
+	if label != "" {
+		under = fmt.Sprintf(" after %q", label)
+	}
+	mintedShare := 0.0
+	if p.timed > 0 {
+		mintedShare = float64(p.minted) / float64(p.timed)
+	}
+	timeBased := func() (string, string) {
+		switch {
+		case job:
+			return ClassPerRun, "a per-job id" + under
+		case mintedShare >= 0.5:
+			return ClassPerRun, fmt.Sprintf("a time-based id minted when the lock was taken (%.0f%% within %s of the lock's write)", 100*mintedShare, mintedWithin)
+		}
+		return ClassBusiness, "an id created long before its lock" + under + ": an entity's id"
+	}
+	switch k {
+	case KindUUID:
+		v := p.uuidVersion()
+		shape = fmt.Sprintf("uuid v%d", v)
+		if v == 1 || v == 6 || v == 7 {
+			class, why = timeBased()
+			return
+		}
+		switch {
+		case entity:
+			return shape, ClassBusiness, "a random entity id" + under
+		case job:
+			return shape, ClassPerRun, "a random per-job id" + under
+		}
+		return shape, ClassPerRun, "a random UUID v4" + under + ": a per-job or per-message id unless it is the entity's own id"
+	case KindULID, KindObjectID, KindSnowflake:
+		class, why = timeBased()
+		return
+	case KindJID:
+		if entity {
+			return shape, ClassBusiness, "a 24-hex entity id" + under
+		}
+		return shape, ClassPerRun, "24 random hex digits" + under + ": the shape of a Sidekiq JID (SecureRandom.hex(12))"
+	case KindInt:
+		if job {
+			return shape, ClassPerRun, "a job counter" + under
+		}
+		return shape, ClassBusiness, "an integer id" + under
+	case KindEpoch:
+		switch {
+		case p.timed > 0 && float64(p.aligned)/float64(p.timed) >= 0.8:
+			return shape, ClassTimeBucket, "a timestamp on whole minutes: a period bucket"
+		case mintedShare >= 0.5:
+			return shape, ClassPerRun, "a timestamp taken when the lock was: every run makes a new key"
+		}
+		return shape, ClassTimeBucket, "a timestamp" + under
+	case KindMD5, KindSHA1, KindSHA256:
+		return shape, ClassHashed, "a digest: stable only if what it hashes holds no per-run field (trace id, timestamp, attempt)"
+	case KindBase64:
+		return shape, ClassPerRun, "a random token in the key name"
+	case KindDate:
+		return shape, ClassTimeBucket, "a date: a period bucket"
+	case KindHex:
+		switch {
+		case entity:
+			return shape, ClassBusiness, "a hex id" + under
+		case job:
+			return shape, ClassPerRun, "a hex per-job id" + under
+		}
+		return shape, ClassUnknown, "a hex id" + under
+	}
+	if job {
+		return shape, ClassPerRun, "a per-job id" + under
+	}
+	return shape, ClassBusiness, "a name or code" + under
+}
+
+// mainMaker is the family's most common maker.
+func (f *family) mainMaker() string {
+	best, n := MakerUnknown, int64(-1)
+	for _, m := range slices.Sorted(maps.Keys(f.makers)) {
+		if f.makers[m] > n {
+			best, n = m, f.makers[m]
+		}
+	}
+	return best
+}
+
+// keyClass judges the family's key shape from its varying segments.
+func (f *family) keyClass() (string, []Segment) {
+	var segs []Segment
+	rank := map[string]int{ClassPerRun: 5, ClassHashed: 4, ClassUnknown: 3, ClassBusiness: 2, ClassTimeBucket: 1}
+	class := ClassConstant
+	for i, s := range f.segs {
+		if s.shape.Kind == KindWord || s.shape.Kind == KindEmpty {
+			continue
+		}
+		p := &f.pos[i]
+		_, share := p.dominant()
+		label := f.label(i)
+		shape, c, why := judgePosition(p, label)
+		segs = append(segs, Segment{Position: i, Placeholder: s.shape.Kind.placeholder(), Label: label, Shape: shape, Share: round2(share), Class: c, Why: why})
+		if class == ClassConstant || rank[c] > rank[class] {
+			class = c
+		}
+	}
+	if f.mainMaker() == MakerBullMQ && f.roles[RoleLock] > 0 {
+		class = ClassByDesign
+	}
+	return class, segs
+}
+
+func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
+
+// mutexMakers are the makers whose locks are mutexes (fencing applies);
+// the others are uniqueness keys or job locks checked by their library.
+var mutexMakers = map[string]bool{MakerSetNXPX: true, MakerRedsync: true, MakerRedislock: true, MakerRedisson: true,
+	MakerSpring: true, MakerShedLock: true, MakerUnknown: true}
+
+// report turns a family into its JSON summary and findings.
+func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
+	class, varying := f.keyClass()
+	out := Family{
+		Template: f.tmpl, Keys: f.keys, KeyClass: class, Varying: varying,
+		Roles: map[string]int64{}, Makers: f.makers, Types: f.types, Owners: map[string]int64{},
+		Fencing: "n/a", Problems: []string{}, Examples: slices.Sorted(slices.Values(f.examples)),
+	}
+	// Which keys were kept follows SCAN order; sorted, small families read
+	// the same on every server.
+	slices.Sort(f.noTTLEx)
+	for _, ex := range f.ownerEx {
+		slices.Sort(ex)
+	}
+	slices.Sort(f.orphanEx)
+	for r, n := range f.roles {
+		out.Roles[string(r)] = n
+	}
+	for c, n := range f.owners {
+		out.Owners[string(c)] = n
+	}
+	if out.Varying == nil {
+		out.Varying = []Segment{}
+	}
+	out.TTL = f.ttlStats()
+	if f.lockish == 0 {
+		out.KeyClass = "n/a" // fence counters, metadata, indexes
+		return out, nil
+	}
+	var fs []findings.Finding
+	add := func(fi findings.Finding) {
+		fs = append(fs, fi)
+		if !slices.Contains(out.Problems, fi.Code) {
+			out.Problems = append(out.Problems, fi.Code)
+		}
+	}
+	maker := f.mainMaker()
+	if f.noTTL > 0 {
+		add(RuleNoTTL.New(f.tmpl, fmt.Sprintf("%d of %d locks have no TTL: a crashed holder blocks them forever", f.noTTL, f.lockish),
+			prefixed("no TTL: ", f.noTTLEx)...))
+	}
+	if class == ClassPerRun {
+		for _, s := range varying {
+			if s.Class == ClassPerRun {
+				add(RuleRandomKey.New(f.tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why),
+					append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)}, prefixed("e.g. ", out.Examples)...)...))
+				break
+			}
+		}
+	}
+	f.ownerFindings(add, maker)
+	f.ttlFindings(add, out.TTL, o)
+	if mutexMakers[maker] && f.roles[RoleLock] > 0 {
+		out.Fencing = "absent"
+		if o.fenced {
+			out.Fencing = "present"
+		}
+	}
+	if f.orphans > 0 {
+		add(RuleIdleOrphan.New(f.tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.orphans)), f.orphanEx...))
+	}
+	return out, fs
+}
+
+// locks says "1 lock" or "N locks".
+func locks(n int64) string {
+	if n == 1 {
+		return "1 lock"
+	}
+	return fmt.Sprintf("%d locks", n)
+}
+
+func prefixed(p string, list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = p + s
+	}
+	return out
+}
+
+func (f *family) ownerFindings(add func(findings.Finding), maker string) {
+	var weak []string
+	var weakN int64
+	for _, c := range []OwnerClass{OwnerConstant, OwnerHost, OwnerTimestamp, OwnerCounter, OwnerLowEntropy} {
+		n := f.owners[c]
+		if n == 0 {
+			continue
+		}
+		switch c {
+		case OwnerConstant:
+			add(RuleTokenConstant.New(f.tmpl, fmt.Sprintf("owner value is a constant, not a token (%s)", locks(n)), f.ownerEx[c]...))
+		case OwnerHost:
+			add(RuleTokenHost.New(f.tmpl, fmt.Sprintf("owner names a host or process with nothing random (%s)", locks(n)), f.ownerEx[c]...))
+		default:
+			weakN += n
+			weak = append(weak, fmt.Sprintf("%d %s", n, c))
+			for _, e := range f.ownerEx[c] {
+				weak = appendEx(weak, e)
+			}
+		}
+	}
+	if weakN > 0 {
+		add(RuleTokenWeak.New(f.tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", minTokenBits, locks(weakN)), weak...))
+	}
+	if maker == MakerRedisson { // one field per client thread, reentrant by design
+		return
+	}
+	if rep := f.values.repeated(2); len(rep) > 0 {
+		ev := []string{}
+		allUUID := true
+		for i, it := range rep {
+			if classify(it.value).Kind != KindUUID {
+				allUUID = false
+			}
+			if i < exampleCount {
+				ev = append(ev, fmt.Sprintf("%s on %d live locks", quote(it.value), it.count))
+			}
+		}
+		if allUUID {
+			ev = append(ev, "UUID values shared across locks: the shape of Spring Integration's RedisLockRegistry clientId (safe there only because a local lock serialises threads)")
+		}
+		add(RuleTokenShared.New(f.tmpl, fmt.Sprintf("%d owner values are each held on several live locks", len(rep)), ev...))
+	}
+}
+
+func (f *family) ttlStats() TTLStats {
+	t := TTLStats{NoTTL: f.noTTL, MinMs: max(f.remMin, 0), MaxMs: f.remMax, OrphansConfirmed: f.orphans}
+	if f.remain.count > 0 {
+		t.MedianMs = min(max(f.remain.quantile(0.5), t.MinMs), t.MaxMs)
+		t.GrantedMedianMs = f.granted.quantile(0.5)
+	}
+	for i, e := range bucketEdges {
+		t.Histogram = append(t.Histogram, Bucket{Le: e.name, Count: f.buckets[i]})
+	}
+	t.Histogram = append(t.Histogram, Bucket{Le: "none", Count: f.buckets[len(bucketEdges)]})
+	if f.granted.count >= minSiblings {
+		med := t.GrantedMedianMs
+		t.OutliersAbove = max(f.granted.countAbove(med*outlierRatio), int64(len(f.ttlOutliers(med, true))))
+		t.OutliersBelow = max(f.granted.countBelow(med/outlierRatio), int64(len(f.ttlOutliers(med, false))))
+	}
+	return t
+}
+
+// ttlOutliers returns the kept extreme keys beyond the outlier ratio.
+func (f *family) ttlOutliers(med int64, above bool) []keyTTL {
+	var out []keyTTL
+	if above {
+		for _, k := range f.hiTTL.sorted() {
+			if k.ms > med*outlierRatio {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for _, k := range f.loTTL.sorted() {
+		if k.ms*outlierRatio < med {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (f *family) ttlFindings(add func(findings.Finding), t TTLStats, o judgeOptions) {
+	med := t.GrantedMedianMs
+	if t.OutliersAbove+t.OutliersBelow > 0 {
+		ev := []string{fmt.Sprintf("family median TTL %s over %d locks with a TTL", FormatMs(med), f.granted.count)}
+		for _, k := range f.ttlOutliers(med, true) {
+			ev = append(ev, fmt.Sprintf("%s: TTL %s, %.0fx the median", k.key, FormatMs(k.ms), float64(k.ms)/float64(max(med, 1))))
+		}
+		for _, k := range f.ttlOutliers(med, false) {
+			ev = append(ev, fmt.Sprintf("%s: TTL %s, 1/%.0f of the median", k.key, FormatMs(k.ms), float64(med)/float64(max(k.ms, 1))))
+		}
+		add(RuleTTLOutlier.New(f.tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove, t.OutliersBelow, outlierRatio), ev...))
+	}
+	if n := f.granted.count; o.maxTTL > 0 && n > 0 && 2*f.overMax > n {
+		add(RuleTTLLong.New(f.tmpl, fmt.Sprintf("%d of %d locks were given a TTL above --max-ttl %s (median %s): a crashed holder blocks its key that long",
+			f.overMax, n, FormatMs(o.maxTTL.Milliseconds()), FormatMs(med))))
+	}
+}
+
+// FormatMs shows a duration rounded to two significant digits, in the
+// largest unit that keeps it at least 1: 1h, 10m, 8.1s, 250ms.
+func FormatMs(ms int64) string {
+	if ms < 0 {
+		return "none"
+	}
+	r := roundSig(ms)
+	units := []struct {
+		ms   int64
+		name string
+	}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "m"}, {1000, "s"}}
+	for _, u := range units {
+		if r >= u.ms {
+			v := float64(r) / float64(u.ms)
+			s := fmt.Sprintf("%.1f", v)
+			if v >= 10 || strings.HasSuffix(s, ".0") {
+				s = fmt.Sprintf("%.0f", v)
+			}
+			return s + u.name
+		}
+	}
+	return fmt.Sprintf("%dms", r)
+}
+
+// roundSig rounds to two significant digits.
+func roundSig(v int64) int64 {
+	p := int64(1)
+	for v/p >= 100 {
+		p *= 10
+	}
+	return (v + p/2) / p * p
+}

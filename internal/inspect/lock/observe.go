@@ -1,0 +1,159 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The orphan check never trusts one snapshot (research 1.11: BullMQ
+// declares a job stalled only after two looks with no lock). The first
+// observation walks the keyspace reading only TTLs and idle times - no
+// values, so dupctl's own reads cannot reset them - and keeps the keys
+// idle long enough to become orphans by the last observation. Middle
+// observations re-read those keys; the last one is the full inspection,
+// which calls a candidate an orphan when nobody renewed, read or rewrote it
+// in between and it has been idle past --idle.
+
+// clockSlack absorbs Redis's 1 s LRU clock and the time a pass takes.
+const clockSlack = 2 * time.Second
+
+func (a *aggregator) observe(ctx context.Context, nodes []node, ro readOptions) error {
+	o := a.o
+	a.obs = Observations{Count: o.Observe, IntervalMs: o.Interval.Milliseconds(), IdleAfterS: int64(o.IdleAfter.Seconds())}
+	a.cands = map[string]candidate{}
+	ahead := time.Duration(o.Observe-1) * o.Interval
+	light := ro
+	light.values = false
+	idx := map[string]int{}
+	for i, n := range nodes {
+		idx[n.name] = i
+	}
+	_, err := walk(ctx, nodes, light, func(p page) {
+		at := time.Now()
+		for _, ob := range p.obs {
+			if (ob.typ != "string" && ob.typ != "hash") || ob.idle < 0 || time.Duration(ob.idle)*time.Second+ahead < o.IdleAfter {
+				continue
+			}
+			if len(a.cands) >= maxCandidates {
+				a.obs.Dropped++
+				continue
+			}
+			a.cands[ob.key] = candidate{node: idx[ob.node], pttl: ob.pttl, idle: ob.idle, at: at}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := 1; i < o.Observe; i++ {
+		if o.afterLook != nil {
+			o.afterLook(i)
+		}
+		if err := sleep(ctx, o.Interval); err != nil {
+			return err
+		}
+		if i < o.Observe-1 {
+			if err := a.recheck(ctx, nodes); err != nil {
+				return err
+			}
+		}
+	}
+	a.obs.Candidates = int64(len(a.cands))
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// recheck re-reads every candidate's TTL and idle time (a middle
+// observation) and drops those that were touched.
+func (a *aggregator) recheck(ctx context.Context, nodes []node) error {
+	byNode := make([][]string, len(nodes))
+	for k, c := range a.cands {
+		byNode[c.node] = append(byNode[c.node], k)
+	}
+	for i, keys := range byNode {
+		for len(keys) > 0 {
+			batch := keys[:min(len(keys), int(a.o.Count))]
+			keys = keys[len(batch):]
+			obs, err := readKeys(ctx, nodes[i], batch, false, func(redis.Pipeliner) {})
+			if err != nil {
+				return err
+			}
+			live := map[string]bool{}
+			for j := range obs {
+				live[obs[j].key] = true
+				if !a.orphan(&obs[j], a.cands[obs[j].key]) {
+					delete(a.cands, obs[j].key)
+					a.obs.Touched++
+				}
+			}
+			for _, k := range batch {
+				if !live[k] {
+					delete(a.cands, k) // gone: released or expired
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// orphan reports whether a key is still untouched since its first look and
+// idle past --idle.
+func (a *aggregator) orphan(now *observed, c candidate) bool {
+	elapsed := time.Since(c.at)
+	// Untouched: its idle time grew by the whole interval (a renewal, a
+	// read or a rewrite resets it).
+	if now.idle < 0 || time.Duration(now.idle-c.idle)*time.Second+clockSlack < elapsed {
+		a.obs.Touched++
+		return false
+	}
+	if time.Duration(now.idle)*time.Second < a.o.IdleAfter {
+		return false
+	}
+	// Not renewed: the TTL only ran down (or there is none, as before).
+	if c.pttl == -1 || now.pttl == -1 {
+		return c.pttl == now.pttl
+	}
+	return time.Duration(now.pttl)*time.Millisecond <= time.Duration(c.pttl)*time.Millisecond-elapsed+clockSlack
+}
+
+// one reads a single key in full (--key), routed to its node.
+func (a *aggregator) one(ctx context.Context, c redis.UniversalClient, noTouch bool) error {
+	n := node{name: "redis", conn: c, noTouch: noTouch}
+	if s, ok := c.(interface{ Options() *redis.Options }); ok {
+		n.name = s.Options().Addr
+	}
+	key := a.o.Key
+	fences := []string{"redisson_lock_token:{" + key + "}", key + ":fence", "fence:" + key, key + ":fencing_token"}
+	var exists []*redis.IntCmd
+	obs, err := readKeys(ctx, n, []string{key}, !a.o.NoValues, func(p redis.Pipeliner) {
+		for _, f := range fences {
+			exists = append(exists, p.Exists(ctx, f))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(obs) == 0 {
+		return fmt.Errorf("key %q does not exist (or expired): nothing to inspect", clip(key, maxShown))
+	}
+	for _, e := range exists {
+		if e.Val() > 0 {
+			a.fenceOfKey = true
+		}
+	}
+	a.stats.KeysScanned = 1
+	a.add(&obs[0])
+	return nil
+}

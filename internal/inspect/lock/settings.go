@@ -1,0 +1,101 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/findings"
+)
+
+// Redis settings that lose locks, from INFO (which a read-only ACL user
+// may run) and CONFIG GET where the ACL allows it.
+
+// parseInfo reads INFO's "key:value" lines.
+func parseInfo(s string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// keyCount reads "keys=N" from an INFO keyspace line.
+func keyCount(line string) int64 {
+	for _, f := range strings.Split(line, ",") {
+		if v, ok := strings.CutPrefix(f, "keys="); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// versionAtLeast compares a dotted version with major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
+
+// serverInfo reads a node's settings, marks whether it supports CLIENT
+// NO-TOUCH, and judges the settings that lose locks.
+func serverInfo(ctx context.Context, n *node, db int) (Server, []findings.Finding, error) {
+	raw, err := n.conn.Info(ctx).Result()
+	if err != nil {
+		return Server{}, nil, cmdError(err, "INFO", *n)
+	}
+	info := parseInfo(raw)
+	s := Server{Node: n.name, Version: info["redis_version"], Role: info["role"], Policy: info["maxmemory_policy"], ConfigGet: "ok"}
+	s.MaxMemory, _ = strconv.ParseInt(info["maxmemory"], 10, 64)
+	s.EvictedKeys, _ = strconv.ParseInt(info["evicted_keys"], 10, 64)
+	s.AOF = info["aof_enabled"] == "1"
+	s.Keys = keyCount(info[fmt.Sprintf("db%d", db)])
+	n.noTouch = versionAtLeast(s.Version, 7, 2)
+	if cfg, err := n.conn.ConfigGet(ctx, "appendfsync").Result(); err == nil {
+		s.AppendFsync = cfg["appendfsync"]
+	} else {
+		s.ConfigGet = "denied" // NOPERM for a read-only user, or renamed away
+	}
+	return s, settingsFindings(s), nil
+}
+
+func settingsFindings(s Server) []findings.Finding {
+	var out []findings.Finding
+	subject := "redis " + s.Node
+	if p := s.Policy; strings.HasPrefix(p, "allkeys-") || strings.HasPrefix(p, "volatile-") {
+		f := RuleEviction.New(subject, fmt.Sprintf("maxmemory-policy %s lets Redis delete locks under memory pressure", p),
+			fmt.Sprintf("maxmemory %d bytes", s.MaxMemory))
+		if s.MaxMemory == 0 {
+			f.Severity = findings.Warn
+			f.Message += " (inactive while maxmemory is 0, armed as soon as a limit is set)"
+		}
+		out = append(out, f)
+	}
+	if s.EvictedKeys > 0 {
+		out = append(out, RuleEvicted.New(subject, fmt.Sprintf("%d keys evicted since the server started", s.EvictedKeys),
+			"maxmemory-policy "+s.Policy))
+	}
+	if s.Role == "slave" || s.Role == "replica" {
+		out = append(out, RuleReplica.New(subject, "this node is a replica: what it shows of locks lags the master"))
+	}
+	if !s.AOF {
+		ev := []string{"aof_enabled:0"}
+		out = append(out, RulePersistence.New(subject, "AOF is off: a restart or failover loses the locks taken since the last snapshot", ev...))
+	}
+	return out
+}

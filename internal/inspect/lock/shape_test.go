@@ -1,0 +1,148 @@
+package lock
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestClassifySegments(t *testing.T) {
+	now := time.Now()
+	v7 := uuidV7(now)
+	for seg, want := range map[string]Kind{
+		"lock":                                 KindWord,
+		"":                                     KindEmpty,
+		"42":                                   KindInt,
+		"0042":                                 KindID,
+		"1764590400":                           KindEpoch,
+		"1764590400123":                        KindEpoch,
+		"1800000000000000000":                  KindSnowflake,
+		"8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f": KindUUID,
+		v7:                                     KindUUID,
+		"01ARZ3NDEKTSV4RRFFQ69G5FAV":           KindULID,
+		"507f1f77bcf86cd799439011":             KindObjectID,
+		"fe3a4bd1c2e9a8b7c6d5e4f3":             KindJID, // first 4 bytes: year 2105
+		"9e107d9d372bb6826bd81d3542a419d6":     KindMD5,
+		"2fd4e1c67a2d28fced849ee1bb76e7391b93eb12": KindSHA1,
+		strings.Repeat("ab12", 16):                 KindSHA256,
+		"deadbeef01":                               KindHex,
+		"Xk3_9aQ-zP1mN8bV2cL7wR":                   KindBase64,
+		"2026-12-01":                               KindDate,
+		"ORD-1234":                                 KindID,
+		"payment_v2":                               KindID,
+		"MyServiceWorkerInstance":                  KindWord,
+	} {
+		if got := classify(seg).Kind; got != want {
+			t.Errorf("classify(%q) = %s, want %s", seg, got, want)
+		}
+	}
+	if sh := classify(v7); sh.Version != 7 || sh.Time.Sub(now).Abs() > time.Second {
+		t.Errorf("v7 uuid decoded as version %d time %s, want 7 and %s", sh.Version, sh.Time, now)
+	}
+	if sh := classify("01ARZ3NDEKTSV4RRFFQ69G5FAV"); !sh.Time.Equal(time.UnixMilli(1469922850259)) {
+		t.Errorf("ULID time %s, want 2016-07-30T23:54:10.259Z", sh.Time.UTC())
+	}
+	if sh := classify("507f1f77bcf86cd799439011"); sh.Time.Unix() != 0x507f1f77 {
+		t.Errorf("ObjectId time %d", sh.Time.Unix())
+	}
+}
+
+// uuidV7 builds a version 7 UUID for t.
+func uuidV7(t time.Time) string {
+	ms := uint64(t.UnixMilli())
+	return fmt.Sprintf("%08x-%04x-7abc-9def-0123456789ab", ms>>16, ms&0xffff)
+}
+
+func TestTemplates(t *testing.T) {
+	for key, want := range map[string]string{
+		"lock:payment:order:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f":                   "lock:payment:order:{uuid}",
+		"uniquejobs:9e107d9d372bb6826bd81d3542a419d6:LOCKED":                        "uniquejobs:{hex32}:LOCKED",
+		"bull:emails:123:lock":                                                      "bull:emails:{int}:lock",
+		"asynq:{default}:unique:email:send:9e107d9d372bb6826bd81d3542a419d6":        "asynq:{default}:unique:email:send:{hex32}",
+		"job-lock:default:nightly-report":                                           "job-lock:default:nightly-report",
+		"a:b:c:d:e:f:g:h:i:j:k:l:m:n:o":                                             "a:b:c:d:e:f:g:h:i:j:k:l:m:n:o",
+		"lock/tenant/42/invoice/2026-12":                                            "lock/tenant/{int}/invoice/{date}",
+		"lock:order:42:" + strings.Repeat("x", 10) + ":" + "Xk3_9aQ-zP1mN8bV2cL7wR": "lock:order:{int}:xxxxxxxxxx:{base64}",
+	} {
+		if got := template(splitKey(key)); got != want {
+			t.Errorf("template(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestFamiliesCollapseVaryingWords(t *testing.T) {
+	fs := newFamilies()
+	names := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory",
+		"niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter"}
+	for _, n := range names {
+		fs.get(splitKey("lock:report:"+n)).keys++
+	}
+	fs.get(splitKey("lock:other")).keys++
+	got := map[string]int64{}
+	for _, f := range fs.finish() {
+		got[f.tmpl] = f.keys
+	}
+	if len(got) != 2 || got["lock:report:{name}"] != int64(len(names)) || got["lock:other"] != 1 {
+		t.Errorf("families = %v, want lock:report:{name} with %d keys and lock:other", got, len(names))
+	}
+}
+
+func TestFormatMs(t *testing.T) {
+	for ms, want := range map[int64]string{
+		-1: "none", 0: "0ms", 250: "250ms", 8123: "8.1s", 30_000: "30s", 90_000: "1.5m", 599_950: "10m",
+		3_599_950: "1h", 5_400_000: "1.5h", 86_400_000: "24h", 86_400_000 * 12: "12d",
+	} {
+		if got := FormatMs(ms); got != want {
+			t.Errorf("FormatMs(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+func TestJudgePositions(t *testing.T) {
+	type tc struct {
+		key, class string
+	}
+	now := time.Now()
+	for _, c := range []tc{
+		{"lock:payment:order:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", ClassBusiness},
+		{"lock:job:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", ClassPerRun},
+		{"lock:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", ClassPerRun},
+		{"lock:order:" + uuidV7(now), ClassPerRun}, // minted with the lock
+		{"lock:order:" + uuidV7(now.Add(-48*time.Hour)), ClassBusiness},
+		{"lock:task:123", ClassPerRun},
+		{"lock:order:123", ClassBusiness},
+		{"lock:sync:2026-12-01", ClassTimeBucket},
+		{"uniquejobs:9e107d9d372bb6826bd81d3542a419d6:LOCKED", ClassHashed},
+		{"lock:nightly", ClassConstant},
+		{"lock:fe3a4bd1c2e9a8b7c6d5e4f3", ClassPerRun},
+	} {
+		segs := splitKey(c.key)
+		f := newFamily(template(segs), segs)
+		o := observed{key: c.key, pttl: 1000, idle: 0}
+		f.add(&o, &recognised{role: RoleLock, maker: MakerUnknown}, segs, Owner{Class: OwnerUUID}, now, 0)
+		if got, _ := f.keyClass(); got != c.class {
+			t.Errorf("%s: key class %s, want %s", c.key, got, c.class)
+		}
+	}
+}
+
+// TestSeenFilter: a repeat is caught; a million distinct keys are almost
+// never taken for repeats, as FalseDropEstimate predicts.
+func TestSeenFilter(t *testing.T) {
+	s := newSeen()
+	if s.add("lock:a") || !s.add("lock:a") {
+		t.Fatal("repeat not caught")
+	}
+	drops := 0
+	for i := range 1_000_000 {
+		if s.add(fmt.Sprintf("lock:order:%d", i)) {
+			drops++
+		}
+	}
+	est := s.FalseDropEstimate()
+	if drops > 1 || est > 0.1 {
+		t.Errorf("1M distinct keys: %d taken for repeats, estimate %.3f", drops, est)
+	}
+	t.Logf("1M keys: %d false drops, estimate %.4f", drops, est)
+}
