@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +189,3 @@ func FuzzAnalyse(f *testing.F) {
 	})
 }
 
-var _ = io.EOF
