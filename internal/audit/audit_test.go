@@ -188,4 +188,3 @@ func TestHistogram(t *testing.T) {
 		}
 	}
 }
-

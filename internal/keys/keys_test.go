@@ -188,4 +188,3 @@ func FuzzAnalyse(f *testing.F) {
 		_ = seg.stable(b)
 	})
 }
-
