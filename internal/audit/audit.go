@@ -137,8 +137,9 @@ func groupKey(e *logs.Event) (byte, string) {
 	return 0, ""
 }
 
+// hashKey is a key's identity in the first pass (never 0).
 func hashKey(seed maphash.Seed, kind byte, key string) uint64 {
-	return maphash.String(seed, key) ^ uint64(kind)*0x9e3779b97f4a7c15
+	return (maphash.String(seed, key) ^ uint64(kind)*0x9e3779b97f4a7c15) | 1
 }
 
 // pass1Fields are what counting side effects per key and the metrics
@@ -172,14 +173,19 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	}
 	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress}
 	first := scan
-	first.Only = pass1Fields // no timestamps, locks or tokens: counting needs none
+	first.Only = pass1Fields              // no timestamps, locks or tokens: counting needs none
+	first.Prepare = func(e *logs.Event) { // hash on the parsing cores
+		if kind, key := groupKey(e); kind != 0 {
+			e.Tag = hashKey(seed, kind, key)
+		}
+	}
 	st, err := logs.Scan(ctx, sources, first, func(e *logs.Event) error {
 		ma.add(e)
-		kind, key := groupKey(e)
-		if kind == 0 {
+		if e.Tag == 0 {
 			return nil
 		}
-		h := hashKey(seed, kind, key)
+		kind, _ := groupKey(e)
+		h := e.Tag
 		s, ok := stats[h]
 		c := uint32(e.Chunk)
 		if !ok {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -189,5 +188,3 @@ func TestHistogram(t *testing.T) {
 		}
 	}
 }
-
-var _ = strings.Contains

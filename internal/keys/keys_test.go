@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +188,3 @@ func FuzzAnalyse(f *testing.F) {
 		_ = seg.stable(b)
 	})
 }
-
-var _ = io.EOF

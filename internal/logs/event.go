@@ -104,6 +104,8 @@ type Event struct {
 	// check (True: already processed); FromCache whether a check was
 	// answered by a cache rather than the database.
 	Redelivered, Hit, FromCache Tri
+	// Tag is the caller's, set by Options.Prepare.
+	Tag uint64
 }
 
 // Get returns a field's value ("" when absent).

@@ -39,6 +39,7 @@ type extractor struct {
 	scrat []byte
 	seen  [seenSize]seenKey // recent paths and their slots
 	only  FieldSet          // fields to extract (0: all)
+	cur   []byte            // the path being looked up: x.path, or a top-level key in the line
 }
 
 const seenSize = 128
@@ -116,21 +117,33 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 			return 0, &syntaxError{i, "unterminated key"}
 		}
 		key := b[i+1 : end]
+		// The path to look up: a top-level key as it stands in the line
+		// (no copy: most keys), else parent path + "." + key.
 		x.path = x.path[:base]
-		if base > 0 {
-			x.path = append(x.path, '.')
-		}
-		if esc {
-			x.scrat = unescape(x.scrat[:0], key)
-			x.path = append(x.path, x.scrat...)
+		if base == 0 && !esc {
+			x.cur = key
 		} else {
-			x.path = append(x.path, key...)
+			if base > 0 {
+				x.path = append(x.path, '.')
+			}
+			if esc {
+				x.scrat = unescape(x.scrat[:0], key)
+				x.path = append(x.path, x.scrat...)
+			} else {
+				x.path = append(x.path, key...)
+			}
+			x.cur = x.path
 		}
-		i = skipWS(b, end+1)
+		// Compact JSON has no blanks: test the next byte before skipping.
+		if i = end + 1; i < len(b) && b[i] != ':' {
+			i = skipWS(b, i)
+		}
 		if i >= len(b) || b[i] != ':' {
 			return 0, &syntaxError{i, "want ':'"}
 		}
-		i = skipWS(b, i+1)
+		if i++; i < len(b) && b[i] <= ' ' {
+			i = skipWS(b, i)
+		}
 		if i >= len(b) {
 			return 0, &syntaxError{i, "want a value"}
 		}
@@ -138,6 +151,9 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 		switch c := b[i]; {
 		case c == '{':
 			if depth < maxDepth {
+				if base == 0 && !esc {
+					x.path = append(x.path[:0], key...)
+				}
 				i, err = x.object(b, i, depth+1)
 			} else {
 				i, err = skipValue(b, i)
@@ -174,13 +190,17 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		i = skipWS(b, i)
+		if i < len(b) && b[i] <= ' ' {
+			i = skipWS(b, i)
+		}
 		if i >= len(b) {
 			return 0, &syntaxError{i, "unterminated object"}
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			if i++; i < len(b) && b[i] <= ' ' {
+				i = skipWS(b, i)
+			}
 		case '}':
 			return i + 1, nil
 		default:
@@ -195,7 +215,7 @@ func (x *extractor) want() (slot, bool) {
 	// A log has few distinct key paths, repeated on every line: answer
 	// from a small direct-mapped cache (indexed by a cheap hash of the
 	// path) and ask the mapping only on a miss.
-	p := x.path
+	p := x.cur
 	h := uint(len(p)) * 31
 	if len(p) > 0 {
 		h += uint(p[0])*7 + uint(p[len(p)-1])*13 + uint(p[len(p)/2])*3

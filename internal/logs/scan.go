@@ -37,6 +37,11 @@ type Options struct {
 	// Only extracts just these fields (0: all), for a pass that needs
 	// few: the others stay empty and are not parsed.
 	Only FieldSet
+	// Prepare, when set, runs on each event in the parsing goroutines,
+	// in parallel and out of order, before the event reaches the
+	// callback: per-event work that needs no shared state (hashing a
+	// key into Event.Tag) belongs here.
+	Prepare func(*Event)
 }
 
 // FieldSet is a set of fields.
@@ -170,6 +175,11 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 			x := &extractor{m: o.Mapping, only: o.Only}
 			for c := range work {
 				b := parseChunk(x, c)
+				if o.Prepare != nil {
+					for i := range b.events {
+						o.Prepare(&b.events[i])
+					}
+				}
 				select {
 				case results <- b:
 				case <-ctx.Done():
