@@ -1,0 +1,131 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+type memFile struct{ bytes.Buffer }
+
+func (*memFile) Sync() error { return nil }
+
+func replayOpts(r *rig, yes bool) (Options, *memFile) {
+	jf := &memFile{}
+	run := NewRunID()
+	return Options{
+		Queue: r.DLQ, Dial: r.dial, Yes: yes, Window: 100, MaxReplays: 3, ParkQueue: r.DLQ + ".parked", DeclareParkQueue: true,
+		Rewrite: Rewrite{Run: run, User: "guest"}, Journal: NewJournal(jf, run, time.Now),
+	}, jf
+}
+
+func TestReplayMovesEveryMessageHome(t *testing.T) {
+	for _, qt := range []string{"classic", "quorum"} {
+		t.Run(qt, func(t *testing.T) {
+			r := newRig(t, qt)
+			r.deadLetter(jobs(50))
+			ctx := context.Background()
+
+			o, _ := replayOpts(r, false)
+			res, err := Run(ctx, o)
+			must(t, err)
+			if res.Counts.Read != 50 || len(res.Destinations) != 1 || res.Destinations[0].Messages != 50 {
+				t.Fatalf("dry run: %+v %+v", res.Counts, res.Destinations)
+			}
+			if d := res.Destinations[0]; d.Target.RoutingKey != r.Work || d.Exists == nil || !*d.Exists || d.Reasons != "rejected 50" {
+				t.Fatalf("dry run destination: %+v", d)
+			}
+			r.waitCount(r.DLQ, 50) // the dry run left everything in place
+
+			o, jf := replayOpts(r, true)
+			res, err = Run(ctx, o)
+			must(t, err)
+			if res.Counts.Replayed != 50 || res.StoppedBy != "count at start reached" {
+				t.Fatalf("replay: %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
+			}
+			r.waitCount(r.DLQ, 0)
+			got := r.drainAll(r.Work)
+			if len(got) != 50 {
+				t.Fatalf("work queue has %d, want 50", len(got))
+			}
+			m := got[0]
+			if m.MessageId != "m-00000" || m.Headers[HeaderReplayRun] != o.Rewrite.Run || m.Headers[HeaderReplayCount] != int64(1) {
+				t.Fatalf("replayed headers: id %q %v", m.MessageId, m.Headers)
+			}
+			if _, ok := m.Headers["x-death"]; ok {
+				t.Fatalf("x-death copied: %v", m.Headers)
+			}
+			hist, ok := m.Headers[HeaderDeath].([]any)
+			if !ok || len(hist) != 1 {
+				t.Fatalf("dupctl-death: %#v", m.Headers[HeaderDeath])
+			}
+			if xd, ok := hist[0].(amqp.Table)["x-death"].([]any); !ok || xd[0].(amqp.Table)["queue"] != r.Work {
+				t.Fatalf("death history: %#v", hist[0])
+			}
+			st, err := ReadJournal(&jf.Buffer)
+			must(t, err)
+			if st.Count(OutcomeDone) != 50 || st.Run != o.Rewrite.Run {
+				t.Fatalf("journal: %d done, run %q", st.Count(OutcomeDone), st.Run)
+			}
+		})
+	}
+}
+
+func TestReplayReturnedMessagesStayInTheDLQ(t *testing.T) {
+	r := newRig(t, "")
+	r.deadLetter(jobs(20))
+	o, _ := replayOpts(r, true)
+	to, keep, err := ParseTo(r.Exchange + ":no.such.binding")
+	must(t, err)
+	o.Router = Router{To: to, KeepKey: keep}
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	if res.Counts.Returned != 20 || res.Counts.Replayed != 0 {
+		t.Fatalf("counts: %+v", res.Counts)
+	}
+	if len(res.Problems) != 20 || !strings.Contains(res.Problems[0].Why, "NO_ROUTE") {
+		t.Fatalf("problems: %+v", res.Problems[:1])
+	}
+	r.waitCount(r.DLQ, 20)
+	if n := r.count(r.Work); n != 0 {
+		t.Fatalf("work queue got %d", n)
+	}
+}
+
+func TestReplayFiltersMaxAndParking(t *testing.T) {
+	r := newRig(t, "")
+	msgs := jobs(30)
+	for i := range msgs {
+		if i%3 == 0 {
+			msgs[i].Headers[HeaderReplayCount] = int64(3) // replayed thrice before
+		}
+		if i%2 == 0 {
+			msgs[i].Headers["tenant"] = "acme"
+		}
+	}
+	r.deadLetter(msgs)
+	o, _ := replayOpts(r, true)
+	w, err := ParseWhere("header.tenant=acme")
+	must(t, err)
+	o.Filter.Where = []Where{w}
+	o.Max = 4
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	// 15 are acme; of those, i%6==0 (5) are past --max-replays and parked;
+	// of the other 10, --max 4 replays 4.
+	c := res.Counts
+	if c.Replayed != 4 || c.Filtered < 1 {
+		t.Fatalf("counts: %+v", c)
+	}
+	if c.Parked+c.Replayed+c.Filtered+c.OverMax != c.Read {
+		t.Fatalf("counts do not add up: %+v", c)
+	}
+	if n := r.count(r.DLQ + ".parked"); n != c.Parked {
+		t.Fatalf("parked %d, park queue has %d", c.Parked, n)
+	}
+	r.waitCount(r.DLQ, 30-c.Replayed-c.Parked)
+}
