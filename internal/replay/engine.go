@@ -135,25 +135,25 @@ type pending struct {
 }
 
 type engine struct {
-	o      *Options
-	res    *Result
-	src    source
-	pubConn *amqp.Connection
-	pubCh  *amqp.Channel
+	o        *Options
+	res      *Result
+	src      source
+	pubConn  *amqp.Connection
+	pubCh    *amqp.Channel
 	selected int
-	srcErr error
-	limit  *rate.Limiter
-	seq    int64
-	outst  map[uint64]*pending // by publisher sequence number
-	ret    map[string]amqp.Return
-	rets   chan amqp.Return
-	confs  chan amqp.Confirmation
-	pubErr chan *amqp.Error
-	dest   map[string]*DestCount
-	parkOK bool
-	start  time.Time
-	stop   string
-	lost   string
+	srcErr   error
+	limit    *rate.Limiter
+	seq      int64
+	outst    map[uint64]*pending // by publisher sequence number
+	ret      map[string]amqp.Return
+	rets     chan amqp.Return
+	confs    chan amqp.Confirmation
+	pubErr   chan *amqp.Error
+	dest     map[string]*DestCount
+	parkOK   bool
+	start    time.Time
+	stop     string
+	lost     string
 }
 
 // Run replays (or with Yes false, previews) a DLQ or an export file.
