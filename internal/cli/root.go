@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/dlq"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"os"
 	"os/signal"
@@ -157,6 +158,7 @@ check.` + exitStatusBlock,
 
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
+		dlq.NewCmdDLQ(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

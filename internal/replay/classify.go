@@ -158,8 +158,10 @@ func (a *Analyzer) classify(m *Message, in *Info) (Class, string) {
 			default:
 				v, ok = r.field.Lookup(m)
 			}
-			if ok && r.Pattern.MatchString(v) {
-				return r.Class, r.Source + ": " + r.Field + " ~ " + r.Pattern.String()
+			if ok {
+				if loc := r.Pattern.FindStringIndex(v); loc != nil {
+					return r.Class, fmt.Sprintf("%s rule: %s matches %q", r.Source, r.Field, clipText(v[loc[0]:loc[1]], 60))
+				}
 			}
 		}
 	}

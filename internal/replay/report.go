@@ -25,16 +25,16 @@ func (res *Result) Report() *findings.Report {
 	c := res.Counts
 	add := func(r findings.Rule, n int, what, msg string) {
 		if n > 0 {
-			rep.Add(r.New(subject, fmt.Sprintf(msg, n), evidence(byWhat[what])...))
+			rep.Add(r.New(subject, fmt.Sprintf(msg, msgs(n)), evidence(byWhat[what])...))
 		}
 	}
-	add(RuleInDoubt, c.InDoubt+c.InDoubtEarlier, "in-doubt", "%d messages are in doubt: possibly at the destination and still in the DLQ")
-	add(RuleReturned, c.Returned, "returned", "%d messages were unroutable (returned) and stay in the DLQ")
-	add(RuleNacked, c.Nacked, "nacked", "%d messages were refused by the broker (nack) and stay in the DLQ")
-	add(RuleBounced, c.Bounced, "bounced", "%d messages replayed by this run came back to the DLQ; the replay stopped")
-	add(RuleNoDestination, c.NoDestination, "no-destination", "%d messages have no destination and stay in the DLQ")
-	add(RuleAckLost, c.AckLost, "ack-lost", "%d messages reached their destination but their DLQ ack was lost")
-	add(RuleNoKey, c.NoKey, "", "%d messages have no idempotency key and were not checked")
+	add(RuleInDoubt, c.InDoubt+c.InDoubtEarlier, "in-doubt", "%s in doubt: possibly at the destination and still in the DLQ")
+	add(RuleReturned, c.Returned, "returned", "%s unroutable (returned): left in the DLQ")
+	add(RuleNacked, c.Nacked, "nacked", "%s refused by the broker (nack): left in the DLQ")
+	add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
+	add(RuleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
+	add(RuleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
+	add(RuleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
 	if n := c.Parked; n > 0 || (res.DryRun && parkPreview(res) > 0) {
 		if res.DryRun {
 			n = parkPreview(res)
@@ -43,17 +43,17 @@ func (res *Result) Report() *findings.Report {
 		if res.DryRun {
 			verb = "would be"
 		}
-		rep.Add(RuleParked.New(subject, fmt.Sprintf("%d messages %s parked in %s", n, verb, res.ParkQueue)))
+		rep.Add(RuleParked.New(subject, fmt.Sprintf("%s %s parked in %s", msgs(n), verb, res.ParkQueue)))
 	}
 	if c.Succeeded > 0 {
-		rep.Add(RuleSkippedSucceeded.New(subject, fmt.Sprintf("%d messages skipped: their idempotency key is already SUCCEEDED", c.Succeeded)))
+		rep.Add(RuleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))
 	}
 	for _, d := range res.Destinations {
 		if d.Kind == "replay" && d.Target.Exchange != "" {
-			rep.Add(RuleFanout.New(d.Target.String(), fmt.Sprintf("%d messages go through exchange %s: every queue bound for the key gets a copy", d.Messages, d.Target.Exchange)))
+			rep.Add(RuleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy", msgs(d.Messages), d.Target.Exchange)))
 		}
 		if d.Exists != nil && !*d.Exists {
-			rep.Add(RuleDestMissing.New(d.Target.String(), fmt.Sprintf("%d messages would be returned: the destination does not exist", d.Messages)))
+			rep.Add(RuleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
 		}
 	}
 	rep.Add(readFindings(res.Queue, res.AtStart, res.Quorum, 0, c.MalformedHeader)...)

@@ -178,22 +178,22 @@ func StatsFindings(s *Stats) []findings.Finding {
 		subject := "group " + g.ID
 		if g.Class == NonRetryable && g.DeathsMax > 1 {
 			out = append(out, RuleNonRetryableRetried.New(subject,
-				fmt.Sprintf("%d messages failed with a permanent error (%s) and died up to %d times", g.Messages, clipText(g.ErrorPattern, 80), g.DeathsMax),
+				fmt.Sprintf("%s failed with a permanent error (%s) and died up to %d times", msgs(g.Messages), clipText(g.ErrorPattern, 80), g.DeathsMax),
 				"error: "+g.Error, "classified by "+g.ClassRule))
 		}
 		if g.ReplayedMax > 0 {
 			out = append(out, RuleReplayedBefore.New(subject,
-				fmt.Sprintf("%d messages were replayed up to %d times and died again", g.Messages, g.ReplayedMax), "error: "+g.Error))
+				fmt.Sprintf("%s replayed up to %d times died again", msgs(g.Messages), g.ReplayedMax), "error: "+g.Error))
 		}
 		if g.noError > 0 {
-			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%d messages say nothing about why they failed", g.noError)))
+			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%s say nothing about why they failed", msgs(g.noError))))
 		}
 	}
 	if s.NoIdentit > 0 {
-		out = append(out, RuleNoIdentity.New(q, fmt.Sprintf("%d of %d messages have neither a message id nor an idempotency key", s.NoIdentit, s.Messages)))
+		out = append(out, RuleNoIdentity.New(q, fmt.Sprintf("%d of %s have neither a message id nor an idempotency key", s.NoIdentit, msgs(s.Messages))))
 	}
 	if s.NoOrigin > 0 {
-		out = append(out, RuleNoOrigin.New(q, fmt.Sprintf("%d of %d messages have no x-death or x-original-* headers", s.NoOrigin, s.Messages)))
+		out = append(out, RuleNoOrigin.New(q, fmt.Sprintf("%d of %s have no x-death or x-original-* headers", s.NoOrigin, msgs(s.Messages))))
 	}
 	out = append(out, readFindings(s.Queue, s.Read.AtStart, s.Read.Quorum, s.Read.MaxDeliveryCount, s.Read.Malformed)...)
 	return out
@@ -209,7 +209,7 @@ func readFindings(queue string, st QueueState, quorum bool, maxCount int64, malf
 		out = append(out, RuleQuorumReads.New(q, fmt.Sprintf("quorum queue: messages carry x-delivery-count (highest %d); each read adds one", maxCount)))
 	}
 	if malformed > 0 {
-		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%d messages have death headers of the wrong type", malformed)))
+		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(malformed))))
 	}
 	return out
 }
@@ -229,4 +229,12 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// msgs is "1 message" or "n messages".
+func msgs(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return fmt.Sprintf("%d messages", n)
 }

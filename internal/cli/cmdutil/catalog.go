@@ -2,11 +2,12 @@ package cmdutil
 
 import (
 	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/dupctl/dupctl/internal/sim"
 )
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules())
+	return findings.NewCatalog(sim.Rules(), replay.Rules())
 }
