@@ -117,6 +117,9 @@ func (j *Journal) Flush() error {
 
 // Sync flushes and fsyncs.
 func (j *Journal) Sync() error {
+	if j == nil {
+		return nil
+	}
 	if err := j.Flush(); err != nil {
 		return err
 	}
