@@ -37,9 +37,9 @@ func TestClassifyBuiltinAndUserRules(t *testing.T) {
 
 func TestParseRulesErrors(t *testing.T) {
 	for in, want := range map[string]string{
-		"maybe error x":          `r:1: class "maybe"`,
-		"retryable":              "r:1: want CLASS FIELD REGEX",
-		"retryable colour x":     `r:1: field "colour"`,
+		"maybe error x":         `r:1: class "maybe"`,
+		"retryable":             "r:1: want CLASS FIELD REGEX",
+		"retryable colour x":    `r:1: field "colour"`,
 		"\n\nretryable error (": "r:3: error parsing regexp",
 	} {
 		_, err := ParseRules(strings.NewReader(in), "r")
