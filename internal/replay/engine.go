@@ -309,6 +309,11 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 				continue
 			}
 			e.confirm(c)
+			if len(e.confs) == 0 {
+				// Outcomes reach the file as soon as a burst of confirms is
+				// settled: after a kill, fewer messages look in doubt.
+				_ = o.Journal.Flush()
+			}
 		case err := <-e.pubErr:
 			e.pubErr = nil
 			if err != nil {
