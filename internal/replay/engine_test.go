@@ -129,3 +129,72 @@ func TestReplayFiltersMaxAndParking(t *testing.T) {
 	}
 	r.waitCount(r.DLQ, 30-c.Replayed-c.Parked)
 }
+
+func TestExportThenReplayFromFile(t *testing.T) {
+	r := newRig(t, "")
+	msgs := jobs(30)
+	msgs[0].Headers["typed"] = amqp.Decimal{Scale: 3, Value: 12345}
+	msgs[1].Body = []byte{0xff, 0x00, 0xfe}
+	r.deadLetter(msgs)
+	var file memFile
+	_, data, err := RunExport(context.Background(), PeekOptions{Read: ReadOptions{Queue: r.DLQ}, Dial: r.dial}, &file, "mem", false)
+	must(t, err)
+	if data.Written != 30 {
+		t.Fatalf("exported %d", data.Written)
+	}
+	r.waitCount(r.DLQ, 30) // non-destructive
+
+	o, jf := replayOpts(r, true)
+	o.Queue, o.File, o.Records = "", "mem", bytes.NewReader(file.Bytes())
+	to, keep, err := ParseTo(":" + r.Work)
+	must(t, err)
+	o.Router = Router{To: to, KeepKey: keep}
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	if res.Counts.Replayed != 30 || res.StoppedBy != "end of file" {
+		t.Fatalf("file replay: %+v %s", res.Counts, res.StoppedBy)
+	}
+	got := r.drainAll(r.Work)
+	if len(got) != 30 {
+		t.Fatalf("work has %d", len(got))
+	}
+	byID := map[string]amqp.Delivery{}
+	for _, d := range got {
+		byID[d.MessageId] = d
+	}
+	if byID["m-00000"].Headers["typed"] != (amqp.Decimal{Scale: 3, Value: 12345}) || !bytes.Equal(byID["m-00001"].Body, []byte{0xff, 0x00, 0xfe}) {
+		t.Fatalf("types or bodies changed: %#v %v", byID["m-00000"].Headers["typed"], byID["m-00001"].Body)
+	}
+
+	// Resuming the same file with its journal replays nothing again.
+	st, err := ReadJournal(bytes.NewReader(jf.Bytes()))
+	must(t, err)
+	o2, _ := replayOpts(r, true)
+	o2.Queue, o2.File, o2.Records, o2.Router, o2.Resume = "", "mem", bytes.NewReader(file.Bytes()), o.Router, st
+	o2.Rewrite.Run = st.Run
+	res, err = Run(context.Background(), o2)
+	must(t, err)
+	if res.Counts.Replayed != 0 || res.Counts.AlreadyDone != 30 {
+		t.Fatalf("resume: %+v", res.Counts)
+	}
+	if n := r.count(r.Work); n != 0 {
+		t.Fatalf("resume republished %d", n)
+	}
+}
+
+func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
+	r := newRig(t, "")
+	r.deadLetter(jobs(10))
+	o, _ := replayOpts(r, true)
+	// One message already carries this run's id: it was replayed by this
+	// run and died again.
+	must(t, r.ch.PublishWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{
+		MessageId: "again", Headers: amqp.Table{HeaderReplayRun: o.Rewrite.Run, "x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
+	r.waitCount(r.DLQ, 11)
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	if res.Counts.Bounced != 1 || !strings.Contains(res.StoppedBy, "bounced") || res.Counts.Replayed != 10 {
+		t.Fatalf("counts %+v stopped by %q", res.Counts, res.StoppedBy)
+	}
+	r.waitCount(r.DLQ, 1)
+}

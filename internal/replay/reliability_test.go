@@ -303,3 +303,48 @@ func buildDupctl(t *testing.T) string {
 	}
 	return bin
 }
+
+// TestReplayCtrlCStopsCleanly: SIGINT mid-run stops consuming, requeues
+// what was prefetched, waits for the confirms, prints the summary and
+// exits 130, with every message in exactly one place.
+func TestReplayCtrlCStopsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	r := newRig(t, "")
+	bin := buildDupctl(t)
+	r.deadLetter(jobs(3000))
+	journal := filepath.Join(t.TempDir(), "j")
+	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "1000", "--window", "100",
+		"--journal", journal, "--amqp-url", r.url)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	time.Sleep(800 * time.Millisecond)
+	must(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130:\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "stopped: interrupted") || !strings.Contains(out.String(), "dupctl: interrupted") {
+		t.Fatalf("no summary:\n%s", out.String())
+	}
+	waitNoConsumers(t, r)
+	work, dlq := r.count(r.Work), r.count(r.DLQ)
+	if work+dlq != 3000 || work == 0 || dlq == 0 {
+		t.Fatalf("after Ctrl-C: %d at the destination + %d in the DLQ, want 3000 with both non-zero:\n%s", work, dlq, out.String())
+	}
+	st, err := ReadJournal(mustOpen(t, journal))
+	must(t, err)
+	if st.Count(OutcomeDone) != work || st.Count(OutcomeDoubt) != 0 {
+		t.Fatalf("journal: %d done (work %d), %d in doubt", st.Count(OutcomeDone), work, st.Count(OutcomeDoubt))
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	f, err := os.Open(path)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
