@@ -109,8 +109,10 @@ func (b *bench) round(method string) (time.Duration, error) {
 		}
 	case "shovel":
 		def, _ := json.Marshal(map[string]any{
-			"src-protocol": "amqp091", "src-uri": b.url, "src-queue": dlq,
-			"dest-protocol": "amqp091", "dest-uri": b.url, "dest-queue": dest,
+			// amqp:// is the broker-local connection the management UI's
+			// "Move messages" uses.
+			"src-protocol": "amqp091", "src-uri": "amqp://", "src-queue": dlq,
+			"dest-protocol": "amqp091", "dest-uri": "amqp://", "dest-queue": dest,
 			"ack-mode": "on-confirm", "src-prefetch-count": 1000, "src-delete-after": "never",
 		})
 		if out, err := exec.Command("rabbitmqctl", "set_parameter", "shovel", base, string(def)).CombinedOutput(); err != nil {

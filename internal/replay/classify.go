@@ -119,11 +119,18 @@ type Info struct {
 	DiedAt      time.Time
 }
 
-// Analyze reads a message's death history, error, job type and class.
-func (a *Analyzer) Analyze(m *Message) Info {
+// Origin reads only what routing and the loop guards need (no error,
+// class or group: those cost regular expressions per message).
+func (a *Analyzer) Origin(m *Message) Info {
 	o := ReadOrigin(m.Props.Headers)
 	in := Info{Origin: o, Reason: o.Reason(), Queue: o.SourceQueue(), DiedAt: o.DiedAt()}
 	in.Exchange, in.RoutingKeys, _ = o.Route()
+	return in
+}
+
+// Analyze reads a message's death history, error, job type and class.
+func (a *Analyzer) Analyze(m *Message) Info {
+	in := a.Origin(m)
 	errFields := a.ErrorFields
 	if errFields == nil {
 		errFields = DefaultErrorFields

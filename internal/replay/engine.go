@@ -386,7 +386,11 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 		e.res.Counts.Read++
 		meter.Add(1)
 		it := &item{m: si.m, d: si.d}
-		it.in = o.Analyzer.Analyze(it.m)
+		if len(o.Filter.Groups) > 0 {
+			it.in = o.Analyzer.Analyze(it.m)
+		} else {
+			it.in = o.Analyzer.Origin(it.m)
+		}
 		it.fp = it.m.Fingerprint()
 		if len(it.in.Origin.Malformed) > 0 {
 			e.res.Counts.MalformedHeader++
