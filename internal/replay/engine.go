@@ -571,6 +571,13 @@ func (e *engine) publish(ctx context.Context, p *pending) error {
 	// Publishing does not take ctx: once started, a publish completes and
 	// its confirm is awaited, even on Ctrl-C.
 	err := e.pubCh.PublishWithContext(context.WithoutCancel(ctx), p.it.dst.Exchange, p.it.dst.RoutingKey, true, false, pub)
+	if errors.Is(err, amqp.ErrClosed) {
+		// Refused before anything was sent: not published, not in doubt.
+		e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: publisher channel closed"})
+		e.hold(p.it)
+		e.publisherLost("publisher channel closed")
+		return nil
+	}
 	if err != nil {
 		// The frame may or may not have left: in doubt.
 		e.doubt(p, "publish failed: "+err.Error())
