@@ -81,8 +81,15 @@ type Consumer struct {
 	out     chan Delivery
 	heldNow int
 	maxTag  uint64
+	maxHeld uint64
 	closed  chan *amqp.Error
 	stopped bool
+
+	// Batched acks: every tag <= floor is settled; settled holds tags
+	// above it acked one by one, pending the ones to ack now.
+	floor   uint64
+	settled map[uint64]bool
+	pending map[uint64]bool
 }
 
 type generation struct {
@@ -104,7 +111,8 @@ func NewConsumer(conn *amqp.Connection, queue string, window int, exclusive bool
 	}
 	c := &Consumer{ch: ch, queue: queue, window: max(window, 1), exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
-		gens:   make(chan generation, 1<<16), out: make(chan Delivery)}
+		gens:   make(chan generation, 1<<16), out: make(chan Delivery),
+		settled: map[uint64]bool{}, pending: map[uint64]bool{}}
 	// One goroutine forwards each consumer generation in turn, so the
 	// reader sees one ordered stream whatever restarts happened.
 	go func() {
@@ -156,6 +164,7 @@ func (c *Consumer) Seen(d Delivery) { c.maxTag = max(c.maxTag, d.DeliveryTag) }
 // Hold leaves d unacked until ReleaseAll; when half the window is held, a
 // fresh consumer takes over so the window never fills with held messages.
 func (c *Consumer) Hold(d Delivery) error {
+	c.maxHeld = max(c.maxHeld, d.DeliveryTag)
 	if d.gen != c.gen || c.stopped {
 		return nil
 	}
@@ -171,6 +180,42 @@ func (c *Consumer) Hold(d Delivery) error {
 
 // Ack settles one delivery.
 func (c *Consumer) Ack(tag uint64) error { return c.ch.Ack(tag, false) }
+
+// AckMany settles confirmed deliveries with as few frames as it safely
+// can: one multiple ack up to the highest tag below which every delivery
+// is settled (tags are consecutive on a channel), and single acks above a
+// gap (a held message, or one still waiting for its confirm: a multiple
+// ack must never cover those).
+func (c *Consumer) AckMany(tags []uint64) error {
+	for _, t := range tags {
+		c.pending[t] = true
+	}
+	n, top := c.floor, uint64(0)
+	for c.pending[n+1] || c.settled[n+1] {
+		n++
+		if c.pending[n] {
+			top = n
+		}
+		delete(c.pending, n)
+		delete(c.settled, n)
+	}
+	c.floor = n
+	if top > 0 {
+		// Only a tag not yet acked may end a multiple ack: RabbitMQ
+		// closes the channel on an unknown tag.
+		if err := c.ch.Ack(top, true); err != nil {
+			return err
+		}
+	}
+	for t := range c.pending {
+		delete(c.pending, t)
+		if err := c.ch.Ack(t, false); err != nil {
+			return err
+		}
+		c.settled[t] = true
+	}
+	return nil
+}
 
 // Requeue returns one delivery to the queue now.
 func (c *Consumer) Requeue(tag uint64) error { return c.ch.Nack(tag, false, true) }
@@ -193,21 +238,23 @@ func (c *Consumer) Rest() []Delivery {
 	var out []Delivery
 	for d := range c.out {
 		c.Seen(d)
+		c.maxHeld = max(c.maxHeld, d.DeliveryTag)
 		out = append(out, d)
 	}
 	return out
 }
 
-// ReleaseAll requeues every delivery still unacked on the channel. Call it
-// only when nothing is waiting for a publish confirm: multiple=true covers
-// every tag up to the highest seen.
+// ReleaseAll requeues every delivery held. Call it only when nothing is
+// waiting for a publish confirm: multiple=true covers every unacked tag up
+// to the highest held (which must itself be unacked: RabbitMQ closes the
+// channel on an unknown tag).
 func (c *Consumer) ReleaseAll() error {
-	if c.maxTag == 0 {
+	if c.maxHeld == 0 {
 		return nil
 	}
 	// basic.nack (not reject): on RabbitMQ 4.3+ quorum queues nack does not
 	// count toward the delivery limit.
-	return c.ch.Nack(c.maxTag, true, true)
+	return c.ch.Nack(c.maxHeld, true, true)
 }
 
 // AckUpTo acks every delivery up to tag (export --drain, after the file

@@ -142,6 +142,7 @@ type engine struct {
 	pubCh    *amqp.Channel
 	selected int
 	srcErr   error
+	toAck    []*item
 	limit    *rate.Limiter
 	seq      int64
 	outst    map[uint64]*pending // by publisher sequence number
@@ -310,8 +311,10 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 			}
 			e.confirm(c)
 			if len(e.confs) == 0 {
-				// Outcomes reach the file as soon as a burst of confirms is
-				// settled: after a kill, fewer messages look in doubt.
+				// A burst of confirms is settled: ack it, and put the
+				// outcomes in the file (after a kill, fewer messages look
+				// in doubt).
+				e.flushAcks()
 				_ = o.Journal.Flush()
 			}
 		case err := <-e.pubErr:
@@ -411,6 +414,7 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 			toPublish = append(toPublish, p)
 		}
 	}
+	e.flushAcks() // resumed messages already at their destination
 	if len(toPublish) == 0 {
 		return nil
 	}
@@ -669,11 +673,22 @@ func replayIDOf(h amqp.Table) string {
 	return s
 }
 
-func (e *engine) ack(it *item) {
-	if err := e.src.ack(it); err != nil {
-		e.res.Counts.AckLost++
-		e.problem(it, "ack-lost", "at its destination, but the DLQ ack failed: it is back in the DLQ; a --resume run acks it without republishing")
-		e.o.Journal.Add(JournalRecord{T: JAckLost, FP: it.fp, ID: it.m.Props.MessageID, Why: err.Error()})
+// ack queues a DLQ ack; flushAcks sends the queued ones in as few frames
+// as is safe, at the end of each burst of confirms.
+func (e *engine) ack(it *item) { e.toAck = append(e.toAck, it) }
+
+func (e *engine) flushAcks() {
+	if len(e.toAck) == 0 {
+		return
+	}
+	its := e.toAck
+	e.toAck = nil
+	if err := e.src.ackMany(its); err != nil {
+		for _, it := range its {
+			e.res.Counts.AckLost++
+			e.problem(it, "ack-lost", "at its destination, but the DLQ ack failed: it is back in the DLQ; a --resume run acks it without republishing")
+			e.o.Journal.Add(JournalRecord{T: JAckLost, FP: it.fp, ID: it.m.Props.MessageID, Why: err.Error()})
+		}
 	}
 }
 
@@ -727,6 +742,7 @@ func (e *engine) drainConfirms() error {
 				return nil
 			}
 			e.confirm(c)
+			e.flushAcks()
 		case <-deadline.C:
 			e.publisherLost(fmt.Sprintf("no confirm within %s of stopping", e.o.DrainGrace))
 			return nil
@@ -744,6 +760,7 @@ func (e *engine) problem(it *item, what, why string) {
 
 // finish requeues everything held, closes the journal and fills the result.
 func (e *engine) finish(ctx context.Context) {
+	e.flushAcks()
 	for _, si := range e.src.rest() {
 		e.src.seen(si)
 		_ = e.src.hold(&item{m: si.m, d: si.d})

@@ -40,10 +40,11 @@ type soak struct {
 
 func reliabilityScale(queueType string) soak {
 	// The rate keeps the runs long enough to be interrupted several times.
-	s := soak{messages: 10_000, window: 200, rate: 1000,
-		actions: []string{"kill", "close-consume", "kill", "close-publish", "kill", "kill"}}
+	// Kills first: they are instant, while a close waits for rabbitmqctl.
+	s := soak{messages: 10_000, window: 200, rate: 800,
+		actions: []string{"kill", "kill", "close-consume", "kill", "close-publish", "kill"}}
 	if queueType == "quorum" {
-		s.messages, s.rate, s.actions = 3_000, 500, []string{"kill", "close-publish", "kill"}
+		s.messages, s.rate, s.actions = 3_000, 400, []string{"kill", "close-publish", "kill"}
 	}
 	if os.Getenv("DUPCTL_SOAK") != "" {
 		s.messages, s.rate, s.actions = 50_000, 1000, nil
@@ -120,6 +121,9 @@ func reliability(t *testing.T, queueType string, sc soak) {
 			break // only what is in doubt (and has no destination) is left
 		}
 	}
+	if interruptions == 0 {
+		t.Fatal("no run was interrupted: the test proved nothing")
+	}
 	// The last run resumes and retries what the journal holds in doubt.
 	code, _ := runInterrupted(t, r, bin, ctl, journal, run, sc, "", true)
 	if code != 0 {
@@ -186,9 +190,15 @@ func runInterrupted(t *testing.T, r *rig, bin, ctl, journal, run string, sc soak
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	must(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() { done <- cmd.Wait(); close(exited) }()
 	did := false
+	// Find the connection to close while the run starts: rabbitmqctl is
+	// slow on a busy machine, and the close should land mid-run.
+	pid := make(chan string, 1)
+	if strings.HasPrefix(action, "close-") && !final {
+		go func() { pid <- findConnection(ctl, "dlq "+strings.TrimPrefix(action, "close-")+" run="+run, exited) }()
+	}
 	if !final {
 		select {
 		case err := <-done:
@@ -202,7 +212,9 @@ func runInterrupted(t *testing.T, r *rig, bin, ctl, journal, run string, sc soak
 		case "kill":
 			did = cmd.Process.Kill() == nil
 		case "close-consume", "close-publish":
-			did = closeConnection(t, ctl, "dlq "+strings.TrimPrefix(action, "close-")+" run="+run)
+			if p := <-pid; p != "" {
+				did = exec.Command(ctl, "close_connection", p, "reliability test").Run() == nil
+			}
 		}
 	}
 	select {
@@ -256,26 +268,23 @@ func journalStarted(path string) bool {
 	return err == nil
 }
 
-// closeConnection closes, from the broker side, the dupctl connection whose
-// name contains name. It reports whether one was found.
-func closeConnection(t *testing.T, ctl, name string) bool {
-	out, err := exec.Command(ctl, "list_connections", "pid", "client_properties", "-q").Output()
-	if err != nil {
-		t.Fatalf("rabbitmqctl list_connections: %v", err)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.Contains(line, `"dupctl `+name+`"`) {
-			continue
+// findConnection polls rabbitmqctl for the pid of the dupctl connection
+// named name, until found or the run ends ("" then).
+func findConnection(ctl, name string, exited <-chan struct{}) string {
+	for {
+		out, _ := exec.Command(ctl, "list_connections", "pid", "client_properties", "-q").Output()
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, `"dupctl `+name+`"`) {
+				p, _, _ := strings.Cut(line, "\t")
+				return p
+			}
 		}
-		pid, _, _ := strings.Cut(line, "\t")
-		t0 := time.Now()
-		err := exec.Command(ctl, "close_connection", pid, "reliability test").Run()
-		if os.Getenv("DUPCTL_DEBUG") != "" {
-			t.Logf("closed %s (%s) in %s: %v", name, pid, time.Since(t0), err)
+		select {
+		case <-exited:
+			return ""
+		case <-time.After(100 * time.Millisecond):
 		}
-		return err == nil
 	}
-	return false
 }
 
 func waitNoConsumers(t *testing.T, r *rig) {

@@ -20,6 +20,7 @@ type source interface {
 	items() <-chan srcItem
 	seen(srcItem)
 	ack(*item) error
+	ackMany([]*item) error
 	hold(*item) error
 	stop()
 	rest() []srcItem
@@ -52,8 +53,16 @@ func (q *queueSource) items() <-chan srcItem {
 	return q.out
 }
 
-func (q *queueSource) seen(si srcItem)            { q.c.Seen(si.d) }
-func (q *queueSource) ack(it *item) error         { return q.c.Ack(it.d.DeliveryTag) }
+func (q *queueSource) seen(si srcItem)    { q.c.Seen(si.d) }
+func (q *queueSource) ack(it *item) error { return q.c.Ack(it.d.DeliveryTag) }
+
+func (q *queueSource) ackMany(its []*item) error {
+	tags := make([]uint64, len(its))
+	for i, it := range its {
+		tags[i] = it.d.DeliveryTag
+	}
+	return q.c.AckMany(tags)
+}
 func (q *queueSource) hold(it *item) error        { return q.c.Hold(it.d) }
 func (q *queueSource) stop()                      { _ = q.c.Stop() }
 func (q *queueSource) release() error             { return q.c.ReleaseAll() }
@@ -106,6 +115,7 @@ func newFileSource(r io.Reader) *fileSource {
 func (f *fileSource) items() <-chan srcItem      { return f.out }
 func (f *fileSource) seen(srcItem)               {}
 func (f *fileSource) ack(*item) error            { return nil }
+func (f *fileSource) ackMany([]*item) error      { return nil }
 func (f *fileSource) hold(*item) error           { return nil }
 func (f *fileSource) stop()                      { f.once.Do(func() { close(f.done) }) }
 func (f *fileSource) release() error             { return nil }
