@@ -33,7 +33,7 @@ func main() {
 	rounds := flag.Int("rounds", 1, "rounds of each method (interleaved); the median is reported")
 	dupctl := flag.String("dupctl", "dupctl", "dupctl binary")
 	naive := flag.String("naive", "naive", "naive mover binary")
-	window := flag.Int("window", 500, "dupctl --window")
+	window := flag.Int("window", 1000, "dupctl --window (its default)")
 	methods := flag.String("methods", "dupctl,shovel,naive", "methods to run")
 	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
 	flag.Parse()

@@ -134,7 +134,7 @@ confirms and prints the summary.` + exitStatus,
 	fs.StringSliceVar(&o.Groups, "group", nil, "only these stats groups (ids from 'dlq stats')")
 	fs.StringVar(&o.Older, "older-than", "", "only messages dead-lettered longer ago than this (90m, 36h, 3d)")
 	fs.IntVar(&o.Max, "max", 0, "replay at most this many messages (0: no limit)")
-	fs.IntVar(&o.Window, "window", 500, "prefetch window and the most unconfirmed publishes at once")
+	fs.IntVar(&o.Window, "window", 1000, "prefetch window and the most unconfirmed publishes at once (what a crash can leave in doubt)")
 	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
