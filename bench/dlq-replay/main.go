@@ -3,7 +3,8 @@
 //
 //   - dupctl dlq replay --yes (prefetch window, confirms, mandatory, journal)
 //   - a RabbitMQ dynamic shovel with ack-mode on-confirm (what the
-//     management UI's "Move messages" creates)
+//     management UI's "Move messages" creates: broker-local connections),
+//     and the same shovel through TCP (shovel-net)
 //   - naive: basic.get, publish, wait for the confirm, ack, one at a time
 //
 // Each round fills a fresh DLQ with N messages carrying an x-death header
@@ -34,7 +35,7 @@ func main() {
 	dupctl := flag.String("dupctl", "dupctl", "dupctl binary")
 	naive := flag.String("naive", "naive", "naive mover binary")
 	window := flag.Int("window", 1000, "dupctl --window (its default)")
-	methods := flag.String("methods", "dupctl,shovel,naive", "methods to run")
+	methods := flag.String("methods", "dupctl,shovel,shovel-net,naive", "methods to run")
 	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
 	flag.Parse()
 
@@ -111,12 +112,17 @@ func (b *bench) round(method string) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%v: %s", err, tail(out))
 		}
-	case "shovel":
+	case "shovel", "shovel-net":
+		// amqp:// is the broker-local (direct, in-process) connection the
+		// management UI's "Move messages" uses; shovel-net goes through
+		// TCP like dupctl, as a shovel to another broker would.
+		uri := "amqp://"
+		if method == "shovel-net" {
+			uri = netURI(b.url)
+		}
 		def, _ := json.Marshal(map[string]any{
-			// amqp:// is the broker-local connection the management UI's
-			// "Move messages" uses.
-			"src-protocol": "amqp091", "src-uri": "amqp://", "src-queue": dlq,
-			"dest-protocol": "amqp091", "dest-uri": "amqp://", "dest-queue": dest,
+			"src-protocol": "amqp091", "src-uri": uri, "src-queue": dlq,
+			"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
 			"ack-mode": "on-confirm", "src-prefetch-count": 1000, "src-delete-after": "never",
 		})
 		if out, err := exec.Command("rabbitmqctl", "set_parameter", "shovel", base, string(def)).CombinedOutput(); err != nil {
@@ -202,4 +208,13 @@ func tail(b []byte) string {
 		s = s[len(s)-400:]
 	}
 	return s
+}
+
+// netURI is the AMQP URL with the default vhost spelled out: in a shovel
+// URI an empty path means the vhost "", not "/".
+func netURI(u string) string {
+	if strings.HasSuffix(u, "/") {
+		return u + "%2f"
+	}
+	return u
 }
