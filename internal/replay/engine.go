@@ -310,8 +310,9 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 				continue
 			}
 			e.confirm(c)
-			if len(e.confs) == 0 {
-				// A burst of confirms is settled: ack it, and put the
+			if len(e.confs) == 0 || len(e.toAck) >= 256 {
+				// A burst of confirms is settled (or enough of one that
+				// the prefetch window must not wait): ack it, and put the
 				// outcomes in the file (after a kill, fewer messages look
 				// in doubt).
 				e.flushAcks()
