@@ -198,3 +198,41 @@ func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
 	}
 	r.waitCount(r.DLQ, 1)
 }
+
+// TestHeldMessagesNeverStallTheWindow: with a window of 4 and a filter
+// that leaves most messages, the consumer is restarted many times; every
+// held message is requeued at the end and every selected one replayed.
+func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
+	for _, qt := range []string{"classic", "quorum"} {
+		t.Run(qt, func(t *testing.T) {
+			r := newRig(t, qt)
+			msgs := jobs(40)
+			for i := range msgs {
+				if i%5 == 0 {
+					msgs[i].Headers["pick"] = "yes"
+				}
+			}
+			r.deadLetter(msgs)
+			o, _ := replayOpts(r, true)
+			o.Window = 4
+			w, err := ParseWhere("header.pick=yes")
+			must(t, err)
+			o.Filter.Where = []Where{w}
+			res, err := Run(context.Background(), o)
+			must(t, err)
+			if res.Counts.Replayed != 8 || res.Counts.Filtered != 32 || res.StoppedBy != "count at start reached" {
+				t.Fatalf("counts %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
+			}
+			r.waitCount(r.DLQ, 32)
+			got := r.drainAll(r.Work)
+			for _, d := range got {
+				if d.Headers["pick"] != "yes" {
+					t.Fatalf("replayed a filtered message: %s", d.MessageId)
+				}
+			}
+			if len(got) != 8 {
+				t.Fatalf("work has %d", len(got))
+			}
+		})
+	}
+}
