@@ -15,6 +15,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/dlq"
 	"github.com/dupctl/dupctl/internal/cli/doctor"
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/cli/keys"
@@ -170,6 +171,7 @@ check.` + exitStatusBlock,
 		audit.NewCmdAudit(f),
 		keys.NewCmdKeys(f),
 		inspect.NewCmdInspect(f),
+		dlq.NewCmdDLQ(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

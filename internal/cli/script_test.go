@@ -42,6 +42,7 @@ func TestScript(t *testing.T) {
 		Condition: testenv.Condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"amqp":     cmdAMQP,
 		},
 	})
 }

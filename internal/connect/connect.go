@@ -149,6 +149,15 @@ func PostgresConn(ctx context.Context, raw string) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+type amqpNameKey struct{}
+
+// WithAMQPName makes connections AMQP opens with ctx carry "dupctl " + name
+// as their connection_name, so an operator (or a test) can tell dupctl's
+// connections apart in the management UI and rabbitmqctl list_connections.
+func WithAMQPName(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, amqpNameKey{}, name)
+}
+
 // AMQP dials RabbitMQ (amqp:// or amqps://).
 func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 	if raw == "" {
@@ -157,9 +166,13 @@ func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 	if _, err := amqp.ParseURI(raw); err != nil {
 		return nil, exitcode.UsageErrorf("AMQP URL %s: %s", redact.URL(raw), redact.String(err.Error()))
 	}
+	name := "dupctl"
+	if v, ok := ctx.Value(amqpNameKey{}).(string); ok && v != "" {
+		name += " " + v
+	}
 	conn, err := amqp.DialConfig(raw, amqp.Config{
 		Dial:       amqp.DefaultDial(DialTimeout),
-		Properties: amqp.Table{"connection_name": "dupctl"},
+		Properties: amqp.Table{"connection_name": name},
 	})
 	if err != nil {
 		return nil, Unreachable("RabbitMQ", raw, err)

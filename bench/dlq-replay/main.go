@@ -1,0 +1,220 @@
+// Command dlq-replay measures moving N dead letters back to their queue
+// three ways, on the same broker, in one run, with the same messages:
+//
+//   - dupctl dlq replay --yes (prefetch window, confirms, mandatory, journal)
+//   - a RabbitMQ dynamic shovel with ack-mode on-confirm (what the
+//     management UI's "Move messages" creates: broker-local connections),
+//     and the same shovel through TCP (shovel-net)
+//   - naive: basic.get, publish, wait for the confirm, ack, one at a time
+//
+// Each round fills a fresh DLQ with N messages carrying an x-death header
+// that names a fresh destination queue, runs one method, and waits until
+// the destination holds N and the DLQ none. run.sh builds the binaries
+// and calls this.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+func main() {
+	url := flag.String("amqp", "amqp://guest:guest@127.0.0.1:5672/", "AMQP URL")
+	n := flag.Int("n", 100_000, "messages per round")
+	rounds := flag.Int("rounds", 1, "rounds of each method (interleaved); the median is reported")
+	dupctl := flag.String("dupctl", "dupctl", "dupctl binary")
+	naive := flag.String("naive", "naive", "naive mover binary")
+	window := flag.Int("window", 1000, "dupctl --window (its default)")
+	methods := flag.String("methods", "dupctl,shovel,shovel-net,naive", "methods to run")
+	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
+	flag.Parse()
+
+	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window}
+	times := map[string][]time.Duration{}
+	list := strings.Split(*methods, ",")
+	for r := 0; r < *rounds; r++ {
+		for _, m := range list {
+			if r > 0 && strings.Contains(","+*once+",", ","+m+",") {
+				continue
+			}
+			d, err := b.round(m)
+			if err != nil {
+				log.Fatalf("%s: %v", m, err)
+			}
+			fmt.Fprintf(os.Stderr, "round %d %-7s %8.2fs %8.0f msgs/s\n", r+1, m, d.Seconds(), float64(*n)/d.Seconds())
+			times[m] = append(times[m], d)
+		}
+	}
+	fmt.Printf("| method | messages | rounds | seconds (median) | msgs/s | dupctl speed-up |\n|---|---:|---:|---:|---:|---:|\n")
+	med := map[string]time.Duration{}
+	for _, m := range list {
+		med[m] = median(times[m])
+	}
+	for _, m := range list {
+		ratio := "-"
+		if m != "dupctl" && med["dupctl"] > 0 {
+			ratio = fmt.Sprintf("%.2fx", med[m].Seconds()/med["dupctl"].Seconds())
+		}
+		fmt.Printf("| %s | %d | %d | %.2f | %.0f | %s |\n", m, *n, len(times[m]), med[m].Seconds(), float64(*n)/med[m].Seconds(), ratio)
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+type bench struct {
+	url, dupctl, naive string
+	n, window, seq     int
+}
+
+func (b *bench) round(method string) (time.Duration, error) {
+	b.seq++
+	base := fmt.Sprintf("bench_dlq_%d_%d", os.Getpid(), b.seq)
+	dlq, dest := base+".dlq", base+".work"
+	conn, err := amqp.Dial(b.url)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	for _, q := range []string{dlq, dest} {
+		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+			return 0, err
+		}
+		defer ch.QueueDelete(q, false, false, false)
+	}
+	if err := fill(conn, dlq, dest, b.n); err != nil {
+		return 0, fmt.Errorf("fill: %w", err)
+	}
+	start := time.Now()
+	switch method {
+	case "dupctl":
+		journal := os.TempDir() + "/" + base + ".journal"
+		defer os.Remove(journal)
+		out, err := exec.Command(b.dupctl, "dlq", "replay", "--queue", dlq, "--yes", "--journal", journal,
+			"--window", fmt.Sprint(b.window), "--amqp-url", b.url, "-o", "json").CombinedOutput()
+		if err != nil {
+			return 0, fmt.Errorf("%v: %s", err, tail(out))
+		}
+	case "shovel", "shovel-net":
+		// amqp:// is the broker-local (direct, in-process) connection the
+		// management UI's "Move messages" uses; shovel-net goes through
+		// TCP like dupctl, as a shovel to another broker would.
+		uri := "amqp://"
+		if method == "shovel-net" {
+			uri = netURI(b.url)
+		}
+		def, _ := json.Marshal(map[string]any{
+			"src-protocol": "amqp091", "src-uri": uri, "src-queue": dlq,
+			"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
+			"ack-mode": "on-confirm", "src-prefetch-count": 1000, "src-delete-after": "never",
+		})
+		if out, err := exec.Command("rabbitmqctl", "set_parameter", "shovel", base, string(def)).CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("set_parameter: %v: %s", err, out)
+		}
+		defer exec.Command("rabbitmqctl", "clear_parameter", "shovel", base).Run()
+	case "naive":
+		out, err := exec.Command(b.naive, "-amqp", b.url, "-from", dlq, "-to", dest).CombinedOutput()
+		if err != nil {
+			return 0, fmt.Errorf("%v: %s", err, tail(out))
+		}
+	default:
+		return 0, fmt.Errorf("unknown method %q", method)
+	}
+	if err := waitMoved(ch, dlq, dest, b.n); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// fill publishes n dead letters into dlq, as the broker would have left
+// them: persistent, a JSON body, an x-death naming dest.
+func fill(conn *amqp.Connection, dlq, dest string, n int) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		return err
+	}
+	now := time.Now()
+	var pending []*amqp.DeferredConfirmation
+	for i := 0; i < n; i++ {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", dlq, false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("m-%06d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table{"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": dest,
+				"reason": "rejected", "routing-keys": []any{dest}, "time": now}},
+				"x-exception-message": "upstream timed out", "idempotency-key": fmt.Sprintf("payment:%d", i)},
+			Body: []byte(fmt.Sprintf(`{"orderId":%d,"type":"payment","amount":"19.99","currency":"EUR","customer":"c-%d","note":"%s"}`, i, i%977, strings.Repeat("x", 80))),
+		})
+		if err != nil {
+			return err
+		}
+		pending = append(pending, dc)
+		if len(pending) == 1000 || i == n-1 {
+			for _, p := range pending {
+				if !p.Wait() {
+					return fmt.Errorf("fill publish nacked")
+				}
+			}
+			pending = pending[:0]
+		}
+	}
+	return nil
+}
+
+func waitMoved(ch *amqp.Channel, dlq, dest string, n int) error {
+	deadline := time.Now().Add(30 * time.Minute)
+	for time.Now().Before(deadline) {
+		d, err := ch.QueueDeclarePassive(dest, true, false, false, false, nil)
+		if err != nil {
+			return err
+		}
+		s, err := ch.QueueDeclarePassive(dlq, true, false, false, false, nil)
+		if err != nil {
+			return err
+		}
+		if d.Messages >= n && s.Messages == 0 {
+			if d.Messages != n {
+				return fmt.Errorf("destination has %d messages, want %d", d.Messages, n)
+			}
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("not moved within 30 minutes")
+}
+
+func tail(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 400 {
+		s = s[len(s)-400:]
+	}
+	return s
+}
+
+// netURI is the AMQP URL with the default vhost spelled out: in a shovel
+// URI an empty path means the vhost "", not "/".
+func netURI(u string) string {
+	if strings.HasSuffix(u, "/") {
+		return u + "%2f"
+	}
+	return u
+}

@@ -1,0 +1,170 @@
+// Package dlq holds the `dupctl dlq` commands: stats, peek, export and
+// replay of a RabbitMQ dead-letter queue. They turn flags into
+// internal/replay options and render its results.
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/connect"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/replay"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// NewCmdDLQ is `dupctl dlq`.
+func NewCmdDLQ(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq <command>",
+		Short: "See what is dead-lettered and why; replay it with nothing lost and nothing doubled",
+		Long: `The dlq commands read a RabbitMQ dead-letter queue and replay it under control.
+
+  stats    what is in the DLQ, grouped by death reason, origin, job type and
+           error, and which groups are retryable
+  peek     the first messages in full: properties, typed headers, body
+  export   every message to a lossless JSON Lines file (types survive)
+  replay   republish to where each message came from: a dry run unless --yes
+
+Reading is non-destructive: messages are consumed with a prefetch window,
+held, and requeued together at the end. Reading still leaves a trace: every
+message read is marked redelivered, and on a quorum queue each read counts
+toward the delivery limit and moves the message behind the others (see
+docs/dlq.md).` + exitStatus,
+		Example: `  dupctl dlq stats --queue orders.dlq
+  dupctl dlq peek --queue orders.dlq -n 3
+  dupctl dlq export --queue orders.dlq --out orders-dlq.jsonl
+  dupctl dlq replay --queue orders.dlq --group 3f2a9c1b
+  dupctl dlq replay --queue orders.dlq --reason rejected --older-than 1h --yes`,
+		RunE: cmdutil.GroupRunE,
+	}
+	cmd.AddCommand(NewCmdStats(f, nil), NewCmdPeek(f, nil), NewCmdExport(f, nil), NewCmdReplay(f, nil))
+	return cmd
+}
+
+const exitStatus = `
+
+EXIT STATUS
+  0    nothing at or above --fail-on
+  1    findings at or above --fail-on (replay: in doubt, returned, nacked)
+  2    usage or input error
+  3    RabbitMQ or PostgreSQL could not be reached, or a connection was lost
+  130  interrupted (a replay stops consuming, requeues what it holds, waits
+       for its confirms and prints its summary first)`
+
+// analysisFlags are how messages are read: which fields hold the error,
+// job type and idempotency key, and extra classification rules.
+type analysisFlags struct {
+	errorFields, jobFields, idemFields []string
+	rules                              string
+}
+
+func (a *analysisFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&a.errorFields, "error-field", nil, "field holding the error message, tried in order (default: header.x-exception-message, header.error, ...)")
+	fs.StringArrayVar(&a.jobFields, "job-type-field", nil, "field holding the job type (default: prop.type, header.job-type, body.type, ...)")
+	fs.StringArrayVar(&a.idemFields, "idempotency-key", nil, "field holding the idempotency key (default: header.idempotency-key, body.idempotencyKey, ...)")
+	fs.StringVar(&a.rules, "rules", "", "file of extra retryable/non-retryable rules, checked before the built-in ones (see docs/dlq.md)")
+}
+
+func (a *analysisFlags) analyzer() (*replay.Analyzer, []replay.Field, error) {
+	an := &replay.Analyzer{}
+	var err error
+	if an.ErrorFields, err = fields("--error-field", a.errorFields); err != nil {
+		return nil, nil, err
+	}
+	if an.JobTypeFields, err = fields("--job-type-field", a.jobFields); err != nil {
+		return nil, nil, err
+	}
+	idem, err := fields("--idempotency-key", a.idemFields)
+	if err != nil {
+		return nil, nil, err
+	}
+	if idem == nil {
+		idem = replay.DefaultIdempotencyFields
+	}
+	if a.rules != "" {
+		fh, err := os.Open(a.rules)
+		if err != nil {
+			return nil, nil, exitcode.InputError(fmt.Errorf("--rules: %w", err), "give a readable rules file")
+		}
+		defer fh.Close()
+		if an.Rules, err = replay.ParseRules(fh, a.rules); err != nil {
+			return nil, nil, exitcode.InputError(err, "each line is CLASS FIELD REGEX, e.g. non-retryable error (?i)insufficient funds")
+		}
+	}
+	return an, idem, nil
+}
+
+func fields(flag string, specs []string) ([]replay.Field, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	out, err := replay.FieldList(specs)
+	if err != nil {
+		return nil, exitcode.UsageErrorf("%s: %v", flag, err)
+	}
+	return out, nil
+}
+
+// conn is the RabbitMQ side every dlq command shares.
+type conn struct {
+	vhost string
+	user  string
+	dial  replay.Dialer
+}
+
+// amqpConn reads the URL's vhost and user and returns a dialer whose
+// connections are named "dupctl dlq <role> <tag>".
+func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
+	raw := f.Global.AMQPURL
+	c := &conn{vhost: "/", user: "guest"}
+	if raw != "" {
+		if u, err := amqp.ParseURI(raw); err == nil {
+			c.vhost, c.user = u.Vhost, u.Username
+		}
+	}
+	c.dial = func(ctx context.Context, role string) (*amqp.Connection, error) {
+		return f.AMQP(connect.WithAMQPName(ctx, strings.TrimSpace("dlq "+role+" "+tag)))
+	}
+	return c, nil
+}
+
+// readErr turns a missing queue into an input error (exit 2).
+func readErr(queue string, err error) error {
+	if replay.IsNotFound(err) {
+		return exitcode.InputError(err, "check the name and the vhost in --amqp-url")
+	}
+	return err
+}
+
+func requireQueue(q string) error {
+	if q == "" {
+		return exitcode.UsageErrorf("--queue is required")
+	}
+	return nil
+}
+
+// parseAge reads a duration that may use d for days (3d, 36h, 90m).
+func parseAge(flag, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err == nil && n >= 0 {
+			return time.Duration(n * float64(24*time.Hour)), nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return 0, exitcode.UsageErrorf("%s %q: want a duration like 90m, 36h or 3d", flag, s)
+	}
+	return v, nil
+}

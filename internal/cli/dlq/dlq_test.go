@@ -1,0 +1,60 @@
+package dlq
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/replay"
+)
+
+func factory() *cmdutil.Factory {
+	ios := &iostreams.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	return cmdutil.NewFactory(ios)
+}
+
+func TestReplayFlagsBecomeOptions(t *testing.T) {
+	var got *ReplayOptions
+	cmd := NewCmdReplay(factory(), func(o *ReplayOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--queue", "orders.dlq", "--to", "orders", "--where", "body.type=payment", "--reason", "rejected,expired",
+		"--older-than", "2d", "--max", "10", "--rate", "50", "--window", "64", "--group", "3f2a9c1b", "--reset-attempts", "retry-count", "--yes"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := got.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.Queue != "orders.dlq" || ro.ParkQueue != "orders.dlq.parked" || ro.Max != 10 || ro.Rate != 50 || ro.Window != 64 || !ro.Yes {
+		t.Fatalf("options: %+v", ro)
+	}
+	if ro.Router.To == nil || ro.Router.To.Exchange != "orders" || !ro.Router.KeepKey {
+		t.Fatalf("--to: %+v", ro.Router)
+	}
+	f := ro.Filter
+	if f.OlderThan != 48*time.Hour || len(f.Reasons) != 2 || len(f.Where) != 1 || f.Groups[0] != "3f2a9c1b" {
+		t.Fatalf("filter: %+v", f)
+	}
+	if ro.Rewrite.ResetAttempts != "retry-count" || ro.MaxReplays != 3 {
+		t.Fatalf("rewrite: %+v", ro.Rewrite)
+	}
+	if len(ro.IdempotencyKeys) != len(replay.DefaultIdempotencyFields) {
+		t.Fatalf("idempotency keys: %v", ro.IdempotencyKeys)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "3d": 72 * time.Hour, "0.5d": 12 * time.Hour, "": 0} {
+		got, err := parseAge("--older-than", in)
+		if err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"-1h", "3 days", "d"} {
+		if _, err := parseAge("--older-than", in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/spf13/cobra"
+)
+
+// ExportOptions are one `dlq export` run.
+type ExportOptions struct {
+	Factory *cmdutil.Factory
+	Queue   string
+	Out     string
+	Limit   int
+	Window  int
+	Drain   bool
+	Yes     bool
+	Force   bool
+}
+
+// NewCmdExport is `dupctl dlq export`.
+func NewCmdExport(f *cmdutil.Factory, runF func(*ExportOptions) error) *cobra.Command {
+	o := &ExportOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "export --queue QUEUE --out FILE",
+		Short: "Write every dead letter to a lossless JSON Lines file",
+		Long: `Export writes each message of the DLQ as one JSON line: every property, the
+headers with their AMQP types ({"int64": 3}, {"timestamp": ...}, byte arrays,
+decimals, nested tables and arrays all survive), and the body as text when
+it is UTF-8, base64 otherwise. 'dlq replay --from-file' publishes such a file
+back byte for byte; the format is in docs/dlq.md.
+
+Non-destructive by default: the messages are requeued after the file is
+written (they are then marked redelivered; see 'dupctl dlq --help').
+--drain --yes removes them from the queue, and only after the file has been
+written and synced to disk.` + exitStatus,
+		Example: `  dupctl dlq export --queue orders.dlq --out orders-dlq.jsonl
+  dupctl dlq export --queue orders.dlq --out - | jq -c '.properties.message_id'
+  dupctl dlq export --queue orders.dlq --out archive.jsonl --drain --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireQueue(o.Queue); err != nil {
+				return err
+			}
+			if o.Out == "" {
+				return exitcode.UsageErrorf("--out is required (a file, or - for stdout)")
+			}
+			if o.Drain && !o.Yes {
+				return exitcode.UsageErrorf("--drain removes the exported messages from the queue: add --yes to do it")
+			}
+			if o.Drain && o.Out == "-" {
+				return exitcode.UsageErrorf("--drain needs a file to sync before acking, not stdout")
+			}
+			if o.Out == "-" && f.Global.Output != report.FormatTable {
+				return exitcode.UsageErrorf("--out - writes records to stdout: it cannot be combined with -o %s", f.Global.Output)
+			}
+			if o.Limit < 0 || o.Window < 1 {
+				return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runExport(cmd.Context(), o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue")
+	fs.StringVar(&o.Out, "out", "", "file to write (- for stdout)")
+	fs.IntVar(&o.Limit, "limit", 0, "export at most this many messages (default: all counted at the start)")
+	fs.IntVar(&o.Window, "window", 500, "prefetch window while reading")
+	fs.BoolVar(&o.Drain, "drain", false, "remove the exported messages from the queue after the file is synced (needs --yes)")
+	fs.BoolVar(&o.Yes, "yes", false, "confirm --drain")
+	fs.BoolVar(&o.Force, "force", false, "overwrite --out if it exists")
+	return cmd
+}
+
+type stdoutFile struct{ io.Writer }
+
+func (stdoutFile) Sync() error { return nil }
+
+func runExport(ctx context.Context, o *ExportOptions) error {
+	f := o.Factory
+	c, err := amqpConn(f, "export")
+	if err != nil {
+		return err
+	}
+	var w replay.JournalFile = stdoutFile{f.IO.Out}
+	if o.Out != "-" {
+		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		if o.Force {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		}
+		fh, err := os.OpenFile(o.Out, flags, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			return exitcode.InputError(fmt.Errorf("--out %s exists", o.Out), "choose another file or pass --force")
+		}
+		if err != nil {
+			return exitcode.InputError(fmt.Errorf("--out: %w", err), "check the path")
+		}
+		defer fh.Close()
+		w = fh
+	}
+	rep, data, err := replay.RunExport(ctx, replay.PeekOptions{
+		Read:  replay.ReadOptions{Queue: o.Queue, Limit: o.Limit, Window: o.Window, Progress: f.IO.StartProgress("dlq export", "messages")},
+		Vhost: c.vhost, Dial: c.dial, Now: f.Now,
+	}, w, o.Out, o.Drain)
+	if err != nil {
+		return readErr(o.Queue, err)
+	}
+	if o.Out == "-" {
+		return nil // stdout carries the records
+	}
+	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+		fmt.Fprintf(w, "%s %s messages (%s of bodies) from queue %s (vhost %s) to %s\n", th.Strong("dlq export:"),
+			iostreams.Count(int64(data.Written)), bytesText(data.Bytes), data.Queue, data.Vhost, data.File)
+		if data.Drained {
+			fmt.Fprintf(w, "Removed them from the queue after the file was synced (--drain).\n")
+		} else {
+			fmt.Fprintf(w, "%s\n", th.Faint(readNote(data.Read)))
+		}
+		return nil
+	}})
+}

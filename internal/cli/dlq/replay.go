@@ -1,0 +1,419 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/connect"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/redact"
+	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/spf13/cobra"
+)
+
+// ReplayOptions are one `dlq replay` run.
+type ReplayOptions struct {
+	Factory  *cmdutil.Factory
+	Queue    string
+	FromFile string
+	To       string
+	Origin   string
+	Where    []string
+	Reasons  []string
+	Groups   []string
+	Older    string
+	Max      int
+	Window   int
+	Rate     float64
+	MaxRepl  int
+	Park     string
+	Reset    string
+	Journal  string
+	Resume   string
+	RetryDbt bool
+	RunID    string
+	Yes      bool
+	Grace    time.Duration
+	// Idempotency skip.
+	SkipSucceeded bool
+	IdemTable     string
+	IdemColumn    string
+	StatusColumn  string
+	DoneValue     string
+	Succeeded     string // leave or park
+	analysisFlags
+
+	args []string
+}
+
+// NewCmdReplay is `dupctl dlq replay`.
+func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Command {
+	o := &ReplayOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "replay --queue QUEUE | --from-file FILE",
+		Short: "Republish dead letters where they came from: dry run first, nothing lost, nothing doubled",
+		Long: `Replay sends dead letters back to where they came from - the queue named in
+x-death, through the default exchange, or (--origin exchange) the original
+exchange and routing keys; for Spring's recoverer, x-original-exchange and
+x-original-routingKey - or to --to EXCHANGE[:ROUTING-KEY].
+
+Without --yes it is a dry run: it reads the messages (requeuing them), and
+prints what would go where, how many, whether each destination exists, and
+what would be parked or left.
+
+With --yes, for each message: consume from the DLQ with a prefetch window;
+publish on a separate connection with publisher confirms and mandatory; ack
+the DLQ message only after the publish is confirmed and not returned. A
+returned (unroutable) or nacked message stays in the DLQ and is reported.
+If a connection is lost with publishes unconfirmed, those messages are in
+doubt: they stay in the DLQ, the journal marks them, and they are never
+retried silently (--resume JOURNAL --retry-in-doubt does, on purpose).
+
+Headers: message id, correlation id and every property are kept; x-death
+and the other broker death headers (and Spring's x-exception-*,
+x-original-*) move into dupctl-death; dupctl-replay-count, dupctl-replay-run
+and dupctl-replay-id are added; --reset-attempts HEADER zeroes your app's
+own attempt counter. Messages are published persistent.
+
+Loop guards: the run reads at most the count at its start; a message of this
+run coming back stops it; messages replayed --max-replays times are parked
+in --park-queue. With --skip-succeeded, messages whose idempotency key is
+already SUCCEEDED in your database are not replayed (left, or parked with
+--succeeded park): a replay must not cause the duplicate it recovers from.
+
+Every run writes a journal (JSON Lines: start, each publish, each outcome,
+end); --resume JOURNAL continues an interrupted run: messages it confirmed
+are acked without republishing, in-doubt ones are left and reported.
+Ctrl-C stops consuming, requeues what was prefetched, waits for outstanding
+confirms and prints the summary.` + exitStatus,
+		Example: `  # what would happen (reads and requeues; publishes nothing)
+  dupctl dlq replay --queue orders.dlq
+
+  # one stats group, 20 msgs/s, journal in ./replay.journal
+  dupctl dlq replay --queue orders.dlq --group 3f2a9c1b --rate 20 --journal replay.journal --yes
+
+  # only rejected payments older than an hour, not already done
+  dupctl dlq replay --queue orders.dlq --reason rejected --older-than 1h \
+    --where body.type=payment --skip-succeeded --database-url $DATABASE_URL \
+    --idempotency-table payments --yes
+
+  # continue after Ctrl-C or a lost connection
+  dupctl dlq replay --queue orders.dlq --resume replay.journal --yes
+
+  # from an export file, to an explicit exchange and key
+  dupctl dlq replay --from-file orders-dlq.jsonl --to orders:order.retry --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.args = os.Args
+			if runF != nil {
+				if _, err := o.options(); err != nil {
+					return err
+				}
+				return runF(o)
+			}
+			return runReplay(cmd.Context(), o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue to replay")
+	fs.StringVar(&o.FromFile, "from-file", "", "replay an export file (dlq export) instead of a queue")
+	fs.StringVar(&o.To, "to", "", "send every message to EXCHANGE[:ROUTING-KEY] (no key: each message's original key; :QUEUE: straight to a queue)")
+	fs.StringVar(&o.Origin, "origin", replay.ViaQueue, "origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
+	fs.StringArrayVar(&o.Where, "where", nil, "only messages where FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD (present); FIELD is header.NAME, body.PATH or prop.NAME; repeat to AND")
+	fs.StringSliceVar(&o.Reasons, "reason", nil, "only messages last dead-lettered for these reasons: rejected, expired, maxlen, delivery_limit, republished")
+	fs.StringSliceVar(&o.Groups, "group", nil, "only these stats groups (ids from 'dlq stats')")
+	fs.StringVar(&o.Older, "older-than", "", "only messages dead-lettered longer ago than this (90m, 36h, 3d)")
+	fs.IntVar(&o.Max, "max", 0, "replay at most this many messages (0: no limit)")
+	fs.IntVar(&o.Window, "window", 1000, "prefetch window and the most unconfirmed publishes at once (what a crash can leave in doubt)")
+	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
+	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
+	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
+	fs.StringVar(&o.Reset, "reset-attempts", "", "set this header (your app's attempt counter, e.g. retry-count) to 0")
+	fs.StringVar(&o.Journal, "journal", "", "journal file (default ./dupctl-replay-RUN.journal)")
+	fs.StringVar(&o.Resume, "resume", "", "continue the run recorded in this journal (appends to it)")
+	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
+	fs.StringVar(&o.RunID, "run-id", "", "name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
+	fs.BoolVar(&o.Yes, "yes", false, "publish (without it: a dry run)")
+	fs.DurationVar(&o.Grace, "drain-grace", 30*time.Second, "how long to wait for outstanding confirms when stopping")
+	fs.BoolVar(&o.SkipSucceeded, "skip-succeeded", false, "skip messages whose idempotency key is SUCCEEDED in --database-url")
+	fs.StringVar(&o.IdemTable, "idempotency-table", "", "table holding idempotency keys ([schema.]table)")
+	fs.StringVar(&o.IdemColumn, "key-column", "idempotency_key", "column of the idempotency key")
+	fs.StringVar(&o.StatusColumn, "status-column", "status", "column of the status")
+	fs.StringVar(&o.DoneValue, "succeeded-value", "SUCCEEDED", "status value that means the job is done")
+	fs.StringVar(&o.Succeeded, "succeeded", "leave", "what to do with already-succeeded messages: leave (in the DLQ) or park")
+	o.register(fs)
+	return cmd
+}
+
+// options validates the flags into the capability's options (no I/O).
+func (o *ReplayOptions) options() (*replay.Options, error) {
+	if (o.Queue == "") == (o.FromFile == "") {
+		return nil, exitcode.UsageErrorf("give exactly one of --queue or --from-file")
+	}
+	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 {
+		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate and --max-replays must not be negative")
+	}
+	if o.Origin != replay.ViaQueue && o.Origin != replay.ViaExchange {
+		return nil, exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
+	}
+	if o.Succeeded != "leave" && o.Succeeded != "park" {
+		return nil, exitcode.UsageErrorf("--succeeded %q: want leave or park", o.Succeeded)
+	}
+	if o.RetryDbt && o.Resume == "" {
+		return nil, exitcode.UsageErrorf("--retry-in-doubt needs --resume JOURNAL")
+	}
+	if o.Journal != "" && o.Resume != "" {
+		return nil, exitcode.UsageErrorf("--resume appends to its journal: do not give --journal too")
+	}
+	if o.SkipSucceeded && o.IdemTable == "" {
+		return nil, exitcode.UsageErrorf("--skip-succeeded needs --idempotency-table (and --database-url)")
+	}
+	an, idem, err := o.analyzer()
+	if err != nil {
+		return nil, err
+	}
+	ro := &replay.Options{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, Rate: o.Rate,
+		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
+		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
+		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
+	if ro.ParkQueue == "" {
+		ro.ParkQueue = o.Queue + ".parked"
+		if o.Queue == "" {
+			ro.ParkQueue = "dupctl.parked"
+		}
+	}
+	if o.To != "" {
+		t, keep, err := replay.ParseTo(o.To)
+		if err != nil {
+			return nil, exitcode.UsageErrorf("%v", err)
+		}
+		ro.Router.To, ro.Router.KeepKey = t, keep
+	}
+	for _, w := range o.Where {
+		c, err := replay.ParseWhere(w)
+		if err != nil {
+			return nil, exitcode.UsageErrorf("%v", err)
+		}
+		ro.Filter.Where = append(ro.Filter.Where, c)
+	}
+	for _, r := range o.Reasons {
+		switch r {
+		case "rejected", "expired", "maxlen", "delivery_limit", "republished", "unknown":
+		default:
+			return nil, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
+		}
+	}
+	ro.Filter.Reasons, ro.Filter.Groups = o.Reasons, o.Groups
+	if ro.Filter.OlderThan, err = parseAge("--older-than", o.Older); err != nil {
+		return nil, err
+	}
+	return ro, nil
+}
+
+func runReplay(ctx context.Context, o *ReplayOptions) error {
+	f := o.Factory
+	ro, err := o.options()
+	if err != nil {
+		return err
+	}
+	ro.Now, ro.Args, ro.Version = f.Now, redactArgs(o.args), f.BuildInfo().Version
+	if o.Resume != "" {
+		st, err := readJournal(o.Resume)
+		if err != nil {
+			return err
+		}
+		if (st.Queue != "" && st.Queue != o.Queue) || (st.File != "" && st.File != o.FromFile) {
+			return exitcode.UsageErrorf("--resume %s is a run over %s%s, not this one", o.Resume, st.Queue, st.File)
+		}
+		if o.RunID != "" && o.RunID != st.Run {
+			return exitcode.UsageErrorf("--run-id %s differs from the journal's run %s", o.RunID, st.Run)
+		}
+		ro.Resume, o.RunID = st, st.Run
+	}
+	if o.RunID == "" {
+		o.RunID = replay.NewRunID()
+	}
+	if strings.ContainsAny(o.RunID, " \t\r\n") || len(o.RunID) > 100 {
+		return exitcode.UsageErrorf("--run-id %q: at most 100 characters, no spaces", o.RunID)
+	}
+	ro.Rewrite.Run = o.RunID
+	c, err := amqpConn(f, "run="+o.RunID)
+	if err != nil {
+		return err
+	}
+	ro.Vhost, ro.Rewrite.User, ro.Dial = c.vhost, c.user, c.dial
+	if o.FromFile != "" {
+		fh, err := os.Open(o.FromFile)
+		if err != nil {
+			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
+		}
+		defer fh.Close()
+		ro.Records = fh
+	}
+	if o.SkipSucceeded {
+		pool, err := f.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: 30 * time.Second, MaxConns: 2})
+		if err != nil {
+			return err
+		}
+		pg := &replay.PGIdempotency{Pool: pool, Table: o.IdemTable, KeyColumn: o.IdemColumn, Status: o.StatusColumn, Done: o.DoneValue}
+		if err := pg.Prepare(ctx); err != nil {
+			return exitcode.InputError(err, "check --idempotency-table, --key-column and --status-column")
+		}
+		ro.Idempotency = pg
+	}
+	journalPath := ""
+	if o.Yes {
+		jf, path, err := openJournal(o)
+		if err != nil {
+			return err
+		}
+		defer jf.Close()
+		journalPath = path
+		ro.Journal = replay.NewJournal(jf, o.RunID, time.Now)
+	}
+	ro.Progress = f.IO.StartProgress("dlq replay", "messages")
+	res, err := replay.Run(ctx, *ro)
+	if err != nil && res == nil {
+		if replay.IsNotFound(err) {
+			return readErr(o.Queue, err)
+		}
+		return err
+	}
+	rep := res.Report()
+	emitErr := f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+		return writeReplay(w, th, res, journalPath)
+	}})
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return exitcode.InputError(err, "the messages before it were handled; fix the file and --resume")
+	case res.Lost != "":
+		hint := "nothing was lost: run again with --resume " + journalPath
+		return exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint)
+	}
+	return emitErr
+}
+
+func readJournal(path string) (*replay.JournalState, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, exitcode.InputError(fmt.Errorf("--resume: %w", err), "give the journal file of the interrupted run")
+	}
+	defer fh.Close()
+	st, err := replay.ReadJournal(fh)
+	if err != nil {
+		return nil, exitcode.InputError(fmt.Errorf("--resume %s: %w", path, err), "give the journal file of the interrupted run")
+	}
+	return st, nil
+}
+
+func openJournal(o *ReplayOptions) (*os.File, string, error) {
+	if o.Resume != "" {
+		fh, err := os.OpenFile(o.Resume, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, "", exitcode.InputError(fmt.Errorf("--resume: %w", err), "the journal must be writable")
+		}
+		return fh, o.Resume, nil
+	}
+	path := o.Journal
+	if path == "" {
+		path = "dupctl-replay-" + o.RunID + ".journal"
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil, "", exitcode.InputError(fmt.Errorf("--journal %s exists", path), "use --resume to continue that run, or choose another file")
+	}
+	if err != nil {
+		return nil, "", exitcode.InputError(fmt.Errorf("--journal: %w", err), "check the path")
+	}
+	return fh, filepath.Clean(path), nil
+}
+
+// redactArgs keeps URLs' passwords out of the journal.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = redact.String(a)
+	}
+	return out
+}
+
+func writeReplay(w io.Writer, th *report.Theme, res *replay.Result, journal string) error {
+	src := "queue " + res.Queue
+	if res.File != "" {
+		src = "file " + res.File
+	}
+	title := "dlq replay:"
+	if res.DryRun {
+		title = "dlq replay (dry run):"
+	}
+	fmt.Fprintf(w, "%s %s (vhost %s), run %s\n", th.Strong(title), src, res.Vhost, res.Run)
+	c := res.Counts
+	read := fmt.Sprintf("Read %s messages", iostreams.Count(int64(c.Read)))
+	if res.File == "" {
+		read += fmt.Sprintf(" (%s at the start)", iostreams.Count(int64(res.AtStart.Messages)))
+	}
+	fmt.Fprintf(w, "%s; stopped: %s.\n", read, res.StoppedBy)
+	if len(res.Destinations) > 0 {
+		fmt.Fprintln(w)
+		t := report.NewTable("ACTION", "DESTINATION", "EXISTS", "MESSAGES", "BYTES", "REASONS").AlignRight(3, 4)
+		for _, d := range res.Destinations {
+			exists := "-"
+			if d.Exists != nil {
+				exists = map[bool]string{true: "yes", false: th.Severity(findings.Error, "no")}[*d.Exists]
+			}
+			t.Row(d.Kind, d.Target.String(), exists, iostreams.Count(int64(d.Messages)), bytesText(d.Bytes), d.Reasons)
+		}
+		if err := t.Render(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	left := c.Filtered + c.OverMax + c.NoDestination + c.Bounced + c.InDoubtEarlier
+	if res.DryRun {
+		would := 0
+		for _, d := range res.Destinations {
+			if d.Kind == "replay" {
+				would += d.Messages
+			}
+		}
+		fmt.Fprintf(w, "Would replay %s, park %s; leave %s (filtered %d, over --max %d, no destination %d, already SUCCEEDED %d).\n",
+			iostreams.Count(int64(would)), iostreams.Count(int64(parkCount(res))), iostreams.Count(int64(left+c.Succeeded)),
+			c.Filtered, c.OverMax, c.NoDestination, c.Succeeded)
+		fmt.Fprintf(w, "Nothing was published: add --yes to replay.\n")
+		if res.File == "" {
+			fmt.Fprintf(w, "%s\n", th.Faint(readNote(replay.ReadResult{Read: c.Read, Quorum: res.Quorum})))
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "Replayed %s (confirmed, then acked in the DLQ), parked %s, already done %s.\n",
+		iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
+	fmt.Fprintf(w, "Left in the DLQ: returned %d, nacked %d, in doubt %d, filtered %d, over --max %d, no destination %d, bounced %d, SUCCEEDED %d.\n",
+		c.Returned, c.Nacked, c.InDoubt+c.InDoubtEarlier, c.Filtered, c.OverMax, c.NoDestination, c.Bounced, c.Succeeded)
+	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond), (time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
+	if res.Lost != "" {
+		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)
+	}
+	return nil
+}
+
+func parkCount(res *replay.Result) int {
+	n := 0
+	for _, d := range res.Destinations {
+		if d.Kind == "park" {
+			n += d.Messages
+		}
+	}
+	return n
+}

@@ -1,0 +1,238 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+type memFile struct{ bytes.Buffer }
+
+func (*memFile) Sync() error { return nil }
+
+func replayOpts(r *rig, yes bool) (Options, *memFile) {
+	jf := &memFile{}
+	run := NewRunID()
+	return Options{
+		Queue: r.DLQ, Dial: r.dial, Yes: yes, Window: 100, MaxReplays: 3, ParkQueue: r.DLQ + ".parked", DeclareParkQueue: true,
+		Rewrite: Rewrite{Run: run, User: "guest"}, Journal: NewJournal(jf, run, time.Now),
+	}, jf
+}
+
+func TestReplayMovesEveryMessageHome(t *testing.T) {
+	for _, qt := range []string{"classic", "quorum"} {
+		t.Run(qt, func(t *testing.T) {
+			r := newRig(t, qt)
+			r.deadLetter(jobs(50))
+			ctx := context.Background()
+
+			o, _ := replayOpts(r, false)
+			res, err := Run(ctx, o)
+			must(t, err)
+			if res.Counts.Read != 50 || len(res.Destinations) != 1 || res.Destinations[0].Messages != 50 {
+				t.Fatalf("dry run: %+v %+v", res.Counts, res.Destinations)
+			}
+			if d := res.Destinations[0]; d.Target.RoutingKey != r.Work || d.Exists == nil || !*d.Exists || d.Reasons != "rejected 50" {
+				t.Fatalf("dry run destination: %+v", d)
+			}
+			r.waitCount(r.DLQ, 50) // the dry run left everything in place
+
+			o, jf := replayOpts(r, true)
+			res, err = Run(ctx, o)
+			must(t, err)
+			if res.Counts.Replayed != 50 || res.StoppedBy != "count at start reached" {
+				t.Fatalf("replay: %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
+			}
+			r.waitCount(r.DLQ, 0)
+			got := r.drainAll(r.Work)
+			if len(got) != 50 {
+				t.Fatalf("work queue has %d, want 50", len(got))
+			}
+			m := got[0]
+			if m.MessageId != "m-00000" || m.Headers[HeaderReplayRun] != o.Rewrite.Run || m.Headers[HeaderReplayCount] != int64(1) {
+				t.Fatalf("replayed headers: id %q %v", m.MessageId, m.Headers)
+			}
+			if _, ok := m.Headers["x-death"]; ok {
+				t.Fatalf("x-death copied: %v", m.Headers)
+			}
+			hist, ok := m.Headers[HeaderDeath].([]any)
+			if !ok || len(hist) != 1 {
+				t.Fatalf("dupctl-death: %#v", m.Headers[HeaderDeath])
+			}
+			if xd, ok := hist[0].(amqp.Table)["x-death"].([]any); !ok || xd[0].(amqp.Table)["queue"] != r.Work {
+				t.Fatalf("death history: %#v", hist[0])
+			}
+			st, err := ReadJournal(&jf.Buffer)
+			must(t, err)
+			if st.Count(OutcomeDone) != 50 || st.Run != o.Rewrite.Run {
+				t.Fatalf("journal: %d done, run %q", st.Count(OutcomeDone), st.Run)
+			}
+		})
+	}
+}
+
+func TestReplayReturnedMessagesStayInTheDLQ(t *testing.T) {
+	r := newRig(t, "")
+	r.deadLetter(jobs(20))
+	o, _ := replayOpts(r, true)
+	to, keep, err := ParseTo(r.Exchange + ":no.such.binding")
+	must(t, err)
+	o.Router = Router{To: to, KeepKey: keep}
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	if res.Counts.Returned != 20 || res.Counts.Replayed != 0 {
+		t.Fatalf("counts: %+v", res.Counts)
+	}
+	if len(res.Problems) != 20 || !strings.Contains(res.Problems[0].Why, "NO_ROUTE") {
+		t.Fatalf("problems: %+v", res.Problems[:1])
+	}
+	r.waitCount(r.DLQ, 20)
+	if n := r.count(r.Work); n != 0 {
+		t.Fatalf("work queue got %d", n)
+	}
+}
+
+func TestReplayFiltersMaxAndParking(t *testing.T) {
+	r := newRig(t, "")
+	msgs := jobs(30)
+	for i := range msgs {
+		if i%3 == 0 {
+			msgs[i].Headers[HeaderReplayCount] = int64(3) // replayed thrice before
+		}
+		if i%2 == 0 {
+			msgs[i].Headers["tenant"] = "acme"
+		}
+	}
+	r.deadLetter(msgs)
+	o, _ := replayOpts(r, true)
+	w, err := ParseWhere("header.tenant=acme")
+	must(t, err)
+	o.Filter.Where = []Where{w}
+	o.Max = 4
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	// 15 are acme; of those, i%6==0 (5) are past --max-replays and parked;
+	// of the other 10, --max 4 replays 4.
+	c := res.Counts
+	if c.Replayed != 4 || c.Filtered < 1 {
+		t.Fatalf("counts: %+v", c)
+	}
+	if c.Parked+c.Replayed+c.Filtered+c.OverMax != c.Read {
+		t.Fatalf("counts do not add up: %+v", c)
+	}
+	if n := r.count(r.DLQ + ".parked"); n != c.Parked {
+		t.Fatalf("parked %d, park queue has %d", c.Parked, n)
+	}
+	r.waitCount(r.DLQ, 30-c.Replayed-c.Parked)
+}
+
+func TestExportThenReplayFromFile(t *testing.T) {
+	r := newRig(t, "")
+	msgs := jobs(30)
+	msgs[0].Headers["typed"] = amqp.Decimal{Scale: 3, Value: 12345}
+	msgs[1].Body = []byte{0xff, 0x00, 0xfe}
+	r.deadLetter(msgs)
+	var file memFile
+	_, data, err := RunExport(context.Background(), PeekOptions{Read: ReadOptions{Queue: r.DLQ}, Dial: r.dial}, &file, "mem", false)
+	must(t, err)
+	if data.Written != 30 {
+		t.Fatalf("exported %d", data.Written)
+	}
+	r.waitCount(r.DLQ, 30) // non-destructive
+
+	o, jf := replayOpts(r, true)
+	o.Queue, o.File, o.Records = "", "mem", bytes.NewReader(file.Bytes())
+	to, keep, err := ParseTo(":" + r.Work)
+	must(t, err)
+	o.Router = Router{To: to, KeepKey: keep}
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	if res.Counts.Replayed != 30 || res.StoppedBy != "end of file" {
+		t.Fatalf("file replay: %+v %s", res.Counts, res.StoppedBy)
+	}
+	got := r.drainAll(r.Work)
+	if len(got) != 30 {
+		t.Fatalf("work has %d", len(got))
+	}
+	byID := map[string]amqp.Delivery{}
+	for _, d := range got {
+		byID[d.MessageId] = d
+	}
+	if byID["m-00000"].Headers["typed"] != (amqp.Decimal{Scale: 3, Value: 12345}) || !bytes.Equal(byID["m-00001"].Body, []byte{0xff, 0x00, 0xfe}) {
+		t.Fatalf("types or bodies changed: %#v %v", byID["m-00000"].Headers["typed"], byID["m-00001"].Body)
+	}
+
+	// Resuming the same file with its journal replays nothing again.
+	st, err := ReadJournal(bytes.NewReader(jf.Bytes()))
+	must(t, err)
+	o2, _ := replayOpts(r, true)
+	o2.Queue, o2.File, o2.Records, o2.Router, o2.Resume = "", "mem", bytes.NewReader(file.Bytes()), o.Router, st
+	o2.Rewrite.Run = st.Run
+	res, err = Run(context.Background(), o2)
+	must(t, err)
+	if res.Counts.Replayed != 0 || res.Counts.AlreadyDone != 30 {
+		t.Fatalf("resume: %+v", res.Counts)
+	}
+	if n := r.count(r.Work); n != 0 {
+		t.Fatalf("resume republished %d", n)
+	}
+}
+
+func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
+	r := newRig(t, "")
+	r.deadLetter(jobs(10))
+	o, _ := replayOpts(r, true)
+	// One message already carries this run's id: it was replayed by this
+	// run and died again.
+	must(t, r.ch.PublishWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{
+		MessageId: "again", Headers: amqp.Table{HeaderReplayRun: o.Rewrite.Run, "x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
+	r.waitCount(r.DLQ, 11)
+	res, err := Run(context.Background(), o)
+	must(t, err)
+	if res.Counts.Bounced != 1 || !strings.Contains(res.StoppedBy, "bounced") || res.Counts.Replayed != 10 {
+		t.Fatalf("counts %+v stopped by %q", res.Counts, res.StoppedBy)
+	}
+	r.waitCount(r.DLQ, 1)
+}
+
+// TestHeldMessagesNeverStallTheWindow: with a window of 4 and a filter
+// that leaves most messages, the consumer is restarted many times; every
+// held message is requeued at the end and every selected one replayed.
+func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
+	for _, qt := range []string{"classic", "quorum"} {
+		t.Run(qt, func(t *testing.T) {
+			r := newRig(t, qt)
+			msgs := jobs(40)
+			for i := range msgs {
+				if i%5 == 0 {
+					msgs[i].Headers["pick"] = "yes"
+				}
+			}
+			r.deadLetter(msgs)
+			o, _ := replayOpts(r, true)
+			o.Window = 4
+			w, err := ParseWhere("header.pick=yes")
+			must(t, err)
+			o.Filter.Where = []Where{w}
+			res, err := Run(context.Background(), o)
+			must(t, err)
+			if res.Counts.Replayed != 8 || res.Counts.Filtered != 32 || res.StoppedBy != "count at start reached" {
+				t.Fatalf("counts %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
+			}
+			r.waitCount(r.DLQ, 32)
+			got := r.drainAll(r.Work)
+			for _, d := range got {
+				if d.Headers["pick"] != "yes" {
+					t.Fatalf("replayed a filtered message: %s", d.MessageId)
+				}
+			}
+			if len(got) != 8 {
+				t.Fatalf("work has %d", len(got))
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// TestSkipSucceededLeavesOrParksFinishedJobs: jobs whose idempotency key
+// is SUCCEEDED in PostgreSQL are not replayed.
+func TestSkipSucceededLeavesOrParksFinishedJobs(t *testing.T) {
+	pgURL := testenv.Need(t, testenv.Postgres)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgURL)
+	must(t, err)
+	defer pool.Close()
+	schema := testenv.UniqueName("idem")
+	tbl := pgx.Identifier{schema, "payments"}.Sanitize()
+	_, err = pool.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA %s; CREATE TABLE %s (idempotency_key text PRIMARY KEY, status text NOT NULL)`,
+		pgx.Identifier{schema}.Sanitize(), tbl))
+	must(t, err)
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") })
+	// payment:0..9 succeeded, payment:10..14 failed, the rest unknown.
+	for i := 0; i < 15; i++ {
+		st := "SUCCEEDED"
+		if i >= 10 {
+			st = "FAILED"
+		}
+		_, err := pool.Exec(ctx, "INSERT INTO "+tbl+" VALUES ($1, $2)", fmt.Sprintf("payment:%d", i), st)
+		must(t, err)
+	}
+	for _, park := range []bool{false, true} {
+		t.Run(fmt.Sprintf("park=%v", park), func(t *testing.T) {
+			r := newRig(t, "")
+			r.deadLetter(jobs(20))
+			o, _ := replayOpts(r, true)
+			o.Idempotency = &PGIdempotency{Pool: pool, Table: schema + ".payments", KeyColumn: "idempotency_key", Status: "status", Done: "SUCCEEDED"}
+			o.IdempotencyKeys = DefaultIdempotencyFields
+			o.ParkSucceeded = park
+			res, err := Run(ctx, o)
+			must(t, err)
+			c := res.Counts
+			if c.Succeeded != 10 || c.Replayed != 10 {
+				t.Fatalf("counts: %+v", c)
+			}
+			if n := r.count(r.Work); n != 10 {
+				t.Fatalf("work got %d", n)
+			}
+			if park {
+				if c.Parked != 10 || r.count(r.DLQ+".parked") != 10 || r.count(r.DLQ) != 0 {
+					t.Fatalf("parked %d, park queue %d, dlq %d", c.Parked, r.count(r.DLQ+".parked"), r.count(r.DLQ))
+				}
+			} else {
+				r.waitCount(r.DLQ, 10)
+			}
+		})
+	}
+}

@@ -1,0 +1,230 @@
+package replay
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// The journal is an append-only JSON Lines file, one record per event of a
+// replay run. It is written before each publish ("pub") and after each
+// outcome, so after a crash or a lost connection a --resume run knows which
+// messages are already at their destination (acked without republishing),
+// which are in doubt (published, confirm never seen: reported, never
+// silently retried) and which failed (replayed again). It is also the
+// audit trail: who ran what, with which filters, and what happened to every
+// message id.
+
+// Journal record types.
+const (
+	JStart    = "start"
+	JPub      = "pub"      // about to publish (replay or park)
+	JOK       = "ok"       // confirmed and not returned: at the destination
+	JReturned = "returned" // unroutable (mandatory return): still in the DLQ
+	JNacked   = "nacked"   // broker nack: still in the DLQ
+	JDoubt    = "in-doubt" // connection lost before the confirm
+	JAckLost  = "ack-lost" // at the destination, but the DLQ ack failed
+	JSkip     = "skip"     // not replayed, and why (idempotency, no destination)
+	JEnd      = "end"
+)
+
+// JournalRecord is one line of the journal.
+type JournalRecord struct {
+	T    string    `json:"t"`
+	At   time.Time `json:"at"`
+	Run  string    `json:"run,omitempty"`
+	Seq  int64     `json:"seq,omitempty"`
+	FP   string    `json:"fp,omitempty"`
+	ID   string    `json:"message_id,omitempty"`
+	Kind string    `json:"kind,omitempty"` // replay or park
+	To   string    `json:"to,omitempty"`
+	Why  string    `json:"why,omitempty"`
+	// Start only.
+	Queue   string   `json:"queue,omitempty"`
+	File    string   `json:"file,omitempty"`
+	Vhost   string   `json:"vhost,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	Count   int      `json:"count_at_start,omitempty"`
+	Version string   `json:"version,omitempty"`
+	// End only.
+	Summary *Counts `json:"summary,omitempty"`
+}
+
+// Journal appends records. Writes are buffered; Flush pushes them to the
+// file (so they survive the process being killed) and Sync to the disk.
+type Journal struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	f   JournalFile
+	err error
+	now func() time.Time
+	run string
+}
+
+// JournalFile is what the journal writes to (an *os.File).
+type JournalFile interface {
+	io.Writer
+	Sync() error
+}
+
+// NewJournal writes to f.
+func NewJournal(f JournalFile, run string, now func() time.Time) *Journal {
+	return &Journal{w: bufio.NewWriterSize(f, 256<<10), f: f, now: now, run: run}
+}
+
+// Add appends a record (the first write error sticks and is returned by
+// Flush).
+func (j *Journal) Add(r JournalRecord) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return
+	}
+	r.At = j.now().UTC()
+	if r.T == JStart || r.T == JEnd {
+		r.Run = j.run
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		j.err = err
+		return
+	}
+	b = append(b, '\n')
+	if _, err := j.w.Write(b); err != nil {
+		j.err = err
+	}
+}
+
+// Flush writes buffered records to the file.
+func (j *Journal) Flush() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		j.err = j.w.Flush()
+	}
+	return j.err
+}
+
+// Sync flushes and fsyncs.
+func (j *Journal) Sync() error {
+	if j == nil {
+		return nil
+	}
+	if err := j.Flush(); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+// Outcome of one message in an earlier part of the run.
+type Outcome string
+
+const (
+	OutcomeDone    Outcome = "done"     // at the destination (replayed or parked)
+	OutcomeDoubt   Outcome = "in-doubt" // may or may not be at the destination
+	OutcomeFailed  Outcome = "failed"   // returned or nacked: not delivered
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// JournalState is what a journal says about a run so far.
+type JournalState struct {
+	Run     string
+	Queue   string
+	File    string
+	MaxSeq  int64
+	Records int
+	// Outcome per message fingerprint (the latest event wins).
+	Outcome map[string]Outcome
+	ids     map[string]string
+}
+
+// ReadJournal replays a journal into its state. A torn last line (the
+// process was killed mid-write) is ignored; any other malformed line is an
+// error.
+func ReadJournal(r io.Reader) (*JournalState, error) {
+	st := &JournalState{Outcome: map[string]Outcome{}, ids: map[string]string{}}
+	seqFP := map[int64]string{}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var pending error
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if pending != nil {
+				return nil, pending
+			}
+			var rec JournalRecord
+			if jerr := json.Unmarshal(line, &rec); jerr != nil {
+				// Only the last line may be torn.
+				pending = fmt.Errorf("journal line %d: %w", n, jerr)
+				if !errors.Is(err, io.EOF) && line[len(line)-1] == '\n' {
+					return nil, pending
+				}
+				continue
+			}
+			st.Records++
+			st.apply(&rec, seqFP)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if st.Run == "" {
+		return nil, errors.New("journal has no start record: not a dupctl replay journal")
+	}
+	return st, nil
+}
+
+func (st *JournalState) apply(r *JournalRecord, seqFP map[int64]string) {
+	switch r.T {
+	case JStart:
+		if st.Run == "" {
+			st.Run, st.Queue, st.File = r.Run, r.Queue, r.File
+		}
+	case JPub:
+		seqFP[r.Seq] = r.FP
+		st.MaxSeq = max(st.MaxSeq, r.Seq)
+		// Until an outcome is recorded, a publish is in doubt.
+		st.Outcome[r.FP] = OutcomeDoubt
+		st.ids[r.FP] = r.ID
+	case JOK, JAckLost:
+		st.set(seqFP, r.Seq, OutcomeDone)
+	case JReturned, JNacked:
+		st.set(seqFP, r.Seq, OutcomeFailed)
+	case JDoubt:
+		st.set(seqFP, r.Seq, OutcomeDoubt)
+	case JSkip:
+		if _, ok := st.Outcome[r.FP]; !ok {
+			st.Outcome[r.FP] = OutcomeSkipped
+		}
+	}
+}
+
+func (st *JournalState) set(seqFP map[int64]string, seq int64, o Outcome) {
+	if fp, ok := seqFP[seq]; ok {
+		st.Outcome[fp] = o
+	}
+}
+
+// Count tallies outcomes.
+func (st *JournalState) Count(o Outcome) int {
+	n := 0
+	for _, v := range st.Outcome {
+		if v == o {
+			n++
+		}
+	}
+	return n
+}

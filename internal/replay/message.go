@@ -1,0 +1,391 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Format names the export file format; it is the "format" field of every
+// record so a file says what it is.
+const Format = "dupctl-dlq/1"
+
+// Message is one dead-lettered message as read from a queue or an export
+// file: every basic property, the headers with their AMQP types, the body,
+// and how it was delivered.
+type Message struct {
+	Props       Properties
+	Body        []byte
+	Exchange    string // the exchange it was delivered through (the DLX)
+	RoutingKey  string // the routing key it was delivered with
+	Redelivered bool
+	// Tag is the delivery tag on the reading channel (0 for a file).
+	Tag uint64
+	// Line is the 1-based line of an export file (0 for a queue).
+	Line int
+
+	fp string
+}
+
+// Properties are the AMQP basic properties.
+type Properties struct {
+	ContentType     string
+	ContentEncoding string
+	DeliveryMode    uint8
+	Priority        uint8
+	CorrelationID   string
+	ReplyTo         string
+	Expiration      string
+	MessageID       string
+	Timestamp       time.Time
+	Type            string
+	UserID          string
+	AppID           string
+	Headers         amqp.Table
+}
+
+// FromDelivery copies what a replay and an export need out of a delivery.
+func FromDelivery(d *amqp.Delivery) *Message {
+	return &Message{
+		Props: Properties{
+			ContentType: d.ContentType, ContentEncoding: d.ContentEncoding,
+			DeliveryMode: d.DeliveryMode, Priority: d.Priority,
+			CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo, Expiration: d.Expiration,
+			MessageID: d.MessageId, Timestamp: d.Timestamp, Type: d.Type,
+			UserID: d.UserId, AppID: d.AppId, Headers: d.Headers,
+		},
+		Body: d.Body, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
+		Redelivered: d.Redelivered, Tag: d.DeliveryTag,
+	}
+}
+
+// Publishing is the message as it would be published unchanged.
+func (m *Message) Publishing() amqp.Publishing {
+	p := m.Props
+	return amqp.Publishing{
+		ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
+		DeliveryMode: p.DeliveryMode, Priority: p.Priority,
+		CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
+		MessageId: p.MessageID, Timestamp: p.Timestamp, Type: p.Type,
+		UserId: p.UserID, AppId: p.AppID, Headers: p.Headers, Body: m.Body,
+	}
+}
+
+// readingHeaders change when a message is only read (requeued), so they
+// are left out of its fingerprint.
+var readingHeaders = []string{"x-delivery-count", "x-acquired-count"}
+
+// Fingerprint identifies the message's content: properties, headers (but
+// those that reading changes) and body. Two dead letterings of one job
+// differ (their x-death differs); reading a message does not change it.
+// It hashes a typed binary walk of the message (cheap enough to run on
+// every message of a replay).
+func (m *Message) Fingerprint() string {
+	if m.fp != "" {
+		return m.fp
+	}
+	h := sha256.New()
+	p := &m.Props
+	for _, s := range []string{p.ContentType, p.ContentEncoding, p.CorrelationID, p.ReplyTo, p.Expiration,
+		p.MessageID, p.Type, p.UserID, p.AppID} {
+		hashBytes(h, 'S', []byte(s))
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(p.Timestamp.Unix()))
+	h.Write([]byte{p.DeliveryMode, p.Priority})
+	if !p.Timestamp.IsZero() {
+		h.Write(b[:])
+	}
+	hashTable(h, p.Headers, readingHeaders)
+	hashBytes(h, 'x', m.Body)
+	m.fp = hex.EncodeToString(h.Sum(nil))[:32]
+	return m.fp
+}
+
+func hashBytes(h hash.Hash, tag byte, s []byte) {
+	var n [9]byte
+	n[0] = tag
+	binary.BigEndian.PutUint64(n[1:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write(s)
+}
+
+func hashTable(h hash.Hash, t amqp.Table, skip []string) {
+	keys := sortedKeys(t)
+	hashBytes(h, 'F', nil)
+	for _, k := range keys {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		hashBytes(h, 'k', []byte(k))
+		hashValue(h, t[k])
+	}
+	h.Write([]byte{'}'})
+}
+
+// hashValue writes a value with its type, so int32(1) and int64(1) differ.
+func hashValue(h hash.Hash, v any) {
+	var b [9]byte
+	num := func(tag byte, u uint64) {
+		b[0] = tag
+		binary.BigEndian.PutUint64(b[1:], u)
+		h.Write(b[:])
+	}
+	switch x := v.(type) {
+	case nil:
+		h.Write([]byte{'V'})
+	case bool:
+		if x {
+			num('t', 1)
+		} else {
+			num('t', 0)
+		}
+	case int8:
+		num('b', uint64(x))
+	case uint8:
+		num('B', uint64(x))
+	case int16:
+		num('s', uint64(x))
+	case uint16:
+		num('u', uint64(x))
+	case int:
+		num('I', uint64(int32(x)))
+	case int32:
+		num('I', uint64(x))
+	case uint32:
+		num('i', uint64(x))
+	case int64:
+		num('l', uint64(x))
+	case float32:
+		num('f', uint64(math.Float32bits(x)))
+	case float64:
+		num('d', math.Float64bits(x))
+	case amqp.Decimal:
+		num('D', uint64(x.Scale)<<32|uint64(uint32(x.Value)))
+	case string:
+		hashBytes(h, 'S', []byte(x))
+	case []byte:
+		hashBytes(h, 'x', x)
+	case time.Time:
+		num('T', uint64(x.Unix()))
+	case []any:
+		hashBytes(h, 'A', nil)
+		for _, e := range x {
+			hashValue(h, e)
+		}
+		h.Write([]byte{']'})
+	case amqp.Table:
+		hashTable(h, x, nil)
+	case map[string]any:
+		hashTable(h, amqp.Table(x), nil)
+	default:
+		hashBytes(h, '?', []byte(fmt.Sprintf("%T %v", v, v)))
+	}
+}
+
+// Record is one line of an export file (JSON Lines). Its field names are a
+// public contract (docs/dlq.md).
+type Record struct {
+	Format     string          `json:"format"`
+	Queue      string          `json:"queue,omitempty"`
+	Vhost      string          `json:"vhost,omitempty"`
+	CapturedAt string          `json:"captured_at,omitempty"`
+	Delivery   *RecordDelivery `json:"delivery,omitempty"`
+	Properties RecordProps     `json:"properties"`
+	// Body is the text when the body is valid UTF-8 (BodyEncoding "text"),
+	// else its base64 (BodyEncoding "base64").
+	Body         string `json:"body"`
+	BodyEncoding string `json:"body_encoding"`
+	BodyBytes    int    `json:"body_bytes"`
+
+	headers amqp.Table
+}
+
+// RecordDelivery is how the message was delivered when captured.
+type RecordDelivery struct {
+	Exchange    Str  `json:"exchange"`
+	RoutingKey  Str  `json:"routing_key"`
+	Redelivered bool `json:"redelivered"`
+}
+
+// RecordProps are the basic properties; headers in the typed form.
+type RecordProps struct {
+	ContentType     Str             `json:"content_type,omitempty"`
+	ContentEncoding Str             `json:"content_encoding,omitempty"`
+	DeliveryMode    uint8           `json:"delivery_mode,omitempty"`
+	Priority        uint8           `json:"priority,omitempty"`
+	CorrelationID   Str             `json:"correlation_id,omitempty"`
+	ReplyTo         Str             `json:"reply_to,omitempty"`
+	Expiration      Str             `json:"expiration,omitempty"`
+	MessageID       Str             `json:"message_id,omitempty"`
+	Timestamp       string          `json:"timestamp,omitempty"`
+	Type            Str             `json:"type,omitempty"`
+	UserID          Str             `json:"user_id,omitempty"`
+	AppID           Str             `json:"app_id,omitempty"`
+	Headers         json.RawMessage `json:"headers,omitempty"`
+}
+
+func (m *Message) record(at time.Time, queue, vhost string) *Record {
+	p := m.Props
+	r := &Record{
+		Format: Format, Queue: queue, Vhost: vhost,
+		Delivery: &RecordDelivery{Exchange: Str(m.Exchange), RoutingKey: Str(m.RoutingKey), Redelivered: m.Redelivered},
+		Properties: RecordProps{
+			ContentType: Str(p.ContentType), ContentEncoding: Str(p.ContentEncoding),
+			DeliveryMode: p.DeliveryMode, Priority: p.Priority,
+			CorrelationID: Str(p.CorrelationID), ReplyTo: Str(p.ReplyTo), Expiration: Str(p.Expiration),
+			MessageID: Str(p.MessageID), Type: Str(p.Type), UserID: Str(p.UserID), AppID: Str(p.AppID),
+		},
+		BodyBytes: len(m.Body),
+		headers:   p.Headers,
+	}
+	if !at.IsZero() {
+		r.CapturedAt = at.UTC().Format(time.RFC3339Nano)
+	}
+	if !p.Timestamp.IsZero() {
+		r.Properties.Timestamp = p.Timestamp.UTC().Format(time.RFC3339)
+	}
+	if utf8.Valid(m.Body) {
+		r.Body, r.BodyEncoding = string(m.Body), "text"
+	} else {
+		r.Body, r.BodyEncoding = base64.StdEncoding.EncodeToString(m.Body), "base64"
+	}
+	return r
+}
+
+func encodeRecordFields(r *Record) ([]byte, error) {
+	if len(r.headers) > 0 {
+		h, err := EncodeTable(r.headers)
+		if err != nil {
+			return nil, fmt.Errorf("headers: %w", err)
+		}
+		r.Properties.Headers = h
+	}
+	return json.Marshal(r)
+}
+
+// MarshalRecord is the export line of a message (without the newline).
+func (m *Message) MarshalRecord(at time.Time, queue, vhost string) ([]byte, error) {
+	return encodeRecordFields(m.record(at, queue, vhost))
+}
+
+// ParseRecord reads one export line back into a message.
+func ParseRecord(line []byte) (*Message, error) {
+	var r Record
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&r); err != nil {
+		return nil, fmt.Errorf("not a dupctl export record: %w", err)
+	}
+	if r.Format != Format {
+		return nil, fmt.Errorf("format %q: want %q", r.Format, Format)
+	}
+	p := r.Properties
+	m := &Message{Props: Properties{
+		ContentType: string(p.ContentType), ContentEncoding: string(p.ContentEncoding),
+		DeliveryMode: p.DeliveryMode, Priority: p.Priority,
+		CorrelationID: string(p.CorrelationID), ReplyTo: string(p.ReplyTo), Expiration: string(p.Expiration),
+		MessageID: string(p.MessageID), Type: string(p.Type), UserID: string(p.UserID), AppID: string(p.AppID),
+	}}
+	if p.Timestamp != "" {
+		t, err := time.Parse(time.RFC3339, p.Timestamp)
+		if err != nil {
+			return nil, fmt.Errorf("timestamp: %w", err)
+		}
+		m.Props.Timestamp = t
+	}
+	if len(p.Headers) > 0 && string(p.Headers) != "null" {
+		h, err := DecodeTable(p.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("headers: %w", err)
+		}
+		m.Props.Headers = h
+	}
+	switch r.BodyEncoding {
+	case "text":
+		m.Body = []byte(r.Body)
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(r.Body)
+		if err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+		m.Body = b
+	default:
+		return nil, fmt.Errorf("body_encoding %q: want text or base64", r.BodyEncoding)
+	}
+	if r.BodyBytes != len(m.Body) {
+		return nil, fmt.Errorf("body_bytes says %d, body has %d (truncated file?)", r.BodyBytes, len(m.Body))
+	}
+	if r.Delivery != nil {
+		m.Exchange, m.RoutingKey, m.Redelivered = string(r.Delivery.Exchange), string(r.Delivery.RoutingKey), r.Delivery.Redelivered
+	}
+	return m, nil
+}
+
+// MaxRecordBytes bounds one export line (a 128 MiB message, base64'd, fits).
+const MaxRecordBytes = 192 << 20
+
+// ReadRecords calls fn for every record of an export file, in order.
+// Blank lines are skipped; a malformed line stops with its line number.
+func ReadRecords(r io.Reader, fn func(*Message) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for line := 1; ; line++ {
+		b, err := readLine(br)
+		if errors.Is(err, io.EOF) && len(b) == 0 {
+			return nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		if len(trimSpace(b)) == 0 {
+			continue
+		}
+		m, perr := ParseRecord(b)
+		if perr != nil {
+			return fmt.Errorf("line %d: %w", line, perr)
+		}
+		m.Line = line
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+}
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > MaxRecordBytes {
+			return nil, fmt.Errorf("record longer than %d bytes", MaxRecordBytes)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			out = out[:len(out)-1]
+		}
+		return out, err
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && slices.Contains([]byte(" \t\r"), b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}

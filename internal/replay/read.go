@@ -1,0 +1,168 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/progress"
+)
+
+// ReadOptions shape a non-destructive read of a queue (stats, peek,
+// export, replay --dry-run).
+type ReadOptions struct {
+	Queue  string
+	Limit  int // 0: every message counted at the start
+	Window int // prefetch
+	// Idle ends the read when no message arrives for this long (the queue
+	// held fewer messages than it said, or another consumer took them).
+	Idle     time.Duration
+	Progress progress.Meter
+}
+
+// ReadResult says what a read saw.
+type ReadResult struct {
+	AtStart QueueState `json:"at_start"`
+	Read    int        `json:"read"`
+	// Redelivered counts messages that were already marked redelivered
+	// when read: someone (or an earlier peek) read them before.
+	Redelivered int `json:"redelivered"`
+	// Quorum is true when a message carried x-delivery-count: the queue is
+	// a quorum queue and reading counts toward its delivery limit.
+	Quorum bool `json:"quorum"`
+	// MaxDeliveryCount is the highest x-delivery-count seen.
+	MaxDeliveryCount int64 `json:"max_delivery_count"`
+	// Malformed counts messages whose death headers had the wrong shape.
+	Malformed int `json:"malformed_headers"`
+}
+
+// ReadQueue reads up to the count at the start (or Limit) messages and
+// calls fn for each. Every message is held and, at the end, requeued with
+// one basic.nack; with drain, commit runs first and the messages fn saw
+// are acked only when it succeeds (export --drain: ack after fsync).
+func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message) error, drain bool, commit func() error) (ReadResult, error) {
+	var res ReadResult
+	conn, err := dial(ctx, "read")
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	st, err := InspectQueue(conn, o.Queue)
+	if err != nil {
+		return res, err
+	}
+	res.AtStart = st
+	target := st.Messages
+	if o.Limit > 0 && o.Limit < target {
+		target = o.Limit
+	}
+	meter := progress.Or(o.Progress)
+	defer meter.Done()
+	meter.SetTotal(int64(target))
+	if target == 0 {
+		return res, commitIf(commit)
+	}
+	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), false, "dupctl-read-"+NewRunID())
+	if err != nil {
+		return res, err
+	}
+	defer c.Close()
+	idle := o.Idle
+	if idle <= 0 {
+		idle = 3 * time.Second
+	}
+	var lastTag uint64
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	var readErr error
+loop:
+	for res.Read < target {
+		select {
+		case d, ok := <-c.C():
+			if !ok {
+				readErr = fmt.Errorf("read %q: %w", o.Queue, ErrChannelClosed)
+				break loop
+			}
+			c.Seen(d)
+			lastTag = d.DeliveryTag
+			res.Read++
+			meter.Add(1)
+			m := FromDelivery(d.Delivery)
+			res.note(m)
+			if err := fn(m); err != nil {
+				readErr = err
+				break loop
+			}
+			if err := c.Hold(d); err != nil {
+				readErr = err
+				break loop
+			}
+			timer.Reset(idle)
+		case <-timer.C:
+			break loop
+		case <-ctx.Done():
+			readErr = ctx.Err()
+			break loop
+		}
+	}
+	c.Rest() // prefetched beyond the target: requeued with the rest
+	if readErr == nil && drain {
+		if err := commitIf(commit); err != nil {
+			readErr = err
+		} else if lastTag > 0 {
+			// Requeue what came after the last message written, then ack
+			// everything up to it in one frame.
+			for tag := c.maxTag; tag > lastTag; tag-- {
+				if err := c.Requeue(tag); err != nil {
+					return res, fmt.Errorf("requeue: %w", err)
+				}
+			}
+			if err := c.AckUpTo(lastTag); err != nil {
+				return res, fmt.Errorf("ack exported messages: %w", err)
+			}
+			return res, nil
+		}
+	}
+	if err := c.ReleaseAll(); err != nil && readErr == nil {
+		readErr = fmt.Errorf("requeue read messages: %w", err)
+	}
+	if readErr == nil && !drain {
+		readErr = commitIf(commit)
+	}
+	return res, readErr
+}
+
+func commitIf(commit func() error) error {
+	if commit == nil {
+		return nil
+	}
+	return commit()
+}
+
+// readWindow keeps the prefetch no larger than what will be read, so a
+// peek of 5 messages does not take 500 off the queue for its duration.
+func readWindow(w, target int) int {
+	if w <= 0 {
+		w = 500
+	}
+	return max(1, min(w, target))
+}
+
+func (r *ReadResult) note(m *Message) {
+	if m.Redelivered {
+		r.Redelivered++
+	}
+	if v, ok := m.Props.Headers["x-delivery-count"]; ok {
+		r.Quorum = true
+		if n, ok := asInt(v); ok {
+			r.MaxDeliveryCount = max(r.MaxDeliveryCount, n)
+		}
+	}
+	if len(ReadOrigin(m.Props.Headers).Malformed) > 0 {
+		r.Malformed++
+	}
+}
+
+// IsNotFound reports whether err says the queue does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, ErrQueueNotFound) }

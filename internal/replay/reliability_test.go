@@ -1,0 +1,359 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/testenv"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The reliability tests run the real dupctl binary against the real broker
+// and interrupt it at random points, repeatedly: SIGKILL, or a connection
+// (consumer or publisher) closed from the broker side with rabbitmqctl.
+// Then a last run resumes the journal and retries what was in doubt.
+// Afterwards every message id must be in the DLQ or at the destination,
+// duplicates at the destination are bounded by the in-flight window per
+// interruption, and every copy at the destination carries the replay mark.
+//
+// DUPCTL_SOAK=1 runs a longer version (more messages, more interruptions).
+
+type soak struct {
+	messages int
+	// actions interrupt successive runs: kill (SIGKILL, instant) or
+	// close-consume / close-publish (rabbitmqctl close_connection, which
+	// takes seconds on a busy machine, so the run goes on meanwhile).
+	actions []string
+	window  int
+	rate    int
+}
+
+func reliabilityScale(queueType string) soak {
+	// The rate keeps the runs long enough to be interrupted several times.
+	// Kills first: they are instant, while a close waits for rabbitmqctl.
+	s := soak{messages: 10_000, window: 200, rate: 800,
+		actions: []string{"kill", "kill", "close-consume", "kill", "close-publish", "kill"}}
+	if queueType == "quorum" {
+		s.messages, s.rate, s.actions = 3_000, 400, []string{"kill", "close-publish", "kill"}
+	}
+	if os.Getenv("DUPCTL_SOAK") != "" {
+		s.messages, s.rate, s.actions = 50_000, 1000, nil
+		for i := 0; i < 30; i++ {
+			s.actions = append(s.actions, []string{"kill", "close-consume", "kill", "close-publish"}[i%4])
+		}
+	}
+	return s
+}
+
+func TestReplaySurvivesKillsAndClosedConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reliability test: runs the binary for tens of seconds")
+	}
+	for _, qt := range []string{"classic", "quorum"} {
+		t.Run(qt, func(t *testing.T) { reliability(t, qt, reliabilityScale(qt)) })
+	}
+}
+
+func reliability(t *testing.T, queueType string, sc soak) {
+	r := newRig(t, queueType)
+	ctl, err := exec.LookPath("rabbitmqctl")
+	if err != nil {
+		if testenv.Required() {
+			t.Fatal("rabbitmqctl is needed to close connections from the broker side")
+		}
+		t.Skip("no rabbitmqctl")
+	}
+	bin := buildDupctl(t)
+	start := time.Now()
+
+	// The messages: plain jobs, non-UTF-8 bodies, two 8 MiB binary bodies,
+	// malformed app headers; plus three with a malformed x-death and no
+	// other origin, published straight into the DLQ (no destination).
+	msgs := jobs(sc.messages)
+	sums := map[string][32]byte{}
+	for i := range msgs {
+		switch {
+		case i < 2:
+			big := make([]byte, 8<<20)
+			for j := range big {
+				big[j] = byte(rand.Uint32())
+			}
+			msgs[i].Body = big
+		case i < 20:
+			msgs[i].Body = []byte{0xff, 0xfe, byte(i), 0x00}
+		case i < 25:
+			msgs[i].Headers[HeaderReplayCount] = "not-a-number"
+			msgs[i].Headers[HeaderOriginalExchange] = int32(7)
+		}
+		sums[msgs[i].MessageId] = sha256.Sum256(msgs[i].Body)
+	}
+	r.deadLetter(msgs)
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprintf("bad-%d", i)
+		must(t, r.ch.PublishWithContext(t.Context(), "", r.DLQ, false, false, amqp.Publishing{
+			MessageId: id, Headers: amqp.Table{"x-death": "garbage"}, Body: []byte("?")}))
+	}
+	r.waitCount(r.DLQ, sc.messages+3)
+	t.Logf("%s: %d messages dead-lettered in %s", queueType, sc.messages+3, time.Since(start).Round(time.Millisecond))
+
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "replay.journal")
+	run := "rel-" + NewRunID()
+	runs := map[string]int{}
+	interruptions := 0
+	for _, action := range sc.actions {
+		code, did := runInterrupted(t, r, bin, ctl, journal, run, sc, action, false)
+		runs[fmt.Sprintf("%s exit %d", action, code)]++
+		if did {
+			interruptions++
+		}
+		if r.count(r.DLQ) <= 3+inDoubt(journal) {
+			break // only what is in doubt (and has no destination) is left
+		}
+	}
+	if interruptions == 0 {
+		t.Fatal("no run was interrupted: the test proved nothing")
+	}
+	// The last run resumes and retries what the journal holds in doubt.
+	code, _ := runInterrupted(t, r, bin, ctl, journal, run, sc, "", true)
+	if code != 0 {
+		t.Fatalf("final run exited %d", code)
+	}
+	t.Logf("%s: %d interruptions, runs %v, %s", queueType, interruptions, runs, time.Since(start).Round(time.Millisecond))
+
+	dest := r.drainAll(r.Work)
+	left := r.drainAll(r.DLQ)
+	seen := map[string]int{}
+	for _, d := range dest {
+		seen[d.MessageId]++
+		if d.Headers[HeaderReplayRun] != run {
+			t.Fatalf("message %s at the destination lacks the replay mark: %v", d.MessageId, d.Headers[HeaderReplayRun])
+		}
+		if sha256.Sum256(d.Body) != sums[d.MessageId] {
+			t.Fatalf("message %s: body changed (%d bytes)", d.MessageId, len(d.Body))
+		}
+	}
+	inDLQ := map[string]bool{}
+	for _, d := range left {
+		inDLQ[d.MessageId] = true
+	}
+	for id := range sums {
+		if seen[id] == 0 && !inDLQ[id] {
+			t.Fatalf("message %s is lost: neither at the destination nor in the DLQ", id)
+		}
+	}
+	dups := 0
+	for _, n := range seen {
+		dups += n - 1
+	}
+	bound := sc.window * interruptions
+	t.Logf("%s: %d at the destination (%d distinct), %d duplicates (bound %d), %d left in the DLQ",
+		queueType, len(dest), len(seen), dups, bound, len(left))
+	if dups > bound {
+		t.Fatalf("%d duplicates exceed the in-flight bound %d (window %d x %d interruptions)", dups, bound, sc.window, interruptions)
+	}
+	if len(left) != 3 || !inDLQ["bad-0"] || len(seen) != sc.messages {
+		t.Fatalf("after the final run: %d distinct delivered of %d, DLQ holds %d (%v), want only the 3 without a destination",
+			len(seen), sc.messages, len(left), inDLQ)
+	}
+}
+
+// runInterrupted runs one replay; unless final, it interrupts it after a
+// random delay. It reports the exit code and whether the interruption hit
+// a running replay.
+func runInterrupted(t *testing.T, r *rig, bin, ctl, journal, run string, sc soak, action string, final bool) (int, bool) {
+	t.Helper()
+	waitNoConsumers(t, r)
+	args := []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(sc.window),
+		"--rate", strconv.Itoa(sc.rate), "--run-id", run, "--amqp-url", r.url, "--drain-grace", "10s"}
+	if st, err := os.Stat(journal); err == nil && st.Size() > 0 && journalStarted(journal) {
+		args = append(args, "--resume", journal)
+	} else {
+		_ = os.Remove(journal) // killed before its start record: nothing was done
+		args = append(args, "--journal", journal)
+	}
+	if final {
+		args = append(args, "--retry-in-doubt")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	must(t, cmd.Start())
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() { done <- cmd.Wait(); close(exited) }()
+	did := false
+	// Find the connection to close while the run starts: rabbitmqctl is
+	// slow on a busy machine, and the close should land mid-run.
+	pid := make(chan string, 1)
+	if strings.HasPrefix(action, "close-") && !final {
+		go func() { pid <- findConnection(ctl, "dlq "+strings.TrimPrefix(action, "close-")+" run="+run, exited) }()
+	}
+	if !final {
+		select {
+		case err := <-done:
+			if os.Getenv("DUPCTL_DEBUG") != "" {
+				t.Logf("%s", stderr.String())
+			}
+			return exitCode(t, err, &stderr), false
+		case <-time.After(time.Duration(150+rand.IntN(750)) * time.Millisecond):
+		}
+		switch action {
+		case "kill":
+			did = cmd.Process.Kill() == nil
+		case "close-consume", "close-publish":
+			if p := <-pid; p != "" {
+				did = exec.Command(ctl, "close_connection", p, "reliability test").Run() == nil
+			}
+		}
+	}
+	select {
+	case err := <-done:
+		if os.Getenv("DUPCTL_DEBUG") != "" {
+			t.Logf("%s (did %v): %s", action, did, stderr.String())
+		}
+		return exitCode(t, err, &stderr), did
+	case <-time.After(120 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("replay did not finish: %s", stderr.String())
+	}
+	return 0, did
+}
+
+func exitCode(t *testing.T, err error, out *bytes.Buffer) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ee.ExitCode() == 2 {
+			t.Fatalf("usage error: %s", out.String())
+		}
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return 0
+}
+
+func inDoubt(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, err := ReadJournal(f)
+	if err != nil {
+		return 0
+	}
+	return st.Count(OutcomeDoubt)
+}
+
+func journalStarted(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = ReadJournal(f)
+	return err == nil
+}
+
+// findConnection polls rabbitmqctl for the pid of the dupctl connection
+// named name, until found or the run ends ("" then).
+func findConnection(ctl, name string, exited <-chan struct{}) string {
+	for {
+		out, _ := exec.Command(ctl, "list_connections", "pid", "client_properties", "-q").Output()
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, `"dupctl `+name+`"`) {
+				p, _, _ := strings.Cut(line, "\t")
+				return p
+			}
+		}
+		select {
+		case <-exited:
+			return ""
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func waitNoConsumers(t *testing.T, r *rig) {
+	for i := 0; i < 200; i++ {
+		q, err := r.ch.QueueDeclarePassive(r.DLQ, true, false, false, false, nil)
+		must(t, err)
+		if q.Consumers == 0 {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal("the DLQ still has a consumer after the replay exited")
+}
+
+func buildDupctl(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool to build the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "dupctl")
+	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/dupctl/dupctl/cmd/dupctl")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build dupctl: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestReplayCtrlCStopsCleanly: SIGINT mid-run stops consuming, requeues
+// what was prefetched, waits for the confirms, prints the summary and
+// exits 130, with every message in exactly one place.
+func TestReplayCtrlCStopsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	r := newRig(t, "")
+	bin := buildDupctl(t)
+	r.deadLetter(jobs(3000))
+	journal := filepath.Join(t.TempDir(), "j")
+	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "1000", "--window", "100",
+		"--journal", journal, "--amqp-url", r.url)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(t, cmd.Start())
+	time.Sleep(800 * time.Millisecond)
+	must(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130:\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "stopped: interrupted") || !strings.Contains(out.String(), "dupctl: interrupted") {
+		t.Fatalf("no summary:\n%s", out.String())
+	}
+	waitNoConsumers(t, r)
+	work, dlq := r.count(r.Work), r.count(r.DLQ)
+	if work+dlq != 3000 || work == 0 || dlq == 0 {
+		t.Fatalf("after Ctrl-C: %d at the destination + %d in the DLQ, want 3000 with both non-zero:\n%s", work, dlq, out.String())
+	}
+	st, err := ReadJournal(mustOpen(t, journal))
+	must(t, err)
+	if st.Count(OutcomeDone) != work || st.Count(OutcomeDoubt) != 0 {
+		t.Fatalf("journal: %d done (work %d), %d in doubt", st.Count(OutcomeDone), work, st.Count(OutcomeDoubt))
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	f, err := os.Open(path)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}

@@ -1,0 +1,80 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/dupctl/dupctl/internal/findings"
+)
+
+// Report turns a replay result into findings.
+func (res *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "dlq replay", Data: res}
+	rep.Check(ReplayChecks...)
+	subject := "queue " + res.Queue
+	if res.File != "" {
+		subject = "file " + res.File
+	}
+	byWhat := map[string][]string{}
+	for _, p := range res.Problems {
+		id := p.MessageID
+		if id == "" {
+			id = "fingerprint " + p.FP
+		}
+		byWhat[p.What] = append(byWhat[p.What], fmt.Sprintf("message %s: %s", id, p.Why))
+	}
+	c := res.Counts
+	add := func(r findings.Rule, n int, what, msg string) {
+		if n > 0 {
+			rep.Add(r.New(subject, fmt.Sprintf(msg, msgs(n)), evidence(byWhat[what])...))
+		}
+	}
+	add(RuleInDoubt, c.InDoubt+c.InDoubtEarlier, "in-doubt", "%s in doubt: possibly at the destination and still in the DLQ")
+	add(RuleReturned, c.Returned, "returned", "%s unroutable (returned): left in the DLQ")
+	add(RuleNacked, c.Nacked, "nacked", "%s refused by the broker (nack): left in the DLQ")
+	add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
+	add(RuleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
+	add(RuleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
+	add(RuleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
+	if n := c.Parked; n > 0 || (res.DryRun && parkPreview(res) > 0) {
+		if res.DryRun {
+			n = parkPreview(res)
+		}
+		verb := "were"
+		if res.DryRun {
+			verb = "would be"
+		}
+		rep.Add(RuleParked.New(subject, fmt.Sprintf("%s %s parked in %s", msgs(n), verb, res.ParkQueue)))
+	}
+	if c.Succeeded > 0 {
+		rep.Add(RuleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))
+	}
+	for _, d := range res.Destinations {
+		if d.Kind == "replay" && d.Target.Exchange != "" {
+			rep.Add(RuleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy", msgs(d.Messages), d.Target.Exchange)))
+		}
+		if d.Exists != nil && !*d.Exists {
+			rep.Add(RuleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
+		}
+	}
+	rep.Add(readFindings(res.Queue, res.AtStart, res.Quorum, 0, c.MalformedHeader)...)
+	return rep
+}
+
+func parkPreview(res *Result) int {
+	n := 0
+	for _, d := range res.Destinations {
+		if d.Kind == "park" {
+			n += d.Messages
+		}
+	}
+	return n
+}
+
+// evidence lists at most 20 messages (the journal and JSON have them all).
+func evidence(lines []string) []string {
+	const max = 20
+	if len(lines) <= max {
+		return lines
+	}
+	return append(lines[:max:max], fmt.Sprintf("... and %d more (see the journal or -o json)", len(lines)-max))
+}

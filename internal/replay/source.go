@@ -1,0 +1,138 @@
+package replay
+
+import (
+	"errors"
+	"io"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// srcItem is one message from a source.
+type srcItem struct {
+	m *Message
+	d Delivery
+}
+
+// source is where a replay reads: a DLQ (ack removes, hold leaves) or an
+// export file (nothing to settle: the journal is the record).
+type source interface {
+	items() <-chan srcItem
+	seen(srcItem)
+	ack(*item) error
+	ackMany([]*item) error
+	hold(*item) error
+	stop()
+	rest() []srcItem
+	release() error
+	closed() <-chan *amqp.Error
+	bound() int // messages to read at most (-1: until the end)
+	endReason() string
+	err() error
+	close()
+}
+
+type queueSource struct {
+	c    *Consumer
+	conn *amqp.Connection
+	n    int
+	out  chan srcItem
+	once sync.Once
+}
+
+func (q *queueSource) items() <-chan srcItem {
+	q.once.Do(func() {
+		q.out = make(chan srcItem)
+		go func() {
+			defer close(q.out)
+			for d := range q.c.C() {
+				q.out <- srcItem{m: FromDelivery(d.Delivery), d: d}
+			}
+		}()
+	})
+	return q.out
+}
+
+func (q *queueSource) seen(si srcItem)    { q.c.Seen(si.d) }
+func (q *queueSource) ack(it *item) error { return q.c.Ack(it.d.DeliveryTag) }
+
+func (q *queueSource) ackMany(its []*item) error {
+	tags := make([]uint64, len(its))
+	for i, it := range its {
+		tags[i] = it.d.DeliveryTag
+	}
+	return q.c.AckMany(tags)
+}
+func (q *queueSource) hold(it *item) error        { return q.c.Hold(it.d) }
+func (q *queueSource) stop()                      { _ = q.c.Stop() }
+func (q *queueSource) release() error             { return q.c.ReleaseAll() }
+func (q *queueSource) closed() <-chan *amqp.Error { return q.c.Closed() }
+func (q *queueSource) bound() int                 { return q.n }
+func (q *queueSource) endReason() string          { return "queue drained" }
+func (q *queueSource) err() error                 { return nil }
+func (q *queueSource) close()                     { q.conn.Close() }
+
+func (q *queueSource) rest() []srcItem {
+	q.stop()
+	var out []srcItem
+	for si := range q.items() {
+		out = append(out, si)
+	}
+	return out
+}
+
+type fileSource struct {
+	out  chan srcItem
+	done chan struct{}
+	mu   sync.Mutex
+	rerr error
+	once sync.Once
+}
+
+var errStopped = errors.New("stopped")
+
+func newFileSource(r io.Reader) *fileSource {
+	f := &fileSource{out: make(chan srcItem), done: make(chan struct{})}
+	go func() {
+		defer close(f.out)
+		err := ReadRecords(r, func(m *Message) error {
+			select {
+			case f.out <- srcItem{m: m}:
+				return nil
+			case <-f.done:
+				return errStopped
+			}
+		})
+		if err != nil && !errors.Is(err, errStopped) {
+			f.mu.Lock()
+			f.rerr = err
+			f.mu.Unlock()
+		}
+	}()
+	return f
+}
+
+func (f *fileSource) items() <-chan srcItem      { return f.out }
+func (f *fileSource) seen(srcItem)               {}
+func (f *fileSource) ack(*item) error            { return nil }
+func (f *fileSource) ackMany([]*item) error      { return nil }
+func (f *fileSource) hold(*item) error           { return nil }
+func (f *fileSource) stop()                      { f.once.Do(func() { close(f.done) }) }
+func (f *fileSource) release() error             { return nil }
+func (f *fileSource) closed() <-chan *amqp.Error { return nil }
+func (f *fileSource) bound() int                 { return -1 }
+func (f *fileSource) endReason() string          { return "end of file" }
+func (f *fileSource) close()                     { f.stop() }
+
+func (f *fileSource) rest() []srcItem {
+	f.stop()
+	for range f.out {
+	}
+	return nil
+}
+
+func (f *fileSource) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rerr
+}

@@ -1,0 +1,240 @@
+package replay
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/findings"
+)
+
+// StatsOptions are one `dlq stats` run.
+type StatsOptions struct {
+	Read            ReadOptions
+	Vhost           string
+	Analyzer        *Analyzer
+	IdempotencyKeys []Field
+	Dial            Dialer
+	Now             func() time.Time
+}
+
+// Group is one row of the stats table: messages with the same last death
+// (reason, queue, original route), job type and error pattern.
+type Group struct {
+	ID           string    `json:"id"`
+	Reason       string    `json:"reason"`
+	Queue        string    `json:"queue"`
+	Exchange     string    `json:"exchange"`
+	RoutingKeys  []string  `json:"routing_keys"`
+	JobType      string    `json:"job_type"`
+	Error        string    `json:"error"` // an example
+	ErrorPattern string    `json:"error_pattern"`
+	Class        Class     `json:"class"`
+	ClassRule    string    `json:"class_rule"`
+	Messages     int       `json:"messages"`
+	Bytes        int64     `json:"bytes"`
+	DeathsMax    int64     `json:"deaths_max"`
+	DeathsTotal  int64     `json:"deaths_total"`
+	ReplayedMax  int64     `json:"replayed_max"`
+	Oldest       time.Time `json:"oldest_death"`
+	Newest       time.Time `json:"newest_death"`
+	Replay       string    `json:"replay_command"`
+
+	noIdentity, noError int
+}
+
+// Stats is the JSON data of `dlq stats`.
+type Stats struct {
+	Queue     string         `json:"queue"`
+	Vhost     string         `json:"vhost,omitempty"`
+	Read      ReadResult     `json:"read"`
+	Messages  int            `json:"messages"`
+	Bytes     int64          `json:"bytes"`
+	Oldest    *time.Time     `json:"oldest_death"`
+	Newest    *time.Time     `json:"newest_death"`
+	AgeSecs   int64          `json:"oldest_age_seconds"`
+	ByReason  map[string]int `json:"by_reason"`
+	ByClass   map[string]int `json:"by_class"`
+	Groups    []*Group       `json:"groups"`
+	NoOrigin  int            `json:"no_origin"`
+	NoIdentit int            `json:"no_identity"`
+}
+
+// Aggregator groups messages as they are read.
+type Aggregator struct {
+	a     *Analyzer
+	keys  []Field
+	queue string
+	s     *Stats
+	index map[string]*Group
+}
+
+// NewAggregator starts stats for a queue.
+func NewAggregator(a *Analyzer, idemKeys []Field, queue, vhost string) *Aggregator {
+	if idemKeys == nil {
+		idemKeys = DefaultIdempotencyFields
+	}
+	return &Aggregator{a: a, keys: idemKeys, queue: queue, index: map[string]*Group{},
+		s: &Stats{Queue: queue, Vhost: vhost, ByReason: map[string]int{}, ByClass: map[string]int{}, Groups: []*Group{}}}
+}
+
+// Add counts one message.
+func (ag *Aggregator) Add(m *Message) {
+	in := ag.a.Analyze(m)
+	s := ag.s
+	s.Messages++
+	s.Bytes += int64(len(m.Body))
+	s.ByReason[in.Reason]++
+	s.ByClass[string(in.Class)]++
+	g := ag.index[in.Group]
+	if g == nil {
+		g = &Group{ID: in.Group, Reason: in.Reason, Queue: in.Queue, Exchange: in.Exchange, RoutingKeys: in.RoutingKeys,
+			JobType: in.JobType, Error: in.Error, ErrorPattern: in.ErrorNorm, Class: in.Class, ClassRule: in.ClassRule,
+			Replay: fmt.Sprintf("dupctl dlq replay --queue %s --group %s", shellQuote(ag.queue), in.Group)}
+		if g.RoutingKeys == nil {
+			g.RoutingKeys = []string{}
+		}
+		ag.index[in.Group] = g
+		s.Groups = append(s.Groups, g)
+	}
+	g.Messages++
+	g.Bytes += int64(len(m.Body))
+	dc := in.Origin.DeathCount()
+	g.DeathsTotal += dc
+	g.DeathsMax = max(g.DeathsMax, dc)
+	g.ReplayedMax = max(g.ReplayedMax, in.Origin.ReplayCount)
+	if t := in.DiedAt; !t.IsZero() {
+		if g.Oldest.IsZero() || t.Before(g.Oldest) {
+			g.Oldest = t
+		}
+		if t.After(g.Newest) {
+			g.Newest = t
+		}
+	}
+	if _, _, ok := in.Origin.Route(); !ok && in.Queue == "" {
+		s.NoOrigin++
+	}
+	if _, _, ok := FirstOf(m, ag.keys); !ok && m.Props.MessageID == "" {
+		s.NoIdentit++
+		g.noIdentity++
+	}
+	if in.Error == "" {
+		g.noError++
+	}
+}
+
+// Done sorts the groups (most messages first) and returns the stats.
+func (ag *Aggregator) Done(now time.Time) *Stats {
+	s := ag.s
+	slices.SortStableFunc(s.Groups, func(a, b *Group) int {
+		return cmp.Or(cmp.Compare(b.Messages, a.Messages), cmp.Compare(a.ID, b.ID))
+	})
+	for _, g := range s.Groups {
+		if !g.Oldest.IsZero() && (s.Oldest == nil || g.Oldest.Before(*s.Oldest)) {
+			t := g.Oldest
+			s.Oldest = &t
+		}
+		if !g.Newest.IsZero() && (s.Newest == nil || g.Newest.After(*s.Newest)) {
+			t := g.Newest
+			s.Newest = &t
+		}
+	}
+	if s.Oldest != nil {
+		s.AgeSecs = int64(now.Sub(*s.Oldest).Seconds())
+	}
+	return s
+}
+
+// RunStats reads the queue non-destructively and reports its groups.
+func RunStats(ctx context.Context, o StatsOptions) (*findings.Report, *Stats, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Analyzer == nil {
+		o.Analyzer = &Analyzer{}
+	}
+	ag := NewAggregator(o.Analyzer, o.IdempotencyKeys, o.Read.Queue, o.Vhost)
+	res, err := ReadQueue(ctx, o.Dial, o.Read, func(m *Message) error { ag.Add(m); return nil }, false, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := ag.Done(o.Now())
+	s.Read = res
+	rep := &findings.Report{Command: "dlq stats", Data: s}
+	rep.Check(StatsChecks...)
+	rep.Add(StatsFindings(s)...)
+	return rep, s, nil
+}
+
+// StatsFindings are the findings stats supports: groups that should never
+// have been retried, loops, missing context, consumers, quorum reads.
+func StatsFindings(s *Stats) []findings.Finding {
+	var out []findings.Finding
+	q := "queue " + s.Queue
+	for _, g := range s.Groups {
+		subject := "group " + g.ID
+		if g.Class == NonRetryable && g.DeathsMax > 1 {
+			out = append(out, RuleNonRetryableRetried.New(subject,
+				fmt.Sprintf("%s failed with a permanent error (%s) and died up to %d times", msgs(g.Messages), clipText(g.ErrorPattern, 80), g.DeathsMax),
+				"error: "+g.Error, "classified by "+g.ClassRule))
+		}
+		if g.ReplayedMax > 0 {
+			out = append(out, RuleReplayedBefore.New(subject,
+				fmt.Sprintf("%s replayed up to %d times died again", msgs(g.Messages), g.ReplayedMax), "error: "+g.Error))
+		}
+		if g.noError > 0 {
+			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%s say nothing about why they failed", msgs(g.noError))))
+		}
+	}
+	if s.NoIdentit > 0 {
+		out = append(out, RuleNoIdentity.New(q, fmt.Sprintf("%d of %s have neither a message id nor an idempotency key", s.NoIdentit, msgs(s.Messages))))
+	}
+	if s.NoOrigin > 0 {
+		out = append(out, RuleNoOrigin.New(q, fmt.Sprintf("%d of %s have no x-death or x-original-* headers", s.NoOrigin, msgs(s.Messages))))
+	}
+	out = append(out, readFindings(s.Queue, s.Read.AtStart, s.Read.Quorum, s.Read.MaxDeliveryCount, s.Read.Malformed)...)
+	return out
+}
+
+func readFindings(queue string, st QueueState, quorum bool, maxCount int64, malformed int) []findings.Finding {
+	var out []findings.Finding
+	q := "queue " + queue
+	if st.Consumers > 0 {
+		out = append(out, RuleHasConsumers.New(q, fmt.Sprintf("%d consumer(s) attached to the DLQ", st.Consumers)))
+	}
+	if quorum {
+		out = append(out, RuleQuorumReads.New(q, fmt.Sprintf("quorum queue: messages carry x-delivery-count (highest %d); each read adds one", maxCount)))
+	}
+	if malformed > 0 {
+		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(malformed))))
+	}
+	return out
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// shellQuote quotes a queue name for a command a user can paste.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// msgs is "1 message" or "n messages".
+func msgs(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return fmt.Sprintf("%d messages", n)
+}
