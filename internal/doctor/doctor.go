@@ -7,6 +7,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -45,6 +46,13 @@ type Check struct {
 	Skip string
 	Run  func(ctx context.Context) (*findings.Report, error)
 }
+
+// NothingError is what a check returns when it ran but found nothing to
+// judge (no lock key matched, an empty log): its items stay "not
+// checked", never "pass".
+type NothingError struct{ Reason string }
+
+func (e *NothingError) Error() string { return e.Reason }
 
 // Status of a checklist item.
 type Status string
@@ -90,6 +98,13 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 			continue
 		}
 		rep, err := c.Run(ctx)
+		var nothing *NothingError
+		if errors.As(err, &nothing) {
+			for _, id := range c.Items {
+				byItem[id].Skipped = append(byItem[id].Skipped, c.Name+": "+nothing.Reason)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}

@@ -83,12 +83,32 @@ EXIT STATUS
 
 // checks builds every check the connections and config allow.
 func checks(o *Options) []doctor.Check {
-	f := o.Factory
-	g := f.Global
 	var out []doctor.Check
 	out = append(out, topologyCheck(o))
+	patterned := false
+	for _, j := range o.Jobs {
+		patterned = patterned || j.LockPattern != ""
+	}
+	if !patterned {
+		// No job names its lock keys: look at the common lock patterns.
+		out = append(out, lockCheck(o, config.Job{Name: "any"}))
+	}
+	if len(o.Jobs) == 0 {
+		for _, it := range []struct {
+			items []int
+			name  string
+		}{{[]int{2}, "inspect store"}, {[]int{4}, "inspect ttl"}, {[]int{5}, "dlq stats"}, {[]int{8}, "audit cache"}, {[]int{1, 9}, "audit logs"}} {
+			out = append(out, doctor.Check{Items: it.items, Name: it.name, Skip: "no job types: describe them in dupctl.yaml"})
+		}
+	}
+	for _, j := range o.Jobs {
+		if j.LockPattern != "" {
+			out = append(out, lockCheck(o, j))
+		}
+		out = append(out, ttlCheck(o, j), dlqCheck(o, j))
+		out = append(out, logsChecks(o, j)...)
+	}
 	out = append(out, simulateChecks(o)...)
-	_ = g
 	return out
 }
 

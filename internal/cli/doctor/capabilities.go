@@ -1,0 +1,201 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/audit"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/config"
+	"github.com/dupctl/dupctl/internal/connect"
+	"github.com/dupctl/dupctl/internal/doctor"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/keys"
+	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/redact"
+	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/ttl"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Which checklist line each capability's codes speak to, where a check
+// covers several lines.
+var lockItems = map[string]int{
+	lock.RuleRandomKey.Code: 1,
+}
+
+// lockCheck is `inspect lock` on the job's lock pattern: items 1 (the
+// key is a business key) and 3 (TTL, token).
+func lockCheck(o *Options, j config.Job) doctor.Check {
+	c := doctor.Check{Items: []int{1, 3}, Name: "inspect lock " + j.LockPattern, ItemOf: lockItems}
+	var patterns []string // none: the common lock patterns
+	if j.LockPattern != "" {
+		patterns = []string{j.LockPattern}
+	} else {
+		c.Name = "inspect lock (common lock patterns)"
+	}
+	if o.Factory.Global.RedisURL == "" {
+		c.Skip = "no --redis-url"
+	}
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		client, err := o.Factory.Redis(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var maxTTL time.Duration
+		if j.LockTTL > 0 {
+			maxTTL = 10 * time.Duration(j.LockTTL)
+		}
+		rep, err := lock.Inspect(ctx, client, lock.Options{Patterns: patterns, MaxTTL: maxTTL, URL: redact.URL(o.Factory.Global.RedisURL)})
+		if err == nil {
+			if d, ok := rep.Data.(*lock.Data); ok && d.Scan.Locks == 0 {
+				return nil, &doctor.NothingError{Reason: fmt.Sprintf("no lock key matched (%d keys scanned)", d.Scan.KeysScanned)}
+			}
+		}
+		return rep, err
+	}
+	return c
+}
+
+// ttlCheck is `inspect ttl` on the job's measured durations against its
+// lock TTL: item 4.
+func ttlCheck(o *Options, j config.Job) doctor.Check {
+	src := j.Durations.CSV
+	if src == "" {
+		src = "query"
+	}
+	c := doctor.Check{Items: []int{4}, Name: "inspect ttl of job " + j.Name + " (" + src + ")"}
+	switch {
+	case j.Durations.CSV == "" && j.Durations.Query == "":
+		c.Skip = "no durations (csv or query) for job " + j.Name
+	case j.Durations.CSV == "" && o.Factory.Global.DatabaseURL == "":
+		c.Skip = "no --database-url for the durations query"
+	}
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		col := ttl.NewCollector(ttl.CollectOptions{TTLs: ttl.TTLs{Default: time.Duration(j.LockTTL), DefaultSource: "dupctl.yaml"}})
+		table := ttl.TableOptions{DefaultType: j.Name}
+		if j.Durations.CSV != "" {
+			fh, err := os.Open(j.Durations.CSV)
+			if err != nil {
+				return nil, exitcode.InputError(fmt.Errorf("job %s durations: %w", j.Name, err), "fix durations.csv in dupctl.yaml")
+			}
+			defer fh.Close()
+			if err := ttl.ReadCSV(ctx, fh, j.Durations.CSV, table, col, nil); err != nil {
+				return nil, exitcode.InputError(err, "")
+			}
+		} else {
+			pool, err := o.Factory.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 5 * time.Second, MaxConns: 1})
+			if err != nil {
+				return nil, err
+			}
+			if err := ttl.Query(ctx, pool, j.Durations.Query, table, col, nil); err != nil {
+				return nil, exitcode.InputError(fmt.Errorf("job %s durations query: %w", j.Name, err), "fix durations.query in dupctl.yaml")
+			}
+		}
+		res, rep := col.Analyze(ttl.AnalyzeOptions{})
+		if res.Runs == 0 {
+			return nil, &doctor.NothingError{Reason: "no job durations in " + src}
+		}
+		return rep, nil
+	}
+	return c
+}
+
+// dlqCheck is `dlq stats` on the job's DLQ: item 5 (what should never
+// have been retried), reading without consuming.
+func dlqCheck(o *Options, j config.Job) doctor.Check {
+	c := doctor.Check{Items: []int{5}, Name: "dlq stats " + j.DLQ}
+	switch {
+	case j.DLQ == "":
+		c.Skip = "no dlq for job " + j.Name
+	case o.Factory.Global.AMQPURL == "":
+		c.Skip = "no --amqp-url"
+	}
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		vhost := "/"
+		if u, err := amqp.ParseURI(o.Factory.Global.AMQPURL); err == nil {
+			vhost = u.Vhost
+		}
+		rep, _, err := replay.RunStats(ctx, replay.StatsOptions{
+			Read:  replay.ReadOptions{Queue: j.DLQ, Limit: 10_000, Window: 500, Idle: 2 * time.Second},
+			Vhost: vhost, Analyzer: &replay.Analyzer{}, IdempotencyKeys: replay.DefaultIdempotencyFields,
+			Dial: func(ctx context.Context, role string) (*amqp.Connection, error) {
+				return o.Factory.AMQP(connect.WithAMQPName(ctx, "doctor dlq "+role))
+			},
+			Now: o.Factory.Now,
+		})
+		if replay.IsNotFound(err) {
+			return nil, exitcode.InputError(err, "fix the dlq name in dupctl.yaml")
+		}
+		return rep, err
+	}
+	return c
+}
+
+// Log findings by checklist line: causes that name a key or lock
+// mistake go to line 1 (or 3 for an unlock without token), missing fields
+// to line 9, the rest count against line 2 (the outcome was not protected).
+var logItems = map[string]int{
+	audit.RuleLockKeyJobID.Code:  1,
+	audit.RuleUnstableKey.Code:   1,
+	audit.RuleUnlockNoToken.Code: 3,
+	audit.RuleLockExpiry.Code:    4,
+	audit.RuleStaleCache.Code:    8,
+	audit.RuleMalformed.Code:     9,
+	audit.RuleNoEffects.Code:     9,
+	audit.RuleNoBusinessKey.Code: 9,
+	audit.RuleRedelivery.Code:    2,
+	audit.RuleNonAtomic.Code:     2,
+	audit.RuleRace.Code:          2,
+	audit.RuleUnexplained.Code:   2,
+}
+
+// logsChecks are `audit logs` and `keys unstable` on the job's logs.
+func logsChecks(o *Options, j config.Job) []doctor.Check {
+	audits := doctor.Check{Items: []int{1, 2, 3, 4, 8, 9}, ItemOf: logItems, Name: "audit logs of job " + j.Name}
+	keyCheck := doctor.Check{Items: []int{1}, Name: "keys unstable of job " + j.Name}
+	if len(j.Logs.Paths) == 0 {
+		audits.Skip = "no logs.paths for job " + j.Name
+		keyCheck.Skip = audits.Skip
+		return []doctor.Check{audits, keyCheck}
+	}
+	sources := func(ctx context.Context) ([]logs.Source, *logs.Mapping, error) {
+		flags := cmdutil.LogFlags{}
+		for k, v := range j.Logs.Fields {
+			flags.Fields = append(flags.Fields, k+"="+v)
+		}
+		m, err := flags.Compile()
+		if err != nil {
+			return nil, nil, err
+		}
+		srcs, err := o.Factory.LogSources(ctx, j.Logs.Paths)
+		return srcs, m, err
+	}
+	audits.Run = func(ctx context.Context) (*findings.Report, error) {
+		srcs, m, err := sources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := audit.Run(ctx, srcs, audit.Options{Mapping: m})
+		if err != nil {
+			return nil, cmdutil.LogError(err)
+		}
+		return res.Report("audit logs"), nil
+	}
+	keyCheck.Run = func(ctx context.Context) (*findings.Report, error) {
+		srcs, m, err := sources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m})
+		if err != nil {
+			return nil, cmdutil.LogError(err)
+		}
+		return res.Report("keys unstable"), nil
+	}
+	return []doctor.Check{audits, keyCheck}
+}
