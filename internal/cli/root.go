@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"os"
 	"os/signal"
@@ -157,6 +158,7 @@ check.` + exitStatusBlock,
 
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
+		inspect.NewCmdInspect(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

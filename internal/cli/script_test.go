@@ -42,6 +42,8 @@ func TestScript(t *testing.T) {
 		Condition: testenv.Condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"sql":      cmdSQL,
+			"redis":    cmdRedis,
 		},
 	})
 }
