@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
@@ -159,6 +160,7 @@ check.` + exitStatusBlock,
 	root.AddCommand(
 		simulate.NewCmdSimulate(f),
 		inspect.NewCmdInspect(f),
+		audit.NewCmdAudit(f),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

@@ -177,8 +177,5 @@ func dropRedis(opts *redis.Options, prefix string) {
 	defer cancel()
 	c := redis.NewClient(opts)
 	defer c.Close()
-	iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		c.Del(ctx, iter.Val())
-	}
+	testenv.DeleteKeys(ctx, c, prefix)
 }

@@ -67,6 +67,31 @@ func (t *Table) columnByNames(names []string, ok func(Column) bool) (Column, boo
 	return Column{}, false
 }
 
+// DetectKey finds the idempotency key column by its name
+// (idempotency_key, dedup_key, message_id, ...).
+func (t *Table) DetectKey() (Column, bool) { return t.columnByNames(keyNames, nil) }
+
+// DetectStatus finds the status column by its name (status, state, ...).
+func (t *Table) DetectStatus() (Column, bool) { return t.columnByNames(statusNames, nil) }
+
+// DetectTimes lists the timestamp columns that show a row is alive, most
+// recent sign first (heartbeat_at, locked_at, updated_at, ..., created_at).
+func (t *Table) DetectTimes() []Column {
+	var out []Column
+	for _, name := range timeNames {
+		if c, ok := t.columnByNames([]string{name}, isTimestamp); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// AnyOf is the SQL condition "column = ANY($n)" with $n a text array cast
+// to the column's own type, so an index on the column serves it.
+func (c Column) AnyOf(n int) string {
+	return c.SQL() + " = ANY(" + param(n) + "::text[]::" + c.Type + "[])"
+}
+
 // normName is how column names are compared with the lists of likely
 // names: IdempotencyKey, idempotency_key and IDEMPOTENCY_KEY are one name.
 func normName(s string) string {

@@ -73,7 +73,7 @@ func coalesceExpr(cols []Column) string {
 // the column's catalog type, so an index on the key can serve it.
 func keyIn(cols []Column, first int) string {
 	if len(cols) == 1 {
-		return cols[0].SQL() + " = ANY(" + param(first) + "::text[]::" + cols[0].Type + "[])"
+		return cols[0].AnyOf(first)
 	}
 	arrays := make([]string, len(cols))
 	for i, c := range cols {

@@ -320,7 +320,7 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 		c, _ := t.Column(tg.key)
 		in.key, in.res.KeySource = []Column{c}, "column name"
 	default:
-		c, ok := t.columnByNames(keyNames, nil)
+		c, ok := t.DetectKey()
 		if !ok {
 			return nil, exitcode.InputError(fmt.Errorf("cannot tell which column of %s holds the idempotency key", t.Name), "name it with --key-column (several columns for a composite key: --key-column tenant_id,idempotency_key)")
 		}
@@ -342,11 +342,7 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 			}
 		}
 	} else {
-		for _, name := range timeNames {
-			if c, ok := t.columnByNames([]string{name}, isTimestamp); ok {
-				in.times = append(in.times, c)
-			}
-		}
+		in.times = t.DetectTimes()
 	}
 	if o.BusinessColumns != "" {
 		if in.business, err = t.ResolveColumns("business-column", o.BusinessColumns); err != nil {

@@ -22,30 +22,18 @@ import (
 var now = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 // fixture is one test's own schema on the real PostgreSQL, dropped at the
-// end: admin writes the fixture, ro is the read-only session the
-// inspection uses.
+// end, and ro, the read-only session the inspection uses.
 type fixture struct {
-	t      *testing.T
-	schema string
-	admin  *pgxpool.Pool
-	ro     *pgxpool.Pool
+	*testenv.PGSchema
+	t  *testing.T
+	ro *pgxpool.Pool
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	url := testenv.Need(t, testenv.Postgres)
-	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	fx := &fixture{t: t, schema: testenv.UniqueName("store"), admin: admin}
-	fx.exec(`CREATE SCHEMA {s}`)
-	t.Cleanup(func() {
-		_, _ = admin.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{fx.schema}.Sanitize()+" CASCADE")
-	})
-	fx.ro, err = connect.Postgres(ctx, url, connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 2 * time.Second})
+	fx := &fixture{PGSchema: testenv.NewPGSchema(t, "store"), t: t}
+	var err error
+	fx.ro, err = connect.Postgres(context.Background(), testenv.Postgres.ConnURL(), connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,19 +41,9 @@ func newFixture(t *testing.T) *fixture {
 	return fx
 }
 
-// exec runs SQL with {s} standing for the quoted schema.
-func (fx *fixture) exec(sql string) {
-	fx.t.Helper()
-	sql = strings.ReplaceAll(sql, "{s}", pgx.Identifier{fx.schema}.Sanitize())
-	if _, err := fx.admin.Exec(context.Background(), sql); err != nil {
-		fx.t.Fatalf("%s: %v", sql, err)
-	}
-}
+func (fx *fixture) exec(sql string) { fx.t.Helper(); fx.Exec(sql) }
 
-// table is a table name in the fixture's schema, as a user types it.
-func (fx *fixture) table(name string) string {
-	return pgx.Identifier{fx.schema, name}.Sanitize()
-}
+func (fx *fixture) table(name string) string { return fx.Table(name) }
 
 func (fx *fixture) inspect(o store.Options) (*findings.Report, *store.Result) {
 	fx.t.Helper()
@@ -191,7 +169,7 @@ func TestCatalogDetails(t *testing.T) {
 	}
 	// NULLS NOT DISTINCT (PostgreSQL 15+) makes a nullable key safe.
 	var version int
-	if err := fx.admin.QueryRow(context.Background(), "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+	if err := fx.Admin.QueryRow(context.Background(), "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
 	if version >= 150000 {
@@ -211,7 +189,7 @@ func TestInvalidIndex(t *testing.T) {
 		INSERT INTO {s}.jobs (idempotency_key, status, created_at) VALUES
 		('pay:1', 'SUCCEEDED', '2026-12-01T10:00:00Z'), ('pay:1', 'SUCCEEDED', '2026-12-01T10:00:05Z'), ('pay:2', 'SUCCEEDED', '2026-12-01T10:01:00Z')`)
 	sql := "CREATE UNIQUE INDEX CONCURRENTLY jobs_key ON " + fx.table("jobs") + " (idempotency_key)"
-	if _, err := fx.admin.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "could not create unique index") {
+	if _, err := fx.Admin.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "could not create unique index") {
 		t.Fatalf("CREATE UNIQUE INDEX CONCURRENTLY over duplicates: %v", err)
 	}
 	rep, res := fx.inspect(store.Options{Table: fx.table("jobs"), Checks: []string{store.CheckCatalog, store.CheckDuplicates}})
@@ -245,14 +223,14 @@ func TestOddIdentifiers(t *testing.T) {
 	if got, want := codes(rep), []string{"error STORE_DUPLICATE_KEYS", "error STORE_NO_UNIQUE_KEY", "info STORE_NO_TRANSITION_EVIDENCE", "warn STORE_UNKNOWN_STATUS"}; !slices.Equal(got, want) {
 		t.Errorf("mixed case: %v, want %v", got, want)
 	}
-	if tr := res.Tables[0]; tr.Table != `"`+fx.schema+`"."Payments"` && tr.Table != fx.schema+`."Payments"` {
+	if tr := res.Tables[0]; tr.Table != `"`+fx.Name+`"."Payments"` && tr.Table != fx.Name+`."Payments"` {
 		t.Errorf("table shown as %s", tr.Table)
 	}
 
 	// Unquoted Payments reads as payments, which does not exist: an input
 	// error that says how to quote it.
-	_, err := fx.tryInspect(store.Options{Table: fx.schema + ".Payments"})
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), `did you mean `+fx.schema+`."Payments"`) {
+	_, err := fx.tryInspect(store.Options{Table: fx.Name + ".Payments"})
+	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), `did you mean `+fx.Name+`."Payments"`) {
 		t.Errorf("unquoted mixed case: %v", err)
 	}
 	_, err = fx.tryInspect(store.Options{Table: fx.table("Payments"), KeyColumns: "idempotencykey"})
@@ -286,7 +264,7 @@ func TestOddIdentifiers(t *testing.T) {
 		t.Errorf("unquoted injection: %v", err)
 	}
 	var n int
-	if err := fx.admin.QueryRow(context.Background(), "SELECT count(*) FROM "+fx.table("victim")).Scan(&n); err != nil {
+	if err := fx.Admin.QueryRow(context.Background(), "SELECT count(*) FROM "+fx.table("victim")).Scan(&n); err != nil {
 		t.Errorf("the victim table is gone: %v", err)
 	}
 }
@@ -438,7 +416,7 @@ func TestDiscover(t *testing.T) {
 		CREATE TABLE {s}.payments_history (idempotency_key text, status text, changed_at timestamptz);
 		CREATE TABLE {s}."Inbox" ("MessageId" text, "State" text);
 		CREATE TABLE {s}.users (id int, status text)`)
-	rep, res := fx.inspect(store.Options{Schema: pgx.Identifier{fx.schema}.Sanitize(), Checks: []string{store.CheckCatalog}})
+	rep, res := fx.inspect(store.Options{Schema: pgx.Identifier{fx.Name}.Sanitize(), Checks: []string{store.CheckCatalog}})
 	var got []string
 	for _, c := range res.Discovered {
 		got = append(got, fmt.Sprintf("%s %s %s", c.Name.Name, c.Key, c.Status))
@@ -449,7 +427,7 @@ func TestDiscover(t *testing.T) {
 	if len(res.Tables) != 2 || !slices.Equal(codes(rep), []string{"error STORE_NO_UNIQUE_KEY", "warn STORE_KEY_NULLABLE"}) {
 		t.Errorf("discovery inspection: %d tables, %v", len(res.Tables), codes(rep))
 	}
-	_, err := fx.tryInspect(store.Options{Schema: pgx.Identifier{fx.schema + "_none"}.Sanitize()})
+	_, err := fx.tryInspect(store.Options{Schema: pgx.Identifier{fx.Name + "_none"}.Sanitize()})
 	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "no likely idempotency table") {
 		t.Errorf("empty schema: %v", err)
 	}
