@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/exitcode"
@@ -63,6 +64,9 @@ type Options struct {
 	Now                time.Time
 	Progress           progress.Meter
 }
+
+// lookupWorkers is how many batches are looked up in the database at once.
+const lookupWorkers = 2
 
 // maxRecheck bounds the disagreements kept for the re-read; beyond it they
 // are reported as first seen.
@@ -254,19 +258,27 @@ func (a *auditor) scan(ctx context.Context) error {
 		}
 		return a.scanNode(ctx, a.cache, batches)
 	})
-	g.Go(func() error {
-		for b := range batches {
-			a.res.Vanished += b.vanished
-			if err := a.lookup(ctx, b.entries); err != nil {
-				return err
+	// Database lookups wait on the network more than they work: two run
+	// at once (the session's pool holds two connections). Filing results
+	// is quick and shared, so it takes turns.
+	var mu sync.Mutex
+	for range lookupWorkers {
+		g.Go(func() error {
+			for b := range batches {
+				if err := a.lookup(ctx, b.entries); err != nil {
+					return err
+				}
+				mu.Lock()
+				a.res.Vanished += b.vanished
+				for i := range b.entries {
+					a.classify(&b.entries[i])
+				}
+				a.o.Progress.Add(int64(len(b.entries)) + b.vanished)
+				mu.Unlock()
 			}
-			for i := range b.entries {
-				a.classify(&b.entries[i])
-			}
-			a.o.Progress.Add(int64(len(b.entries)) + b.vanished)
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	return g.Wait()
 }
 

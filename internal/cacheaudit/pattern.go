@@ -49,12 +49,12 @@ func (p Pattern) Key(id string) string { return p.Prefix + id + p.Suffix }
 // globEscape escapes Redis glob metacharacters with a backslash.
 func globEscape(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		switch r {
+	for i := 0; i < len(s); i++ { // bytes: Redis keys are binary
+		switch s[i] {
 		case '*', '?', '[', ']', '\\':
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }

@@ -369,8 +369,16 @@ func (in *inspector) duplicates(ctx context.Context) error {
 	if res.Groups == 0 {
 		return nil
 	}
-	if err := in.describeRows(ctx, res.Samples); err != nil {
+	cheap, size, err := in.cheapKeyLookup(ctx)
+	if err != nil {
 		return err
+	}
+	if cheap {
+		if err := in.describeRows(ctx, res.Samples); err != nil {
+			return err
+		}
+	} else {
+		in.skip(CheckDuplicates+" (rows)", fmt.Sprintf("the statuses and times of the duplicate rows were not read: no index on the key, and a second scan of %d MB would double the check", size>>20))
 	}
 	ev := res.evidence(func(s Group) string {
 		e := fmt.Sprintf("key %s: %d rows", quoteKey(s.Key), s.Rows)
@@ -396,6 +404,29 @@ func (in *inspector) collectGroups(ctx context.Context, what, sql string, args, 
 		return nil, fmt.Errorf("%s on %s: %w", what, in.t.Name, err)
 	}
 	return top.result(), nil
+}
+
+// detailBytesLimit is the table size up to which the duplicate rows are
+// read back without an index on the key: a second scan is cheap there.
+const detailBytesLimit = 100 << 20
+
+// cheapKeyLookup reports whether reading rows by key is cheap: the table
+// is small, or a valid index leads with the key columns. It returns the
+// table's size for the message when it is not.
+func (in *inspector) cheapKeyLookup(ctx context.Context) (bool, int64, error) {
+	nums := make([]int16, len(in.key))
+	for i, c := range in.key {
+		nums[i] = c.Num
+	}
+	var indexed bool
+	var size int64
+	err := in.q.QueryRow(ctx, `SELECT pg_catalog.pg_relation_size($1), EXISTS (SELECT 1 FROM pg_catalog.pg_index
+WHERE indrelid = $1 AND indisvalid AND indnkeyatts >= $2
+  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`, in.t.OID, len(nums), nums).Scan(&size, &indexed)
+	if err != nil {
+		return false, 0, fmt.Errorf("look for an index on the key of %s: %w", in.t.Name, err)
+	}
+	return indexed || size <= detailBytesLimit, size, nil
 }
 
 // describeRows fills each sample group's Detail with its rows' statuses
