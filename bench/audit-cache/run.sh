@@ -9,7 +9,7 @@
 #   bash bench/audit-cache/run.sh             # 1M keys, 5 rounds
 #   KEYS=100000 ROUNDS=3 bash bench/audit-cache/run.sh
 #
-# Needs Redis on 127.0.0.1:6379 (REDIS_URL), PostgreSQL on 127.0.0.1:5432
+# Needs Redis on 127.0.0.1:6379 (REDIS_URL, default database 13), PostgreSQL on 127.0.0.1:5432
 # (DATABASE_URL), redis-cli and psql. The audit runs with --recheck 0: the
 # re-read grace period is waiting, not work (2s by default when anything
 # disagrees). Rounds alternate; the figures are medians and their ratio.
@@ -19,7 +19,9 @@ cd "$(dirname "$0")/../.."
 N=${KEYS:-1000000}
 ROUNDS=${ROUNDS:-5}
 DB=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
-REDIS=${REDIS_URL:-redis://127.0.0.1:6379/0}
+# A database of its own (13): SCAN walks the whole keyspace of a database,
+# so other keys would be walked by both sides and blur the comparison.
+REDIS=${REDIS_URL:-redis://127.0.0.1:6379/13}
 NAME=dupctl_bench_cache_$$
 PREFIX="$NAME:job:status:"
 BIN=$(mktemp -d)/dupctl

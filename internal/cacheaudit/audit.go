@@ -61,7 +61,6 @@ type Options struct {
 	Batch              int           // keys per SCAN page, pipeline and database query
 	Recheck            time.Duration // grace before disagreements are read again (0: no re-read)
 	Samples            int
-	Now                time.Time
 	Progress           progress.Meter
 }
 
@@ -158,9 +157,6 @@ func Audit(ctx context.Context, cache Node, db store.Querier, o Options) (*findi
 	}
 	if o.Samples <= 0 {
 		o.Samples = 5
-	}
-	if o.Now.IsZero() {
-		o.Now = time.Now()
 	}
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,15 +93,15 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	masters := 0
+	var masters atomic.Int32 // ForEachMaster calls back concurrently
 	_ = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
 		if n.DBSize(ctx).Val() > 0 {
-			masters++
+			masters.Add(1)
 		}
 		return nil
 	})
-	if masters < 2 {
-		t.Fatalf("keys on %d masters: the test needs them spread", masters)
+	if masters.Load() < 2 {
+		t.Fatalf("keys on %d masters: the test needs them spread", masters.Load())
 	}
 	o := fx.options("jobs")
 	o.Batch = 50

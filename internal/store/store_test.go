@@ -448,3 +448,27 @@ func TestStatementTimeout(t *testing.T) {
 		t.Errorf("timeout: %v", err)
 	}
 }
+
+// TestCompositeKeyData: the data checks on a two-column key, including
+// reading the duplicate rows back by key tuple.
+func TestCompositeKeyData(t *testing.T) {
+	fx := newFixture(t)
+	fx.exec(`CREATE TABLE {s}.inbox (tenant_id int NOT NULL, message_id text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL);
+		INSERT INTO {s}.inbox VALUES
+		(1, 'm1', 'SUCCEEDED', '2026-12-01T10:00:00Z'), (1, 'm1', 'FAILED', '2026-12-01T10:01:00Z'),
+		(2, 'm1', 'SUCCEEDED', '2026-12-01T10:02:00Z'), (2, 'M1 ', 'SUCCEEDED', '2026-12-01T10:03:00Z'),
+		(3, 'm(1,"x")', 'SUCCEEDED', '2026-12-01T10:04:00Z'), (3, 'm(1,"x")', 'SUCCEEDED', '2026-12-01T10:05:00Z')`)
+	rep, res := fx.inspect(store.Options{Table: fx.table("inbox"), KeyColumns: "tenant_id, message_id",
+		Checks: []string{store.CheckDuplicates, store.CheckNormalized}})
+	f := finding(t, rep, "STORE_DUPLICATE_KEYS")
+	want := []string{
+		`key "(1,m1)": 2 rows: SUCCEEDED created_at 2026-12-01T10:00:00Z; FAILED created_at 2026-12-01T10:01:00Z`,
+		`key "(3,\"m(1,\"\"x\"\")\")": 2 rows: SUCCEEDED created_at 2026-12-01T10:04:00Z; SUCCEEDED created_at 2026-12-01T10:05:00Z`,
+	}
+	if !slices.Equal(f.Evidence, want) {
+		t.Errorf("composite duplicates:\n%q\nwant\n%q", f.Evidence, want)
+	}
+	if n := res.Tables[0].NormalizedDuplicates; n == nil || n.Groups != 1 || n.Samples[0].Key != "(2,m1)" {
+		t.Errorf("composite normalised: %+v", n)
+	}
+}

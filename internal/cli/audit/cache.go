@@ -157,7 +157,6 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 		return err
 	}
 	o := opts.Audit
-	o.Now = f.Now()
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
 	rep, err := cacheaudit.Audit(ctx, rdb, pool, o)
 	if err != nil {
