@@ -8,6 +8,7 @@
 #
 #   bash bench/audit-cache/run.sh             # 1M keys, 5 rounds
 #   KEYS=100000 ROUNDS=3 bash bench/audit-cache/run.sh
+#   LOOKUP=batch bash bench/audit-cache/run.sh   # force one query per page
 #
 # Needs Redis on 127.0.0.1:6379 (REDIS_URL, default database 13), PostgreSQL on 127.0.0.1:5432
 # (DATABASE_URL), redis-cli and psql. The audit runs with --recheck 0: the
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/../.."
 
 N=${KEYS:-1000000}
 ROUNDS=${ROUNDS:-5}
+LOOKUP=${LOOKUP:-auto}
 DB=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 # A database of its own (13): SCAN walks the whole keyspace of a database,
 # so other keys would be walked by both sides and blur the comparison.
@@ -56,16 +58,17 @@ for r in $(seq 1 "$ROUNDS"); do
   listed=$(redis-cli -u "$REDIS" --scan --pattern "${PREFIX}*" | wc -l)
   t1=$(now)
   set +e
-  "$BIN" audit cache --redis-url "$REDIS" --database-url "$DB" --cache-pattern "${PREFIX}{key}" --table "$NAME.jobs" --recheck 0 -o json >"$(dirname "$BIN")/out.json"
+  "$BIN" audit cache --redis-url "$REDIS" --database-url "$DB" --cache-pattern "${PREFIX}{key}" --table "$NAME.jobs" --recheck 0 --lookup "$LOOKUP" -o json >"$(dirname "$BIN")/out.json"
   rc=$?
   set -e
   t2=$(now)
   [ "$listed" = "$N" ] || { echo "redis-cli listed $listed keys, want $N" >&2; exit 1; }
   [ "$rc" = 0 ] || { echo "dupctl exited $rc, want 0 (warnings only)" >&2; exit 1; }
   grep -q "\"read\": $N," "$(dirname "$BIN")/out.json" || { echo "dupctl did not read $N entries" >&2; exit 1; }
+  mode=$(sed -n 's/.*"lookup": "\(.*\)",/\1/p' "$(dirname "$BIN")/out.json")
   scan+=("$(echo "$t1 - $t0" | bc)")
   audit+=("$(echo "$t2 - $t1" | bc)")
-  printf 'round %d: redis-cli --scan %.2fs, dupctl audit cache %.2fs\n' "$r" "${scan[-1]}" "${audit[-1]}"
+  printf 'round %d: redis-cli --scan %.2fs, dupctl audit cache %.2fs (lookup %s)\n' "$r" "${scan[-1]}" "${audit[-1]}" "$mode"
 done
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

@@ -59,6 +59,7 @@ type Options struct {
 	// CacheAuthoritative says workers read a cache miss as "not done".
 	CacheAuthoritative bool
 	Batch              int           // keys per SCAN page, pipeline and database query
+	Lookup             string        // LookupAuto, LookupBatch or LookupScan
 	Recheck            time.Duration // grace before disagreements are read again (0: no re-read)
 	Samples            int
 	Progress           progress.Meter
@@ -88,7 +89,10 @@ type Result struct {
 	Compared int64  `json:"compared"` // decoded and compared with the database
 	Agree    int64  `json:"agree"`
 	// Transient disagreements were gone at the re-read: updates in flight.
-	Transient      int64    `json:"transient"`
+	Transient int64 `json:"transient"`
+	// Lookup is how the database was read: batch (a query per SCAN page)
+	// or scan (the table once, matched in memory).
+	Lookup         string   `json:"lookup"`
 	RecheckAfter   string   `json:"recheck_after"`
 	RecheckSkipped bool     `json:"recheck_skipped"`
 	LiveKeys       int      `json:"live_keys"`
@@ -118,6 +122,7 @@ type Entry struct {
 	cacheKnown        bool
 	found, dbKnown    bool
 	noTTL             bool
+	updated           int64 // Unix nanoseconds (0: none), formatted into Updated for samples only
 }
 
 // liveness of one key's message.
@@ -143,6 +148,11 @@ type auditor struct {
 	classes map[classKey]*Class
 	recheck []Entry // disagreements to read again
 	liveHit map[string]bool
+	rows    map[string]dbRow // the whole table, with --lookup scan
+	// interned status texts of dbRow
+	statusMu    sync.Mutex
+	statusTexts []string
+	statusIdx   map[string]int32
 }
 
 type classKey struct {
@@ -154,6 +164,9 @@ type classKey struct {
 func Audit(ctx context.Context, cache Node, db store.Querier, o Options) (*findings.Report, error) {
 	if o.Batch <= 0 {
 		o.Batch = 1000
+	}
+	if o.Lookup == "" {
+		o.Lookup = LookupAuto
 	}
 	if o.Samples <= 0 {
 		o.Samples = 5
@@ -183,7 +196,7 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{o: o, cache: cache, db: db, table: t, classes: map[classKey]*Class{}, liveHit: map[string]bool{}}
+	a := &auditor{o: o, cache: cache, db: db, table: t, classes: map[classKey]*Class{}, liveHit: map[string]bool{}, statusIdx: map[string]int32{}}
 	if a.key, err = oneColumn(t, "key-column", o.KeyColumn, t.DetectKey); err != nil {
 		return nil, err
 	}
@@ -243,7 +256,26 @@ func oneColumn(t *store.Table, flag, raw string, detect func() (store.Column, bo
 // scan streams the cache: SCAN pages are read in pipelines and sent on,
 // while the database lookups of earlier pages run.
 func (a *auditor) scan(ctx context.Context) error {
+	mode, err := a.chooseLookup(ctx)
+	if err != nil {
+		return err
+	}
+	a.res.Lookup = mode
 	g, ctx := errgroup.WithContext(ctx)
+	// With --lookup scan the table is read while the cache scan starts;
+	// the lookups wait for it.
+	loaded := make(chan struct{})
+	if mode == LookupScan {
+		g.Go(func() error {
+			if err := a.preload(ctx); err != nil {
+				return err
+			}
+			close(loaded)
+			return nil
+		})
+	} else {
+		close(loaded)
+	}
 	batches := make(chan batch, 4)
 	g.Go(func() error {
 		defer close(batches)
@@ -260,8 +292,13 @@ func (a *auditor) scan(ctx context.Context) error {
 	var mu sync.Mutex
 	for range lookupWorkers {
 		g.Go(func() error {
+			select {
+			case <-loaded:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 			for b := range batches {
-				if err := a.lookup(ctx, b.entries); err != nil {
+				if err := a.lookup(ctx, b.entries, false); err != nil {
 					return err
 				}
 				mu.Lock()
@@ -308,23 +345,37 @@ func (a *auditor) scanNode(ctx context.Context, node Node, out chan<- batch) err
 	}
 }
 
-// read fetches the values and TTLs of cache keys in one pipeline. Keys
-// that no longer exist are dropped and counted. It may run on several
-// cluster masters at once, so it changes nothing shared.
+// read fetches the values and TTLs of cache keys in one pipeline: one
+// MGET for string values on a standalone server (fewer commands for Redis
+// to parse), GET or HGET per key otherwise (a cluster node refuses MGET
+// across hash slots). Keys that no longer exist are dropped and counted.
+// It may run on several cluster masters at once, so it changes nothing
+// shared.
 func (a *auditor) read(ctx context.Context, node Node, keys []string) ([]Entry, int64, error) {
+	_, isCluster := a.cache.(cluster)
+	mget := a.o.Decoder.Kind != "hash" && !isCluster
 	pipe := node.Pipeline()
+	var all *redis.SliceCmd
 	vals := make([]*redis.StringCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
+	if mget {
+		all = pipe.MGet(ctx, keys...)
+	}
 	for i, k := range keys {
-		if a.o.Decoder.Kind == "hash" {
+		switch {
+		case mget:
+		case a.o.Decoder.Kind == "hash":
 			vals[i] = pipe.HGet(ctx, k, a.o.Decoder.Field)
-		} else {
+		default:
 			vals[i] = pipe.Get(ctx, k)
 		}
 		ttls[i] = pipe.PTTL(ctx, k)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !isReplyError(err) {
 		return nil, 0, fmt.Errorf("read cache values: %w", err)
+	}
+	if mget && all.Err() != nil {
+		return nil, 0, fmt.Errorf("read cache values: %w", all.Err())
 	}
 	out := make([]Entry, 0, len(keys))
 	var vanished int64
@@ -339,12 +390,26 @@ func (a *auditor) read(ctx context.Context, node Node, keys []string) ([]Entry, 
 			continue
 		}
 		e := Entry{Key: k, ID: id, noTTL: ttl == -1, TTL: ttlText(ttl)}
-		raw, err := vals[i].Result()
+		var raw string
+		var err error
+		if mget {
+			// MGET answers nil for a key that exists but holds no string.
+			var isString bool
+			if raw, isString = all.Val()[i].(string); !isString {
+				err = errWrongType
+			}
+		} else {
+			raw, err = vals[i].Result()
+		}
 		switch {
 		case errors.Is(err, redis.Nil):
 			e.Problem = "no field " + a.o.Decoder.Field + " in the hash"
-		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
-			e.Problem = "WRONGTYPE: the key is not a " + map[bool]string{true: "hash", false: "string"}[a.o.Decoder.Kind == "hash"] + " (--value " + a.o.Decoder.String() + ")"
+		case errors.Is(err, errWrongType) || err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			kind := "string"
+			if a.o.Decoder.Kind == "hash" {
+				kind = "hash"
+			}
+			e.Problem = "WRONGTYPE: the key is not a " + kind + " (--value " + a.o.Decoder.String() + ")"
 		case err != nil:
 			return nil, 0, fmt.Errorf("read %s: %w", k, err)
 		default:
@@ -356,6 +421,8 @@ func (a *auditor) read(ctx context.Context, node Node, keys []string) ([]Entry, 
 	}
 	return out, vanished, nil
 }
+
+var errWrongType = errors.New("WRONGTYPE")
 
 // isReplyError: a command's own error reply (nil, WRONGTYPE), which the
 // per-command results carry, as opposed to a failed connection.
@@ -376,103 +443,6 @@ func ttlText(d time.Duration) string {
 		d = d.Round(time.Minute)
 	}
 	return store.HumanDuration(d)
-}
-
-// lookup reads the database rows of a batch: one query, by key, cast to
-// the column's type so its index serves it. Keys that cannot be a value of
-// that type (abc for a bigint key) have no row.
-func (a *auditor) lookup(ctx context.Context, entries []Entry) error {
-	ids := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if e.Problem == "" && validFor(a.key.Type, e.ID) {
-			ids = append(ids, e.ID)
-		}
-	}
-	rows := map[string]Entry{}
-	if len(ids) > 0 {
-		at := "NULL::timestamptz"
-		if a.at != nil {
-			at = a.at.SQL() + "::timestamptz"
-		}
-		sql := "SELECT " + a.key.SQL() + "::text, " + a.status.SQL() + "::text, " + at + " FROM " + a.table.Name.SQL() + " WHERE " + a.key.AnyOf(1)
-		r, err := a.db.Query(ctx, sql, ids)
-		if err != nil {
-			return fmt.Errorf("look up %d keys in %s: %w", len(ids), a.table.Name, err)
-		}
-		var id string
-		var status *string
-		var updated *time.Time
-		for r.Next() {
-			if err := r.Scan(&id, &status, &updated); err != nil {
-				r.Close()
-				return fmt.Errorf("look up keys in %s: %w", a.table.Name, err)
-			}
-			rows[id] = a.better(rows[id], status, updated)
-		}
-		if err := r.Err(); err != nil {
-			return fmt.Errorf("look up keys in %s: %w", a.table.Name, err)
-		}
-	}
-	for i := range entries {
-		row, ok := rows[entries[i].ID]
-		e := &entries[i]
-		e.found, e.Database, e.Updated, e.dbRole, e.dbKnown = ok, row.Database, row.Updated, row.dbRole, row.dbKnown
-		if !ok {
-			e.Database = "no row"
-		}
-	}
-	return nil
-}
-
-// better keeps, of several rows with one key (a table without a unique
-// key), the one that says SUCCEEDED: the database did the work.
-func (a *auditor) better(prev Entry, status *string, updated *time.Time) Entry {
-	e := Entry{Database: "NULL"}
-	if status != nil {
-		e.Database = *status
-		e.dbRole, e.dbKnown = a.o.Statuses.RoleOf(*status)
-	}
-	if updated != nil {
-		e.Updated = updated.UTC().Format(time.RFC3339)
-	}
-	if prev.dbKnown && prev.dbRole == store.Succeeded {
-		return prev
-	}
-	return e
-}
-
-// validFor reports whether id can be a value of the key column's type,
-// so one odd cache key cannot fail a whole batch's cast.
-func validFor(typ, id string) bool {
-	switch {
-	case typ == "smallint" || typ == "integer" || typ == "bigint":
-		if id == "" {
-			return false
-		}
-		for i, c := range id {
-			if !(c >= '0' && c <= '9') && !(i == 0 && c == '-' && len(id) > 1) {
-				return false
-			}
-		}
-		return len(id) <= 20
-	case typ == "uuid":
-		return isUUID(id)
-	}
-	return !strings.ContainsRune(id, 0)
-}
-
-func isUUID(s string) bool {
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
-	hex := strings.ReplaceAll(s, "-", "")
-	if len(hex) != 32 {
-		return false
-	}
-	for _, c := range hex {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-			return false
-		}
-	}
-	return true
 }
 
 // liveness says whether a message for the key is known to be live.
@@ -561,6 +531,9 @@ func (a *auditor) add(rule findings.Rule, sev findings.Severity, e Entry) {
 	c.Count++
 	i, _ := slices.BinarySearchFunc(c.Samples, e.Key, func(s Entry, key string) int { return strings.Compare(s.Key, key) })
 	if i < a.o.Samples {
+		if e.updated != 0 {
+			e.Updated = time.Unix(0, e.updated).UTC().Format(time.RFC3339)
+		}
 		c.Samples = slices.Insert(c.Samples, i, e)
 		if len(c.Samples) > a.o.Samples {
 			c.Samples = c.Samples[:a.o.Samples]
@@ -592,7 +565,7 @@ func (a *auditor) missingLive(ctx context.Context) error {
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("check live keys in the cache: %w", err)
 		}
-		if err := a.lookup(ctx, b); err != nil {
+		if err := a.lookup(ctx, b, true); err != nil {
 			return err
 		}
 		sev := RuleMissing.Severity
@@ -633,7 +606,7 @@ func (a *auditor) reread(ctx context.Context) error {
 			return err
 		}
 		a.res.Transient += vanished
-		if err := a.lookup(ctx, again); err != nil {
+		if err := a.lookup(ctx, again, true); err != nil {
 			return err
 		}
 		for i := range again {

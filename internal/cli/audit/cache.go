@@ -88,6 +88,8 @@ PostgreSQL session with a statement_timeout and a lock_timeout.` + exitStatus,
 				return exitcode.UsageErrorf("--recheck must not be negative, got %s", o.Recheck)
 			case o.Samples < 1 || o.Samples > 1000:
 				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
+			case o.Lookup != cacheaudit.LookupAuto && o.Lookup != cacheaudit.LookupBatch && o.Lookup != cacheaudit.LookupScan:
+				return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
 			case liveKeys != "" && o.AssumeLive:
 				return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
 			}
@@ -114,6 +116,7 @@ PostgreSQL session with a statement_timeout and a lock_timeout.` + exitStatus,
 	fs.BoolVar(&o.AssumeLive, "assume-live", false, "treat every key as having a live message (a redelivery can always come)")
 	fs.BoolVar(&o.CacheAuthoritative, "cache-authoritative", false, "workers read a cache miss as 'not done' (no database fallback): a miss for a live key is an error")
 	fs.IntVar(&o.Batch, "batch", 1000, "keys per SCAN page, pipeline and database query")
+	fs.StringVar(&o.Lookup, "lookup", cacheaudit.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
 	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	opts.Postgres.Register(fs)
