@@ -60,8 +60,9 @@ audit says it does not know.
 Values are decoded by --value: string (the value is the status), json:PATH
 (a JSON document, PATH like status or data.state) or hash:FIELD.
 
-Read-only on both sides: SCAN, GET/HGET and PTTL on Redis; a read-only
-PostgreSQL session with a statement_timeout and a lock_timeout.` + exitStatus,
+Read-only on both sides: SCAN, MGET/GET/HGET, PTTL, EXISTS and DBSIZE on
+Redis; a read-only PostgreSQL session with a statement_timeout and a
+lock_timeout.` + exitStatus,
 		Example: `  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs
   dupctl audit cache --cache-pattern 'job:{key}' --value json:status --table payments --key-column idempotency_key
   dupctl audit cache --cache-pattern 'job:{key}:state' --value hash:status --table jobs --live-keys queued.txt
