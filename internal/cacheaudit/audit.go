@@ -626,9 +626,12 @@ func (a *auditor) reread(ctx context.Context) error {
 
 // report turns the classes into findings, worst first.
 func (a *auditor) report(rep *findings.Report) {
-	rep.Check(RuleNotDone.Code, RuleDoneNotInDB.Code, RuleStale.Code, RuleOrphan.Code, RuleNoTTL.Code, RuleUndecodable.Code, RuleUnknownStatus.Code)
+	rep.Check(RuleNoKeys.Code, RuleNotDone.Code, RuleDoneNotInDB.Code, RuleStale.Code, RuleOrphan.Code, RuleNoTTL.Code, RuleUndecodable.Code, RuleUnknownStatus.Code)
 	if a.live != nil {
 		rep.Check(RuleMissing.Code)
+	}
+	if a.res.Read == 0 && a.res.Vanished == 0 {
+		rep.Add(RuleNoKeys.New(a.res.Table, "no cache key matched "+a.res.Match+": nothing was compared"))
 	}
 	for _, c := range a.classes {
 		a.res.Classes = append(a.res.Classes, *c)

@@ -296,3 +296,13 @@ func TestInputErrors(t *testing.T) {
 		t.Errorf("no table: %v", err)
 	}
 }
+
+// TestNoKeys: a pattern that matches nothing must not pass silently.
+func TestNoKeys(t *testing.T) {
+	fx := newFixture(t)
+	fx.exec(`CREATE TABLE {s}.jobs (idempotency_key text PRIMARY KEY, status text NOT NULL)`)
+	rep, _ := fx.audit(fx.options("jobs"))
+	if len(rep.Findings) != 1 || rep.Findings[0].Code != "CACHE_NO_KEYS" || rep.Findings[0].Severity != findings.Warn {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+}

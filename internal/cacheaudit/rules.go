@@ -78,9 +78,18 @@ formats, and a reader that fails to parse may treat the key as not done.`,
 could not be compared with the database.`,
 		Fix: "Map the values with --status ROLE=VALUE (e.g. --status succeeded=done,1) or make the writers use the database's status names.",
 	}
+
+	RuleNoKeys = findings.Rule{
+		Code: "CACHE_NO_KEYS", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "no cache key matched the pattern",
+		Doc: `SCAN found no key for --cache-pattern, so nothing was compared: a pattern
+with a typo, the wrong Redis database in the URL, or a cache that is empty
+right now. An audit that compared nothing must not pass silently.`,
+		Fix: "Check the pattern against a real key (redis-cli --scan --pattern 'job:status:*' | head) and the database number in --redis-url.",
+	}
 )
 
 // Rules lists the cache audit's rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable, RuleUnknownStatus}
+	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable, RuleUnknownStatus, RuleNoKeys}
 }
