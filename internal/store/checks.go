@@ -86,7 +86,7 @@ type profileRow struct {
 type evidenceCol struct {
 	label string // "succeeded_at is set"
 	pred  string // SQL predicate
-	show  string // SQL text expression shown in samples
+	col   Column // shown in samples
 }
 
 // successEvidence lists the current-row columns that prove a success:
@@ -95,8 +95,7 @@ type evidenceCol struct {
 func (in *inspector) successEvidence() ([]evidenceCol, error) {
 	var out []evidenceCol
 	set := func(c Column) evidenceCol {
-		return evidenceCol{label: DisplayIdent(c.Name) + " is set", pred: c.SQL() + " IS NOT NULL",
-			show: quoteLiteral(c.Name+"=") + " || " + c.SQL() + "::text"}
+		return evidenceCol{label: DisplayIdent(c.Name) + " is set", pred: c.SQL() + " IS NOT NULL", col: c}
 	}
 	if c, ok := in.t.columnByNames(succeededAtNames, isTimestamp); ok {
 		out = append(out, set(c))
@@ -106,8 +105,7 @@ func (in *inspector) successEvidence() ([]evidenceCol, error) {
 		if c.isText() {
 			pred = c.SQL() + " ~ '^2[0-9][0-9]$'"
 		}
-		out = append(out, evidenceCol{label: DisplayIdent(c.Name) + " is 2xx", pred: pred,
-			show: quoteLiteral(c.Name+"=") + " || " + c.SQL() + "::text"})
+		out = append(out, evidenceCol{label: DisplayIdent(c.Name) + " is 2xx", pred: pred, col: c})
 	}
 	if in.o.EvidenceColumns != "" {
 		cols, err := in.t.ResolveColumns("success-evidence", in.o.EvidenceColumns)
@@ -122,9 +120,6 @@ func (in *inspector) successEvidence() ([]evidenceCol, error) {
 	}
 	return out, nil
 }
-
-// quoteLiteral is a string literal of catalog text (a column name).
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // profile is one scan of the table grouped by status: rows per status,
 // NULL keys, rows older than --stuck-after, rows with success evidence.

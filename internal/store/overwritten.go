@@ -185,21 +185,33 @@ func (in *inspector) rowRegressions(ctx context.Context, res *Overwritten) error
 	for i, e := range in.evidence {
 		res.Evidence = append(res.Evidence, "current row: "+e.label)
 		preds[i] = "(" + e.pred + ")"
-		shows[i] = "CASE WHEN " + e.pred + " THEN " + e.show + " END"
+		shows[i] = "CASE WHEN " + e.pred + " THEN " + e.col.SQL() + "::text END"
 	}
 	n := in.roleRows(func(p profileRow) int64 { return p.evidence }, nonSuccessRoles...)
 	if n == 0 {
 		return nil
 	}
-	sql := "SELECT " + textExpr(in.key) + ", " + in.status.SQL() + "::text, concat_ws(', ', " + strings.Join(shows, ", ") + ") FROM " +
+	sql := "SELECT " + textExpr(in.key) + ", " + in.status.SQL() + "::text, " + strings.Join(shows, ", ") + " FROM " +
 		in.t.Name.SQL() + " WHERE " + statusIn(in.status, 1) + " AND (" + strings.Join(preds, " OR ") + ") ORDER BY 1 LIMIT $2"
 	rows, err := in.q.Query(ctx, sql, vals, in.o.Samples)
 	if err != nil {
 		return fmt.Errorf("overwritten check on %s: %w", in.t.Name, err)
 	}
 	var r OverwriteRow
+	shown := make([]*string, len(in.evidence))
+	dest := []any{&r.Key, &r.Status}
+	for i := range shown {
+		dest = append(dest, &shown[i])
+	}
 	var ev []string
-	_, err = pgx.ForEachRow(rows, []any{&r.Key, &r.Status, &r.Evidence}, func() error {
+	_, err = pgx.ForEachRow(rows, dest, func() error {
+		var parts []string
+		for i, v := range shown {
+			if v != nil {
+				parts = append(parts, DisplayIdent(in.evidence[i].col.Name)+"="+*v)
+			}
+		}
+		r.Evidence = strings.Join(parts, ", ")
 		res.Samples = append(res.Samples, r)
 		ev = append(ev, fmt.Sprintf("key %s: status %s but %s", quoteKey(r.Key), r.Status, r.Evidence))
 		return nil
