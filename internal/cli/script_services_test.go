@@ -25,7 +25,8 @@ import (
 // ${PREFIX} (and any other variable) is expanded in the file. A database of
 // its own keeps table names (public.payments) and so the expected output
 // the same from run to run. Everything named after $PREFIX is dropped at
-// the end: the database and roles in PostgreSQL, keys in Redis.
+// the end: the database and roles in PostgreSQL, keys and ACL users in
+// Redis.
 
 var cleanups sync.Map // *testscript.TestScript -> set of services registered
 
@@ -178,4 +179,10 @@ func dropRedis(opts *redis.Options, prefix string) {
 	c := redis.NewClient(opts)
 	defer c.Close()
 	testenv.DeleteKeys(ctx, c, prefix)
+	users, _ := c.Do(ctx, "ACL", "USERS").StringSlice()
+	for _, u := range users {
+		if strings.HasPrefix(u, prefix) {
+			c.Do(ctx, "ACL", "DELUSER", u)
+		}
+	}
 }
