@@ -176,6 +176,11 @@ func writeCache(w io.Writer, th *report.Theme, r *cacheaudit.Result) error {
 	fmt.Fprintf(w, "%s %s (%s values) against %s (key %s, status %s)\n", th.Strong("audit cache:"), r.Pattern, r.Value, r.Table,
 		store.DisplayIdent(r.KeyColumn), store.DisplayIdent(r.StatusColumn))
 	fmt.Fprintf(w, "live messages: %s\n", r.Liveness)
+	lookup := "one indexed query per SCAN page"
+	if r.Lookup == cacheaudit.LookupScan {
+		lookup = "the table read once, matched in memory"
+	}
+	fmt.Fprintf(w, "database: %s\n", lookup)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "%s\n", th.Faint("note: "+n))
 	}
