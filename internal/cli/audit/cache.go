@@ -62,7 +62,7 @@ Values are decoded by --value: string (the value is the status), json:PATH
 
 Read-only on both sides: SCAN, MGET/GET/HGET, PTTL, EXISTS and DBSIZE on
 Redis; a read-only PostgreSQL session with a statement_timeout and a
-lock_timeout.` + exitStatus,
+lock_timeout.` + cacheExitStatus,
 		Example: `  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs
   dupctl audit cache --cache-pattern 'job:{key}' --value json:status --table payments --key-column idempotency_key
   dupctl audit cache --cache-pattern 'job:{key}:state' --value hash:status --table jobs --live-keys queued.txt
@@ -124,7 +124,8 @@ lock_timeout.` + exitStatus,
 	return cmd
 }
 
-const exitStatus = `
+// cacheExitStatus is this verb's own EXIT STATUS block (the group has a generic one).
+const cacheExitStatus = `
 
 EXIT STATUS
   0    nothing at or above --fail-on

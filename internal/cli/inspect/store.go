@@ -52,7 +52,7 @@ idempotency_key, dedup_key or message_id beside a status column.
 It runs in one REPEATABLE READ READ ONLY transaction of a session with
 default_transaction_read_only, a statement_timeout and a lock_timeout, so a
 role granted SELECT only is enough. Names are looked up in the catalog and
-quoted; no SQL is built from the text you give.` + exitStatus,
+quoted; no SQL is built from the text you give.` + storeExitStatus,
 		Example: `  dupctl inspect store --table payments
   dupctl inspect store --table billing.payments --key-column tenant_id,idempotency_key --business-column order_id
   dupctl inspect store --table '"Payments"' --status succeeded=DONE,COMPLETED --stuck-after 30m
@@ -106,7 +106,8 @@ quoted; no SQL is built from the text you give.` + exitStatus,
 	return cmd
 }
 
-const exitStatus = `
+// storeExitStatus is this verb's own EXIT STATUS block (the group has a generic one).
+const storeExitStatus = `
 
 EXIT STATUS
   0    nothing at or above --fail-on
