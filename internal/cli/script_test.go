@@ -43,6 +43,8 @@ func TestScript(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"amqp":     cmdAMQP,
+			"sql":      cmdSQL,
+			"redis":    cmdRedis,
 		},
 	})
 }

@@ -13,6 +13,6 @@ func NewCmdAudit(f *cmdutil.Factory) *cobra.Command {
 		Short: "Find side effects that already ran twice, and why",
 		RunE:  cmdutil.GroupRunE,
 	}
-	cmd.AddCommand(NewCmdLogs(f, nil))
+	cmd.AddCommand(NewCmdLogs(f, nil), NewCmdCache(f, nil))
 	return cmd
 }

@@ -14,7 +14,7 @@ func NewCmdInspect(f *cmdutil.Factory) *cobra.Command {
 		Short: "Inspect live locks, lock TTLs and idempotency stores, read-only",
 		RunE:  cmdutil.GroupRunE,
 	}
-	cmd.AddCommand(NewCmdLock(f, nil), NewCmdTTL(f, nil))
+	cmd.AddCommand(NewCmdLock(f, nil), NewCmdTTL(f, nil), NewCmdStore(f, nil))
 	return cmd
 }
 

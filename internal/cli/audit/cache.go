@@ -1,0 +1,194 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cacheaudit"
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/store"
+	"github.com/spf13/cobra"
+)
+
+// CacheOptions are one `dupctl audit cache` run.
+type CacheOptions struct {
+	Factory  *cmdutil.Factory
+	Audit    cacheaudit.Options
+	Postgres cmdutil.PostgresFlags
+}
+
+// NewCmdCache is `dupctl audit cache`.
+func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Command {
+	opts := &CacheOptions{Factory: f}
+	o := &opts.Audit
+	var pattern, value, liveKeys string
+	var statuses []string
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Find where the Redis status cache disagrees with the PostgreSQL table",
+		Long: `Cache compares a Redis job-status cache with the database table that is the
+source of truth (the seed's step 8: the cache must never decide "not done").
+
+It streams the keys of --cache-pattern with SCAN (never KEYS), reads each
+value and TTL in pipelines, looks the keys up in --table in batches, reads
+every disagreement again after --recheck (an update in flight is not a
+finding) and reports:
+
+  - the cache says not done while the database has SUCCEEDED: the next
+    message for that key runs the side effect again. An error when a message
+    for the key is known to be live, a warning when that is unknown, info
+    when it is known not to be;
+  - a key with a live message missing from the cache while the database has
+    SUCCEEDED (with --live-keys);
+  - the cache says done while the database does not;
+  - stale non-final statuses, entries with no database row, entries without
+    a TTL, values that do not decode or are not a known status.
+
+Whether a message is still live cannot be read from RabbitMQ without
+touching it (a peek requeues the message and marks it redelivered), so it
+comes from you: --live-keys FILE lists the keys of messages still queued or
+in flight (one per line, e.g. from 'dupctl dlq export' or the application's
+outbox), --assume-live says any key may be redelivered. Without either, the
+audit says it does not know.
+
+Values are decoded by --value: string (the value is the status), json:PATH
+(a JSON document, PATH like status or data.state) or hash:FIELD.
+
+Read-only on both sides: SCAN, MGET/GET/HGET, PTTL, EXISTS and DBSIZE on
+Redis; a read-only PostgreSQL session with a statement_timeout and a
+lock_timeout.` + cacheExitStatus,
+		Example: `  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs
+  dupctl audit cache --cache-pattern 'job:{key}' --value json:status --table payments --key-column idempotency_key
+  dupctl audit cache --cache-pattern 'job:{key}:state' --value hash:status --table jobs --live-keys queued.txt
+  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --assume-live --fail-on warn -o junit`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if pattern == "" || o.Table == "" {
+				return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
+			}
+			if o.Pattern, err = cacheaudit.ParsePattern(pattern); err != nil {
+				return exitcode.UsageErrorf("%v", err)
+			}
+			if o.Decoder, err = cacheaudit.ParseDecoder(value); err != nil {
+				return exitcode.UsageErrorf("%v", err)
+			}
+			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
+				return exitcode.UsageErrorf("%v", err)
+			}
+			switch {
+			case o.Batch < 1 || o.Batch > 100_000:
+				return exitcode.UsageErrorf("--batch must be 1..100000, got %d", o.Batch)
+			case o.Recheck < 0:
+				return exitcode.UsageErrorf("--recheck must not be negative, got %s", o.Recheck)
+			case o.Samples < 1 || o.Samples > 1000:
+				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
+			case o.Lookup != cacheaudit.LookupAuto && o.Lookup != cacheaudit.LookupBatch && o.Lookup != cacheaudit.LookupScan:
+				return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
+			case liveKeys != "" && o.AssumeLive:
+				return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
+			}
+			if liveKeys != "" {
+				if o.LiveKeys, err = readLiveKeys(f, liveKeys); err != nil {
+					return err
+				}
+				o.LiveSource = "--live-keys " + liveKeys
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runCache(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&pattern, "cache-pattern", "", "cache key pattern with {key} where the database key goes, e.g. job:status:{key}")
+	fs.StringVar(&o.Table, "table", "", "the table that is the source of truth: name, schema.name or \"Quoted\"")
+	fs.StringVar(&o.KeyColumn, "key-column", "", "the column {key} is (default: idempotency_key, dedup_key, message_id, ...)")
+	fs.StringVar(&o.StatusColumn, "status-column", "", "status column (default: status or state)")
+	fs.StringVar(&value, "value", "string", "how to read a cache value: string, json:PATH or hash:FIELD")
+	fs.StringArrayVar(&statuses, "status", nil, "status values of a role, ROLE=V1,V2 (roles: processing, succeeded, failed, retryable, pending)")
+	fs.StringVar(&liveKeys, "live-keys", "", "file of keys whose message is still queued or in flight, one per line ('-' for stdin)")
+	fs.BoolVar(&o.AssumeLive, "assume-live", false, "treat every key as having a live message (a redelivery can always come)")
+	fs.BoolVar(&o.CacheAuthoritative, "cache-authoritative", false, "workers read a cache miss as 'not done' (no database fallback): a miss for a live key is an error")
+	fs.IntVar(&o.Batch, "batch", 1000, "keys per SCAN page, pipeline and database query")
+	fs.StringVar(&o.Lookup, "lookup", cacheaudit.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
+	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
+	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	opts.Postgres.Register(fs)
+	return cmd
+}
+
+// cacheExitStatus is this verb's own EXIT STATUS block (the group has a generic one).
+const cacheExitStatus = `
+
+EXIT STATUS
+  0    nothing at or above --fail-on
+  1    findings at or above --fail-on
+  2    usage or input error (bad pattern or --value, unknown table or column)
+  3    Redis or PostgreSQL could not be reached, or a read failed
+  130  interrupted`
+
+func readLiveKeys(f *cmdutil.Factory, path string) ([]string, error) {
+	var r io.Reader = f.IO.In
+	if path != "-" {
+		file, err := os.Open(path)
+		if err != nil {
+			return nil, exitcode.InputError(fmt.Errorf("--live-keys: %w", err), "give a file of keys, one per line")
+		}
+		defer file.Close()
+		r = file
+	}
+	keys, err := cacheaudit.ReadLiveKeys(r)
+	if err != nil {
+		return nil, exitcode.InputError(fmt.Errorf("--live-keys %s: %w", path, err), "give a file of keys, one per line")
+	}
+	return keys, nil
+}
+
+func runCache(ctx context.Context, opts *CacheOptions) error {
+	f := opts.Factory
+	rdb, err := f.Redis(ctx)
+	if err != nil {
+		return err
+	}
+	pool, err := f.Postgres(ctx, opts.Postgres.ReadOnly())
+	if err != nil {
+		return err
+	}
+	o := opts.Audit
+	o.Progress = f.IO.StartProgress("audit cache", "keys")
+	rep, err := cacheaudit.Audit(ctx, rdb, pool, o)
+	if err != nil {
+		return err
+	}
+	res := rep.Data.(*cacheaudit.Result)
+	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+		return writeCache(w, th, res)
+	}})
+}
+
+func writeCache(w io.Writer, th *report.Theme, r *cacheaudit.Result) error {
+	fmt.Fprintf(w, "%s %s (%s values) against %s (key %s, status %s)\n", th.Strong("audit cache:"), r.Pattern, r.Value, r.Table,
+		store.DisplayIdent(r.KeyColumn), store.DisplayIdent(r.StatusColumn))
+	fmt.Fprintf(w, "live messages: %s\n", r.Liveness)
+	lookup := "one indexed query per SCAN page"
+	if r.Lookup == cacheaudit.LookupScan {
+		lookup = "the table read once, matched in memory"
+	}
+	fmt.Fprintf(w, "database: %s\n", lookup)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "%s\n", th.Faint("note: "+n))
+	}
+	fmt.Fprintln(w)
+	t := report.NewTable("READ", "COMPARED", "AGREE", "DISAGREE", "IN FLIGHT", "VANISHED").AlignRight(0, 1, 2, 3, 4, 5)
+	disagree := r.Compared - r.Agree - r.Transient
+	t.Row(iostreams.Count(r.Read), iostreams.Count(r.Compared), iostreams.Count(r.Agree), iostreams.Count(disagree),
+		iostreams.Count(r.Transient), iostreams.Count(r.Vanished))
+	return t.Render(w)
+}

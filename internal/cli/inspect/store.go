@@ -1,0 +1,283 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/store"
+	"github.com/spf13/cobra"
+)
+
+// StoreOptions are one `dupctl inspect store` run.
+type StoreOptions struct {
+	Factory  *cmdutil.Factory
+	Store    store.Options
+	Postgres cmdutil.PostgresFlags
+}
+
+// NewCmdStore is `dupctl inspect store`.
+func NewCmdStore(f *cmdutil.Factory, runF func(*StoreOptions) error) *cobra.Command {
+	opts := &StoreOptions{Factory: f}
+	o := &opts.Store
+	var statuses, checks []string
+	cmd := &cobra.Command{
+		Use:   "store",
+		Short: "Check a PostgreSQL idempotency table: unique key, duplicates, stuck and overwritten statuses",
+		Long: `Store checks the table that is supposed to make a job idempotent, read-only.
+
+From the catalog (pg_index, pg_constraint, pg_attribute): is the key covered
+by a PRIMARY KEY or UNIQUE constraint or index, or is the only one partial,
+on an expression, INVALID (a failed CREATE UNIQUE INDEX CONCURRENTLY), wider
+than the key (key, attempt), or DEFERRABLE; are key columns nullable.
+
+From the data: duplicate keys (also after lower(btrim())), several SUCCEEDED
+rows for one business key under different keys (--business-column), rows
+stuck in PROCESSING longer than --stuck-after, statuses outside the expected
+set, SUCCEEDED overwritten by FAILED or PROCESSING (from a status history
+table, or from columns only a success sets, such as succeeded_at), and FAILED
+used as final with no attempt counter.
+
+Without --table it looks for likely idempotency tables: a column like
+idempotency_key, dedup_key or message_id beside a status column.
+
+It runs in one REPEATABLE READ READ ONLY transaction of a session with
+default_transaction_read_only, a statement_timeout and a lock_timeout, so a
+role granted SELECT only is enough. Names are looked up in the catalog and
+quoted; no SQL is built from the text you give.` + storeExitStatus,
+		Example: `  dupctl inspect store --table payments
+  dupctl inspect store --table billing.payments --key-column tenant_id,idempotency_key --business-column order_id
+  dupctl inspect store --table '"Payments"' --status succeeded=DONE,COMPLETED --stuck-after 30m
+  dupctl inspect store --schema billing -o json
+  dupctl inspect store --table payments --checks catalog --fail-on warn`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
+				return exitcode.UsageErrorf("%v", err)
+			}
+			for _, c := range checks {
+				if !slices.Contains(store.CheckGroups, c) {
+					return exitcode.UsageErrorf("--checks: unknown check %q: want %s", c, strings.Join(store.CheckGroups, ", "))
+				}
+			}
+			o.Checks = checks
+			if o.StuckAfter <= 0 {
+				return exitcode.UsageErrorf("--stuck-after must be positive, got %s", o.StuckAfter)
+			}
+			if o.Samples < 1 || o.Samples > 1000 {
+				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
+			}
+			if o.Table != "" && o.Schema != "" {
+				return exitcode.UsageErrorf("--schema limits discovery: qualify --table instead (--table %s.%s)", o.Schema, o.Table)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStore(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Table, "table", "", "the idempotency table: name, schema.name or \"Quoted\" (default: look for likely tables)")
+	fs.StringVar(&o.Schema, "schema", "", "look for likely tables only in this schema")
+	fs.StringVar(&o.KeyColumns, "key-column", "", "idempotency key column(s), comma-separated for a composite key (default: idempotency_key, dedup_key, message_id, ...)")
+	fs.StringVar(&o.StatusColumn, "status-column", "", "status column (default: status or state)")
+	fs.StringVar(&o.BusinessColumns, "business-column", "", "business key column(s), e.g. order_id: finds several SUCCEEDED per business key")
+	fs.StringVar(&o.TimeColumns, "time-column", "", "timestamp column(s) that show a row is alive, first non-NULL wins (default: heartbeat_at, locked_at, updated_at, started_at, created_at)")
+	fs.StringVar(&o.AttemptColumn, "attempt-column", "", "attempt counter column (default: attempt, attempts, retry_count, ...)")
+	fs.StringVar(&o.EvidenceColumns, "success-evidence", "", "column(s) that only a success sets, e.g. charge_id (succeeded_at and a 2xx response_code are found by name)")
+	fs.StringVar(&o.HistoryTable, "history-table", "", "status history table with the key, status and a timestamp (default: <table>_history, _audit, _transitions, _events, _log)")
+	fs.StringArrayVar(&statuses, "status", nil, "status values of a role, ROLE=V1,V2 (roles: processing, succeeded, failed, retryable, pending; default: the seed's PROCESSING, SUCCEEDED, FAILED, RETRYABLE)")
+	fs.DurationVar(&o.StuckAfter, "stuck-after", 15*time.Minute, "a PROCESSING row with no sign of life for this long is stuck")
+	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	fs.StringSliceVar(&checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
+	opts.Postgres.Register(fs)
+	_ = cmd.RegisterFlagCompletionFunc("checks", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return store.CheckGroups, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// storeExitStatus is this verb's own EXIT STATUS block (the group has a generic one).
+const storeExitStatus = `
+
+EXIT STATUS
+  0    nothing at or above --fail-on
+  1    findings at or above --fail-on
+  2    usage or input error (unknown table or column, malformed name)
+  3    PostgreSQL could not be reached, or a query failed or timed out
+  130  interrupted`
+
+func runStore(ctx context.Context, opts *StoreOptions) error {
+	f := opts.Factory
+	pool, err := f.Postgres(ctx, opts.Postgres.ReadOnly())
+	if err != nil {
+		return err
+	}
+	o := opts.Store
+	o.Now = f.Now()
+	o.Progress = f.IO.StartProgress("inspect store", "checks")
+	rep, err := store.Inspect(ctx, pool, o)
+	if err != nil {
+		return err
+	}
+	res := rep.Data.(*store.Result)
+	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+		return writeStore(w, th, res)
+	}})
+}
+
+func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
+	if len(res.Discovered) > 0 {
+		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), plural(len(res.Discovered), "table", "tables"))
+	}
+	for i, t := range res.Tables {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := writeTable(w, th, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeTable(w io.Writer, th *report.Theme, t *store.TableResult) error {
+	rows := "about " + iostreams.Count(max(t.RowsEstimate, 0)) + " rows"
+	if t.Rows != nil {
+		rows = iostreams.Count(*t.Rows) + " rows"
+	}
+	fmt.Fprintf(w, "%s %s (%s)\n", th.Strong("table"), t.Table, rows)
+	cols := []string{"key " + idents(t.KeyColumns...) + keySource(t.KeySource)}
+	if t.StatusColumn != "" {
+		cols = append(cols, "status "+idents(t.StatusColumn))
+	}
+	if len(t.TimeColumns) > 0 {
+		cols = append(cols, "time "+idents(t.TimeColumns...))
+	}
+	if t.AttemptColumn != "" {
+		cols = append(cols, "attempts "+idents(t.AttemptColumn))
+	}
+	if len(t.BusinessColumns) > 0 {
+		cols = append(cols, "business key "+idents(t.BusinessColumns...))
+	}
+	fmt.Fprintf(w, "columns: %s\n", strings.Join(cols, "; "))
+	if t.Coverage != "" {
+		fmt.Fprintf(w, "key: %s\n", coverageText(th, t.Coverage))
+	}
+	if len(t.Indexes) > 0 {
+		fmt.Fprintln(w)
+		it := report.NewTable("UNIQUE INDEX", "KIND", "COLUMNS", "WHERE", "VALID", "COVERAGE")
+		for _, ix := range t.Indexes {
+			cov := string(ix.Coverage)
+			if len(ix.Gaps) > 0 {
+				cov += ": " + strings.Join(ix.Gaps, ", ")
+			}
+			valid := "yes"
+			if !ix.Valid {
+				valid = th.Severity(findings.Error, "NO")
+			}
+			it.Row(ix.Name, ix.Kind, strings.Join(ix.Columns, ", "), ix.Predicate, valid, cov)
+		}
+		if err := it.Render(w); err != nil {
+			return err
+		}
+	}
+	if len(t.Statuses) > 0 {
+		fmt.Fprintln(w)
+		st := report.NewTable("STATUS", "ROLE", "ROWS").AlignRight(2)
+		for _, s := range t.Statuses {
+			role := s.Role
+			if role == "" {
+				role = th.Severity(findings.Warn, "unexpected")
+			}
+			st.Row(s.Display(), role, iostreams.Count(s.Rows))
+		}
+		if err := st.Render(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	ct := report.NewTable("CHECK", "RESULT")
+	for _, row := range checkRows(t) {
+		ct.Row(row[0], row[1])
+	}
+	return ct.Render(w)
+}
+
+// idents shows column names as they would be typed back.
+func idents(names ...string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = store.DisplayIdent(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+func keySource(s string) string {
+	if s == "column name" {
+		return " (found by name)"
+	}
+	return ""
+}
+
+func coverageText(th *report.Theme, c string) string {
+	if strings.HasPrefix(c, "unique:") {
+		return th.Pass(c)
+	}
+	return th.Severity(findings.Error, c)
+}
+
+// checkRows is one line per data check: what it found, or why it did not run.
+func checkRows(t *store.TableResult) [][2]string {
+	var out [][2]string
+	groups := func(name string, g *store.Groups, one, many string) {
+		if g == nil {
+			return
+		}
+		if g.Groups == 0 {
+			out = append(out, [2]string{name, "none"})
+			return
+		}
+		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", iostreams.Count(g.Groups), plural(int(g.Groups), one, many), rowsText(g.Rows))})
+	}
+	groups(store.CheckDuplicates, t.Duplicates, "key with more than one row", "keys with more than one row")
+	groups(store.CheckNormalized, t.NormalizedDuplicates, "key spelled several ways", "keys spelled several ways")
+	groups(store.CheckBusiness, t.MultipleSucceeded, "business key succeeded under several keys", "business keys succeeded under several keys")
+	if s := t.Stuck; s != nil {
+		out = append(out, [2]string{store.CheckStuck, fmt.Sprintf("%s in PROCESSING for more than %s (%s)", rowsText(s.Rows), s.After, s.Since)})
+	}
+	if ow := t.Overwritten; ow != nil {
+		res := "nothing to read"
+		if len(ow.Evidence) > 0 {
+			res = fmt.Sprintf("%s, from %s", rowsText(ow.Rows), strings.Join(ow.Evidence, "; "))
+		}
+		out = append(out, [2]string{store.CheckOverwritten, res})
+	}
+	for _, s := range t.Skipped {
+		out = append(out, [2]string{s.Check, "skipped: " + s.Reason})
+	}
+	return out
+}
+
+func rowsText(n int64) string {
+	if n == 0 {
+		return "no rows"
+	}
+	return iostreams.Count(n) + " " + plural(int(n), "row", "rows")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
