@@ -3,77 +3,22 @@ package cacheaudit_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cacheaudit"
+	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/redis/go-redis/v9"
 )
 
-// startCluster runs a three-master Redis Cluster of its own on free
-// loopback ports (redis-server and redis-cli from PATH), stopped at the end.
+// startCluster runs a three-master Redis Cluster of its own
+// (testenv.RedisCluster), stopped at the end.
 func startCluster(t *testing.T) *redis.ClusterClient {
 	t.Helper()
-	server, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: cannot start a local cluster")
-	}
-	dir := t.TempDir()
-	var addrs []string
-	for i := range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-			"--cluster-config-file", fmt.Sprintf("%s/nodes-%d.conf", dir, i), "--dir", dir, "--save", "", "--appendonly", "no")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		addrs = append(addrs, addr)
-	}
-	for _, a := range addrs {
-		waitPort(t, a)
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: testenv.RedisCluster(t, 3)})
 	t.Cleanup(func() { c.Close() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		info, err := c.ClusterInfo(context.Background()).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") {
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster did not become ok: %v %s", err, info)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func waitPort(t *testing.T, addr string) {
-	t.Helper()
-	for range 100 {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not open", addr)
+	return c
 }
 
 // TestCluster: every master is scanned, and the keys of each are read
