@@ -37,9 +37,11 @@ var Checklist = []Item{
 // Check is one check run for one or more checklist items.
 type Check struct {
 	// Items the check speaks to. A finding whose code is in ItemOf counts
-	// against that item only; the others count against all of Items.
-	Items  []int
-	ItemOf map[string]int
+	// against that item only; the others count against Primary when it is
+	// set, else against all of Items.
+	Items   []int
+	ItemOf  map[string]int
+	Primary int
 	Name   string // what is checked, e.g. "inspect lock lock:payment:*"
 	// Skip, when set, says why the check cannot run (a missing
 	// connection or config entry): its items are "not checked".
@@ -118,7 +120,11 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 				ir.Status = Pass
 			}
 			for _, f := range rep.Findings {
-				if only, ok := c.ItemOf[f.Code]; ok && only != id {
+				only, ok := c.ItemOf[f.Code]
+				if !ok {
+					only = c.Primary
+				}
+				if only != 0 && only != id {
 					continue
 				}
 				ir.Status = worse(ir.Status, f.Severity)

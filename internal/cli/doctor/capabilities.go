@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/audit"
+	"github.com/dupctl/dupctl/internal/cacheaudit"
+	"github.com/dupctl/dupctl/internal/store"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/connect"
@@ -31,7 +33,7 @@ var lockItems = map[string]int{
 // lockCheck is `inspect lock` on the job's lock pattern: items 1 (the
 // key is a business key) and 3 (TTL, token).
 func lockCheck(o *Options, j config.Job) doctor.Check {
-	c := doctor.Check{Items: []int{1, 3}, Name: "inspect lock " + j.LockPattern, ItemOf: lockItems}
+	c := doctor.Check{Items: []int{1, 3}, Name: "inspect lock " + j.LockPattern, ItemOf: lockItems, Primary: 3}
 	var patterns []string // none: the common lock patterns
 	if j.LockPattern != "" {
 		patterns = []string{j.LockPattern}
@@ -156,7 +158,7 @@ var logItems = map[string]int{
 
 // logsChecks are `audit logs` and `keys unstable` on the job's logs.
 func logsChecks(o *Options, j config.Job) []doctor.Check {
-	audits := doctor.Check{Items: []int{1, 2, 3, 4, 8, 9}, ItemOf: logItems, Name: "audit logs of job " + j.Name}
+	audits := doctor.Check{Items: []int{1, 2, 3, 4, 8, 9}, ItemOf: logItems, Primary: 9, Name: "audit logs of job " + j.Name}
 	keyCheck := doctor.Check{Items: []int{1}, Name: "keys unstable of job " + j.Name}
 	if len(j.Logs.Paths) == 0 {
 		audits.Skip = "no logs.paths for job " + j.Name
@@ -198,4 +200,78 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		return res.Report("keys unstable"), nil
 	}
 	return []doctor.Check{audits, keyCheck}
+}
+
+func pgReadOnly() connect.PostgresOptions {
+	return connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 2 * time.Second, MaxConns: 2}
+}
+
+// Store findings about a business key count against line 1; the rest are
+// line 2 (a unique constraint or atomic operation at the source of truth).
+var storeItems = map[string]int{
+	store.RuleMultipleSucceeded.Code: 1,
+}
+
+// storeCheck is `inspect store` on the job's idempotency table, or on
+// the tables that look like one when no job names a table: items 1, 2.
+func storeCheck(o *Options, j config.Job) doctor.Check {
+	idem := j.Idempotency
+	name := "inspect store " + idem.Table
+	if idem.Table == "" {
+		name = "inspect store (tables that look like idempotency tables)"
+	}
+	c := doctor.Check{Items: []int{1, 2}, ItemOf: storeItems, Primary: 2, Name: name}
+	if o.Factory.Global.DatabaseURL == "" {
+		c.Skip = "no --database-url"
+	}
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		pool, err := o.Factory.Postgres(ctx, pgReadOnly())
+		if err != nil {
+			return nil, err
+		}
+		rep, err := store.Inspect(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
+			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Samples: 5, Now: o.Factory.Now()})
+		if err != nil {
+			return nil, err
+		}
+		if res, ok := rep.Data.(*store.Result); ok && len(res.Tables) == 0 {
+			return nil, &doctor.NothingError{Reason: "no idempotency table found"}
+		}
+		return rep, nil
+	}
+	return c
+}
+
+// cacheCheck is `audit cache` on the job's status cache against its
+// idempotency table: item 8. Every key is taken as live (a redelivery
+// can always come), as --assume-live does.
+func cacheCheck(o *Options, j config.Job) doctor.Check {
+	c := doctor.Check{Items: []int{8}, Name: "audit cache " + j.CachePattern}
+	switch {
+	case j.CachePattern == "":
+		c.Skip = "no cache_pattern for job " + j.Name
+	case j.Idempotency.Table == "":
+		c.Skip = "no idempotency.table for job " + j.Name
+	case o.Factory.Global.RedisURL == "" || o.Factory.Global.DatabaseURL == "":
+		c.Skip = "needs --redis-url and --database-url"
+	}
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		pattern, err := cacheaudit.ParsePattern(j.CachePattern)
+		if err != nil {
+			return nil, exitcode.InputError(fmt.Errorf("job %s: cache_pattern: %w", j.Name, err), "fix dupctl.yaml")
+		}
+		dec, _ := cacheaudit.ParseDecoder("string")
+		rdb, err := o.Factory.Redis(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pool, err := o.Factory.Postgres(ctx, pgReadOnly())
+		if err != nil {
+			return nil, err
+		}
+		return cacheaudit.Audit(ctx, rdb, pool, cacheaudit.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
+			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: store.DefaultStatuses(),
+			AssumeLive: true, Batch: 1000, Lookup: cacheaudit.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
+	}
+	return c
 }

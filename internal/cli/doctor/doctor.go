@@ -89,15 +89,23 @@ func checks(o *Options) []doctor.Check {
 	for _, j := range o.Jobs {
 		patterned = patterned || j.LockPattern != ""
 	}
+	tabled := false
+	for _, j := range o.Jobs {
+		tabled = tabled || j.Idempotency.Table != ""
+	}
 	if !patterned {
 		// No job names its lock keys: look at the common lock patterns.
 		out = append(out, lockCheck(o, config.Job{Name: "any"}))
+	}
+	if !tabled {
+		// No job names its table: look for tables that look like one.
+		out = append(out, storeCheck(o, config.Job{Name: "any"}))
 	}
 	if len(o.Jobs) == 0 {
 		for _, it := range []struct {
 			items []int
 			name  string
-		}{{[]int{2}, "inspect store"}, {[]int{4}, "inspect ttl"}, {[]int{5}, "dlq stats"}, {[]int{8}, "audit cache"}, {[]int{1, 9}, "audit logs"}} {
+		}{{[]int{4}, "inspect ttl"}, {[]int{5}, "dlq stats"}, {[]int{8}, "audit cache"}, {[]int{1, 9}, "audit logs"}} {
 			out = append(out, doctor.Check{Items: it.items, Name: it.name, Skip: "no job types: describe them in dupctl.yaml"})
 		}
 	}
@@ -105,7 +113,10 @@ func checks(o *Options) []doctor.Check {
 		if j.LockPattern != "" {
 			out = append(out, lockCheck(o, j))
 		}
-		out = append(out, ttlCheck(o, j), dlqCheck(o, j))
+		if j.Idempotency.Table != "" {
+			out = append(out, storeCheck(o, j))
+		}
+		out = append(out, ttlCheck(o, j), dlqCheck(o, j), cacheCheck(o, j))
 		out = append(out, logsChecks(o, j)...)
 	}
 	out = append(out, simulateChecks(o)...)
