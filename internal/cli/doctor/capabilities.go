@@ -8,7 +8,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/audit"
 	"github.com/dupctl/dupctl/internal/cacheaudit"
-	"github.com/dupctl/dupctl/internal/store"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/connect"
@@ -20,6 +19,7 @@ import (
 	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/redact"
 	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/store"
 	"github.com/dupctl/dupctl/internal/ttl"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -131,7 +131,8 @@ func dlqCheck(o *Options, j config.Job) doctor.Check {
 			Now: o.Factory.Now,
 		})
 		if replay.IsNotFound(err) {
-			return nil, exitcode.InputError(err, "fix the dlq name in dupctl.yaml")
+			// The topology check reports the missing DLQ itself.
+			return nil, &doctor.NothingError{Reason: "the DLQ does not exist"}
 		}
 		return rep, err
 	}

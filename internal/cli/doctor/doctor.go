@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
@@ -85,6 +86,9 @@ EXIT STATUS
 func checks(o *Options) []doctor.Check {
 	var out []doctor.Check
 	out = append(out, topologyCheck(o))
+	if !slices.ContainsFunc(o.Jobs, func(j config.Job) bool { return j.RetryQueue != "" }) {
+		out = append(out, doctor.Check{Items: []int{6}, Name: "retry queues", Skip: "no retry_queue in dupctl.yaml"})
+	}
 	patterned := false
 	for _, j := range o.Jobs {
 		patterned = patterned || j.LockPattern != ""
@@ -130,7 +134,15 @@ func topologyCheck(o *Options) doctor.Check {
 			jobs = append(jobs, topology.Job{Name: j.Name, Queue: j.Queue, DLQ: j.DLQ, RetryQueue: j.RetryQueue})
 		}
 	}
-	c := doctor.Check{Items: []int{6, 7}, Name: "broker topology", ItemOf: map[string]int{
+	retries := false
+	for _, j := range jobs {
+		retries = retries || j.RetryQueue != ""
+	}
+	items := []int{7}
+	if retries {
+		items = []int{6, 7}
+	}
+	c := doctor.Check{Items: items, Name: "broker topology", ItemOf: map[string]int{
 		topology.RuleRetryMissing.Code: 6, topology.RuleNoDLX.Code: 7, topology.RuleDLXUnrouted.Code: 7, topology.RuleDLQMissing.Code: 7,
 		topology.RuleNoDeliveryLimit.Code: 7, topology.RuleAutoAck.Code: 7,
 	}}
