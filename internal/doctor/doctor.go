@@ -42,7 +42,7 @@ type Check struct {
 	Items   []int
 	ItemOf  map[string]int
 	Primary int
-	Name   string // what is checked, e.g. "inspect lock lock:payment:*"
+	Name    string // what is checked, e.g. "inspect lock lock:payment:*"
 	// Skip, when set, says why the check cannot run (a missing
 	// connection or config entry): its items are "not checked".
 	Skip string
