@@ -17,7 +17,7 @@ func TestLocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdb.Close()
+	t.Cleanup(func() { rdb.Close() })
 	key := testenv.UniqueName("locker") + ":lock:order:1"
 	t.Cleanup(func() { rdb.Del(ctx, key, key+":fence") })
 	l := &Locker{Client: rdb}
@@ -67,7 +67,7 @@ func TestRenewer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdb.Close()
+	t.Cleanup(func() { rdb.Close() })
 	key := testenv.UniqueName("renew") + ":lock"
 	t.Cleanup(func() { rdb.Del(ctx, key) })
 	l := &Locker{Client: rdb}
@@ -102,7 +102,7 @@ func TestLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(func() { pool.Close() })
 	l, err := NewLedger(pool, testenv.UniqueName("ledger"))
 	if err != nil {
 		t.Fatal(err)

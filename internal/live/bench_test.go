@@ -19,7 +19,7 @@ func BenchmarkLockerAcquireRelease(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rdb.Close()
+	b.Cleanup(func() { rdb.Close() })
 	l := &Locker{Client: rdb}
 	key := testenv.UniqueName("bench") + ":lock"
 	b.Cleanup(func() { rdb.Del(ctx, key) })

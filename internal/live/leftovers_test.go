@@ -19,7 +19,7 @@ func assertNoLeftovers(t *testing.T, prefix, redisURL, pgURL, amqpURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(func() { pool.Close() })
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, prefix).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func assertNoLeftovers(t *testing.T, prefix, redisURL, pgURL, amqpURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdb.Close()
+	t.Cleanup(func() { rdb.Close() })
 	keys, _, err := rdb.Scan(ctx, 0, prefix+":*", 100000).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func assertNoLeftovers(t *testing.T, prefix, redisURL, pgURL, amqpURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	topo := Topology{Prefix: prefix}
 	for _, q := range []string{topo.Work(), topo.Retry(), topo.DLQ()} {
 		ch, err := conn.Channel()

@@ -17,7 +17,7 @@ func TestSkipSucceededLeavesOrParksFinishedJobs(t *testing.T) {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, pgURL)
 	must(t, err)
-	defer pool.Close()
+	t.Cleanup(func() { pool.Close() })
 	schema := testenv.UniqueName("idem")
 	tbl := pgx.Identifier{schema, "payments"}.Sanitize()
 	_, err = pool.Exec(ctx, fmt.Sprintf(`CREATE SCHEMA %s; CREATE TABLE %s (idempotency_key text PRIMARY KEY, status text NOT NULL)`,

@@ -33,7 +33,7 @@ func TestReplayInAVhost(t *testing.T) {
 	vurl := u.String()
 	conn, err := amqp.Dial(vurl)
 	must(t, err)
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	ch, err := conn.Channel()
 	must(t, err)
 	for _, q := range []string{"dlq", "work"} {

@@ -28,7 +28,7 @@ func TestTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	mgmt, err := NewManagement(testenv.Need(t, testenv.Management), "/")
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func runQuery(t *testing.T, url, q string, o CollectOptions) (*Collector, error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(func() { pool.Close() })
 	c := NewCollector(o)
 	return c, Query(ctx, pool, q, TableOptions{}, c, nil)
 }
@@ -107,7 +107,7 @@ func TestQueryStatementTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	t.Cleanup(func() { pool.Close() })
 	err = Query(ctx, pool, "select 'x' as job_type, pg_sleep(2)::text as duration", TableOptions{}, NewCollector(CollectOptions{}), nil)
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "57014" {

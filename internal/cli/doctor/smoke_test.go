@@ -57,7 +57,7 @@ func TestDoctorSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestDoctorSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdb.Close()
+	t.Cleanup(func() { rdb.Close() })
 
 	broken := &stack{name: "broken", prefix: testenv.WordName("docbroken"), schema: testenv.NewPGSchema(t, "docbroken"), dir: t.TempDir()}
 	good := &stack{name: "good", prefix: testenv.WordName("docgood"), schema: testenv.NewPGSchema(t, "docgood"), dir: t.TempDir()}
