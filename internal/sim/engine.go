@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/dupctl/dupctl/internal/worker"
 )
@@ -47,12 +48,10 @@ func (e *engine) faultAt(kind, w int, at worker.Points) Action {
 
 // lowest is the first point of a set, in flow order.
 func lowest(ps worker.Points) worker.Point {
-	for p := worker.PointAfterReceive; p < worker.NumPoints; p++ {
-		if ps.Has(p) {
-			return p
-		}
+	if ps == 0 {
+		return worker.PointNone
 	}
-	return worker.PointNone
+	return worker.Point(bits.TrailingZeros16(uint16(ps)))
 }
 
 // isFault reports whether the action is an injected fault (what shrinking
