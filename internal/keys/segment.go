@@ -115,7 +115,7 @@ func attemptCounter(vals []string, ctx []attemptCtx) (verdict, bool) {
 		if len(v) > 4 {
 			return verdict{}, false
 		}
-		n, err := strconv.Atoi(strings.TrimLeft(strings.ToLower(v), "rtyattempt#"))
+		n, err := strconv.Atoi(strings.TrimLeft(strings.ToLower(v), "aemprty#")) // the letters of retry, try, attempt
 		if err != nil || n < 0 || n > 1000 {
 			return verdict{}, false
 		}

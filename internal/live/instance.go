@@ -47,7 +47,7 @@ func (r *run) instance(ctx context.Context, idx, instance int, pool *pgxpool.Poo
 		return err
 	}
 	ledger, _ := NewLedger(pool, r.prefix)
-	w := &liveWorker{run: r, idx: idx, name: name, conn: conn, ch: ch, pub: pub}
+	w := &liveWorker{run: r, idx: idx, name: name, lane: fmt.Sprintf("W%d", idx+1), conn: conn, ch: ch, pub: pub}
 	locker := &renewingLocker{Locker: Locker{Client: rdb}, renew: r.cfg.Profile.Renew, ttl: r.real(r.cfg.LockTTL), max: int(r.cfg.MaxRenewals)}
 	w.locker = locker
 	cache := r.cache
@@ -115,7 +115,8 @@ func (r *run) instance(ctx context.Context, idx, instance int, pool *pgxpool.Poo
 type liveWorker struct {
 	run    *run
 	idx    int
-	name   string
+	name   string // W2#3: the worker's third instance
+	lane   string // W2: its timeline lane
 	conn   *amqp.Connection
 	ch     *amqp.Channel
 	pub    *Publisher
@@ -150,8 +151,7 @@ func (w *liveWorker) handle(ctx context.Context, core *worker.Core, d amqp.Deliv
 		text += ", publisher duplicate"
 	}
 	r.rec.add(w.name, "receive", text+")")
-	lane := fmt.Sprintf("W%d", w.idx+1)
-	r.rec.receive(lane, jobID)
+	r.rec.receive(w.lane, jobID)
 	err := core.Handle(ctx, m, &delivery{w: w, d: d, job: Job{JobID: jobID, BusinessKey: key}, attempt: attempt, idemKey: core.IdemKey(m)})
 	if w.dropped && err != nil && !errors.Is(err, errCrash) {
 		r.rec.add(w.name, "ack", "ack failed: the broker took the delivery back ("+err.Error()+")")
@@ -169,7 +169,7 @@ func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points)
 		r.crashes++
 		r.mu.Unlock()
 		r.rec.add(w.name, "crash", "CRASH: the process dies ("+pointName(at)+"): connections closed without an ack")
-		r.rec.end(fmt.Sprintf("W%d", w.idx+1), "crash")
+		r.rec.end(w.lane, "crash")
 		return errCrash
 	case r.plannedFault(sim.FaultPause, w.job, w.n, at):
 		d := r.real(r.cfg.PauseFor)
@@ -185,7 +185,7 @@ func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points)
 		// Close the channel before the ack: the broker requeues the
 		// delivery; this worker does not know yet and tries to ack.
 		r.rec.add(w.name, "drop", "connection drops before the ack")
-		r.rec.end(fmt.Sprintf("W%d", w.idx+1), "requeued")
+		r.rec.end(w.lane, "requeued")
 		w.dropped = true
 		w.ch.Close()
 	}

@@ -44,8 +44,7 @@ type JSONCheck struct {
 
 type jsonPrinter struct{ o Options }
 
-// Build returns the JSON object for a document (exported for tests and for
-// commands that embed reports).
+// build returns the JSON object of a report.
 func (p jsonPrinter) build(r *findings.Report) JSONReport {
 	out := JSONReport{
 		SchemaVersion: SchemaVersion,

@@ -34,9 +34,6 @@ func (t *Table) AlignRight(cols ...int) *Table {
 // Row appends a row.
 func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
-// Len is the number of rows.
-func (t *Table) Len() int { return len(t.rows) }
-
 // Render writes the table, trimming trailing blanks from every line.
 func (t *Table) Render(w io.Writer) error {
 	var buf bytes.Buffer

@@ -378,8 +378,7 @@ func (e *engine) exec(w int, fail bool) {
 			reason = reasonRetries
 		}
 		s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
-		m = &s.Msgs[ws.Msg] // append may move the slice
-		note = e.ack(w)
+		note = e.ack(w) // ack re-reads the message: the append may have moved the slice
 	}
 	next := ws.Flow.Next(p, op, r)
 	if e.rec != nil {

@@ -68,8 +68,8 @@ var allPoints = worker.Of(worker.PointAfterReceive, worker.PointAfterLock, worke
 
 func base() Config { return DefaultConfig() }
 
-// dupEverywhere: every profile without a guard against the given
-// weakness; used to keep the expectation tables short and readable.
+// expectAll maps the named profiles to one outcome; with it each
+// scenario's expectation table lists only the profiles that fail it.
 func expectAll(x Expect, names ...string) map[string]Expect {
 	m := map[string]Expect{}
 	for _, n := range names {

@@ -30,7 +30,6 @@ type Column struct {
 func (c Column) SQL() string { return quote(c.Name) }
 
 func (c Column) isText() bool { return c.Category == "S" }
-func (c Column) isTime() bool { return c.Category == "D" }
 func (c Column) isNumber() bool {
 	return c.Category == "N"
 }

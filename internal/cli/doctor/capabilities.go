@@ -90,7 +90,7 @@ func ttlCheck(o *Options, j config.Job) doctor.Check {
 				return nil, exitcode.InputError(err, "")
 			}
 		} else {
-			pool, err := o.Factory.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 5 * time.Second, MaxConns: 1})
+			pool, err := o.Factory.Postgres(ctx, pgReadOnly())
 			if err != nil {
 				return nil, err
 			}
@@ -203,8 +203,10 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 	return []doctor.Check{audits, keyCheck}
 }
 
+// pgReadOnly is the read-only session inspect store, audit cache and
+// inspect ttl use, with their default timeouts.
 func pgReadOnly() connect.PostgresOptions {
-	return connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 2 * time.Second, MaxConns: 2}
+	return (&cmdutil.PostgresFlags{StatementTimeout: time.Minute, LockTimeout: 2 * time.Second}).ReadOnly()
 }
 
 // Store findings about a business key count against line 1; the rest are

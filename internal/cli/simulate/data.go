@@ -67,17 +67,7 @@ type scenarioDataJSON struct {
 
 func scopeOf(c *sim.Config) scopeJSON {
 	return scopeJSON{Workers: c.Workers, Jobs: c.Jobs, BusinessKeys: c.Keys, LockTTLMs: c.LockTTL, AckTimeoutMs: c.AckTimeout,
-		JobDuration: c.Duration.String(), PauseMs: c.PauseFor, CacheLagMs: c.CacheLag, MaxAttempts: int(c.MaxAttempts), Faults: faultsOnly(c)}
-}
-
-func faultsOnly(c *sim.Config) string {
-	s := scopeText(c)
-	for i := 0; i+8 <= len(s); i++ {
-		if s[i:i+8] == "faults: " {
-			return s[i+8:]
-		}
-	}
-	return s
+		JobDuration: c.Duration.String(), PauseMs: c.PauseFor, CacheLagMs: c.CacheLag, MaxAttempts: int(c.MaxAttempts), Faults: faultsText(c)}
 }
 
 func exampleData(ex *sim.Counterexample) *exampleJSON {

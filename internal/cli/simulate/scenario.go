@@ -244,6 +244,12 @@ func scopeText(c *sim.Config) string {
 	if c.AckTimeout > 0 {
 		parts = append(parts, "ack timeout "+sim.FormatMillis(c.AckTimeout))
 	}
+	parts = append(parts, "faults: "+faultsText(c))
+	return strings.Join(parts, "; ")
+}
+
+// faultsText lists a config's fault budget.
+func faultsText(c *sim.Config) string {
 	f := c.Faults
 	var faults []string
 	if f.Crash > 0 {
@@ -262,10 +268,9 @@ func scopeText(c *sim.Config) string {
 		faults = append(faults, fmt.Sprintf("%d retryable effect failure", f.EffectFail))
 	}
 	if len(faults) == 0 {
-		faults = append(faults, "none")
+		return "none"
 	}
-	parts = append(parts, "faults: "+strings.Join(faults, ", "))
-	return strings.Join(parts, "; ")
+	return strings.Join(faults, ", ")
 }
 
 func pointsText(ps worker.Points) string {
