@@ -99,12 +99,36 @@ func (e *engine) reset(seed uint64) {
 // firstReady is the broker's next message for a consumer: FIFO by publish
 // order, requeued messages keep their place.
 func (e *engine) firstReady() int {
-	for i := range e.s.Msgs {
-		if e.s.Msgs[i].State == msgReady {
+	s := &e.s
+	for i := int(s.readyLo); i < len(s.Msgs); i++ {
+		if s.Msgs[i].State == msgReady {
+			s.readyLo = int32(i)
 			return i
 		}
 	}
+	s.readyLo = int32(len(s.Msgs))
 	return -1
+}
+
+// madeReady notes that message i became ready again (requeued, or its
+// backoff ended) for firstReady's scan.
+func (s *State) madeReady(i int) {
+	s.readyLo = min(s.readyLo, int32(i))
+}
+
+// setLock and clearLock keep the held-lock count with the table.
+func (s *State) setLock(id int32, l lockEntry) {
+	if s.Locks[id].Token == 0 {
+		s.held++
+	}
+	s.Locks[id] = l
+}
+
+func (s *State) clearLock(id int32) {
+	if s.Locks[id].Token != 0 {
+		s.held--
+	}
+	s.Locks[id] = lockEntry{}
 }
 
 // enabled appends every action possible now to buf.
@@ -172,20 +196,26 @@ func (e *engine) nextTimer() int64 {
 			next = min(next, s.W[i].Until)
 		}
 	}
-	for i := range s.Msgs {
-		m := &s.Msgs[i]
-		if m.State == msgDelayed || (m.State == msgUnacked && e.cfg.AckTimeout > 0) {
-			next = min(next, m.At)
+	if s.delayed > 0 || e.cfg.AckTimeout > 0 {
+		for i := range s.Msgs {
+			m := &s.Msgs[i]
+			if m.State == msgDelayed || (m.State == msgUnacked && e.cfg.AckTimeout > 0) {
+				next = min(next, m.At)
+			}
 		}
 	}
-	for i := range s.Locks {
-		if s.Locks[i].Token != 0 {
-			next = min(next, s.Locks[i].Exp)
+	if s.held > 0 {
+		for i := range s.Locks {
+			if s.Locks[i].Token != 0 {
+				next = min(next, s.Locks[i].Exp)
+			}
 		}
 	}
-	for i := range s.Cache {
-		if s.Cache[i].At > 0 {
-			next = min(next, s.Cache[i].At)
+	if s.cachePend > 0 {
+		for i := range s.Cache {
+			if s.Cache[i].At > 0 {
+				next = min(next, s.Cache[i].At)
+			}
 		}
 	}
 	if s.DupAt > 0 {
@@ -291,7 +321,7 @@ func (e *engine) exec(w int, fail bool) {
 			break
 		}
 		s.NextToken++
-		*l = lockEntry{Token: s.NextToken, Exp: s.Now + e.cfg.LockTTL, Holder: int8(w)}
+		s.setLock(ws.LockID, lockEntry{Token: s.NextToken, Exp: s.Now + e.cfg.LockTTL, Holder: int8(w)})
 		ws.Token = s.NextToken
 		if p.Fence {
 			s.FenceCtr[ws.LockID]++
@@ -306,7 +336,7 @@ func (e *engine) exec(w int, fail bool) {
 			if e.rec != nil {
 				note = "deleted the lock of W" + itoa(int(l.Holder)+1)
 			}
-			*l = lockEntry{}
+			s.clearLock(ws.LockID)
 		}
 	case worker.OpCheck:
 		st := s.Ledger[ws.IdemKey]
@@ -352,17 +382,17 @@ func (e *engine) exec(w int, fail bool) {
 		l := &s.Locks[ws.LockID]
 		switch {
 		case l.Token == ws.Token && l.Token != 0:
-			*l = lockEntry{}
+			s.clearLock(ws.LockID)
 		case p.Unlock == worker.UnlockDel && l.Token != 0:
 			s.NonOwnerUnlocks++
 			note = "deleted the lock of another holder"
 			if e.rec != nil {
 				note = "deleted the lock of W" + itoa(int(l.Holder)+1)
 			}
-			*l = lockEntry{}
+			s.clearLock(ws.LockID)
 		case p.Unlock == worker.UnlockDel:
 			note = "lock already gone"
-			*l = lockEntry{}
+			s.clearLock(ws.LockID)
 		default:
 			note = "not ours any more: left alone"
 		}
@@ -429,6 +459,9 @@ func (e *engine) writeStatus(k int32, st uint8) {
 		s.Cache[k].Visible = st
 		return
 	}
+	if s.Cache[k].At == 0 {
+		s.cachePend++
+	}
 	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+e.cfg.CacheLag
 }
 
@@ -456,6 +489,7 @@ func (e *engine) publishRetry(ws *workerState, m *message) {
 		back += int64(uniform(mix(e.seed^0x5bd1e995, uint64(ws.Delivery)))*float64(span+1)) - span/2
 	}
 	s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt + 1, State: msgDelayed, Worker: -1, Dup: m.Dup, At: s.Now + max(back, 1)})
+	s.delayed++
 }
 
 // requeue gives an unacked delivery back to the queue, marked redelivered,
@@ -475,6 +509,7 @@ func (e *engine) requeue(i int) {
 		return
 	}
 	m.State = msgReady
+	e.s.madeReady(i)
 }
 
 func (e *engine) crash(w int) {
@@ -498,10 +533,15 @@ func (e *engine) tick() {
 		e.rec.tick(e)
 	}
 	for i := range s.Msgs {
+		if s.delayed == 0 && e.cfg.AckTimeout == 0 {
+			break
+		}
 		m := &s.Msgs[i]
 		switch {
 		case m.State == msgDelayed && m.At <= s.Now:
 			m.State = msgReady
+			s.delayed--
+			s.madeReady(i)
 		case m.State == msgUnacked && e.cfg.AckTimeout > 0 && m.At <= s.Now:
 			// The broker's consumer timeout: the channel is closed and the
 			// delivery requeued while the worker may still be running it.
@@ -517,6 +557,9 @@ func (e *engine) tick() {
 	}
 	p := &e.cfg.Profile
 	for id := range s.Locks {
+		if s.held == 0 {
+			break
+		}
 		l := &s.Locks[id]
 		if l.Token == 0 || l.Exp > s.Now {
 			continue
@@ -535,7 +578,7 @@ func (e *engine) tick() {
 		if e.rec != nil {
 			e.rec.expire(e, int32(id))
 		}
-		*l = lockEntry{}
+		s.clearLock(int32(id))
 	}
 	for i := range s.W {
 		if s.W[i].Paused && s.W[i].Until <= s.Now {
@@ -543,9 +586,13 @@ func (e *engine) tick() {
 		}
 	}
 	for i := range s.Cache {
+		if s.cachePend == 0 {
+			break
+		}
 		c := &s.Cache[i]
 		if c.At > 0 && c.At <= s.Now {
 			c.Visible, c.At = c.Pending, 0
+			s.cachePend--
 		}
 	}
 	if s.DupAt > 0 && s.DupAt <= s.Now {

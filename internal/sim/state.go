@@ -96,12 +96,20 @@ type State struct {
 	Fenced          uint16
 	Caught          uint16 // duplicates stopped by the idempotency layer
 	Overwrites      uint16 // SUCCEEDED overwritten by FAILED
+
+	// Derived from the fields above, kept so a step does not scan every
+	// message, lock and cache entry; left out of fingerprints.
+	readyLo   int32 // no message below this index is ready
+	delayed   int32 // messages waiting out a retry backoff
+	held      int32 // locks with a token (expired or not)
+	cachePend int32 // cache entries with a write not yet visible
 }
 
 // reset puts s in the initial state of cfg, reusing its slices.
 func (s *State) reset(cfg *Config) {
 	s.Now, s.NextToken, s.Deliveries, s.Steps = 0, 0, 0, 0
 	s.Dups, s.NonOwnerUnlocks, s.LockExpiries, s.AckTimeouts, s.Renewals, s.Fenced, s.Caught, s.Overwrites = 0, 0, 0, 0, 0, 0, 0, 0
+	s.readyLo, s.delayed, s.held, s.cachePend = 0, 0, 0, 0
 	s.Msgs = s.Msgs[:0]
 	for j := 0; j < cfg.Jobs; j++ {
 		s.Msgs = append(s.Msgs, message{Job: int32(j), Key: int32(j % cfg.Keys), Attempt: 1, Worker: -1})

@@ -212,39 +212,50 @@ func Of(pts ...Point) Points {
 	return ps
 }
 
+// Single-point sets, as constants: Reached runs on every simulated step.
+const (
+	afterReceive = Points(1) << PointAfterReceive
+	afterLock    = Points(1) << PointAfterLock
+	afterReserve = Points(1) << PointAfterReserve
+	beforeEffect = Points(1) << PointBeforeEffect
+	afterEffect  = Points(1) << PointAfterEffect
+	afterCommit  = Points(1) << PointAfterCommit
+	beforeAck    = Points(1) << PointBeforeAck
+)
+
 // Reached is the set of fault points a delivery is at after op returned r
 // and the flow chose next.
 func Reached(p *Profile, op Op, r Result, next Op) Points {
 	var ps Points
 	switch op {
 	case OpAckEarly:
-		ps = Of(PointAfterReceive)
+		ps = afterReceive
 	case OpLock:
 		if r == ResOK {
-			ps = Of(PointAfterLock)
+			ps = afterLock
 		}
 	case OpCheck, OpClaim:
 		if r == ResOK {
-			ps = Of(PointAfterReserve)
+			ps = afterReserve
 		}
 	case OpWork:
-		ps = Of(PointBeforeEffect)
+		ps = beforeEffect
 	case OpEffect:
 		if r == ResOK {
-			ps = Of(PointAfterEffect)
+			ps = afterEffect
 			if p.Idem == IdemNone {
-				ps |= Of(PointAfterCommit)
+				ps |= afterCommit
 			}
 		}
 	case OpEffectTxn:
 		if r == ResOK {
-			ps = Of(PointAfterEffect, PointAfterCommit)
+			ps = afterEffect | afterCommit
 		}
 	case OpCommit:
-		ps = Of(PointAfterCommit)
+		ps = afterCommit
 	}
 	if next == OpAck && ps != 0 || op == OpUnlock && next == OpAck {
-		ps |= Of(PointBeforeAck)
+		ps |= beforeAck
 	}
 	return ps
 }
