@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/dupctl/dupctl/internal/worker"
 )
@@ -85,9 +86,13 @@ type engine struct {
 	// search restores states, so a flag alone would go stale).
 	nextAt    int64
 	nextSteps int32
+	flow      *flowTable // the profile's flow as lookups
 }
 
 func (e *engine) reset(seed uint64) {
+	if e.flow == nil || e.flow.profile != e.cfg.Profile {
+		e.flow = newFlowTable(e.cfg.Profile)
+	}
 	e.seed = seed
 	e.s.reset(e.cfg)
 	e.nextSteps = -1
@@ -116,29 +121,41 @@ func (s *State) madeReady(i int) {
 	s.readyLo = min(s.readyLo, int32(i))
 }
 
-// setLock and clearLock keep the held-lock count with the table.
+// setLock and clearLock keep the list of held locks with the table.
 func (s *State) setLock(id int32, l lockEntry) {
 	if s.Locks[id].Token == 0 {
-		s.held++
+		s.held = append(s.held, id)
 	}
 	s.Locks[id] = l
 }
 
 func (s *State) clearLock(id int32) {
 	if s.Locks[id].Token != 0 {
-		s.held--
+		s.held = remove(s.held, id)
 	}
 	s.Locks[id] = lockEntry{}
+}
+
+// remove deletes v from an unordered list.
+func remove(list []int32, v int32) []int32 {
+	for i, x := range list {
+		if x == v {
+			list[i] = list[len(list)-1]
+			return list[:len(list)-1]
+		}
+	}
+	return list
 }
 
 // enabled appends every action possible now to buf.
 func (e *engine) enabled(buf []Action) []Action {
 	s := &e.s
-	f := &e.cfg.Faults
+	workers, now := s.W, s.Now
+	faults := s.Crash > 0 || s.Pause > 0 || s.Drop > 0 || s.Fail > 0
 	steps := 0
 	ready := -2
-	for w := range s.W {
-		ws := &s.W[w]
+	for w := range workers {
+		ws := &workers[w]
 		if ws.Msg < 0 {
 			if ready == -2 {
 				ready = e.firstReady()
@@ -149,24 +166,13 @@ func (e *engine) enabled(buf []Action) []Action {
 			}
 			continue
 		}
-		if ws.Until > s.Now {
+		if ws.Until > now {
 			continue
 		}
 		buf = append(buf, act(aStep, w))
 		steps++
-		if ws.At != 0 {
-			if s.Crash > 0 && ws.At&f.CrashAt != 0 {
-				buf = append(buf, e.faultAt(aCrash, w, ws.At&f.CrashAt))
-			}
-			if s.Pause > 0 && ws.At&f.PauseAt != 0 {
-				buf = append(buf, e.faultAt(aPause, w, ws.At&f.PauseAt))
-			}
-			if s.Drop > 0 && ws.Owned && ws.At.Has(worker.PointBeforeAck) {
-				buf = append(buf, e.faultAt(aDrop, w, worker.Of(worker.PointBeforeAck)))
-			}
-		}
-		if s.Fail > 0 && (ws.Op == worker.OpEffect || ws.Op == worker.OpEffectTxn) {
-			buf = append(buf, e.faultAt(aFail, w, 0))
+		if faults {
+			buf = e.faults(buf, w)
 		}
 	}
 	if s.Dup > 0 {
@@ -181,6 +187,28 @@ func (e *engine) enabled(buf []Action) []Action {
 		} else if len(buf) > 0 {
 			buf = append(buf, act(aStop, 0))
 		}
+	}
+	return buf
+}
+
+// faults appends the faults that may fire on worker w, which can step.
+func (e *engine) faults(buf []Action, w int) []Action {
+	s := &e.s
+	f := &e.cfg.Faults
+	ws := &s.W[w]
+	if ws.At != 0 {
+		if s.Crash > 0 && ws.At&f.CrashAt != 0 {
+			buf = append(buf, e.faultAt(aCrash, w, ws.At&f.CrashAt))
+		}
+		if s.Pause > 0 && ws.At&f.PauseAt != 0 {
+			buf = append(buf, e.faultAt(aPause, w, ws.At&f.PauseAt))
+		}
+		if s.Drop > 0 && ws.Owned && ws.At.Has(worker.PointBeforeAck) {
+			buf = append(buf, e.faultAt(aDrop, w, worker.Of(worker.PointBeforeAck)))
+		}
+	}
+	if s.Fail > 0 && (ws.Op == worker.OpEffect || ws.Op == worker.OpEffectTxn) {
+		buf = append(buf, e.faultAt(aFail, w, 0))
 	}
 	return buf
 }
@@ -204,19 +232,11 @@ func (e *engine) nextTimer() int64 {
 			}
 		}
 	}
-	if s.held > 0 {
-		for i := range s.Locks {
-			if s.Locks[i].Token != 0 {
-				next = min(next, s.Locks[i].Exp)
-			}
-		}
+	for _, id := range s.held {
+		next = min(next, s.Locks[id].Exp)
 	}
-	if s.cachePend > 0 {
-		for i := range s.Cache {
-			if s.Cache[i].At > 0 {
-				next = min(next, s.Cache[i].At)
-			}
-		}
+	for _, k := range s.pending {
+		next = min(next, s.Cache[k].At)
 	}
 	if s.DupAt > 0 {
 		next = min(next, s.DupAt)
@@ -358,7 +378,10 @@ func (e *engine) exec(w int, fail bool) {
 			s.Caught++
 		}
 	case worker.OpWork:
-		d := e.cfg.Duration.Sample(uniform(mix(e.seed, uint64(ws.Delivery))))
+		d := e.cfg.Duration.fixed
+		if !e.cfg.Duration.IsFixed() {
+			d = e.cfg.Duration.Sample(uniform(mix(e.seed, uint64(ws.Delivery))))
+		}
 		ws.Until = s.Now + d
 		if e.rec != nil {
 			note = fmtDur(d)
@@ -410,11 +433,11 @@ func (e *engine) exec(w int, fail bool) {
 		s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
 		note = e.ack(w) // ack re-reads the message: the append may have moved the slice
 	}
-	next := ws.Flow.Next(p, op, r)
+	next, at := e.flow.step(&ws.Flow, op, r)
 	if e.rec != nil {
 		e.rec.exec(e, w, op, r, note)
 	}
-	ws.At = worker.Reached(p, op, r, next)
+	ws.At = at
 	if next == worker.OpDone {
 		ws.Msg, ws.Op, ws.At, ws.Token, ws.LockID, ws.IdemKey = -1, worker.OpDone, 0, 0, -1, -1
 		return
@@ -460,7 +483,7 @@ func (e *engine) writeStatus(k int32, st uint8) {
 		return
 	}
 	if s.Cache[k].At == 0 {
-		s.cachePend++
+		s.pending = append(s.pending, k)
 	}
 	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+e.cfg.CacheLag
 }
@@ -555,18 +578,24 @@ func (e *engine) tick() {
 			e.requeue(i)
 		}
 	}
+	// Locks due now, handled in id order so the timeline reads the same
+	// whatever order they were taken in.
+	var dueBuf [8]int32
+	due := dueBuf[:0]
+	for _, id := range s.held {
+		if s.Locks[id].Exp <= s.Now {
+			due = append(due, id)
+		}
+	}
+	if len(due) > 1 {
+		slices.Sort(due)
+	}
 	p := &e.cfg.Profile
-	for id := range s.Locks {
-		if s.held == 0 {
-			break
-		}
+	for _, id := range due {
 		l := &s.Locks[id]
-		if l.Token == 0 || l.Exp > s.Now {
-			continue
-		}
 		h := &s.W[l.Holder]
 		paused := h.Paused && h.Until > s.Now
-		if p.Renew && h.Msg >= 0 && h.Token == l.Token && int(h.LockID) == id && !paused && l.Renewals < e.cfg.MaxRenewals {
+		if p.Renew && h.Msg >= 0 && h.Token == l.Token && h.LockID == id && !paused && l.Renewals < e.cfg.MaxRenewals {
 			// The holder's watchdog extends the lease: compare-and-pexpire
 			// succeeds because the token is still its own.
 			l.Exp = s.Now + e.cfg.LockTTL
@@ -576,23 +605,21 @@ func (e *engine) tick() {
 		}
 		s.LockExpiries++
 		if e.rec != nil {
-			e.rec.expire(e, int32(id))
+			e.rec.expire(e, id)
 		}
-		s.clearLock(int32(id))
+		s.clearLock(id)
 	}
 	for i := range s.W {
 		if s.W[i].Paused && s.W[i].Until <= s.Now {
 			s.W[i].Paused = false
 		}
 	}
-	for i := range s.Cache {
-		if s.cachePend == 0 {
-			break
-		}
-		c := &s.Cache[i]
-		if c.At > 0 && c.At <= s.Now {
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		c := &s.Cache[s.pending[i]]
+		if c.At <= s.Now {
 			c.Visible, c.At = c.Pending, 0
-			s.cachePend--
+			s.pending[i] = s.pending[len(s.pending)-1]
+			s.pending = s.pending[:len(s.pending)-1]
 		}
 	}
 	if s.DupAt > 0 && s.DupAt <= s.Now {

@@ -284,3 +284,32 @@ func TestRiskNumbers(t *testing.T) {
 		t.Errorf("safe: %+v: want no duplicates", safeRow)
 	}
 }
+
+// The flow table must answer exactly as worker.Flow and worker.Reached do,
+// for every profile, operation, result, attempt and failure state.
+func TestFlowTableMatchesFlow(t *testing.T) {
+	for _, p := range worker.Profiles() {
+		tbl := newFlowTable(p)
+		for op := worker.Op(0); op < worker.NumOps; op++ {
+			for r := worker.Result(0); r < worker.NumResults; r++ {
+				for maxAttempts := uint8(1); maxAttempts <= 6; maxAttempts++ {
+					for attempt := uint8(1); attempt <= maxAttempts+1; attempt++ {
+						for _, failWith := range []worker.Result{worker.ResOK, worker.ResRetryable, worker.ResFatal} {
+							want := worker.Flow{Attempt: attempt, MaxAttempts: maxAttempts}
+							if failWith != worker.ResOK {
+								want.Next(&p, worker.OpEffect, failWith) // puts the flow on the failure path
+							}
+							got := want
+							wantNext := want.Next(&p, op, r)
+							wantAt := worker.Reached(&p, op, r, wantNext)
+							gotNext, gotAt := tbl.step(&got, op, r)
+							if gotNext != wantNext || gotAt != wantAt || got != want {
+								t.Fatalf("%s %s r=%d attempt %d/%d failed=%v: table gives %s %b, flow %s %b", p.Name, op, r, attempt, maxAttempts, failWith != worker.ResOK, gotNext, gotAt, wantNext, wantAt)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -99,17 +99,17 @@ type State struct {
 
 	// Derived from the fields above, kept so a step does not scan every
 	// message, lock and cache entry; left out of fingerprints.
-	readyLo   int32 // no message below this index is ready
-	delayed   int32 // messages waiting out a retry backoff
-	held      int32 // locks with a token (expired or not)
-	cachePend int32 // cache entries with a write not yet visible
+	readyLo int32   // no message below this index is ready
+	delayed int32   // messages waiting out a retry backoff
+	held    []int32 // locks with a token (expired or not), in no order
+	pending []int32 // cache entries with a write not yet visible, in no order
 }
 
 // reset puts s in the initial state of cfg, reusing its slices.
 func (s *State) reset(cfg *Config) {
 	s.Now, s.NextToken, s.Deliveries, s.Steps = 0, 0, 0, 0
 	s.Dups, s.NonOwnerUnlocks, s.LockExpiries, s.AckTimeouts, s.Renewals, s.Fenced, s.Caught, s.Overwrites = 0, 0, 0, 0, 0, 0, 0, 0
-	s.readyLo, s.delayed, s.held, s.cachePend = 0, 0, 0, 0
+	s.readyLo, s.delayed, s.held, s.pending = 0, 0, s.held[:0], s.pending[:0]
 	s.Msgs = s.Msgs[:0]
 	for j := 0; j < cfg.Jobs; j++ {
 		s.Msgs = append(s.Msgs, message{Job: int32(j), Key: int32(j % cfg.Keys), Attempt: 1, Worker: -1})
@@ -142,7 +142,10 @@ func resize[T any](s []T, n int) []T {
 // copyFrom makes s a deep copy of o, reusing s's slices.
 func (s *State) copyFrom(o *State) {
 	msgs, locks, fc, led, att, cache, eff, fm, ws := s.Msgs, s.Locks, s.FenceCtr, s.Ledger, s.Attempts, s.Cache, s.Effects, s.FenceMax, s.W
+	held, pending := s.held, s.pending
 	*s = *o
+	s.held = append(held[:0], o.held...)
+	s.pending = append(pending[:0], o.pending...)
 	s.Msgs = append(msgs[:0], o.Msgs...)
 	s.Locks = append(locks[:0], o.Locks...)
 	s.FenceCtr = append(fc[:0], o.FenceCtr...)

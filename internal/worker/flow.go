@@ -22,13 +22,13 @@ const (
 	OpAck           // basic.ack after the commit
 	OpRetry         // republish with attempt + 1 after backoff, ack the original
 	OpDeadLetter    // publish to the DLQ with context, ack the original
-	numOps
+	NumOps          // the number of operations
 )
 
-var opNames = [numOps]string{"done", "ack-early", "lock", "unlock-busy", "retry-busy", "check", "claim", "work", "effect", "effect-txn", "commit", "mark-failed", "unlock", "ack", "retry", "dead-letter"}
+var opNames = [NumOps]string{"done", "ack-early", "lock", "unlock-busy", "retry-busy", "check", "claim", "work", "effect", "effect-txn", "commit", "mark-failed", "unlock", "ack", "retry", "dead-letter"}
 
 func (o Op) String() string {
-	if o < numOps {
+	if o < NumOps {
 		return opNames[o]
 	}
 	return "op?"
@@ -42,6 +42,7 @@ const (
 	ResBusy             // lock held by another; claim conflict; already SUCCEEDED
 	ResRetryable        // the side effect failed with a temporary error
 	ResFatal            // the side effect failed with a permanent error
+	NumResults          // the number of results
 )
 
 // Point is a named place in the flow where a fault can be injected.
