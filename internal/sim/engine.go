@@ -152,26 +152,23 @@ func (e *engine) enabled(buf []Action) []Action {
 	s := &e.s
 	workers, now := s.W, s.Now
 	faults := s.Crash > 0 || s.Pause > 0 || s.Drop > 0 || s.Fail > 0
-	steps := 0
 	ready := -2
+	steps := 0
 	for w := range workers {
 		ws := &workers[w]
 		if ws.Msg < 0 {
 			if ready == -2 {
 				ready = e.firstReady()
 			}
-			if ready >= 0 {
-				buf = append(buf, act(aStep, w))
-				steps++
+			if ready < 0 {
+				continue
 			}
-			continue
-		}
-		if ws.Until > now {
+		} else if ws.Until > now {
 			continue
 		}
 		buf = append(buf, act(aStep, w))
 		steps++
-		if faults {
+		if faults && ws.Msg >= 0 {
 			buf = e.faults(buf, w)
 		}
 	}

@@ -90,7 +90,8 @@ func (e *engine) violations(terminal bool) Violation {
 func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []Action) (Violation, []Action) {
 	e.reset(seed)
 	r := newRNG(seed ^ 0x2545f4914f6cdd1d)
-	for int(e.s.Steps) < e.cfg.MaxSteps {
+	maxSteps := int32(e.cfg.MaxSteps)
+	for e.s.Steps < maxSteps {
 		buf = e.enabled(buf[:0])
 		if len(buf) == 0 {
 			return e.violations(true), buf
