@@ -243,6 +243,20 @@ func (e *engine) nextTimer() int64 {
 
 // apply makes one action happen.
 func (e *engine) apply(a Action) {
+	if a.Kind() == aStep {
+		// Most actions are a worker's next step: small enough to inline.
+		e.s.Steps++
+		if w := a.Arg(); e.s.W[w].Msg < 0 {
+			e.receive(w)
+		} else {
+			e.exec(w, false)
+		}
+		return
+	}
+	e.applyOther(a)
+}
+
+func (e *engine) applyOther(a Action) {
 	s := &e.s
 	valid := e.nextSteps == s.Steps
 	s.Steps++
