@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,11 +36,12 @@ func main() {
 	dupctl := flag.String("dupctl", "dupctl", "dupctl binary")
 	naive := flag.String("naive", "naive", "naive mover binary")
 	window := flag.Int("window", 1000, "dupctl --window (its default)")
+	shovelPrefetch := flag.Int("shovel-prefetch", 1000, "the shovels' src-prefetch-count (the default of a shovel and of the management UI's Move messages)")
 	methods := flag.String("methods", "dupctl,shovel,shovel-net,naive", "methods to run")
 	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
 	flag.Parse()
 
-	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window}
+	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window, shovelPrefetch: *shovelPrefetch}
 	times := map[string][]time.Duration{}
 	list := strings.Split(*methods, ",")
 	for r := 0; r < *rounds; r++ {
@@ -55,15 +57,23 @@ func main() {
 			times[m] = append(times[m], d)
 		}
 	}
-	fmt.Printf("| method | messages | rounds | seconds (median) | msgs/s | dupctl speed-up |\n|---|---:|---:|---:|---:|---:|\n")
+	// Speed-ups are against the first dupctl method listed.
+	ref := ""
+	for _, m := range list {
+		if m == "dupctl" || strings.HasPrefix(m, "dupctl:") {
+			ref = m
+			break
+		}
+	}
+	fmt.Printf("| method | messages | rounds | seconds (median) | msgs/s | %s speed-up |\n|---|---:|---:|---:|---:|---:|\n", ref)
 	med := map[string]time.Duration{}
 	for _, m := range list {
 		med[m] = median(times[m])
 	}
 	for _, m := range list {
 		ratio := "-"
-		if m != "dupctl" && med["dupctl"] > 0 {
-			ratio = fmt.Sprintf("%.2fx", med[m].Seconds()/med["dupctl"].Seconds())
+		if m != ref && med[ref] > 0 {
+			ratio = fmt.Sprintf("%.2fx", med[m].Seconds()/med[ref].Seconds())
 		}
 		fmt.Printf("| %s | %d | %d | %.2f | %.0f | %s |\n", m, *n, len(times[m]), med[m].Seconds(), float64(*n)/med[m].Seconds(), ratio)
 	}
@@ -78,9 +88,20 @@ func median(ds []time.Duration) time.Duration {
 type bench struct {
 	url, dupctl, naive string
 	n, window, seq     int
+	shovelPrefetch     int
 }
 
 func (b *bench) round(method string) (time.Duration, error) {
+	// "dupctl:N" and "shovel:N" override the window or the prefetch count
+	// for that method, so one run can compare several settings.
+	window, prefetch := b.window, b.shovelPrefetch
+	if name, n, ok := strings.Cut(method, ":"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 {
+			return 0, fmt.Errorf("method %q: want name:count", method)
+		}
+		method, window, prefetch = name, v, v
+	}
 	b.seq++
 	base := fmt.Sprintf("bench_dlq_%d_%d", os.Getpid(), b.seq)
 	dlq, dest := base+".dlq", base+".work"
@@ -108,7 +129,7 @@ func (b *bench) round(method string) (time.Duration, error) {
 		journal := os.TempDir() + "/" + base + ".journal"
 		defer os.Remove(journal)
 		out, err := exec.Command(b.dupctl, "dlq", "replay", "--queue", dlq, "--yes", "--journal", journal,
-			"--window", fmt.Sprint(b.window), "--amqp-url", b.url, "-o", "json").CombinedOutput()
+			"--window", fmt.Sprint(window), "--amqp-url", b.url, "-o", "json").CombinedOutput()
 		if err != nil {
 			return 0, fmt.Errorf("%v: %s", err, tail(out))
 		}
@@ -123,7 +144,7 @@ func (b *bench) round(method string) (time.Duration, error) {
 		def, _ := json.Marshal(map[string]any{
 			"src-protocol": "amqp091", "src-uri": uri, "src-queue": dlq,
 			"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
-			"ack-mode": "on-confirm", "src-prefetch-count": 1000, "src-delete-after": "never",
+			"ack-mode": "on-confirm", "src-prefetch-count": prefetch, "src-delete-after": "never",
 		})
 		if out, err := exec.Command("rabbitmqctl", "set_parameter", "shovel", base, string(def)).CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("set_parameter: %v: %s", err, out)

@@ -4,6 +4,8 @@
 # broker in one run; prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/dlq-replay/run.sh [-n 100000] [-rounds 1] [-window 500]
+#   bench/dlq-replay/run.sh -methods dupctl:1000,dupctl:2000,shovel:1000,shovel:2000
+#       (dupctl:N runs with --window N, shovel:N with src-prefetch-count N)
 #
 # Needs RabbitMQ on 127.0.0.1:5672 (guest) and rabbitmqctl; enables the
 # rabbitmq_shovel plugin for the run when it is off, and turns it off again.
