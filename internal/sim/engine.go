@@ -244,7 +244,8 @@ func (e *engine) nextTimer() int64 {
 // apply makes one action happen.
 func (e *engine) apply(a Action) {
 	if a.Kind() == aStep {
-		// Most actions are a worker's next step: small enough to inline.
+		// Most actions are a worker's next step: spare them the switch
+		// over the rarer ones.
 		e.s.Steps++
 		if w := a.Arg(); e.s.W[w].Msg < 0 {
 			e.receive(w)
@@ -256,19 +257,15 @@ func (e *engine) apply(a Action) {
 	e.applyOther(a)
 }
 
+// applyOther makes a fault, a duplicate or a tick happen.
 func (e *engine) applyOther(a Action) {
 	s := &e.s
 	valid := e.nextSteps == s.Steps
 	s.Steps++
 	w := a.Arg()
 	switch a.Kind() {
-	case aStep, aFail:
-		ws := &s.W[w]
-		if ws.Msg < 0 {
-			e.receive(w)
-			return
-		}
-		e.exec(w, a.Kind() == aFail)
+	case aFail: // offered only to a worker at its side effect
+		e.exec(w, true)
 	case aCrash:
 		s.Crash--
 		e.crash(w)
