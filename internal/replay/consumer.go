@@ -61,8 +61,26 @@ func ExchangeExists(conn *amqp.Connection, name string) (bool, error) {
 	return err == nil, err
 }
 
+// DefaultWindowBytes bounds what a consumer lets the broker push ahead of
+// it, in bytes: the prefetch window counts messages, and a window of 1,000
+// messages of 8 MiB would be 8 GB in this process.
+const DefaultWindowBytes = 64 << 20
+
+// prefetchFor is the prefetch count that keeps about budget bytes in
+// flight at the average message size seen, never above window.
+func prefetchFor(window int, budget, avg int64) int {
+	if budget <= 0 {
+		return window
+	}
+	return int(max(1, min(int64(window), budget/max(avg, 1))))
+}
+
 // Consumer reads a queue with a prefetch window and holds what it does
-// not settle. Messages held (left in the queue for now) occupy the
+// not settle. With a byte budget it starts with a prefetch of one, and
+// sets the window from the average size of what it has seen (after the
+// first message and every 256 after that), restarting the consumer as
+// held messages do: RabbitMQ applies a new basic.qos only to new
+// consumers. Messages held (left in the queue for now) occupy the
 // consumer's prefetch window, so when half the window is held the consumer
 // is cancelled and a fresh one started: held messages stay unacked on the
 // channel and are requeued together at the end (in their original order on
@@ -71,7 +89,11 @@ func ExchangeExists(conn *amqp.Connection, name string) (bool, error) {
 type Consumer struct {
 	ch        *amqp.Channel
 	queue     string
-	window    int
+	window    int   // the most messages asked for at once
+	prefetch  int   // the current basic.qos: window, or fewer for large messages
+	budget    int64 // bytes; 0: no byte budget
+	seenN     int64
+	seenBytes int64
 	exclusive bool
 	tagBase   string
 
@@ -103,13 +125,19 @@ type Delivery struct {
 	gen int
 }
 
-// NewConsumer starts consuming queue on a new channel of conn.
-func NewConsumer(conn *amqp.Connection, queue string, window int, exclusive bool, tag string) (*Consumer, error) {
+// NewConsumer starts consuming queue on a new channel of conn, with at most
+// window messages and (when budget > 0) about budget bytes in flight.
+func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, exclusive bool, tag string) (*Consumer, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
-	c := &Consumer{ch: ch, queue: queue, window: max(window, 1), exclusive: exclusive, tagBase: tag,
+	window = max(window, 1)
+	prefetch := window
+	if budget > 0 {
+		prefetch = 1 // until a message says how large they are
+	}
+	c := &Consumer{ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0), exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
 		gens:   make(chan generation, 1<<16), out: make(chan Delivery),
 		settled: map[uint64]bool{}, pending: map[uint64]bool{}}
@@ -132,8 +160,8 @@ func NewConsumer(conn *amqp.Connection, queue string, window int, exclusive bool
 }
 
 func (c *Consumer) start() error {
-	if err := c.ch.Qos(c.window, 0, false); err != nil {
-		return fmt.Errorf("set prefetch %d: %w", c.window, err)
+	if err := c.ch.Qos(c.prefetch, 0, false); err != nil {
+		return fmt.Errorf("set prefetch %d: %w", c.prefetch, err)
 	}
 	c.gen++
 	c.tag = fmt.Sprintf("%s-%d", c.tagBase, c.gen)
@@ -158,8 +186,30 @@ func (c *Consumer) C() <-chan Delivery { return c.out }
 // unsettled delivery is then back in the queue.
 func (c *Consumer) Closed() <-chan *amqp.Error { return c.closed }
 
-// Seen records a delivery taken from C (for ReleaseAll and AckAll).
-func (c *Consumer) Seen(d Delivery) { c.maxTag = max(c.maxTag, d.DeliveryTag) }
+// Seen records a delivery taken from C (for ReleaseAll and AckAll) and
+// its size, which may change the prefetch window.
+func (c *Consumer) Seen(d Delivery) error {
+	c.maxTag = max(c.maxTag, d.DeliveryTag)
+	if c.budget == 0 || c.stopped {
+		return nil
+	}
+	c.seenN++
+	c.seenBytes += int64(len(d.Body))
+	if c.seenN != 1 && c.seenN%256 != 0 {
+		return nil
+	}
+	want := prefetchFor(c.window, c.budget, c.seenBytes/c.seenN)
+	// After the first message, only a change by half or double is worth
+	// a restart.
+	if want == c.prefetch || c.seenN > 1 && want < 2*c.prefetch && 2*want > c.prefetch {
+		return nil
+	}
+	c.prefetch = want
+	return c.restart()
+}
+
+// Prefetch is the current prefetch window.
+func (c *Consumer) Prefetch() int { return c.prefetch }
 
 // Hold leaves d unacked until ReleaseAll; when half the window is held, a
 // fresh consumer takes over so the window never fills with held messages.
@@ -169,9 +219,15 @@ func (c *Consumer) Hold(d Delivery) error {
 		return nil
 	}
 	c.heldNow++
-	if c.heldNow < max(c.window/2, 1) {
+	if c.heldNow < max(c.prefetch/2, 1) {
 		return nil
 	}
+	return c.restart()
+}
+
+// restart cancels the consumer and starts a fresh one with the current
+// prefetch. What the old one delivered stays unacked on the channel.
+func (c *Consumer) restart() error {
 	if err := c.ch.Cancel(c.tag, false); err != nil {
 		return fmt.Errorf("restart consumer: %w", err)
 	}
@@ -237,7 +293,7 @@ func (c *Consumer) Rest() []Delivery {
 	_ = c.Stop()
 	var out []Delivery
 	for d := range c.out {
-		c.Seen(d)
+		c.maxTag = max(c.maxTag, d.DeliveryTag)
 		c.maxHeld = max(c.maxHeld, d.DeliveryTag)
 		out = append(out, d)
 	}

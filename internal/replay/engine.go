@@ -27,10 +27,13 @@ type Options struct {
 	Analyzer *Analyzer
 	Rewrite  Rewrite // Run, ResetAttempts, User; Now is set per publish
 
-	Window     int     // prefetch and unconfirmed publishes
-	Rate       float64 // publishes per second (0: unlimited)
-	MaxReplays int     // park messages replayed this often already (0: never)
-	ParkQueue  string
+	Window int // prefetch and unconfirmed publishes
+	// WindowBytes bounds the prefetch in bytes: 0 is DefaultWindowBytes,
+	// a negative value no bound.
+	WindowBytes int64
+	Rate        float64 // publishes per second (0: unlimited)
+	MaxReplays  int     // park messages replayed this often already (0: never)
+	ParkQueue   string
 	// Idempotency, when set, skips messages whose key is SUCCEEDED.
 	Idempotency      Idempotency
 	IdempotencyKeys  []Field
@@ -229,7 +232,7 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if !e.o.Yes {
 		window = readWindow(window, st.Messages)
 	}
-	c, err := NewConsumer(conn, e.o.Queue, window, e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
+	c, err := NewConsumer(conn, e.o.Queue, window, windowBytes(e.o.WindowBytes), e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -386,7 +389,13 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 	now := o.Now()
 	items := make([]*item, 0, len(batch))
 	for _, si := range batch {
-		e.src.seen(si)
+		if err := e.src.seen(si); err != nil && e.lost == "" {
+			// The consumer could not restart with a new prefetch: stop
+			// reading, as when its channel closes (the batch in hand goes
+			// on; an ack that then fails is journaled as ack-lost).
+			e.lost = "consumer: " + err.Error()
+			e.stop = "connection lost"
+		}
 		e.res.Counts.Read++
 		meter.Add(1)
 		it := &item{m: si.m, d: si.d}
@@ -763,7 +772,7 @@ func (e *engine) problem(it *item, what, why string) {
 func (e *engine) finish(ctx context.Context) {
 	e.flushAcks()
 	for _, si := range e.src.rest() {
-		e.src.seen(si)
+		_ = e.src.seen(si) // stopped: records the tag, never restarts
 		_ = e.src.hold(&item{m: si.m, d: si.d})
 	}
 	if err := e.src.release(); err != nil && e.lost == "" {

@@ -15,6 +15,9 @@ type ReadOptions struct {
 	Queue  string
 	Limit  int // 0: every message counted at the start
 	Window int // prefetch
+	// WindowBytes bounds the prefetch in bytes: 0 is DefaultWindowBytes,
+	// a negative value no bound.
+	WindowBytes int64
 	// Idle ends the read when no message arrives for this long (the queue
 	// held fewer messages than it said, or another consumer took them).
 	Idle     time.Duration
@@ -63,7 +66,7 @@ func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message
 	if target == 0 {
 		return res, commitIf(commit)
 	}
-	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), false, "dupctl-read-"+NewRunID())
+	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), windowBytes(o.WindowBytes), false, "dupctl-read-"+NewRunID())
 	if err != nil {
 		return res, err
 	}
@@ -84,7 +87,10 @@ loop:
 				readErr = fmt.Errorf("read %q: %w", o.Queue, ErrChannelClosed)
 				break loop
 			}
-			c.Seen(d)
+			if err := c.Seen(d); err != nil {
+				readErr = err
+				break loop
+			}
 			lastTag = d.DeliveryTag
 			res.Read++
 			meter.Add(1)
@@ -142,6 +148,17 @@ func commitIf(commit func() error) error {
 
 // readWindow keeps the prefetch no larger than what will be read, so a
 // peek of 5 messages does not take 500 off the queue for its duration.
+// windowBytes maps the options' byte budget to NewConsumer's.
+func windowBytes(b int64) int64 {
+	switch {
+	case b == 0:
+		return DefaultWindowBytes
+	case b < 0:
+		return 0
+	}
+	return b
+}
+
 func readWindow(w, target int) int {
 	if w <= 0 {
 		w = 500

@@ -18,7 +18,7 @@ type srcItem struct {
 // export file (nothing to settle: the journal is the record).
 type source interface {
 	items() <-chan srcItem
-	seen(srcItem)
+	seen(srcItem) error
 	ack(*item) error
 	ackMany([]*item) error
 	hold(*item) error
@@ -53,8 +53,8 @@ func (q *queueSource) items() <-chan srcItem {
 	return q.out
 }
 
-func (q *queueSource) seen(si srcItem)    { q.c.Seen(si.d) }
-func (q *queueSource) ack(it *item) error { return q.c.Ack(it.d.DeliveryTag) }
+func (q *queueSource) seen(si srcItem) error { return q.c.Seen(si.d) }
+func (q *queueSource) ack(it *item) error    { return q.c.Ack(it.d.DeliveryTag) }
 
 func (q *queueSource) ackMany(its []*item) error {
 	tags := make([]uint64, len(its))
@@ -113,7 +113,7 @@ func newFileSource(r io.Reader) *fileSource {
 }
 
 func (f *fileSource) items() <-chan srcItem      { return f.out }
-func (f *fileSource) seen(srcItem)               {}
+func (f *fileSource) seen(srcItem) error         { return nil }
 func (f *fileSource) ack(*item) error            { return nil }
 func (f *fileSource) ackMany([]*item) error      { return nil }
 func (f *fileSource) hold(*item) error           { return nil }

@@ -144,6 +144,29 @@ func readErr(queue string, err error) error {
 	return err
 }
 
+// windowMiB is the --window-mib flag of every command that consumes a DLQ:
+// the prefetch window counts messages, this bounds it in bytes.
+type windowMiB int
+
+func (w *windowMiB) register(fs *pflag.FlagSet) {
+	fs.IntVar((*int)(w), "window-mib", replay.DefaultWindowBytes>>20, "keep at most about this many MiB of messages prefetched: lowers --window for large messages (0: no byte bound)")
+}
+
+func (w windowMiB) check() error {
+	if w < 0 {
+		return exitcode.UsageErrorf("--window-mib must not be negative")
+	}
+	return nil
+}
+
+// bytes is the capability's WindowBytes (negative: no bound).
+func (w windowMiB) bytes() int64 {
+	if w == 0 {
+		return -1
+	}
+	return int64(w) << 20
+}
+
 func requireQueue(q string) error {
 	if q == "" {
 		return exitcode.UsageErrorf("--queue is required")

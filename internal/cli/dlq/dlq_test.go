@@ -19,7 +19,7 @@ func TestReplayFlagsBecomeOptions(t *testing.T) {
 	var got *ReplayOptions
 	cmd := NewCmdReplay(factory(), func(o *ReplayOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--queue", "orders.dlq", "--to", "orders", "--where", "body.type=payment", "--reason", "rejected,expired",
-		"--older-than", "2d", "--max", "10", "--rate", "50", "--window", "64", "--group", "3f2a9c1b", "--reset-attempts", "retry-count", "--yes"})
+		"--older-than", "2d", "--max", "10", "--rate", "50", "--window", "64", "--window-mib", "16", "--group", "3f2a9c1b", "--reset-attempts", "retry-count", "--yes"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +29,9 @@ func TestReplayFlagsBecomeOptions(t *testing.T) {
 	}
 	if ro.Queue != "orders.dlq" || ro.ParkQueue != "orders.dlq.parked" || ro.Max != 10 || ro.Rate != 50 || ro.Window != 64 || !ro.Yes {
 		t.Fatalf("options: %+v", ro)
+	}
+	if ro.WindowBytes != 16<<20 {
+		t.Fatalf("--window-mib 16: WindowBytes %d", ro.WindowBytes)
 	}
 	if ro.Router.To == nil || ro.Router.To.Exchange != "orders" || !ro.Router.KeepKey {
 		t.Fatalf("--to: %+v", ro.Router)
@@ -42,6 +45,18 @@ func TestReplayFlagsBecomeOptions(t *testing.T) {
 	}
 	if len(ro.IdempotencyKeys) != len(replay.DefaultIdempotencyFields) {
 		t.Fatalf("idempotency keys: %v", ro.IdempotencyKeys)
+	}
+}
+
+func TestWindowMiB(t *testing.T) {
+	if got := windowMiB(0).bytes(); got >= 0 {
+		t.Errorf("0 MiB: %d, want a negative value (no bound)", got)
+	}
+	if got := windowMiB(64).bytes(); got != 64<<20 {
+		t.Errorf("64 MiB: %d", got)
+	}
+	if windowMiB(-1).check() == nil {
+		t.Error("-1 accepted")
 	}
 }
 

@@ -34,6 +34,7 @@ type ReplayOptions struct {
 	Older    string
 	Max      int
 	Window   int
+	WindowMB windowMiB
 	Rate     float64
 	MaxRepl  int
 	Park     string
@@ -135,6 +136,7 @@ confirms and prints the summary.` + exitStatus,
 	fs.StringVar(&o.Older, "older-than", "", "only messages dead-lettered longer ago than this (90m, 36h, 3d)")
 	fs.IntVar(&o.Max, "max", 0, "replay at most this many messages (0: no limit)")
 	fs.IntVar(&o.Window, "window", 1000, "prefetch window and the most unconfirmed publishes at once (what a crash can leave in doubt)")
+	o.WindowMB.register(fs)
 	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
@@ -163,6 +165,9 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 {
 		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate and --max-replays must not be negative")
 	}
+	if err := o.WindowMB.check(); err != nil {
+		return nil, err
+	}
 	if o.Origin != replay.ViaQueue && o.Origin != replay.ViaExchange {
 		return nil, exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
 	}
@@ -182,7 +187,7 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &replay.Options{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, Rate: o.Rate,
+	ro := &replay.Options{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}

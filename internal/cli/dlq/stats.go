@@ -19,11 +19,12 @@ import (
 
 // StatsOptions are one `dlq stats` run.
 type StatsOptions struct {
-	Factory *cmdutil.Factory
-	Queue   string
-	Limit   int
-	Window  int
-	Idle    time.Duration
+	Factory  *cmdutil.Factory
+	Queue    string
+	Limit    int
+	Window   int
+	WindowMB windowMiB
+	Idle     time.Duration
 	analysisFlags
 }
 
@@ -56,6 +57,9 @@ errors should never have been retried and gives each group an id that
 			if o.Limit < 0 || o.Window < 1 {
 				return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
 			}
+			if err := o.WindowMB.check(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -66,6 +70,7 @@ errors should never have been retried and gives each group an id that
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue")
 	fs.IntVar(&o.Limit, "limit", 0, "read at most this many messages (default: all counted at the start)")
 	fs.IntVar(&o.Window, "window", 500, "prefetch window while reading")
+	o.WindowMB.register(fs)
 	fs.DurationVar(&o.Idle, "idle", 3*time.Second, "stop when no message arrives for this long")
 	o.register(fs)
 	return cmd
@@ -82,7 +87,7 @@ func runStats(ctx context.Context, o *StatsOptions) error {
 		return err
 	}
 	rep, s, err := replay.RunStats(ctx, replay.StatsOptions{
-		Read:     replay.ReadOptions{Queue: o.Queue, Limit: o.Limit, Window: o.Window, Idle: o.Idle, Progress: f.IO.StartProgress("dlq stats", "messages")},
+		Read:     replay.ReadOptions{Queue: o.Queue, Limit: o.Limit, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Idle: o.Idle, Progress: f.IO.StartProgress("dlq stats", "messages")},
 		Vhost:    c.vhost,
 		Analyzer: an, IdempotencyKeys: idem, Dial: c.dial, Now: f.Now,
 	})
