@@ -80,13 +80,7 @@ func (e *engine) exhaustiveFrom(ctx context.Context, maxStates int, prefix []Act
 		}
 		buf := e.enabled(bufs[depth][:0])
 		bufs[depth] = buf
-		terminalHere := true
-		for _, a := range buf {
-			if k := a.Kind(); k == aStep || k == aTick {
-				terminalHere = false
-			}
-		}
-		if terminalHere {
+		if firstProgress(buf) == 0 {
 			res.Terminals++
 			if v := e.violations(true); v != 0 {
 				e.found(&res, v, path)

@@ -94,13 +94,7 @@ func RunPlan(cfg Config, plan Plan) (Violation, Stats, Timeline) {
 	v := Violation(0)
 	for int(e.s.Steps) < cfg.MaxSteps {
 		buf = e.enabled(buf[:0])
-		next := Action(0)
-		for _, a := range buf {
-			if k := a.Kind(); k == aStep || k == aTick {
-				next = a
-				break
-			}
-		}
+		next := firstProgress(buf)
 		// A planned fault takes precedence over its worker's next step.
 		for _, a := range buf {
 			w := a.Arg()

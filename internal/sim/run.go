@@ -206,13 +206,7 @@ func (e *engine) replay(seed uint64, actions []Action, strict, stopOnDup bool) (
 			return e.violations(false), done, true
 		}
 		buf = e.enabled(buf[:0])
-		next := Action(0)
-		for _, a := range buf {
-			if k := a.Kind(); k == aStep || k == aTick {
-				next = a
-				break
-			}
-		}
+		next := firstProgress(buf)
 		if next == 0 {
 			return e.violations(true), done, true
 		}
@@ -226,13 +220,17 @@ func (e *engine) replay(seed uint64, actions []Action, strict, stopOnDup bool) (
 }
 
 // terminal reports whether nothing but optional faults can happen.
-func (e *engine) terminal() bool {
-	for _, a := range e.enabled(nil) {
+func (e *engine) terminal() bool { return firstProgress(e.enabled(nil)) == 0 }
+
+// firstProgress is the first worker step or clock tick among the actions
+// (what the default policy takes), or 0 when only faults or a stop remain.
+func firstProgress(buf []Action) Action {
+	for _, a := range buf {
 		if k := a.Kind(); k == aStep || k == aTick {
-			return false
+			return a
 		}
 	}
-	return true
+	return 0
 }
 
 // match finds a in the enabled actions. Strictly, only the identical

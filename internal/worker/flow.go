@@ -213,50 +213,39 @@ func Of(pts ...Point) Points {
 	return ps
 }
 
-// Single-point sets, as constants: Reached runs on every simulated step.
-const (
-	afterReceive = Points(1) << PointAfterReceive
-	afterLock    = Points(1) << PointAfterLock
-	afterReserve = Points(1) << PointAfterReserve
-	beforeEffect = Points(1) << PointBeforeEffect
-	afterEffect  = Points(1) << PointAfterEffect
-	afterCommit  = Points(1) << PointAfterCommit
-	beforeAck    = Points(1) << PointBeforeAck
-)
-
 // Reached is the set of fault points a delivery is at after op returned r
 // and the flow chose next.
 func Reached(p *Profile, op Op, r Result, next Op) Points {
 	var ps Points
 	switch op {
 	case OpAckEarly:
-		ps = afterReceive
+		ps = Of(PointAfterReceive)
 	case OpLock:
 		if r == ResOK {
-			ps = afterLock
+			ps = Of(PointAfterLock)
 		}
 	case OpCheck, OpClaim:
 		if r == ResOK {
-			ps = afterReserve
+			ps = Of(PointAfterReserve)
 		}
 	case OpWork:
-		ps = beforeEffect
+		ps = Of(PointBeforeEffect)
 	case OpEffect:
 		if r == ResOK {
-			ps = afterEffect
+			ps = Of(PointAfterEffect)
 			if p.Idem == IdemNone {
-				ps |= afterCommit
+				ps |= Of(PointAfterCommit)
 			}
 		}
 	case OpEffectTxn:
 		if r == ResOK {
-			ps = afterEffect | afterCommit
+			ps = Of(PointAfterEffect, PointAfterCommit)
 		}
 	case OpCommit:
-		ps = afterCommit
+		ps = Of(PointAfterCommit)
 	}
 	if next == OpAck && ps != 0 || op == OpUnlock && next == OpAck {
-		ps |= beforeAck
+		ps |= Of(PointBeforeAck)
 	}
 	return ps
 }
