@@ -36,12 +36,11 @@ func main() {
 	dupctl := flag.String("dupctl", "dupctl", "dupctl binary")
 	naive := flag.String("naive", "naive", "naive mover binary")
 	window := flag.Int("window", 1000, "dupctl --window (its default)")
-	shovelPrefetch := flag.Int("shovel-prefetch", 1000, "the shovels' src-prefetch-count (the default of a shovel and of the management UI's Move messages)")
 	methods := flag.String("methods", "dupctl,shovel,shovel-net,naive", "methods to run")
 	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
 	flag.Parse()
 
-	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window, shovelPrefetch: *shovelPrefetch}
+	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window}
 	times := map[string][]time.Duration{}
 	list := strings.Split(*methods, ",")
 	for r := 0; r < *rounds; r++ {
@@ -88,13 +87,14 @@ func median(ds []time.Duration) time.Duration {
 type bench struct {
 	url, dupctl, naive string
 	n, window, seq     int
-	shovelPrefetch     int
 }
 
 func (b *bench) round(method string) (time.Duration, error) {
 	// "dupctl:N" and "shovel:N" override the window or the prefetch count
-	// for that method, so one run can compare several settings.
-	window, prefetch := b.window, b.shovelPrefetch
+	// for that method, so one run can compare several settings. A shovel's
+	// default src-prefetch-count (and the management UI's Move messages')
+	// is 1000.
+	window, prefetch := b.window, 1000
 	if name, n, ok := strings.Cut(method, ":"); ok {
 		v, err := strconv.Atoi(n)
 		if err != nil || v < 1 {

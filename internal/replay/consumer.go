@@ -126,11 +126,15 @@ type Delivery struct {
 }
 
 // NewConsumer starts consuming queue on a new channel of conn, with at most
-// window messages and (when budget > 0) about budget bytes in flight.
+// window messages and about budget bytes in flight (0: DefaultWindowBytes;
+// negative: no byte bound).
 func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, exclusive bool, tag string) (*Consumer, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	if budget == 0 {
+		budget = DefaultWindowBytes
 	}
 	window = max(window, 1)
 	prefetch := window

@@ -72,7 +72,7 @@ func TestConsumerPrefetchFollowsMessageSize(t *testing.T) {
 	}
 	must(t, c.Close()) // everything unacked goes back
 
-	c, err = NewConsumer(conn, r.DLQ, 100, 0, false, "test-nobudget")
+	c, err = NewConsumer(conn, r.DLQ, 100, -1, false, "test-nobudget")
 	must(t, err)
 	if n := unacked(c); n != 20 || c.Prefetch() != 100 {
 		t.Errorf("without a budget: %d unacked, prefetch %d; want 20 and 100", n, c.Prefetch())

@@ -232,7 +232,7 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if !e.o.Yes {
 		window = readWindow(window, st.Messages)
 	}
-	c, err := NewConsumer(conn, e.o.Queue, window, windowBytes(e.o.WindowBytes), e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
+	c, err := NewConsumer(conn, e.o.Queue, window, e.o.WindowBytes, e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
 	if err != nil {
 		conn.Close()
 		return nil, err

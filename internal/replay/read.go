@@ -66,7 +66,7 @@ func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message
 	if target == 0 {
 		return res, commitIf(commit)
 	}
-	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), windowBytes(o.WindowBytes), false, "dupctl-read-"+NewRunID())
+	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), o.WindowBytes, false, "dupctl-read-"+NewRunID())
 	if err != nil {
 		return res, err
 	}
@@ -148,17 +148,6 @@ func commitIf(commit func() error) error {
 
 // readWindow keeps the prefetch no larger than what will be read, so a
 // peek of 5 messages does not take 500 off the queue for its duration.
-// windowBytes maps the options' byte budget to NewConsumer's.
-func windowBytes(b int64) int64 {
-	switch {
-	case b == 0:
-		return DefaultWindowBytes
-	case b < 0:
-		return 0
-	}
-	return b
-}
-
 func readWindow(w, target int) int {
 	if w <= 0 {
 		w = 500
