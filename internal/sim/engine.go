@@ -156,14 +156,7 @@ func (e *engine) enabled(buf []Action) []Action {
 	steps := 0
 	for w := range workers {
 		ws := &workers[w]
-		if ws.Msg < 0 {
-			if ready == -2 {
-				ready = e.firstReady()
-			}
-			if ready < 0 {
-				continue
-			}
-		} else if ws.Until > now {
+		if !e.canStep(ws, now, &ready) {
 			continue
 		}
 		buf = append(buf, act(aStep, w))
@@ -186,6 +179,55 @@ func (e *engine) enabled(buf []Action) []Action {
 		}
 	}
 	return buf
+}
+
+// canStep reports whether a worker can take its next step: an idle one
+// when a message is ready (ready caches firstReady across workers, -2: not
+// asked yet), a busy one when its work or pause is over.
+func (e *engine) canStep(ws *workerState, now int64, ready *int) bool {
+	if ws.Msg >= 0 {
+		return ws.Until <= now
+	}
+	if *ready == -2 {
+		*ready = e.firstReady()
+	}
+	return *ready >= 0
+}
+
+// calm reports whether no fault or duplicate can be offered any more, so
+// that the only actions are worker steps, or a tick or stop when none can
+// step.
+func (s *State) calm() bool {
+	return s.Crash <= 0 && s.Pause <= 0 && s.Drop <= 0 && s.Fail <= 0 && s.Dup <= 0
+}
+
+// maxCalmWorkers bounds the workers pickStep handles (a bit each).
+const maxCalmWorkers = 64
+
+// pickStep is a random schedule's choice in a calm state: the worker a draw
+// over enabled's list (the workers that can step, in order) would pick,
+// without building the list; like runRandom, no draw when only one can
+// step. -1: no worker can step.
+func (e *engine) pickStep(r *rng) int {
+	workers, now := e.s.W, e.s.Now
+	var can uint64
+	n, ready := 0, -2
+	for w := range workers {
+		if e.canStep(&workers[w], now, &ready) {
+			can |= 1 << (w & (maxCalmWorkers - 1))
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return -1
+	case 1:
+	default:
+		for k := r.intn(n); k > 0; k-- {
+			can &= can - 1
+		}
+	}
+	return bits.TrailingZeros64(can)
 }
 
 // faults appends the faults that may fire on worker w, which can step.
@@ -246,15 +288,20 @@ func (e *engine) apply(a Action) {
 	if a.Kind() == aStep {
 		// Most actions are a worker's next step: spare them the switch
 		// over the rarer ones.
-		e.s.Steps++
-		if w := a.Arg(); e.s.W[w].Msg < 0 {
-			e.receive(w)
-		} else {
-			e.exec(w, false)
-		}
+		e.step(a.Arg())
 		return
 	}
 	e.applyOther(a)
+}
+
+// step is worker w's next step: a receive when idle, else its operation.
+func (e *engine) step(w int) {
+	e.s.Steps++
+	if e.s.W[w].Msg < 0 {
+		e.receive(w)
+	} else {
+		e.exec(w, false)
+	}
 }
 
 // applyOther makes a fault, a duplicate or a tick happen.
@@ -441,7 +488,10 @@ func (e *engine) exec(w int, fail bool) {
 		s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
 		note = e.ack(w) // ack re-reads the message: the append may have moved the slice
 	}
-	next, at := e.flow.step(&ws.Flow, op, r)
+	next, at, ok := e.flow.lookup(&ws.Flow, op, r)
+	if !ok {
+		next, at = e.flow.slowStep(&ws.Flow, op, r)
+	}
 	if e.rec != nil {
 		e.rec.exec(e, w, op, r, note)
 	}

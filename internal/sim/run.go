@@ -91,7 +91,22 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 	e.reset(seed)
 	r := newRNG(seed ^ 0x2545f4914f6cdd1d)
 	maxSteps := int32(e.cfg.MaxSteps)
+	calm := e.s.calm() && len(e.s.W) <= maxCalmWorkers
 	for e.s.Steps < maxSteps {
+		if calm {
+			// Most steps come after the faults are spent: choose and
+			// take one without the general list.
+			if w := e.pickStep(&r); w >= 0 {
+				if trace != nil {
+					*trace = append(*trace, act(aStep, w))
+				}
+				e.step(w)
+				if stopOnDup && e.s.Dups > 0 {
+					return e.violations(false), buf
+				}
+				continue
+			}
+		}
 		buf = e.enabled(buf[:0])
 		if len(buf) == 0 {
 			return e.violations(true), buf
@@ -112,6 +127,7 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 		if stopOnDup && e.s.Dups > 0 {
 			return e.violations(false), buf
 		}
+		calm = e.s.calm() && len(e.s.W) <= maxCalmWorkers
 	}
 	return e.violations(false) | VLivelock, buf
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -312,4 +313,47 @@ func TestFlowTableMatchesFlow(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRandomFastPathMatchesEnabled checks runRandom's calm fast path
+// (pickStep) against the plain rule it shortcuts: draw among enabled's
+// list, no draw when there is one action. Same seed, same schedule.
+func TestRandomFastPathMatchesEnabled(t *testing.T) {
+	for _, sc := range Scenarios() {
+		for _, p := range worker.Profiles() {
+			cfg := sc.Config(p)
+			cfg.Jobs, cfg.Keys, cfg.Workers = 4, 3, 3
+			e := &engine{cfg: &cfg}
+			for seed := uint64(0); seed < 50; seed++ {
+				var got []Action
+				e.runRandom(seed, false, &got, nil)
+				want := referenceRandom(e, seed)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s/%s seed %d: fast path took %v, enabled+draw %v", sc.Name, p.Name, seed, got, want)
+				}
+			}
+		}
+	}
+}
+
+func referenceRandom(e *engine, seed uint64) []Action {
+	e.reset(seed)
+	r := newRNG(seed ^ 0x2545f4914f6cdd1d)
+	var trace []Action
+	for int(e.s.Steps) < e.cfg.MaxSteps {
+		buf := e.enabled(nil)
+		if len(buf) == 0 {
+			break
+		}
+		a := buf[0]
+		if len(buf) > 1 {
+			a = buf[r.intn(len(buf))]
+		}
+		if a.Kind() == aStop {
+			break
+		}
+		trace = append(trace, a)
+		e.apply(a)
+	}
+	return trace
 }
