@@ -171,8 +171,7 @@ func (e *engine) enabled(buf []Action) []Action {
 		}
 	}
 	if steps == 0 {
-		e.nextAt, e.nextSteps = e.nextTimer(), s.Steps
-		if e.nextAt != math.MaxInt64 {
+		if e.timerPending() {
 			buf = append(buf, act(aTick, 0))
 		} else if len(buf) > 0 {
 			buf = append(buf, act(aStop, 0))
@@ -228,6 +227,13 @@ func (e *engine) pickStep(r *rng) int {
 		}
 	}
 	return bits.TrailingZeros64(can)
+}
+
+// timerPending finds the next timer for the tick that would move the clock
+// to it, and reports whether there is one.
+func (e *engine) timerPending() bool {
+	e.nextAt, e.nextSteps = e.nextTimer(), e.s.Steps
+	return e.nextAt != math.MaxInt64
 }
 
 // faults appends the faults that may fire on worker w, which can step.

@@ -106,6 +106,16 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 				}
 				continue
 			}
+			// No worker can step: the clock moves on to the next timer
+			// (the only action, so no draw), or the run is over.
+			if !e.timerPending() {
+				return e.violations(true), buf
+			}
+			if trace != nil {
+				*trace = append(*trace, act(aTick, 0))
+			}
+			e.applyOther(act(aTick, 0))
+			continue
 		}
 		buf = e.enabled(buf[:0])
 		if len(buf) == 0 {
