@@ -85,6 +85,7 @@ type engine struct {
 	// is valid for the state whose step count is nextSteps (exhaustive
 	// search restores states, so a flag alone would go stale).
 	nextAt    int64
+	nextDue   uint8 // the timer sources due at nextAt
 	nextSteps int32
 	flow      *flowTable // the profile's flow as lookups
 }
@@ -232,7 +233,8 @@ func (e *engine) pickStep(r *rng) int {
 // timerPending finds the next timer for the tick that would move the clock
 // to it, and reports whether there is one.
 func (e *engine) timerPending() bool {
-	e.nextAt, e.nextSteps = e.nextTimer(), e.s.Steps
+	e.nextAt, e.nextDue = e.nextTimer()
+	e.nextSteps = e.s.Steps
 	return e.nextAt != math.MaxInt64
 }
 
@@ -258,35 +260,62 @@ func (e *engine) faults(buf []Action, w int) []Action {
 	return buf
 }
 
+// Timer sources with lists to visit, as bits: the ones tick must visit (a
+// timed duplicate is one field, checked on every tick).
+const (
+	dueWorkers uint8 = 1 << iota // work or a pause ending
+	dueMsgs                      // a delayed retry, an ack deadline
+	dueLocks                     // a lock lease
+	dueCache                     // a cache write becoming visible
+	dueAll     = dueWorkers | dueMsgs | dueLocks | dueCache
+)
+
 // nextTimer is the earliest pending deadline: work or pause ending, a
 // delayed retry becoming ready, an ack deadline, a lock expiring, a cache
-// write becoming visible.
-func (e *engine) nextTimer() int64 {
+// write becoming visible. due says which sources have a deadline then.
+func (e *engine) nextTimer() (next int64, due uint8) {
 	s := &e.s
-	next := int64(math.MaxInt64)
+	const never = int64(math.MaxInt64)
+	work, msgs, locks, cache, dup := never, never, never, never, never
 	for i := range s.W {
 		if s.W[i].Msg >= 0 && s.W[i].Until > s.Now {
-			next = min(next, s.W[i].Until)
+			work = min(work, s.W[i].Until)
 		}
 	}
 	if s.delayed > 0 || e.cfg.AckTimeout > 0 {
 		for i := range s.Msgs {
 			m := &s.Msgs[i]
 			if m.State == msgDelayed || (m.State == msgUnacked && e.cfg.AckTimeout > 0) {
-				next = min(next, m.At)
+				msgs = min(msgs, m.At)
 			}
 		}
 	}
 	for _, id := range s.held {
-		next = min(next, s.Locks[id].Exp)
+		locks = min(locks, s.Locks[id].Exp)
 	}
 	for _, k := range s.pending {
-		next = min(next, s.Cache[k].At)
+		cache = min(cache, s.Cache[k].At)
 	}
 	if s.DupAt > 0 {
-		next = min(next, s.DupAt)
+		dup = s.DupAt
 	}
-	return next
+	next = min(work, msgs, locks, cache, dup)
+	if next == never {
+		return next, 0
+	}
+	if work == next {
+		due |= dueWorkers
+	}
+	if msgs == next {
+		due |= dueMsgs
+	}
+	if locks == next {
+		due |= dueLocks
+	}
+	if cache == next {
+		due |= dueCache
+	}
+	return next, due
 }
 
 // apply makes one action happen.
@@ -347,7 +376,7 @@ func (e *engine) applyOther(a Action) {
 		}
 	case aTick:
 		if !valid {
-			e.nextAt = e.nextTimer()
+			e.nextAt, e.nextDue = e.nextTimer()
 		}
 		e.tick()
 	}
@@ -619,6 +648,45 @@ func (e *engine) tick() {
 	if e.rec != nil {
 		e.rec.tick(e)
 	}
+	// Only the sources with a deadline now have anything to fire (nothing
+	// fired here sets a deadline of now).
+	due := e.nextDue
+	if due&dueMsgs != 0 {
+		e.fireMessages()
+	}
+	if due&dueLocks != 0 {
+		e.expireLocks()
+	}
+	if due&dueWorkers != 0 {
+		for i := range s.W {
+			if s.W[i].Paused && s.W[i].Until <= s.Now {
+				s.W[i].Paused = false
+			}
+		}
+	}
+	if due&dueCache != 0 {
+		for i := len(s.pending) - 1; i >= 0; i-- {
+			c := &s.Cache[s.pending[i]]
+			if c.At <= s.Now {
+				c.Visible, c.At = c.Pending, 0
+				s.pending[i] = s.pending[len(s.pending)-1]
+				s.pending = s.pending[:len(s.pending)-1]
+			}
+		}
+	}
+	if s.DupAt > 0 && s.DupAt <= s.Now {
+		s.DupAt = 0
+		s.Msgs = append(s.Msgs, message{Job: 0, Key: 0, Attempt: 1, Worker: -1, Dup: true})
+		if e.rec != nil {
+			e.rec.dup(e, 0)
+		}
+	}
+}
+
+// fireMessages readies the delayed retries due now and takes back the
+// deliveries whose ack deadline passed.
+func (e *engine) fireMessages() {
+	s := &e.s
 	for i := range s.Msgs {
 		if s.delayed == 0 && e.cfg.AckTimeout == 0 {
 			break
@@ -642,8 +710,12 @@ func (e *engine) tick() {
 			e.requeue(i)
 		}
 	}
-	// Locks due now, handled in id order so the timeline reads the same
-	// whatever order they were taken in.
+}
+
+// expireLocks ends the leases due now, or renews them, in lock id order so
+// the timeline reads the same whatever order they were taken in.
+func (e *engine) expireLocks() {
+	s := &e.s
 	var dueBuf [8]int32
 	due := dueBuf[:0]
 	for _, id := range s.held {
@@ -672,26 +744,6 @@ func (e *engine) tick() {
 			e.rec.expire(e, id)
 		}
 		s.clearLock(id)
-	}
-	for i := range s.W {
-		if s.W[i].Paused && s.W[i].Until <= s.Now {
-			s.W[i].Paused = false
-		}
-	}
-	for i := len(s.pending) - 1; i >= 0; i-- {
-		c := &s.Cache[s.pending[i]]
-		if c.At <= s.Now {
-			c.Visible, c.At = c.Pending, 0
-			s.pending[i] = s.pending[len(s.pending)-1]
-			s.pending = s.pending[:len(s.pending)-1]
-		}
-	}
-	if s.DupAt > 0 && s.DupAt <= s.Now {
-		s.DupAt = 0
-		s.Msgs = append(s.Msgs, message{Job: 0, Key: 0, Attempt: 1, Worker: -1, Dup: true})
-		if e.rec != nil {
-			e.rec.dup(e, 0)
-		}
 	}
 }
 

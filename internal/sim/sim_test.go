@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -356,4 +357,53 @@ func referenceRandom(e *engine, seed uint64) []Action {
 		e.apply(a)
 	}
 	return trace
+}
+
+// TestTickVisitsDueSources checks that a tick which visits only the timer
+// sources nextTimer says are due leaves the same world as one visiting
+// every source, on every tick of random schedules of every scenario.
+func TestTickVisitsDueSources(t *testing.T) {
+	ticks := 0
+	for _, sc := range Scenarios() {
+		for _, p := range worker.Profiles() {
+			cfg := sc.Config(p)
+			cfg.Jobs, cfg.Keys = 3, 2
+			e := &engine{cfg: &cfg}
+			all := &engine{cfg: &cfg}
+			for seed := uint64(0); seed < 30; seed++ {
+				var trace []Action
+				e.runRandom(seed, false, &trace, nil)
+				e.reset(seed)
+				for _, a := range trace {
+					e.enabled(nil)
+					if a.Kind() == aTick {
+						all.reset(seed)
+						all.s.copyFrom(&e.s)
+						all.nextAt, all.nextDue, all.nextSteps = e.nextAt, dueAll, e.nextSteps
+						all.apply(a)
+						ticks++
+					}
+					e.apply(a)
+					if a.Kind() == aTick && !reflect.DeepEqual(emptyAsNil(e.s), emptyAsNil(all.s)) {
+						t.Fatalf("%s/%s seed %d: a tick at %d visiting sources %05b left a different world than one visiting all:\n%+v\n%+v", sc.Name, p.Name, seed, e.s.Now, e.nextDue, emptyAsNil(e.s), emptyAsNil(all.s))
+					}
+				}
+			}
+		}
+	}
+	if ticks < 1000 {
+		t.Fatalf("only %d ticks compared", ticks)
+	}
+}
+
+// emptyAsNil makes every empty slice of s nil, for reflect.DeepEqual.
+func emptyAsNil(s State) State {
+	v := reflect.ValueOf(&s).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() == reflect.Slice && f.Len() == 0 {
+			reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem().Set(reflect.Zero(f.Type()))
+		}
+	}
+	return s
 }
