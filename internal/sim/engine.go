@@ -417,7 +417,6 @@ func (e *engine) exec(w int, fail bool) {
 	s := &e.s
 	p := &e.cfg.Profile
 	ws := &s.W[w]
-	m := &s.Msgs[ws.Msg]
 	op := ws.Op
 	r := worker.ResOK
 	note := ""
@@ -477,7 +476,7 @@ func (e *engine) exec(w int, fail bool) {
 			note = fmtDur(d)
 		}
 	case worker.OpEffect, worker.OpEffectTxn:
-		r, note = e.effect(w, m, op == worker.OpEffectTxn, fail)
+		r, note = e.effect(w, op == worker.OpEffectTxn, fail)
 	case worker.OpCommit:
 		e.writeStatus(ws.IdemKey, stSucceeded)
 	case worker.OpMarkFailed:
@@ -510,7 +509,7 @@ func (e *engine) exec(w int, fail bool) {
 			note = "not ours any more: left alone"
 		}
 	case worker.OpRetry, worker.OpRetryBusy:
-		e.publishRetry(ws, m)
+		e.publishRetry(ws)
 		note = e.ack(w)
 	case worker.OpDeadLetter:
 		reason := reasonLockBusy
@@ -520,6 +519,7 @@ func (e *engine) exec(w int, fail bool) {
 		case ws.Flow.Failed():
 			reason = reasonRetries
 		}
+		m := &s.Msgs[ws.Msg]
 		s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
 		note = e.ack(w) // ack re-reads the message: the append may have moved the slice
 	}
@@ -540,9 +540,10 @@ func (e *engine) exec(w int, fail bool) {
 
 // effect is the side effect: the sink counts it per business key. With a
 // transaction the SUCCEEDED record is written in the same atomic step.
-func (e *engine) effect(w int, m *message, txn, fail bool) (worker.Result, string) {
+func (e *engine) effect(w int, txn, fail bool) (worker.Result, string) {
 	s := &e.s
 	ws := &s.W[w]
+	m := &s.Msgs[ws.Msg]
 	if txn && s.Ledger[ws.IdemKey] == stSucceeded {
 		s.Caught++
 		return worker.ResBusy, "SUCCEEDED already: rolled back"
@@ -597,8 +598,9 @@ func (e *engine) ack(w int) string {
 
 // publishRetry republishes the message with attempt + 1, ready after an
 // exponential backoff with jitter.
-func (e *engine) publishRetry(ws *workerState, m *message) {
+func (e *engine) publishRetry(ws *workerState) {
 	s := &e.s
+	m := &s.Msgs[ws.Msg]
 	back := e.cfg.BackoffBase << (m.Attempt - 1)
 	if j := e.cfg.JitterPercent; j > 0 && back > 0 {
 		span := back * j / 50 // +-j%
