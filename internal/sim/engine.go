@@ -332,11 +332,7 @@ func (e *engine) apply(a Action) {
 // step is worker w's next step: a receive when idle, else its operation.
 func (e *engine) step(w int) {
 	e.s.Steps++
-	if e.s.W[w].Msg < 0 {
-		e.receive(w)
-	} else {
-		e.exec(w, false)
-	}
+	e.exec(w, false)
 }
 
 // applyOther makes a fault, a duplicate or a tick happen.
@@ -413,10 +409,16 @@ func (e *engine) receive(w int) {
 	}
 }
 
+// exec is worker w's next step: its flow's current operation, or a receive
+// when it is idle. fail makes a side effect fail (a retryable error).
 func (e *engine) exec(w int, fail bool) {
 	s := &e.s
 	p := &e.cfg.Profile
 	ws := &s.W[w]
+	if ws.Msg < 0 {
+		e.receive(w)
+		return
+	}
 	op := ws.Op
 	r := worker.ResOK
 	note := ""

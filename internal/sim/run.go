@@ -91,31 +91,11 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 	e.reset(seed)
 	r := newRNG(seed ^ 0x2545f4914f6cdd1d)
 	maxSteps := int32(e.cfg.MaxSteps)
-	calm := e.s.calm() && len(e.s.W) <= maxCalmWorkers
 	for e.s.Steps < maxSteps {
-		if calm {
-			// Most steps come after the faults are spent: choose and
-			// take one without the general list.
-			if w := e.pickStep(&r); w >= 0 {
-				if trace != nil {
-					*trace = append(*trace, act(aStep, w))
-				}
-				e.step(w)
-				if stopOnDup && e.s.Dups > 0 {
-					return e.violations(false), buf
-				}
-				continue
-			}
-			// No worker can step: the clock moves on to the next timer
-			// (the only action, so no draw), or the run is over.
-			if !e.timerPending() {
-				return e.violations(true), buf
-			}
-			if trace != nil {
-				*trace = append(*trace, act(aTick, 0))
-			}
-			e.applyOther(act(aTick, 0))
-			continue
+		if e.s.calm() && len(e.s.W) <= maxCalmWorkers {
+			// Most steps come after the faults are spent, and then the
+			// choice needs no list.
+			return e.runCalm(&r, stopOnDup, trace), buf
 		}
 		buf = e.enabled(buf[:0])
 		if len(buf) == 0 {
@@ -137,9 +117,37 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 		if stopOnDup && e.s.Dups > 0 {
 			return e.violations(false), buf
 		}
-		calm = e.s.calm() && len(e.s.W) <= maxCalmWorkers
 	}
 	return e.violations(false) | VLivelock, buf
+}
+
+// runCalm finishes a random schedule from a calm state (no fault or
+// duplicate left to offer) with the choices runRandom's draw over
+// enabled's list would make: a worker's step (pickStep), else the tick to
+// the next timer, the only action then, so no draw.
+func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
+	maxSteps := int32(e.cfg.MaxSteps)
+	for e.s.Steps < maxSteps {
+		w := e.pickStep(r)
+		if w < 0 && !e.timerPending() {
+			return e.violations(true)
+		}
+		if w < 0 {
+			if trace != nil {
+				*trace = append(*trace, act(aTick, 0))
+			}
+			e.applyOther(act(aTick, 0))
+			continue
+		}
+		if trace != nil {
+			*trace = append(*trace, act(aStep, w))
+		}
+		e.step(w)
+		if stopOnDup && e.s.Dups > 0 {
+			return e.violations(false)
+		}
+	}
+	return e.violations(false) | VLivelock
 }
 
 // replay re-runs a recorded schedule. Strict: every action must be
