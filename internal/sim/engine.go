@@ -157,7 +157,8 @@ func (e *engine) enabled(buf []Action) []Action {
 	steps := 0
 	for w := range workers {
 		ws := &workers[w]
-		if !e.canStep(ws, now, &ready) {
+		var ok bool
+		if ok, ready = e.canStep(ws, now, ready); !ok {
 			continue
 		}
 		buf = append(buf, act(aStep, w))
@@ -182,16 +183,16 @@ func (e *engine) enabled(buf []Action) []Action {
 }
 
 // canStep reports whether a worker can take its next step: an idle one
-// when a message is ready (ready caches firstReady across workers, -2: not
-// asked yet), a busy one when its work or pause is over.
-func (e *engine) canStep(ws *workerState, now int64, ready *int) bool {
+// when a message is ready, a busy one when its work or pause is over.
+// ready caches firstReady across workers (-2: not asked yet).
+func (e *engine) canStep(ws *workerState, now int64, ready int) (bool, int) {
 	if ws.Msg >= 0 {
-		return ws.Until <= now
+		return ws.Until <= now, ready
 	}
-	if *ready == -2 {
-		*ready = e.firstReady()
+	if ready == -2 {
+		ready = e.firstReady()
 	}
-	return *ready >= 0
+	return ready >= 0, ready
 }
 
 // calm reports whether no fault or duplicate can be offered any more, so
@@ -213,7 +214,8 @@ func (e *engine) pickStep(r *rng) int {
 	var can uint64
 	n, ready := 0, -2
 	for w := range workers {
-		if e.canStep(&workers[w], now, &ready) {
+		var ok bool
+		if ok, ready = e.canStep(&workers[w], now, ready); ok {
 			can |= 1 << (w & (maxCalmWorkers - 1))
 			n++
 		}
