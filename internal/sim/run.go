@@ -129,10 +129,10 @@ func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 	maxSteps := int32(e.cfg.MaxSteps)
 	for e.s.Steps < maxSteps {
 		w := e.pickStep(r)
-		if w < 0 && !e.timerPending() {
-			return e.violations(true)
-		}
 		if w < 0 {
+			if !e.timerPending() {
+				return e.violations(true)
+			}
 			if trace != nil {
 				*trace = append(*trace, act(aTick, 0))
 			}
