@@ -202,17 +202,14 @@ func (s *State) calm() bool {
 	return s.Crash <= 0 && s.Pause <= 0 && s.Drop <= 0 && s.Fail <= 0 && s.Dup <= 0
 }
 
-// maxCalmWorkers bounds the workers pickStep handles (a bit each).
+// maxCalmWorkers bounds the workers steppable handles (a bit each).
 const maxCalmWorkers = 64
 
-// pickStep is a random schedule's choice in a calm state: the worker a draw
-// over enabled's list (the workers that can step, in order) would pick,
-// without building the list; like runRandom, no draw when only one can
-// step. -1: no worker can step.
-func (e *engine) pickStep(r *rng) int {
+// steppable is the set of workers that can step now, as bits, and its
+// size.
+func (e *engine) steppable() (can uint64, n int) {
 	workers, now := e.s.W, e.s.Now
-	var can uint64
-	n, ready := 0, -2
+	ready := -2
 	for w := range workers {
 		var ok bool
 		if ok, ready = e.canStep(&workers[w], now, ready); ok {
@@ -220,11 +217,15 @@ func (e *engine) pickStep(r *rng) int {
 			n++
 		}
 	}
-	switch n {
-	case 0:
-		return -1
-	case 1:
-	default:
+	return can, n
+}
+
+// pickStep is a random schedule's choice among the n workers in can: the
+// one a draw over enabled's list (the workers that can step, in order)
+// would pick, without building the list; like runRandom, no draw when only
+// one can step.
+func pickStep(r *rng, can uint64, n int) int {
+	if n > 1 {
 		for k := r.intn(n); k > 0; k-- {
 			can &= can - 1
 		}

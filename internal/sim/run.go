@@ -124,12 +124,15 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 // runCalm finishes a random schedule from a calm state (no fault or
 // duplicate left to offer) with the choices runRandom's draw over
 // enabled's list would make: a worker's step (pickStep), else the tick to
-// the next timer, the only action then, so no draw.
+// the next timer, the only action then, so no draw. The set of workers
+// that can step is kept up to date rather than rebuilt: a step changes
+// whether its own worker can step, and only a receive (it takes a ready
+// message) changes it for others, idle ones; a tick can change anything.
 func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 	maxSteps := int32(e.cfg.MaxSteps)
+	can, n := e.steppable()
 	for e.s.Steps < maxSteps {
-		w := e.pickStep(r)
-		if w < 0 {
+		if n == 0 {
 			if !e.timerPending() {
 				return e.violations(true)
 			}
@@ -137,14 +140,23 @@ func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 				*trace = append(*trace, act(aTick, 0))
 			}
 			e.applyOther(act(aTick, 0))
+			can, n = e.steppable()
 			continue
 		}
+		w := pickStep(r, can, n)
 		if trace != nil {
 			*trace = append(*trace, act(aStep, w))
 		}
+		receive := e.s.W[w].Msg < 0
 		e.step(w)
 		if stopOnDup && e.s.Dups > 0 {
 			return e.violations(false)
+		}
+		if receive {
+			can, n = e.steppable()
+		} else if ok, _ := e.canStep(&e.s.W[w], e.s.Now, -2); !ok {
+			can &^= 1 << (w & (maxCalmWorkers - 1))
+			n--
 		}
 	}
 	return e.violations(false) | VLivelock
