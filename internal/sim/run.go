@@ -128,6 +128,9 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 // that can step is kept up to date rather than rebuilt: a step changes
 // whether its own worker can step, and only a receive (it takes a ready
 // message) changes it for others, idle ones; a tick can change anything.
+// No calm step makes a message ready: a retry waits out its backoff, and
+// requeues come from faults and ack deadlines (ticks).
+// TestRandomFastPathMatchesEnabled holds this to the plain rule.
 func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 	maxSteps := int32(e.cfg.MaxSteps)
 	can, n := e.steppable()
