@@ -46,7 +46,8 @@ func newFlowTable(p worker.Profile) *flowTable {
 	return t
 }
 
-// step returns the operation after op and the fault points reached.
+// step returns the operation after op and the fault points reached (exec
+// writes it out as lookup, then slowStep, to inline the lookup).
 func (t *flowTable) step(f *worker.Flow, op worker.Op, r worker.Result) (worker.Op, worker.Points) {
 	if next, at, ok := t.lookup(f, op, r); ok {
 		return next, at
@@ -61,11 +62,14 @@ func (t *flowTable) lookup(f *worker.Flow, op worker.Op, r worker.Result) (worke
 	return c.next, c.at, c.next != dynamic && !f.Failed()
 }
 
+// slowStep asks worker.Flow: for transitions that depend on the attempt
+// counter or the failure path.
 func (t *flowTable) slowStep(f *worker.Flow, op worker.Op, r worker.Result) (worker.Op, worker.Points) {
 	next := f.Next(&t.profile, op, r)
 	return next, t.reached(op, r, next)
 }
 
+// reached is the fault points op's result r reaches when next follows.
 func (t *flowTable) reached(op worker.Op, r worker.Result, next worker.Op) worker.Points {
 	ack := 0
 	if next == worker.OpAck {
