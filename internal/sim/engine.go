@@ -151,19 +151,12 @@ func remove(list []int32, v int32) []int32 {
 // enabled appends every action possible now to buf.
 func (e *engine) enabled(buf []Action) []Action {
 	s := &e.s
-	workers, now := s.W, s.Now
 	faults := s.Crash > 0 || s.Pause > 0 || s.Drop > 0 || s.Fail > 0
-	ready := -2
-	steps := 0
-	for w := range workers {
-		ws := &workers[w]
-		var ok bool
-		if ok, ready = e.canStep(ws, now, ready); !ok {
-			continue
-		}
+	can, steps := e.steppable()
+	for ; can != 0; can &= can - 1 {
+		w := bits.TrailingZeros64(can)
 		buf = append(buf, act(aStep, w))
-		steps++
-		if faults && ws.Msg >= 0 {
+		if faults && s.W[w].Msg >= 0 {
 			buf = e.faults(buf, w)
 		}
 	}
@@ -202,18 +195,23 @@ func (s *State) calm() bool {
 	return s.Crash <= 0 && s.Pause <= 0 && s.Drop <= 0 && s.Fail <= 0 && s.Dup <= 0
 }
 
-// maxCalmWorkers bounds the workers steppable handles (a bit each).
-const maxCalmWorkers = 64
+// workerBit is worker w's bit in a set of workers: a config has at most
+// MaxWorkers, a power of two no larger than 64 (the mask spares the shift
+// a range check).
+func workerBit(w int) uint64 { return 1 << (w & (MaxWorkers - 1)) }
 
-// steppable is the set of workers that can step now, as bits, and its
-// size.
+// A set of workers is one uint64: MaxWorkers must stay within 64.
+var _ = [64 - MaxWorkers]struct{}{}
+
+// steppable is the set of workers that can step now, in worker order as
+// bits, and its size.
 func (e *engine) steppable() (can uint64, n int) {
 	workers, now := e.s.W, e.s.Now
 	ready := -2
 	for w := range workers {
 		var ok bool
 		if ok, ready = e.canStep(&workers[w], now, ready); ok {
-			can |= 1 << (w & (maxCalmWorkers - 1))
+			can |= workerBit(w)
 			n++
 		}
 	}
@@ -270,7 +268,6 @@ const (
 	dueMsgs                      // a delayed retry, an ack deadline
 	dueLocks                     // a lock lease
 	dueCache                     // a cache write becoming visible
-	dueAll     = dueWorkers | dueMsgs | dueLocks | dueCache
 )
 
 // nextTimer is the earliest pending deadline: work or pause ending, a

@@ -92,7 +92,7 @@ func (e *engine) runRandom(seed uint64, stopOnDup bool, trace *[]Action, buf []A
 	r := newRNG(seed ^ 0x2545f4914f6cdd1d)
 	maxSteps := int32(e.cfg.MaxSteps)
 	for e.s.Steps < maxSteps {
-		if e.s.calm() && len(e.s.W) <= maxCalmWorkers {
+		if e.s.calm() {
 			// Most steps come after the faults are spent, and then the
 			// choice needs no list.
 			return e.runCalm(&r, stopOnDup, trace), buf
@@ -158,7 +158,7 @@ func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 		if receive {
 			can, n = e.steppable()
 		} else if ok, _ := e.canStep(&e.s.W[w], e.s.Now, -2); !ok {
-			can &^= 1 << (w & (maxCalmWorkers - 1))
+			can &^= workerBit(w)
 			n--
 		}
 	}

@@ -379,7 +379,7 @@ func TestTickVisitsDueSources(t *testing.T) {
 					if a.Kind() == aTick {
 						all.reset(seed)
 						all.s.copyFrom(&e.s)
-						all.nextAt, all.nextDue, all.nextSteps = e.nextAt, dueAll, e.nextSteps
+						all.nextAt, all.nextDue, all.nextSteps = e.nextAt, dueWorkers|dueMsgs|dueLocks|dueCache, e.nextSteps
 						all.apply(a)
 						ticks++
 					}
