@@ -6,12 +6,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"log"
-	"time"
 
+	"github.com/dupctl/dupctl/bench/internal/deadletter"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -39,21 +38,11 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	if err := ch.Confirm(false); err != nil {
-		log.Fatal(err)
-	}
 	body := bytes.Repeat([]byte{0xfe}, *mib<<20)
-	death := amqp.Table{"count": int64(1), "exchange": "", "queue": *to, "reason": "rejected", "routing-keys": []any{*to}, "time": time.Now()}
-	for i := 0; i < *n; i++ {
-		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", *dlq, false, false, amqp.Publishing{
-			MessageId: fmt.Sprint("large-", i), DeliveryMode: amqp.Persistent, Body: body,
-			Headers: amqp.Table{"x-death": []any{death}},
-		})
-		if err != nil {
-			log.Fatal(err)
-		}
-		if !dc.Wait() {
-			log.Fatal("publish nacked")
-		}
+	err = deadletter.Fill(conn, *dlq, *to, *n, func(i int) amqp.Publishing {
+		return amqp.Publishing{MessageId: fmt.Sprint("large-", i), Body: body}
+	})
+	if err != nil {
+		log.Fatal(err)
 	}
 }

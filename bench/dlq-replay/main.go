@@ -14,7 +14,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/bench/internal/deadletter"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -120,7 +120,7 @@ func (b *bench) round(method string) (time.Duration, error) {
 		}
 		defer ch.QueueDelete(q, false, false, false)
 	}
-	if err := fill(conn, dlq, dest, b.n); err != nil {
+	if err := deadletter.Fill(conn, dlq, dest, b.n, paymentDeadLetter); err != nil {
 		return 0, fmt.Errorf("fill: %w", err)
 	}
 	start := time.Now()
@@ -164,41 +164,14 @@ func (b *bench) round(method string) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// fill publishes n dead letters into dlq, as the broker would have left
-// them: persistent, a JSON body, an x-death naming dest.
-func fill(conn *amqp.Connection, dlq, dest string, n int) error {
-	ch, err := conn.Channel()
-	if err != nil {
-		return err
+// paymentDeadLetter is the i-th message of a DLQ of failed payments: a
+// ~220-byte JSON body, the error and an idempotency key in the headers.
+func paymentDeadLetter(i int) amqp.Publishing {
+	return amqp.Publishing{
+		MessageId: fmt.Sprintf("m-%06d", i), ContentType: "application/json",
+		Headers: amqp.Table{"x-exception-message": "upstream timed out", "idempotency-key": fmt.Sprintf("payment:%d", i)},
+		Body:    []byte(fmt.Sprintf(`{"orderId":%d,"type":"payment","amount":"19.99","currency":"EUR","customer":"c-%d","note":"%s"}`, i, i%977, strings.Repeat("x", 80))),
 	}
-	defer ch.Close()
-	if err := ch.Confirm(false); err != nil {
-		return err
-	}
-	now := time.Now()
-	var pending []*amqp.DeferredConfirmation
-	for i := 0; i < n; i++ {
-		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", dlq, false, false, amqp.Publishing{
-			MessageId: fmt.Sprintf("m-%06d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Headers: amqp.Table{"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": dest,
-				"reason": "rejected", "routing-keys": []any{dest}, "time": now}},
-				"x-exception-message": "upstream timed out", "idempotency-key": fmt.Sprintf("payment:%d", i)},
-			Body: []byte(fmt.Sprintf(`{"orderId":%d,"type":"payment","amount":"19.99","currency":"EUR","customer":"c-%d","note":"%s"}`, i, i%977, strings.Repeat("x", 80))),
-		})
-		if err != nil {
-			return err
-		}
-		pending = append(pending, dc)
-		if len(pending) == 1000 || i == n-1 {
-			for _, p := range pending {
-				if !p.Wait() {
-					return fmt.Errorf("fill publish nacked")
-				}
-			}
-			pending = pending[:0]
-		}
-	}
-	return nil
 }
 
 func waitMoved(ch *amqp.Channel, dlq, dest string, n int) error {
