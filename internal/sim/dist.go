@@ -102,6 +102,18 @@ func (d Dist) Sample(u float64) int64 {
 	return d.fixed
 }
 
+// draw is the duration of draw i of the stream seed, from a hash of the
+// two. Every worker step of a simulation asks, so a fixed duration skips
+// the hash and the call (draw inlines).
+func (d *Dist) draw(seed, i uint64) int64 {
+	if d.kind == distFixed {
+		return d.fixed
+	}
+	return d.hashed(seed, i)
+}
+
+func (d *Dist) hashed(seed, i uint64) int64 { return d.Sample(uniform(mix(seed, i))) }
+
 // Quantile returns the duration at q (exact for fixed and lognormal).
 func (d Dist) Quantile(q float64) int64 { return d.Sample(q) }
 

@@ -469,10 +469,7 @@ func (e *engine) exec(w int, fail bool) {
 			s.Caught++
 		}
 	case worker.OpWork:
-		d := e.cfg.Duration.fixed
-		if !e.cfg.Duration.IsFixed() {
-			d = e.cfg.Duration.Sample(uniform(mix(e.seed, uint64(ws.Delivery))))
-		}
+		d := e.cfg.Duration.draw(e.seed, uint64(ws.Delivery))
 		ws.Until = s.Now + d
 		if e.rec != nil {
 			note = fmtDur(d)

@@ -88,7 +88,7 @@ func Risk(ctx context.Context, o RiskOptions) (*RiskResult, error) {
 			if r.float() < o.DupRate {
 				// The copy arrives while the first run may still be going:
 				// uniformly within its duration plus one TTL.
-				d1 := cfg.Duration.Sample(uniform(mix(seed, 1)))
+				d1 := cfg.Duration.draw(seed, 1)
 				cfg.DupAt = 1 + int64(r.float()*float64(d1+cfg.LockTTL))
 			}
 			crashAt := worker.PointNone
