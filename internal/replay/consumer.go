@@ -100,7 +100,7 @@ type Consumer struct {
 	gen     int
 	tag     string
 	gens    chan generation
-	out     chan Delivery
+	out     chan srcItem
 	heldNow int
 	maxTag  uint64
 	maxHeld uint64
@@ -118,6 +118,11 @@ type generation struct {
 	n  int
 	ch <-chan amqp.Delivery
 }
+
+// deliveryBuffer is how many decoded deliveries may wait for the reader,
+// so it takes a burst in one go instead of one hand-off per message (all
+// of them count toward the prefetch window either way).
+const deliveryBuffer = 256
 
 // Delivery is one message as the consumer hands it over.
 type Delivery struct {
@@ -143,15 +148,16 @@ func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, 
 	}
 	c := &Consumer{ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0), exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
-		gens:   make(chan generation, 1<<16), out: make(chan Delivery),
+		gens:   make(chan generation, 1<<16), out: make(chan srcItem, deliveryBuffer),
 		settled: map[uint64]bool{}, pending: map[uint64]bool{}}
 	// One goroutine forwards each consumer generation in turn, so the
-	// reader sees one ordered stream whatever restarts happened.
+	// reader sees one ordered stream whatever restarts happened; it also
+	// decodes each message, off the reader's goroutine.
 	go func() {
 		defer close(c.out)
 		for g := range c.gens {
 			for d := range g.ch {
-				c.out <- Delivery{Delivery: &d, gen: g.n}
+				c.out <- srcItem{m: FromDelivery(&d), d: Delivery{Delivery: &d, gen: g.n}}
 			}
 		}
 	}()
@@ -182,15 +188,16 @@ func (c *Consumer) start() error {
 	return nil
 }
 
-// C is the stream of deliveries; it closes after Stop once every delivery
-// already sent has come out, or when the channel closes.
-func (c *Consumer) C() <-chan Delivery { return c.out }
+// deliveries is the stream of deliveries, decoded; it closes after Stop
+// once every delivery already sent has come out, or when the channel
+// closes.
+func (c *Consumer) deliveries() <-chan srcItem { return c.out }
 
 // Closed fires when the channel or its connection closes: every
 // unsettled delivery is then back in the queue.
 func (c *Consumer) Closed() <-chan *amqp.Error { return c.closed }
 
-// Seen records a delivery taken from C (for ReleaseAll and AckAll) and
+// Seen records a delivery taken from deliveries (for ReleaseAll and AckAll) and
 // its size, which may change the prefetch window.
 func (c *Consumer) Seen(d Delivery) error {
 	c.maxTag = max(c.maxTag, d.DeliveryTag)
@@ -296,10 +303,10 @@ func (c *Consumer) Stop() error {
 func (c *Consumer) Rest() []Delivery {
 	_ = c.Stop()
 	var out []Delivery
-	for d := range c.out {
-		c.maxTag = max(c.maxTag, d.DeliveryTag)
-		c.maxHeld = max(c.maxHeld, d.DeliveryTag)
-		out = append(out, d)
+	for si := range c.out {
+		c.maxTag = max(c.maxTag, si.d.DeliveryTag)
+		c.maxHeld = max(c.maxHeld, si.d.DeliveryTag)
+		out = append(out, si.d)
 	}
 	return out
 }

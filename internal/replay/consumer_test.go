@@ -53,11 +53,11 @@ func TestConsumerPrefetchFollowsMessageSize(t *testing.T) {
 		n := 0
 		for {
 			select {
-			case d, ok := <-c.C():
+			case si, ok := <-c.deliveries():
 				if !ok {
 					t.Fatal("consumer closed")
 				}
-				must(t, c.Seen(d))
+				must(t, c.Seen(si.d))
 				n++
 			case <-time.After(time.Second):
 				return n

@@ -82,25 +82,25 @@ func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message
 loop:
 	for res.Read < target {
 		select {
-		case d, ok := <-c.C():
+		case si, ok := <-c.deliveries():
 			if !ok {
 				readErr = fmt.Errorf("read %q: %w", o.Queue, ErrChannelClosed)
 				break loop
 			}
-			if err := c.Seen(d); err != nil {
+			if err := c.Seen(si.d); err != nil {
 				readErr = err
 				break loop
 			}
-			lastTag = d.DeliveryTag
+			lastTag = si.d.DeliveryTag
 			res.Read++
 			meter.Add(1)
-			m := FromDelivery(d.Delivery)
+			m := si.m
 			res.note(m)
 			if err := fn(m); err != nil {
 				readErr = err
 				break loop
 			}
-			if err := c.Hold(d); err != nil {
+			if err := c.Hold(si.d); err != nil {
 				readErr = err
 				break loop
 			}

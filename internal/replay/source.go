@@ -36,22 +36,9 @@ type queueSource struct {
 	c    *Consumer
 	conn *amqp.Connection
 	n    int
-	out  chan srcItem
-	once sync.Once
 }
 
-func (q *queueSource) items() <-chan srcItem {
-	q.once.Do(func() {
-		q.out = make(chan srcItem)
-		go func() {
-			defer close(q.out)
-			for d := range q.c.C() {
-				q.out <- srcItem{m: FromDelivery(d.Delivery), d: d}
-			}
-		}()
-	})
-	return q.out
-}
+func (q *queueSource) items() <-chan srcItem { return q.c.deliveries() }
 
 func (q *queueSource) seen(si srcItem) error { return q.c.Seen(si.d) }
 func (q *queueSource) ack(it *item) error    { return q.c.Ack(it.d.DeliveryTag) }
