@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 	"time"
 
@@ -72,4 +73,27 @@ func TestParseAge(t *testing.T) {
 			t.Errorf("%q accepted", in)
 		}
 	}
+}
+
+func TestOneProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	restore := oneProc(func(string) string { return "" })
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("during the replay: GOMAXPROCS %d, want 1", got)
+	}
+	restore()
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Errorf("after the replay: GOMAXPROCS %d, want 3 back", got)
+	}
+	userSet := func(k string) string {
+		if k == "GOMAXPROCS" {
+			return "3"
+		}
+		return ""
+	}
+	restore = oneProc(userSet)
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Errorf("with GOMAXPROCS=3 in the environment: %d, want it left alone", got)
+	}
+	restore()
 }

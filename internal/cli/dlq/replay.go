@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -287,6 +288,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		ro.Journal = replay.NewJournal(jf, o.RunID, time.Now)
 	}
 	ro.Progress = f.IO.StartProgress("dlq replay", "messages")
+	defer oneProc(f.Getenv)()
 	res, err := replay.Run(ctx, *ro)
 	if err != nil && res == nil {
 		if replay.IsNotFound(err) {
@@ -308,6 +310,19 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		return exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint)
 	}
 	return emitErr
+}
+
+// oneProc runs the replay on one Go processor unless the user set
+// GOMAXPROCS, and returns what puts the previous setting back. The mover
+// is one decision loop fed by two socket readers: with more processors,
+// each hand-off between them wakes another OS thread, which on a broker's
+// own host takes CPU from the broker (docs/benchmarks.md, "one processor").
+func oneProc(getenv func(string) string) (restore func()) {
+	if getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(1)
+	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 func readJournal(path string) (*replay.JournalState, error) {
