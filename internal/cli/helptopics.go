@@ -38,6 +38,11 @@ Output:
   CLICOLOR_FORCE   any value but 0 forces colour on, even when piped
   CI               any value turns progress off
 
+Tuning:
+
+  GOMAXPROCS       Go's processor count; dlq replay uses 1 unless it is set
+                   (docs/dlq.md says why)
+
 Passwords in URLs are never printed: every message shows them as xxxxx.`,
 		},
 	)
