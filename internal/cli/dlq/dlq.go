@@ -144,6 +144,34 @@ func readErr(queue string, err error) error {
 	return err
 }
 
+// readFlags are the flags of the commands that read a whole DLQ (stats,
+// export): how many messages, and how many to prefetch at once.
+type readFlags struct {
+	Limit    int
+	Window   int
+	WindowMB windowMiB
+}
+
+func (r *readFlags) registerRead(fs *pflag.FlagSet, limitUsage string) {
+	fs.IntVar(&r.Limit, "limit", 0, limitUsage)
+	fs.IntVar(&r.Window, "window", 500, "prefetch window while reading")
+	r.WindowMB.register(fs)
+}
+
+func (r readFlags) checkRead() error {
+	if r.Limit < 0 || r.Window < 1 {
+		return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
+	}
+	return r.WindowMB.check()
+}
+
+// readOptions is what the capability reads with these flags, with the
+// command's progress meter.
+func (r readFlags) readOptions(f *cmdutil.Factory, queue, command string) replay.ReadOptions {
+	return replay.ReadOptions{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes(),
+		Progress: f.IO.StartProgress(command, "messages")}
+}
+
 // windowMiB is the --window-mib flag of every command that consumes a DLQ:
 // the prefetch window counts messages, this bounds it in bytes.
 type windowMiB int

@@ -17,15 +17,13 @@ import (
 
 // ExportOptions are one `dlq export` run.
 type ExportOptions struct {
-	Factory  *cmdutil.Factory
-	Queue    string
-	Out      string
-	Limit    int
-	Window   int
-	WindowMB windowMiB
-	Drain    bool
-	Yes      bool
-	Force    bool
+	Factory *cmdutil.Factory
+	Queue   string
+	Out     string
+	readFlags
+	Drain bool
+	Yes   bool
+	Force bool
 }
 
 // NewCmdExport is `dupctl dlq export`.
@@ -64,10 +62,7 @@ written and synced to disk.` + exitStatus,
 			if o.Out == "-" && f.Global.Output != report.FormatTable {
 				return exitcode.UsageErrorf("--out - writes records to stdout: it cannot be combined with -o %s", f.Global.Output)
 			}
-			if o.Limit < 0 || o.Window < 1 {
-				return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
-			}
-			if err := o.WindowMB.check(); err != nil {
+			if err := o.checkRead(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -79,9 +74,7 @@ written and synced to disk.` + exitStatus,
 	fs := cmd.Flags()
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue")
 	fs.StringVar(&o.Out, "out", "", "file to write (- for stdout)")
-	fs.IntVar(&o.Limit, "limit", 0, "export at most this many messages (default: all counted at the start)")
-	fs.IntVar(&o.Window, "window", 500, "prefetch window while reading")
-	o.WindowMB.register(fs)
+	o.registerRead(fs, "export at most this many messages (default: all counted at the start)")
 	fs.BoolVar(&o.Drain, "drain", false, "remove the exported messages from the queue after the file is synced (needs --yes)")
 	fs.BoolVar(&o.Yes, "yes", false, "confirm --drain")
 	fs.BoolVar(&o.Force, "force", false, "overwrite --out if it exists")
@@ -115,7 +108,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		w = fh
 	}
 	rep, data, err := replay.RunExport(ctx, replay.PeekOptions{
-		Read:  replay.ReadOptions{Queue: o.Queue, Limit: o.Limit, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Progress: f.IO.StartProgress("dlq export", "messages")},
+		Read:  o.readOptions(f, o.Queue, "dlq export"),
 		Vhost: c.vhost, Dial: c.dial, Now: f.Now,
 	}, w, o.Out, o.Drain)
 	if err != nil {

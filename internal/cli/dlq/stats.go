@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
 	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/iostreams"
 	"github.com/dupctl/dupctl/internal/replay"
@@ -19,12 +18,10 @@ import (
 
 // StatsOptions are one `dlq stats` run.
 type StatsOptions struct {
-	Factory  *cmdutil.Factory
-	Queue    string
-	Limit    int
-	Window   int
-	WindowMB windowMiB
-	Idle     time.Duration
+	Factory *cmdutil.Factory
+	Queue   string
+	readFlags
+	Idle time.Duration
 	analysisFlags
 }
 
@@ -54,10 +51,7 @@ errors should never have been retried and gives each group an id that
 			if err := requireQueue(o.Queue); err != nil {
 				return err
 			}
-			if o.Limit < 0 || o.Window < 1 {
-				return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
-			}
-			if err := o.WindowMB.check(); err != nil {
+			if err := o.checkRead(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -68,9 +62,7 @@ errors should never have been retried and gives each group an id that
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue")
-	fs.IntVar(&o.Limit, "limit", 0, "read at most this many messages (default: all counted at the start)")
-	fs.IntVar(&o.Window, "window", 500, "prefetch window while reading")
-	o.WindowMB.register(fs)
+	o.registerRead(fs, "read at most this many messages (default: all counted at the start)")
 	fs.DurationVar(&o.Idle, "idle", 3*time.Second, "stop when no message arrives for this long")
 	o.register(fs)
 	return cmd
@@ -86,8 +78,10 @@ func runStats(ctx context.Context, o *StatsOptions) error {
 	if err != nil {
 		return err
 	}
+	read := o.readOptions(f, o.Queue, "dlq stats")
+	read.Idle = o.Idle
 	rep, s, err := replay.RunStats(ctx, replay.StatsOptions{
-		Read:     replay.ReadOptions{Queue: o.Queue, Limit: o.Limit, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Idle: o.Idle, Progress: f.IO.StartProgress("dlq stats", "messages")},
+		Read:     read,
 		Vhost:    c.vhost,
 		Analyzer: an, IdempotencyKeys: idem, Dial: c.dial, Now: f.Now,
 	})
