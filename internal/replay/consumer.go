@@ -197,8 +197,8 @@ func (c *Consumer) deliveries() <-chan srcItem { return c.out }
 // unsettled delivery is then back in the queue.
 func (c *Consumer) Closed() <-chan *amqp.Error { return c.closed }
 
-// Seen records a delivery taken from deliveries (for ReleaseAll and AckAll) and
-// its size, which may change the prefetch window.
+// Seen records a delivery taken from deliveries (for ReleaseAll and
+// AckAll) and its size, which may change the prefetch window.
 func (c *Consumer) Seen(d Delivery) error {
 	c.maxTag = max(c.maxTag, d.DeliveryTag)
 	if c.budget == 0 || c.stopped {

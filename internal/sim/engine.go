@@ -177,16 +177,20 @@ func (e *engine) enabled(buf []Action) []Action {
 
 // canStep reports whether a worker can take its next step: an idle one
 // when a message is ready, a busy one when its work or pause is over.
-// ready caches firstReady across workers (-2: not asked yet).
+// ready caches firstReady across workers (readyUnasked: not asked yet).
 func (e *engine) canStep(ws *workerState, now int64, ready int) (bool, int) {
 	if ws.Msg >= 0 {
 		return ws.Until <= now, ready
 	}
-	if ready == -2 {
+	if ready == readyUnasked {
 		ready = e.firstReady()
 	}
 	return ready >= 0, ready
 }
+
+// readyUnasked is canStep's ready before firstReady was asked (firstReady
+// itself returns -1 for none).
+const readyUnasked = -2
 
 // calm reports whether no fault or duplicate can be offered any more, so
 // that the only actions are worker steps, or a tick or stop when none can
@@ -200,14 +204,18 @@ func (s *State) calm() bool {
 // a range check).
 func workerBit(w int) uint64 { return 1 << (w & (MaxWorkers - 1)) }
 
-// A set of workers is one uint64: MaxWorkers must stay within 64.
-var _ = [64 - MaxWorkers]struct{}{}
+// A set of workers is one uint64: MaxWorkers must stay within 64, and be a
+// power of two for workerBit's mask.
+var (
+	_ = [64 - MaxWorkers]struct{}{}
+	_ = [1 - MaxWorkers&(MaxWorkers-1)]struct{}{}
+)
 
 // steppable is the set of workers that can step now, in worker order as
 // bits, and its size.
 func (e *engine) steppable() (can uint64, n int) {
 	workers, now := e.s.W, e.s.Now
-	ready := -2
+	ready := readyUnasked
 	for w := range workers {
 		var ok bool
 		if ok, ready = e.canStep(&workers[w], now, ready); ok {

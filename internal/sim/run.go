@@ -157,7 +157,7 @@ func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 		}
 		if receive {
 			can, n = e.steppable()
-		} else if ok, _ := e.canStep(&e.s.W[w], e.s.Now, -2); !ok {
+		} else if ok, _ := e.canStep(&e.s.W[w], e.s.Now, readyUnasked); !ok {
 			can &^= workerBit(w)
 			n--
 		}
