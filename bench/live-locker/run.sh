@@ -11,7 +11,7 @@ ours=(); theirs=()
 rps() { # redis-benchmark requests/s of one command
   redis-benchmark -h 127.0.0.1 -p 6379 -c 1 -P 1 -n "$N" -q "$@" | awk '{for(i=1;i<=NF;i++) if ($i ~ /^[0-9.]+$/ && $(i+1) ~ /requests/) {print $i; exit}}'
 }
-go test -c -o /tmp/dupctl-live.test ./internal/live >/dev/null
+go test -c -o /tmp/dupctl-live.test ./internal/sim/live >/dev/null
 for r in $(seq 1 "$ROUNDS"); do
   o=$(/tmp/dupctl-live.test -test.run XXX -test.bench BenchmarkLockerAcquireRelease -test.benchtime "${N}x" | awk '/pairs\/s/ {for(i=1;i<=NF;i++) if ($(i+1)=="pairs/s") print $i}')
   s=$(rps SET "$key" v); d=$(rps DEL "$key")

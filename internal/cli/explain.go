@@ -5,8 +5,8 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"strings"
 
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 

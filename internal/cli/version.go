@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // Item is one line of the seed's production checklist.

@@ -17,9 +17,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
 // Options shape one analysis.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/loggen"
 	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/logs/loggen"
 )
 
 var t0 = time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)

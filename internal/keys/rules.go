@@ -1,6 +1,6 @@
 package keys
 
-import "github.com/dupctl/dupctl/internal/findings"
+import "github.com/dupctl/dupctl/internal/platform/findings"
 
 const unstableDoc = `Retries of one business operation (same job or message id, attempt > 1
 or redelivered) used different idempotency keys, so the idempotency layer

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
 // DefaultChunkSize is the unit of parallel parsing and of a selective

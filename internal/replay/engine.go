@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/platform/progress"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/time/rate"
 )

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // PeekOptions are one `dlq peek` or `dlq export` run.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
 // ReadOptions shape a non-destructive read of a queue (stats, peek,

@@ -3,7 +3,7 @@ package replay
 import (
 	"fmt"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // Report turns a replay result into findings.

@@ -10,7 +10,7 @@
 // quorum queues the delivery count and the order).
 package replay
 
-import "github.com/dupctl/dupctl/internal/findings"
+import "github.com/dupctl/dupctl/internal/platform/findings"
 
 // The dlq rules.
 var (

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // StatsOptions are one `dlq stats` run.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/dupctl/dupctl/internal/worker"
 )
 

@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/dupctl/dupctl/internal/findings"
+import "github.com/dupctl/dupctl/internal/platform/findings"
 
 // The simulator's finding rules.
 var (

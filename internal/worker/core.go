@@ -8,7 +8,7 @@ import (
 
 // The interfaces the live consumer loop runs the flow against. The
 // simulator implements the same operations on in-memory fakes; the live
-// adapters (internal/live) implement them on Redis, PostgreSQL and
+// adapters (internal/sim/live) implement them on Redis, PostgreSQL and
 // RabbitMQ.
 
 // Message is one delivery as the worker sees it.

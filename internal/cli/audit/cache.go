@@ -7,19 +7,19 @@ import (
 	"os"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/cacheaudit"
+	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/report"
-	"github.com/dupctl/dupctl/internal/store"
+	"github.com/dupctl/dupctl/internal/inspect/store"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 
 // CacheOptions are one `dupctl audit cache` run.
 type CacheOptions struct {
 	Factory  *cmdutil.Factory
-	Audit    cacheaudit.Options
+	Audit    auditcache.Options
 	Postgres cmdutil.PostgresFlags
 }
 
@@ -73,10 +73,10 @@ lock_timeout.` + cacheExitStatus,
 			if pattern == "" || o.Table == "" {
 				return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
 			}
-			if o.Pattern, err = cacheaudit.ParsePattern(pattern); err != nil {
+			if o.Pattern, err = auditcache.ParsePattern(pattern); err != nil {
 				return exitcode.UsageErrorf("%v", err)
 			}
-			if o.Decoder, err = cacheaudit.ParseDecoder(value); err != nil {
+			if o.Decoder, err = auditcache.ParseDecoder(value); err != nil {
 				return exitcode.UsageErrorf("%v", err)
 			}
 			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
@@ -89,7 +89,7 @@ lock_timeout.` + cacheExitStatus,
 				return exitcode.UsageErrorf("--recheck must not be negative, got %s", o.Recheck)
 			case o.Samples < 1 || o.Samples > 1000:
 				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
-			case o.Lookup != cacheaudit.LookupAuto && o.Lookup != cacheaudit.LookupBatch && o.Lookup != cacheaudit.LookupScan:
+			case o.Lookup != auditcache.LookupAuto && o.Lookup != auditcache.LookupBatch && o.Lookup != auditcache.LookupScan:
 				return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
 			case liveKeys != "" && o.AssumeLive:
 				return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
@@ -117,7 +117,7 @@ lock_timeout.` + cacheExitStatus,
 	fs.BoolVar(&o.AssumeLive, "assume-live", false, "treat every key as having a live message (a redelivery can always come)")
 	fs.BoolVar(&o.CacheAuthoritative, "cache-authoritative", false, "workers read a cache miss as 'not done' (no database fallback): a miss for a live key is an error")
 	fs.IntVar(&o.Batch, "batch", 1000, "keys per SCAN page, pipeline and database query")
-	fs.StringVar(&o.Lookup, "lookup", cacheaudit.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
+	fs.StringVar(&o.Lookup, "lookup", auditcache.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
 	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	opts.Postgres.Register(fs)
@@ -144,7 +144,7 @@ func readLiveKeys(f *cmdutil.Factory, path string) ([]string, error) {
 		defer file.Close()
 		r = file
 	}
-	keys, err := cacheaudit.ReadLiveKeys(r)
+	keys, err := auditcache.ReadLiveKeys(r)
 	if err != nil {
 		return nil, exitcode.InputError(fmt.Errorf("--live-keys %s: %w", path, err), "give a file of keys, one per line")
 	}
@@ -163,22 +163,22 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 	}
 	o := opts.Audit
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
-	rep, err := cacheaudit.Audit(ctx, rdb, pool, o)
+	rep, err := auditcache.Audit(ctx, rdb, pool, o)
 	if err != nil {
 		return err
 	}
-	res := rep.Data.(*cacheaudit.Result)
+	res := rep.Data.(*auditcache.Result)
 	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
 		return writeCache(w, th, res)
 	}})
 }
 
-func writeCache(w io.Writer, th *report.Theme, r *cacheaudit.Result) error {
+func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
 	fmt.Fprintf(w, "%s %s (%s values) against %s (key %s, status %s)\n", th.Strong("audit cache:"), r.Pattern, r.Value, r.Table,
 		store.DisplayIdent(r.KeyColumn), store.DisplayIdent(r.StatusColumn))
 	fmt.Fprintf(w, "live messages: %s\n", r.Liveness)
 	lookup := "one indexed query per SCAN page"
-	if r.Lookup == cacheaudit.LookupScan {
+	if r.Lookup == auditcache.LookupScan {
 		lookup = "the table read once, matched in memory"
 	}
 	fmt.Fprintf(w, "database: %s\n", lookup)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 )
 
 func TestCacheFlags(t *testing.T) {

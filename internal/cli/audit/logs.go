@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/audit"
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 
@@ -101,7 +101,7 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := audit.Run(ctx, srcs, audit.Options{
+	res, err := auditlogs.Run(ctx, srcs, auditlogs.Options{
 		Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew,
 		Incident: o.Incident, Timelines: f.Global.Verbose,
 		Progress: f.IO.StartProgress("audit logs", "bytes"),
@@ -117,7 +117,7 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 
 func count(n int64) string { return iostreams.Count(n) }
 
-func writeLogs(w io.Writer, th *report.Theme, r *audit.Result, o *LogsOptions) error {
+func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOptions) error {
 	in := r.Input
 	fmt.Fprintf(w, "%s %s %s, %s lines (%s malformed), %s events\n", th.Strong("audit logs:"),
 		count(int64(in.Sources)), plural(in.Sources, "file", "files"), count(in.Lines), count(in.Malformed), count(in.Events))
@@ -147,7 +147,7 @@ func writeLogs(w io.Writer, th *report.Theme, r *audit.Result, o *LogsOptions) e
 	return nil
 }
 
-func hasTimeline(r *audit.Result, key string) bool {
+func hasTimeline(r *auditlogs.Result, key string) bool {
 	for _, t := range r.Timelines {
 		if t.Key == key {
 			return true
@@ -156,7 +156,7 @@ func hasTimeline(r *audit.Result, key string) bool {
 	return false
 }
 
-func writeMetrics(w io.Writer, th *report.Theme, m *audit.Metrics) error {
+func writeMetrics(w io.Writer, th *report.Theme, m *auditlogs.Metrics) error {
 	if len(m.JobTypes) == 0 {
 		return nil
 	}
@@ -209,7 +209,7 @@ func dur(d time.Duration) string {
 }
 
 // writeTimeline draws a key's events as one lane (column) per worker.
-func writeTimeline(w io.Writer, th *report.Theme, tl *audit.Timeline) error {
+func writeTimeline(w io.Writer, th *report.Theme, tl *auditlogs.Timeline) error {
 	fmt.Fprintf(w, "\n%s\n", th.Strong("Timeline of "+tl.Key))
 	header := []string{"TIME"}
 	header = append(header, tl.Workers...)

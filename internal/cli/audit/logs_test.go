@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 )
 
 func TestLogsFlags(t *testing.T) {

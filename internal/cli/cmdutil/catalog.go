@@ -1,21 +1,21 @@
 package cmdutil
 
 import (
-	"github.com/dupctl/dupctl/internal/audit"
-	"github.com/dupctl/dupctl/internal/cacheaudit"
-	"github.com/dupctl/dupctl/internal/config"
-	"github.com/dupctl/dupctl/internal/findings"
+	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/doctor/topology"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/inspect/store"
+	"github.com/dupctl/dupctl/internal/inspect/ttl"
 	"github.com/dupctl/dupctl/internal/keys"
+	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/dupctl/dupctl/internal/sim"
-	"github.com/dupctl/dupctl/internal/store"
-	"github.com/dupctl/dupctl/internal/topology"
-	"github.com/dupctl/dupctl/internal/ttl"
 )
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), audit.Rules(), keys.Rules(), ttl.Rules(), lock.Rules(), replay.Rules(), store.Rules(), cacheaudit.Rules())
+	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), auditlogs.Rules(), keys.Rules(), ttl.Rules(), lock.Rules(), replay.Rules(), store.Rules(), auditcache.Rules())
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // WriteChecksDoc writes docs/checks.md: every finding code, what it means,

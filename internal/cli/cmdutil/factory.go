@@ -6,19 +6,19 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/dupctl/dupctl/internal/config"
-	"github.com/dupctl/dupctl/internal/connect"
+	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 	"os"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/buildinfo"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/findings"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/buildinfo"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 

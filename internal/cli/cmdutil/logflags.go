@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dupctl/dupctl/internal/exitcode"
 	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/spf13/pflag"
 )
 

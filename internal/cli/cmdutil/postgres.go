@@ -3,7 +3,7 @@ package cmdutil
 import (
 	"time"
 
-	"github.com/dupctl/dupctl/internal/connect"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/spf13/pflag"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/connect"
-	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/replay"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"

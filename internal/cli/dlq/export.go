@@ -8,10 +8,10 @@ import (
 	"os"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
-	"github.com/dupctl/dupctl/internal/report"
 	"github.com/spf13/cobra"
 )
 

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/connect"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/findings"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/redact"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/redact"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
-	"github.com/dupctl/dupctl/internal/report"
 	"github.com/spf13/cobra"
 )
 

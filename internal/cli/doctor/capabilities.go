@@ -6,21 +6,21 @@ import (
 	"os"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/audit"
-	"github.com/dupctl/dupctl/internal/cacheaudit"
+	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/config"
-	"github.com/dupctl/dupctl/internal/connect"
 	"github.com/dupctl/dupctl/internal/doctor"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/inspect/store"
+	"github.com/dupctl/dupctl/internal/inspect/ttl"
 	"github.com/dupctl/dupctl/internal/keys"
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/redact"
+	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/replay"
-	"github.com/dupctl/dupctl/internal/store"
-	"github.com/dupctl/dupctl/internal/ttl"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -143,18 +143,18 @@ func dlqCheck(o *Options, j config.Job) doctor.Check {
 // mistake go to line 1 (or 3 for an unlock without token), missing fields
 // to line 9, the rest count against line 2 (the outcome was not protected).
 var logItems = map[string]int{
-	audit.RuleLockKeyJobID.Code:  1,
-	audit.RuleUnstableKey.Code:   1,
-	audit.RuleUnlockNoToken.Code: 3,
-	audit.RuleLockExpiry.Code:    4,
-	audit.RuleStaleCache.Code:    8,
-	audit.RuleMalformed.Code:     9,
-	audit.RuleNoEffects.Code:     9,
-	audit.RuleNoBusinessKey.Code: 9,
-	audit.RuleRedelivery.Code:    2,
-	audit.RuleNonAtomic.Code:     2,
-	audit.RuleRace.Code:          2,
-	audit.RuleUnexplained.Code:   2,
+	auditlogs.RuleLockKeyJobID.Code:  1,
+	auditlogs.RuleUnstableKey.Code:   1,
+	auditlogs.RuleUnlockNoToken.Code: 3,
+	auditlogs.RuleLockExpiry.Code:    4,
+	auditlogs.RuleStaleCache.Code:    8,
+	auditlogs.RuleMalformed.Code:     9,
+	auditlogs.RuleNoEffects.Code:     9,
+	auditlogs.RuleNoBusinessKey.Code: 9,
+	auditlogs.RuleRedelivery.Code:    2,
+	auditlogs.RuleNonAtomic.Code:     2,
+	auditlogs.RuleRace.Code:          2,
+	auditlogs.RuleUnexplained.Code:   2,
 }
 
 // logsChecks are `audit logs` and `keys unstable` on the job's logs.
@@ -183,7 +183,7 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		if err != nil {
 			return nil, err
 		}
-		res, err := audit.Run(ctx, srcs, audit.Options{Mapping: m})
+		res, err := auditlogs.Run(ctx, srcs, auditlogs.Options{Mapping: m})
 		if err != nil {
 			return nil, cmdutil.LogError(err)
 		}
@@ -259,11 +259,11 @@ func cacheCheck(o *Options, j config.Job) doctor.Check {
 		c.Skip = "needs --redis-url and --database-url"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
-		pattern, err := cacheaudit.ParsePattern(j.CachePattern)
+		pattern, err := auditcache.ParsePattern(j.CachePattern)
 		if err != nil {
 			return nil, exitcode.InputError(fmt.Errorf("job %s: cache_pattern: %w", j.Name, err), "fix dupctl.yaml")
 		}
-		dec, _ := cacheaudit.ParseDecoder("string")
+		dec, _ := auditcache.ParseDecoder("string")
 		rdb, err := o.Factory.Redis(ctx)
 		if err != nil {
 			return nil, err
@@ -272,9 +272,9 @@ func cacheCheck(o *Options, j config.Job) doctor.Check {
 		if err != nil {
 			return nil, err
 		}
-		return cacheaudit.Audit(ctx, rdb, pool, cacheaudit.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
+		return auditcache.Audit(ctx, rdb, pool, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
 			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: store.DefaultStatuses(),
-			AssumeLive: true, Batch: 1000, Lookup: cacheaudit.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
+			AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
 	}
 	return c
 }

@@ -10,13 +10,13 @@ import (
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/config"
 	"github.com/dupctl/dupctl/internal/doctor"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/findings"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/doctor/topology"
+	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
-	"github.com/dupctl/dupctl/internal/topology"
 	"github.com/dupctl/dupctl/internal/worker"
 	"github.com/spf13/cobra"
 )

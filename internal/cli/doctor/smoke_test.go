@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli"
-	"github.com/dupctl/dupctl/internal/connect"
-	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
 	amqp "github.com/rabbitmq/amqp091-go"
 )

@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
-	"github.com/dupctl/dupctl/internal/redact"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/redact"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 

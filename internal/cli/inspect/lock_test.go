@@ -14,7 +14,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
-	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/redis/go-redis/v9"
 )

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 // The text view of `dupctl inspect lock`: what was scanned, one row per

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/store"
+	"github.com/dupctl/dupctl/internal/inspect/store"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 )
 
 func TestStoreFlags(t *testing.T) {

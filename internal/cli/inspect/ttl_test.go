@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/ttl"
+	"github.com/dupctl/dupctl/internal/inspect/ttl"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 )
 
 // parseTTLFlags runs `inspect ttl` with args and returns the options its

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 )
 
 func TestUnstableFlags(t *testing.T) {

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/findings"
-	"github.com/dupctl/dupctl/internal/live"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/sim/live"
 	"github.com/dupctl/dupctl/internal/worker"
 )
 

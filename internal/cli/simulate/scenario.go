@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
-	"github.com/dupctl/dupctl/internal/findings"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
 	"github.com/spf13/cobra"

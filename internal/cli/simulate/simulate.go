@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
 	"github.com/spf13/cobra"

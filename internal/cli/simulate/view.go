@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/dupctl/dupctl/internal/iostreams"
-	"github.com/dupctl/dupctl/internal/report"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // A family aggregates every key of one template while the scan streams:

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/findings"
-	"github.com/dupctl/dupctl/internal/progress"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/bsm/redislock"
-	"github.com/dupctl/dupctl/internal/findings"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/findings"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // Judging a family once the scan is over: what its varying segments are,

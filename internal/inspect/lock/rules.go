@@ -1,6 +1,6 @@
 package lock
 
-import "github.com/dupctl/dupctl/internal/findings"
+import "github.com/dupctl/dupctl/internal/platform/findings"
 
 // The rules `dupctl inspect lock` evaluates.
 var (

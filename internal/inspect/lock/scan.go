@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dupctl/dupctl/internal/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -1,0 +1,61 @@
+package cache_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/redis/go-redis/v9"
+)
+
+// startCluster runs a three-master Redis Cluster of its own
+// (testenv.RedisCluster), stopped at the end.
+func startCluster(t *testing.T) *redis.ClusterClient {
+	t.Helper()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: testenv.RedisCluster(t, 3)})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestCluster: every master is scanned, and the keys of each are read
+// from their own node.
+func TestCluster(t *testing.T) {
+	fx := newFixture(t)
+	c := startCluster(t)
+	fx.exec(`CREATE TABLE {s}.jobs (idempotency_key text PRIMARY KEY, status text NOT NULL);
+		INSERT INTO {s}.jobs SELECT 'k' || i, 'SUCCEEDED' FROM generate_series(1, 300) i`)
+	ctx := context.Background()
+	for i := 1; i <= 300; i++ {
+		v := "SUCCEEDED"
+		if i%100 == 0 {
+			v = "PROCESSING"
+		}
+		if err := c.Set(ctx, fmt.Sprintf("%sk%d", fx.prefix, i), v, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var masters atomic.Int32 // ForEachMaster calls back concurrently
+	_ = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		if n.DBSize(ctx).Val() > 0 {
+			masters.Add(1)
+		}
+		return nil
+	})
+	if masters.Load() < 2 {
+		t.Fatalf("keys on %d masters: the test needs them spread", masters.Load())
+	}
+	o := fx.options("jobs")
+	o.Batch = 50
+	rep, err := auditcache.Audit(ctx, c, fx.ro, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rep.Data.(*auditcache.Result)
+	if res.Read != 300 || res.Agree != 297 || len(rep.Findings) != 1 || rep.Findings[0].Code != "CACHE_NOT_DONE_DB_SUCCEEDED" {
+		t.Errorf("cluster: read %d agree %d findings %v", res.Read, res.Agree, fx.summary(rep))
+	}
+}

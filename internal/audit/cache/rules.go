@@ -1,0 +1,95 @@
+package cache
+
+import "github.com/dupctl/dupctl/internal/platform/findings"
+
+// The cache audit's rules.
+var (
+	RuleNotDone = findings.Rule{
+		Code: "CACHE_NOT_DONE_DB_SUCCEEDED", Severity: findings.Error, Since: "v0.1.0",
+		Title: "the cache says not done while the database has SUCCEEDED",
+		Doc: `The status cache holds PROCESSING, FAILED or another non-final status for
+a key the database (the source of truth) has as SUCCEEDED: the cache
+missed an update or an invalidation. A worker that asks the cache "already
+done?" when the next message for that key arrives gets "no" and runs the
+side effect again: the seed's cache trap. It is an error when a message
+for the key is known to be live (--live-keys, --assume-live), a warning
+when that is unknown, and info when the key has no live message.`,
+		Fix: "Decide 'already done?' from the database, never from the cache alone; write the cache after the commit and delete it (not set it) on every status change, with a TTL so a missed invalidation heals.",
+	}
+	RuleMissing = findings.Rule{
+		Code: "CACHE_MISSING_SUCCEEDED", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "a key with a live message is missing from the cache while the database has SUCCEEDED",
+		Doc: `A message for the key is still live (--live-keys) and the database has
+the key as SUCCEEDED, but the cache has no entry. That is safe only if the
+worker falls back to the database on a cache miss; a worker that reads a
+miss as "not done" runs the side effect again (an error with
+--cache-authoritative).`,
+		Fix: "On a cache miss, read the database before doing anything; never treat a miss as 'not processed'.",
+	}
+	RuleDoneNotInDB = findings.Rule{
+		Code: "CACHE_DONE_DB_NOT", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "the cache says done while the database does not",
+		Doc: `The cache holds SUCCEEDED for a key the database has as PROCESSING or
+FAILED, or has no row for. A worker that trusts the cache skips the job:
+the work is lost, or the database was never the source of truth (the
+cache was written before the commit, and the commit failed).`,
+		Fix: "Write the cache only after the database commit succeeded, and from the committed status; treat the database as the source of truth when they disagree.",
+	}
+	RuleStale = findings.Rule{
+		Code: "CACHE_STALE", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "the cache holds an outdated non-final status",
+		Doc: `Cache and database disagree on a non-final status (cache PROCESSING,
+database FAILED, or the reverse), and still did after the re-read grace
+period, so it is not an update in flight. A cached FAILED beside a
+database PROCESSING invites a retry while a worker is still running; a
+cached PROCESSING beside a database FAILED blocks the retry.`,
+		Fix: "Invalidate (delete) the cache entry in the same code path that changes the status, after the commit, and give entries a TTL so a missed invalidation heals.",
+	}
+	RuleOrphan = findings.Rule{
+		Code: "CACHE_ORPHAN", Severity: findings.Info, Since: "v0.1.0",
+		Title: "cache entries with no database row",
+		Doc: `The cache holds a non-final status for a key the database has no row
+for: the row was reaped by retention while the cache entry lives on, or
+the status was written only to the cache. Harmless while the entry says
+"not done", but a sign the cache's lifetime is not tied to the row's.`,
+		Fix: "Give cache entries a TTL no longer than the table's retention, and write statuses to the database first.",
+	}
+	RuleNoTTL = findings.Rule{
+		Code: "CACHE_NO_TTL", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "cache entries without a TTL",
+		Doc: `Status cache entries with no expiry (PTTL -1): one missed invalidation
+leaves a wrong status forever, and the cache grows without bound.`,
+		Fix: "Set every status entry with a TTL (SET key value EX n), shorter than the time a wrong answer may live.",
+	}
+	RuleUndecodable = findings.Rule{
+		Code: "CACHE_UNDECODABLE", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "cache values that could not be read as a status",
+		Doc: `Values under the cache pattern did not decode as --value says (not JSON,
+no such JSON path, a hash where a string was expected). They were not
+compared. Either --value is wrong, or several writers use different
+formats, and a reader that fails to parse may treat the key as not done.`,
+		Fix: "Check --value against one entry (redis-cli GET/HGETALL); give every writer one format.",
+	}
+	RuleUnknownStatus = findings.Rule{
+		Code: "CACHE_UNKNOWN_STATUS", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "cache statuses outside the expected set",
+		Doc: `Cache values decoded to statuses that are not mapped to a role
+(PROCESSING, SUCCEEDED, FAILED, RETRYABLE, or --status values), so they
+could not be compared with the database.`,
+		Fix: "Map the values with --status ROLE=VALUE (e.g. --status succeeded=done,1) or make the writers use the database's status names.",
+	}
+
+	RuleNoKeys = findings.Rule{
+		Code: "CACHE_NO_KEYS", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "no cache key matched the pattern",
+		Doc: `SCAN found no key for --cache-pattern, so nothing was compared: a pattern
+with a typo, the wrong Redis database in the URL, or a cache that is empty
+right now. An audit that compared nothing must not pass silently.`,
+		Fix: "Check the pattern against a real key (redis-cli --scan --pattern 'job:status:*' | head) and the database number in --redis-url.",
+	}
+)
+
+// Rules lists the cache audit's rules.
+func Rules() []findings.Rule {
+	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable, RuleUnknownStatus, RuleNoKeys}
+}

@@ -1,0 +1,381 @@
+// Package audit rebuilds each business key's timeline from worker logs
+// across workers and files, finds every key whose side effect ran more
+// than once and classifies why, with the log lines that prove it: broker
+// redelivery after a crash before the ack, lock expiry, lock key from the
+// job id, unlock without token, unstable idempotency key, non-atomic
+// commit, stale cache, race without a lock - or "unexplained" when the
+// evidence does not decide. The same pass computes the seed's metrics.
+//
+// Memory follows the number of distinct keys, not the size of the logs:
+// a first pass keeps, per key, a hash, a side-effect count and the range
+// of input chunks it appears in; a second pass re-reads only the chunks of
+// the keys with duplicates and keeps their lines.
+package logs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"time"
+
+	logread "github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/progress"
+)
+
+// Options shape one audit.
+type Options struct {
+	Mapping *logread.Mapping
+	Strict  bool
+	// ClockSkew is how far apart two workers' clocks may be: orderings
+	// across workers closer than this are not used as evidence.
+	ClockSkew time.Duration
+	// Incident is a business key whose timeline to return whatever it
+	// holds; Timelines returns every duplicate's timeline.
+	Incident  string
+	Timelines bool
+	Workers   int
+	ChunkSize int
+	Progress  progress.Meter
+}
+
+// Result is an audit's outcome: the data behind JSON output and the text
+// view.
+type Result struct {
+	Input      logread.Stats `json:"input"`
+	Keys       int           `json:"keys"`
+	Effects    int64         `json:"side_effects"`
+	Duplicates []Duplicate   `json:"duplicates"`
+	Causes     []CauseCount  `json:"causes"`
+	Metrics    Metrics       `json:"metrics"`
+	Timelines  []Timeline    `json:"timelines"`
+	ReadAgain  int           `json:"chunks_read_again"`
+	NoKey      int64         `json:"side_effects_without_key"`
+	ClockSkew  time.Duration `json:"clock_skew_ns"`
+}
+
+// Duplicate is one business key whose side effect ran more than once.
+type Duplicate struct {
+	Key     string `json:"key"`
+	KeyKind string `json:"key_kind"` // business_key, idempotency_key, job_id, message_id
+	JobType string `json:"job_type"`
+	Effects int    `json:"side_effects"`
+	// Cause is the rule code of the first duplicate effect's cause.
+	Cause       string   `json:"cause"`
+	Explanation string   `json:"explanation"`
+	Pairs       []Pair   `json:"pairs"`
+	Workers     []string `json:"workers"`
+}
+
+// Pair explains one repeated side effect against the one before it.
+type Pair struct {
+	Cause       string     `json:"cause"`
+	Explanation string     `json:"explanation"`
+	Evidence    []Evidence `json:"evidence"`
+	// Also lists other causes whose evidence holds too (less specific).
+	Also []string `json:"also"`
+}
+
+// Evidence is one log line that supports a cause.
+type Evidence struct {
+	Where  string    `json:"where"` // file:line
+	Time   time.Time `json:"time"`
+	Worker string    `json:"worker"`
+	Event  string    `json:"event"`
+	Detail string    `json:"detail"`
+	Note   string    `json:"note"`
+}
+
+func (e Evidence) String() string {
+	s := fmt.Sprintf("%s %s %s %s", e.Where, fmtTime(e.Time), orDash(e.Worker), e.Event)
+	if e.Detail != "" {
+		s += " " + e.Detail
+	}
+	if e.Note != "" {
+		s += ": " + e.Note
+	}
+	return s
+}
+
+// CauseCount counts duplicates per cause.
+type CauseCount struct {
+	Cause string `json:"cause"`
+	Count int    `json:"count"`
+}
+
+type keyStat struct {
+	first, last uint32 // chunk range
+	effects     uint8  // saturating
+}
+
+const (
+	kBusiness byte = iota + 1
+	kIdem
+	kJob
+	kMessage
+)
+
+var keyKinds = map[byte]string{kBusiness: "business_key", kIdem: "idempotency_key", kJob: "job_id", kMessage: "message_id"}
+
+// groupKey is the key a line's events are grouped under: the business
+// key, else the idempotency key, else the job or message id.
+func groupKey(e *logread.Event) (byte, string) {
+	if k := e.BusinessKey(); k != "" {
+		return kBusiness, k
+	}
+	if k := e.IdempotencyKey(); k != "" {
+		return kIdem, k
+	}
+	if k := e.JobID(); k != "" {
+		return kJob, k
+	}
+	if k := e.MessageID(); k != "" {
+		return kMessage, k
+	}
+	return 0, ""
+}
+
+// hashKey is a key's identity in the first pass (never 0).
+func hashKey(seed maphash.Seed, kind byte, key string) uint64 {
+	return (maphash.String(seed, key) ^ uint64(kind)*0x9e3779b97f4a7c15) | 1
+}
+
+// pass1Fields are what counting side effects per key and the metrics
+// read.
+var pass1Fields = logread.Fields(logread.EventName, logread.Message, logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID,
+	logread.JobType, logread.Destination, logread.Attempt, logread.RetryCount, logread.Duration, logread.ErrorType, logread.Result)
+
+// ErrNotRewindable is returned when a second pass is needed over a stream
+// that cannot be read again; Spool it first.
+var ErrNotRewindable = errors.New("input cannot be read twice")
+
+// Run audits the sources.
+func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, error) {
+	for _, s := range sources {
+		if !s.Rewindable() {
+			return nil, fmt.Errorf("%s: %w", s.Name(), ErrNotRewindable)
+		}
+	}
+	if o.Mapping == nil {
+		o.Mapping = logread.Default()
+	}
+	seed := maphash.MakeSeed()
+	stats := make(map[uint64]keyStat, 1<<16)
+	ma := newMetricsAcc()
+	res := &Result{ClockSkew: o.ClockSkew}
+	var incidentHashes []uint64 // the key may be a business, idempotency, job or message key
+	if o.Incident != "" {
+		for _, k := range []byte{kBusiness, kIdem, kJob, kMessage} {
+			incidentHashes = append(incidentHashes, hashKey(seed, k, o.Incident))
+		}
+	}
+	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress}
+	first := scan
+	first.Only = pass1Fields                 // no timestamps, locks or tokens: counting needs none
+	first.Prepare = func(e *logread.Event) { // hash on the parsing cores
+		if kind, key := groupKey(e); kind != 0 {
+			e.Tag = hashKey(seed, kind, key)
+		}
+	}
+	st, err := logread.Scan(ctx, sources, first, func(e *logread.Event) error {
+		ma.add(e)
+		if e.Tag == 0 {
+			return nil
+		}
+		kind, _ := groupKey(e)
+		h := e.Tag
+		s, ok := stats[h]
+		c := uint32(e.Chunk)
+		if !ok {
+			s.first = c
+		}
+		s.last = c
+		if e.Kind == logread.KindSideEffect {
+			res.Effects++
+			if kind != kBusiness && kind != kIdem {
+				res.NoKey++
+			}
+			if s.effects < 255 {
+				s.effects++
+			}
+		}
+		stats[h] = s
+		return nil
+	})
+	res.Input = st
+	if err != nil {
+		return nil, err
+	}
+	res.Keys = len(stats)
+	res.Metrics = ma.result()
+
+	// Second pass: the chunks of keys with more than one side effect (and
+	// of the incident asked for).
+	want := map[uint64]bool{}
+	var parse []bool
+	mark := func(h uint64, s keyStat) {
+		want[h] = true
+		for len(parse) <= int(s.last) {
+			parse = append(parse, false)
+		}
+		for c := s.first; c <= s.last; c++ {
+			parse[c] = true
+		}
+	}
+	for h, s := range stats {
+		if s.effects > 1 {
+			mark(h, s)
+		}
+	}
+	for _, h := range incidentHashes {
+		if s, ok := stats[h]; ok {
+			mark(h, s)
+			break
+		}
+	}
+	stats = nil // the second pass needs only the chosen keys
+	groups := map[uint64]*group{}
+	orphans := map[string][]logread.Event{}
+	if len(want) > 0 {
+		for _, p := range parse {
+			if p {
+				res.ReadAgain++
+			}
+		}
+		scan.Progress = nil
+		scan.Strict = false
+		scan.Parse = func(c int) bool { return c < len(parse) && parse[c] }
+		_, err := logread.Scan(ctx, sources, scan, func(e *logread.Event) error {
+			kind, key := groupKey(e)
+			if kind == 0 {
+				return nil
+			}
+			h := hashKey(seed, kind, key)
+			if !want[h] {
+				if kind == kJob || kind == kMessage {
+					// A line with only a job id: kept in case a chosen
+					// key's run has the same job.
+					k := string([]byte(key)) // the event's strings are borrowed
+					orphans[k] = append(orphans[k], e.Clone())
+				}
+				return nil
+			}
+			g := groups[h]
+			if g == nil {
+				g = &group{kind: kind, key: string([]byte(key))}
+				groups[h] = g
+			}
+			g.events = append(g.events, e.Clone())
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	ordered := make([]*group, 0, len(groups))
+	for _, g := range groups {
+		ordered = append(ordered, g)
+	}
+	slices.SortFunc(ordered, func(a, b *group) int { return compareStrings(a.key, b.key) })
+	causes := map[string]int{}
+	for _, g := range ordered {
+		g.adopt(orphans)
+		g.build(o.ClockSkew)
+		if g.effects() > 1 {
+			d := g.classify(o.ClockSkew)
+			res.Duplicates = append(res.Duplicates, d)
+			causes[d.Cause]++
+			if o.Timelines {
+				res.Timelines = append(res.Timelines, g.timeline())
+			}
+		}
+		if o.Incident != "" && g.key == o.Incident && !(o.Timelines && g.effects() > 1) {
+			res.Timelines = append(res.Timelines, g.timeline())
+		}
+	}
+	if res.Duplicates == nil {
+		res.Duplicates = []Duplicate{}
+	}
+	if res.Timelines == nil {
+		res.Timelines = []Timeline{}
+	}
+	res.Causes = []CauseCount{}
+	for _, r := range append(causeRules, RuleUnexplained) {
+		if n := causes[r.Code]; n > 0 {
+			res.Causes = append(res.Causes, CauseCount{Cause: r.Code, Count: n})
+		}
+	}
+	return res, nil
+}
+
+// Report turns a result into findings: one per duplicated key, plus the
+// input checks.
+func (r *Result) Report(command string) *findings.Report {
+	rep := &findings.Report{Command: command, Data: r}
+	for _, rule := range Rules() {
+		rep.Check(rule.Code)
+	}
+	byCode := map[string]findings.Rule{}
+	for _, rule := range Rules() {
+		byCode[rule.Code] = rule
+	}
+	for _, d := range r.Duplicates {
+		rule := byCode[d.Cause]
+		var ev []string
+		for i, p := range d.Pairs {
+			if len(d.Pairs) > 1 {
+				ev = append(ev, fmt.Sprintf("repeat %d: %s (%s)", i+1, p.Explanation, p.Cause))
+			}
+			for _, e := range p.Evidence {
+				ev = append(ev, e.String())
+			}
+			if len(p.Also) > 0 {
+				ev = append(ev, "evidence also fits: "+joinComma(p.Also))
+			}
+		}
+		f := rule.New(d.Key, fmt.Sprintf("side effect ran %d times: %s", d.Effects, d.Explanation), ev...)
+		rep.Add(f)
+	}
+	if r.Input.Malformed > 0 {
+		var ev []string
+		for _, s := range r.Input.Samples {
+			ev = append(ev, fmt.Sprintf("%s: %s: %s", s.Where(), s.Reason, s.Text))
+		}
+		rep.Add(RuleMalformed.New(fmt.Sprintf("%d lines", r.Input.Malformed),
+			fmt.Sprintf("%d of %d lines are not JSON objects and were skipped", r.Input.Malformed, r.Input.Lines), ev...))
+	}
+	if r.Effects == 0 && r.Input.Events > 0 {
+		rep.Add(RuleNoEffects.New("input", fmt.Sprintf("none of %d events is a side effect", r.Input.Events)))
+	}
+	if r.NoKey > 0 {
+		rep.Add(RuleNoBusinessKey.New("input", fmt.Sprintf("%d of %d side effects carry no business or idempotency key", r.NoKey, r.Effects)))
+	}
+	return rep
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}

@@ -1,0 +1,297 @@
+package logs
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	logread "github.com/dupctl/dupctl/internal/logs"
+)
+
+// group is one key's events, rebuilt into runs.
+type group struct {
+	kind   byte
+	key    string
+	events []logread.Event
+	runs   []*run
+	fx     []*logread.Event // side effects in time order
+	runOf  map[*logread.Event]*run
+}
+
+// run is one delivery processed by one worker: received ... ack/crash.
+type run struct {
+	worker, job, msg string
+	attempt          int
+	redelivered      bool
+	events           []*logread.Event
+	received         *logread.Event
+	acquire          *logread.Event // first lock acquisition
+	lockFailed       *logread.Event
+	release          *logread.Event
+	checks           []*logread.Event
+	claim            *logread.Event
+	effects          []*logread.Event
+	commit           *logread.Event
+	ack              *logread.Event
+	end              *logread.Event // crash, retry, DLQ or failure
+	closed           bool
+}
+
+func (r *run) first() *logread.Event { return r.events[0] }
+func (r *run) last() *logread.Event  { return r.events[len(r.events)-1] }
+
+// adopt joins lines that carry only a job or message id to this key when
+// one of its runs has that id.
+func (g *group) adopt(orphans map[string][]logread.Event) {
+	if len(orphans) == 0 {
+		return
+	}
+	ids := map[string]bool{}
+	for i := range g.events {
+		for _, id := range []string{g.events[i].JobID(), g.events[i].MessageID()} {
+			if id != "" {
+				ids[id] = true
+			}
+		}
+	}
+	for id := range ids {
+		g.events = append(g.events, orphans[id]...)
+	}
+}
+
+// build orders the events and cuts them into runs.
+func (g *group) build(skew time.Duration) {
+	// A line without a time takes the time of the line before it in the
+	// same file, so it stays in place.
+	last := map[string]time.Time{}
+	for i := range g.events {
+		e := &g.events[i]
+		if e.Time.IsZero() {
+			e.Time = last[e.Source]
+		}
+		last[e.Source] = e.Time
+	}
+	slices.SortStableFunc(g.events, func(a, b logread.Event) int {
+		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Line, b.Line))
+	})
+	g.runOf = map[*logread.Event]*run{}
+	open := map[string]*run{}
+	for i := range g.events {
+		e := &g.events[i]
+		k := runKey(e)
+		r := open[k]
+		if r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived) {
+			r = &run{worker: e.Consumer(), job: e.JobID(), msg: e.MessageID(), attempt: e.Attempt, redelivered: e.Redelivered == logread.True}
+			open[k] = r
+			g.runs = append(g.runs, r)
+		}
+		r.add(e)
+		g.runOf[e] = r
+		if e.Kind == logread.KindSideEffect {
+			g.fx = append(g.fx, e)
+		}
+	}
+}
+
+func runKey(e *logread.Event) string {
+	id := e.JobID()
+	if id == "" {
+		id = e.MessageID()
+	}
+	return e.Consumer() + "\x00" + id + "\x00" + fmt.Sprint(e.Attempt)
+}
+
+func (r *run) add(e *logread.Event) {
+	r.events = append(r.events, e)
+	if r.job == "" {
+		r.job = e.JobID()
+	}
+	if r.msg == "" {
+		r.msg = e.MessageID()
+	}
+	if e.Redelivered == logread.True {
+		r.redelivered = true
+	}
+	switch e.Kind {
+	case logread.KindReceived:
+		r.received = e
+	case logread.KindLockAcquired:
+		if r.acquire == nil {
+			r.acquire = e
+		}
+	case logread.KindLockFailed:
+		r.lockFailed = e
+	case logread.KindLockReleased:
+		r.release = e
+	case logread.KindCheck, logread.KindDuplicate:
+		r.checks = append(r.checks, e)
+	case logread.KindClaimed:
+		r.claim = e
+	case logread.KindSideEffect:
+		r.effects = append(r.effects, e)
+	case logread.KindCommitted:
+		r.commit = e
+	case logread.KindAcked:
+		r.ack = e
+		r.closed = true
+	case logread.KindCrash, logread.KindRetry, logread.KindDeadLettered:
+		r.end = e
+		r.closed = true
+	case logread.KindFailed:
+		r.end = e
+	}
+}
+
+func (g *group) effects() int { return len(g.fx) }
+
+// lockKey of a run: its acquisition's key, else any key it logged.
+func (r *run) lockKey() string {
+	if r.acquire != nil && r.acquire.LockKey() != "" {
+		return r.acquire.LockKey()
+	}
+	for _, e := range r.events {
+		if k := e.LockKey(); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+func (r *run) ttl() time.Duration {
+	if r.acquire != nil && r.acquire.LockTTL > 0 {
+		return r.acquire.LockTTL
+	}
+	for _, e := range r.events {
+		if e.LockTTL > 0 {
+			return e.LockTTL
+		}
+	}
+	return 0
+}
+
+func (r *run) idemKey(e *logread.Event) string {
+	if k := e.IdempotencyKey(); k != "" {
+		return k
+	}
+	for _, x := range r.events {
+		if k := x.IdempotencyKey(); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// Timeline is one key's events as lanes per worker.
+type Timeline struct {
+	Key     string        `json:"key"`
+	Workers []string      `json:"workers"`
+	Rows    []TimelineRow `json:"rows"`
+}
+
+// TimelineRow is one event on a worker's lane.
+type TimelineRow struct {
+	Time   time.Time     `json:"time"`
+	Offset time.Duration `json:"offset_ns"`
+	Lane   int           `json:"lane"`
+	Worker string        `json:"worker"`
+	Event  string        `json:"event"`
+	Detail string        `json:"detail"`
+	Where  string        `json:"where"`
+	Repeat bool          `json:"repeat"` // a side effect after the first
+}
+
+func (g *group) timeline() Timeline {
+	t := Timeline{Key: g.key, Workers: []string{}, Rows: []TimelineRow{}}
+	lane := map[string]int{}
+	var t0 time.Time
+	nfx := 0
+	for i := range g.events {
+		e := &g.events[i]
+		w := orDash(e.Consumer())
+		if _, ok := lane[w]; !ok {
+			lane[w] = len(t.Workers)
+			t.Workers = append(t.Workers, w)
+		}
+		if i == 0 {
+			t0 = e.Time
+		}
+		repeat := false
+		if e.Kind == logread.KindSideEffect {
+			nfx++
+			repeat = nfx > 1
+		}
+		t.Rows = append(t.Rows, TimelineRow{Time: e.Time, Offset: e.Time.Sub(t0), Lane: lane[w], Worker: w,
+			Event: eventLabel(e), Detail: detail(e), Where: e.Where(), Repeat: repeat})
+	}
+	return t
+}
+
+// eventLabel is the kind, or the raw name for lines of no known kind.
+func eventLabel(e *logread.Event) string {
+	if e.Kind == logread.KindOther {
+		n := e.Name
+		if len(n) > 40 {
+			n = n[:40] + "..."
+		}
+		return n
+	}
+	return e.Kind.String()
+}
+
+// detail is the few fields that matter for a step.
+func detail(e *logread.Event) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	switch e.Kind {
+	case logread.KindReceived:
+		add("msg", e.MessageID())
+		add("job", e.JobID())
+		if e.Attempt > 0 {
+			add("attempt", fmt.Sprint(e.Attempt))
+		}
+		if e.Redelivered == logread.True {
+			parts = append(parts, "redelivered")
+		}
+	case logread.KindLockAcquired, logread.KindLockFailed, logread.KindLockReleased:
+		add("key", e.LockKey())
+		tok := e.LockToken()
+		if len(tok) > 8 {
+			tok = tok[:8] + "…"
+		}
+		if e.Kind == logread.KindLockReleased && tok == "" {
+			parts = append(parts, "token=(none)")
+		}
+		add("token", tok)
+		if e.LockTTL > 0 {
+			add("ttl", e.LockTTL.String())
+		}
+	case logread.KindCheck, logread.KindDuplicate:
+		add("key", e.IdempotencyKey())
+		switch e.Hit {
+		case logread.True:
+			parts = append(parts, "found")
+		case logread.False:
+			parts = append(parts, "not found")
+		}
+		switch e.FromCache {
+		case logread.True:
+			parts = append(parts, "from cache")
+		case logread.False:
+			parts = append(parts, "from db")
+		}
+	case logread.KindSideEffect, logread.KindClaimed, logread.KindCommitted:
+		add("key", e.IdempotencyKey())
+	case logread.KindFailed:
+		add("error", e.Get(logread.ErrorType))
+	}
+	if e.Duration > 0 {
+		add("duration", e.Duration.String())
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,329 @@
+// Package topology checks a RabbitMQ broker's shape against what the seed
+// requires of a work queue: a dead-letter exchange (by argument or policy)
+// whose DLQ exists and is bound, a delivery limit on quorum queues, the
+// configured retry queue, and no consumer in auto-ack mode. It reads
+// through AMQP (passive declares: existence only) and, when given, the
+// management HTTP API (arguments, policies, bindings, consumers). It never
+// changes anything.
+package topology
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/redact"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Rules of the topology checks.
+var (
+	RuleQueueMissing = findings.Rule{Code: "TOPO_QUEUE_MISSING", Severity: findings.Error, Since: "v0.1.0",
+		Title: "a configured work queue does not exist",
+		Doc:   "The configuration names a work queue the broker does not have: nothing below it can be checked, and its consumers consume nothing.",
+		Fix:   "Fix the queue name in dupctl.yaml, or declare the queue."}
+	RuleNoDLX = findings.Rule{Code: "TOPO_NO_DLX", Severity: findings.Error, Since: "v0.1.0",
+		Title: "a work queue has no dead-letter exchange",
+		Doc: `A message rejected, expired or past its delivery limit is dropped when its
+queue has no dead-letter exchange: the job is lost, and when it is retried by
+hand nobody knows what ran. The seed: after N attempts route to a DLQ
+carrying the job's context.`,
+		Fix: "Set x-dead-letter-exchange on the queue, or a policy with dead-letter-exchange, pointing to an exchange bound to a DLQ."}
+	RuleDLXUnrouted = findings.Rule{Code: "TOPO_DLX_UNROUTED", Severity: findings.Error, Since: "v0.1.0",
+		Title: "the dead-letter exchange does not route to a DLQ",
+		Doc:   "The queue names a dead-letter exchange, but it does not exist or no queue is bound to it for the dead-letter routing key: dead letters vanish.",
+		Fix:   "Declare the dead-letter exchange and bind the DLQ to it with the routing key dead letters carry (the queue's x-dead-letter-routing-key, or the original routing key)."}
+	RuleDLQMissing = findings.Rule{Code: "TOPO_DLQ_MISSING", Severity: findings.Error, Since: "v0.1.0",
+		Title: "the configured DLQ does not exist",
+		Doc:   "dupctl.yaml names a DLQ for the job, and the broker has no such queue.",
+		Fix:   "Declare the DLQ and bind it to the work queue's dead-letter exchange, or fix its name in dupctl.yaml."}
+	RuleNoDeliveryLimit = findings.Rule{Code: "TOPO_QUORUM_NO_DELIVERY_LIMIT", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "a quorum queue has no delivery limit",
+		Doc: `Without a delivery limit a poison message (one that crashes its consumer, or
+outlives the consumer timeout) is redelivered forever, and its side effect
+may run on every delivery.`,
+		Fix: "Set x-delivery-limit (or a delivery-limit policy) on the quorum queue, with a dead-letter exchange to catch what it rejects."}
+	RuleRetryMissing = findings.Rule{Code: "TOPO_RETRY_QUEUE_MISSING", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "the configured retry queue does not exist or does not come back",
+		Doc:   "dupctl.yaml names a retry (delay) queue for backoff; it is missing, or it has no dead-letter exchange to send expired messages back to work: retries never return.",
+		Fix:   "Declare the retry queue with a message TTL (or per-message expiration) and x-dead-letter-exchange pointing back to the work exchange."}
+	RuleAutoAck = findings.Rule{Code: "TOPO_AUTO_ACK_CONSUMER", Severity: findings.Error, Since: "v0.1.0",
+		Title: "a consumer uses auto-ack",
+		Doc: `A consumer in auto-ack (no-ack) mode has every message acknowledged when it
+is sent: a crash mid-job loses the job, and nothing can be retried. This is
+ack-before-work, the LOSS column of the simulation matrix.`,
+		Fix: "Consume with manual acks and ack after the status commit."}
+	RuleManagementUnavailable = findings.Rule{Code: "TOPO_NOT_CHECKED", Severity: findings.Info, Since: "v0.1.0",
+		Title: "queue arguments, policies and consumers were not checked",
+		Doc:   "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, bindings and consumers' ack modes need the management API.",
+		Fix:   "Pass --management-url http://user:password@host:15672 (or connections.management_url in dupctl.yaml), with the management plugin enabled."}
+)
+
+// Rules lists the topology rules.
+func Rules() []findings.Rule {
+	return []findings.Rule{RuleQueueMissing, RuleNoDLX, RuleDLXUnrouted, RuleDLQMissing, RuleNoDeliveryLimit, RuleRetryMissing, RuleAutoAck, RuleManagementUnavailable}
+}
+
+// Job is what to check for one work queue.
+type Job struct {
+	Name       string
+	Queue      string
+	DLQ        string // optional
+	RetryQueue string // optional
+}
+
+// QueueInfo is what the management API says about a queue.
+type QueueInfo struct {
+	Name      string         `json:"name"`
+	Vhost     string         `json:"vhost"`
+	Type      string         `json:"type"`
+	Arguments map[string]any `json:"arguments"`
+	Policy    string         `json:"policy"`
+	Effective map[string]any `json:"effective_policy_definition"`
+	Consumers int            `json:"consumers"`
+	Details   []struct {
+		AckRequired bool   `json:"ack_required"`
+		Tag         string `json:"consumer_tag"`
+	} `json:"consumer_details"`
+}
+
+// Binding is one binding from the management API.
+type Binding struct {
+	Source          string `json:"source"`
+	Destination     string `json:"destination"`
+	DestinationType string `json:"destination_type"`
+	RoutingKey      string `json:"routing_key"`
+}
+
+// Management is a small read-only client of the RabbitMQ management API.
+type Management struct {
+	Base   *url.URL
+	Vhost  string
+	Client *http.Client
+}
+
+// NewManagement parses http[s]://user:password@host:15672.
+func NewManagement(raw, vhost string) (*Management, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("management URL %s: want http[s]://user:password@host:15672", redact.URL(raw))
+	}
+	if vhost == "" {
+		vhost = "/"
+	}
+	return &Management{Base: u, Vhost: vhost, Client: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// ErrNotFound is a 404 from the management API.
+var ErrNotFound = errors.New("not found")
+
+func (m *Management) get(ctx context.Context, path string, out any) error {
+	base := *m.Base
+	base.User = nil
+	// path is already escaped (the vhost "/" is %2F): join as text so it
+	// is not escaped twice.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base.String(), "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	if m.Base.User != nil {
+		pw, _ := m.Base.User.Password()
+		req.SetBasicAuth(m.Base.User.Username(), pw)
+	}
+	resp, err := m.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("management API %s: %s", redact.URL(m.Base.String()), redact.String(err.Error()))
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return ErrNotFound
+	case resp.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("management API %s: 401 unauthorized: check the user and password", redact.URL(m.Base.String()))
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("management API %s%s: HTTP %d", redact.URL(m.Base.String()), path, resp.StatusCode)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(out)
+}
+
+func (m *Management) vh() string { return url.PathEscape(m.Vhost) }
+
+// Queue reads one queue.
+func (m *Management) Queue(ctx context.Context, name string) (*QueueInfo, error) {
+	var q QueueInfo
+	err := m.get(ctx, "/api/queues/"+m.vh()+"/"+url.PathEscape(name), &q)
+	return &q, err
+}
+
+// Exchange reports whether an exchange exists.
+func (m *Management) Exchange(ctx context.Context, name string) (bool, error) {
+	var x map[string]any
+	err := m.get(ctx, "/api/exchanges/"+m.vh()+"/"+url.PathEscape(name), &x)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// BindingsFrom lists the bindings whose source is an exchange.
+func (m *Management) BindingsFrom(ctx context.Context, exchange string) ([]Binding, error) {
+	var bs []Binding
+	err := m.get(ctx, "/api/exchanges/"+m.vh()+"/"+url.PathEscape(exchange)+"/bindings/source", &bs)
+	return bs, err
+}
+
+// setting reads a queue setting from its arguments (x-<name>) or its
+// effective policy (<name>); arguments win, as in RabbitMQ.
+func setting(q *QueueInfo, name string) (any, string) {
+	if v, ok := q.Arguments["x-"+name]; ok {
+		return v, "argument x-" + name
+	}
+	if v, ok := q.Effective[name]; ok {
+		return v, "policy " + q.Policy
+	}
+	return nil, ""
+}
+
+// Prober checks queue existence through AMQP: a passive declare, on a
+// fresh channel each time because a failed one closes the channel.
+type Prober struct{ Conn *amqp.Connection }
+
+// Exists reports whether a queue exists, and its message count.
+func (p Prober) Exists(name string) (bool, int, error) {
+	ch, err := p.Conn.Channel()
+	if err != nil {
+		return false, 0, fmt.Errorf("open channel: %w", err)
+	}
+	q, err := ch.QueueDeclarePassive(name, false, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("passive declare %s: %w", name, err)
+	}
+	ch.Close()
+	return true, q.Messages, nil
+}
+
+// Check runs the topology checks for jobs. mgmt may be nil.
+func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findings.Report, error) {
+	r := &findings.Report{Command: "topology"}
+	r.Check(RuleQueueMissing.Code, RuleDLQMissing.Code, RuleRetryMissing.Code)
+	if mgmt == nil {
+		r.Check(RuleManagementUnavailable.Code)
+		r.Add(RuleManagementUnavailable.New("broker", "checked queue existence only (AMQP)"))
+	} else {
+		r.Check(RuleNoDLX.Code, RuleDLXUnrouted.Code, RuleNoDeliveryLimit.Code, RuleAutoAck.Code)
+	}
+	for _, j := range jobs {
+		ok, depth, err := p.Exists(j.Queue)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			r.Add(RuleQueueMissing.New(j.Queue, fmt.Sprintf("job %s: queue %q does not exist", j.Name, j.Queue)))
+			continue
+		}
+		if j.DLQ != "" {
+			if ok, _, err := p.Exists(j.DLQ); err != nil {
+				return nil, err
+			} else if !ok {
+				r.Add(RuleDLQMissing.New(j.DLQ, fmt.Sprintf("job %s: DLQ %q does not exist", j.Name, j.DLQ)))
+			}
+		}
+		if j.RetryQueue != "" {
+			if ok, _, err := p.Exists(j.RetryQueue); err != nil {
+				return nil, err
+			} else if !ok {
+				r.Add(RuleRetryMissing.New(j.RetryQueue, fmt.Sprintf("job %s: retry queue %q does not exist", j.Name, j.RetryQueue)))
+			} else if mgmt != nil {
+				rq, err := mgmt.Queue(ctx, j.RetryQueue)
+				if err != nil {
+					return nil, err
+				}
+				if v, _ := setting(rq, "dead-letter-exchange"); v == nil {
+					r.Add(RuleRetryMissing.New(j.RetryQueue, fmt.Sprintf("job %s: retry queue %q has no dead-letter exchange: expired retries never return to work", j.Name, j.RetryQueue)))
+				}
+			}
+		}
+		if mgmt != nil {
+			if err := checkQueue(ctx, r, mgmt, j, depth); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, depth int) error {
+	q, err := m.Queue(ctx, j.Queue)
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", j.Queue, err)
+	}
+	dlx, where := setting(q, "dead-letter-exchange")
+	dlxName, _ := dlx.(string)
+	if dlx == nil {
+		r.Add(RuleNoDLX.New(j.Queue, fmt.Sprintf("job %s: queue %q (%s, %d messages) has no dead-letter exchange by argument or policy", j.Name, j.Queue, q.Type, depth),
+			fmt.Sprintf("arguments: %v", q.Arguments), fmt.Sprintf("policy: %q %v", q.Policy, q.Effective)))
+	} else {
+		rk, _ := setting(q, "dead-letter-routing-key")
+		if err := checkRouted(ctx, r, m, j, dlxName, where, rk); err != nil {
+			return err
+		}
+	}
+	if q.Type == "quorum" {
+		if v, _ := setting(q, "delivery-limit"); v == nil {
+			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue)))
+		}
+	}
+	for _, c := range q.Details {
+		if !c.AckRequired {
+			r.Add(RuleAutoAck.New(j.Queue, fmt.Sprintf("job %s: consumer %q on %q uses auto-ack", j.Name, c.Tag, j.Queue)))
+		}
+	}
+	return nil
+}
+
+func checkRouted(ctx context.Context, r *findings.Report, m *Management, j Job, dlx, where string, rk any) error {
+	ok, err := m.Exchange(ctx, dlx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: dead-letter exchange %q (%s) does not exist", j.Name, dlx, where)))
+		return nil
+	}
+	bs, err := m.BindingsFrom(ctx, dlx)
+	if err != nil {
+		return err
+	}
+	key, _ := rk.(string)
+	for _, b := range bs {
+		if b.DestinationType != "queue" {
+			continue
+		}
+		if j.DLQ != "" && b.Destination != j.DLQ {
+			continue
+		}
+		// Any binding routes a fanout; for direct/topic, either the
+		// configured dead-letter routing key or (when none) the original
+		// keys: accept a binding on the key, "#", or an empty key.
+		if key == "" || b.RoutingKey == key || b.RoutingKey == "#" || b.RoutingKey == "" {
+			return nil
+		}
+	}
+	target := "any queue"
+	if j.DLQ != "" {
+		target = "DLQ " + j.DLQ
+	}
+	r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: dead-letter exchange %q (%s) is not bound to %s", j.Name, dlx, where, target)))
+	return nil
+}

@@ -1,0 +1,80 @@
+package connect
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/testenv"
+)
+
+func TestIsLoopback(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"redis://127.0.0.1:6379":                  true,
+		"redis://localhost:6379/0":                true,
+		"redis://127.0.0.1:7000,127.0.0.1:7001":   true,
+		"redis://127.0.0.1:7000,10.0.0.2:7001":    false,
+		"postgres://u:p@[::1]:5432/db":            true,
+		"postgres://u:p@db.internal:5432/db":      false,
+		"amqp://guest:guest@127.0.0.2:5672/":      true,
+		"host=127.0.0.1 user=x dbname=y":          true,
+		"host=prod.example.com user=x dbname=y":   false,
+		"postgres:///test?host=/var/run/postgres": false,
+	} {
+		if got := IsLoopback(raw); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+func TestErrorsAreRedactedAndClassified(t *testing.T) {
+	ctx := context.Background()
+	// A closed port on loopback: refused at once.
+	_, err := Redis(ctx, "redis://:s3cret@127.0.0.1:1/0")
+	if err == nil || exitcode.Of(err, 0) != exitcode.Unavailable || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "cannot reach Redis") {
+		t.Errorf("Redis: %v", err)
+	}
+	_, err = Postgres(ctx, "postgres://u:s3cret@127.0.0.1:1/db", PostgresOptions{})
+	if err == nil || exitcode.Of(err, 0) != exitcode.Unavailable || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Postgres: %v", err)
+	}
+	_, err = AMQP(ctx, "amqp://u:s3cret@127.0.0.1:1/")
+	if err == nil || exitcode.Of(err, 0) != exitcode.Unavailable || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("AMQP: %v", err)
+	}
+	for _, bad := range []string{"http://x", "redis//x"} {
+		if _, err := Redis(ctx, bad); exitcode.Of(err, 0) != exitcode.Usage {
+			t.Errorf("Redis(%q): %v, want a usage error", bad, err)
+		}
+	}
+	if _, err := Redis(ctx, ""); err == nil || !strings.Contains(err.Error(), "--redis-url") {
+		t.Errorf("empty URL: %v", err)
+	}
+}
+
+func TestConnectToServices(t *testing.T) {
+	ctx := context.Background()
+	r, err := Redis(ctx, testenv.Need(t, testenv.Redis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	p, err := Postgres(ctx, testenv.Need(t, testenv.Postgres), PostgresOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ro string
+	if err := p.QueryRow(ctx, "SHOW default_transaction_read_only").Scan(&ro); err != nil || ro != "on" {
+		t.Errorf("read-only session: %q %v", ro, err)
+	}
+	if _, err := p.Exec(ctx, "CREATE TEMP TABLE dupctl_should_fail(x int)"); err == nil {
+		t.Error("a read-only session created a table")
+	}
+	p.Close()
+	a, err := AMQP(ctx, testenv.Need(t, testenv.AMQP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/dupctl/dupctl/internal/platform/buildinfo"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/redact"
+)
+
+// Formats accepted by -o/--output.
+const (
+	FormatTable = "table"
+	FormatJSON  = "json"
+	FormatJUnit = "junit"
+)
+
+// Formats lists the output formats, for flag help and completion.
+var Formats = []string{FormatTable, FormatJSON, FormatJUnit}
+
+// Options are what every printer needs besides the report.
+type Options struct {
+	FailOn  findings.Threshold
+	Color   bool
+	Verbose bool
+	Tool    buildinfo.Info
+	Catalog *findings.Catalog
+}
+
+// Document is one command's output: its report, and the command's own
+// human view (timeline, histogram, summary table) drawn before the findings
+// in table output. Text may be nil.
+type Document struct {
+	Report *findings.Report
+	Text   func(w io.Writer, th *Theme) error
+}
+
+// Printer writes a document in one format.
+type Printer interface {
+	Print(w io.Writer, d Document) error
+}
+
+// NewPrinter returns the printer for a format name.
+func NewPrinter(format string, o Options) (Printer, error) {
+	switch format {
+	case FormatTable, "":
+		return tablePrinter{o}, nil
+	case FormatJSON:
+		return jsonPrinter{o}, nil
+	case FormatJUnit:
+		return junitPrinter{o}, nil
+	}
+	return nil, fmt.Errorf("unknown output format %q: want table, json or junit", format)
+}
+
+// checkList is every check the report ran: its declared checks, then any
+// code that produced a finding without being declared.
+func checkList(r *findings.Report) []string {
+	out := slices.Clone(r.Checks)
+	for _, f := range r.Findings {
+		if !slices.Contains(out, f.Code) {
+			out = append(out, f.Code)
+		}
+	}
+	return out
+}
+
+// emit renders into a buffer and writes it redacted: the single place where
+// output meets the redaction helper.
+func emit(w io.Writer, render func(*bytes.Buffer) error) error {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, redact.String(buf.String()))
+	return err
+}
+
+// Prepare sorts a report's findings once, before any printer runs, and
+// gives nil slices their empty value.
+func Prepare(r *findings.Report) {
+	r.Sort()
+	for i := range r.Findings {
+		if r.Findings[i].Evidence == nil {
+			r.Findings[i].Evidence = []string{}
+		}
+	}
+}

@@ -1,0 +1,84 @@
+// Package report renders findings.Reports for people (an aligned table with
+// severity colour), for programs (versioned JSON) and for CI (JUnit XML).
+// It owns every styling decision: lipgloss and tablewriter are used only
+// here, and every byte a printer writes passes through internal/platform/redact.
+package report
+
+import (
+	"io"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/muesli/termenv"
+)
+
+// Theme styles text for a terminal, or leaves it plain when colour is off.
+type Theme struct {
+	color    bool
+	renderer *lipgloss.Renderer
+	err      lipgloss.Style
+	warn     lipgloss.Style
+	info     lipgloss.Style
+	pass     lipgloss.Style
+	strong   lipgloss.Style
+	faint    lipgloss.Style
+	mark     lipgloss.Style
+}
+
+// NewTheme returns the one dupctl theme. With color false every method
+// returns its input unchanged, so golden files stay plain.
+func NewTheme(w io.Writer, color bool) *Theme {
+	r := lipgloss.NewRenderer(w)
+	if color {
+		r.SetColorProfile(termenv.ANSI256)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	// Adaptive colours read well on light and dark backgrounds.
+	return &Theme{
+		color:    color,
+		renderer: r,
+		err:      r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "160", Dark: "203"}),
+		warn:     r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "130", Dark: "214"}),
+		info:     r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "25", Dark: "75"}),
+		pass:     r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "28", Dark: "78"}),
+		strong:   r.NewStyle().Bold(true),
+		faint:    r.NewStyle().Faint(true),
+		mark:     r.NewStyle().Bold(true).Reverse(true),
+	}
+}
+
+// Color reports whether the theme emits ANSI escapes.
+func (t *Theme) Color() bool { return t.color }
+
+func (t *Theme) apply(st lipgloss.Style, s string) string {
+	if !t.color || s == "" {
+		return s
+	}
+	return st.Render(s)
+}
+
+// Severity styles s in the colour of sev.
+func (t *Theme) Severity(sev findings.Severity, s string) string {
+	switch sev {
+	case findings.Error:
+		return t.apply(t.err, s)
+	case findings.Warn:
+		return t.apply(t.warn, s)
+	default:
+		return t.apply(t.info, s)
+	}
+}
+
+// Pass styles a success marker.
+func (t *Theme) Pass(s string) string { return t.apply(t.pass, s) }
+
+// Strong styles headings.
+func (t *Theme) Strong(s string) string { return t.apply(t.strong, s) }
+
+// Faint styles secondary text.
+func (t *Theme) Faint(s string) string { return t.apply(t.faint, s) }
+
+// Mark highlights the one thing the reader must see (the second side
+// effect, the runs beyond a TTL).
+func (t *Theme) Mark(s string) string { return t.apply(t.mark, s) }
