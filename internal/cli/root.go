@@ -23,6 +23,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
@@ -80,23 +81,24 @@ func classify(ctx context.Context, err error, ran bool) int {
 		return exitcode.Interrupted
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return exitcode.Of(err, exitcode.Unavailable)
+		return cmdutil.ExitCode(err, exitcode.Unavailable)
 	}
 	if !ran {
-		return exitcode.Of(err, exitcode.Usage)
+		return cmdutil.ExitCode(err, exitcode.Usage)
 	}
-	return exitcode.Of(err, exitcode.Unavailable)
+	return cmdutil.ExitCode(err, exitcode.Unavailable)
 }
 
 // printError writes the one-line error: plain text, or a JSON object on
 // stderr with -o json so stdout stays parseable.
 func printError(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, beforeRun bool) {
-	msg := oneLineError(err)
+	msg := oneLine(cmdutil.Describe(cmd, err))
 	if errors.Is(err, context.DeadlineExceeded) && f.Global.Timeout > 0 {
 		msg += fmt.Sprintf(" (timed out after %s: raise --timeout)", f.Global.Timeout)
 	}
 	var coded *exitcode.Error
-	if beforeRun && code == exitcode.Usage && cmd != nil && !errors.As(err, &coded) && !strings.Contains(msg, "--help") {
+	var input *problem.Input
+	if beforeRun && code == exitcode.Usage && cmd != nil && !errors.As(err, &coded) && !errors.As(err, &input) && !strings.Contains(msg, "--help") {
 		// cobra's own errors (unknown command, wrong arguments) say what
 		// but not where to look.
 		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
@@ -116,8 +118,8 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, bef
 	fmt.Fprintln(f.IO.ErrOut, "dupctl: "+msg)
 }
 
-func oneLineError(err error) string {
-	s := strings.TrimSpace(err.Error())
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
@@ -149,7 +151,7 @@ check.` + exitStatusBlock,
 	}
 	root.SetVersionTemplate("dupctl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return flagError(c, "%v", err)
+		return flagError(c, "%w", err)
 	})
 
 	pf := root.PersistentFlags()
@@ -162,6 +164,7 @@ check.` + exitStatusBlock,
 	pf.StringVar(&g.DatabaseURL, "database-url", "", "PostgreSQL URL (env DUPCTL_DATABASE_URL, DATABASE_URL)")
 	pf.StringVar(&g.AMQPURL, "amqp-url", "", "RabbitMQ AMQP URL (env DUPCTL_AMQP_URL, AMQP_URL)")
 	pf.StringVar(&g.ConfigPath, "config", "", "dupctl.yaml with connections, job types and the allow-list (env DUPCTL_CONFIG; default ./dupctl.yaml if present)")
+	cmdutil.FieldFlags(root, map[string]string{"AMQPURL": "amqp-url"})
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
 	_ = root.RegisterFlagCompletionFunc("fail-on", fixedCompletion("error", "warn", "info", "none"))
 
@@ -195,8 +198,8 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory) error {
 	default:
 		return flagError(cmd, "unknown output format %q: want table, json or junit", g.Output)
 	}
-	if _, err := f.Threshold(); err != nil {
-		return flagError(cmd, "%v", errors.Unwrap(err))
+	if err := f.ParseFailOn(); err != nil {
+		return flagError(cmd, "%w", err)
 	}
 	if g.Timeout < 0 {
 		return flagError(cmd, "--timeout must not be negative, got %s", g.Timeout)
@@ -237,14 +240,7 @@ func resolveEnv(flags *pflag.FlagSet, f *cmdutil.Factory, flag string, dst *stri
 	*dst = fromConfig
 }
 
-const exitStatusBlock = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on
-  2    usage or input error
-  3    a system could not be reached, or a runtime failure
-  130  interrupted`
+var exitStatusBlock = cmdutil.ExitStatus(nil)
 
 // flagError is a usage error about a flag, pointing at the command's help.
 func flagError(cmd *cobra.Command, format string, args ...any) error {

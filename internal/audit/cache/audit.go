@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"slices"
 	"strings"
 	"sync"
@@ -666,7 +667,7 @@ func ruleByCode(code string) (findings.Rule, bool) {
 
 func (a *auditor) message(c Class) string {
 	n := c.Count
-	keys := fmt.Sprintf("%d %s", n, plural(n, "key", "keys"))
+	keys := fmt.Sprintf("%d %s", n, english.Plural(n, "key", "keys"))
 	source := a.o.LiveSource
 	if a.o.AssumeLive {
 		source = "--assume-live"
@@ -676,25 +677,25 @@ func (a *auditor) message(c Class) string {
 		msg := keys + ": the cache says not done, the database has SUCCEEDED"
 		switch c.Severity {
 		case findings.Error:
-			return msg + plural(n, ", and a message for it is live (", ", and a message for each is live (") + source + ")"
+			return msg + english.Plural(n, ", and a message for it is live (", ", and a message for each is live (") + source + ")"
 		case findings.Info:
-			return msg + plural(n, "; no live message for it in ", "; no live message for them in ") + source
+			return msg + english.Plural(n, "; no live message for it in ", "; no live message for them in ") + source
 		}
-		return msg + "; whether a message for " + plural(n, "it", "them") + " is still live is unknown (give --live-keys or --assume-live)"
+		return msg + "; whether a message for " + english.Plural(n, "it", "them") + " is still live is unknown (give --live-keys or --assume-live)"
 	case RuleMissing.Code:
-		return fmt.Sprintf("%d %s missing from the cache while the database has SUCCEEDED", n, plural(n, "key with a live message is", "keys with a live message are"))
+		return fmt.Sprintf("%d %s missing from the cache while the database has SUCCEEDED", n, english.Plural(n, "key with a live message is", "keys with a live message are"))
 	case RuleDoneNotInDB.Code:
 		return keys + ": the cache says SUCCEEDED, the database does not"
 	case RuleStale.Code:
 		return keys + ": the cache holds a non-final status the database has moved on from"
 	case RuleOrphan.Code:
-		return fmt.Sprintf("%d cache %s with no database row", n, plural(n, "entry", "entries"))
+		return fmt.Sprintf("%d cache %s with no database row", n, english.Plural(n, "entry", "entries"))
 	case RuleNoTTL.Code:
 		return fmt.Sprintf("%d of %d cache entries have no TTL", n, a.res.Read)
 	case RuleUndecodable.Code:
-		return fmt.Sprintf("%d cache %s could not be read with --value %s", n, plural(n, "value", "values"), a.res.Value)
+		return fmt.Sprintf("%d cache %s could not be read with --value %s", n, english.Plural(n, "value", "values"), a.res.Value)
 	case RuleUnknownStatus.Code:
-		return fmt.Sprintf("%d cache %s not a status of %s", n, plural(n, "value is", "values are"), a.res.StatusRoles)
+		return fmt.Sprintf("%d cache %s not a status of %s", n, english.Plural(n, "value is", "values are"), a.res.StatusRoles)
 	}
 	return keys
 }
@@ -723,11 +724,4 @@ func (a *auditor) describe(code string, e Entry) string {
 		db += " (" + store.DisplayIdent(a.res.TimeColumn) + " " + e.Updated + ")"
 	}
 	return fmt.Sprintf("%s: %s, %s", e.Key, cache, db)
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

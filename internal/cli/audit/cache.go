@@ -74,13 +74,13 @@ lock_timeout.` + cacheExitStatus,
 				return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
 			}
 			if o.Pattern, err = auditcache.ParsePattern(pattern); err != nil {
-				return exitcode.UsageErrorf("%v", err)
+				return exitcode.UsageErrorf("%w", err)
 			}
 			if o.Decoder, err = auditcache.ParseDecoder(value); err != nil {
-				return exitcode.UsageErrorf("%v", err)
+				return exitcode.UsageErrorf("%w", err)
 			}
 			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
-				return exitcode.UsageErrorf("%v", err)
+				return exitcode.UsageErrorf("%w", err)
 			}
 			switch {
 			case o.Batch < 1 || o.Batch > 100_000:
@@ -124,15 +124,7 @@ lock_timeout.` + cacheExitStatus,
 	return cmd
 }
 
-// cacheExitStatus is this verb's own EXIT STATUS block (the group has a generic one).
-const cacheExitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on
-  2    usage or input error (bad pattern or --value, unknown table or column)
-  3    Redis or PostgreSQL could not be reached, or a read failed
-  130  interrupted`
+var cacheExitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (bad pattern or --value, unknown table or column)", 3: "Redis or PostgreSQL could not be reached, or a read failed"})
 
 func readLiveKeys(f *cmdutil.Factory, path string) ([]string, error) {
 	var r io.Reader = f.IO.In

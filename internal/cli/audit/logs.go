@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"strings"
 	"time"
@@ -83,13 +84,7 @@ the input that hold duplicated keys (stdin is spooled to a temporary file).` + e
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on (a duplicated side effect is an error)
-  2    usage or input error (unreadable file; a malformed line with --strict)
-  130  interrupted`
+var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (a duplicated side effect is an error)", 2: "usage or input error (unreadable file; a malformed line with --strict)", 3: "a runtime failure"})
 
 func runLogs(ctx context.Context, o *LogsOptions) error {
 	f := o.Factory
@@ -120,9 +115,9 @@ func count(n int64) string { return iostreams.Count(n) }
 func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOptions) error {
 	in := r.Input
 	fmt.Fprintf(w, "%s %s %s, %s lines (%s malformed), %s events\n", th.Strong("audit logs:"),
-		count(int64(in.Sources)), plural(in.Sources, "file", "files"), count(in.Lines), count(in.Malformed), count(in.Events))
+		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), count(in.Lines), count(in.Malformed), count(in.Events))
 	fmt.Fprintf(w, "%s keys, %s side effects, %s %s with a duplicated side effect\n",
-		count(int64(r.Keys)), count(r.Effects), count(int64(len(r.Duplicates))), plural(len(r.Duplicates), "key", "keys"))
+		count(int64(r.Keys)), count(r.Effects), count(int64(len(r.Duplicates))), english.Plural(len(r.Duplicates), "key", "keys"))
 	if len(r.Causes) > 0 {
 		fmt.Fprintln(w)
 		t := report.NewTable("CAUSE", "KEYS").AlignRight(1)
@@ -231,11 +226,4 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *auditlogs.Timeline) error 
 		fmt.Fprintf(w, "%s\n", th.Faint("t0 = "+tl.Rows[0].Time.UTC().Format("2006-01-02T15:04:05.000Z")))
 	}
 	return t.Render(w)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -24,8 +24,10 @@ import (
 
 // GlobalOptions are the flags every command shares.
 type GlobalOptions struct {
-	Output      string
-	FailOn      string
+	Output string
+	FailOn string
+	// Threshold is FailOn, parsed once before the command runs.
+	Threshold   findings.Threshold
 	NoColor     bool
 	Verbose     bool
 	Timeout     time.Duration
@@ -72,7 +74,7 @@ func (f *Factory) Cleanup() {
 func NewFactory(ios *iostreams.IOStreams) *Factory {
 	f := &Factory{
 		IO:        ios,
-		Global:    &GlobalOptions{},
+		Global:    &GlobalOptions{FailOn: "error", Threshold: findings.FailError},
 		Catalog:   Catalog(),
 		BuildInfo: buildinfo.Get,
 		Now:       clock(ios.Getenv),
@@ -120,22 +122,21 @@ func (f *Factory) Getenv(k string) string {
 	return os.Getenv(k)
 }
 
-// Threshold parses --fail-on.
-func (f *Factory) Threshold() (findings.Threshold, error) {
+// ParseFailOn reads --fail-on into Global.Threshold: the one place it is
+// parsed.
+func (f *Factory) ParseFailOn() error {
 	t, err := findings.ParseThreshold(f.Global.FailOn)
 	if err != nil {
-		return findings.None, exitcode.UsageErrorf("%v", err)
+		return err
 	}
-	return t, nil
+	f.Global.Threshold = t
+	return nil
 }
 
 // Emit renders a document in the chosen output format on stdout and returns
 // the silent findings error when it fails --fail-on.
 func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
-	t, err := f.Threshold()
-	if err != nil {
-		return err
-	}
+	t := f.Global.Threshold
 	p, err := report.NewPrinter(f.Global.Output, report.Options{
 		FailOn:  t,
 		Color:   f.IO.ColorEnabled(),
@@ -144,7 +145,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 		Catalog: f.Catalog,
 	})
 	if err != nil {
-		return exitcode.UsageErrorf("%v", err)
+		return exitcode.UsageErrorf("%w", err)
 	}
 	f.Config.ApplyAllow(doc.Report, f.Now())
 	report.Prepare(doc.Report)

@@ -44,17 +44,17 @@ func (l *LogFlags) Compile() (*logs.Mapping, error) {
 	}
 	for _, v := range l.Fields {
 		if err := c.AddFieldFlag(v); err != nil {
-			return nil, exitcode.UsageErrorf("%v", err)
+			return nil, exitcode.UsageErrorf("%w", err)
 		}
 	}
 	for _, v := range l.Events {
 		if err := c.AddEventFlag(v); err != nil {
-			return nil, exitcode.UsageErrorf("%v", err)
+			return nil, exitcode.UsageErrorf("%w", err)
 		}
 	}
 	m, err := logs.Compile(c)
 	if err != nil {
-		return nil, exitcode.UsageErrorf("%v", err)
+		return nil, exitcode.UsageErrorf("%w", err)
 	}
 	return m, nil
 }

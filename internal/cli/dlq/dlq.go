@@ -37,7 +37,7 @@ Reading is non-destructive: messages are consumed with a prefetch window,
 held, and requeued together at the end. Reading still leaves a trace: every
 message read is marked redelivered, and on a quorum queue each read counts
 toward the delivery limit and moves the message behind the others (see
-docs/dlq.md).` + exitStatus,
+docs/dlq.md).` + replayExitStatus,
 		Example: `  dupctl dlq stats --queue orders.dlq
   dupctl dlq peek --queue orders.dlq -n 3
   dupctl dlq export --queue orders.dlq --out orders-dlq.jsonl
@@ -49,15 +49,19 @@ docs/dlq.md).` + exitStatus,
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on (replay: in doubt, returned, nacked)
-  2    usage or input error
-  3    RabbitMQ or PostgreSQL could not be reached, or a connection was lost
-  130  interrupted (a replay stops consuming, requeues what it holds, waits
-       for its confirms and prints its summary first)`
+// replayExitStatus is the group's and replay's EXIT STATUS block;
+// readExitStatus that of the verbs that only read (stats, peek, export).
+var (
+	replayExitStatus = cmdutil.ExitStatus(map[int]string{
+		1:   "findings at or above --fail-on (replay: in doubt, returned, nacked)",
+		3:   "RabbitMQ or PostgreSQL could not be reached, or a connection was lost",
+		130: "interrupted (a replay stops consuming, requeues what it holds, waits\nfor its confirms and prints its summary first)",
+	})
+	readExitStatus = cmdutil.ExitStatus(map[int]string{
+		3:   "RabbitMQ could not be reached, or a connection was lost",
+		130: "interrupted (what the read holds goes back to the queue)",
+	})
+)
 
 // analysisFlags are how messages are read: which fields hold the error,
 // job type and idempotency key, and extra classification rules.

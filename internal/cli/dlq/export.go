@@ -41,7 +41,7 @@ back byte for byte; the format is in docs/dlq.md.
 Non-destructive by default: the messages are requeued after the file is
 written (they are then marked redelivered; see 'dupctl dlq --help').
 --drain --yes removes them from the queue, and only after the file has been
-written and synced to disk.` + exitStatus,
+written and synced to disk.` + readExitStatus,
 		Example: `  dupctl dlq export --queue orders.dlq --out orders-dlq.jsonl
   dupctl dlq export --queue orders.dlq --out - | jq -c '.properties.message_id'
   dupctl dlq export --queue orders.dlq --out archive.jsonl --drain --yes`,

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ message's lossless export record.
 
 Reading is not free: every message read is marked redelivered; on a quorum
 queue it also counts toward the delivery limit (x-delivery-count) and moves
-behind the others, so repeated peeks can push a message past the limit.` + exitStatus,
+behind the others, so repeated peeks can push a message past the limit.` + readExitStatus,
 		Example: `  dupctl dlq peek --queue orders.dlq
   dupctl dlq peek --queue orders.dlq -n 20 -o json | jq '.data.messages[].error'`,
 		Args: cobra.NoArgs,
@@ -105,7 +106,7 @@ func writePeeked(w io.Writer, th *report.Theme, n int, p *replay.Peeked, now tim
 	if p.DiedAt != nil {
 		died = " " + ago(now, *p.DiedAt)
 	}
-	fmt.Fprintf(w, "\n%s %s: %s in %s%s, %d %s\n", th.Strong(fmt.Sprintf("#%d", n)), id, p.Reason, dash(p.Queue), died, p.Deaths, plural(p.Deaths, "death", "deaths"))
+	fmt.Fprintf(w, "\n%s %s: %s in %s%s, %d %s\n", th.Strong(fmt.Sprintf("#%d", n)), id, p.Reason, dash(p.Queue), died, p.Deaths, english.Plural(p.Deaths, "death", "deaths"))
 	if p.Error != "" {
 		fmt.Fprintf(w, "  error:    %s (%s)\n", p.Error, classText(th, p.Class))
 	} else {
@@ -125,13 +126,6 @@ func writePeeked(w io.Writer, th *report.Theme, n int, p *replay.Peeked, now tim
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 	fmt.Fprintf(w, "  body:     %s\n", bodyText(m.Body, bodyMax, verbose))
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func propsText(p *replay.Properties) string {

@@ -97,7 +97,7 @@ Every run writes a journal (JSON Lines: start, each publish, each outcome,
 end); --resume JOURNAL continues an interrupted run: messages it confirmed
 are acked without republishing, in-doubt ones are left and reported.
 Ctrl-C stops consuming, requeues what was prefetched, waits for outstanding
-confirms and prints the summary.` + exitStatus,
+confirms and prints the summary.` + replayExitStatus,
 		Example: `  # what would happen (reads and requeues; publishes nothing)
   dupctl dlq replay --queue orders.dlq
 
@@ -201,14 +201,14 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if o.To != "" {
 		t, keep, err := replay.ParseTo(o.To)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("%v", err)
+			return nil, exitcode.UsageErrorf("%w", err)
 		}
 		ro.Router.To, ro.Router.KeepKey = t, keep
 	}
 	for _, w := range o.Where {
 		c, err := replay.ParseWhere(w)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("%v", err)
+			return nil, exitcode.UsageErrorf("%w", err)
 		}
 		ro.Filter.Where = append(ro.Filter.Where, c)
 	}

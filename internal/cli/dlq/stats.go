@@ -42,7 +42,7 @@ Each group is classified retryable or non-retryable by the built-in rules
 (timeouts, connection errors and 5xx are temporary; validation, not found
 and 4xx are permanent) and your own (--rules FILE). The table says which
 errors should never have been retried and gives each group an id that
-'dlq replay --group ID' replays.` + exitStatus,
+'dlq replay --group ID' replays.` + readExitStatus,
 		Example: `  dupctl dlq stats --queue orders.dlq
   dupctl dlq stats --queue orders.dlq --rules dlq-rules.txt -o json
   dupctl dlq stats --queue orders.dlq --error-field header.x-error --job-type-field body.kind`,

@@ -74,13 +74,7 @@ written anywhere.` + exitStatus,
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on
-  2    usage or input error (a broken dupctl.yaml)
-  3    a system could not be reached`
+var exitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (a broken dupctl.yaml)", 3: "a system could not be reached"})
 
 // checks builds every check the connections and config allow.
 func checks(o *Options) []doctor.Check {
@@ -167,7 +161,7 @@ func topologyCheck(o *Options) doctor.Check {
 		var mgmt *topology.Management
 		if o.ManagementURL != "" {
 			if mgmt, err = topology.NewManagement(o.ManagementURL, o.Vhost); err != nil {
-				return nil, exitcode.UsageErrorf("%v", err)
+				return nil, exitcode.UsageErrorf("%w", err)
 			}
 		}
 		r, err := topology.Check(ctx, topology.Prober{Conn: conn}, mgmt, jobs)

@@ -18,11 +18,4 @@ func NewCmdInspect(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on
-  2    usage or input error
-  3    a system could not be reached, refused a command, or failed
-  130  interrupted`
+var exitStatus = cmdutil.ExitStatus(map[int]string{3: "a system could not be reached, refused a command, or failed"})

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"slices"
 	"strings"
@@ -62,7 +63,7 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
-				return exitcode.UsageErrorf("%v", err)
+				return exitcode.UsageErrorf("%w", err)
 			}
 			for _, c := range checks {
 				if !slices.Contains(store.CheckGroups, c) {
@@ -106,15 +107,7 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 	return cmd
 }
 
-// storeExitStatus is this verb's own EXIT STATUS block (the group has a generic one).
-const storeExitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on
-  2    usage or input error (unknown table or column, malformed name)
-  3    PostgreSQL could not be reached, or a query failed or timed out
-  130  interrupted`
+var storeExitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (unknown table or column, malformed name)", 3: "PostgreSQL could not be reached, or a query failed or timed out"})
 
 func runStore(ctx context.Context, opts *StoreOptions) error {
 	f := opts.Factory
@@ -137,7 +130,7 @@ func runStore(ctx context.Context, opts *StoreOptions) error {
 
 func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
 	if len(res.Discovered) > 0 {
-		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), plural(len(res.Discovered), "table", "tables"))
+		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), english.Plural(len(res.Discovered), "table", "tables"))
 	}
 	for i, t := range res.Tables {
 		if i > 0 {
@@ -247,7 +240,7 @@ func checkRows(t *store.TableResult) [][2]string {
 			out = append(out, [2]string{name, "none"})
 			return
 		}
-		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", iostreams.Count(g.Groups), plural(int(g.Groups), one, many), rowsText(g.Rows))})
+		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", iostreams.Count(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
 	}
 	groups(store.CheckDuplicates, t.Duplicates, "key with more than one row", "keys with more than one row")
 	groups(store.CheckNormalized, t.NormalizedDuplicates, "key spelled several ways", "keys spelled several ways")
@@ -272,12 +265,5 @@ func rowsText(n int64) string {
 	if n == 0 {
 		return "no rows"
 	}
-	return iostreams.Count(n) + " " + plural(int(n), "row", "rows")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return iostreams.Count(n) + " " + english.Plural(int(n), "row", "rows")
 }

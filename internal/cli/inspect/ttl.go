@@ -157,7 +157,7 @@ func (o *TTLOptions) resolve(ttlSpec, ttlFile, unit string, exactMax int, simPro
 	}
 	u, err := ttl.ParseUnit(unit)
 	if err != nil {
-		return exitcode.UsageErrorf("--unit: %v", err)
+		return exitcode.UsageErrorf("--unit: %w", err)
 	}
 	o.Table.Unit = u
 	if ttlFile != "" {
@@ -175,14 +175,14 @@ func (o *TTLOptions) resolve(ttlSpec, ttlFile, unit string, exactMax int, simPro
 	if ttlSpec != "" {
 		t, err := ttl.ParseTTLSpec(ttlSpec)
 		if err != nil {
-			return exitcode.UsageErrorf("%v", err)
+			return exitcode.UsageErrorf("%w", err)
 		}
 		o.Collect.TTLs.Override(t)
 	}
 	for _, name := range simProfiles {
 		p, err := worker.ProfileByName(name)
 		if err != nil {
-			return exitcode.UsageErrorf("--sim-profile: %v", err)
+			return exitcode.UsageErrorf("--sim-profile: %w", err)
 		}
 		o.Sim.Profiles = append(o.Sim.Profiles, p)
 	}

@@ -77,14 +77,7 @@ idempotency_key, attempt, job_id, message_id, created_at); map others with
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on (an unstable key whose side effect ran twice is an error)
-  2    usage or input error
-  3    PostgreSQL could not be reached, or the query failed
-  130  interrupted`
+var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (an unstable key whose side effect ran twice is an error)", 3: "PostgreSQL could not be reached, or the query failed"})
 
 func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	f := o.Factory

@@ -59,7 +59,7 @@ own claims.` + exitStatus,
 			for _, a := range args {
 				sc, err := sim.ScenarioByName(a)
 				if err != nil {
-					return exitcode.UsageErrorf("%v", err)
+					return exitcode.UsageErrorf("%w", err)
 				}
 				opts.Scenarios = append(opts.Scenarios, sc)
 			}

@@ -51,7 +51,7 @@ not modelled.` + exitStatus,
 			}
 			d, err := sim.ParseDist(duration)
 			if err != nil {
-				return exitcode.UsageErrorf("--job-duration: %v", err)
+				return exitcode.UsageErrorf("--job-duration: %w", err)
 			}
 			switch {
 			case ttl <= 0:

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"strings"
 	"time"
@@ -237,7 +238,7 @@ func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool)
 
 func scopeText(c *sim.Config) string {
 	parts := []string{
-		fmt.Sprintf("%d %s, %d %s on %d business %s", c.Workers, plural(c.Workers, "worker", "workers"), c.Jobs, plural(c.Jobs, "job", "jobs"), c.Keys, plural(c.Keys, "key", "keys")),
+		fmt.Sprintf("%d %s, %d %s on %d business %s", c.Workers, english.Plural(c.Workers, "worker", "workers"), c.Jobs, english.Plural(c.Jobs, "job", "jobs"), c.Keys, english.Plural(c.Keys, "key", "keys")),
 		"job " + c.Duration.String(),
 		"lock TTL " + sim.FormatMillis(c.LockTTL),
 	}
@@ -284,13 +285,6 @@ func pointsText(ps worker.Points) string {
 		return "at any point"
 	}
 	return "at " + strings.Join(names, " or ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func violationText(v sim.Violation) string {

@@ -50,14 +50,7 @@ Invariants: a business key's side effect runs at most once; no job is lost
 	return cmd
 }
 
-const exitStatus = `
-
-EXIT STATUS
-  0    nothing at or above --fail-on
-  1    findings at or above --fail-on (a duplicate or loss under a profile
-       you chose; a matrix cell that differs from its documentation)
-  2    usage or input error
-  130  interrupted`
+var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (a duplicate or loss under a profile\nyou chose; a matrix cell that differs from its documentation)", 3: "--live: a system could not be reached, or a runtime failure"})
 
 // systemFlags are the flags that shape the simulated system.
 type systemFlags struct {
@@ -122,7 +115,7 @@ func (s *systemFlags) profiles(sc *sim.Scenario) ([]worker.Profile, error) {
 	}
 	for _, name := range changed {
 		if err := base.Set(name, *s.switches[name]); err != nil {
-			return nil, exitcode.UsageErrorf("%v", err)
+			return nil, exitcode.UsageErrorf("%w", err)
 		}
 	}
 	return []worker.Profile{base}, nil
@@ -134,7 +127,7 @@ func (s *systemFlags) tune(sc *sim.Scenario) (func(*sim.Config) error, error) {
 	if s.jobDuration != "" {
 		d, err := sim.ParseDist(s.jobDuration)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("--job-duration: %v", err)
+			return nil, exitcode.UsageErrorf("--job-duration: %w", err)
 		}
 		dist = &d
 	}
@@ -191,7 +184,7 @@ func (s *systemFlags) tune(sc *sim.Scenario) (func(*sim.Config) error, error) {
 			c.Faults.CrashAt = crashAt
 		}
 		if err := c.Validate(); err != nil {
-			return exitcode.UsageErrorf("%v", err)
+			return exitcode.UsageErrorf("%w", err)
 		}
 		return nil
 	}, nil
@@ -223,7 +216,7 @@ func parseProfiles(names []string) ([]worker.Profile, error) {
 		}
 		p, err := worker.ProfileByName(name)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("--profile: %v", err)
+			return nil, exitcode.UsageErrorf("--profile: %w", err)
 		}
 		out = append(out, p)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"slices"
 	"strings"
 	"time"
@@ -383,7 +384,7 @@ func (in *inspector) duplicates(ctx context.Context) error {
 		return e
 	})
 	in.rep.Add(RuleDuplicates.New(in.subject(), fmt.Sprintf("%d %s more than one row (%d rows, %d extra)",
-		res.Groups, plural(res.Groups, "key has", "keys have"), res.Rows, res.Rows-res.Groups), ev...))
+		res.Groups, english.Plural(res.Groups, "key has", "keys have"), res.Rows, res.Rows-res.Groups), ev...))
 	return nil
 }
 
@@ -506,7 +507,7 @@ func (in *inspector) normalized(ctx context.Context) error {
 	}
 	ev := res.evidence(func(s Group) string { return fmt.Sprintf("%s: %d rows, %s", quoteKey(s.Key), s.Rows, s.Detail) })
 	in.rep.Add(RuleNormalized.New(in.subject(), fmt.Sprintf("%d %s written in several ways (case or spaces) across %d rows",
-		res.Groups, plural(res.Groups, "key is", "keys are"), res.Rows), ev...))
+		res.Groups, english.Plural(res.Groups, "key is", "keys are"), res.Rows), ev...))
 	return nil
 }
 
@@ -541,7 +542,7 @@ func (in *inspector) multipleSucceeded(ctx context.Context) error {
 		return fmt.Sprintf("%s %s: %d successes, %s", strings.Join(displayNames(in.business), ","), quoteKey(s.Key), s.Rows, s.Detail)
 	})
 	in.rep.Add(RuleMultipleSucceeded.New(in.subject(), fmt.Sprintf("%d business %s succeeded under several idempotency keys (%d successes)",
-		res.Groups, plural(res.Groups, "key", "keys"), res.Rows), ev...))
+		res.Groups, english.Plural(res.Groups, "key", "keys"), res.Rows), ev...))
 	return nil
 }
 
@@ -590,7 +591,7 @@ func (in *inspector) stuck(ctx context.Context) error {
 		ev = append(ev, e)
 	}
 	in.rep.Add(RuleStuck.New(in.subject(), fmt.Sprintf("%d %s in PROCESSING with no sign of life (%s) for more than %s",
-		res.Rows, plural(res.Rows, "row is", "rows are"), res.Since, res.After), ev...))
+		res.Rows, english.Plural(res.Rows, "row is", "rows are"), res.Since, res.After), ev...))
 	return nil
 }
 
@@ -605,11 +606,11 @@ func (in *inspector) unknownStatuses(context.Context) error {
 	for _, s := range in.res.Statuses {
 		if s.Role == "" {
 			n += s.Rows
-			ev = append(ev, fmt.Sprintf("%s: %d %s", s.Display(), s.Rows, plural(s.Rows, "row", "rows")))
+			ev = append(ev, fmt.Sprintf("%s: %d %s", s.Display(), s.Rows, english.Plural(s.Rows, "row", "rows")))
 		}
 	}
 	if n > 0 {
-		in.rep.Add(RuleUnknownStatus.New(in.subject(), fmt.Sprintf("%d %s a status outside %s", n, plural(n, "row has", "rows have"), in.o.Statuses.Describe()), ev...))
+		in.rep.Add(RuleUnknownStatus.New(in.subject(), fmt.Sprintf("%d %s a status outside %s", n, english.Plural(n, "row has", "rows have"), in.o.Statuses.Describe()), ev...))
 	}
 	return nil
 }
@@ -626,7 +627,7 @@ func (in *inspector) failedNoAttempts(context.Context) error {
 	if failed == 0 || in.attempt != nil || in.roleRows(rowsOf, Retryable) > 0 {
 		return nil
 	}
-	in.rep.Add(RuleFailedNoAttempts.New(in.subject(), fmt.Sprintf("%d FAILED %s, no attempt column and no RETRYABLE rows: a temporary error ends the job for good", failed, plural(failed, "row", "rows")),
+	in.rep.Add(RuleFailedNoAttempts.New(in.subject(), fmt.Sprintf("%d FAILED %s, no attempt column and no RETRYABLE rows: a temporary error ends the job for good", failed, english.Plural(failed, "row", "rows")),
 		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, delivery_count (or --attempt-column)"))
 	return nil
 }
@@ -652,10 +653,3 @@ func HumanDuration(d time.Duration) string {
 
 // quoteKey shows a key so that case and spaces are visible.
 func quoteKey(s string) string { return fmt.Sprintf("%q", s) }
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"strings"
 	"time"
 
@@ -168,7 +169,7 @@ func (in *inspector) historyRegressions(ctx context.Context, h *history, res *Ov
 	}
 	res.Rows += n
 	if n > 0 {
-		in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s in %s: SUCCEEDED followed by another status", n, plural(n, "transition", "transitions"), h.table.Name), ev...))
+		in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s in %s: SUCCEEDED followed by another status", n, english.Plural(n, "transition", "transitions"), h.table.Name), ev...))
 	}
 	return nil
 }
@@ -224,6 +225,6 @@ func (in *inspector) rowRegressions(ctx context.Context, res *Overwritten) error
 	for i, e := range in.evidence {
 		labels[i] = e.label
 	}
-	in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s not SUCCEEDED although %s", n, plural(n, "row is", "rows are"), strings.Join(labels, " or ")), ev...))
+	in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s not SUCCEEDED although %s", n, english.Plural(n, "row is", "rows are"), strings.Join(labels, " or ")), ev...))
 	return nil
 }

@@ -194,7 +194,7 @@ func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()
 	if err := o.Statuses.Validate(); err != nil {
-		return nil, exitcode.UsageErrorf("%v", err)
+		return nil, exitcode.UsageErrorf("%w", err)
 	}
 	tx, err := db.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {

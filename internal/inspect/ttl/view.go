@@ -2,6 +2,7 @@ package ttl
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -27,7 +28,7 @@ func (r *Result) WriteText(w io.Writer, th *report.Theme) error {
 		how = "queue wait + run, " + how
 	}
 	fmt.Fprintf(w, "%s %s runs of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), count(r.Runs), len(r.JobTypes),
-		plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
+		english.Plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
 	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
 		ttl, outlived := "-", "-"
@@ -185,11 +186,4 @@ func simRows(t *report.Table, th *report.Theme, jobType, which string, st SimTTL
 		}
 		t.Row(jobType, FormatDuration(st.ttl)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

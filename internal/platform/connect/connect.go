@@ -1,7 +1,8 @@
 // Package connect opens dupctl's connections to Redis, PostgreSQL and
 // RabbitMQ from URLs, the same way for every command: errors name the
-// system and the redacted URL and say what to do, and carry exit code 3
-// (exitcode.Unavailable); a malformed URL is a usage error (exit 2).
+// system and the redacted URL and say what to do, and are typed as a
+// system's failure (problem.Unavailable, exit 3); a malformed or missing
+// URL is bad input (problem.Input, exit 2).
 package connect
 
 import (
@@ -14,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,8 +26,16 @@ import (
 // DialTimeout bounds every connection attempt.
 const DialTimeout = 5 * time.Second
 
-func missing(system, flag, env string) error {
-	return exitcode.UsageErrorf("no %s URL: give %s or set %s", system, flag, env)
+// missing is the error for a URL nobody gave; field is the option that
+// holds it.
+func missing(system, field, env string) error {
+	return &problem.Input{Why: fmt.Sprintf("no %s URL: give {%s} or set %s", system, field, env)}
+}
+
+// badURL is the error for a URL that does not parse, with the password
+// already removed.
+func badURL(system, raw, why string) error {
+	return &problem.Input{Why: fmt.Sprintf("%s URL %s: %s", system, redact.URL(raw), why)}
 }
 
 // Redis connects to a standalone Redis or a Redis Cluster. A cluster is
@@ -35,11 +44,11 @@ func missing(system, flag, env string) error {
 // user and password in the URL.
 func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	if raw == "" {
-		return nil, missing("Redis", "--redis-url", "DUPCTL_REDIS_URL or REDIS_URL")
+		return nil, missing("Redis", "RedisURL", "DUPCTL_REDIS_URL or REDIS_URL")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		return nil, exitcode.UsageErrorf("Redis URL %s: want redis://[user:password@]host:port[/db] or rediss://", redact.URL(raw))
+		return nil, badURL("Redis", raw, "want redis://[user:password@]host:port[/db] or rediss://")
 	}
 	hosts := strings.Split(u.Host, ",")
 	q := u.Query()
@@ -60,7 +69,7 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		u.RawQuery = q.Encode()
 		opts, err := redis.ParseURL(u.String())
 		if err != nil {
-			return nil, exitcode.UsageErrorf("Redis URL %s: %s", redact.URL(raw), redact.String(err.Error()))
+			return nil, badURL("Redis", raw, redact.String(err.Error()))
 		}
 		opts.DialTimeout = DialTimeout
 		client = redis.NewClient(opts)
@@ -97,11 +106,11 @@ type PostgresOptions struct {
 // Postgres opens a pool.
 func Postgres(ctx context.Context, raw string, o PostgresOptions) (*pgxpool.Pool, error) {
 	if raw == "" {
-		return nil, missing("PostgreSQL", "--database-url", "DUPCTL_DATABASE_URL or DATABASE_URL")
+		return nil, missing("PostgreSQL", "DatabaseURL", "DUPCTL_DATABASE_URL or DATABASE_URL")
 	}
 	cfg, err := pgxpool.ParseConfig(raw)
 	if err != nil {
-		return nil, exitcode.UsageErrorf("PostgreSQL URL %s: %s", redact.URL(raw), redact.String(err.Error()))
+		return nil, badURL("PostgreSQL", raw, redact.String(err.Error()))
 	}
 	cfg.ConnConfig.ConnectTimeout = DialTimeout
 	rp := cfg.ConnConfig.RuntimeParams
@@ -135,11 +144,11 @@ func Postgres(ctx context.Context, raw string, o PostgresOptions) (*pgxpool.Pool
 // session, such as a transaction held open).
 func PostgresConn(ctx context.Context, raw string) (*pgx.Conn, error) {
 	if raw == "" {
-		return nil, missing("PostgreSQL", "--database-url", "DUPCTL_DATABASE_URL or DATABASE_URL")
+		return nil, missing("PostgreSQL", "DatabaseURL", "DUPCTL_DATABASE_URL or DATABASE_URL")
 	}
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
-		return nil, exitcode.UsageErrorf("PostgreSQL URL %s: %s", redact.URL(raw), redact.String(err.Error()))
+		return nil, badURL("PostgreSQL", raw, redact.String(err.Error()))
 	}
 	cfg.ConnectTimeout = DialTimeout
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -161,10 +170,10 @@ func WithAMQPName(ctx context.Context, name string) context.Context {
 // AMQP dials RabbitMQ (amqp:// or amqps://).
 func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 	if raw == "" {
-		return nil, missing("RabbitMQ", "--amqp-url", "DUPCTL_AMQP_URL or AMQP_URL")
+		return nil, missing("RabbitMQ", "AMQPURL", "DUPCTL_AMQP_URL or AMQP_URL")
 	}
 	if _, err := amqp.ParseURI(raw); err != nil {
-		return nil, exitcode.UsageErrorf("AMQP URL %s: %s", redact.URL(raw), redact.String(err.Error()))
+		return nil, badURL("AMQP", raw, redact.String(err.Error()))
 	}
 	name := "dupctl"
 	if v, ok := ctx.Value(amqpNameKey{}).(string); ok && v != "" {
@@ -188,7 +197,7 @@ func Unreachable(system, raw string, err error) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		hint = "it did not answer in time: check host, port and firewall"
 	}
-	return exitcode.UnavailableError(fmt.Errorf("cannot reach %s at %s: %s", system, redact.URL(raw), redact.String(err.Error())), hint)
+	return problem.System(fmt.Errorf("cannot reach %s at %s: %s", system, redact.URL(raw), redact.String(err.Error())), hint)
 }
 
 // IsLoopback reports whether every host in a URL is a loopback address

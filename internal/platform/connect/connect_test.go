@@ -2,10 +2,11 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/testenv"
 )
 
@@ -32,23 +33,23 @@ func TestErrorsAreRedactedAndClassified(t *testing.T) {
 	ctx := context.Background()
 	// A closed port on loopback: refused at once.
 	_, err := Redis(ctx, "redis://:s3cret@127.0.0.1:1/0")
-	if err == nil || exitcode.Of(err, 0) != exitcode.Unavailable || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "cannot reach Redis") {
+	if err == nil || !isSystem(err) || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "cannot reach Redis") {
 		t.Errorf("Redis: %v", err)
 	}
 	_, err = Postgres(ctx, "postgres://u:s3cret@127.0.0.1:1/db", PostgresOptions{})
-	if err == nil || exitcode.Of(err, 0) != exitcode.Unavailable || strings.Contains(err.Error(), "s3cret") {
+	if err == nil || !isSystem(err) || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("Postgres: %v", err)
 	}
 	_, err = AMQP(ctx, "amqp://u:s3cret@127.0.0.1:1/")
-	if err == nil || exitcode.Of(err, 0) != exitcode.Unavailable || strings.Contains(err.Error(), "s3cret") {
+	if err == nil || !isSystem(err) || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("AMQP: %v", err)
 	}
 	for _, bad := range []string{"http://x", "redis//x"} {
-		if _, err := Redis(ctx, bad); exitcode.Of(err, 0) != exitcode.Usage {
+		if _, err := Redis(ctx, bad); !isInput(err) {
 			t.Errorf("Redis(%q): %v, want a usage error", bad, err)
 		}
 	}
-	if _, err := Redis(ctx, ""); err == nil || !strings.Contains(err.Error(), "--redis-url") {
+	if _, err := Redis(ctx, ""); err == nil || !strings.Contains(err.Error(), "{RedisURL}") {
 		t.Errorf("empty URL: %v", err)
 	}
 }
@@ -77,4 +78,14 @@ func TestConnectToServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
+}
+
+func isSystem(err error) bool {
+	var u *problem.Unavailable
+	return errors.As(err, &u)
+}
+
+func isInput(err error) bool {
+	var in *problem.Input
+	return errors.As(err, &in)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"strings"
 
@@ -36,7 +37,7 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 			buf.WriteString("\n")
 		}
 		if n := len(r.Allowed); n > 0 {
-			fmt.Fprintf(buf, "%s\n", th.Faint(fmt.Sprintf("%d %s accepted by the allow-list (not counted):", n, plural(n, "finding", "findings"))))
+			fmt.Fprintf(buf, "%s\n", th.Faint(fmt.Sprintf("%d %s accepted by the allow-list (not counted):", n, english.Plural(n, "finding", "findings"))))
 			for _, a := range r.Allowed {
 				fmt.Fprintf(buf, "  %s %s %s (until %s: %s)\n", a.Severity, a.Code, oneLine(a.Subject), a.Expires, oneLine(a.Reason))
 			}
@@ -99,14 +100,7 @@ func SummaryLine(th *Theme, r *findings.Report, t findings.Threshold) string {
 		verdict = th.Severity(findings.Error, "fails")
 	}
 	return fmt.Sprintf("%d %s: %d error, %d warn, %d info; %s at --fail-on %s.",
-		s.Findings, plural(s.Findings, "finding", "findings"), s.Errors, s.Warnings, s.Infos, verdict, t)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+		s.Findings, english.Plural(s.Findings, "finding", "findings"), s.Errors, s.Warnings, s.Infos, verdict, t)
 }
 
 func oneLine(s string) string {

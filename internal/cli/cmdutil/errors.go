@@ -1,0 +1,90 @@
+package cmdutil
+
+import (
+	"errors"
+	"strings"
+	"unicode"
+
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/spf13/cobra"
+)
+
+// ExitCode is the one mapping from an error to dupctl's exit status: an
+// error that carries its code keeps it, bad input is 2, a system's failure
+// is 3, and anything else gets fallback.
+func ExitCode(err error, fallback int) int {
+	if err == nil {
+		return exitcode.OK
+	}
+	var coded *exitcode.Error
+	var in *problem.Input
+	var un *problem.Unavailable
+	switch {
+	case errors.As(err, &coded):
+		return coded.Code
+	case errors.As(err, &in):
+		return exitcode.Usage
+	case errors.As(err, &un):
+		return exitcode.Unavailable
+	}
+	return fallback
+}
+
+// FieldFlags records, on a command, which flag sets an Options field whose
+// flag name is not the field's name in kebab case (Patterns -> pattern).
+func FieldFlags(cmd *cobra.Command, fieldToFlag map[string]string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	for field, flag := range fieldToFlag {
+		cmd.Annotations[fieldAnnotation+field] = flag
+	}
+}
+
+const fieldAnnotation = "dupctl/field:"
+
+// Describe words err for the command line: option placeholders ({Field})
+// become the flag that sets them on cmd (--key-column), or the option's
+// plain name when cmd has no such flag (it came from dupctl.yaml).
+func Describe(cmd *cobra.Command, err error) string {
+	return problem.Expand(err.Error(), FlagNamer(cmd))
+}
+
+// FlagNamer turns an Options field name into the flag that sets it on cmd.
+func FlagNamer(cmd *cobra.Command) func(field string) string {
+	return func(field string) string {
+		name := Kebab(field)
+		if cmd == nil {
+			return name
+		}
+		for c := cmd; c != nil; c = c.Parent() {
+			if flag, ok := c.Annotations[fieldAnnotation+field]; ok {
+				name = flag
+				break
+			}
+		}
+		if cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil {
+			return "--" + name
+		}
+		return name
+	}
+}
+
+// Kebab turns a Go field name into a flag name: KeyColumn -> key-column,
+// TTLFile -> ttl-file, AMQPURL -> amqp-url.
+func Kebab(field string) string {
+	rs := []rune(field)
+	var b strings.Builder
+	for i, r := range rs {
+		if unicode.IsUpper(r) && i > 0 {
+			prevLower := unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if prevLower || (unicode.IsUpper(rs[i-1]) && nextLower) {
+				b.WriteByte('-')
+			}
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}

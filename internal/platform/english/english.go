@@ -1,0 +1,24 @@
+// Package english holds the few wording helpers every report shares, so a
+// count reads "1 run" and "3 runs" the same way in every command.
+package english
+
+import "strconv"
+
+// Integer is any integer type a count comes in.
+type Integer interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// Plural returns one when n is 1 and many otherwise.
+func Plural[N Integer](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Count returns n followed by the noun in the right number: "1 run",
+// "3 runs".
+func Count[N Integer](n N, one, many string) string {
+	return strconv.FormatInt(int64(n), 10) + " " + Plural(n, one, many)
+}
