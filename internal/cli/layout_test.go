@@ -36,7 +36,6 @@ var forbiddenInCapabilities = []string{
 var pendingCapabilities = map[string]string{
 	"internal/audit/cache":   "exitcode",
 	"internal/inspect/lock":  "exitcode",
-	"internal/inspect/store": "exitcode",
 	"internal/inspect/ttl":   "report, iostreams (its views)",
 	"internal/sim/live":      "exitcode",
 }

@@ -232,15 +232,15 @@ func storeCheck(o *Options, j config.Job) doctor.Check {
 		if err != nil {
 			return nil, err
 		}
-		rep, err := store.Inspect(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
+		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
 			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Samples: 5, Now: o.Factory.Now()})
 		if err != nil {
 			return nil, err
 		}
-		if res, ok := rep.Data.(*store.Result); ok && len(res.Tables) == 0 {
+		if len(res.Tables) == 0 {
 			return nil, &doctor.NothingError{Reason: "no idempotency table found"}
 		}
-		return rep, nil
+		return res.Report(), nil
 	}
 	return c
 }

@@ -109,7 +109,7 @@ func (in *inspector) successEvidence() ([]evidenceCol, error) {
 		out = append(out, evidenceCol{label: DisplayIdent(c.Name) + " is 2xx", pred: pred, col: c})
 	}
 	if in.o.EvidenceColumns != "" {
-		cols, err := in.t.ResolveColumns("success-evidence", in.o.EvidenceColumns)
+		cols, err := in.t.ResolveColumns("EvidenceColumns", in.o.EvidenceColumns)
 		if err != nil {
 			return nil, err
 		}

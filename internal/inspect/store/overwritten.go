@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -98,7 +98,7 @@ WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r','p')`, n.Schema, n
 		return h, "", nil
 	}
 	if explicit {
-		return nil, "", exitcode.InputError(fmt.Errorf("--history-table %s: %s", ht.Name, reason), "a history table needs the key columns, a status column and a timestamp column")
+		return nil, "", problem.Inputf("HistoryTable", "%s", reason).WithRawValue(ht.Name.String()).WithHint("a history table needs the key columns, a status column and a timestamp column")
 	}
 	return nil, fmt.Sprintf("%s looks like a history table but %s", ht.Name, reason), nil
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -104,7 +104,7 @@ func normName(s string) string {
 func ResolveTable(ctx context.Context, q Querier, raw string) (*Table, error) {
 	n, err := ParseName(raw)
 	if err != nil {
-		return nil, exitcode.InputError(fmt.Errorf("--table: %w", err), "give table or schema.table")
+		return nil, problem.Inputf("Table", "%w", err).WithHint("give table or schema.table")
 	}
 	return LoadTable(ctx, q, n)
 }
@@ -135,15 +135,15 @@ WHERE `
 		for _, r := range rows {
 			names = append(names, r.name.String())
 		}
-		return nil, exitcode.InputError(fmt.Errorf("table %s is ambiguous: %s", n, strings.Join(names, ", ")), "qualify it with its schema")
+		return nil, problem.Inputf("", "table %s is ambiguous: %s", n, strings.Join(names, ", ")).WithHint("qualify it with its schema")
 	}
 	r := rows[0]
 	switch r.kind {
 	case "r", "p":
 	case "v", "m":
-		return nil, exitcode.InputError(fmt.Errorf("%s is a view, not a table", r.name), "inspect the table that holds the idempotency records")
+		return nil, problem.Inputf("", "%s is a view, not a table", r.name).WithHint("inspect the table that holds the idempotency records")
 	default:
-		return nil, exitcode.InputError(fmt.Errorf("%s is not a table (relkind %s)", r.name, r.kind), "give the idempotency table")
+		return nil, problem.Inputf("", "%s is not a table (relkind %s)", r.name, r.kind).WithHint("give the idempotency table")
 	}
 	t := &Table{OID: r.oid, Name: r.name, Estimate: r.estimate}
 	if t.Columns, err = loadColumns(ctx, q, r.oid); err != nil {
@@ -186,11 +186,11 @@ ORDER BY 1, 2 LIMIT 5`, n.Name, n.Schema)
 			return m.String(), err
 		})
 	}
-	hint := "check the name and the schema; without --table dupctl looks for likely idempotency tables"
+	hint := "check the name and the schema; without {Table} dupctl looks for likely idempotency tables"
 	if len(cands) > 0 {
-		hint = "did you mean " + strings.Join(cands, " or ") + "? quote mixed-case names: --table '" + cands[0] + "'"
+		hint = "did you mean " + strings.Join(cands, " or ") + "? quote mixed-case names: {Table} '" + cands[0] + "'"
 	}
-	return exitcode.InputError(fmt.Errorf("table %s not found", n), hint)
+	return problem.Inputf("", "table %s not found", n).WithHint(hint)
 }
 
 func loadColumns(ctx context.Context, q Querier, oid uint32) ([]Column, error) {
@@ -207,38 +207,38 @@ WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`
 	})
 }
 
-// ResolveColumns finds user-given column names (--key-column a,b) in a
-// table; flag names the flag for messages.
-func (t *Table) ResolveColumns(flag, raw string) ([]Column, error) {
+// ResolveColumns finds user-given column names ("tenant_id,key") in a
+// table; field names the option they came from, for messages.
+func (t *Table) ResolveColumns(field, raw string) ([]Column, error) {
 	names, err := ParseIdentList(raw)
 	if err != nil {
-		return nil, exitcode.InputError(fmt.Errorf("--%s: %w", flag, err), "give column names separated by commas")
+		return nil, problem.Inputf(field, "%w", err).WithHint("give column names separated by commas")
 	}
 	var out []Column
 	for _, name := range names {
 		c, ok := t.Column(name)
 		if !ok {
-			return nil, t.noColumn(flag, name)
+			return nil, t.noColumn(field, name)
 		}
 		if slices.ContainsFunc(out, func(o Column) bool { return o.Num == c.Num }) {
-			return nil, exitcode.InputError(fmt.Errorf("--%s: column %s given twice", flag, DisplayIdent(name)), "name each column once")
+			return nil, problem.Inputf(field, "column %s given twice", DisplayIdent(name)).WithHint("name each column once")
 		}
 		out = append(out, c)
 	}
 	return out, nil
 }
 
-func (t *Table) noColumn(flag, name string) error {
+func (t *Table) noColumn(field, name string) error {
 	hint := "columns: "
 	var names []string
 	for _, c := range t.Columns {
 		if strings.EqualFold(c.Name, name) {
-			return exitcode.InputError(fmt.Errorf("--%s: %s has no column %s", flag, t.Name, DisplayIdent(name)),
-				"did you mean "+DisplayIdent(c.Name)+"? quote mixed-case names: --"+flag+" '"+DisplayIdent(c.Name)+"'")
+			return problem.Inputf(field, "%s has no column %s", t.Name, DisplayIdent(name)).
+				WithHint("did you mean " + DisplayIdent(c.Name) + "? quote mixed-case names: {" + field + "} '" + DisplayIdent(c.Name) + "'")
 		}
 		names = append(names, DisplayIdent(c.Name))
 	}
-	return exitcode.InputError(fmt.Errorf("--%s: %s has no column %s", flag, t.Name, DisplayIdent(name)), hint+strings.Join(names, ", "))
+	return problem.Inputf(field, "%s has no column %s", t.Name, DisplayIdent(name)).WithHint(hint + strings.Join(names, ", "))
 }
 
 // Names that mark the columns the checks need when no flag names them,

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"slices"
 	"strings"
 )
@@ -46,13 +46,13 @@ func (s *Statuses) Set(spec string) error {
 	roleText, list, ok := strings.Cut(spec, "=")
 	role := Role(strings.ToLower(strings.TrimSpace(roleText)))
 	if !ok || !slices.Contains(Roles, role) {
-		return fmt.Errorf("--status %q: want ROLE=VALUE[,VALUE...] with ROLE one of %s", spec, roleNames())
+		return problem.Inputf("Statuses", "want ROLE=VALUE[,VALUE...] with ROLE one of %s", roleNames()).WithValue(spec)
 	}
 	var vals []string
 	for _, v := range strings.Split(list, ",") {
 		v = strings.TrimSpace(v)
 		if v == "" {
-			return fmt.Errorf("--status %q: empty status value", spec)
+			return problem.Inputf("Statuses", "empty status value").WithValue(spec)
 		}
 		vals = append(vals, strings.ToUpper(v))
 	}
@@ -70,7 +70,7 @@ func (s Statuses) Validate() error {
 	for _, r := range Roles {
 		for _, v := range s.values[r] {
 			if other, dup := seen[v]; dup {
-				return fmt.Errorf("--status: %s is both a %s and a %s status: give each value one role", v, other, r)
+				return problem.Inputf("Statuses", "%s is both a %s and a %s status: give each value one role", v, other, r)
 			}
 			seen[v] = r
 		}

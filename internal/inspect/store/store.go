@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -75,6 +75,8 @@ type Result struct {
 	// Discovered lists the tables found without --table (empty with it).
 	Discovered []Candidate    `json:"discovered"`
 	Tables     []*TableResult `json:"tables"`
+
+	report *findings.Report
 }
 
 // TableResult is what was learned about one table.
@@ -174,17 +176,20 @@ type Skip struct {
 	Reason string `json:"reason"`
 }
 
-// Inspect runs the checks on one table (opts.Table) or on every likely
-// idempotency table it finds, in one read-only snapshot.
-func Inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
-	rep, err := inspect(ctx, db, o)
+// Run checks one table (o.Table) or every likely idempotency table it
+// finds, in one read-only snapshot.
+func Run(ctx context.Context, db DB, o Options) (*Result, error) {
+	res, err := inspect(ctx, db, o)
 	if err != nil {
 		return nil, explainError(err)
 	}
-	return rep, nil
+	return res, nil
 }
 
-func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
+// Report is the run's findings, with the result as its data.
+func (r *Result) Report() *findings.Report { return r.report }
+
+func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	if o.Samples <= 0 {
 		o.Samples = 5
 	}
@@ -194,7 +199,7 @@ func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()
 	if err := o.Statuses.Validate(); err != nil {
-		return nil, exitcode.UsageErrorf("%w", err)
+		return nil, err
 	}
 	tx, err := db.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -214,6 +219,7 @@ func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
 	}
 	res := &Result{Discovered: []Candidate{}, Tables: []*TableResult{}}
 	rep := &findings.Report{Command: "inspect store", Data: res}
+	res.report = rep
 	var targets []target
 	if o.Table != "" {
 		t, err := ResolveTable(ctx, tx, o.Table)
@@ -226,7 +232,7 @@ func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
 		if o.Schema != "" {
 			ids, err := ParseIdentList(o.Schema)
 			if err != nil || len(ids) != 1 {
-				return nil, exitcode.UsageErrorf("--schema %q: want one schema name", o.Schema)
+				return nil, problem.Inputf("Schema", "want one schema name").WithValue(o.Schema)
 			}
 			schema = ids[0]
 		}
@@ -239,7 +245,7 @@ func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
 			if schema != "" {
 				where = "schema " + DisplayIdent(schema)
 			}
-			return nil, exitcode.InputError(fmt.Errorf("no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)", where), "name it with --table")
+			return nil, problem.Inputf("", "no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)", where).WithHint("name it with {Table}")
 		}
 		res.Discovered = cands
 		for _, c := range cands {
@@ -260,7 +266,7 @@ func inspect(ctx context.Context, db DB, o Options) (*findings.Report, error) {
 			return nil, err
 		}
 	}
-	return rep, nil
+	return res, nil
 }
 
 // target is one table to inspect, with the columns discovery chose.
@@ -276,11 +282,11 @@ func explainError(err error) error {
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "57014": // query_canceled: statement_timeout
-			return exitcode.UnavailableError(err, "raise --statement-timeout, or leave the data checks out with --checks catalog")
+			return problem.System(err, "raise {StatementTimeout}, or leave the data checks out with {Checks} catalog")
 		case "55P03": // lock_not_available: lock_timeout
-			return exitcode.UnavailableError(err, "a migration or other DDL holds a lock on the table: retry later or raise --lock-timeout")
+			return problem.System(err, "a migration or other DDL holds a lock on the table: retry later or raise {LockTimeout}")
 		case "42501": // insufficient_privilege
-			return exitcode.UnavailableError(err, "the role needs SELECT on the tables it inspects")
+			return problem.System(err, "the role needs SELECT on the tables it inspects")
 		}
 	}
 	return err
@@ -313,7 +319,7 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 	var err error
 	switch {
 	case o.KeyColumns != "":
-		if in.key, err = t.ResolveColumns("key-column", o.KeyColumns); err != nil {
+		if in.key, err = t.ResolveColumns("KeyColumns", o.KeyColumns); err != nil {
 			return nil, err
 		}
 	case tg.key != "":
@@ -322,30 +328,30 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 	default:
 		c, ok := t.DetectKey()
 		if !ok {
-			return nil, exitcode.InputError(fmt.Errorf("cannot tell which column of %s holds the idempotency key", t.Name), "name it with --key-column (several columns for a composite key: --key-column tenant_id,idempotency_key)")
+			return nil, problem.Inputf("", "cannot tell which column of %s holds the idempotency key", t.Name).WithHint("name it with {KeyColumns} (several columns for a composite key: {KeyColumns} tenant_id,idempotency_key)")
 		}
 		in.key, in.res.KeySource = []Column{c}, "column name"
 	}
-	if in.status, err = in.optionalColumn("status-column", o.StatusColumn, tg.status, statusNames, nil); err != nil {
+	if in.status, err = in.optionalColumn("StatusColumn", o.StatusColumn, tg.status, statusNames, nil); err != nil {
 		return nil, err
 	}
-	if in.attempt, err = in.optionalColumn("attempt-column", o.AttemptColumn, "", attemptNames, nil); err != nil {
+	if in.attempt, err = in.optionalColumn("AttemptColumn", o.AttemptColumn, "", attemptNames, nil); err != nil {
 		return nil, err
 	}
 	if o.TimeColumns != "" {
-		if in.times, err = t.ResolveColumns("time-column", o.TimeColumns); err != nil {
+		if in.times, err = t.ResolveColumns("TimeColumns", o.TimeColumns); err != nil {
 			return nil, err
 		}
 		for _, c := range in.times {
 			if !isTimestamp(c) {
-				return nil, exitcode.InputError(fmt.Errorf("--time-column: %s is %s, not a timestamp", DisplayIdent(c.Name), c.Type), "give timestamp columns")
+				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", DisplayIdent(c.Name), c.Type).WithHint("give timestamp columns")
 			}
 		}
 	} else {
 		in.times = t.DetectTimes()
 	}
 	if o.BusinessColumns != "" {
-		if in.business, err = t.ResolveColumns("business-column", o.BusinessColumns); err != nil {
+		if in.business, err = t.ResolveColumns("BusinessColumns", o.BusinessColumns); err != nil {
 			return nil, err
 		}
 	}
@@ -371,16 +377,17 @@ func isTimestamp(c Column) bool {
 	return strings.HasPrefix(c.Type, "timestamp") || c.Type == "date"
 }
 
-// optionalColumn resolves a column given by flag, or chosen by discovery,
-// or detected by name; nil when there is none.
-func (in *inspector) optionalColumn(flag, raw, chosen string, names []string, ok func(Column) bool) (*Column, error) {
+// optionalColumn resolves a column given by the user (field names the
+// option), or chosen by discovery, or detected by name; nil when there is
+// none.
+func (in *inspector) optionalColumn(field, raw, chosen string, names []string, ok func(Column) bool) (*Column, error) {
 	if raw != "" {
-		cols, err := in.t.ResolveColumns(flag, raw)
+		cols, err := in.t.ResolveColumns(field, raw)
 		if err != nil {
 			return nil, err
 		}
 		if len(cols) != 1 {
-			return nil, exitcode.InputError(fmt.Errorf("--%s: give one column", flag), "")
+			return nil, problem.Inputf(field, "give one column")
 		}
 		return &cols[0], nil
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,8 +11,8 @@ import (
 
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,7 +52,7 @@ func (fx *fixture) inspect(o store.Options) (*findings.Report, *store.Result) {
 	if err != nil {
 		fx.t.Fatal(err)
 	}
-	return rep, rep.Data.(*store.Result)
+	return rep, rep.Data.(*store.Result) // the report carries its result
 }
 
 func (fx *fixture) tryInspect(o store.Options) (*findings.Report, error) {
@@ -62,7 +63,11 @@ func (fx *fixture) tryInspect(o store.Options) (*findings.Report, error) {
 		o.StuckAfter = 15 * time.Minute
 	}
 	o.Now = now
-	return store.Inspect(context.Background(), fx.ro, o)
+	res, err := store.Run(context.Background(), fx.ro, o)
+	if err != nil {
+		return nil, err
+	}
+	return res.Report(), nil
 }
 
 // codes is "SEVERITY CODE" of every finding, sorted.
@@ -230,24 +235,25 @@ func TestOddIdentifiers(t *testing.T) {
 	// Unquoted Payments reads as payments, which does not exist: an input
 	// error that says how to quote it.
 	_, err := fx.tryInspect(store.Options{Table: fx.Name + ".Payments"})
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), `did you mean `+fx.Name+`."Payments"`) {
+	if !isInput(err) || !strings.Contains(err.Error(), `did you mean `+fx.Name+`."Payments"`) {
 		t.Errorf("unquoted mixed case: %v", err)
 	}
 	_, err = fx.tryInspect(store.Options{Table: fx.table("Payments"), KeyColumns: "idempotencykey"})
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), `did you mean "IdempotencyKey"`) {
+	if !isInput(err) || !strings.Contains(err.Error(), `did you mean "IdempotencyKey"`) {
 		t.Errorf("unquoted mixed-case column: %v", err)
 	}
 
 	// The injection attempt as a real (quoted) name: inspected as a name.
 	var logged []string
 	db := &loggingDB{pool: fx.ro, log: &logged}
-	rep, err = store.Inspect(context.Background(), db, store.Options{
+	res, err = store.Run(context.Background(), db, store.Options{
 		Table: fx.table(evil), KeyColumns: pgx.Identifier{`key"; DROP TABLE victim; --`}.Sanitize(),
 		Statuses: mustStatuses(t, `succeeded=x'); DROP TABLE victim; --`), StuckAfter: time.Hour, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep = res.Report()
 	if got := codes(rep); !slices.Contains(got, "error STORE_NO_UNIQUE_KEY") || !slices.Contains(got, "error STORE_DUPLICATE_KEYS") {
 		t.Errorf("injection-named table: %v", got)
 	}
@@ -260,7 +266,7 @@ func TestOddIdentifiers(t *testing.T) {
 	}
 	// Unquoted, the same text is not a name at all: rejected before any SQL.
 	_, err = fx.tryInspect(store.Options{Table: "victim; DROP TABLE victim"})
-	if exitcode.Of(err, 0) != exitcode.Usage {
+	if !isInput(err) {
 		t.Errorf("unquoted injection: %v", err)
 	}
 	var n int
@@ -403,7 +409,7 @@ func TestHistory(t *testing.T) {
 	}
 	// A named history table that cannot be ordered is an input error.
 	_, err := fx.tryInspect(store.Options{Table: fx.table("other"), HistoryTable: fx.table("notime"), Checks: []string{store.CheckOverwritten}})
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "no timestamp column") {
+	if !isInput(err) || !strings.Contains(err.Error(), "no timestamp column") {
 		t.Errorf("history without time: %v", err)
 	}
 }
@@ -428,7 +434,7 @@ func TestDiscover(t *testing.T) {
 		t.Errorf("discovery inspection: %d tables, %v", len(res.Tables), codes(rep))
 	}
 	_, err := fx.tryInspect(store.Options{Schema: pgx.Identifier{fx.Name + "_none"}.Sanitize()})
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "no likely idempotency table") {
+	if !isInput(err) || !strings.Contains(err.Error(), "no likely idempotency table") {
 		t.Errorf("empty schema: %v", err)
 	}
 }
@@ -443,8 +449,8 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	_, err = store.Inspect(context.Background(), slow, store.Options{Table: fx.table("big"), Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Now: now})
-	if exitcode.Of(err, 0) != exitcode.Unavailable || !strings.Contains(err.Error(), "raise --statement-timeout") {
+	_, err = store.Run(context.Background(), slow, store.Options{Table: fx.table("big"), Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Now: now})
+	if !isSystem(err) || !strings.Contains(err.Error(), "raise {StatementTimeout}") {
 		t.Errorf("timeout: %v", err)
 	}
 }
@@ -471,4 +477,14 @@ func TestCompositeKeyData(t *testing.T) {
 	if n := res.Tables[0].NormalizedDuplicates; n == nil || n.Groups != 1 || n.Samples[0].Key != "(2,m1)" {
 		t.Errorf("composite normalised: %+v", n)
 	}
+}
+
+func isInput(err error) bool {
+	var in *problem.Input
+	return errors.As(err, &in)
+}
+
+func isSystem(err error) bool {
+	var u *problem.Unavailable
+	return errors.As(err, &u)
 }
