@@ -34,10 +34,9 @@ var forbiddenInCapabilities = []string{
 // pendingCapabilities still import what they should not; each is named
 // with what it imports, and leaves this list when it is moved over.
 var pendingCapabilities = map[string]string{
-	"internal/audit/cache":   "exitcode",
-	"internal/inspect/lock":  "exitcode",
-	"internal/inspect/ttl":   "report, iostreams (its views)",
-	"internal/sim/live":      "exitcode",
+	"internal/inspect/lock": "exitcode",
+	"internal/inspect/ttl":  "report, iostreams (its views)",
+	"internal/sim/live":     "exitcode",
 }
 
 // TestCapabilitiesKnowNothingOfTheCLI runs go list -deps on every package

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/store"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
@@ -99,6 +99,8 @@ type Result struct {
 	LiveKeys       int      `json:"live_keys"`
 	Classes        []Class  `json:"classes"`
 	Notes          []string `json:"notes"`
+
+	report *findings.Report
 }
 
 // Class is one kind of disagreement at one severity, with samples.
@@ -161,8 +163,8 @@ type classKey struct {
 	sev  findings.Severity
 }
 
-// Audit compares the cache under o.Pattern with the table o.Table.
-func Audit(ctx context.Context, cache Node, db store.Querier, o Options) (*findings.Report, error) {
+// Run compares the cache under o.Pattern with the table o.Table.
+func Run(ctx context.Context, cache Node, db store.Querier, o Options) (*Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 1000
 	}
@@ -189,8 +191,12 @@ func Audit(ctx context.Context, cache Node, db store.Querier, o Options) (*findi
 	}
 	rep := &findings.Report{Command: "audit cache", Data: a.res}
 	a.report(rep)
-	return rep, nil
+	a.res.report = rep
+	return a.res, nil
 }
+
+// Report is the audit's findings, with the result as its data.
+func (r *Result) Report() *findings.Report { return r.report }
 
 func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*auditor, error) {
 	t, err := store.ResolveTable(ctx, db, o.Table)
@@ -198,10 +204,10 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 		return nil, err
 	}
 	a := &auditor{o: o, cache: cache, db: db, table: t, classes: map[classKey]*Class{}, liveHit: map[string]bool{}, statusIdx: map[string]int32{}}
-	if a.key, err = oneColumn(t, "key-column", o.KeyColumn, t.DetectKey); err != nil {
+	if a.key, err = oneColumn(t, "KeyColumn", "key column", o.KeyColumn, t.DetectKey); err != nil {
 		return nil, err
 	}
-	if a.status, err = oneColumn(t, "status-column", o.StatusColumn, t.DetectStatus); err != nil {
+	if a.status, err = oneColumn(t, "StatusColumn", "status column", o.StatusColumn, t.DetectStatus); err != nil {
 		return nil, err
 	}
 	if times := t.DetectTimes(); len(times) > 0 {
@@ -236,20 +242,20 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 }
 
 // oneColumn resolves a single column given by flag, or detects it.
-func oneColumn(t *store.Table, flag, raw string, detect func() (store.Column, bool)) (store.Column, error) {
+func oneColumn(t *store.Table, field, what, raw string, detect func() (store.Column, bool)) (store.Column, error) {
 	if raw == "" {
 		c, ok := detect()
 		if !ok {
-			return store.Column{}, exitcode.InputError(fmt.Errorf("cannot tell the %s of %s", strings.TrimSuffix(flag, "-column")+" column", t.Name), "name it with --"+flag)
+			return store.Column{}, problem.Inputf("", "cannot tell the %s of %s", what, t.Name).WithHint("name it with {" + field + "}")
 		}
 		return c, nil
 	}
-	cols, err := t.ResolveColumns(flag, raw)
+	cols, err := t.ResolveColumns(field, raw)
 	if err != nil {
 		return store.Column{}, err
 	}
 	if len(cols) != 1 {
-		return store.Column{}, exitcode.InputError(fmt.Errorf("--%s: give one column (the cache pattern has one {key})", flag), "")
+		return store.Column{}, problem.Inputf(field, "give one column (the cache pattern has one {key})")
 	}
 	return cols[0], nil
 }

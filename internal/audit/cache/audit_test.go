@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +12,8 @@ import (
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -75,11 +76,11 @@ func (fx *fixture) options(table string) auditcache.Options {
 
 func (fx *fixture) audit(o auditcache.Options) (*findings.Report, *auditcache.Result) {
 	fx.t.Helper()
-	rep, err := auditcache.Audit(context.Background(), fx.redis, fx.ro, o)
+	res, err := auditcache.Run(context.Background(), fx.redis, fx.ro, o)
 	if err != nil {
 		fx.t.Fatal(err)
 	}
-	return rep, rep.Data.(*auditcache.Result)
+	return res.Report(), res
 }
 
 // summary is "severity CODE count: sample keys" per finding, sorted.
@@ -176,7 +177,7 @@ func TestStaleAndTypes(t *testing.T) {
 	}
 	// A bigint key compares by value (007 = 7): only the database can match it.
 	o.Lookup = auditcache.LookupScan
-	if _, err := auditcache.Audit(context.Background(), fx.redis, fx.ro, o); exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "compared by value") {
+	if _, err := auditcache.Run(context.Background(), fx.redis, fx.ro, o); !isInput(err) || !strings.Contains(err.Error(), "compared by value") {
 		t.Errorf("--lookup scan on a bigint key: %v", err)
 	}
 }
@@ -281,18 +282,18 @@ func TestInputErrors(t *testing.T) {
 	fx := newFixture(t)
 	fx.exec(`CREATE TABLE {s}.nokey (id int, payload text)`)
 	o := fx.options("nokey")
-	_, err := auditcache.Audit(context.Background(), fx.redis, fx.ro, o)
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "cannot tell the key column") {
+	_, err := auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	if !isInput(err) || !strings.Contains(err.Error(), "cannot tell the key column") {
 		t.Errorf("no key column: %v", err)
 	}
 	o.KeyColumn = "id"
-	_, err = auditcache.Audit(context.Background(), fx.redis, fx.ro, o)
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "--status-column") {
+	_, err = auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	if !isInput(err) || !strings.Contains(err.Error(), "{StatusColumn}") {
 		t.Errorf("no status column: %v", err)
 	}
 	o.Table = pgx.Identifier{fx.Name, "missing"}.Sanitize()
-	_, err = auditcache.Audit(context.Background(), fx.redis, fx.ro, o)
-	if exitcode.Of(err, 0) != exitcode.Usage || !strings.Contains(err.Error(), "not found") {
+	_, err = auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	if !isInput(err) || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("no table: %v", err)
 	}
 }
@@ -305,4 +306,9 @@ func TestNoKeys(t *testing.T) {
 	if len(rep.Findings) != 1 || rep.Findings[0].Code != "CACHE_NO_KEYS" || rep.Findings[0].Severity != findings.Warn {
 		t.Errorf("findings %+v", rep.Findings)
 	}
+}
+
+func isInput(err error) bool {
+	var in *problem.Input
+	return errors.As(err, &in)
 }

@@ -50,11 +50,11 @@ func TestCluster(t *testing.T) {
 	}
 	o := fx.options("jobs")
 	o.Batch = 50
-	rep, err := auditcache.Audit(ctx, c, fx.ro, o)
+	res, err := auditcache.Run(ctx, c, fx.ro, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := rep.Data.(*auditcache.Result)
+	rep := res.Report()
 	if res.Read != 300 || res.Agree != 297 || len(rep.Findings) != 1 || rep.Findings[0].Code != "CACHE_NOT_DONE_DB_SUCCEEDED" {
 		t.Errorf("cluster: read %d agree %d findings %v", res.Read, res.Agree, fx.summary(rep))
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/store"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -72,7 +72,7 @@ func (a *auditor) chooseLookup(ctx context.Context) (string, error) {
 		return LookupBatch, nil
 	case LookupScan:
 		if !textKey {
-			return "", exitcode.UsageErrorf("--lookup scan matches keys as text: %s is %s, compared by value (007 = 7); use --lookup batch", store.DisplayIdent(a.key.Name), a.key.Type)
+			return "", problem.Inputf("Lookup", "scan matches keys as text: %s is %s, compared by value (007 = 7); use {Lookup} batch", store.DisplayIdent(a.key.Name), a.key.Type)
 		}
 		return LookupScan, nil
 	}

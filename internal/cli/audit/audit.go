@@ -2,8 +2,9 @@
 package audit
 
 import (
-	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 )
 
 // NewCmdAudit is `dupctl audit`: a group, one file per verb.

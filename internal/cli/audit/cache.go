@@ -7,13 +7,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/spf13/cobra"
 )
 
 // CacheOptions are one `dupctl audit cache` run.
@@ -121,6 +121,7 @@ lock_timeout.` + cacheExitStatus,
 	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	opts.Postgres.Register(fs)
+	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status"})
 	return cmd
 }
 
@@ -155,32 +156,11 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 	}
 	o := opts.Audit
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
-	rep, err := auditcache.Audit(ctx, rdb, pool, o)
+	res, err := auditcache.Run(ctx, rdb, pool, o)
 	if err != nil {
 		return err
 	}
-	res := rep.Data.(*auditcache.Result)
-	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+	return f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeCache(w, th, res)
 	}})
-}
-
-func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
-	fmt.Fprintf(w, "%s %s (%s values) against %s (key %s, status %s)\n", th.Strong("audit cache:"), r.Pattern, r.Value, r.Table,
-		store.DisplayIdent(r.KeyColumn), store.DisplayIdent(r.StatusColumn))
-	fmt.Fprintf(w, "live messages: %s\n", r.Liveness)
-	lookup := "one indexed query per SCAN page"
-	if r.Lookup == auditcache.LookupScan {
-		lookup = "the table read once, matched in memory"
-	}
-	fmt.Fprintf(w, "database: %s\n", lookup)
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "%s\n", th.Faint("note: "+n))
-	}
-	fmt.Fprintln(w)
-	t := report.NewTable("READ", "COMPARED", "AGREE", "DISAGREE", "IN FLIGHT", "VANISHED").AlignRight(0, 1, 2, 3, 4, 5)
-	disagree := r.Compared - r.Agree - r.Transient
-	t.Row(iostreams.Count(r.Read), iostreams.Count(r.Compared), iostreams.Count(r.Agree), iostreams.Count(disagree),
-		iostreams.Count(r.Transient), iostreams.Count(r.Vanished))
-	return t.Render(w)
 }

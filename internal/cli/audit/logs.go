@@ -3,17 +3,19 @@ package audit
 import (
 	"context"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/english"
+
+	"github.com/spf13/cobra"
 
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/spf13/cobra"
 )
 
 // LogsOptions are one `dupctl audit logs` run.

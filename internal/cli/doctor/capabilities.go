@@ -272,9 +272,13 @@ func cacheCheck(o *Options, j config.Job) doctor.Check {
 		if err != nil {
 			return nil, err
 		}
-		return auditcache.Audit(ctx, rdb, pool, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
+		res, err := auditcache.Run(ctx, rdb, pool, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
 			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: store.DefaultStatuses(),
 			AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
+		if err != nil {
+			return nil, err
+		}
+		return res.Report(), nil
 	}
 	return c
 }

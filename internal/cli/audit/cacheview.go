@@ -1,0 +1,32 @@
+package audit
+
+import (
+	"fmt"
+	"io"
+
+	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
+
+	"github.com/dupctl/dupctl/internal/inspect/store"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
+)
+
+func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
+	fmt.Fprintf(w, "%s %s (%s values) against %s (key %s, status %s)\n", th.Strong("audit cache:"), r.Pattern, r.Value, r.Table,
+		store.DisplayIdent(r.KeyColumn), store.DisplayIdent(r.StatusColumn))
+	fmt.Fprintf(w, "live messages: %s\n", r.Liveness)
+	lookup := "one indexed query per SCAN page"
+	if r.Lookup == auditcache.LookupScan {
+		lookup = "the table read once, matched in memory"
+	}
+	fmt.Fprintf(w, "database: %s\n", lookup)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "%s\n", th.Faint("note: "+n))
+	}
+	fmt.Fprintln(w)
+	t := report.NewTable("READ", "COMPARED", "AGREE", "DISAGREE", "IN FLIGHT", "VANISHED").AlignRight(0, 1, 2, 3, 4, 5)
+	disagree := r.Compared - r.Agree - r.Transient
+	t.Row(iostreams.Count(r.Read), iostreams.Count(r.Compared), iostreams.Count(r.Agree), iostreams.Count(disagree),
+		iostreams.Count(r.Transient), iostreams.Count(r.Vanished))
+	return t.Render(w)
+}
