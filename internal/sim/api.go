@@ -39,6 +39,9 @@ func (s Shard) mine(i int) bool { return s.N <= 1 || i%s.N == s.K }
 type Result struct {
 	Scenario *Scenario
 	Profiles []ProfileResult
+	// Demo is set when no profile was chosen: the scenario's faulty and
+	// safe pair, whose documented outcomes are part of the result.
+	Demo bool
 }
 
 // ProfileResult is what exploring one profile found.
@@ -87,13 +90,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	profiles := o.Profiles
 	demo := len(profiles) == 0
 	if demo {
-		for _, name := range []string{sc.Faulty, sc.Safe} {
-			p, err := worker.ProfileByName(name)
-			if err != nil {
-				return nil, err
-			}
-			profiles = append(profiles, p)
-		}
+		profiles = sc.DemoProfiles()
 	}
 	if o.Explore == "" {
 		o.Explore = ExploreExhaustive
@@ -103,7 +100,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	meter := progress.Or(o.Progress)
 	defer meter.Done()
-	res := &Result{Scenario: sc}
+	res := &Result{Scenario: sc, Demo: demo}
 	for _, p := range profiles {
 		cfg := sc.Config(p)
 		if o.Tune != nil {

@@ -136,3 +136,13 @@ func fmtDur(ms int64) string {
 
 // FormatMillis prints virtual milliseconds as people read durations.
 func FormatMillis(ms int64) string { return fmtDur(ms) }
+
+// Millis converts a real duration to the simulator's virtual
+// milliseconds: whole milliseconds, and never 0 for a positive duration
+// (a 500µs TTL is a TTL, not none). Every caller converts through it.
+func Millis(d time.Duration) int64 {
+	if d > 0 && d < time.Millisecond {
+		return 1
+	}
+	return d.Milliseconds()
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/worker"
 )
@@ -24,6 +25,15 @@ func TestPlansShowTheirCause(t *testing.T) {
 					t.Logf("  %s %s %s", fmtDur(ev.T), ev.Lane, ev.Text)
 				}
 			}
+		}
+	}
+}
+
+func TestMillis(t *testing.T) {
+	for d, want := range map[time.Duration]int64{0: 0, time.Microsecond: 1, 999 * time.Microsecond: 1, time.Millisecond: 1,
+		1500 * time.Microsecond: 1, 2 * time.Minute: 120_000, -time.Second: -1000} {
+		if got := Millis(d); got != want {
+			t.Errorf("Millis(%s) = %d, want %d", d, got, want)
 		}
 	}
 }

@@ -38,8 +38,9 @@ type RiskRow struct {
 
 // RiskResult is the estimate for every profile.
 type RiskResult struct {
-	PLongerThanTTL float64   `json:"p_duration_above_ttl"` // from the distribution itself
-	Rows           []RiskRow `json:"profiles"`
+	PLongerThanTTL float64     `json:"p_duration_above_ttl"` // from the distribution itself
+	Rows           []RiskRow   `json:"profiles"`
+	Options        RiskOptions `json:"-"`
 }
 
 // Risk estimates lock expiries and duplicate side effects per million
@@ -53,7 +54,7 @@ func Risk(ctx context.Context, o RiskOptions) (*RiskResult, error) {
 	meter := progress.Or(o.Progress)
 	defer meter.Done()
 	meter.SetTotal(int64(o.Jobs * len(o.Profiles)))
-	res := &RiskResult{}
+	res := &RiskResult{Options: o}
 	const samples = 100_000
 	above := 0
 	for i := 0; i < samples; i++ {

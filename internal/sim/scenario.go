@@ -63,6 +63,17 @@ func (sc *Scenario) Config(p worker.Profile) Config {
 // Expected is the documented outcome under a named profile.
 func (sc *Scenario) Expected(profile string) Expect { return sc.expect[profile] }
 
+// DemoProfiles are the scenario's demonstration pair: the faulty profile
+// that shows the duplicate, then the safe one that prevents it.
+func (sc *Scenario) DemoProfiles() []worker.Profile {
+	faulty, err1 := worker.ProfileByName(sc.Faulty)
+	safe, err2 := worker.ProfileByName(sc.Safe)
+	if err1 != nil || err2 != nil {
+		panic("sim: scenario " + sc.Name + " names an unknown profile") // caught by every test that lists scenarios
+	}
+	return []worker.Profile{faulty, safe}
+}
+
 var allPoints = worker.Of(worker.PointAfterReceive, worker.PointAfterLock, worker.PointAfterReserve,
 	worker.PointBeforeEffect, worker.PointAfterEffect, worker.PointAfterCommit, worker.PointBeforeAck)
 

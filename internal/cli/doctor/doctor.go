@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/doctor"
@@ -181,16 +182,7 @@ func simulateChecks(o *Options) []doctor.Check {
 		if err != nil {
 			return nil, err
 		}
-		r := &findings.Report{}
-		r.Check(sim.RuleMatrixMismatch.Code)
-		for _, row := range m.Cells {
-			for _, c := range row {
-				if !c.Match() {
-					r.Add(sim.RuleMatrixMismatch.New(c.Scenario+"/"+c.Profile, fmt.Sprintf("documented %s, observed %s", c.Expected, c.Observed)))
-				}
-			}
-		}
-		return r, nil
+		return m.Report(), nil
 	}}}
 	for _, j := range o.Jobs {
 		if j.Profile == "" && len(j.Mitigations) == 0 {
@@ -205,7 +197,7 @@ func simulateChecks(o *Options) []doctor.Check {
 			r.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code)
 			for _, name := range []string{"crash", "lock-expiry", "redelivery"} {
 				sc, _ := sim.ScenarioByName(name)
-				res, err := sim.Run(ctx, sim.Options{Scenario: sc, Profiles: []worker.Profile{p}})
+				res, err := sim.Run(ctx, sim.Options{Scenario: sc, Profiles: []worker.Profile{p}, Tune: jobTune(j)})
 				if err != nil {
 					return nil, err
 				}
@@ -226,6 +218,17 @@ func simulateChecks(o *Options) []doctor.Check {
 		}})
 	}
 	return out
+}
+
+// jobTune gives the simulator the job's own lock TTL from dupctl.yaml, so
+// its verdict is about the TTL the job runs with.
+func jobTune(j config.Job) func(*sim.Config) error {
+	return func(c *sim.Config) error {
+		if j.LockTTL > 0 {
+			c.LockTTL = sim.Millis(time.Duration(j.LockTTL))
+		}
+		return nil
+	}
 }
 
 func jobProfile(j config.Job) (worker.Profile, error) {

@@ -96,7 +96,7 @@ func runLive(ctx context.Context, o *ScenarioOptions) error {
 		rows = append(rows, row)
 		subject := sc.Name + "/" + p.Name + " (live)"
 		if !row.Match {
-			rep.Add(sim.RuleLiveMismatch.New(subject, fmt.Sprintf("simulator %s, real servers %s", row.Virtual, row.Live), keyEvents(&tl)...))
+			rep.Add(sim.RuleLiveMismatch.New(subject, fmt.Sprintf("simulator %s, real servers %s", row.Virtual, row.Live), sim.KeyEvents(&tl)...))
 		}
 		for _, x := range []struct {
 			v    sim.Violation
@@ -105,7 +105,7 @@ func runLive(ctx context.Context, o *ScenarioOptions) error {
 			if !out.Found.Has(x.v) {
 				continue
 			}
-			f := x.rule.New(subject, fmt.Sprintf("profile %s: %s on the real servers (%d effects, %d dead-lettered)", p.Name, violationText(x.v), out.Effects, out.DeadLettered), keyEvents(&tl)...)
+			f := x.rule.New(subject, fmt.Sprintf("profile %s: %s on the real servers (%d effects, %d dead-lettered)", p.Name, sim.ViolationText(x.v), out.Effects, out.DeadLettered), sim.KeyEvents(&tl)...)
 			if row.expected && row.Match {
 				f.Severity = findings.Info
 				f.Message += " (expected: the scenario's demonstration of the cause)"
@@ -116,7 +116,7 @@ func runLive(ctx context.Context, o *ScenarioOptions) error {
 	meter.Done()
 	data := map[string]any{"scenario": sc.Name, "scale_per_virtual_second": o.Live.Scale.String(), "profiles": rows}
 	if first != nil {
-		data["scope"] = scopeOf(first)
+		data["scope"] = sim.ScopeOf(first)
 	}
 	rep.Data = data
 	return o.Factory.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {

@@ -2,16 +2,15 @@ package simulate
 
 import (
 	"context"
-	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
-	"github.com/spf13/cobra"
 )
 
 // MatrixOptions are one `dupctl simulate matrix` run.
@@ -86,86 +85,12 @@ func scenarioNames() []string {
 	return out
 }
 
-type cellJSON struct {
-	Scenario string `json:"scenario"`
-	Profile  string `json:"profile"`
-	Expected string `json:"expected"`
-	Observed string `json:"observed"`
-	Found    string `json:"violations"`
-	States   int    `json:"states"`
-	Complete bool   `json:"complete"`
-	Match    bool   `json:"match"`
-	Skipped  bool   `json:"skipped_by_shard,omitempty"`
-}
-
 func runMatrix(ctx context.Context, o *MatrixOptions) error {
 	m, err := sim.RunMatrix(ctx, o.Scenarios, o.Profiles, o.MaxStates, o.Shard)
 	if err != nil {
 		return err
 	}
-	rep := &findings.Report{Command: "simulate matrix"}
-	rep.Check(sim.RuleMatrixMismatch.Code, sim.RuleIncomplete.Code)
-	cells := []cellJSON{}
-	for _, row := range m.Cells {
-		for _, c := range row {
-			subject := c.Scenario + "/" + c.Profile
-			cells = append(cells, cellJSON{Scenario: c.Scenario, Profile: c.Profile, Expected: c.Expected.String(), Observed: c.Observed.String(),
-				Found: c.Found.String(), States: c.States, Complete: c.Complete, Match: c.Match(), Skipped: c.States < 0})
-			if c.States < 0 {
-				continue
-			}
-			if !c.Complete {
-				rep.Add(sim.RuleIncomplete.New(subject, fmt.Sprintf("stopped after %s states", count(c.States))))
-				continue
-			}
-			if c.Expected != c.Observed {
-				rep.Add(sim.RuleMatrixMismatch.New(subject, fmt.Sprintf("documented %s, observed %s", c.Expected, c.Observed),
-					"dupctl simulate "+c.Scenario+" --profile "+c.Profile))
-			}
-		}
-	}
-	rep.Data = map[string]any{"cells": cells, "states": m.States}
-	return o.Factory.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+	return o.Factory.Emit(ctx, report.Document{Report: m.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeMatrix(w, th, m)
 	}})
-}
-
-func writeMatrix(w io.Writer, th *report.Theme, m *sim.Matrix) error {
-	header := []string{"PROFILE"}
-	for _, sc := range m.Scenarios {
-		header = append(header, sc.Short)
-	}
-	t := report.NewTable(header...)
-	cells, differ := 0, 0
-	for j, p := range m.Profiles {
-		row := []string{p.Name}
-		for i := range m.Scenarios {
-			c := m.Cells[i][j]
-			text := c.Observed.String()
-			switch {
-			case c.States < 0:
-				text = th.Faint("·")
-			case !c.Complete:
-				text = th.Severity(findings.Warn, text+"?")
-			case c.Expected != c.Observed:
-				text = th.Mark(text + "≠" + c.Expected.String())
-				differ++
-			case c.Observed == sim.ExpectSafe:
-				text = th.Pass(text)
-			default:
-				text = th.Severity(findings.Error, text)
-			}
-			if c.States >= 0 {
-				cells++
-			}
-			row = append(row, text)
-		}
-		t.Row(row...)
-	}
-	if err := t.Render(w); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nDUP: a side effect ran twice; LOSS: a job was lost; ok: neither, in every schedule of the scope.\n")
-	fmt.Fprintf(w, "%d cells explored exhaustively (%s states); %d differ from the documented expectation.\n", cells, count(m.States), differ)
-	return nil
 }

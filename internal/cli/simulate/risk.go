@@ -2,16 +2,15 @@ package simulate
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
-	"github.com/spf13/cobra"
 )
 
 // RiskOptions are one `dupctl simulate risk` run.
@@ -65,7 +64,7 @@ not modelled.` + exitStatus,
 			case dupRate < 0 || dupRate > 1 || crashRate < 0 || crashRate > 1:
 				return exitcode.UsageErrorf("--dup-rate and --crash-rate are shares between 0 and 1")
 			}
-			o := sim.RiskOptions{Duration: d, LockTTL: ttl.Milliseconds(), AckTimeout: ack.Milliseconds(), Workers: workers, Jobs: jobs,
+			o := sim.RiskOptions{Duration: d, LockTTL: sim.Millis(ttl), AckTimeout: sim.Millis(ack), Workers: workers, Jobs: jobs,
 				DupRate: dupRate, CrashRate: crashRate, Seed: seed}
 			if o.Profiles, err = parseProfiles(profiles); err != nil {
 				return err
@@ -96,45 +95,7 @@ func runRisk(ctx context.Context, o *RiskOptions) error {
 	if err != nil {
 		return err
 	}
-	r := o.Risk
-	rep := &findings.Report{Command: "simulate risk", Data: map[string]any{
-		"job_duration": r.Duration.String(), "p50_ms": r.Duration.Quantile(0.5), "p99_ms": r.Duration.Quantile(0.99),
-		"lock_ttl_ms": r.LockTTL, "ack_timeout_ms": r.AckTimeout, "dup_rate": r.DupRate, "crash_rate": r.CrashRate,
-		"seed": r.Seed, "p_duration_above_ttl": res.PLongerThanTTL, "profiles": res.Rows,
-	}}
-	rep.Check(sim.RuleRiskDuplicates.Code, sim.RuleRiskExpiry.Code)
-	if res.PLongerThanTTL > 0 {
-		rep.Add(sim.RuleRiskExpiry.New("lock TTL "+sim.FormatMillis(r.LockTTL),
-			fmt.Sprintf("%.3g%% of jobs run longer than the lock TTL (p99 %s)", 100*res.PLongerThanTTL, sim.FormatMillis(r.Duration.Quantile(0.99)))))
-	}
-	for _, row := range res.Rows {
-		if row.DuplicatesPerM > 0 {
-			rep.Add(sim.RuleRiskDuplicates.New("profile "+row.Profile,
-				fmt.Sprintf("%.0f duplicate side effects per million jobs", row.DuplicatesPerM),
-				fmt.Sprintf("%s jobs simulated; lock expiries %.0f/M, lost %.0f/M, dead-lettered %.0f/M", count(row.Jobs), row.LockExpiriesPerM, row.LossesPerM, row.DeadLetteredPerM)))
-		}
-	}
-	return o.Factory.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
-		fmt.Fprintf(w, "%s jobs of %s (p50 %s, p99 %s), lock TTL %s, ack timeout %s\n", th.Strong("simulate risk:"),
-			r.Duration, sim.FormatMillis(r.Duration.Quantile(0.5)), sim.FormatMillis(r.Duration.Quantile(0.99)), sim.FormatMillis(r.LockTTL), ackText(r.AckTimeout))
-		fmt.Fprintf(w, "%.3g%% of jobs outlive the TTL; %.3g%% are delivered twice, %.3g%% crash mid-flow; %s jobs per profile, seed %d\n\n",
-			100*res.PLongerThanTTL, 100*r.DupRate, 100*r.CrashRate, count(r.Jobs), r.Seed)
-		t := report.NewTable("PROFILE", "LOCK EXPIRIES/M", "DUPLICATES/M", "(95% UPPER)", "LOST/M", "DLQ/M").AlignRight(1, 2, 3, 4, 5)
-		for _, row := range res.Rows {
-			dup := fmt.Sprintf("%.0f", row.DuplicatesPerM)
-			if row.DuplicatesPerM > 0 {
-				dup = th.Severity(findings.Error, dup)
-			}
-			t.Row(row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High),
-				fmt.Sprintf("%.0f", row.LossesPerM), fmt.Sprintf("%.0f", row.DeadLetteredPerM))
-		}
-		return t.Render(w)
+	return o.Factory.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
+		return writeRisk(w, th, res)
 	}})
-}
-
-func ackText(ms int64) string {
-	if ms == 0 {
-		return "none"
-	}
-	return sim.FormatMillis(ms)
 }

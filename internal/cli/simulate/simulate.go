@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // NewCmdSimulate is `dupctl simulate`.
@@ -160,16 +161,16 @@ func (s *systemFlags) tune(sc *sim.Scenario) (func(*sim.Config) error, error) {
 			}
 		}
 		if fs.Changed("lock-ttl") {
-			c.LockTTL = s.lockTTL.Milliseconds()
+			c.LockTTL = sim.Millis(s.lockTTL)
 		}
 		if fs.Changed("ack-timeout") {
-			c.AckTimeout = s.ackTimeout.Milliseconds()
+			c.AckTimeout = sim.Millis(s.ackTimeout)
 		}
 		if fs.Changed("pause") {
-			c.PauseFor = s.pause.Milliseconds()
+			c.PauseFor = sim.Millis(s.pause)
 		}
 		if fs.Changed("cache-lag") {
-			c.CacheLag = s.cacheLag.Milliseconds()
+			c.CacheLag = sim.Millis(s.cacheLag)
 		}
 		if fs.Changed("max-attempts") {
 			if s.maxAttempts < 1 || s.maxAttempts > 20 {

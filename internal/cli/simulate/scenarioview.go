@@ -1,0 +1,86 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/report"
+	"github.com/dupctl/dupctl/internal/sim"
+)
+
+func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool) error {
+	sc := res.Scenario
+	fmt.Fprintf(w, "%s %s\n", th.Strong("simulate "+sc.Name+":"), sc.Title)
+	fmt.Fprintf(w, "%s\n", th.Faint(sc.Cause))
+	if len(res.Profiles) > 0 {
+		fmt.Fprintf(w, "Scope: %s\n", scopeText(&res.Profiles[0].Config))
+	}
+	fmt.Fprintln(w)
+	t := report.NewTable("PROFILE", "EXPECTED", "RESULT", "EXPLORED", "MITIGATIONS")
+	for _, pr := range res.Profiles {
+		exp := "-"
+		if pr.HasExpected {
+			exp = pr.Expected.String()
+		}
+		t.Row(pr.Profile.Name, exp, outcomeText(th, pr.Found), sim.ExploredText(&pr), pr.Profile.Summary)
+	}
+	if err := t.Render(w); err != nil {
+		return err
+	}
+	for _, pr := range res.Profiles {
+		ex := pr.Example
+		if ex == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s in %d steps (shrunk from %d)\n", th.Strong(pr.Profile.Name+":"), sim.ViolationText(ex.Violation), ex.Steps, ex.OriginalSteps)
+		fmt.Fprintf(w, "replay: dupctl simulate replay %s\n\n", ex.Token)
+		if err := writeTimeline(w, th, &ex.Timeline); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n%s\n", th.Strong("The same schedule under every profile:"))
+		if err := writeCounterfactuals(w, th, ex.Counterfactual); err != nil {
+			return err
+		}
+		for _, cf := range ex.Counterfactual {
+			if cf.Timeline != nil && cf.Profile.Name != pr.Profile.Name {
+				fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf("The same schedule under %s (%s):", cf.Profile.Name, outcomeText(th, cf.Found))))
+				if err := writeTimeline(w, th, cf.Timeline); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func scopeText(c *sim.Config) string {
+	parts := []string{
+		fmt.Sprintf("%d %s, %d %s on %d business %s", c.Workers, english.Plural(c.Workers, "worker", "workers"), c.Jobs, english.Plural(c.Jobs, "job", "jobs"), c.Keys, english.Plural(c.Keys, "key", "keys")),
+		"job " + c.Duration.String(),
+		"lock TTL " + sim.FormatMillis(c.LockTTL),
+	}
+	if c.AckTimeout > 0 {
+		parts = append(parts, "ack timeout "+sim.FormatMillis(c.AckTimeout))
+	}
+	parts = append(parts, "faults: "+sim.FaultsText(c))
+	return strings.Join(parts, "; ")
+}
+
+// outcomeText is the matrix word for what was found, styled.
+func outcomeText(th *report.Theme, v sim.Violation) string {
+	x := sim.OutcomeOf(v)
+	s := x.String()
+	if v.Has(sim.VNonOwnerUnlock) {
+		s += " (non-owner unlock)"
+	}
+	if v.Has(sim.VLivelock) {
+		s += " (livelock)"
+	}
+	if x == sim.ExpectSafe {
+		return th.Pass(s)
+	}
+	return th.Severity(findings.Error, s)
+}
