@@ -36,7 +36,6 @@ var forbiddenInCapabilities = []string{
 var pendingCapabilities = map[string]string{
 	"internal/inspect/lock": "exitcode",
 	"internal/inspect/ttl":  "report, iostreams (its views)",
-	"internal/sim/live":     "exitcode",
 }
 
 // TestCapabilitiesKnowNothingOfTheCLI runs go list -deps on every package

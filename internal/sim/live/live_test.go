@@ -82,7 +82,7 @@ func TestLiveLeavesNothingBehind(t *testing.T) {
 
 func TestRefusesRemote(t *testing.T) {
 	err := CheckTargets(false, "redis://127.0.0.1:6379", "postgres://u:pw@db.example.com/x")
-	if err == nil || !strings.Contains(err.Error(), "--allow-remote") || strings.Contains(err.Error(), ":pw@") {
+	if err == nil || !strings.Contains(err.Error(), "{AllowRemote}") || strings.Contains(err.Error(), ":pw@") {
 		t.Fatalf("err = %v", err)
 	}
 	if err := CheckTargets(true, "postgres://db.example.com/x"); err != nil {

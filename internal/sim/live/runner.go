@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/connect"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
@@ -68,7 +68,7 @@ func CheckTargets(allowRemote bool, urls ...string) error {
 	}
 	for _, u := range urls {
 		if u != "" && !connect.IsLoopback(u) {
-			return exitcode.UsageErrorf("--live writes queues, a schema and keys: %s is not a loopback address; pass --allow-remote to run against it anyway", redact.URL(u))
+			return problem.Inputf("", "{Live} writes queues, a schema and keys: %s is not a loopback address; pass {AllowRemote} to run against it anyway", redact.URL(u))
 		}
 	}
 	return nil
