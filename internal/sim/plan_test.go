@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -35,5 +36,34 @@ func TestMillis(t *testing.T) {
 		if got := Millis(d); got != want {
 			t.Errorf("Millis(%s) = %d, want %d", d, got, want)
 		}
+	}
+}
+
+// A holder that dies at t=0 stops acting as owner at t=0: the chart must
+// not draw it holding on until the end of the run.
+func TestLeaseOfACrashedHolderEndsAtTheCrash(t *testing.T) {
+	sc, _ := ScenarioByName("crash")
+	p, _ := worker.ProfileByName("claim")
+	res, err := Run(context.Background(), Options{Scenario: sc, Profiles: []worker.Profile{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := res.Profiles[0].Example
+	if ex == nil {
+		t.Fatal("claim under crash: no counterexample")
+	}
+	var crashAt int64 = -1
+	for _, ev := range ex.Timeline.Events {
+		if ev.Kind == "crash" {
+			crashAt = ev.T
+			break
+		}
+	}
+	if crashAt < 0 || len(ex.Timeline.Leases) == 0 {
+		t.Fatalf("no crash or no lease in the timeline: %+v", ex.Timeline)
+	}
+	first := ex.Timeline.Leases[0]
+	if first.Believed != crashAt {
+		t.Errorf("lease token %d: holder acted as owner until %d ms, but it crashed at %d ms", first.Token, first.Believed, crashAt)
 	}
 }

@@ -29,6 +29,9 @@ type Lease struct {
 	// Ended says how the lease ended: released by its holder, expired, or
 	// deleted by another worker's plain DEL; "" while it lasts.
 	Ended string `json:"ended"`
+	// stopped is set once the holder stopped acting as owner (it
+	// released the lock or died): Believed is then set, even to 0.
+	stopped bool
 }
 
 // Delivery is one message in one worker's hands.
@@ -135,7 +138,7 @@ func (r *recorder) endLease(e *engine, id int32, how string) {
 	if i, ok := r.openLease[id]; ok {
 		r.tl.Leases[i].Until, r.tl.Leases[i].Ended = e.s.Now, how
 		if how == "released" {
-			r.tl.Leases[i].Believed = e.s.Now
+			r.tl.Leases[i].Believed, r.tl.Leases[i].stopped = e.s.Now, true
 		}
 		delete(r.openLease, id)
 	}
@@ -145,8 +148,8 @@ func (r *recorder) endLease(e *engine, id int32, how string) {
 func (r *recorder) stopBelieving(e *engine, w int, token uint32) {
 	for i := len(r.tl.Leases) - 1; i >= 0; i-- {
 		l := &r.tl.Leases[i]
-		if l.Worker == w && l.Token == token && l.Believed == 0 {
-			l.Believed = e.s.Now
+		if l.Worker == w && l.Token == token && !l.stopped {
+			l.Believed, l.stopped = e.s.Now, true
 			return
 		}
 	}
@@ -335,7 +338,7 @@ func (r *recorder) finish(e *engine) {
 		if l.Ended == "" {
 			l.Until = r.tl.End
 		}
-		if l.Believed == 0 {
+		if !l.stopped {
 			// Still held, or lost without its holder knowing: the holder
 			// still acts as owner at the end of the run.
 			l.Believed = r.tl.End
