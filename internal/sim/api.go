@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/dupctl/dupctl/internal/worker"
@@ -56,13 +57,30 @@ type ProfileResult struct {
 	Runs        int // random: schedules run
 	FailingRuns int // random: schedules that broke an invariant
 	Complete    bool
-	Found       Violation
-	Coverage    Coverage
-	Example     *Counterexample // the shortest failing schedule, shrunk
+	// ScopeChanged says flags changed the scenario's scope, so no
+	// documented outcome applies (HasExpected is false).
+	ScopeChanged bool
+	Found        Violation
+	Coverage     Coverage
+	Example      *Counterexample // the shortest failing schedule, shrunk
 }
 
 // Outcome is the matrix reading of what was found.
 func (r *ProfileResult) Outcome() Expect { return expectOf(r.Found) }
+
+// demonstrates reports whether what the profile found is the scenario's
+// demonstration of its cause, expected and so reported as info: in the
+// demonstration pair, the documented outcome; or, where flags changed the
+// scope, whatever the faulty profile shows.
+func (r *ProfileResult) demonstrates(sc *Scenario, demo bool) bool {
+	if !demo || r.Found == 0 {
+		return false
+	}
+	if r.HasExpected {
+		return r.Outcome() == r.Expected
+	}
+	return r.ScopeChanged && r.Profile.Name == sc.Faulty
+}
 
 // Counterexample is one failing schedule, reduced and rendered.
 type Counterexample struct {
@@ -112,8 +130,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		pr := ProfileResult{Profile: p, Config: cfg, Explore: o.Explore}
-		if _, ok := sc.expect[p.Name]; ok || p.Name != "custom" {
-			pr.Expected, pr.HasExpected = sc.Expected(p.Name), p.Name != "custom"
+		// The documented outcome is about the scenario's own scope: once a
+		// flag changes it (--at, --lock-ttl, ...) there is none to compare.
+		pr.ScopeChanged = !reflect.DeepEqual(cfg, sc.Config(p))
+		if p.Name != "custom" && !pr.ScopeChanged {
+			pr.Expected, pr.HasExpected = sc.Expected(p.Name), true
 		}
 		var example []Action
 		var seed uint64
@@ -161,6 +182,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		if example != nil {
 			pr.Example = explain(sc, cfg, seed, example, violation)
+			if pr.demonstrates(sc, demo) {
+				pr.Example.Replay.Expected = true
+				pr.Example.Token = pr.Example.Replay.Token()
+			}
 		}
 		res.Profiles = append(res.Profiles, pr)
 	}

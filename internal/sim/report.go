@@ -36,7 +36,7 @@ func profileFindings(sc *Scenario, pr *ProfileResult, demo bool) []findings.Find
 		evidence = KeyEvents(&ex.Timeline)
 		evidence = append(evidence, "replay: dupctl simulate replay "+ex.Token)
 	}
-	expectedHere := demo && pr.HasExpected && pr.Outcome() == pr.Expected
+	expectedHere := pr.demonstrates(sc, demo)
 	explored := ExploredText(pr)
 	for _, x := range violationRules {
 		if !pr.Found.Has(x.v) {
@@ -228,9 +228,16 @@ func (r *Replayed) Report() *findings.Report {
 	subject := r.Scenario.Name + "/" + p.Name
 	ev := KeyEvents(&r.Timeline)
 	for _, x := range violationRules {
-		if r.Found.Has(x.v) {
-			rep.Add(x.rule.New(subject, fmt.Sprintf("profile %s: %s in this schedule", p.Name, ViolationText(x.v)), ev...))
+		if !r.Found.Has(x.v) {
+			continue
 		}
+		f := x.rule.New(subject, fmt.Sprintf("profile %s: %s in this schedule", p.Name, ViolationText(x.v)), ev...)
+		if r.Replay.Expected {
+			// The same severity as the command that printed the token.
+			f.Severity = findings.Info
+			f.Message += " (expected: the scenario's demonstration of the cause)"
+		}
+		rep.Add(f)
 	}
 	rep.Data = map[string]any{
 		"scenario": r.Scenario.Name, "profile": p.Name, "switches": p.Describe(), "scope": scopeOf(&r.Replay.Config), "seed": r.Replay.Seed,
@@ -306,18 +313,21 @@ type exampleJSON struct {
 }
 
 type profileJSON struct {
-	Profile     string       `json:"profile"`
-	Switches    string       `json:"switches"`
-	Expected    string       `json:"expected,omitempty"`
-	Outcome     string       `json:"outcome"`
-	Violations  string       `json:"violations"`
-	Explore     string       `json:"explore"`
-	States      int          `json:"states"`
-	Transitions int          `json:"transitions"`
-	Runs        int          `json:"runs"`
-	FailingRuns int          `json:"failing_runs"`
-	Complete    bool         `json:"complete"`
-	Example     *exampleJSON `json:"counterexample"`
+	Profile  string `json:"profile"`
+	Switches string `json:"switches"`
+	Expected string `json:"expected,omitempty"`
+	// ScopeChanged: flags changed the scenario's scope, so no documented
+	// outcome applies (expected is absent).
+	ScopeChanged bool         `json:"scope_changed"`
+	Outcome      string       `json:"outcome"`
+	Violations   string       `json:"violations"`
+	Explore      string       `json:"explore"`
+	States       int          `json:"states"`
+	Transitions  int          `json:"transitions"`
+	Runs         int          `json:"runs"`
+	FailingRuns  int          `json:"failing_runs"`
+	Complete     bool         `json:"complete"`
+	Example      *exampleJSON `json:"counterexample"`
 }
 
 type scenarioDataJSON struct {
@@ -359,7 +369,7 @@ func scenarioData(res *Result) scenarioDataJSON {
 	for _, pr := range res.Profiles {
 		p := profileJSON{Profile: pr.Profile.Name, Switches: pr.Profile.Describe(), Outcome: pr.Outcome().String(), Violations: pr.Found.String(),
 			Explore: pr.Explore, States: pr.States, Transitions: pr.Transitions, Runs: pr.Runs, FailingRuns: pr.FailingRuns, Complete: pr.Complete,
-			Example: exampleData(pr.Example)}
+			Example: exampleData(pr.Example), ScopeChanged: pr.ScopeChanged}
 		if pr.HasExpected {
 			p.Expected = pr.Expected.String()
 		}

@@ -19,6 +19,10 @@ type Replay struct {
 	Config   Config
 	Seed     uint64
 	Actions  []Action
+	// Expected says the command that printed the token showed this
+	// schedule as the scenario's expected demonstration (an info
+	// finding), so its replay reports it at the same severity.
+	Expected bool
 }
 
 // profileCode packs a profile's switches into ten digits.
@@ -86,6 +90,9 @@ func (r Replay) Token() string {
 		strconv.FormatUint(r.Seed, 10),
 		strings.Join(acts, "."),
 	}
+	if r.Expected {
+		fields = append(fields, "expected")
+	}
 	return tokenVersion + "_" + base64.RawURLEncoding.EncodeToString([]byte(strings.Join(fields, "|")))
 }
 
@@ -107,7 +114,9 @@ func ParseToken(tok string) (Replay, error) {
 		return bad("not base64url")
 	}
 	fields := strings.Split(string(raw), "|")
-	if len(fields) != 8 || fields[0] != tokenVersion {
+	// A ninth field marks the expected demonstration; tokens without it
+	// (and those printed before it existed) replay as chosen schedules.
+	if len(fields) < 8 || len(fields) > 9 || fields[0] != tokenVersion || (len(fields) == 9 && fields[8] != "expected") {
 		return bad("wrong number of fields")
 	}
 	sc, err := ScenarioByName(fields[1])
@@ -140,7 +149,7 @@ func ParseToken(tok string) (Replay, error) {
 	if err != nil {
 		return bad("seed")
 	}
-	r := Replay{Scenario: sc.Name, Config: c, Seed: seed}
+	r := Replay{Scenario: sc.Name, Config: c, Seed: seed, Expected: len(fields) == 9}
 	if fields[7] == "" {
 		return r, nil
 	}

@@ -30,6 +30,9 @@ func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool)
 	if err := t.Render(w); err != nil {
 		return err
 	}
+	if len(res.Profiles) > 0 && res.Profiles[0].ScopeChanged {
+		fmt.Fprintf(w, "%s\n", th.Faint("EXPECTED: - flags changed the scenario's scope: its documented outcomes do not apply"))
+	}
 	for _, pr := range res.Profiles {
 		ex := pr.Example
 		if ex == nil {
