@@ -100,6 +100,11 @@ func KeyEvents(tl *Timeline) []string {
 			if !strings.Contains(ev.Text, "deleted the lock of") {
 				continue
 			}
+		case "mark-failed":
+			// The status race's own step: a late FAILED over SUCCEEDED.
+			if !strings.Contains(ev.Text, "overwrote SUCCEEDED") {
+				continue
+			}
 		default:
 			continue
 		}
