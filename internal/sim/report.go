@@ -261,19 +261,91 @@ func (r *RiskResult) Report() *findings.Report {
 		"lock_ttl_ms": o.LockTTL, "ack_timeout_ms": o.AckTimeout, "dup_rate": o.DupRate, "crash_rate": o.CrashRate,
 		"seed": o.Seed, "p_duration_above_ttl": r.PLongerThanTTL, "profiles": r.Rows,
 	}}
-	rep.Check(RuleRiskDuplicates.Code, RuleRiskExpiry.Code)
+	rep.Check(RuleRiskDuplicates.Code, RuleRiskLoss.Code, RuleRiskExpiry.Code)
+	profiles := map[string]worker.Profile{}
+	for _, p := range o.Profiles {
+		profiles[p.Name] = p
+	}
 	if r.PLongerThanTTL > 0 {
 		rep.Add(RuleRiskExpiry.New("lock TTL "+FormatMillis(o.LockTTL),
 			fmt.Sprintf("%.3g%% of jobs run longer than the lock TTL (p99 %s)", 100*r.PLongerThanTTL, FormatMillis(o.Duration.Quantile(0.99)))))
 	}
 	for _, row := range r.Rows {
+		ev := fmt.Sprintf("%s jobs simulated; lock expiries %.0f/M, lost %.0f/M, dead-lettered %.0f/M", english.Number(row.Jobs), row.LockExpiriesPerM, row.LossesPerM, row.DeadLetteredPerM)
+		p, known := profiles[row.Profile]
 		if row.DuplicatesPerM > 0 {
-			rep.Add(RuleRiskDuplicates.New("profile "+row.Profile,
-				fmt.Sprintf("%.0f duplicate side effects per million jobs", row.DuplicatesPerM),
-				fmt.Sprintf("%s jobs simulated; lock expiries %.0f/M, lost %.0f/M, dead-lettered %.0f/M", english.Number(row.Jobs), row.LockExpiriesPerM, row.LossesPerM, row.DeadLetteredPerM)))
+			f := RuleRiskDuplicates.New("profile "+row.Profile, fmt.Sprintf("%.0f duplicate side effects per million jobs", row.DuplicatesPerM), ev)
+			if known {
+				f.Fix = duplicateFix(p, row)
+			}
+			rep.Add(f)
+		}
+		if row.LossesPerM > 0 {
+			f := RuleRiskLoss.New("profile "+row.Profile, fmt.Sprintf("%.0f lost jobs per million", row.LossesPerM), ev)
+			if known {
+				f.Fix = lossFix(p)
+			}
+			rep.Add(f)
 		}
 	}
 	return rep
+}
+
+// duplicateFix is the fix for the mitigations this profile lacks that the
+// risk model exercises (duplicate deliveries, crashes, lock expiry; not
+// effect failures, so not the status race): no lock advice where no lock
+// is taken, no TTL advice where the lock never expired.
+func duplicateFix(p worker.Profile, row RiskRow) string {
+	var parts []string
+	switch p.Idem {
+	case worker.IdemNone:
+		parts = append(parts, "make the effect idempotent at the source of truth: a stable key from the business key, and the effect with its SUCCEEDED record in one transaction (or an atomic claim)")
+	case worker.IdemCheck:
+		parts = append(parts, "replace check-then-act with one atomic step: the effect and its SUCCEEDED record in one transaction, or an INSERT claim under a unique constraint")
+	}
+	if p.Idem != worker.IdemNone && p.Key == worker.KeyPerAttempt {
+		parts = append(parts, "derive the idempotency key from the business key, never from the attempt or a fresh id")
+	}
+	if p.Idem != worker.IdemNone && p.StatusFrom == worker.StatusCache {
+		parts = append(parts, "decide 'already done?' from the database, not from the cache")
+	}
+	if p.Lock {
+		if p.LockKey == worker.LockKeyJob {
+			parts = append(parts, "build the lock key from the business key, not the job id")
+		}
+		if p.Unlock == worker.UnlockDel {
+			parts = append(parts, "release the lock with a token-checked script, never a plain DEL")
+		}
+		if row.LockExpiriesPerM > 0 && !p.Renew {
+			parts = append(parts, "size the lock TTL above the p99 job duration plus a buffer, or renew it while the token is still yours")
+		}
+	}
+	if len(parts) == 0 {
+		return RuleRiskDuplicates.Fix
+	}
+	return upperFirst(strings.Join(parts, "; ")) + "."
+}
+
+// lossFix is the fix for the way this profile loses work.
+func lossFix(p worker.Profile) string {
+	var parts []string
+	if p.Ack == worker.AckBefore {
+		parts = append(parts, "acknowledge the message only after the status commit, never on receipt")
+	}
+	if p.Idem == worker.IdemClaim {
+		parts = append(parts, "let a PROCESSING claim left by a dead worker expire and be reclaimed (a claimed_at with a lease), instead of reading any claim as done")
+	}
+	if len(parts) == 0 {
+		return RuleRiskLoss.Fix
+	}
+	return upperFirst(strings.Join(parts, "; ")) + "."
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // The JSON "data" of a scenario run.

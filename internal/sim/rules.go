@@ -74,6 +74,16 @@ the simulator produced duplicate side effects under this profile, at the
 rate shown per million jobs.`,
 		Fix: "Set the lock TTL above the p99 job duration with a buffer (or renew the lock while working), and make the effect idempotent so an expired lock cannot cause a duplicate.",
 	}
+	RuleRiskLoss = findings.Rule{
+		Code: "SIM_RISK_LOSS", Severity: findings.Error, Since: "v0.2.0",
+		Title: "the measured durations and delivery rates lose jobs under this profile",
+		Doc: `Feeding the job-duration distribution, lock TTL and delivery rates into
+the simulator lost jobs under this profile, at the rate shown per million
+jobs: a crash left the job acknowledged (ack on receipt) or claimed as
+PROCESSING where every later delivery reads the claim as done. A lost job is
+an effect that never ran: worse than a duplicate, because nothing retries it.`,
+		Fix: "Acknowledge only after the status commit, and let a PROCESSING claim left by a dead worker be reclaimed (an expiry on the claim) instead of read as done.",
+	}
 	RuleRiskExpiry = findings.Rule{
 		Code: "SIM_RISK_LOCK_EXPIRY", Severity: findings.Info, Since: "v0.1.0",
 		Title: "jobs outlive their lock TTL",
@@ -85,5 +95,5 @@ which a second worker can take the lock.`,
 
 // Rules lists the simulator's rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleDuplicate, RuleLoss, RuleNonOwnerUnlock, RuleLivelock, RuleMatrixMismatch, RuleIncomplete, RuleLiveMismatch, RuleRiskDuplicates, RuleRiskExpiry}
+	return []findings.Rule{RuleDuplicate, RuleLoss, RuleNonOwnerUnlock, RuleLivelock, RuleMatrixMismatch, RuleIncomplete, RuleLiveMismatch, RuleRiskDuplicates, RuleRiskLoss, RuleRiskExpiry}
 }
