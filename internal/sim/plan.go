@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/dupctl/dupctl/internal/worker"
 )
 
@@ -134,4 +137,56 @@ func RunPlan(cfg Config, plan Plan) (Violation, Stats, Timeline) {
 	}
 	e.rec.finish(e)
 	return v, e.stats(), e.rec.tl
+}
+
+// CrashingAt is the plan with its crashes moved to point pt (--at on a
+// live run): the same deliveries crash, at the point the user named.
+func (p Plan) CrashingAt(pt worker.Point) Plan {
+	out := p
+	out.Faults = make([]PlanFault, len(p.Faults))
+	for i, f := range p.Faults {
+		if f.Kind == FaultCrash {
+			f.Point = pt
+		}
+		out.Faults[i] = f
+	}
+	return out
+}
+
+// Crashes reports whether the plan crashes a worker.
+func (p Plan) Crashes() bool {
+	for _, f := range p.Faults {
+		if f.Kind == FaultCrash {
+			return true
+		}
+	}
+	return false
+}
+
+// Describe says in words which one schedule the plan plays.
+func (p Plan) Describe() string {
+	var parts []string
+	for _, f := range p.Faults {
+		whose := "the first delivery of each job"
+		if f.Job >= 0 {
+			whose = fmt.Sprintf("delivery %d of job %d", f.Delivery, f.Job+1)
+		} else if f.Delivery != 1 {
+			whose = fmt.Sprintf("delivery %d of each job", f.Delivery)
+		}
+		switch f.Kind {
+		case FaultFail:
+			parts = append(parts, "the effect fails on "+whose)
+		case FaultDrop:
+			parts = append(parts, "the connection drops at "+f.Point.String()+" on "+whose)
+		default:
+			parts = append(parts, "a "+f.Kind+" at "+f.Point.String()+" on "+whose)
+		}
+	}
+	if p.DupAt > 0 {
+		parts = append(parts, "the publisher sends job 1 again at t="+FormatMillis(p.DupAt))
+	}
+	if len(parts) == 0 {
+		return "no fault: the scenario's own timing"
+	}
+	return strings.Join(parts, "; ")
 }
