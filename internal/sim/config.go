@@ -3,11 +3,14 @@
 // Redis lock semantics, a database ledger and a lagging status cache, with a
 // virtual clock and a seeded scheduler deciding every interleaving.
 //
-// It is a pure step machine: no goroutine, clock or network inside. A
-// State is a plain value; Enabled lists what may happen next and Apply makes
-// one thing happen. Random exploration, exhaustive exploration, replay,
-// shrinking and risk estimation are all drivers over those two functions,
-// so the same seed always gives the same run, byte for byte.
+// It is a pure step machine: no goroutine, clock or network inside. Its
+// state is a plain value; the engine's enabled lists what may happen next
+// and apply makes one thing happen (both unexported: callers drive the
+// machine through Run, RunMatrix, RunPlan, RunReplay and Risk). Random
+// exploration, exhaustive exploration, replay, shrinking and risk
+// estimation are all drivers over those two functions, so the same seed
+// always gives the same run, byte for byte. Report methods turn what the
+// drivers found into findings.
 package sim
 
 import (
