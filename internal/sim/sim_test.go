@@ -248,6 +248,14 @@ func FuzzParseToken(f *testing.F) {
 		}
 		// Whatever parses must replay without panicking.
 		Record(r)
+		// ... and write back a token that parses to the same replay.
+		again, err := ParseToken(r.Token())
+		if err != nil {
+			t.Fatalf("the token written back does not parse: %v", err)
+		}
+		if !reflect.DeepEqual(r, again) {
+			t.Fatalf("round trip changed the replay:\n%+v\n%+v", r, again)
+		}
 	})
 }
 
@@ -258,6 +266,9 @@ func FuzzParseDist(f *testing.F) {
 		d, err := ParseDist(s)
 		if err != nil {
 			return
+		}
+		if again, err := ParseDist(d.String()); err != nil || again.String() != d.String() {
+			t.Fatalf("%q: written back as %q, which reads as %q (%v)", s, d.String(), again.String(), err)
 		}
 		if v := d.Sample(0.5); v < 0 {
 			t.Fatalf("%q: negative sample %d", s, v)

@@ -166,6 +166,9 @@ func ParseToken(tok string) (Replay, error) {
 		if kind == 0 {
 			return bad("unknown action")
 		}
+		if (kind == aTick || kind == aStop) && len(s) > 1 {
+			return bad("action argument") // Token writes none for these
+		}
 		arg := 0
 		if len(s) > 1 {
 			if arg, err = strconv.Atoi(s[1:]); err != nil || arg < 0 || arg >= 1<<24 {

@@ -1,9 +1,13 @@
 package config
 
 import (
+	"bytes"
+
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
@@ -86,6 +90,23 @@ func FuzzParse(f *testing.F) {
 	f.Add(example)
 	f.Add("allow: [{code: X, reason: y, expires: 2027-01-01, subject: '['}]")
 	f.Fuzz(func(t *testing.T, s string) {
-		Parse(strings.NewReader(s)) // must not panic
+		c, err := Parse(strings.NewReader(s)) // must not panic
+		if err != nil {
+			return
+		}
+		// What parses writes back to YAML that parses to the same config.
+		out, err := yaml.Marshal(c)
+		if err != nil {
+			t.Fatalf("marshal %+v: %v", c, err)
+		}
+		again, err := Parse(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("the config written back does not parse: %v\n%s", err, out)
+		}
+		// (Compared as written: an empty list and a missing one are the
+		// same config.)
+		if out2, _ := yaml.Marshal(again); !bytes.Equal(out, out2) {
+			t.Fatalf("round trip changed the config:\n%s\n%s", out, out2)
+		}
 	})
 }
