@@ -32,11 +32,28 @@ func missing(system, field, env string) error {
 	return &problem.Input{Why: fmt.Sprintf("no %s URL: give {%s} or set %s", system, field, env)}
 }
 
-// badURL is the error for a URL that does not parse, with the password
-// already removed.
+// badURL is the error for a URL that does not parse: the URL and the
+// parser's words about it (which may quote it) with the password removed
+// before anything else happens to them.
 func badURL(system, raw, why string) error {
-	return &problem.Input{Why: fmt.Sprintf("%s URL %s: %s", system, redact.URL(raw), why)}
+	return &problem.Input{Why: fmt.Sprintf("%s URL %s: %s", system, redact.URL(raw), redact.InError(why, raw))}
 }
+
+// noHost refuses a URL that names no host: libraries would silently
+// mean localhost, which is never what a user who typed a URL meant.
+func noHost(system, raw, want string) error {
+	return badURL(system, raw, "no host: want "+want)
+}
+
+func init() {
+	// go-redis logs dial failures to stderr on its own; dupctl reports
+	// them once, in its own error.
+	redis.SetLogger(silent{})
+}
+
+type silent struct{}
+
+func (silent) Printf(context.Context, string, ...any) {}
 
 // Redis connects to a standalone Redis or a Redis Cluster. A cluster is
 // named by several comma-separated seed addresses
@@ -46,9 +63,13 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	if raw == "" {
 		return nil, missing("Redis", "RedisURL", "DUPCTL_REDIS_URL or REDIS_URL")
 	}
+	const want = "redis://host:port[/db] or rediss://host:port (a user and password go before the host)"
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		return nil, badURL("Redis", raw, "want redis://[user:password@]host:port[/db] or rediss://")
+		return nil, badURL("Redis", raw, "want "+want)
+	}
+	if u.Host == "" || strings.HasPrefix(u.Host, ":") {
+		return nil, noHost("Redis", raw, want)
 	}
 	hosts := strings.Split(u.Host, ",")
 	q := u.Query()
@@ -56,7 +77,7 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	q.Del("cluster")
 	var client redis.UniversalClient
 	if cluster {
-		opts := &redis.ClusterOptions{Addrs: hosts, DialTimeout: DialTimeout, ReadOnly: false}
+		opts := &redis.ClusterOptions{Addrs: hosts, DialTimeout: DialTimeout, ReadOnly: false, ContextTimeoutEnabled: true}
 		if u.User != nil {
 			opts.Username = u.User.Username()
 			opts.Password, _ = u.User.Password()
@@ -69,16 +90,35 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		u.RawQuery = q.Encode()
 		opts, err := redis.ParseURL(u.String())
 		if err != nil {
-			return nil, badURL("Redis", raw, redact.String(err.Error()))
+			return nil, badURL("Redis", raw, err.Error())
 		}
 		opts.DialTimeout = DialTimeout
+		// Every command, and the dial itself, ends with its context:
+		// --timeout and Ctrl-C bound them (go-redis ignores deadlines
+		// otherwise).
+		opts.ContextTimeoutEnabled = true
 		client = redis.NewClient(opts)
 	}
 	pctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
-	if err := client.Ping(pctx).Err(); err != nil {
+	// A blocked read ignores a cancelled context (only deadlines reach
+	// go-redis): wait for the ping or Ctrl-C, whichever comes first.
+	pinged := make(chan error, 1)
+	go func() { pinged <- client.Ping(pctx).Err() }()
+	select {
+	case err = <-pinged:
+	case <-ctx.Done():
 		client.Close()
-		return nil, Unreachable("Redis", raw, err)
+		return nil, unreachable(ctx, "Redis", raw, ctx.Err())
+	}
+	if err != nil {
+		if isNoPerm(err) {
+			// The server answered and the login worked: a user without
+			// PING (an ACL narrower than +@read) can still read.
+			return client, nil
+		}
+		client.Close()
+		return nil, unreachable(ctx, "Redis", raw, err)
 	}
 	return client, nil
 }
@@ -108,9 +148,12 @@ func Postgres(ctx context.Context, raw string, o PostgresOptions) (*pgxpool.Pool
 	if raw == "" {
 		return nil, missing("PostgreSQL", "DatabaseURL", "DUPCTL_DATABASE_URL or DATABASE_URL")
 	}
+	if err := pgHost(raw); err != nil {
+		return nil, err
+	}
 	cfg, err := pgxpool.ParseConfig(raw)
 	if err != nil {
-		return nil, badURL("PostgreSQL", raw, redact.String(err.Error()))
+		return nil, badURL("PostgreSQL", raw, err.Error())
 	}
 	cfg.ConnConfig.ConnectTimeout = DialTimeout
 	rp := cfg.ConnConfig.RuntimeParams
@@ -129,13 +172,13 @@ func Postgres(ctx context.Context, raw string, o PostgresOptions) (*pgxpool.Pool
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, Unreachable("PostgreSQL", raw, err)
+		return nil, unreachable(ctx, "PostgreSQL", raw, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, Unreachable("PostgreSQL", raw, err)
+		return nil, unreachable(ctx, "PostgreSQL", raw, err)
 	}
 	return pool, nil
 }
@@ -146,14 +189,17 @@ func PostgresConn(ctx context.Context, raw string) (*pgx.Conn, error) {
 	if raw == "" {
 		return nil, missing("PostgreSQL", "DatabaseURL", "DUPCTL_DATABASE_URL or DATABASE_URL")
 	}
+	if err := pgHost(raw); err != nil {
+		return nil, err
+	}
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
-		return nil, badURL("PostgreSQL", raw, redact.String(err.Error()))
+		return nil, badURL("PostgreSQL", raw, err.Error())
 	}
 	cfg.ConnectTimeout = DialTimeout
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, Unreachable("PostgreSQL", raw, err)
+		return nil, unreachable(ctx, "PostgreSQL", raw, err)
 	}
 	return conn, nil
 }
@@ -172,21 +218,86 @@ func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 	if raw == "" {
 		return nil, missing("RabbitMQ", "AMQPURL", "DUPCTL_AMQP_URL or AMQP_URL")
 	}
-	if _, err := amqp.ParseURI(raw); err != nil {
-		return nil, badURL("AMQP", raw, redact.String(err.Error()))
+	const want = "amqp://host[:port][/vhost] or amqps:// (a user and password go before the host)"
+	uri, err := amqp.ParseURI(raw)
+	if err != nil {
+		return nil, badURL("AMQP", raw, err.Error())
+	}
+	if u, err := url.Parse(raw); err == nil && u.Host == "" || uri.Host == "" {
+		return nil, noHost("AMQP", raw, want)
 	}
 	name := "dupctl"
 	if v, ok := ctx.Value(amqpNameKey{}).(string); ok && v != "" {
 		name += " " + v
 	}
+	dial, handshakeDone := dialUnder(ctx)
 	conn, err := amqp.DialConfig(raw, amqp.Config{
-		Dial:       amqp.DefaultDial(DialTimeout),
+		Dial:       dial,
 		Properties: amqp.Table{"connection_name": name},
 	})
+	handshakeDone()
 	if err != nil {
-		return nil, Unreachable("RabbitMQ", raw, err)
+		return nil, unreachable(ctx, "RabbitMQ", raw, err)
 	}
 	return conn, nil
+}
+
+// dialUnder is amqp091's dialer bound by ctx: the TCP dial and the AMQP
+// handshake end when ctx does (--timeout, Ctrl-C) or after DialTimeout.
+// done must be called once DialConfig returns, so that a later Ctrl-C
+// leaves the established connection to the caller.
+func dialUnder(ctx context.Context) (dial func(network, addr string) (net.Conn, error), done func()) {
+	stop := func() bool { return false }
+	dial = func(network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: DialTimeout}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(DialTimeout)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
+		}
+		// amqp091 clears the deadline once the handshake is done.
+		if err := conn.SetDeadline(deadline); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		stop = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+		return conn, nil
+	}
+	return dial, func() { stop() }
+}
+
+// pgHost refuses a postgres:// URL that names no host (neither in the
+// authority nor as ?host=); key=value DSNs keep libpq's defaults.
+func pgHost(raw string) error {
+	if !strings.Contains(raw, "://") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host != "" || u.Query().Get("host") != "" {
+		return nil // a parse error is reported by the driver's parser
+	}
+	return noHost("PostgreSQL", raw, "postgres://host[:port]/database (a user and password go before the host)")
+}
+
+func isNoPerm(err error) bool {
+	return strings.HasPrefix(err.Error(), "NOPERM")
+}
+
+// unreachable is Unreachable, except that an interruption or --timeout
+// stays what it is (exit 130, or the timeout's own message).
+func unreachable(ctx context.Context, system, raw string, err error) error {
+	ctxErr := ctx.Err()
+	if dl, ok := ctx.Deadline(); ok && ctxErr == nil && !time.Now().Before(dl) {
+		// A socket deadline set from ctx can fire before ctx's own timer.
+		ctxErr = context.DeadlineExceeded
+	}
+	if ctxErr != nil {
+		return fmt.Errorf("connect to %s at %s: %w", system, redact.URL(raw), ctxErr)
+	}
+	return Unreachable(system, raw, err)
 }
 
 // Unreachable wraps a connection failure: which system, which (redacted)
@@ -197,7 +308,7 @@ func Unreachable(system, raw string, err error) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		hint = "it did not answer in time: check host, port and firewall"
 	}
-	return problem.System(fmt.Errorf("cannot reach %s at %s: %s", system, redact.URL(raw), redact.String(err.Error())), hint)
+	return problem.System(fmt.Errorf("cannot reach %s at %s: %s", system, redact.URL(raw), redact.InError(err.Error(), raw)), hint)
 }
 
 // IsLoopback reports whether every host in a URL is a loopback address

@@ -3,8 +3,11 @@ package connect
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/testenv"
@@ -88,4 +91,126 @@ func isSystem(err error) bool {
 func isInput(err error) bool {
 	var in *problem.Input
 	return errors.As(err, &in)
+}
+
+// blackhole accepts connections and never answers: a firewall that lets
+// the SYN through, a hung server.
+func blackhole(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestDialsEndWithTheirContext: against a port that accepts and never
+// answers, every dial ends when its context does (--timeout, Ctrl-C),
+// long before DialTimeout, and says which it was.
+func TestDialsEndWithTheirContext(t *testing.T) {
+	addr := blackhole(t)
+	dials := map[string]func(ctx context.Context) error{
+		"redis": func(ctx context.Context) error {
+			_, err := Redis(ctx, "redis://:pw@"+addr+"/0")
+			return err
+		},
+		"redis cluster": func(ctx context.Context) error {
+			_, err := Redis(ctx, "redis://:pw@"+addr+","+addr)
+			return err
+		},
+		"amqp": func(ctx context.Context) error {
+			_, err := AMQP(ctx, "amqp://u:pw@"+addr+"/")
+			return err
+		},
+		"postgres": func(ctx context.Context) error {
+			_, err := Postgres(ctx, "postgres://u:pw@"+addr+"/db", PostgresOptions{})
+			return err
+		},
+	}
+	for name, dial := range dials {
+		t.Run(name+"/timeout", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err := dial(ctx)
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("took %s with a 300ms context", el)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("want a deadline error, got %v", err)
+			}
+		})
+		t.Run(name+"/interrupt", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(300*time.Millisecond, cancel)
+			start := time.Now()
+			err := dial(ctx)
+			if el := time.Since(start); el > 3*time.Second {
+				t.Errorf("took %s after a cancel at 300ms", el)
+			}
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("want a cancellation, got %v", err)
+			}
+		})
+	}
+}
+
+func TestURLsWithoutHostAreRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, raw := range []string{"redis://", "redis://:pw@", "amqp://", "amqps://", "postgres://", "postgresql:///db"} {
+		var err error
+		switch {
+		case strings.HasPrefix(raw, "redis"):
+			_, err = Redis(ctx, raw)
+		case strings.HasPrefix(raw, "amqp"):
+			_, err = AMQP(ctx, raw)
+		default:
+			_, err = Postgres(ctx, raw, PostgresOptions{})
+		}
+		if !isInput(err) || !strings.Contains(err.Error(), "no host") {
+			t.Errorf("%q: %v, want an input error saying there is no host", raw, err)
+		}
+	}
+}
+
+func TestUnparsableURLsDoNotLeak(t *testing.T) {
+	ctx := context.Background()
+	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9"} {
+		for _, scheme := range []string{"amqp", "redis", "postgres"} {
+			raw := scheme + "://guest:" + pw + "@127.0.0.1:1/x"
+			var err error
+			switch scheme {
+			case "redis":
+				_, err = Redis(ctx, raw)
+			case "amqp":
+				_, err = AMQP(ctx, raw)
+			default:
+				_, err = Postgres(ctx, raw, PostgresOptions{})
+			}
+			if err == nil || strings.Contains(err.Error(), "Secret9") {
+				t.Errorf("%s: %v", raw, err)
+			}
+		}
+	}
 }

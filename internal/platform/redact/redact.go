@@ -8,8 +8,8 @@
 package redact
 
 import (
-	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -18,11 +18,12 @@ const Mask = "xxxxx"
 
 // userinfo matches scheme://user:password@ and scheme://:password@ and
 // scheme://token@ (a lone userinfo is a password for Redis: redis://secret@host).
-// The password may contain anything RFC 3986 allows in userinfo (so never a
-// quote, backslash or space, which lets the same pattern run over JSON and
-// XML output) plus a raw '@'; the last '@' before the host ends it, as in
-// net/url.
-var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@:"'\\<>]*:)?([^\s/?#"'\\<>]*)@`)
+// A password after "user:" may hold anything but a space, quote, backslash
+// or angle bracket (so the same pattern runs over JSON and XML output):
+// also the '/', '?', '#', ':' and '@' a user types raw into a URL, which
+// make it unparsable; the last '@' before a space ends it. A bare userinfo
+// (no colon) stops at the characters that end an authority.
+var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)(?:([^\s/?#@:"'\\<>]*:)([^\s"'\\<>]*)|([^\s/?#"'\\<>:]*))@`)
 
 // secretParam matches key=value DSN fields and parameters that hold
 // credentials. A bare "token=" is left alone except as a URL query
@@ -43,6 +44,7 @@ func maskUserinfo(m string) string {
 	sub := userinfo.FindStringSubmatch(m)
 	scheme, user, rest := sub[1], sub[2], sub[3]
 	if user == "" {
+		rest = sub[4]
 		// scheme://secret@host: a bare userinfo. For redis:// this is the
 		// password (AUTH secret); elsewhere it is a user name, but masking
 		// a user name costs little and leaking a password costs much.
@@ -67,13 +69,48 @@ func isUserOnlyScheme(scheme string) bool {
 	return false
 }
 
-// URL redacts one URL. It parses when it can, so the result is the
-// canonical form with the password replaced; otherwise it falls back to
-// String.
+// URL redacts one URL given whole (a flag or environment value), before
+// any parse: everything between the first ':' of the userinfo and the
+// last '@' is the password, whatever it holds (a raw space, '/', '#',
+// '?'), so a URL that does not parse cannot leak it either. Secret query
+// parameters and key=value DSN fields are masked as String does.
 func URL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
+	i := strings.Index(raw, "://")
+	at := strings.LastIndex(raw, "@")
+	if i <= 0 || at < i+3 || !isScheme(raw[:i]) {
 		return String(raw)
 	}
-	return String(u.Redacted())
+	scheme, info, rest := raw[:i+3], raw[i+3:at], raw[at:]
+	if user, _, ok := strings.Cut(info, ":"); ok {
+		info = user + ":" + Mask
+	} else if info != "" && !isUserOnlyScheme(scheme) {
+		info = Mask
+	}
+	return String(scheme + info + rest)
+}
+
+// InError redacts an error text that may quote the raw URL it failed on
+// (as url.Parse does: parse "amqp://u:p/w@h": invalid port): every
+// occurrence of raw, plain or quoted, becomes its redacted form first.
+func InError(msg, raw string) string {
+	if raw != "" {
+		red := URL(raw)
+		msg = strings.ReplaceAll(msg, raw, red)
+		if q := strconv.Quote(raw); len(q) > 2 {
+			msg = strings.ReplaceAll(msg, q[1:len(q)-1], red)
+		}
+	}
+	return String(msg)
+}
+
+func isScheme(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -29,6 +29,12 @@ func TestString(t *testing.T) {
 		{"SET lock:a NX PX 30s -> OK token=7", "SET lock:a NX PX 30s -> OK token=7"},
 		{"dsn: host=db pwd=abc", "dsn: host=db pwd=xxxxx"},
 		{"amqp://h/vhost?auth=plain&key=s3cr3t", "amqp://h/vhost?auth=xxxxx&key=xxxxx"},
+		// Raw '/', '#', '?', ':' and '@' in a password make the URL
+		// unparsable; the password is still masked up to the last '@'.
+		{`AMQP URL amqp://guest:Zq/Secret9@127.0.0.1:5672/: parse "amqp://guest:Zq/Secret9@127.0.0.1:5672/": invalid port`,
+			`AMQP URL amqp://guest:xxxxx@127.0.0.1:5672/: parse "amqp://guest:xxxxx@127.0.0.1:5672/": invalid port`},
+		{"redis://:a#b?c@h:1/0", "redis://:xxxxx@h:1/0"},
+		{"postgres://u:p@ss/w:rd@db/x", "postgres://u:xxxxx@db/x"},
 	}
 	for _, tt := range tests {
 		got := String(tt.in)
@@ -56,6 +62,50 @@ func TestURL(t *testing.T) {
 			t.Errorf("URL(%q) = %q lost the host", raw, got)
 		}
 	}
+}
+
+// TestURLWithRawSpecialCharacters: a URL given whole loses its password
+// whatever the password holds, before any parse.
+func TestURLWithRawSpecialCharacters(t *testing.T) {
+	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9", "Zq@Secret9", "Zq:Secret9", "Zq%Secret9"} {
+		for _, scheme := range []string{"amqp", "redis", "postgres", "rediss"} {
+			raw := scheme + "://guest:" + pw + "@127.0.0.1:1/x"
+			got := URL(raw)
+			if strings.Contains(got, "Secret9") || !strings.Contains(got, "127.0.0.1:1") {
+				t.Errorf("URL(%q) = %q", raw, got)
+			}
+			msg := InError(`parse "`+raw+`": invalid port`, raw)
+			if strings.Contains(msg, "Secret9") {
+				t.Errorf("InError kept the password: %q", msg)
+			}
+		}
+	}
+}
+
+// FuzzURLNeverLeaks: no password, however odd, survives URL when the URL
+// is given whole, nor String when it is embedded without spaces.
+func FuzzURLNeverLeaks(f *testing.F) {
+	for _, pw := range []string{"hunter22", "Zq/Secret9", "a b c d", "p@ss:w#rd", "\"quoted\"", "%41%42%43%44"} {
+		f.Add("amqp", "guest", pw)
+	}
+	f.Fuzz(func(t *testing.T, scheme, user, pw string) {
+		if !isScheme(scheme) || strings.ContainsAny(user, ":@/?# \t\n\r\v\f\"'\\<>") || len(pw) < 6 || strings.Contains("://"+scheme+user+"@127.0.0.1:1/x"+Mask, pw) {
+			return
+		}
+		raw := scheme + "://" + user + ":" + pw + "@127.0.0.1:1/x"
+		if got := URL(raw); strings.Contains(got, pw) {
+			t.Fatalf("URL(%q) = %q keeps the password", raw, got)
+		}
+		if got := InError("dial "+raw+": refused", raw); strings.Contains(got, pw) {
+			t.Fatalf("InError kept the password: %q", got)
+		}
+		if strings.ContainsAny(pw, " \t\n\r\v\f\"'\\<>\u0085\u00a0") {
+			return // inside free text a space ends a URL: only the whole-URL path can know
+		}
+		if got := String("error: " + raw + " failed"); strings.Contains(got, pw) {
+			t.Fatalf("String(%q) = %q keeps the password", raw, got)
+		}
+	})
 }
 
 func FuzzString(f *testing.F) {
