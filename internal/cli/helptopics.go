@@ -1,6 +1,37 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/spf13/cobra"
+)
+
+// helpCommand is `dupctl help [command]`: cobra's, except that an unknown
+// topic is a usage error (exit 2) instead of a usage text and exit 0.
+func helpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command or topic",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			cmd, _, _ := root.Find(args)
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return exitcode.UsageErrorf("unknown help topic %q: run 'dupctl help' for the list", strings.Join(args, " "))
+			}
+			return cmd.Help()
+		},
+	}
+}
 
 // Help topics: `dupctl help exit-codes`, `dupctl help environment`.
 func addHelpTopics(root *cobra.Command) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -51,14 +52,52 @@ func Run(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
 	var ran bool
 	wrapRunE(root, &ran)
 	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return exitcode.OK
+	if !ran {
+		// A flag error stops parsing before -o is read: find it in args,
+		// so the error still comes in the format asked for.
+		f.Global.Output = outputFromArgs(args)
 	}
-	code := classify(ctx, err, ran)
-	if !exitcode.IsSilent(err) {
-		printError(f, cmd, err, code, !ran)
+	code, msg := exitcode.OK, ""
+	if err != nil {
+		code = classify(ctx, err, ran)
+		msg = errorLine(f, cmd, err, code, !ran)
+	}
+	command := ""
+	if cmd != nil && cmd != root {
+		command = strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
+	}
+	if ferr := f.Flush(command, err, code, msg); ferr != nil && err == nil {
+		fmt.Fprintln(ios.ErrOut, "dupctl: write output: "+ferr.Error())
+		return exitcode.Unavailable
+	}
+	if err != nil && !exitcode.IsSilent(err) {
+		printError(f, msg, code)
 	}
 	return code
+}
+
+// outputFromArgs reads -o/--output from a command line that failed to
+// parse; anything it cannot read is the default, table.
+func outputFromArgs(args []string) string {
+	out := report.FormatTable
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return out
+		case (a == "-o" || a == "--output") && i+1 < len(args):
+			out = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--output="):
+			out = strings.TrimPrefix(a, "--output=")
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			out = strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "=")
+		}
+	}
+	if !slices.Contains(report.Formats, out) {
+		return report.FormatTable
+	}
+	return out
 }
 
 // wrapRunE marks when a command's own code starts running, so an error
@@ -89,9 +128,8 @@ func classify(ctx context.Context, err error, ran bool) int {
 	return cmdutil.ExitCode(err, exitcode.Unavailable)
 }
 
-// printError writes the one-line error: plain text, or a JSON object on
-// stderr with -o json so stdout stays parseable.
-func printError(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, beforeRun bool) {
+// errorLine words an error in one line, as printError shows it.
+func errorLine(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, beforeRun bool) string {
 	msg := oneLine(cmdutil.Describe(cmd, err))
 	if errors.Is(err, context.DeadlineExceeded) && f.Global.Timeout > 0 {
 		msg += fmt.Sprintf(" (timed out after %s: raise --timeout)", f.Global.Timeout)
@@ -106,7 +144,12 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, bef
 	if code == exitcode.Interrupted {
 		msg = "interrupted"
 	}
-	msg = redact.String(msg)
+	return redact.String(msg)
+}
+
+// printError writes the one-line error on stderr: plain text, or a JSON
+// object with -o json so stdout stays parseable.
+func printError(f *cmdutil.Factory, msg string, code int) {
 	if f.Global.Output == report.FormatJSON {
 		b, _ := json.Marshal(struct {
 			Error    string `json:"error"`
@@ -179,6 +222,7 @@ check.` + exitStatusBlock,
 		NewCmdExplain(f),
 	)
 	addHelpTopics(root)
+	root.SetHelpCommand(helpCommand(root))
 	return root
 }
 

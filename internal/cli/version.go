@@ -3,10 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 
-	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
+
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 // NewCmdVersion prints the build's identity.
@@ -19,6 +22,9 @@ func NewCmdVersion(f *cmdutil.Factory) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := f.BuildInfo()
+			if f.Global.Output == report.FormatJUnit {
+				return exitcode.UsageErrorf("version writes -o table or -o json: it checks nothing, so it has no JUnit form")
+			}
 			if f.Global.Output == report.FormatJSON {
 				enc := json.NewEncoder(f.IO.Out)
 				enc.SetIndent("", "  ")

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -65,5 +66,17 @@ func TestLeaseOfACrashedHolderEndsAtTheCrash(t *testing.T) {
 	first := ex.Timeline.Leases[0]
 	if first.Believed != crashAt {
 		t.Errorf("lease token %d: holder acted as owner until %d ms, but it crashed at %d ms", first.Token, first.Believed, crashAt)
+	}
+}
+
+// The upper bound of a duplicate rate is a number, also when there are more
+// duplicates than jobs (a job redelivered again and again past the ack
+// timeout): JSON cannot carry NaN.
+func TestUpper95IsANumber(t *testing.T) {
+	for _, c := range []struct{ k, n int }{{0, 1000}, {5, 1000}, {1000, 1000}, {19179, 1000}, {3, 0}} {
+		u := upper95(c.k, c.n)
+		if math.IsNaN(u) || math.IsInf(u, 0) || (c.n > 0 && u < float64(c.k)/float64(c.n)) {
+			t.Errorf("upper95(%d, %d) = %v", c.k, c.n, u)
+		}
 	}
 }

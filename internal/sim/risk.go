@@ -127,8 +127,15 @@ func upper95(k, n int) float64 {
 		return 0
 	}
 	const z = 1.959964
-	p := float64(k) / float64(n)
 	nn := float64(n)
+	if k > n {
+		// More duplicates than jobs (a job redelivered again and again
+		// past the ack timeout): not a proportion, a count. The score
+		// interval of a Poisson rate.
+		kk := float64(k)
+		return (kk + z*z/2 + z*math.Sqrt(kk+z*z/4)) / nn
+	}
+	p := float64(k) / nn
 	den := 1 + z*z/nn
 	center := p + z*z/(2*nn)
 	margin := z * math.Sqrt(p*(1-p)/nn+z*z/(4*nn*nn))

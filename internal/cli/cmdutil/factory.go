@@ -3,6 +3,7 @@
 package cmdutil
 
 import (
+	"bytes"
 	"context"
 
 	"fmt"
@@ -56,6 +57,11 @@ type Factory struct {
 	AMQP     func(ctx context.Context) (*amqp.Connection, error)
 
 	cleanups []func()
+	// pending is the rendered report, written to stdout only once the
+	// command has ended without an error (Flush): a command that fails
+	// after rendering leaves stdout empty, as the contract says.
+	pending []byte
+	started time.Time
 }
 
 // AddCleanup registers a release (a timeout's cancel, a connection's
@@ -73,6 +79,7 @@ func (f *Factory) Cleanup() {
 // NewFactory returns the production factory around the given streams.
 func NewFactory(ios *iostreams.IOStreams) *Factory {
 	f := &Factory{
+		started:   time.Now(),
 		IO:        ios,
 		Global:    &GlobalOptions{FailOn: "error", Threshold: findings.FailError},
 		Catalog:   Catalog(),
@@ -143,19 +150,48 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 		Verbose: f.Global.Verbose,
 		Tool:    f.BuildInfo(),
 		Catalog: f.Catalog,
+		Elapsed: f.Elapsed(),
 	})
 	if err != nil {
 		return exitcode.UsageErrorf("%w", err)
 	}
 	f.Config.ApplyAllow(doc.Report, f.Now())
 	report.Prepare(doc.Report)
-	if err := p.Print(f.IO.Out, doc); err != nil {
-		return fmt.Errorf("write output: %w", err)
+	var buf bytes.Buffer
+	if err := p.Print(&buf, doc); err != nil {
+		return fmt.Errorf("render output: %w", err)
 	}
+	f.pending = append(f.pending, buf.Bytes()...)
 	if findings.Summarize(doc.Report, t).Failed {
 		return exitcode.FindingsFailed()
 	}
 	return nil
+}
+
+// Flush writes the rendered report to stdout when the command ended well
+// (err is nil, or the silent error of findings at --fail-on) and drops it
+// otherwise; with -o junit a failed command writes instead a document
+// whose one testcase's <error> says why, so CI shows it.
+func (f *Factory) Flush(command string, err error, code int, message string) error {
+	pending := f.pending
+	f.pending = nil
+	if err == nil || exitcode.IsSilent(err) {
+		_, werr := f.IO.Out.Write(pending)
+		return werr
+	}
+	if f.Global.Output == report.FormatJUnit {
+		return report.JUnitError(f.IO.Out, command, message, code, f.Elapsed())
+	}
+	return nil
+}
+
+// Elapsed is the command's wall time so far; 0 when DUPCTL_NOW pins the
+// clock, so tests stay deterministic.
+func (f *Factory) Elapsed() time.Duration {
+	if f.Getenv("DUPCTL_NOW") != "" {
+		return 0
+	}
+	return time.Since(f.started)
 }
 
 // GroupRunE makes a command that only groups subcommands print its help

@@ -5,16 +5,22 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
-// JUnit XML as Jenkins, GitLab, GitHub test reporters and CircleCI read it:
-// one suite per command, one testcase per check, one <failure> per finding
-// at or above --fail-on. Findings below the threshold go to <system-out> so
-// nothing is hidden. No timestamps or durations: the output is
-// deterministic.
+// JUnit XML as Jenkins, GitLab, GitHub test reporters and CircleCI read it
+// (the Ant/Surefire schema): one suite per command, one testcase per check,
+// and at most one <failure> per testcase, carrying every finding of that
+// check at or above --fail-on; so "failures" counts failed testcases and
+// equals the number of <failure> elements. Findings below the threshold go
+// to <system-out> so nothing is hidden. "time" is the command's wall time
+// on the suites (checks are not timed one by one: their testcases say 0).
+// A command that fails to run (exit 2 or 3) still writes a document: one
+// testcase with an <error> saying why, so CI shows it.
 
 // JUnitTestSuites is the document root.
 type JUnitTestSuites struct {
@@ -23,6 +29,7 @@ type JUnitTestSuites struct {
 	Tests    int              `xml:"tests,attr"`
 	Failures int              `xml:"failures,attr"`
 	Errors   int              `xml:"errors,attr"`
+	Time     string           `xml:"time,attr"`
 	Suites   []JUnitTestSuite `xml:"testsuite"`
 }
 
@@ -33,18 +40,23 @@ type JUnitTestSuite struct {
 	Failures int             `xml:"failures,attr"`
 	Errors   int             `xml:"errors,attr"`
 	Skipped  int             `xml:"skipped,attr"`
+	Time     string          `xml:"time,attr"`
 	Cases    []JUnitTestCase `xml:"testcase"`
 }
 
 // JUnitTestCase is one check.
 type JUnitTestCase struct {
-	Name      string         `xml:"name,attr"`
-	ClassName string         `xml:"classname,attr"`
-	Failures  []JUnitFailure `xml:"failure"`
-	SystemOut string         `xml:"system-out,omitempty"`
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *JUnitFailure `xml:"failure"`
+	Error     *JUnitFailure `xml:"error"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
-// JUnitFailure is one finding that fails the run.
+// JUnitFailure is what failed a testcase: the findings of one check at or
+// above --fail-on (as <failure>), or why the command could not run (as
+// <error>).
 type JUnitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
@@ -59,27 +71,38 @@ func (p junitPrinter) build(r *findings.Report) JUnitTestSuites {
 		suiteName += " " + r.Command
 	}
 	class := strings.ReplaceAll(suiteName, " ", ".")
-	suite := JUnitTestSuite{Name: suiteName}
+	suite := JUnitTestSuite{Name: suiteName, Time: seconds(p.o.Elapsed)}
 	for _, code := range checkList(r) {
 		name := code
 		if rule, ok := lookup(p.o.Catalog, code); ok {
 			name += ": " + rule.Title
 		}
-		tc := JUnitTestCase{Name: xmlSafe(name), ClassName: xmlSafe(class)}
-		var below []string
-		for _, f := range r.Findings {
+		tc := JUnitTestCase{Name: xmlSafe(name), ClassName: xmlSafe(class), Time: seconds(0)}
+		var below, bodies []string
+		var first *findings.Finding
+		failing := 0
+		worst := findings.Severity(0)
+		for i, f := range r.Findings {
 			if f.Code != code {
 				continue
 			}
 			if p.o.FailOn.Fails(f.Severity) {
-				tc.Failures = append(tc.Failures, JUnitFailure{
-					Message: xmlSafe(fmt.Sprintf("%s: %s", f.Subject, oneLine(f.Message))),
-					Type:    f.Severity.String(),
-					Body:    xmlSafe(findingBody(f)),
-				})
+				if first == nil {
+					first = &r.Findings[i]
+				}
+				failing++
+				worst = max(worst, f.Severity)
+				bodies = append(bodies, findingBody(f))
 			} else {
 				below = append(below, fmt.Sprintf("%s %s: %s", f.Severity, f.Subject, oneLine(f.Message)))
 			}
+		}
+		if first != nil {
+			msg := fmt.Sprintf("%s: %s", first.Subject, oneLine(first.Message))
+			if failing > 1 {
+				msg = fmt.Sprintf("%d findings; first %s", failing, msg)
+			}
+			tc.Failure = &JUnitFailure{Message: xmlSafe(msg), Type: worst.String(), Body: xmlSafe(strings.Join(bodies, "\n"))}
 		}
 		for _, a := range r.Allowed {
 			if a.Code == code {
@@ -88,13 +111,43 @@ func (p junitPrinter) build(r *findings.Report) JUnitTestSuites {
 		}
 		tc.SystemOut = xmlSafe(strings.Join(below, "\n"))
 		suite.Tests++
-		if len(tc.Failures) > 0 {
+		if tc.Failure != nil {
 			suite.Failures++
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
-	return JUnitTestSuites{Name: "dupctl", Tests: suite.Tests, Failures: suite.Failures, Suites: []JUnitTestSuite{suite}}
+	return JUnitTestSuites{Name: "dupctl", Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []JUnitTestSuite{suite}}
 }
+
+// JUnitError writes the document of a command that could not run: one
+// testcase, named after the command, whose <error> says why and with which
+// exit code.
+func JUnitError(w io.Writer, command, message string, exitCode int, elapsed time.Duration) error {
+	name := "dupctl"
+	if command != "" {
+		name += " " + command
+	}
+	t := seconds(elapsed)
+	tc := JUnitTestCase{Name: xmlSafe(name), ClassName: xmlSafe(strings.ReplaceAll(name, " ", ".")), Time: t,
+		Error: &JUnitFailure{Message: xmlSafe(oneLine(message)), Type: fmt.Sprintf("exit %d", exitCode), Body: xmlSafe(message)}}
+	doc := JUnitTestSuites{Name: "dupctl", Tests: 1, Errors: 1, Time: t,
+		Suites: []JUnitTestSuite{{Name: xmlSafe(name), Tests: 1, Errors: 1, Time: t, Cases: []JUnitTestCase{tc}}}}
+	return emit(w, func(buf *bytes.Buffer) error { return encodeJUnit(buf, doc) })
+}
+
+func encodeJUnit(buf *bytes.Buffer, doc JUnitTestSuites) error {
+	buf.WriteString(xml.Header)
+	enc := xml.NewEncoder(buf)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	buf.WriteString("\n")
+	return nil
+}
+
+// seconds is JUnit's time: seconds with millisecond precision.
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
 func findingBody(f findings.Finding) string {
 	var b strings.Builder
@@ -109,16 +162,7 @@ func findingBody(f findings.Finding) string {
 }
 
 func (p junitPrinter) Print(w io.Writer, d Document) error {
-	return emit(w, func(buf *bytes.Buffer) error {
-		buf.WriteString(xml.Header)
-		enc := xml.NewEncoder(buf)
-		enc.Indent("", "  ")
-		if err := enc.Encode(p.build(d.Report)); err != nil {
-			return err
-		}
-		buf.WriteString("\n")
-		return nil
-	})
+	return emit(w, func(buf *bytes.Buffer) error { return encodeJUnit(buf, p.build(d.Report)) })
 }
 
 // xmlSafe replaces runes XML 1.0 cannot carry (control characters from a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/buildinfo"
 	"github.com/dupctl/dupctl/internal/platform/findings"
@@ -28,6 +29,9 @@ type Options struct {
 	Verbose bool
 	Tool    buildinfo.Info
 	Catalog *findings.Catalog
+	// Elapsed is the command's wall time, for JUnit's time attributes
+	// (0 in tests that pin the clock).
+	Elapsed time.Duration
 }
 
 // Document is one command's output: its report, and the command's own

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/buildinfo"
 	"github.com/dupctl/dupctl/internal/platform/findings"
@@ -33,6 +34,7 @@ func fixture() *findings.Report {
 		testRules[2].New("lock:payment:*", "no fencing counter next to 3 locks"),
 		testRules[1].New("lock:payment:order:42", `value "1" is a constant`, "GET lock:payment:order:42 = \"1\"", "same value on 12 live locks"),
 		testRules[0].New("lock:payment:order:7", "lock never expires", "PTTL lock:payment:order:7 = -1", "connection redis://:hunter2@127.0.0.1:6379 <&>"),
+		testRules[0].New("lock:payment:order:8", "lock never expires", "PTTL lock:payment:order:8 = -1"),
 	)
 	r.Data = map[string]any{"keys_scanned": 3}
 	return r
@@ -124,11 +126,42 @@ func TestJUnitParsesBack(t *testing.T) {
 		wantFailures := map[findings.Threshold]int{findings.None: 0, findings.FailInfo: 3, findings.FailWarn: 2, findings.FailError: 1}[th]
 		failures := 0
 		for _, c := range doc.Suites[0].Cases {
-			failures += len(c.Failures)
+			if c.Failure != nil {
+				failures++
+			}
 		}
-		if failures != wantFailures || doc.Failures != wantFailures {
-			t.Fatalf("fail-on %s: %d failures (suites say %d), want %d", th, failures, doc.Failures, wantFailures)
+		// One <failure> per failed testcase (two LOCK_NO_TTL findings are
+		// one failed check), and the counts say so.
+		if elems := strings.Count(out, "<failure "); failures != wantFailures || doc.Failures != wantFailures || doc.Suites[0].Failures != wantFailures || elems != wantFailures {
+			t.Fatalf("fail-on %s: %d failed testcases, %d <failure> elements, suites say %d and %d, want %d", th, failures, elems, doc.Failures, doc.Suites[0].Failures, wantFailures)
 		}
+		if doc.Time == "" || doc.Suites[0].Time == "" || doc.Suites[0].Cases[0].Time == "" {
+			t.Fatalf("fail-on %s: time attributes missing: %+v", th, doc)
+		}
+	}
+}
+
+// TestJUnitError: a command that could not run writes a document with
+// one testcase whose <error> says why.
+func TestJUnitError(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JUnitError(&buf, "inspect lock", "cannot reach Redis at redis://:hunter2@127.0.0.1:1 <&>", 3, 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	var doc JUnitTestSuites
+	if err := xml.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("does not parse: %v\n%s", err, out)
+	}
+	if doc.Tests != 1 || doc.Errors != 1 || doc.Failures != 0 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 {
+		t.Fatalf("counts: %+v", doc)
+	}
+	c := doc.Suites[0].Cases[0]
+	if c.Error == nil || c.Error.Type != "exit 3" || !strings.Contains(c.Error.Message, "cannot reach Redis") || doc.Time != "1.500" {
+		t.Fatalf("error testcase: %+v, time %s", c, doc.Time)
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Fatal("password in the JUnit error document")
 	}
 }
 
