@@ -75,11 +75,21 @@ func checkList(r *findings.Report) []string {
 // emit renders into a buffer and writes it redacted: the single place where
 // output meets the redaction helper.
 func emit(w io.Writer, render func(*bytes.Buffer) error) error {
+	return emitClean(w, render, nil)
+}
+
+// emitClean is emit with a last pass over the text (a table's terminal
+// sanitiser).
+func emitClean(w io.Writer, render func(*bytes.Buffer) error, clean func(string) string) error {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, redact.String(buf.String()))
+	out := redact.String(buf.String())
+	if clean != nil {
+		out = clean(out)
+	}
+	_, err := io.WriteString(w, out)
 	return err
 }
 

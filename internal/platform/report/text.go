@@ -16,8 +16,11 @@ const detailLimit = 10
 type tablePrinter struct{ o Options }
 
 func (p tablePrinter) Print(w io.Writer, d Document) error {
-	return emit(w, func(buf *bytes.Buffer) error {
+	var keep []string
+	clean := func(s string) string { return Terminal(s, keep) }
+	return emitClean(w, func(buf *bytes.Buffer) error {
 		th := NewTheme(buf, p.o.Color)
+		keep = th.sequences()
 		if d.Text != nil {
 			if err := d.Text(buf, th); err != nil {
 				return err
@@ -44,7 +47,7 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 		}
 		buf.WriteString(SummaryLine(th, r, p.o.FailOn) + "\n")
 		return nil
-	})
+	}, clean)
 }
 
 func (p tablePrinter) findingsTable(w io.Writer, th *Theme, r *findings.Report) error {

@@ -6,6 +6,7 @@ package report
 
 import (
 	"io"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/dupctl/dupctl/internal/platform/findings"
@@ -82,3 +83,41 @@ func (t *Theme) Faint(s string) string { return t.apply(t.faint, s) }
 // Mark highlights the one thing the reader must see (the second side
 // effect, the runs beyond a TTL).
 func (t *Theme) Mark(s string) string { return t.apply(t.mark, s) }
+
+// sequences are the escape sequences the theme writes (empty without
+// colour): the only ones a table passes to the terminal as they are.
+func (t *Theme) sequences() []string {
+	if !t.color {
+		return nil
+	}
+	const marker = "\uE000"
+	seen := map[string]bool{}
+	var out []string
+	for _, st := range []lipgloss.Style{t.err, t.warn, t.info, t.pass, t.strong, t.faint, t.mark} {
+		pre, post, _ := strings.Cut(st.Render(marker), marker)
+		for _, seq := range splitEscapes(pre + post) {
+			if !seen[seq] {
+				seen[seq] = true
+				out = append(out, seq)
+			}
+		}
+	}
+	return out
+}
+
+// splitEscapes cuts a run of ANSI CSI sequences into single sequences.
+func splitEscapes(s string) []string {
+	var out []string
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexFunc(s[i+2:], func(r rune) bool { return r >= 0x40 && r <= 0x7e })
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[i:i+2+j+1])
+		s = s[i+2+j+1:]
+	}
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// Terminal output carries outside data: Redis keys and values, message ids,
+// headers and bodies, log lines, CSV cells. A terminal obeys the control
+// bytes in them (ESC sequences that move the cursor, clear the screen,
+// retitle the window, write the clipboard; BEL; CR that overwrites a line),
+// so a table must never pass them raw. Terminal escapes every control
+// character visibly (\x1b, \r, \u009b) except newlines, tabs and the exact
+// colour sequences dupctl's own theme writes. JSON and JUnit stay lossless
+// (their encoders escape what they must).
+
+// Terminal returns s safe to print on a terminal: C0 and C1 control
+// characters, DEL, bidirectional overrides and invalid UTF-8 written as
+// visible escapes; keep lists the escape sequences to pass as they are
+// (the theme's own colours).
+func Terminal(s string, keep []string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == 0x1b {
+			if k := kept(s[i:], keep); k != "" {
+				b.WriteString(k)
+				i += len(k)
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f, isBidiControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// Cell is outside data as one table cell or line: Terminal without
+// keeping anything, newlines escaped too, and cut to width display
+// columns (0: no limit) with an ellipsis.
+func Cell(s string, width int) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(Terminal(s, nil), "\n", `\n`), "\t", `\t`)
+	if width > 0 && runewidth.StringWidth(s) > width {
+		s = runewidth.Truncate(s, width, "…")
+	}
+	return s
+}
+
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func kept(s string, keep []string) string {
+	for _, k := range keep {
+		if strings.HasPrefix(s, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// isBidiControl reports the Unicode bidirectional formatting characters
+// that reorder what a terminal shows ("Trojan Source").
+func isBidiControl(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
+}
