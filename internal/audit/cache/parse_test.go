@@ -129,3 +129,19 @@ func FuzzDecode(f *testing.F) {
 		_, _ = d.Decode(raw) // must not panic
 	})
 }
+
+func TestReadLiveKeysRefusesWhatIsNotText(t *testing.T) {
+	keys, err := ReadLiveKeys(strings.NewReader("# live\norder-1\n\n  order-2  \n"))
+	if err != nil || strings.Join(keys, ",") != "order-1,order-2" {
+		t.Fatalf("keys %v, err %v", keys, err)
+	}
+	for name, in := range map[string]string{
+		"invalid UTF-8": "order-1\n\xff\xfe\n",
+		"NUL bytes":     "order-1\x00\x00\n",
+		"a long line":   strings.Repeat("k", 2<<20),
+	} {
+		if _, err := ReadLiveKeys(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

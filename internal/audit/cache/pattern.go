@@ -2,9 +2,12 @@ package cache
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Placeholder marks where the database key sits in a cache key pattern.
@@ -66,10 +69,19 @@ func ReadLiveKeys(r io.Reader) ([]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	keys := []string{}
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+	for n := 1; sc.Scan(); n++ {
+		b := sc.Bytes()
+		// Keys are text: a file that is not (a binary, another encoding)
+		// would match nothing and say nothing; refuse it instead.
+		if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+			return nil, fmt.Errorf("line %d is not UTF-8 text: want one key per line", n)
+		}
+		if line := strings.TrimSpace(string(b)); line != "" && !strings.HasPrefix(line, "#") {
 			keys = append(keys, line)
 		}
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return nil, errors.New("a line is longer than 1 MiB: want one key per line")
 	}
 	return keys, sc.Err()
 }

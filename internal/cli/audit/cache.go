@@ -70,6 +70,9 @@ lock_timeout.` + cacheExitStatus,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
+			if err := cmdutil.NonEmpty(cmd, "key-column", "status-column", "live-keys"); err != nil {
+				return err
+			}
 			if pattern == "" || o.Table == "" {
 				return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
 			}

@@ -88,3 +88,15 @@ func Kebab(field string) string {
 	}
 	return b.String()
 }
+
+// NonEmpty refuses a flag that was given an empty value (a script whose
+// variable was unset), where an empty value would silently mean "detect"
+// or "all".
+func NonEmpty(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && strings.TrimSpace(strings.Trim(fl.Value.String(), "[]")) == "" {
+			return exitcode.UsageErrorf("--%s must not be empty: leave the flag out to let dupctl look", name)
+		}
+	}
+	return nil
+}

@@ -222,6 +222,13 @@ func (f *Factory) LoadConfig() error {
 	if err != nil {
 		return exitcode.InputError(err, "fix the file or pass --config")
 	}
+	// An allow-list entry for a code no rule has would accept nothing and
+	// say nothing (a typo, a code from another version).
+	for i, a := range c.Allow {
+		if _, ok := f.Catalog.Lookup(a.Code); !ok {
+			return exitcode.InputError(fmt.Errorf("%s: allow[%d]: unknown finding code %q", p, i, a.Code), "run 'dupctl explain' for the codes")
+		}
+	}
 	f.Config = c
 	return nil
 }

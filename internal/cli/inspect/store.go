@@ -74,6 +74,9 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 			if o.Samples < 1 || o.Samples > 1000 {
 				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
 			}
+			if err := cmdutil.NonEmpty(cmd, "table", "schema", "key-column", "status-column", "business-column", "time-column", "attempt-column", "success-evidence", "history-table"); err != nil {
+				return err
+			}
 			if o.Table != "" && o.Schema != "" {
 				return exitcode.UsageErrorf("--schema limits discovery: qualify --table instead (--table %s.%s)", o.Schema, o.Table)
 			}
