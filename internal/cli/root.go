@@ -86,18 +86,27 @@ func outputFromArgs(args []string) string {
 		case a == "--":
 			return out
 		case (a == "-o" || a == "--output") && i+1 < len(args):
-			out = args[i+1]
+			out = stdoutFormat(out, args[i+1])
 			i++
 		case strings.HasPrefix(a, "--output="):
-			out = strings.TrimPrefix(a, "--output=")
+			out = stdoutFormat(out, strings.TrimPrefix(a, "--output="))
 		case strings.HasPrefix(a, "-o") && len(a) > 2:
-			out = strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "=")
+			out = stdoutFormat(out, strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "="))
 		}
 	}
 	if !slices.Contains(report.Formats, out) {
 		return report.FormatTable
 	}
 	return out
+}
+
+// stdoutFormat is v when it names a format for stdout (no =PATH), else
+// the format read so far.
+func stdoutFormat(sofar, v string) string {
+	if strings.Contains(v, "=") {
+		return sofar
+	}
+	return v
 }
 
 // wrapRunE marks when a command's own code starts running, so an error
@@ -169,6 +178,8 @@ func oneLine(s string) string {
 // NewCmdRoot builds the whole command tree.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	g := f.Global
+	var outputs []string
+	var html string
 	root := &cobra.Command{
 		Use:   "dupctl",
 		Short: "Audit and debug duplicate processing in queue + worker systems",
@@ -189,7 +200,7 @@ check.` + exitStatusBlock,
 		SilenceUsage:  true,
 		Version:       f.BuildInfo().Version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return prepare(cmd, f)
+			return prepare(cmd, f, outputs, html)
 		},
 	}
 	root.SetVersionTemplate("dupctl {{.Version}}\n")
@@ -198,7 +209,8 @@ check.` + exitStatusBlock,
 	})
 
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.Output, "output", "o", report.FormatTable, "output format: table, json or junit")
+	pf.StringArrayVarP(&outputs, "output", "o", []string{report.FormatTable}, "output format: "+strings.Join(report.Formats, ", ")+"; FORMAT=PATH writes it to a file (repeat for several, e.g. -o table -o junit=ci.xml)")
+	pf.StringVar(&html, "html", "", "also write a self-contained HTML report to this file (as -o html=FILE)")
 	pf.StringVar(&g.FailOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warn, info or none")
 	pf.BoolVar(&g.NoColor, "no-color", false, "never colour the output (also NO_COLOR=1)")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "show every detail (all evidence, per-key tables, timelines)")
@@ -235,12 +247,11 @@ func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([
 // prepare validates the global flags, reads connection settings from the
 // environment and applies --timeout and output decisions before any
 // command runs.
-func prepare(cmd *cobra.Command, f *cmdutil.Factory) error {
+func prepare(cmd *cobra.Command, f *cmdutil.Factory, outputs []string, html string) error {
 	g := f.Global
-	switch g.Output {
-	case report.FormatTable, report.FormatJSON, report.FormatJUnit:
-	default:
-		return flagError(cmd, "unknown output format %q: want table, json or junit", g.Output)
+	var err error
+	if g.Output, g.Files, err = cmdutil.ParseOutputs(outputs, html); err != nil {
+		return flagError(cmd, "%w", err)
 	}
 	if err := f.ParseFailOn(); err != nil {
 		return flagError(cmd, "%w", err)

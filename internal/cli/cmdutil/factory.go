@@ -5,15 +5,20 @@ package cmdutil
 import (
 	"bytes"
 	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"fmt"
+	"os"
+	"time"
+
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/jackc/pgx/v5/pgxpool"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
-	"os"
-	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/buildinfo"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
@@ -25,7 +30,11 @@ import (
 
 // GlobalOptions are the flags every command shares.
 type GlobalOptions struct {
+	// Output is the format written to stdout; Files are the other outputs
+	// of the same run, each to its own file (--output json=report.json,
+	// --html incident.html).
 	Output string
+	Files  []OutputFile
 	FailOn string
 	// Threshold is FailOn, parsed once before the command runs.
 	Threshold   findings.Threshold
@@ -36,6 +45,47 @@ type GlobalOptions struct {
 	DatabaseURL string
 	AMQPURL     string
 	ConfigPath  string
+}
+
+// OutputFile is one output written to a file.
+type OutputFile struct {
+	Format, Path string
+}
+
+// ParseOutputs reads the -o/--output values (FORMAT, or FORMAT=PATH) and
+// --html: the one without a path goes to stdout (table when every one has
+// a path), the others to their files.
+func ParseOutputs(values []string, html string) (stdout string, files []OutputFile, err error) {
+	seen := map[string]bool{}
+	for _, v := range values {
+		format, path, toFile := strings.Cut(v, "=")
+		if !slices.Contains(report.Formats, format) {
+			return "", nil, fmt.Errorf("unknown output format %q: want %s (FORMAT or FORMAT=PATH)", format, strings.Join(report.Formats, ", "))
+		}
+		switch {
+		case toFile && path == "":
+			return "", nil, fmt.Errorf("--output %s=: give a file path after the =", format)
+		case toFile && seen[path]:
+			return "", nil, fmt.Errorf("--output: %s is named twice", path)
+		case toFile:
+			seen[path] = true
+			files = append(files, OutputFile{Format: format, Path: path})
+		case stdout != "" && stdout != format:
+			return "", nil, fmt.Errorf("--output %s and --output %s both write to stdout: give one a file (%s=PATH)", stdout, format, format)
+		default:
+			stdout = format
+		}
+	}
+	if html != "" {
+		if seen[html] {
+			return "", nil, fmt.Errorf("--html: %s is named twice", html)
+		}
+		files = append(files, OutputFile{Format: report.FormatHTML, Path: html})
+	}
+	if stdout == "" {
+		stdout = report.FormatTable
+	}
+	return stdout, files, nil
 }
 
 // Factory holds what commands need, built lazily so that --help never dials
@@ -61,6 +111,7 @@ type Factory struct {
 	// command has ended without an error (Flush): a command that fails
 	// after rendering leaves stdout empty, as the contract says.
 	pending []byte
+	files   map[string][]byte // path -> rendered output, written by Flush
 	started time.Time
 }
 
@@ -144,24 +195,41 @@ func (f *Factory) ParseFailOn() error {
 // the silent findings error when it fails --fail-on.
 func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	t := f.Global.Threshold
-	p, err := report.NewPrinter(f.Global.Output, report.Options{
-		FailOn:  t,
-		Color:   f.IO.ColorEnabled(),
-		Verbose: f.Global.Verbose,
-		Tool:    f.BuildInfo(),
-		Catalog: f.Catalog,
-		Elapsed: f.Elapsed(),
-	})
-	if err != nil {
-		return exitcode.UsageErrorf("%w", err)
-	}
 	f.Config.ApplyAllow(doc.Report, f.Now())
 	report.Prepare(doc.Report)
-	var buf bytes.Buffer
-	if err := p.Print(&buf, doc); err != nil {
-		return fmt.Errorf("render output: %w", err)
+	render := func(format string, color bool) ([]byte, error) {
+		p, err := report.NewPrinter(format, report.Options{
+			FailOn:  t,
+			Color:   color,
+			Verbose: f.Global.Verbose,
+			Tool:    f.BuildInfo(),
+			Catalog: f.Catalog,
+			Elapsed: f.Elapsed(),
+		})
+		if err != nil {
+			return nil, exitcode.UsageErrorf("%w", err)
+		}
+		var buf bytes.Buffer
+		if err := p.Print(&buf, doc); err != nil {
+			return nil, fmt.Errorf("render %s output: %w", format, err)
+		}
+		return buf.Bytes(), nil
 	}
-	f.pending = append(f.pending, buf.Bytes()...)
+	out, err := render(f.Global.Output, f.IO.ColorEnabled())
+	if err != nil {
+		return err
+	}
+	f.pending = append(f.pending, out...)
+	for _, file := range f.Global.Files {
+		b, err := render(file.Format, false)
+		if err != nil {
+			return err
+		}
+		if f.files == nil {
+			f.files = map[string][]byte{}
+		}
+		f.files[file.Path] = b
+	}
 	if findings.Summarize(doc.Report, t).Failed {
 		return exitcode.FindingsFailed()
 	}
@@ -173,14 +241,50 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 // otherwise; with -o junit a failed command writes instead a document
 // whose one testcase's <error> says why, so CI shows it.
 func (f *Factory) Flush(command string, err error, code int, message string) error {
-	pending := f.pending
-	f.pending = nil
-	if err == nil || exitcode.IsSilent(err) {
-		_, werr := f.IO.Out.Write(pending)
-		return werr
+	pending, files := f.pending, f.files
+	f.pending, f.files = nil, nil
+	ok := err == nil || exitcode.IsSilent(err)
+	var errs []error
+	for _, file := range f.Global.Files {
+		switch {
+		case ok && files[file.Path] != nil:
+			errs = append(errs, writeFile(file.Path, files[file.Path]))
+		case !ok && file.Format == report.FormatJUnit:
+			var buf bytes.Buffer
+			if jerr := report.JUnitError(&buf, command, message, code, f.Elapsed()); jerr == nil {
+				errs = append(errs, writeFile(file.Path, buf.Bytes()))
+			}
+		}
 	}
-	if f.Global.Output == report.FormatJUnit {
-		return report.JUnitError(f.IO.Out, command, message, code, f.Elapsed())
+	if ok {
+		_, werr := f.IO.Out.Write(pending)
+		errs = append(errs, werr)
+	} else if f.Global.Output == report.FormatJUnit {
+		errs = append(errs, report.JUnitError(f.IO.Out, command, message, code, f.Elapsed()))
+	}
+	return errors.Join(errs...)
+}
+
+// writeFile writes an output file whole: to a temporary file beside it,
+// then renamed, so a reader never sees half a report.
+func writeFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

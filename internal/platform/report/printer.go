@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/buildinfo"
@@ -14,13 +15,15 @@ import (
 
 // Formats accepted by -o/--output.
 const (
-	FormatTable = "table"
-	FormatJSON  = "json"
-	FormatJUnit = "junit"
+	FormatTable    = "table"
+	FormatJSON     = "json"
+	FormatJUnit    = "junit"
+	FormatMarkdown = "markdown"
+	FormatHTML     = "html"
 )
 
 // Formats lists the output formats, for flag help and completion.
-var Formats = []string{FormatTable, FormatJSON, FormatJUnit}
+var Formats = []string{FormatTable, FormatJSON, FormatJUnit, FormatMarkdown, FormatHTML}
 
 // Options are what every printer needs besides the report.
 type Options struct {
@@ -40,6 +43,12 @@ type Options struct {
 type Document struct {
 	Report *findings.Report
 	Text   func(w io.Writer, th *Theme) error
+	// Markdown, when set, writes the command's own summary for a CI step
+	// summary (escaped with MarkdownText), after the findings table.
+	Markdown func(w io.Writer) error
+	// HTML, when set, writes the command's picture for -o html: an HTML
+	// fragment with inline SVG, every outside value escaped (Escape, SVG).
+	HTML func(w io.Writer) error
 }
 
 // Printer writes a document in one format.
@@ -56,8 +65,12 @@ func NewPrinter(format string, o Options) (Printer, error) {
 		return jsonPrinter{o}, nil
 	case FormatJUnit:
 		return junitPrinter{o}, nil
+	case FormatMarkdown:
+		return markdownPrinter{o}, nil
+	case FormatHTML:
+		return htmlPrinter{o}, nil
 	}
-	return nil, fmt.Errorf("unknown output format %q: want table, json or junit", format)
+	return nil, fmt.Errorf("unknown output format %q: want %s", format, strings.Join(Formats, ", "))
 }
 
 // checkList is every check the report ran: its declared checks, then any

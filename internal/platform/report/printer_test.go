@@ -220,7 +220,7 @@ func keys(m map[string]any) []string {
 }
 
 func TestUnknownFormat(t *testing.T) {
-	if _, err := NewPrinter("yaml", Options{}); err == nil || !strings.Contains(err.Error(), "table, json or junit") {
+	if _, err := NewPrinter("yaml", Options{}); err == nil || !strings.Contains(err.Error(), "table, json, junit, markdown, html") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -253,5 +253,33 @@ func TestJUnitBinarySubject(t *testing.T) {
 	var doc JUnitTestSuites
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("junit with control characters does not parse: %v\n%s", err, buf.String())
+	}
+}
+
+// TestMarkdownAndHTMLEscapeOutsideData: a finding's text cannot inject
+// markup into the Markdown summary or the HTML page.
+func TestMarkdownAndHTMLEscapeOutsideData(t *testing.T) {
+	evil := `<script>alert(1)</script> | **bold** [x](http://evil)`
+	r := &findings.Report{Command: "inspect lock"}
+	r.Add(testRules[0].New("lock:<img src=x onerror=alert(1)>", evil, "evidence "+evil))
+	Prepare(r)
+	for _, format := range []string{FormatMarkdown, FormatHTML} {
+		p, _ := NewPrinter(format, options(findings.FailError))
+		var buf bytes.Buffer
+		if err := p.Print(&buf, Document{Report: r}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		bad := []string{"<script", "<img"}
+		if format == FormatMarkdown {
+			bad = append(bad, "x](http://evil)", "| **bold**") // markup that would render (escaped: x\\](, \\*\\*)
+		} else {
+			bad = append(bad, `href="http`, `src="http`, "<link", "@import") // requests that leave the page
+		}
+		for _, b := range bad {
+			if strings.Contains(out, b) {
+				t.Errorf("%s: %q came through:\n%s", format, b, out)
+			}
+		}
 	}
 }
