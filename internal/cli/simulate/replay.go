@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -48,7 +49,18 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	if err != nil {
 		return exitcode.InputError(err, "use the dupctl version that printed it")
 	}
-	return o.Factory.Emit(ctx, report.Document{Report: r.Report(), Text: func(w io.Writer, th *report.Theme) error {
-		return writeReplay(w, th, r)
-	}})
+	return o.Factory.Emit(ctx, report.Document{Report: r.Report(),
+		Text: func(w io.Writer, th *report.Theme) error { return writeReplay(w, th, r) },
+		Markdown: func(w io.Writer) error {
+			writeScheduleMarkdown(w, fmt.Sprintf("%s under %s: %s", r.Scenario.Name, r.Replay.Config.Profile.Name, sim.OutcomeOf(r.Found)), &r.Timeline)
+			return nil
+		},
+		HTML: func(w io.Writer) error {
+			if err := writeTimelineHTML(w, &r.Timeline, fmt.Sprintf("replay of %s under %s: %s", r.Scenario.Name, r.Replay.Config.Profile.Name, sim.OutcomeOf(r.Found))); err != nil {
+				return err
+			}
+			writeCounterfactualsHTML(w, r.Counterfactual)
+			return nil
+		},
+	})
 }

@@ -3,7 +3,6 @@ package simulate
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
 )
@@ -110,7 +108,5 @@ func runScenario(ctx context.Context, o *ScenarioOptions) error {
 	if err != nil {
 		return err
 	}
-	return o.Factory.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
-		return writeScenario(w, th, res, o.Factory.Global.Verbose)
-	}})
+	return o.Factory.Emit(ctx, scenarioDocument(res, o.Factory.Global.Verbose))
 }

@@ -11,6 +11,61 @@ import (
 	"github.com/dupctl/dupctl/internal/sim"
 )
 
+// scenarioDocument is a scenario run for every output: the table view,
+// the shortest failing schedule as a Markdown list, and as HTML its
+// timeline per failing profile beside the same schedule under every
+// profile.
+func scenarioDocument(res *sim.Result, verbose bool) report.Document {
+	return report.Document{Report: res.Report(),
+		Text: func(w io.Writer, th *report.Theme) error { return writeScenario(w, th, res, verbose) },
+		Markdown: func(w io.Writer) error {
+			for _, pr := range res.Profiles {
+				if ex := pr.Example; ex != nil {
+					writeScheduleMarkdown(w, fmt.Sprintf("%s: %s in %d steps (replay: dupctl simulate replay %s)", pr.Profile.Name, sim.ViolationText(ex.Violation), ex.Steps, ex.Token), &ex.Timeline)
+				}
+			}
+			return nil
+		},
+		HTML: func(w io.Writer) error { return writeScenarioHTML(w, res) },
+	}
+}
+
+func writeScenarioHTML(w io.Writer, res *sim.Result) error {
+	sc := res.Scenario
+	fmt.Fprintf(w, "<p>%s. %s</p>\n", report.Escape(upperFirst(sc.Title)), report.Escape(sc.Cause))
+	if len(res.Profiles) > 0 {
+		fmt.Fprintf(w, "<p class=\"note\">Scope: %s</p>\n", report.Escape(scopeText(&res.Profiles[0].Config)))
+	}
+	fmt.Fprintf(w, "<table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">expected</th><th scope=\"col\">result</th><th scope=\"col\">explored</th><th scope=\"col\">mitigations</th></tr></thead><tbody>\n")
+	for i := range res.Profiles {
+		pr := &res.Profiles[i]
+		exp := "-"
+		if pr.HasExpected {
+			exp = pr.Expected.String()
+		}
+		class := "pass"
+		if pr.Found.Has(sim.VDuplicate) || pr.Found.Has(sim.VLoss) {
+			class = "fail"
+		}
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>%s</td><td>%s</td></tr>\n", report.Escape(pr.Profile.Name),
+			report.Escape(exp), class, report.Escape(pr.Outcome().String()), report.Escape(sim.ExploredText(pr)), report.Escape(pr.Profile.Summary))
+	}
+	io.WriteString(w, "</tbody></table>\n")
+	for _, pr := range res.Profiles {
+		ex := pr.Example
+		if ex == nil {
+			continue
+		}
+		fmt.Fprintf(w, "<h2>%s: %s in %d steps</h2>\n<p class=\"note\">replay: <code>dupctl simulate replay %s</code></p>\n",
+			report.Escape(pr.Profile.Name), report.Escape(sim.ViolationText(ex.Violation)), ex.Steps, report.Escape(ex.Token))
+		if err := writeTimelineHTML(w, &ex.Timeline, fmt.Sprintf("%s under %s: %s", sc.Name, pr.Profile.Name, sim.ViolationText(ex.Violation))); err != nil {
+			return err
+		}
+		writeCounterfactualsHTML(w, ex.Counterfactual)
+	}
+	return nil
+}
+
 func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool) error {
 	sc := res.Scenario
 	fmt.Fprintf(w, "%s %s\n", th.Strong("simulate "+sc.Name+":"), sc.Title)

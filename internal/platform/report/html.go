@@ -132,7 +132,7 @@ details summary { cursor: pointer; color: FAINT; } .fix { margin: .3rem 0; }
 figure { margin: 1rem 0; } figcaption { color: FAINT; font-size: 12.5px; }
 svg { max-width: 100%; height: auto; } svg text { font: 11px system-ui, sans-serif; fill: INK; }
 .legend span { display: inline-block; margin-right: 1rem; font-size: 12.5px; }
-.note { color: FAINT; }
+.note { color: FAINT; } .note code { word-break: break-all; }
 tr:target { outline: 2px solid INFO; }
 footer { color: FAINT; font-size: 12px; margin-top: 2rem; }
 @media print { body { margin: 0; max-width: none; font-size: 11px; } details { display: block; } details > summary { display: none; } main { break-after: page; } a { color: inherit; text-decoration: none; } }
