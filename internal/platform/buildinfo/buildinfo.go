@@ -6,6 +6,7 @@ package buildinfo
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set by the linker in release builds (see goreleaser.yaml).
@@ -35,8 +36,10 @@ func Get() Info {
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if info.Version == "" && bi.Main.Version != "" {
-			info.Version = bi.Main.Version
+		if info.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			// go install module@v0.1.0 embeds "v0.1.0"; a release build
+			// says "0.1.0" (goreleaser's .Version): print one form.
+			info.Version = strings.TrimPrefix(bi.Main.Version, "v")
 		}
 		for _, s := range bi.Settings {
 			switch s.Key {
