@@ -102,7 +102,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "crash", Short: "crash",
 			Title:  "a worker dies mid-flow; the broker redelivers the unacked message",
-			Cause:  "Worker crash: the business work finished, the worker died before saving the final status or before the ack (seed cause 3).",
+			Cause:  "Worker crash: the business work finished, the worker died before saving the final status or before the ack.",
 			Faulty: "lock-only", Safe: "safe",
 			Points: []worker.Point{worker.PointAfterReceive, worker.PointAfterLock, worker.PointAfterReserve, worker.PointAfterEffect, worker.PointAfterCommit, worker.PointBeforeAck},
 			config: func() Config {
@@ -116,7 +116,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "lock-expiry", Short: "expiry",
 			Title:  "the lock expires while its holder is paused; a duplicate delivery takes the lock",
-			Cause:  "Lock expiry: the job runs longer than the lock TTL (here a stop-the-world pause); another worker takes a new lock and runs the same job (seed cause 5).",
+			Cause:  "Lock expiry: the job runs longer than the lock TTL (here a stop-the-world pause); another worker takes a new lock and runs the same job.",
 			Faulty: "lock-check", Safe: "safe",
 			Points: []worker.Point{worker.PointBeforeEffect, worker.PointAfterEffect},
 			config: func() Config {
@@ -129,7 +129,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "redelivery", Short: "redeliv",
 			Title:  "the connection drops before the ack reaches the broker; the message comes back",
-			Cause:  "Duplicate delivery: the broker redelivers because the ack did not arrive (seed cause 1).",
+			Cause:  "Duplicate delivery: the broker redelivers because the ack did not arrive.",
 			Faulty: "lock-only", Safe: "safe",
 			Points: []worker.Point{worker.PointBeforeAck},
 			config: func() Config {
@@ -142,7 +142,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "ack-timeout", Short: "ack-to",
 			Title:  "the job outlives the broker's consumer timeout; the broker redelivers while it still runs",
-			Cause:  "Duplicate delivery: RabbitMQ's consumer_timeout (30m by default) closes the channel of a consumer that holds a delivery too long and requeues it (seed cause 1).",
+			Cause:  "Duplicate delivery: RabbitMQ's consumer_timeout (30m by default) closes the channel of a consumer that holds a delivery too long and requeues it.",
 			Faulty: "lock-check", Safe: "safe",
 			config: func() Config {
 				c := base()
@@ -155,7 +155,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "race", Short: "race",
 			Title:  "two different messages for one business key are processed at once",
-			Cause:  "Race between instances: two different messages refer to the same business entity (seed cause 4).",
+			Cause:  "Race between instances: two different messages refer to the same business entity.",
 			Faulty: "lock-jobid", Safe: "safe",
 			config: func() Config {
 				c := base()
@@ -167,7 +167,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "unlock-no-token", Short: "unlock",
 			Title:  "a worker that did not get the lock deletes it with plain DEL; a third attempt walks in",
-			Cause:  "Unlock without token: DEL by key alone removes another worker's lock (seed debugging step 4).",
+			Cause:  "Unlock without token: DEL by key alone removes another worker's lock.",
 			Faulty: "lock-del", Safe: "safe",
 			config: func() Config {
 				c := base()
@@ -179,7 +179,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "unstable-key", Short: "key",
 			Title:  "the idempotency key changes per delivery, so the redelivery after a crash is not recognised",
-			Cause:  "Unstable idempotency key: a key that includes the attempt or a fresh UUID changes on every retry (seed debugging step 5).",
+			Cause:  "Unstable idempotency key: a key that includes the attempt or a fresh UUID changes on every retry.",
 			Faulty: "per-attempt", Safe: "safe",
 			Points: []worker.Point{worker.PointAfterCommit, worker.PointBeforeAck},
 			config: func() Config {
@@ -192,7 +192,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "stale-cache", Short: "cache",
 			Title:  "\"already done?\" is read from a cache that lags the database",
-			Cause:  "Cache inconsistency: the cache says not processed while the database already holds the success (seed cause 6).",
+			Cause:  "Cache inconsistency: the cache says not processed while the database already holds the success.",
 			Faulty: "cache", Safe: "safe",
 			config: func() Config {
 				c := base()
@@ -204,7 +204,7 @@ func Scenarios() []*Scenario {
 		{
 			Name: "status-race", Short: "status",
 			Title:  "a late FAILED overwrites SUCCEEDED, and the retry runs the effect again",
-			Cause:  "FAILED overwriting SUCCEEDED through a race on the status update (seed common traps).",
+			Cause:  "FAILED overwriting SUCCEEDED through a race on the status update.",
 			Faulty: "txn", Safe: "safe",
 			config: func() Config {
 				c := base()

@@ -11,7 +11,7 @@ var (
 a key the database (the source of truth) has as SUCCEEDED: the cache
 missed an update or an invalidation. A worker that asks the cache "already
 done?" when the next message for that key arrives gets "no" and runs the
-side effect again: the seed's cache trap. It is an error when a message
+side effect again: the cache trap. It is an error when a message
 for the key is known to be live (--live-keys, --assume-live), a warning
 when that is unknown, and info when the key has no live message.`,
 		Fix: "Decide 'already done?' from the database, never from the cache alone; write the cache after the commit and delete it (not set it) on every status change, with a TTL so a missed invalidation heals.",

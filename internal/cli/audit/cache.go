@@ -33,7 +33,7 @@ func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Comm
 		Use:   "cache",
 		Short: "Find where the Redis status cache disagrees with the PostgreSQL table",
 		Long: `Cache compares a Redis job-status cache with the database table that is the
-source of truth (the seed's step 8: the cache must never decide "not done").
+source of truth (the cache must never decide "not done").
 
 It streams the keys of --cache-pattern with SCAN (never KEYS), reads each
 value and TTL in pipelines, looks the keys up in --table in batches, reads

@@ -36,7 +36,7 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	var queues []string
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Run the seed's production checklist against a live stack",
+		Short: "Run the production checklist of duplicate-safe queue workers against a live stack",
 		Long: `Doctor runs, line by line, the production checklist of duplicate-safe queue
 workers against your stack: every check the given connections and
 dupctl.yaml allow. Each line says pass, fail, warn or not checked, what was
@@ -255,7 +255,7 @@ func run(ctx context.Context, o *Options) error {
 	}
 	res.Report.Data = map[string]any{"checklist": res.Items}
 	return o.Factory.Emit(ctx, report.Document{Report: res.Report, Text: func(w io.Writer, th *report.Theme) error {
-		fmt.Fprintf(w, "%s the seed's production checklist\n\n", th.Strong("dupctl doctor:"))
+		fmt.Fprintf(w, "%s the production checklist of duplicate-safe queue workers\n\n", th.Strong("dupctl doctor:"))
 		t := report.NewTable("#", "CHECKLIST ITEM", "STATUS", "CHECKED").AlignRight(0)
 		for _, it := range res.Items {
 			status := string(it.Status)

@@ -22,7 +22,7 @@ func NewCmdSimulate(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "simulate <scenario>",
 		Short: "Reproduce every duplicate cause on an embedded simulator and prove which mitigations stop it",
-		Long: `Simulate runs N workers of the seed's consumer flow (receive, lock, check or
+		Long: `Simulate runs N workers of the safe consumer flow (receive, lock, check or
 claim, side effect, commit, unlock, ack, with retries, backoff and a DLQ)
 over an in-memory at-least-once broker, Redis lock semantics, a database
 ledger and a lagging cache. A virtual clock and a seeded scheduler decide
@@ -30,7 +30,7 @@ every interleaving, so the same seed gives the same output, byte for byte,
 in milliseconds and without any server.
 
 Each scenario reproduces one duplicate cause. With no flags it explores,
-exhaustively, the profile that shows the duplicate and the seed's safe
+exhaustively, the profile that shows the duplicate and the safe
 profile, prints the shortest failing schedule as a timeline, replays it under
 every other profile, and gives a token that 'dupctl simulate replay'
 reproduces.

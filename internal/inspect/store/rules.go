@@ -9,8 +9,7 @@ var (
 		Title: "no unique index or constraint covers the idempotency key",
 		Doc: `Nothing in the catalog (pg_index, pg_constraint) makes the key column(s)
 unique. Two workers that both check "is this key done?" before writing
-both see no row and both insert: the check-then-insert race of the seed's
-step 6. Only a unique index lets the database arbitrate, and without one
+both see no row and both insert: the check-then-insert race. Only a unique index lets the database arbitrate, and without one
 INSERT ... ON CONFLICT fails with 42P10.`,
 		Fix: "Create the constraint without blocking writes: CREATE UNIQUE INDEX CONCURRENTLY t_key_uniq ON t (key); then ALTER TABLE t ADD CONSTRAINT t_key_uniq UNIQUE USING INDEX t_key_uniq; reserve with INSERT ... ON CONFLICT (key) DO NOTHING RETURNING.",
 	}
@@ -80,8 +79,8 @@ gets no protection and no error.`,
 		Code: "STORE_DUPLICATE_KEYS", Severity: findings.Error, Since: "v0.1.0",
 		Title: "duplicate idempotency keys are already in the table",
 		Doc: `More than one row has the same key. Each row is a reservation that
-passed, so the work behind that key very likely ran more than once (the
-seed's step 6: a read-then-write that two workers passed).`,
+passed, so the work behind that key very likely ran more than once (a
+read-then-write that two workers passed).`,
 		Fix: "Reconcile the duplicates (which run's effect stands?), delete the extra rows, then add the unique constraint so the database rejects the next one.",
 	}
 	RuleNormalized = findings.Rule{
@@ -105,7 +104,7 @@ unique constraint never saw a duplicate and the effect ran again.`,
 		Code: "STORE_STUCK_PROCESSING", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "rows are stuck in PROCESSING longer than --stuck-after",
 		Doc: `A worker reserved the key and never finished: it crashed after the
-reservation (the seed's worker crash) or is still running far beyond the
+reservation (a worker crash) or is still running far beyond the
 usual duration. A stuck reservation blocks every retry, and a sweeper
 that re-drives it without a fencing token runs the effect a second time
 if the first worker was only slow.`,
