@@ -237,13 +237,15 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 }
 
 // Flush writes the rendered report to stdout when the command ended well
-// (err is nil, or the silent error of findings at --fail-on) and drops it
-// otherwise; with -o junit a failed command writes instead a document
+// (err is nil, or the silent error of findings at --fail-on) or was
+// interrupted after rendering its summary, and drops it otherwise; with -o junit a failed command writes instead a document
 // whose one testcase's <error> says why, so CI shows it.
 func (f *Factory) Flush(command string, err error, code int, message string) error {
 	pending, files := f.pending, f.files
 	f.pending, f.files = nil, nil
-	ok := err == nil || exitcode.IsSilent(err)
+	// An interrupted command (Ctrl-C) that rendered its summary first, as
+	// dlq replay does, keeps it: it says what was done before the stop.
+	ok := err == nil || exitcode.IsSilent(err) || code == exitcode.Interrupted && pending != nil
 	var errs []error
 	for _, file := range f.Global.Files {
 		switch {
