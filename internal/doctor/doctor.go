@@ -1,8 +1,9 @@
-// Package doctor runs the seed's production checklist against a live
-// stack: each checklist item is backed by the checks of the other
-// capabilities that the given connections and configuration allow, and
-// says pass, fail, warn or not checked, with what was checked and the
-// evidence.
+// Package doctor runs the production checklist of duplicate-safe queue
+// workers against a live stack: each checklist item is backed by the
+// checks of the other capabilities that the given connections and
+// configuration allow, and says pass, fail, warn, partial or not checked,
+// with what was checked, what was not and the evidence. A line passes only
+// when every check under it ran and held.
 package doctor
 
 import (
@@ -10,17 +11,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
-// Item is one line of the seed's production checklist.
+// Item is one line of the production checklist.
 type Item struct {
 	ID    int
 	Title string
 }
 
-// Checklist is the seed's production checklist, in its order.
+// Checklist is the production checklist, in its order.
 var Checklist = []Item{
 	{1, "Business key for lock and idempotency"},
 	{2, "Idempotency in reliable storage with a unique constraint or atomic operation"},
@@ -46,7 +48,15 @@ type Check struct {
 	// Skip, when set, says why the check cannot run (a missing
 	// connection or config entry): its items are "not checked".
 	Skip string
-	Run  func(ctx context.Context) (*findings.Report, error)
+	// Partial, when set, says why the check, even when it holds, does
+	// not settle its items (a model of the system rather than the system):
+	// they are at best "partial", with this as what would complete them.
+	Partial string
+	// PartialWhen maps a finding code the check reports about its own
+	// coverage (TOPO_NOT_CHECKED) to the item it leaves partial; the
+	// finding's message says what was checked, Partial what is missing.
+	PartialWhen map[string][]int
+	Run         func(ctx context.Context) (*findings.Report, error)
 }
 
 // NothingError is what a check returns when it ran but found nothing to
@@ -63,6 +73,7 @@ const (
 	Pass       Status = "pass"
 	Fail       Status = "fail"
 	Warn       Status = "warn"
+	Partial    Status = "partial"
 	NotChecked Status = "not checked"
 )
 
@@ -74,44 +85,73 @@ type ItemResult struct {
 	Checked  []string `json:"checked"`
 	Skipped  []string `json:"not_checked"`
 	Evidence []string `json:"evidence"`
+	// Missing says what would complete a partial line.
+	Missing []string `json:"missing"`
 }
 
 // Result is the whole checklist and every finding behind it.
 type Result struct {
 	Items  []ItemResult
 	Report *findings.Report
+	// Failed are the checks that could not run (a system unreachable):
+	// their items say so, and the run as a whole failed.
+	Failed []error
 }
 
-// Run runs the checks in order and fills the checklist. A check that
-// fails to run (a system unreachable midway) is an error: doctor never
-// reports "pass" for something it could not look at.
+// Run runs every check in order and fills the checklist. A check that
+// fails to run (a system unreachable midway) leaves its items "not
+// checked" with the reason, and the others still run: doctor never reports
+// "pass" for something it could not look at, and always prints every line.
+// The error is that of the checks that failed, joined, after the result.
 func Run(ctx context.Context, checks []Check) (*Result, error) {
 	res := &Result{Report: &findings.Report{Command: "doctor"}}
 	byItem := map[int]*ItemResult{}
 	for _, it := range Checklist {
-		ir := &ItemResult{ID: it.ID, Title: it.Title, Status: NotChecked, Checked: []string{}, Skipped: []string{}, Evidence: []string{}}
+		ir := &ItemResult{ID: it.ID, Title: it.Title, Status: NotChecked, Checked: []string{}, Skipped: []string{}, Evidence: []string{}, Missing: []string{}}
 		byItem[it.ID] = ir
 	}
+	skipped := map[int]bool{}
+	partial := map[int]bool{}
+	skip := func(c Check, why string) {
+		for _, id := range c.Items {
+			byItem[id].Skipped = append(byItem[id].Skipped, c.Name+": "+why)
+			skipped[id] = true
+		}
+	}
+	seen := map[string]int{}       // one finding for several jobs' identical ones: its index
+	from := map[string][]string{} // and the checks that reported it
 	for _, c := range checks {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
 		if c.Skip != "" {
-			for _, id := range c.Items {
-				byItem[id].Skipped = append(byItem[id].Skipped, c.Name+": "+c.Skip)
-			}
+			skip(c, c.Skip)
 			continue
 		}
 		rep, err := c.Run(ctx)
 		var nothing *NothingError
-		if errors.As(err, &nothing) {
-			for _, id := range c.Items {
-				byItem[id].Skipped = append(byItem[id].Skipped, c.Name+": "+nothing.Reason)
-			}
+		switch {
+		case errors.As(err, &nothing):
+			skip(c, nothing.Reason)
+			continue
+		case err != nil && ctx.Err() != nil:
+			return res, err
+		case err != nil:
+			skip(c, "could not run: "+oneLine(err.Error()))
+			res.Failed = append(res.Failed, fmt.Errorf("%s: %w", c.Name, err))
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
 		res.Report.Check(rep.Checks...)
-		res.Report.Add(rep.Findings...)
+		for _, f := range rep.Findings {
+			key := f.Code + "\x00" + f.Subject + "\x00" + f.Message
+			from[key] = appendNew(from[key], c.Name)
+			if i, dup := seen[key]; dup {
+				res.Report.Findings[i].Evidence = appendNew(res.Report.Findings[i].Evidence, f.Evidence...)
+				continue
+			}
+			res.Report.Add(f)
+			seen[key] = len(res.Report.Findings) - 1
+		}
 		res.Report.Allowed = append(res.Report.Allowed, rep.Allowed...)
 		for _, id := range c.Items {
 			ir := byItem[id]
@@ -119,7 +159,18 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 			if ir.Status == NotChecked {
 				ir.Status = Pass
 			}
+			if c.Partial != "" {
+				partial[id] = true
+				ir.Missing = appendNew(ir.Missing, c.Partial)
+			}
 			for _, f := range rep.Findings {
+				if items, ok := c.PartialWhen[f.Code]; ok {
+					if slices.Contains(items, id) {
+						partial[id] = true
+						ir.Missing = appendNew(ir.Missing, f.Message+": "+f.Fix)
+					}
+					continue
+				}
 				only, ok := c.ItemOf[f.Code]
 				if !ok {
 					only = c.Primary
@@ -129,19 +180,45 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 				}
 				ir.Status = worse(ir.Status, f.Severity)
 				if f.Severity >= findings.Warn {
-					ir.Evidence = append(ir.Evidence, fmt.Sprintf("%s %s: %s", f.Code, f.Subject, f.Message))
+					ir.Evidence = appendNew(ir.Evidence, fmt.Sprintf("%s %s: %s", f.Code, f.Subject, f.Message))
 				}
 			}
 		}
 	}
-	for _, it := range Checklist {
-		res.Items = append(res.Items, *byItem[it.ID])
+	for key, i := range seen {
+		if len(from[key]) > 1 {
+			f := &res.Report.Findings[i]
+			f.Evidence = append(f.Evidence, "reported by: "+strings.Join(from[key], "; "))
+		}
 	}
-	return res, nil
+	for _, it := range Checklist {
+		ir := byItem[it.ID]
+		if ir.Status == Pass && (skipped[it.ID] || partial[it.ID]) {
+			// Something under this line did not run, or ran on a model:
+			// it holds as far as it was checked, and says what is missing.
+			ir.Status = Partial
+			for _, s := range ir.Skipped {
+				ir.Missing = appendNew(ir.Missing, s)
+			}
+		}
+		res.Items = append(res.Items, *ir)
+	}
+	return res, errors.Join(res.Failed...)
 }
 
+func appendNew(list []string, more ...string) []string {
+	for _, m := range more {
+		if !slices.Contains(list, m) {
+			list = append(list, m)
+		}
+	}
+	return list
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func worse(s Status, sev findings.Severity) Status {
-	rank := func(s Status) int { return slices.Index([]Status{NotChecked, Pass, Warn, Fail}, s) }
+	rank := func(s Status) int { return slices.Index([]Status{NotChecked, Pass, Partial, Warn, Fail}, s) }
 	next := s
 	switch sev {
 	case findings.Error:

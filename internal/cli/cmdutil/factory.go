@@ -245,7 +245,7 @@ func (f *Factory) Flush(command string, err error, code int, message string) err
 	f.pending, f.files = nil, nil
 	// An interrupted command (Ctrl-C) that rendered its summary first, as
 	// dlq replay does, keeps it: it says what was done before the stop.
-	ok := err == nil || exitcode.IsSilent(err) || code == exitcode.Interrupted && pending != nil
+	ok := err == nil || exitcode.IsSilent(err) || exitcode.KeepsOutput(err) || code == exitcode.Interrupted && pending != nil
 	var errs []error
 	for _, file := range f.Global.Files {
 		switch {

@@ -233,7 +233,7 @@ func storeCheck(o *Options, j config.Job) doctor.Check {
 			return nil, err
 		}
 		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
-			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Samples: 5, Now: o.Factory.Now()})
+			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: o.Factory.Now()})
 		if err != nil {
 			return nil, err
 		}

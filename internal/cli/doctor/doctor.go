@@ -137,7 +137,7 @@ func topologyCheck(o *Options) doctor.Check {
 	if retries {
 		items = []int{6, 7}
 	}
-	c := doctor.Check{Items: items, Name: "broker topology", ItemOf: map[string]int{
+	c := doctor.Check{Items: items, Name: "broker topology", PartialWhen: map[string][]int{topology.RuleManagementUnavailable.Code: items}, ItemOf: map[string]int{
 		topology.RuleRetryMissing.Code: 6, topology.RuleNoDLX.Code: 7, topology.RuleDLXUnrouted.Code: 7, topology.RuleDLQMissing.Code: 7,
 		topology.RuleNoDeliveryLimit.Code: 7, topology.RuleAutoAck.Code: 7,
 	}}
@@ -177,45 +177,54 @@ func topologyCheck(o *Options) doctor.Check {
 // simulateChecks: the simulator's own matrix, and each job's declared
 // consumer profile under the crash scenarios.
 func simulateChecks(o *Options) []doctor.Check {
-	out := []doctor.Check{{Items: []int{10}, Name: "simulate matrix (the simulator's documented claims)", Run: func(ctx context.Context) (*findings.Report, error) {
+	// The simulator checking its own documented matrix says nothing about
+	// the user's system: it runs under no checklist line, and only its
+	// findings (a claim that no longer holds) are reported.
+	out := []doctor.Check{{Name: "simulate matrix (the simulator's own documented claims)", Run: func(ctx context.Context) (*findings.Report, error) {
 		m, err := sim.RunMatrix(ctx, sim.Scenarios(), worker.Profiles(), 5_000_000, sim.Shard{})
 		if err != nil {
 			return nil, err
 		}
 		return m.Report(), nil
 	}}}
+	if !slices.ContainsFunc(o.Jobs, func(j config.Job) bool { return j.Profile != "" || len(j.Mitigations) > 0 }) {
+		out = append(out, doctor.Check{Items: []int{10}, Name: "crash scenarios",
+			Skip: "no job names its worker or consumer profile: give jobs[].worker (its own consumer under real faults) or jobs[].profile in dupctl.yaml"})
+	}
 	for _, j := range o.Jobs {
 		if j.Profile == "" && len(j.Mitigations) == 0 {
 			continue
 		}
-		out = append(out, doctor.Check{Items: []int{10}, Name: "simulate crash, lock-expiry, redelivery under job " + j.Name + "'s profile", Run: func(ctx context.Context) (*findings.Report, error) {
-			p, err := jobProfile(j)
-			if err != nil {
-				return nil, err
-			}
-			r := &findings.Report{}
-			r.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code)
-			for _, name := range []string{"crash", "lock-expiry", "redelivery"} {
-				sc, _ := sim.ScenarioByName(name)
-				res, err := sim.Run(ctx, sim.Options{Scenario: sc, Profiles: []worker.Profile{p}, Tune: jobTune(j)})
+		out = append(out, doctor.Check{Items: []int{10}, Name: "simulate crash, lock-expiry, redelivery under job " + j.Name + "'s declared profile",
+			Partial: "job " + j.Name + ": a model of the declared profile, not the worker: run the job's own worker under the same faults (jobs[].worker in dupctl.yaml, or dupctl simulate crash --worker)",
+			Run: func(ctx context.Context) (*findings.Report, error) {
+				p, err := jobProfile(j)
 				if err != nil {
 					return nil, err
 				}
-				pr := res.Profiles[0]
-				var ev []string
-				if pr.Example != nil {
-					ev = []string{"replay: dupctl simulate replay " + pr.Example.Token}
+				r := &findings.Report{}
+				r.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code)
+				for _, name := range []string{"crash", "lock-expiry", "redelivery"} {
+					sc, _ := sim.ScenarioByName(name)
+					res, err := sim.Run(ctx, sim.Options{Scenario: sc, Profiles: []worker.Profile{p}, Tune: jobTune(j)})
+					if err != nil {
+						return nil, err
+					}
+					pr := res.Profiles[0]
+					var ev []string
+					if pr.Example != nil {
+						ev = []string{"replay: dupctl simulate replay " + pr.Example.Token}
+					}
+					subject := "job " + j.Name + " (" + name + ")"
+					if pr.Found.Has(sim.VDuplicate) {
+						r.Add(sim.RuleDuplicate.New(subject, fmt.Sprintf("the job's consumer (%s) runs a side effect twice when %s", p.Describe(), sc.Title), ev...))
+					}
+					if pr.Found.Has(sim.VLoss) {
+						r.Add(sim.RuleLoss.New(subject, fmt.Sprintf("the job's consumer (%s) loses a job when %s", p.Describe(), sc.Title), ev...))
+					}
 				}
-				subject := "job " + j.Name + " (" + name + ")"
-				if pr.Found.Has(sim.VDuplicate) {
-					r.Add(sim.RuleDuplicate.New(subject, fmt.Sprintf("the job's consumer (%s) runs a side effect twice when %s", p.Describe(), sc.Title), ev...))
-				}
-				if pr.Found.Has(sim.VLoss) {
-					r.Add(sim.RuleLoss.New(subject, fmt.Sprintf("the job's consumer (%s) loses a job when %s", p.Describe(), sc.Title), ev...))
-				}
-			}
-			return r, nil
-		}})
+				return r, nil
+			}})
 	}
 	return out
 }
@@ -250,31 +259,57 @@ func jobProfile(j config.Job) (worker.Profile, error) {
 
 func run(ctx context.Context, o *Options) error {
 	res, err := doctor.Run(ctx, checks(o))
-	if err != nil {
+	if res == nil || ctx.Err() != nil {
 		return err
 	}
 	res.Report.Data = map[string]any{"checklist": res.Items}
-	return o.Factory.Emit(ctx, report.Document{Report: res.Report, Text: func(w io.Writer, th *report.Theme) error {
-		fmt.Fprintf(w, "%s the production checklist of duplicate-safe queue workers\n\n", th.Strong("dupctl doctor:"))
-		t := report.NewTable("#", "CHECKLIST ITEM", "STATUS", "CHECKED").AlignRight(0)
-		for _, it := range res.Items {
-			status := string(it.Status)
-			switch it.Status {
-			case doctor.Pass:
-				status = th.Pass(status)
-			case doctor.Fail:
-				status = th.Severity(findings.Error, status)
-			case doctor.Warn:
-				status = th.Severity(findings.Warn, status)
-			default:
-				status = th.Faint(status)
-			}
-			checked := strings.Join(it.Checked, "; ")
-			if len(it.Checked) == 0 {
-				checked = th.Faint(strings.Join(it.Skipped, "; "))
-			}
-			t.Row(fmt.Sprint(it.ID), it.Title, status, checked)
-		}
-		return t.Render(w)
+	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report, Text: func(w io.Writer, th *report.Theme) error {
+		return writeChecklist(w, th, res, o.Factory.IO.Width())
 	}})
+	if err != nil {
+		// Every line is printed; the ones whose system could not be
+		// reached say so. The run still failed: exit 3, output kept.
+		return &exitcode.Error{Code: exitcode.Unavailable, Err: err, KeepOutput: true}
+	}
+	return emitErr
+}
+
+// writeChecklist is the checklist table, its last column wrapped to the
+// terminal's width; a partial line says what would complete it.
+func writeChecklist(w io.Writer, th *report.Theme, res *doctor.Result, width int) error {
+	fmt.Fprintf(w, "%s the production checklist of duplicate-safe queue workers\n\n", th.Strong("dupctl doctor:"))
+	titleW, statusW := 0, len("not checked")
+	for _, it := range res.Items {
+		titleW = max(titleW, len(it.Title))
+	}
+	// The columns share the width: "#" and STATUS as they are, the title
+	// up to 45% of the rest, CHECKED what is left (never under 20).
+	avail := width - (2 + 2) - (statusW + 2)
+	titleW = min(titleW, max(avail*45/100, 16))
+	rest := max(avail-titleW-2, 20)
+	t := report.NewTable("#", "CHECKLIST ITEM", "STATUS", "CHECKED").AlignRight(0)
+	for _, it := range res.Items {
+		status := string(it.Status)
+		switch it.Status {
+		case doctor.Pass:
+			status = th.Pass(status)
+		case doctor.Fail:
+			status = th.Severity(findings.Error, status)
+		case doctor.Warn, doctor.Partial:
+			status = th.Severity(findings.Warn, status)
+		default:
+			status = th.Faint(status)
+		}
+		var checked string
+		switch {
+		case len(it.Checked) == 0:
+			checked = th.Faint(report.Wrap(strings.Join(it.Skipped, "; "), rest))
+		case it.Status == doctor.Partial:
+			checked = report.Wrap(strings.Join(it.Checked, "; "), rest) + "\n" + th.Faint(report.Wrap("missing: "+strings.Join(it.Missing, "; "), rest))
+		default:
+			checked = report.Wrap(strings.Join(it.Checked, "; "), rest)
+		}
+		t.Row(fmt.Sprint(it.ID), report.Wrap(it.Title, titleW), status, checked)
+	}
+	return t.Render(w)
 }

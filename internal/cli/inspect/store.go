@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,7 +96,7 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 	fs.StringVar(&o.EvidenceColumns, "success-evidence", "", "column(s) that only a success sets, e.g. charge_id (succeeded_at and a 2xx response_code are found by name)")
 	fs.StringVar(&o.HistoryTable, "history-table", "", "status history table with the key, status and a timestamp (default: <table>_history, _audit, _transitions, _events, _log)")
 	fs.StringArrayVar(&statuses, "status", nil, "status values of a role, ROLE=V1,V2 (roles: processing, succeeded, failed, retryable, pending; default: PROCESSING, SUCCEEDED, FAILED, RETRYABLE)")
-	fs.DurationVar(&o.StuckAfter, "stuck-after", 15*time.Minute, "a PROCESSING row with no sign of life for this long is stuck")
+	fs.DurationVar(&o.StuckAfter, "stuck-after", store.DefaultStuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	fs.StringSliceVar(&checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
 	opts.Postgres.Register(fs)

@@ -47,6 +47,11 @@ const (
 // CheckGroups lists every group in the order the checks run.
 var CheckGroups = []string{CheckCatalog, CheckDuplicates, CheckNormalized, CheckBusiness, CheckStuck, CheckStatuses, CheckOverwritten, CheckAttempts}
 
+// DefaultStuckAfter is how long a PROCESSING row may go without a sign of
+// life before it counts as stuck: the one threshold inspect store and
+// doctor share.
+const DefaultStuckAfter = 15 * time.Minute
+
 // Options are one inspection. Column and table options are raw user text
 // (parsed as SQL identifiers and looked up in the catalog); empty means
 // "detect".

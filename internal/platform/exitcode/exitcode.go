@@ -32,6 +32,16 @@ type Error struct {
 	// Silent errors set the exit code without printing anything: the
 	// output already said it (findings at or above --fail-on).
 	Silent bool
+	// KeepOutput says the report the command rendered stands even though
+	// the run failed (doctor prints every line, with the unreachable ones
+	// not checked, then exits 3).
+	KeepOutput bool
+}
+
+// KeepsOutput reports whether err lets the rendered report stand.
+func KeepsOutput(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.KeepOutput
 }
 
 func (e *Error) Error() string {

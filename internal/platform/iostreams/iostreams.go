@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/mattn/go-isatty"
 )
 
@@ -20,6 +22,7 @@ type IOStreams struct {
 
 	outTTY bool
 	errTTY bool
+	width  int // stdout's columns when it is a terminal; 0 otherwise
 
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
@@ -36,8 +39,31 @@ func System() *IOStreams {
 		ErrOut: os.Stderr,
 		outTTY: isTerminal(os.Stdout),
 		errTTY: isTerminal(os.Stderr),
+		width:  terminalWidth(os.Stdout),
 		Getenv: os.Getenv,
 	}
+}
+
+func terminalWidth(f *os.File) int {
+	w, _, err := term.GetSize(f.Fd())
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
+// Width is how many columns a line of table output may take: the
+// terminal's width, else $COLUMNS, else 120 (a file or a CI log).
+func (s *IOStreams) Width() int {
+	if s.width > 0 {
+		return s.width
+	}
+	if s.Getenv != nil {
+		if n, err := strconv.Atoi(s.Getenv("COLUMNS")); err == nil && n >= 40 {
+			return n
+		}
+	}
+	return 120
 }
 
 func isTerminal(f *os.File) bool {

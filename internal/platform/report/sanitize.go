@@ -89,3 +89,45 @@ func kept(s string, keep []string) string {
 func isBidiControl(r rune) bool {
 	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
+
+// Wrap breaks text into lines of at most width display columns, at spaces
+// (a word longer than width is cut), for a table cell that would otherwise
+// run past the terminal's edge.
+func Wrap(s string, width int) string {
+	if width <= 0 || runewidth.StringWidth(s) <= width {
+		return s
+	}
+	var lines []string
+	var line strings.Builder
+	lw := 0
+	for _, word := range strings.Fields(s) {
+		ww := runewidth.StringWidth(word)
+		for ww > width {
+			if lw > 0 {
+				lines = append(lines, line.String())
+				line.Reset()
+				lw = 0
+			}
+			head := runewidth.Truncate(word, width, "")
+			lines = append(lines, head)
+			word = word[len(head):]
+			ww = runewidth.StringWidth(word)
+		}
+		switch {
+		case lw == 0:
+		case lw+1+ww > width:
+			lines = append(lines, line.String())
+			line.Reset()
+			lw = 0
+		default:
+			line.WriteByte(' ')
+			lw++
+		}
+		line.WriteString(word)
+		lw += ww
+	}
+	if lw > 0 {
+		lines = append(lines, line.String())
+	}
+	return strings.Join(lines, "\n")
+}

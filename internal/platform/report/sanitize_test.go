@@ -93,3 +93,20 @@ func FuzzTerminal(f *testing.F) {
 		}
 	})
 }
+
+func TestWrap(t *testing.T) {
+	got := Wrap("inspect lock lock:payment:order:*; inspect store payments; a-very-long-word-that-is-longer-than-the-width", 20)
+	for _, line := range strings.Split(got, "\n") {
+		if runewidthOf(line) > 20 {
+			t.Errorf("line %q is wider than 20", line)
+		}
+	}
+	if strings.ReplaceAll(got, "\n", "") == "" || !strings.HasPrefix(got, "inspect lock") {
+		t.Errorf("Wrap = %q", got)
+	}
+	if Wrap("short", 20) != "short" {
+		t.Error("short text changed")
+	}
+}
+
+func runewidthOf(s string) int { return utf8.RuneCountInString(s) }
