@@ -118,7 +118,7 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 			skipped[id] = true
 		}
 	}
-	seen := map[string]int{}       // one finding for several jobs' identical ones: its index
+	seen := map[string]int{}      // one finding for several jobs' identical ones: its index
 	from := map[string][]string{} // and the checks that reported it
 	for _, c := range checks {
 		if ctx.Err() != nil {

@@ -41,7 +41,9 @@ func TestLineStates(t *testing.T) {
 		{Items: []int{1}, Name: "held", Run: ran()},
 		{Items: []int{2}, Name: "held", Run: ran()},
 		{Items: []int{2}, Name: "skipped", Skip: "no --redis-url"},
-		{Items: []int{3}, Name: "nothing", Run: func(context.Context) (*findings.Report, error) { return nil, &NothingError{Reason: "no lock key matched"} }},
+		{Items: []int{3}, Name: "nothing", Run: func(context.Context) (*findings.Report, error) {
+			return nil, &NothingError{Reason: "no lock key matched"}
+		}},
 		{Items: []int{4, 7}, Name: "topology", PartialWhen: map[string][]int{"NOT_CHECKED": {7}}, Run: ran(ruleN.New("broker", "checked queue existence only"))},
 		{Items: []int{10}, Name: "model", Partial: "a model, not the worker", Run: ran()},
 		{Items: []int{5}, Name: "failing", Run: ran(ruleA.New("x", "bad"))},
