@@ -17,6 +17,8 @@ type Statement struct {
 	// Raw is the message that runs it: a Query's text, or a Bind's
 	// parameter values (where a business key usually is).
 	Raw []byte
+	// Bind is set when Raw is a Bind message (else a Query).
+	Bind bool
 }
 
 // Handler sees a connection's statements and commits.
@@ -119,7 +121,7 @@ func (p *pumps) ClientToServer(pr *proxy.Pair) error {
 		case 'B':
 			if name, err := BindStatement(m.Body); err == nil {
 				sql := c.stmts[name]
-				st = &Statement{Kind: Classify(sql), SQL: sql, Raw: m.Body}
+				st = &Statement{Kind: Classify(sql), SQL: sql, Raw: m.Body, Bind: true}
 			}
 		}
 		c.mu.Unlock()

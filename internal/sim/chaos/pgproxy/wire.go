@@ -232,3 +232,66 @@ func WriteTag(tag string) bool {
 	}
 	return false
 }
+
+// BindParams reads a Bind message's parameter values (nil for SQL NULL):
+// portal, statement, the parameter format codes, then each value as an
+// int32 length (-1 for NULL) and its bytes.
+func BindParams(body []byte) ([][]byte, error) {
+	_, rest, err := cstring(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, rest, err = cstring(rest); err != nil {
+		return nil, err
+	}
+	short := errors.New("pg: Bind too short")
+	if len(rest) < 2 {
+		return nil, short
+	}
+	nf := int(binary.BigEndian.Uint16(rest))
+	rest = rest[2:]
+	if len(rest) < 2*nf+2 {
+		return nil, short
+	}
+	rest = rest[2*nf:]
+	np := int(binary.BigEndian.Uint16(rest))
+	rest = rest[2:]
+	params := make([][]byte, 0, np)
+	for i := 0; i < np; i++ {
+		if len(rest) < 4 {
+			return nil, short
+		}
+		n := int32(binary.BigEndian.Uint32(rest))
+		rest = rest[4:]
+		if n < 0 {
+			params = append(params, nil)
+			continue
+		}
+		if int(n) > len(rest) {
+			return nil, short
+		}
+		params = append(params, rest[:n])
+		rest = rest[n:]
+	}
+	return params, nil
+}
+
+// Values are the values a statement carries: a Bind's parameters, or the
+// quoted literals of a Query's SQL.
+func Values(s *Statement) []string {
+	var out []string
+	if s.Bind {
+		ps, _ := BindParams(s.Raw)
+		for _, p := range ps {
+			if p != nil {
+				out = append(out, string(p))
+			}
+		}
+		return out
+	}
+	parts := strings.Split(s.SQL, "'")
+	for i := 1; i < len(parts); i += 2 {
+		out = append(out, parts[i])
+	}
+	return out
+}
