@@ -57,6 +57,7 @@ var notWithWorker = []string{"live", "explore", "max-states", "shard", "profile"
 
 // runWorker is the --worker hook of a scenario command.
 func (w *workerFlags) runWorker(cmd *cobra.Command, f *cmdutil.Factory, sc *sim.Scenario) error {
+	cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
 	fs := cmd.Flags()
 	for _, name := range append(notWithWorker, switchNames()...) {
 		if fs.Changed(name) {

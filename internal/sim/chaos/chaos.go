@@ -169,9 +169,22 @@ func (o *Options) check(spec Spec) error {
 	if _, _, err := splitPublish(o.Publish); err != nil {
 		return err
 	}
+	vars := templateNames(true)
+	if o.RedisURL == "" && strings.Contains(o.Worker+strings.Join(o.Env, " "), "{redis") {
+		return problem.Inputf("RedisURL", "the worker's environment uses {redis}: give {RedisURL}")
+	}
+	if _, err := expand(o.Worker, vars); err != nil {
+		return problem.Inputf("Worker", "%w", err)
+	}
+	if _, err := expand(o.Publish, vars); err != nil {
+		return problem.Inputf("Publish", "%w", err)
+	}
 	for _, e := range o.Env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
 			return problem.Inputf("Env", "%q: want NAME=VALUE", e)
+		}
+		if _, err := expand(e, vars); err != nil {
+			return problem.Inputf("Env", "%s: %w", e, err)
 		}
 	}
 	for name := range o.Slow {

@@ -92,7 +92,7 @@ func setup(t *testing.T, scenario string, switches ...string) *fixture {
 	})
 	f := &fixture{deps: chaos.Deps{AMQP: ac, Redis: rdb, Postgres: pool}}
 	env := []string{"AMQP_URL={amqp}", "REDIS_URL={redis}", "DATABASE_URL={postgres}", "QUEUE={prefix}.orders",
-		"CHARGES=" + tbl + "_charges", "IDEM_TABLE=" + tbl + "_idem", "WORKER=W{worker}", "WORK=50ms"}
+		"CHARGES=" + tbl + "_charges", "IDEM_TABLE=" + tbl + "_idem", "WORKER=W{worker}", "WORK=50ms", "LOCK_TTL=500ms"}
 	f.opts = chaos.Options{
 		Scenario: scenario, Worker: bin, Workers: 2, Env: append(env, switches...),
 		Publish: ":{prefix}.orders", Keys: 2,

@@ -30,12 +30,34 @@ func expand(s string, vars map[string]string) (string, error) {
 	if bad != "" {
 		names := make([]string, 0, len(vars))
 		for k := range vars {
-			names = append(names, "{"+k+"}")
+			names = append(names, k)
 		}
 		sort.Strings(names)
+		for i, n := range names {
+			names[i] = "{" + n + "}"
+		}
 		return "", fmt.Errorf("unknown template %s: want one of %s", bad, strings.Join(names, " "))
 	}
 	return out, nil
+}
+
+// templateNames are the templates a worker run fills in ({redis...} only
+// with redis set).
+func templateNames(redis bool) map[string]string {
+	vars := map[string]string{"prefix": "", "worker": ""}
+	services := []string{"amqp", "postgres"}
+	if redis {
+		services = append(services, "redis")
+	}
+	for _, s := range services {
+		for _, suffix := range []string{"", "_addr", "_host", "_port"} {
+			vars[s+suffix] = ""
+		}
+	}
+	for _, k := range []string{"postgres_db", "postgres_user", "postgres_password", "postgres_jdbc"} {
+		vars[k] = ""
+	}
+	return vars
 }
 
 // proxyVars are the addresses a worker is given for one service's proxy:
