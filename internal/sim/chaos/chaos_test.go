@@ -2,10 +2,12 @@ package chaos_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +57,17 @@ func worker(t *testing.T) string {
 type fixture struct {
 	deps chaos.Deps
 	opts chaos.Options
-	ids  []string
+	mu   sync.Mutex
+	ids  []string // the runs' ids, as OnStart learns them
+}
+
+func (f *fixture) firstID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ids) == 0 {
+		return ""
+	}
+	return f.ids[0]
 }
 
 // setup connects to the real services, creates the worker's tables and
@@ -100,7 +112,7 @@ func setup(t *testing.T, scenario string, switches ...string) *fixture {
 		CacheKeys:  "status:*", Settle: 300 * time.Millisecond, RunTimeout: 30 * time.Second, ReadyTimeout: 20 * time.Second,
 		AMQPURL: amqpURL, RedisURL: redisURL, DatabaseURL: pgURL,
 		Replay:  func(seed uint64) string { return fmt.Sprintf("--seed %d", seed) },
-		OnStart: func(id string) { f.ids = append(f.ids, id) },
+		OnStart: func(id string) { f.mu.Lock(); f.ids = append(f.ids, id); f.mu.Unlock() },
 	}
 	if testing.Verbose() {
 		f.opts.WorkerLog = os.Stderr
@@ -283,4 +295,66 @@ func soak() int {
 		return n
 	}
 	return 1
+}
+
+// TestInterruptCleansUp cancels a run while one worker is stopped
+// (SIGSTOP) mid-message, as Ctrl-C does: no worker process, queue or key
+// of the run may survive.
+func TestInterruptCleansUp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc to find the worker processes")
+	}
+	f := setup(t, "lock-expiry")
+	f.opts.Keys, f.opts.Pause = 1, time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		// cancel once the fault (the long pause) has begun
+		for {
+			time.Sleep(20 * time.Millisecond)
+			if id := f.firstID(); id != "" && pausedProcess(id) {
+				close(stopped)
+				cancel()
+				return
+			}
+		}
+	}()
+	_, err := chaos.Run(ctx, f.deps, f.opts)
+	select {
+	case <-stopped:
+	default:
+		t.Fatalf("the run ended before the pause (err %v)", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if ps := workersOf(f.firstID()); len(ps) > 0 {
+		t.Fatalf("worker processes %v survived the interrupt", ps)
+	}
+	f.checkCleanedUp(t)
+}
+
+// workersOf lists the processes whose environment names the run's id.
+func workersOf(id string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && strings.Contains(string(env), "QUEUE="+id+".orders") {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+// pausedProcess reports whether one of the run's workers is stopped (state T).
+func pausedProcess(id string) bool {
+	for _, pid := range workersOf(id) {
+		stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return true
+		}
+	}
+	return false
 }

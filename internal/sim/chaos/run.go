@@ -702,6 +702,9 @@ func (r *run) cleanup() {
 		if s.proc != nil {
 			procs = append(procs, s.proc)
 		}
+		if s.gate != nil {
+			s.gate.Thaw() // a paused worker's connections may close cleanly
+		}
 	}
 	r.mu.Unlock()
 	for _, p := range procs {
