@@ -15,6 +15,7 @@ import (
 	"time"
 
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
 	"github.com/dupctl/dupctl/internal/testenv"
@@ -357,4 +358,26 @@ func pausedProcess(id string) bool {
 		}
 	}
 	return false
+}
+
+// TestProveJobCitesTheRun is the API doctor calls with a dupctl.yaml job.
+func TestProveJobCitesTheRun(t *testing.T) {
+	f := setup(t, "")
+	job := config.Job{Name: "payment", Worker: &config.Worker{Command: f.opts.Worker, Env: append(f.opts.Env, "IDEM=none"), Publish: f.opts.Publish, EffectsSQL: f.opts.EffectsSQL}}
+	base := f.opts
+	base.Worker, base.Env, base.Publish, base.EffectsSQL = "", nil, "", ""
+	p, err := chaos.ProveJob(context.Background(), f.deps, job, base, "redelivery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Passed() {
+		t.Fatalf("a worker without idempotency passed: %s", p.Summary())
+	}
+	want := "job payment (" + f.opts.Worker + "): redelivery 1/1 points: redelivery: 1 duplicate(s), 0 loss(es) (DUP_EFFECT_REDELIVERY; seeds 0)"
+	if got := p.Summary(); got != want {
+		t.Fatalf("summary\n got %s\nwant %s", got, want)
+	}
+	if n := len(p.Report().Findings); n != 1 {
+		t.Fatalf("%d findings, want 1", n)
+	}
 }
