@@ -96,7 +96,7 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 	fs.BoolVar(&lv.Enabled, "live", false, "play the scenario's fault plan on the real Redis, PostgreSQL and RabbitMQ (--redis-url, --database-url, --amqp-url) and compare with the simulator")
 	fs.BoolVar(&lv.AllowRemote, "allow-remote", false, "with --live: allow servers that are not on loopback (a live run creates and removes queues, a schema and keys)")
 	fs.DurationVar(&lv.Scale, "time-scale", 20*time.Millisecond, "with --live: real time one virtual second takes")
-	wk.register(fs)
+	wk.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(worker.ProfileNames(), "all"), cobra.ShellCompDirectiveNoFileComp
 	})

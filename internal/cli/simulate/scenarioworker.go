@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -37,7 +38,15 @@ type workerFlags struct {
 	runTimeout time.Duration
 }
 
-func (w *workerFlags) register(fs *pflag.FlagSet) {
+func (w *workerFlags) register(cmd *cobra.Command) {
+	if _, err := chaos.SpecFor(cmd.Name()); err == nil {
+		cmd.Example += fmt.Sprintf(`
+  # your own worker under real faults (docs/worker-chaos.md)
+  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} \
+    --worker-env REDIS_URL={redis} --worker-env DATABASE_URL={postgres} \
+    --publish payments:charge --effects-sql 'select order_id, count(*) from charges group by 1'`, cmd.Name())
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&w.command, "worker", "", "run your own worker command (with /bin/sh -c) under the scenario's real faults, through dupctl's proxies (docs/worker-chaos.md)")
 	fs.StringArrayVar(&w.env, "worker-env", nil, "with --worker: NAME=VALUE for the workers; {amqp}, {redis}, {postgres} (and _addr, _port, {postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
 	fs.StringVar(&w.publish, "publish", "", "with --worker: EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
