@@ -201,6 +201,14 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	r.held[key]++
 	r.add(o.s.lane(inst), "cache-held", firstKey(r, key), fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
 	r.timers = append(r.timers, time.AfterFunc(r.o.CacheLag, func() {
+		r.mu.Lock()
+		if r.stopping { // cleanup is deleting the run's keys: a late write would outlive it
+			r.mu.Unlock()
+			return
+		}
+		r.landing.Add(1)
+		r.mu.Unlock()
+		defer r.landing.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		err := r.d.Redis.Do(ctx, args...).Err()

@@ -79,6 +79,7 @@ type run struct {
 	failure   error
 	pub       *publisher
 	logMu     sync.Mutex
+	landing   sync.WaitGroup // held-back cache writes being applied
 }
 
 type tagKey struct {
@@ -751,6 +752,7 @@ func (r *run) cleanup() {
 		}
 	}
 	if r.d.Redis != nil {
+		r.landing.Wait()
 		iter := r.d.Redis.Scan(ctx, 0, "*"+r.id+"*", 1000).Iterator()
 		var keys []string
 		for iter.Next(ctx) {

@@ -96,3 +96,27 @@ func TestReadValueRoundTrip(t *testing.T) {
 		t.Fatalf("types %q, raw %q", types, raw)
 	}
 }
+
+// TestLatencyDelaysReplies: --slow redis=D holds every reply at least D
+// (a lower bound only: a loaded machine may add more).
+func TestLatencyDelaysReplies(t *testing.T) {
+	raw := testenv.Need(t, testenv.Redis)
+	u, _ := url.Parse(raw)
+	gate := proxy.NewGate()
+	const d = 150 * time.Millisecond
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(&recorder{}), Latency: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	ctx := context.Background()
+	start := time.Now()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("PING answered in %s through a proxy with %s latency", took, d)
+	}
+}
