@@ -37,12 +37,11 @@ func (a *amqpObs) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 	}
 	switch r.plan.Fault {
 	case Kill:
-		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
-		r.killLocked(s)
+		r.killAt(s, lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
 		return false
 	case Close:
 		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
-		go c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
+		c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
 		return false
 	}
 	return true
@@ -94,14 +93,9 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 			r.open[tagKey{c, ev.Channel, ev.Tag}] = d
 		}
 		r.add(lane, "deliver", d.key, text)
-		if r.due(AfterReceive, keys, s, inst) {
+		if r.due(AfterReceive, keys, s, inst) && r.plan.Fault == Kill {
 			d.faulted = true
-			switch r.plan.Fault {
-			case Kill:
-				r.fire(lane, d.key, "dupctl SIGKILLs the worker right after it received "+d.key)
-				r.killLocked(s)
-			case Duplicate:
-			}
+			r.killAt(s, lane, d.key, "dupctl SIGKILLs the worker right after it received "+d.key)
 		}
 	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
 		ds := r.settled(c, ev, true)
@@ -111,8 +105,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
 			switch r.plan.Fault {
 			case Kill:
-				r.fire(lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
-				r.killLocked(s)
+				r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
 			case LagCache:
 				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+" is acked; dupctl publishes a second while its cache write is still held back")
 				r.publishLater(r.plan.Victim, 2)
@@ -402,8 +395,7 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 	}
 	switch r.plan.Fault {
 	case Kill:
-		r.fire(lane, key, "dupctl SIGKILLs the worker right after it took the lock "+lock)
-		r.killLocked(s)
+		r.killAt(s, lane, key, "dupctl SIGKILLs the worker right after it took the lock "+lock)
 	case Stop:
 		r.pause(s, lane, key, "right after it took the lock "+lock, l)
 	}
@@ -461,12 +453,6 @@ type pgObs struct {
 	s *slot
 }
 
-// statementKeys are the business keys a statement names (in a Bind's
-// parameters or a Query's text).
-func (r *run) statementKeys(st *pgproxy.Statement) []string {
-	return r.keysIn(st.Raw)
-}
-
 func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	if st.Kind != pgproxy.KindRead && st.Kind != pgproxy.KindWrite {
 		return true
@@ -475,7 +461,7 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
-	keys := r.statementKeys(st)
+	keys := r.keysIn(st.Raw)
 	if len(keys) == 0 {
 		return true
 	}
@@ -501,8 +487,7 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	}
 	switch r.plan.Fault {
 	case Kill:
-		r.fire(lane, r.plan.Victim, "the worker sends its first write for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
-		r.killLocked(s)
+		r.killAt(s, lane, r.plan.Victim, "the worker sends its first write for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
 		return false
 	case Stop:
 		r.pause(s, lane, r.plan.Victim, "as it sends its first write for "+r.plan.Victim, r.leaseOf(s, inst, r.plan.Victim))
@@ -530,7 +515,7 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	var keys []string
 	for _, w := range writes {
 		values := pgproxy.Values(w)
-		for _, k := range r.statementKeys(w) {
+		for _, k := range r.keysIn(w.Raw) {
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
@@ -556,8 +541,7 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 			d.faulted = true
 		}
 		if r.plan.Fault == Kill {
-			r.fire(lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its first write for "+r.plan.Victim+" committed")
-			r.killLocked(s)
+			r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its first write for "+r.plan.Victim+" committed")
 		}
 	}
 }

@@ -395,6 +395,12 @@ func (r *run) onlyOpen(s *slot, inst int) []string {
 	return nil
 }
 
+// killAt records the fault and kills the slot; the caller holds r.mu.
+func (r *run) killAt(s *slot, lane, key, why string) {
+	r.fire(lane, key, why)
+	r.killLocked(s)
+}
+
 // killLocked SIGKILLs a slot's process group: its gate dies first, so
 // nothing it sent after the fault point reaches a server.
 func (r *run) killLocked(s *slot) {

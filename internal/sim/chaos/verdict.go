@@ -347,6 +347,12 @@ func (r *run) cause(key string, e effectRow) (string, string) {
 		}
 	}
 	why := fmt.Sprintf("%s ran %d times; what dupctl saw on the wire matches no known cause", key, e.n)
+	for _, b := range writers[min(1, len(writers)):] {
+		if !b.redelivered && !b.readFirst {
+			why += fmt.Sprintf(" (at %s %s handled another message for %s and wrote without reading it first: nothing checked whether it was done)", r.at(b.from), b.slot.lane(b.inst), key)
+			return auditlogs.RuleUnexplained.Code, why
+		}
+	}
 	if len(writers) < 2 {
 		why += " (the proxies saw fewer than two committed writes naming the key: does the worker write the effect through {postgres}, with the key as a parameter?)"
 	}
