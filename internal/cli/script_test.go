@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 // TestScript runs the end-to-end scripts in testdata/script: a user's
 // command line in, exact stdout, stderr and exit code out.
 func TestScript(t *testing.T) {
+	goworker.dir = t.TempDir()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "../../testdata/script",
 		RequireExplicitExec: true,
@@ -45,6 +46,7 @@ func TestScript(t *testing.T) {
 			"amqp":     cmdAMQP,
 			"sql":      cmdSQL,
 			"redis":    cmdRedis,
+			"goworker": cmdGoworker,
 		},
 	})
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/sim/chaos"
 )
 
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), auditlogs.Rules(), keys.Rules(), ttl.Rules(), lock.Rules(), replay.Rules(), store.Rules(), auditcache.Rules())
+	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), auditlogs.Rules(), keys.Rules(), ttl.Rules(), lock.Rules(), replay.Rules(), store.Rules(), auditcache.Rules(), chaos.Rules())
 }

@@ -29,6 +29,7 @@ func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOpt
 	var runs, maxStates int
 	var explore, shard string
 	var lv LiveOptions
+	var wk workerFlags
 	cmd := &cobra.Command{
 		Use:   sc.Name,
 		Short: sc.Title,
@@ -45,6 +46,9 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
   dupctl simulate %[1]s -o json`, sc.Name),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("worker") {
+				return wk.runWorker(cmd, f, sc)
+			}
 			profiles, err := sys.profiles(sc)
 			if err != nil {
 				return err
@@ -89,6 +93,7 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 	fs.BoolVar(&lv.Enabled, "live", false, "play the scenario's fault plan on the real Redis, PostgreSQL and RabbitMQ (--redis-url, --database-url, --amqp-url) and compare with the simulator")
 	fs.BoolVar(&lv.AllowRemote, "allow-remote", false, "with --live: allow servers that are not on loopback (a live run creates and removes queues, a schema and keys)")
 	fs.DurationVar(&lv.Scale, "time-scale", 20*time.Millisecond, "with --live: real time one virtual second takes")
+	wk.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(worker.ProfileNames(), "all"), cobra.ShellCompDirectiveNoFileComp
 	})

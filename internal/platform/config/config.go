@@ -56,6 +56,23 @@ type Job struct {
 	// so doctor can test the crash scenarios against it.
 	Profile     string            `yaml:"profile" json:"profile"`
 	Mitigations map[string]string `yaml:"mitigations" json:"mitigations"`
+	// Worker starts the job's own consumer, so that
+	// `dupctl simulate <scenario> --worker` and doctor can run it under
+	// real faults (docs/worker-chaos.md).
+	Worker *Worker `yaml:"worker" json:"worker,omitempty"`
+}
+
+// Worker is how to run a job's consumer under faults: the command, its
+// environment ({amqp}, {redis}, {postgres} name dupctl's proxies), where
+// its messages go and how its side effects are counted.
+type Worker struct {
+	Command    string   `yaml:"command" json:"command"`
+	Workers    int      `yaml:"workers" json:"workers"`
+	Env        []string `yaml:"env" json:"env"`
+	Publish    string   `yaml:"publish" json:"publish"`
+	Body       string   `yaml:"body" json:"body"`
+	EffectsSQL string   `yaml:"effects_sql" json:"effects_sql"`
+	CacheKeys  string   `yaml:"cache_keys" json:"cache_keys"`
 }
 
 // Idempotency names the idempotency table.

@@ -25,6 +25,11 @@ jobs:
     lock_ttl: 2m
     idempotency: {table: job_execution, key_column: idempotency_key, status_column: status}
     cache_pattern: "job:status:{key}"
+    worker:
+      command: ./payments-worker
+      env: ["AMQP_URL={amqp}"]
+      publish: "payments:charge"
+      effects_sql: "select order_id, count(*) from charges group by 1"
 allow:
   - code: LOCK_NO_TTL
     subject: "lock:legacy:*"
@@ -41,6 +46,9 @@ func TestParse(t *testing.T) {
 	if !ok || j.Queue != "payments" || time.Duration(j.LockTTL) != 2*time.Minute || j.Idempotency.KeyColumn != "idempotency_key" {
 		t.Fatalf("job: %+v", j)
 	}
+	if j.Worker == nil || j.Worker.Command != "./payments-worker" || j.Worker.Env[0] != "AMQP_URL={amqp}" || j.Worker.Publish != "payments:charge" {
+		t.Fatalf("worker: %+v", j.Worker)
+	}
 	if c.Connections.RedisURL != "redis://127.0.0.1:6379/0" {
 		t.Fatalf("connections: %+v", c.Connections)
 	}
@@ -49,6 +57,7 @@ func TestParse(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"jobs:\n  - name: a\n    queeu: x\n", "field queeu not found"},
+		{"jobs:\n  - name: a\n    worker: {comand: x}\n", "field comand not found"},
 		{"jobs:\n  - queue: x\n", "name is required"},
 		{"jobs:\n  - name: a\n  - name: a\n", "defined twice"},
 		{"jobs:\n  - name: a\n    lock_ttl: soon\n", `"soon" is not a duration`},

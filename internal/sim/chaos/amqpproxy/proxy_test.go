@@ -1,0 +1,134 @@
+package amqpproxy_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/sim/chaos/amqpproxy"
+	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
+	"github.com/dupctl/dupctl/internal/testenv"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+type recorder struct {
+	mu       sync.Mutex
+	events   []string
+	withhold bool
+	conns    []*amqpproxy.Conn
+}
+
+func (r *recorder) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ev.Kind == amqpproxy.KindAck && r.withhold {
+		r.events = append(r.events, "withheld ack")
+		r.conns = append(r.conns, c)
+		return false
+	}
+	return true
+}
+
+func (r *recorder) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Kind {
+	case amqpproxy.KindDeliver:
+		body := string(ev.Content)
+		r.events = append(r.events, "deliver "+body[strings.Index(body, "order-"):]+map[bool]string{true: " redelivered"}[ev.Redelivered])
+	case amqpproxy.KindAck, amqpproxy.KindConsume, amqpproxy.KindQueueDeclare:
+		r.events = append(r.events, ev.Kind.String())
+	}
+}
+
+func (r *recorder) Closed(*amqpproxy.Conn) {}
+
+// TestWithheldAckIsRedelivered consumes through the proxy, withholds the
+// ack of the first delivery and closes the connection the way a broker
+// does: the broker must redeliver the message, flagged redelivered, to the
+// next consumer.
+func TestWithheldAckIsRedelivered(t *testing.T) {
+	raw := testenv.Need(t, testenv.AMQP)
+	u, _ := url.Parse(raw)
+	rec := &recorder{withhold: true}
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: amqpproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pu := *u
+	pu.Host = ln.Addr()
+	queue := testenv.UniqueName("chaos_q")
+	admin, err := amqp.Dial(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ach, _ := admin.Channel()
+	defer ach.QueueDelete(queue, false, false, false)
+
+	consume := func() (*amqp.Connection, <-chan amqp.Delivery) {
+		conn, err := amqp.Dial(pu.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, _ := conn.Channel()
+		if _, err := ch.QueueDeclare(queue, false, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		ch.Qos(1, 0, false)
+		ds, err := ch.Consume(queue, "", false, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn, ds
+	}
+	conn, ds := consume()
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	ctx := context.Background()
+	body := strings.Repeat("x", 200_000) + "order-1" // spans several body frames
+	if err := ach.PublishWithContext(ctx, "", queue, false, false, amqp.Publishing{Body: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	d := <-ds
+	d.Ack(false)
+	time.Sleep(100 * time.Millisecond)
+	rec.mu.Lock()
+	c := rec.conns[0]
+	rec.mu.Unlock()
+	c.CloseAsServer(320, "CONNECTION_FORCED - dupctl")
+	select {
+	case e := <-closed:
+		if e == nil || e.Code != 320 {
+			t.Fatalf("client saw close %v, want code 320", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("client never saw the broker-side close")
+	}
+	rec.mu.Lock()
+	rec.withhold = false
+	rec.mu.Unlock()
+	conn2, ds2 := consume()
+	defer conn2.Close()
+	select {
+	case d := <-ds2:
+		if !d.Redelivered {
+			t.Fatal("not flagged redelivered")
+		}
+		d.Ack(false)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no redelivery")
+	}
+	time.Sleep(100 * time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	got := strings.Join(rec.events, "; ")
+	want := "queue.declare; basic.consume; deliver order-1; withheld ack; queue.declare; basic.consume; deliver order-1 redelivered; basic.ack"
+	if got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,272 @@
+// Package chaos runs a user's own worker under real faults: it starts N
+// copies of the worker command, gives them the addresses of its own
+// proxies in front of the real RabbitMQ, Redis and PostgreSQL, publishes a
+// workload of business keys, injects the scenario's fault at a point it
+// sees on the wire (a withheld basic.ack and SIGKILL, a SIGSTOP after a
+// lock succeeded, a broker-side close, a lagging status cache), counts
+// the side effects with the user's own SQL and gives a verdict per
+// business key: effects, and for a duplicate the fault, the schedule and
+// the cause, in audit logs' codes; a key with no effect is loss.
+//
+// A seed picks each run's fault point and victim; consecutive seeds visit
+// every point of the scenario. Everything a run creates (processes,
+// proxy listeners, queues and keys named with the run's id) is removed on
+// every exit path.
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/dupctl/dupctl/internal/platform/progress"
+	"github.com/dupctl/dupctl/internal/platform/redact"
+	"github.com/jackc/pgx/v5/pgxpool"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+)
+
+// Options are one `simulate <scenario> --worker` invocation.
+type Options struct {
+	Scenario string
+	// Worker is the command that starts one worker, run by /bin/sh -c
+	// with Env added to dupctl's environment; {templates} are expanded.
+	Worker string
+	// Workers is how many copies run at once (default 2).
+	Workers int
+	// Env are NAME=VALUE pairs for the workers, with {amqp}, {redis},
+	// {postgres} (and _addr, _host, _port, {postgres_jdbc}, ...),
+	// {prefix} (the run's id) and {worker} (1..N) expanded.
+	Env []string
+	// Publish is EXCHANGE:ROUTING_KEY for the workload ({prefix} expanded).
+	Publish string
+	// Body is the message body; {{key}} is the business key.
+	Body string
+	// Keys is the number of business keys per run (default 3).
+	Keys int
+	// EffectsSQL counts side effects: rows of (business key, count), and
+	// optionally a third column, the number of distinct idempotency keys
+	// the effects were made under.
+	EffectsSQL string
+	// CacheKeys is a glob of the status cache's Redis keys: writes to them
+	// lag by CacheLag in stale-cache.
+	CacheKeys string
+	CacheLag  time.Duration
+	// Pause is lock-expiry's stop; 0 is the lock's TTL plus a margin.
+	Pause time.Duration
+	// At restricts the fault points.
+	At []Point
+	// Seed of the first run; run i uses Seed+i.
+	Seed uint64
+	Runs int
+	// Settle is the quiet period that ends a run (default 1s).
+	Settle time.Duration
+	// ReadyTimeout bounds a worker's start until it consumes (default 60s).
+	ReadyTimeout time.Duration
+	// RunTimeout bounds one run (default 2m).
+	RunTimeout time.Duration
+	// Slow adds latency to every reply of a service (amqp, redis, postgres).
+	Slow map[string]time.Duration
+
+	AMQPURL     string
+	RedisURL    string
+	DatabaseURL string
+	AllowRemote bool
+
+	// WorkerLog receives the workers' output, each line prefixed with its
+	// worker; nil discards it (the last lines still reach errors).
+	WorkerLog io.Writer
+	// Replay words the command that replays one run's seed.
+	Replay func(seed uint64) string
+	// Progress counts runs.
+	Progress progress.Meter
+	// OnStart learns each run's id (tests check cleanup).
+	OnStart func(id string)
+}
+
+// Deps are dupctl's own connections: to publish, to read the lock and the
+// effects, and to clean up. Redis may be nil when the worker uses none.
+type Deps struct {
+	AMQP     *amqp.Connection
+	Redis    redis.UniversalClient
+	Postgres *pgxpool.Pool
+}
+
+// Defaults.
+const (
+	DefaultWorkers  = 2
+	DefaultKeys     = 3
+	DefaultCacheLag = 2 * time.Second
+	DefaultSettle   = time.Second
+	DefaultBody     = `{"orderId":"{{key}}"}`
+)
+
+func (o *Options) defaults() {
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Keys == 0 {
+		o.Keys = DefaultKeys
+	}
+	if o.Body == "" {
+		o.Body = DefaultBody
+	}
+	if o.CacheLag == 0 {
+		o.CacheLag = DefaultCacheLag
+	}
+	if o.Settle == 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = time.Minute
+	}
+	if o.RunTimeout == 0 {
+		o.RunTimeout = 2 * time.Minute
+	}
+	if o.Runs == 0 {
+		o.Runs = 1
+	}
+}
+
+// Validate checks options before any connection is opened.
+func Validate(o Options) error {
+	o.defaults()
+	spec, err := SpecFor(o.Scenario)
+	if err != nil {
+		return err
+	}
+	return o.check(spec)
+}
+
+// check validates the options against the scenario.
+func (o *Options) check(spec Spec) error {
+	switch {
+	case !procSupported:
+		return problem.Inputf("Worker", "running a worker under faults needs a Unix system: dupctl stops and kills its process group")
+	case strings.TrimSpace(o.Worker) == "":
+		return problem.Inputf("Worker", "give the command that starts one worker")
+	case o.Workers < 1 || o.Workers > 16:
+		return problem.Inputf("Workers", "must be 1..16, got %d", o.Workers)
+	case o.Keys < 1 || o.Keys > 1000:
+		return problem.Inputf("Keys", "must be 1..1000, got %d", o.Keys)
+	case o.Runs < 1:
+		return problem.Inputf("Runs", "must be positive, got %d", o.Runs)
+	case o.Publish == "":
+		return problem.Inputf("Publish", "say where the workload goes: EXCHANGE:ROUTING_KEY (:QUEUE for the default exchange)")
+	case o.EffectsSQL == "":
+		return problem.Inputf("EffectsSQL", "give a query that counts side effects per business key, e.g. select order_id, count(*) from charges group by 1")
+	case !strings.Contains(o.Body, "{{key}}"):
+		return problem.Inputf("Body", "must contain {{key}}, where the business key goes")
+	case o.Settle < 50*time.Millisecond:
+		return problem.Inputf("Settle", "must be at least 50ms, got %s", o.Settle)
+	}
+	if _, _, err := splitPublish(o.Publish); err != nil {
+		return err
+	}
+	vars := templateNames(true)
+	if o.RedisURL == "" && strings.Contains(o.Worker+strings.Join(o.Env, " "), "{redis") {
+		return problem.Inputf("RedisURL", "the worker's environment uses {redis}: give {RedisURL}")
+	}
+	if _, err := expand(o.Worker, vars); err != nil {
+		return problem.Inputf("Worker", "%w", err)
+	}
+	if _, err := expand(o.Publish, vars); err != nil {
+		return problem.Inputf("Publish", "%w", err)
+	}
+	for _, e := range o.Env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return problem.Inputf("Env", "%q: want NAME=VALUE", e)
+		}
+		if _, err := expand(e, vars); err != nil {
+			return problem.Inputf("Env", "%s: %w", e, err)
+		}
+	}
+	for name := range o.Slow {
+		if name != "amqp" && name != "redis" && name != "postgres" {
+			return problem.Inputf("Slow", "unknown service %q: want amqp, redis or postgres", name)
+		}
+	}
+	if o.AMQPURL == "" {
+		return problem.Inputf("AMQPURL", "a worker run needs RabbitMQ: give {AMQPURL}")
+	}
+	if o.DatabaseURL == "" {
+		return problem.Inputf("DatabaseURL", "the effects are counted in PostgreSQL: give {DatabaseURL}")
+	}
+	for _, need := range spec.Needs {
+		switch {
+		case need == "redis" && o.RedisURL == "":
+			return problem.Inputf("RedisURL", "simulate %s watches the worker's Redis: give {RedisURL}", spec.Scenario)
+		case need == "cache" && o.CacheKeys == "":
+			return problem.Inputf("CacheKeys", "simulate %s makes the status cache lag: name its keys, e.g. 'status:*'", spec.Scenario)
+		}
+	}
+	if o.RedisURL != "" {
+		if u, err := url.Parse(o.RedisURL); err == nil && (strings.Contains(u.Host, ",") || u.Query().Get("cluster") == "true") {
+			return problem.Inputf("RedisURL", "Redis Cluster cannot be proxied (its redirects name the real nodes): point the workers at one standalone Redis")
+		}
+	}
+	if !o.AllowRemote {
+		for _, u := range []string{o.AMQPURL, o.RedisURL, o.DatabaseURL} {
+			if u != "" && !connect.IsLoopback(u) {
+				return &problem.Input{Why: fmt.Sprintf("a worker run publishes messages, creates queues and keys and runs your worker against %s, which is not a loopback address", redact.URL(u)), Hint: "pass {AllowRemote} to run against it anyway"}
+			}
+		}
+	}
+	return nil
+}
+
+// Result is every run of one invocation.
+type Result struct {
+	Scenario string      `json:"scenario"`
+	Worker   string      `json:"worker"`
+	Workers  int         `json:"workers"`
+	Keys     int         `json:"keys"`
+	Seed     uint64      `json:"seed"`
+	Points   []Point     `json:"points"`
+	Runs     []RunResult `json:"runs"`
+}
+
+// Run plays the scenario on the worker o.Runs times.
+func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
+	o.defaults()
+	spec, err := SpecFor(o.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.check(spec); err != nil {
+		return nil, err
+	}
+	if d.AMQP == nil || d.Postgres == nil || (o.RedisURL != "" && d.Redis == nil) {
+		return nil, errors.New("chaos: a connection for a configured service is missing")
+	}
+	points := spec.Points
+	if len(o.At) > 0 {
+		points = o.At
+	}
+	if err := checkEffectsSQL(ctx, d.Postgres, o.EffectsSQL); err != nil {
+		return nil, err
+	}
+	res := &Result{Scenario: o.Scenario, Worker: o.Worker, Workers: o.Workers, Keys: o.Keys, Seed: o.Seed, Points: points}
+	meter := progress.Or(o.Progress)
+	meter.SetTotal(int64(o.Runs))
+	defer meter.Done()
+	for i := 0; i < o.Runs; i++ {
+		seed := o.Seed + uint64(i)
+		rr, err := runOnce(ctx, d, &o, spec, seed)
+		if err != nil {
+			return nil, err
+		}
+		if o.Replay != nil && rr.Failed() {
+			rr.Replay = o.Replay(seed)
+		}
+		res.Runs = append(res.Runs, *rr)
+		meter.Add(1)
+	}
+	return res, nil
+}

@@ -1,0 +1,383 @@
+package chaos_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/sim/chaos"
+	"github.com/dupctl/dupctl/internal/testenv"
+)
+
+var (
+	binDir    string
+	buildOnce sync.Once
+	workerBin string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dupctl-chaos-worker")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// worker builds testdata/workers/goworker once per test binary.
+func worker(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		workerBin = filepath.Join(binDir, "goworker")
+		out, err := exec.Command("go", "build", "-o", workerBin, "../../../testdata/workers/goworker").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build goworker: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return workerBin
+}
+
+type fixture struct {
+	deps chaos.Deps
+	opts chaos.Options
+	mu   sync.Mutex
+	ids  []string // the runs' ids, as OnStart learns them
+}
+
+func (f *fixture) firstID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ids) == 0 {
+		return ""
+	}
+	return f.ids[0]
+}
+
+// setup connects to the real services, creates the worker's tables and
+// returns options that run goworker with the given switches.
+func setup(t *testing.T, scenario string, switches ...string) *fixture {
+	t.Helper()
+	amqpURL := testenv.Need(t, testenv.AMQP)
+	redisURL := testenv.Need(t, testenv.Redis)
+	pgURL := testenv.Need(t, testenv.Postgres)
+	bin := worker(t)
+	ctx := context.Background()
+	ac, err := connect.AMQP(ctx, amqpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ac.Close() })
+	rdb, err := connect.Redis(ctx, redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	pool, err := connect.Postgres(ctx, pgURL, connect.PostgresOptions{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	tbl := testenv.UniqueName("chaos")
+	if _, err := pool.Exec(ctx, fmt.Sprintf(`create table %[1]s_charges (order_id text not null, idempotency_key text, worker text, at timestamptz default now());
+		create table %[1]s_idem (key text primary key, status text not null)`, tbl)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pool.Exec(context.Background(), fmt.Sprintf("drop table %[1]s_charges; drop table %[1]s_idem", tbl))
+	})
+	f := &fixture{deps: chaos.Deps{AMQP: ac, Redis: rdb, Postgres: pool}}
+	env := []string{"AMQP_URL={amqp}", "REDIS_URL={redis}", "DATABASE_URL={postgres}", "QUEUE={prefix}.orders",
+		"CHARGES=" + tbl + "_charges", "IDEM_TABLE=" + tbl + "_idem", "WORKER=W{worker}", "WORK=50ms", "LOCK_TTL=500ms"}
+	f.opts = chaos.Options{
+		Scenario: scenario, Worker: bin, Workers: 2, Env: append(env, switches...),
+		Publish: ":{prefix}.orders", Keys: 2,
+		EffectsSQL: "select order_id, count(*), count(distinct idempotency_key) from " + tbl + "_charges group by 1",
+		CacheKeys:  "status:*", Settle: 300 * time.Millisecond, RunTimeout: 30 * time.Second, ReadyTimeout: 20 * time.Second,
+		AMQPURL: amqpURL, RedisURL: redisURL, DatabaseURL: pgURL,
+		Replay:  func(seed uint64) string { return fmt.Sprintf("--seed %d", seed) },
+		OnStart: func(id string) { f.mu.Lock(); f.ids = append(f.ids, id); f.mu.Unlock() },
+	}
+	if testing.Verbose() {
+		f.opts.WorkerLog = os.Stderr
+	}
+	return f
+}
+
+func (f *fixture) run(t *testing.T) *chaos.Result {
+	t.Helper()
+	res, err := chaos.Run(context.Background(), f.deps, f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkCleanedUp(t)
+	return res
+}
+
+// checkCleanedUp: no queue or key with a run's id survives it.
+func (f *fixture) checkCleanedUp(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for _, id := range f.ids {
+		keys, _ := f.deps.Redis.Keys(ctx, "*"+id+"*").Result()
+		if len(keys) > 0 {
+			t.Errorf("run %s left Redis keys %v", id, keys)
+		}
+		ch, err := f.deps.AMQP.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclarePassive(id+".orders", true, false, false, false, nil); err == nil {
+			t.Errorf("run %s left queue %s.orders", id, id)
+		}
+		ch.Close()
+	}
+}
+
+func describe(res *chaos.Result) string {
+	var b strings.Builder
+	for _, rr := range res.Runs {
+		fmt.Fprintf(&b, "seed %d: %s (%s)\n", rr.Seed, rr.Outcome, rr.Plan)
+		for _, k := range rr.Keys {
+			fmt.Fprintf(&b, "  %s effects=%d %s %s %s\n", k.Key, k.Effects, k.Outcome, k.Cause, k.Why)
+		}
+		if rr.Fault == nil {
+			b.WriteString("  fault not reached\n")
+		}
+		for _, e := range rr.Events {
+			fmt.Fprintf(&b, "    %s\n", e.Line())
+		}
+	}
+	return b.String()
+}
+
+// causes counts the duplicate causes and losses over all runs.
+func causes(res *chaos.Result) map[string]int {
+	out := map[string]int{}
+	for _, rr := range res.Runs {
+		for _, k := range rr.Keys {
+			if k.Outcome != chaos.OutcomeOK {
+				out[k.Outcome+" "+k.Cause]++
+			}
+		}
+	}
+	return out
+}
+
+func TestCrashNoIdempotencyIsARedeliveryDuplicate(t *testing.T) {
+	f := setup(t, "crash", "IDEM=none")
+	f.opts.At = []chaos.Point{chaos.BeforeAck}
+	res := f.run(t)
+	got := causes(res)
+	if got["DUP "+auditlogs.RuleRedelivery.Code] != 1 || len(got) != 1 {
+		t.Fatalf("causes %v, want one redelivery duplicate\n%s", got, describe(res))
+	}
+	t.Log(describe(res))
+	if res.Runs[0].Replay != "--seed 0" {
+		t.Errorf("replay %q", res.Runs[0].Replay)
+	}
+}
+
+// only fails unless every non-ok key of every run has the wanted outcome
+// and cause, and at least one has.
+func only(t *testing.T, res *chaos.Result, want string) {
+	t.Helper()
+	got := causes(res)
+	if got[want] == 0 || len(got) != 1 {
+		t.Fatalf("outcomes %v, want only %q\n%s", got, want, describe(res))
+	}
+}
+
+// clean fails on any duplicate, loss or fault point not reached.
+func clean(t *testing.T, res *chaos.Result) {
+	t.Helper()
+	for _, rr := range res.Runs {
+		if rr.Failed() || rr.Fault == nil || rr.Unsettled != "" {
+			t.Fatalf("safe flow: seed %d %s (fault reached: %v, unsettled: %q)\n%s", rr.Seed, rr.Outcome, rr.Fault != nil, rr.Unsettled, describe(res))
+		}
+	}
+}
+
+func TestCrashUnstableKeyIsCaughtByItsKey(t *testing.T) {
+	f := setup(t, "crash", "KEY=attempt")
+	f.opts.At = []chaos.Point{chaos.BeforeAck}
+	only(t, f.run(t), "DUP "+auditlogs.RuleUnstableKey.Code)
+}
+
+// Without the effects query's third column, the proxy's view of the
+// committed parameter values still names the unstable key.
+func TestUnstableKeyFromTheWireAlone(t *testing.T) {
+	f := setup(t, "unstable-key", "KEY=attempt")
+	f.opts.EffectsSQL = strings.Replace(f.opts.EffectsSQL, ", count(distinct idempotency_key)", "", 1)
+	f.opts.At = []chaos.Point{chaos.BeforeAck}
+	only(t, f.run(t), "DUP "+auditlogs.RuleUnstableKey.Code)
+}
+
+func TestCrashAckFirstIsLoss(t *testing.T) {
+	f := setup(t, "crash", "ACK=first")
+	f.opts.At = []chaos.Point{chaos.BeforeWrite}
+	only(t, f.run(t), "LOSS "+chaos.RuleLoss.Code)
+}
+
+func TestCrashSafeFlowAtEveryPoint(t *testing.T) {
+	f := setup(t, "crash")
+	f.opts.Runs = len(chaos.AllPoints()) * soak()
+	clean(t, f.run(t))
+}
+
+func TestRedeliveryAfterBrokerCloseNoIdempotency(t *testing.T) {
+	f := setup(t, "redelivery", "IDEM=none")
+	only(t, f.run(t), "DUP "+auditlogs.RuleRedelivery.Code)
+}
+
+func TestLockExpiryShortTTLWithoutRenewal(t *testing.T) {
+	f := setup(t, "lock-expiry", "IDEM=check", "LOCK_TTL=300ms", "RENEW=false", "WORK=400ms")
+	f.opts.Runs, f.opts.Keys = 2, 1
+	only(t, f.run(t), "DUP "+auditlogs.RuleLockExpiry.Code)
+}
+
+func TestLockExpiryPlainDelUnlock(t *testing.T) {
+	f := setup(t, "lock-expiry", "IDEM=check", "UNLOCK=del", "LOCK_TTL=600ms")
+	f.opts.Runs, f.opts.Keys = 2, 1
+	res := f.run(t)
+	only(t, res, "DUP "+auditlogs.RuleUnlockNoToken.Code)
+	t.Log(describe(res))
+	rep := res.Report()
+	foreign := 0
+	for _, fd := range rep.Findings {
+		if fd.Code == chaos.RuleForeignUnlock.Code {
+			foreign++
+		}
+	}
+	if foreign == 0 {
+		t.Fatalf("no %s finding\n%s", chaos.RuleForeignUnlock.Code, describe(res))
+	}
+}
+
+func TestLockExpirySafeFlow(t *testing.T) {
+	f := setup(t, "lock-expiry", "LOCK_TTL=300ms")
+	f.opts.Runs, f.opts.Keys = 2*soak(), 1
+	clean(t, f.run(t))
+}
+
+func TestStaleCacheStatusFromCache(t *testing.T) {
+	f := setup(t, "stale-cache", "STATUS=cache")
+	f.opts.Keys, f.opts.CacheLag = 1, 700*time.Millisecond
+	only(t, f.run(t), "DUP "+auditlogs.RuleStaleCache.Code)
+}
+
+func TestStaleCacheSafeFlow(t *testing.T) {
+	f := setup(t, "stale-cache")
+	f.opts.Keys, f.opts.CacheLag, f.opts.Runs = 1, 700*time.Millisecond, soak()
+	clean(t, f.run(t))
+}
+
+// soak is how many times the safe flows repeat each point: 1 in CI,
+// DUPCTL_CHAOS_SOAK for a longer run.
+func soak() int {
+	if n, err := strconv.Atoi(os.Getenv("DUPCTL_CHAOS_SOAK")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// TestInterruptCleansUp cancels a run while one worker is stopped
+// (SIGSTOP) mid-message, as Ctrl-C does: no worker process, queue or key
+// of the run may survive.
+func TestInterruptCleansUp(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc to find the worker processes")
+	}
+	f := setup(t, "lock-expiry")
+	f.opts.Keys, f.opts.Pause = 1, time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		// cancel once the fault (the long pause) has begun
+		for {
+			time.Sleep(20 * time.Millisecond)
+			if id := f.firstID(); id != "" && pausedProcess(id) {
+				close(stopped)
+				cancel()
+				return
+			}
+		}
+	}()
+	_, err := chaos.Run(ctx, f.deps, f.opts)
+	select {
+	case <-stopped:
+	default:
+		t.Fatalf("the run ended before the pause (err %v)", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if ps := workersOf(f.firstID()); len(ps) > 0 {
+		t.Fatalf("worker processes %v survived the interrupt", ps)
+	}
+	f.checkCleanedUp(t)
+}
+
+// workersOf lists the processes whose environment names the run's id.
+func workersOf(id string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && strings.Contains(string(env), "QUEUE="+id+".orders") {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+// pausedProcess reports whether one of the run's workers is stopped (state T).
+func pausedProcess(id string) bool {
+	for _, pid := range workersOf(id) {
+		stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return true
+		}
+	}
+	return false
+}
+
+// TestProveJobCitesTheRun is the API doctor calls with a dupctl.yaml job.
+func TestProveJobCitesTheRun(t *testing.T) {
+	f := setup(t, "")
+	job := config.Job{Name: "payment", Worker: &config.Worker{Command: f.opts.Worker, Env: append(f.opts.Env, "IDEM=none"), Publish: f.opts.Publish, EffectsSQL: f.opts.EffectsSQL}}
+	base := f.opts
+	base.Worker, base.Env, base.Publish, base.EffectsSQL = "", nil, "", ""
+	p, err := chaos.ProveJob(context.Background(), f.deps, job, base, "redelivery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Passed() {
+		t.Fatalf("a worker without idempotency passed: %s", p.Summary())
+	}
+	want := "job payment (" + f.opts.Worker + "): redelivery 1/1 points: redelivery: 1 duplicate(s), 0 loss(es) (DUP_EFFECT_REDELIVERY; seeds 0)"
+	if got := p.Summary(); got != want {
+		t.Fatalf("summary\n got %s\nwant %s", got, want)
+	}
+	if n := len(p.Report().Findings); n != 1 {
+		t.Fatalf("%d findings, want 1", n)
+	}
+}

@@ -1,0 +1,558 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/sim/chaos/amqpproxy"
+	"github.com/dupctl/dupctl/internal/sim/chaos/pgproxy"
+	"github.com/dupctl/dupctl/internal/sim/chaos/respproxy"
+)
+
+// amqpObs watches one slot's AMQP connections.
+type amqpObs struct {
+	r *run
+	s *slot
+}
+
+func (a *amqpObs) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
+	if ev.Kind != amqpproxy.KindAck {
+		return true
+	}
+	r, s := a.r, a.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	ds := r.settled(c, ev, false)
+	if !r.due(BeforeAck, deliveryKeys(ds), s, inst) {
+		return true
+	}
+	lane := s.lane(inst)
+	for _, d := range ds {
+		d.faulted = true
+	}
+	switch r.plan.Fault {
+	case Kill:
+		r.killAt(s, lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
+		return false
+	case Close:
+		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
+		c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
+		return false
+	}
+	return true
+}
+
+func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
+	r, s := a.r, a.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	lane := s.lane(inst)
+	switch ev.Kind {
+	case amqpproxy.KindConsume:
+		r.consumed[ev.Queue] = true
+		r.noAck[chanKey{c, ev.Channel}] = ev.NoAck
+	case amqpproxy.KindConsumeOk:
+		if inst == s.inst {
+			s.consumers++
+			r.add(lane, "consume", "", "consumes (basic.consume-ok)")
+		}
+	case amqpproxy.KindQueueDeclare, amqpproxy.KindDeclareOk:
+		if strings.Contains(ev.Queue, r.id) {
+			r.queues[ev.Queue] = true
+		}
+	case amqpproxy.KindExchangeDeclare:
+		if strings.Contains(ev.Exchange, r.id) {
+			r.exchanges[ev.Exchange] = true
+		}
+	case amqpproxy.KindPublish:
+		for _, k := range r.keysIn(ev.Content) {
+			r.repub[k] = true
+			r.add(lane, "republish", k, fmt.Sprintf("the worker publishes %s to %s:%s", k, ev.Exchange, ev.RoutingKey))
+		}
+	case amqpproxy.KindDeliver:
+		keys := r.keysIn(ev.Content)
+		if len(keys) == 0 {
+			return // not the run's message
+		}
+		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: time.Now()}
+		r.delivs = append(r.delivs, d)
+		text := "basic.deliver " + d.key
+		if ev.Redelivered {
+			text += " (redelivered)"
+		}
+		if r.noAck[chanKey{c, ev.Channel}] {
+			d.end, d.to = "auto-ack", d.from
+			text += " with no-ack: the broker forgets it now"
+		} else {
+			r.open[tagKey{c, ev.Channel, ev.Tag}] = d
+		}
+		r.add(lane, "deliver", d.key, text)
+		if r.due(AfterReceive, keys, s, inst) && r.plan.Fault == Kill {
+			d.faulted = true
+			r.killAt(s, lane, d.key, "dupctl SIGKILLs the worker right after it received "+d.key)
+		}
+	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
+		ds := r.settled(c, ev, true)
+		for _, d := range ds {
+			r.add(lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end])
+		}
+		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
+			switch r.plan.Fault {
+			case Kill:
+				r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
+			case LagCache:
+				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+" is acked; dupctl publishes a second while its cache write is still held back")
+				r.publishLater(r.plan.Victim, 2)
+			}
+		}
+	}
+}
+
+// settled resolves an ack, nack or reject to the deliveries it settles
+// (multiple covers every tag up to it); take ends them.
+func (r *run) settled(c *amqpproxy.Conn, ev *amqpproxy.Event, take bool) []*delivery {
+	var out []*delivery
+	for k, d := range r.open {
+		if k.conn != c || k.ch != ev.Channel || (k.tag != ev.Tag && !(ev.Multiple && k.tag <= ev.Tag)) {
+			continue
+		}
+		out = append(out, d)
+		if !take {
+			continue
+		}
+		delete(r.open, k)
+		d.to = time.Now()
+		switch {
+		case ev.Kind == amqpproxy.KindAck:
+			d.end = "ack"
+		case ev.Requeue:
+			d.end = "requeued"
+		default:
+			d.end = "rejected"
+		}
+	}
+	return out
+}
+
+func deliveryKeys(ds []*delivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.key)
+	}
+	return out
+}
+
+func (a *amqpObs) Closed(c *amqpproxy.Conn) {
+	r, s := a.r, a.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, d := range r.open {
+		if k.conn != c {
+			continue
+		}
+		delete(r.open, k)
+		d.end, d.to = "returned", time.Now()
+		r.add(s.lane(d.inst), "returned", d.key, "connection closed with "+d.key+" unacked: the broker requeues it")
+	}
+}
+
+// redisObs watches one slot's Redis connections: lock acquisitions,
+// renewals and releases, plain DELs of another worker's lock, and the
+// status cache (whose writes it holds back in stale-cache).
+type redisObs struct {
+	r *run
+	s *slot
+}
+
+// lagged are the cache writes dupctl answers itself and applies later,
+// with the reply Redis would give.
+var lagged = map[string]string{"SET": "+OK\r\n", "SETEX": "+OK\r\n", "PSETEX": "+OK\r\n", "HSET": ":1\r\n", "HMSET": "+OK\r\n", "DEL": ":1\r\n", "UNLINK": ":1\r\n", "HDEL": ":1\r\n"}
+
+func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
+	r := o.r
+	if r.plan.Fault != LagCache {
+		return nil
+	}
+	name, key := cmd.Name(), cmd.Arg(1)
+	reply, ok := lagged[name]
+	if !ok || !r.isCacheKey(key) || (name == "SET" && hasOption(cmd, "NX", "XX", "GET")) || (name == "DEL" || name == "UNLINK") && len(cmd.Args) != 2 {
+		return nil
+	}
+	args := make([]any, len(cmd.Args))
+	for i, a := range cmd.Args {
+		args[i] = string(a)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	r.held[key]++
+	r.add(o.s.lane(inst), "cache-held", firstKey(r, key), fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
+	r.timers = append(r.timers, time.AfterFunc(r.o.CacheLag, func() {
+		r.mu.Lock()
+		if r.stopping { // cleanup is deleting the run's keys: a late write would outlive it
+			r.mu.Unlock()
+			return
+		}
+		r.landing.Add(1)
+		r.mu.Unlock()
+		defer r.landing.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := r.d.Redis.Do(ctx, args...).Err()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.held[key]--; r.held[key] <= 0 {
+			delete(r.held, key)
+		}
+		text := name + " " + key + " reaches Redis"
+		if err != nil && err.Error() != "redis: nil" {
+			text += " (error: " + err.Error() + ")"
+		}
+		r.add("dupctl", "cache-landed", firstKey(r, key), text)
+	}))
+	return []byte(reply)
+}
+
+func firstKey(r *run, s string) string {
+	if ks := r.keysIn([]byte(s)); len(ks) > 0 {
+		return ks[0]
+	}
+	return ""
+}
+
+func hasOption(cmd *respproxy.Cmd, opts ...string) bool {
+	for _, a := range cmd.Args[min(3, len(cmd.Args)):] {
+		if slices.Contains(opts, strings.ToUpper(string(a))) {
+			return true
+		}
+	}
+	return false
+}
+
+// ttlOf reads SET's expiry options.
+func ttlOf(cmd *respproxy.Cmd) time.Duration {
+	for i := 3; i+1 < len(cmd.Args); i++ {
+		n, err := strconv.ParseInt(cmd.Arg(i+1), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch strings.ToUpper(cmd.Arg(i)) {
+		case "PX":
+			return time.Duration(n) * time.Millisecond
+		case "EX":
+			return time.Duration(n) * time.Second
+		case "PXAT":
+			return time.Until(time.UnixMilli(n))
+		case "EXAT":
+			return time.Until(time.Unix(n, 0))
+		}
+	}
+	return 0
+}
+
+func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *respproxy.Value) {
+	r, s := o.r, o.s
+	name, key := cmd.Name(), cmd.Arg(1)
+	if !strings.Contains(string(joinArgs(cmd)), r.id) {
+		return
+	}
+	switch name {
+	case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
+		o.script(c, cmd)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	lane := s.lane(inst)
+	switch name {
+	case "SET", "SETNX":
+		if name == "SET" && !hasOption(cmd, "NX") {
+			return
+		}
+		if v.IsOK() || (name == "SETNX" && v.Int == 1) {
+			r.acquired(time.Now(), s, inst, key, cmd.Arg(2), ttlOf(cmd), name+" "+key+" NX -> OK")
+		} else if !v.IsError() {
+			r.add(lane, "busy", r.lockKeyOf(s, inst, key), name+" "+key+" NX -> busy")
+		}
+	case "DEL", "UNLINK":
+		if v.Type == ':' && v.Int > 0 {
+			for _, k := range cmd.Args[1:] {
+				r.deleted(s, inst, string(k))
+			}
+		}
+	case "PEXPIRE", "EXPIRE":
+		if l := r.current[key]; l != nil && v.Int == 1 && l.slot == s && l.inst == inst {
+			r.renewed(l, time.Now())
+		}
+	case "GET", "HGET", "HGETALL", "HMGET", "MGET", "EXISTS":
+		if r.isCacheKey(key) {
+			bk := firstKey(r, key)
+			if r.held[key] > 0 {
+				r.stale = append(r.stale, staleRead{key: bk, slot: s, inst: inst, at: time.Now()})
+				r.add(lane, "stale-read", bk, fmt.Sprintf("%s %s -> %s: stale, its write is still held back", name, key, v.String()))
+			} else {
+				r.add(lane, "read", bk, fmt.Sprintf("%s %s -> %s", name, key, v.String()))
+			}
+		}
+	}
+}
+
+func joinArgs(cmd *respproxy.Cmd) []byte {
+	var b []byte
+	for _, a := range cmd.Args[1:] {
+		b = append(b, a...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+// lockKeyOf is the business key a lock key is about: named in the key, or
+// the slot's one open delivery (a lock keyed by the message id).
+func (r *run) lockKeyOf(s *slot, inst int, lock string) string {
+	if k := firstKey(r, lock); k != "" {
+		return k
+	}
+	if ks := r.onlyOpen(s, inst); len(ks) == 1 {
+		return ks[0]
+	}
+	return ""
+}
+
+// script handles a Lua lock script (Redisson's tryLock, bsm/redislock's
+// obtain, a compare-and-delete release): whatever its text, dupctl asks
+// Redis afterwards whether the key now holds one of the call's arguments
+// (a string value or a hash field: the caller's token).
+func (o *redisObs) script(c *respproxy.Conn, cmd *respproxy.Cmd) {
+	r, s := o.r, o.s
+	numKeys, err := strconv.Atoi(cmd.Arg(2))
+	if err != nil || numKeys < 1 || len(cmd.Args) < 3+numKeys {
+		return
+	}
+	lock := cmd.Arg(3)
+	argv := make([]string, 0, len(cmd.Args))
+	for _, a := range cmd.Args[3+numKeys:] {
+		argv = append(argv, string(a))
+	}
+	replied := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	holds, token, ttl := false, "", time.Duration(0)
+	switch t, _ := r.d.Redis.Type(ctx, lock).Result(); t {
+	case "string":
+		v, _ := r.d.Redis.Get(ctx, lock).Result()
+		holds, token = slices.Contains(argv, v), v
+	case "hash":
+		fields, _ := r.d.Redis.HKeys(ctx, lock).Result()
+		for _, f := range fields {
+			if slices.Contains(argv, f) {
+				holds, token = true, f
+			}
+		}
+	}
+	if holds {
+		ttl, _ = r.d.Redis.PTTL(ctx, lock).Result()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	l := r.current[lock]
+	switch {
+	case holds && l != nil && l.slot == s && l.inst == inst && l.token == token && l.released.IsZero() && l.deleted.IsZero():
+		r.renewed(l, time.Now().Add(ttl-l.ttl))
+	case holds:
+		r.acquired(replied, s, inst, lock, token, ttl, "lock script on "+lock+" -> acquired")
+	case l != nil && l.slot == s && l.inst == inst && l.released.IsZero() && l.deleted.IsZero():
+		l.released = replied
+		r.addAt(replied, s.lane(inst), "unlock", l.key, "lock script on "+lock+" -> released")
+	}
+}
+
+// acquired records a new lease and fires after-lock.
+func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl time.Duration, text string) {
+	key := r.lockKeyOf(s, inst, lock)
+	l := &lease{lock: lock, key: key, slot: s, inst: inst, token: token, from: now, ttl: ttl, expires: now.Add(ttl), deliv: r.openOf(s, inst, key)}
+	r.current[lock] = l
+	r.leases = append(r.leases, l)
+	lane := s.lane(inst)
+	if ttl > 0 {
+		text += fmt.Sprintf(" (TTL %s)", ttl.Round(time.Millisecond))
+	} else {
+		text += " (no TTL)"
+	}
+	r.addAt(now, lane, "lock", key, text)
+	if !r.due(AfterLock, []string{key}, s, inst) {
+		return
+	}
+	if l.deliv != nil {
+		l.deliv.faulted = true
+	}
+	switch r.plan.Fault {
+	case Kill:
+		r.killAt(s, lane, key, "dupctl SIGKILLs the worker right after it took the lock "+lock)
+	case Stop:
+		r.pause(s, lane, key, "right after it took the lock "+lock, l)
+	}
+}
+
+// pause stops a slot past its lease and publishes a second copy of the
+// key for another worker to take.
+func (r *run) pause(s *slot, lane, key, where string, l *lease) {
+	d := r.o.Pause
+	why := ""
+	switch {
+	case d > 0:
+	case l != nil && l.ttl > 0:
+		d = l.ttl + max(250*time.Millisecond, l.ttl/4)
+		why = fmt.Sprintf(": the lock's TTL %s plus a margin", l.ttl.Round(time.Millisecond))
+	default:
+		d = time.Second
+		why = ": no lock with a TTL was seen, so 1s"
+	}
+	r.fire(lane, key, fmt.Sprintf("dupctl stops the worker (SIGSTOP) %s, for %s%s, and publishes a second message for %s", where, d.Round(time.Millisecond), why, key))
+	r.stopLocked(s, d)
+	r.publishLater(key, 2)
+}
+
+func (r *run) renewed(l *lease, expires time.Time) {
+	if expires.After(l.expires) {
+		l.expires = expires
+	}
+}
+
+// deleted handles a plain DEL of a lock key that deleted something.
+func (r *run) deleted(s *slot, inst int, lock string) {
+	l := r.current[lock]
+	if l == nil || !l.released.IsZero() || !l.deleted.IsZero() {
+		return
+	}
+	now := time.Now()
+	lane := s.lane(inst)
+	if l.slot == s && l.inst == inst {
+		l.released = now
+		r.add(lane, "unlock", l.key, "DEL "+lock+" (its own lock, without checking the token)")
+		return
+	}
+	l.deleted = now
+	holder := l.slot.lane(l.inst)
+	r.foreign = append(r.foreign, foreignUnlock{lock: lock, key: l.key, by: lane, of: l, at: now})
+	r.add(lane, "unlock-foreign", l.key, fmt.Sprintf("DEL %s deletes the lock %s holds: a plain DEL, no token check", lock, holder))
+}
+
+func (o *redisObs) Closed(*respproxy.Conn) {}
+
+// pgObs watches one slot's PostgreSQL connections.
+type pgObs struct {
+	r *run
+	s *slot
+}
+
+func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
+	if st.Kind != pgproxy.KindRead && st.Kind != pgproxy.KindWrite {
+		return true
+	}
+	r, s := o.r, o.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	keys := r.keysIn(st.Raw)
+	if len(keys) == 0 {
+		return true
+	}
+	lane := s.lane(inst)
+	for _, k := range keys {
+		if d := r.openOf(s, inst, k); d != nil {
+			if st.Kind == pgproxy.KindRead {
+				d.reads++
+				if d.writes == 0 {
+					d.readFirst = true
+				}
+			} else {
+				d.writes++
+			}
+		}
+		r.add(lane, st.Kind.String(), k, sqlSummary(st.SQL))
+	}
+	if st.Kind != pgproxy.KindWrite || !r.due(BeforeWrite, keys, s, inst) {
+		return true
+	}
+	if d := r.openOf(s, inst, r.plan.Victim); d != nil {
+		d.faulted = true
+	}
+	switch r.plan.Fault {
+	case Kill:
+		r.killAt(s, lane, r.plan.Victim, "the worker sends its first write for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
+		return false
+	case Stop:
+		r.pause(s, lane, r.plan.Victim, "as it sends its first write for "+r.plan.Victim, r.leaseOf(s, inst, r.plan.Victim))
+	}
+	return true
+}
+
+// leaseOf is the slot instance's live lease on a business key.
+func (r *run) leaseOf(s *slot, inst int, key string) *lease {
+	for i := len(r.leases) - 1; i >= 0; i-- {
+		l := r.leases[i]
+		if l.slot == s && l.inst == inst && l.key == key && l.released.IsZero() {
+			return l
+		}
+	}
+	return nil
+}
+
+func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
+	r, s := o.r, o.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	lane := s.lane(inst)
+	var keys []string
+	for _, w := range writes {
+		values := pgproxy.Values(w)
+		for _, k := range r.keysIn(w.Raw) {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			d := r.openOf(s, inst, k)
+			if d == nil {
+				continue
+			}
+			for _, v := range values {
+				if strings.Contains(v, k) && !slices.Contains(d.values, v) {
+					d.values = append(d.values, v)
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		if d := r.openOf(s, inst, k); d != nil {
+			d.committed++
+		}
+		r.add(lane, "commit", k, "COMMIT: the writes for "+k+" are durable")
+	}
+	if r.due(AfterWrite, keys, s, inst) {
+		if d := r.openOf(s, inst, r.plan.Victim); d != nil {
+			d.faulted = true
+		}
+		if r.plan.Fault == Kill {
+			r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its first write for "+r.plan.Victim+" committed")
+		}
+	}
+}
+
+func (o *pgObs) Closed(*pgproxy.Conn) {}
+
+// sqlSummary is a statement's first words, for the schedule.
+func sqlSummary(sql string) string {
+	s := strings.Join(strings.Fields(sql), " ")
+	if len(s) > 72 {
+		s = s[:72] + "…"
+	}
+	return s
+}

@@ -1,0 +1,218 @@
+package pgproxy
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
+)
+
+// Statement is one SQL statement a worker asked to run.
+type Statement struct {
+	Kind Kind
+	SQL  string
+	// Raw is the message that runs it: a Query's text, or a Bind's
+	// parameter values (where a business key usually is).
+	Raw []byte
+	// Bind is set when Raw is a Bind message (else a Query).
+	Bind bool
+}
+
+// Handler sees a connection's statements and commits.
+type Handler interface {
+	// Statement is called before a Query or Bind is forwarded; false
+	// withholds it.
+	Statement(c *Conn, s *Statement) bool
+	// Committed is called after the ReadyForQuery that ended a
+	// transaction (or an autocommit statement) with writes was forwarded:
+	// the writes are durable now.
+	Committed(c *Conn, writes []*Statement)
+	// Closed is called when the connection is gone.
+	Closed(c *Conn)
+}
+
+// Conn is one proxied PostgreSQL connection.
+type Conn struct {
+	*proxy.Pair
+
+	mu         sync.Mutex
+	stmts      map[string]string // prepared statement name -> SQL
+	open       *unit             // statements since the last Sync
+	units      []*unit           // sent, awaiting their ReadyForQuery
+	txn        []*Statement      // writes of the open transaction
+	txnBroken  bool              // failed or rolled back
+	wantAnswer atomic.Bool       // the next server byte answers SSLRequest/GSSENCRequest
+	answer     chan byte
+}
+
+type unit struct {
+	stmts  []*Statement
+	failed bool
+}
+
+// Pumps returns the proxy's protocol for one pair.
+func Pumps(h Handler) func(*proxy.Pair) proxy.Pumps {
+	return func(p *proxy.Pair) proxy.Pumps {
+		return &pumps{c: &Conn{Pair: p, stmts: map[string]string{}, open: &unit{}, answer: make(chan byte, 1)}, h: h}
+	}
+}
+
+type pumps struct {
+	c *Conn
+	h Handler
+}
+
+func (p *pumps) Done(*proxy.Pair) { p.h.Closed(p.c) }
+
+func (p *pumps) ClientToServer(pr *proxy.Pair) error {
+	c := p.c
+	br := bufio.NewReaderSize(pr.Client, 64<<10)
+	untyped := true
+	var out []byte
+	for {
+		m, err := ReadMessage(br, untyped)
+		if err != nil {
+			return err
+		}
+		if !pr.Gate.Wait() {
+			return nil
+		}
+		if untyped {
+			code := StartupCode(m)
+			if code == codeSSL || code == codeGSSENC {
+				c.wantAnswer.Store(true)
+			}
+			if err := pr.WriteServer(m.Append(out[:0])); err != nil {
+				return err
+			}
+			switch code {
+			case codeSSL, codeGSSENC:
+				select {
+				case a := <-c.answer:
+					if a == 'S' || a == 'G' { // encrypted from here on: bytes only
+						_, err := io.Copy(pr.Server, br)
+						return err
+					}
+				case <-pr.Closed():
+					return nil
+				}
+			case codeCancel:
+				_, err := io.Copy(pr.Server, br)
+				return err
+			default:
+				untyped = false
+			}
+			continue
+		}
+		var st *Statement
+		c.mu.Lock()
+		switch m.Type {
+		case 'P':
+			if name, sql, err := ParseMsg(m.Body); err == nil {
+				c.stmts[name] = sql
+			}
+		case 'Q':
+			if sql, err := QueryText(m.Body); err == nil {
+				st = &Statement{Kind: Classify(sql), SQL: sql, Raw: m.Body}
+			}
+		case 'B':
+			if name, err := BindStatement(m.Body); err == nil {
+				sql := c.stmts[name]
+				st = &Statement{Kind: Classify(sql), SQL: sql, Raw: m.Body, Bind: true}
+			}
+		}
+		c.mu.Unlock()
+		if st != nil {
+			ok := p.h.Statement(c, st)
+			if !pr.Gate.Wait() {
+				return nil
+			}
+			if !ok {
+				continue
+			}
+		}
+		c.mu.Lock()
+		if st != nil {
+			c.open.stmts = append(c.open.stmts, st)
+		}
+		if m.Type == 'Q' || m.Type == 'S' { // each ends in one ReadyForQuery
+			c.units = append(c.units, c.open)
+			c.open = &unit{}
+		}
+		c.mu.Unlock()
+		out = m.Append(out[:0])
+		if err := pr.WriteServer(out); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *pumps) ServerToClient(pr *proxy.Pair) error {
+	c := p.c
+	br := bufio.NewReaderSize(pr.Server, 64<<10)
+	var out []byte
+	for {
+		if _, err := br.Peek(1); err != nil {
+			return err
+		}
+		if c.wantAnswer.Swap(false) {
+			a, _ := br.ReadByte()
+			if err := pr.WriteClient([]byte{a}); err != nil {
+				return err
+			}
+			c.answer <- a
+			if a == 'S' || a == 'G' {
+				_, err := io.Copy(pr.Client, br)
+				return err
+			}
+			continue
+		}
+		m, err := ReadMessage(br, false)
+		if err != nil {
+			return err
+		}
+		var committed []*Statement
+		c.mu.Lock()
+		switch m.Type {
+		case 'C':
+			if tag, err := QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
+				c.txnBroken = true
+			}
+		case 'E':
+			if len(c.units) > 0 {
+				c.units[0].failed = true
+			}
+		case 'Z':
+			if len(c.units) > 0 {
+				u := c.units[0]
+				c.units = c.units[1:]
+				if u.failed {
+					c.txnBroken = true
+				}
+				for _, s := range u.stmts {
+					if s.Kind == KindWrite {
+						c.txn = append(c.txn, s)
+					}
+				}
+			}
+			if len(m.Body) == 1 && m.Body[0] == 'I' {
+				if !c.txnBroken && len(c.txn) > 0 {
+					committed = c.txn
+				}
+				c.txn, c.txnBroken = nil, false
+			}
+		}
+		c.mu.Unlock()
+		pr.Slow()
+		out = m.Append(out[:0])
+		if err := pr.WriteClient(out); err != nil {
+			return err
+		}
+		if committed != nil {
+			p.h.Committed(c, committed)
+		}
+	}
+}

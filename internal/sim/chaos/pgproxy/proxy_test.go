@@ -1,0 +1,123 @@
+package pgproxy_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dupctl/dupctl/internal/sim/chaos/pgproxy"
+	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/jackc/pgx/v5"
+)
+
+type recorder struct {
+	mu        sync.Mutex
+	seen      []string
+	committed []string
+}
+
+func (r *recorder) Statement(c *pgproxy.Conn, s *pgproxy.Statement) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if strings.Contains(s.SQL, "chaos_t") {
+		r.seen = append(r.seen, s.Kind.String())
+	}
+	return true
+}
+
+func (r *recorder) Committed(c *pgproxy.Conn, ws []*pgproxy.Statement) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var params []string
+	for _, w := range ws {
+		// the business key travels in the Bind's parameter values
+		i := strings.Index(string(w.Raw), "key-")
+		params = append(params, string(w.Raw[i:i+5]))
+	}
+	r.committed = append(r.committed, strings.Join(params, "+"))
+}
+
+func (r *recorder) Closed(*pgproxy.Conn) {}
+
+// TestCommittedSeesDurableWritesOnly runs pgx (extended protocol, cached
+// prepared statements) through the proxy: an autocommit insert, a
+// transaction of two inserts, a rolled-back one and a failed one. Only the
+// first two are reported as committed, with their parameter values.
+func TestCommittedSeesDurableWritesOnly(t *testing.T) {
+	raw := testenv.Need(t, testenv.Postgres)
+	u, _ := url.Parse(raw)
+	rec := &recorder{}
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: pgproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pu := *u
+	pu.Host = ln.Addr()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pu.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	table := testenv.UniqueName("chaos_t")
+	if _, err := conn.Exec(ctx, "create table "+table+" (k text primary key)"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "drop table "+table)
+	ins := "insert into " + table + " (k) values ($1)"
+	mustExec := func(sql string, args ...any) {
+		if _, err := conn.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec(ins, "key-1")
+	var n int
+	if err := conn.QueryRow(ctx, "select count(*) from "+table+" where k = $1", "key-1").Scan(&n); err != nil || n != 1 {
+		t.Fatal(err, n)
+	}
+	tx, _ := conn.Begin(ctx)
+	tx.Exec(ctx, ins, "key-2")
+	tx.Exec(ctx, ins, "key-3")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ = conn.Begin(ctx)
+	tx.Exec(ctx, ins, "key-4")
+	tx.Rollback(ctx)
+	tx, _ = conn.Begin(ctx)
+	tx.Exec(ctx, ins, "key-5")
+	if _, err := tx.Exec(ctx, ins, "key-1"); err == nil {
+		t.Fatal("duplicate key accepted")
+	}
+	tx.Commit(ctx) // the server answers ROLLBACK
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if got := strings.Join(rec.committed, ","); got != "key-1,key-2+key-3" {
+		t.Fatalf("committed %q, want key-1,key-2+key-3", got)
+	}
+	if got := strings.Join(rec.seen, ","); !strings.HasPrefix(got, "other,write,read,write,write") {
+		t.Fatalf("statements classified %q", got)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for sql, want := range map[string]pgproxy.Kind{
+		"INSERT INTO t VALUES (1)":                                  pgproxy.KindWrite,
+		"  /* c */ -- x\n update t set a=1":                         pgproxy.KindWrite,
+		"with x as (insert into t values (1) returning *) select 1": pgproxy.KindWrite,
+		"with x as (select 1) select * from x":                      pgproxy.KindRead,
+		"(select 1)":                                                pgproxy.KindRead,
+		"begin":                                                     pgproxy.KindTxn,
+		"create table t (a int)":                                    pgproxy.KindOther,
+		"select 1; delete from t":                                   pgproxy.KindWrite,
+	} {
+		if got := pgproxy.Classify(sql); got != want {
+			t.Errorf("Classify(%q) = %s, want %s", sql, got, want)
+		}
+	}
+}

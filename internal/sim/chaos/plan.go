@@ -1,0 +1,156 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/platform/problem"
+)
+
+// Point is a place in a worker's handling of one message where dupctl can
+// see it on the wire, and so inject a fault.
+type Point string
+
+// The wire points, in the order a delivery passes them.
+const (
+	// AfterReceive: basic.deliver reached the worker.
+	AfterReceive Point = "after-receive"
+	// AfterLock: a lock acquisition (SET NX PX, or a lock script) on a
+	// key of the message's business key answered success.
+	AfterLock Point = "after-lock"
+	// BeforeWrite: the worker sent its first INSERT/UPDATE/DELETE for the
+	// business key to PostgreSQL (withheld).
+	BeforeWrite Point = "before-write"
+	// AfterWrite: a transaction (or autocommit statement) with the
+	// business key's first write committed.
+	AfterWrite Point = "after-write"
+	// BeforeAck: the worker sent basic.ack (withheld).
+	BeforeAck Point = "before-ack"
+	// AfterAck: basic.ack reached the broker.
+	AfterAck Point = "after-ack"
+)
+
+// AllPoints lists the wire points in flow order.
+func AllPoints() []Point {
+	return []Point{AfterReceive, AfterLock, BeforeWrite, AfterWrite, BeforeAck, AfterAck}
+}
+
+// Fault is what dupctl does at the point.
+type Fault string
+
+// Faults.
+const (
+	// Kill: SIGKILL the worker's process group; what it sent at the point
+	// is dropped, its connections close, the broker redelivers; dupctl
+	// starts a new copy (as a supervisor would).
+	Kill Fault = "kill"
+	// Stop: SIGSTOP the worker for the lock's TTL plus a margin (a
+	// stop-the-world pause), then SIGCONT; a second copy of the message is
+	// published when the pause starts.
+	Stop Fault = "stop"
+	// Close: the AMQP proxy withholds the ack and closes the connection
+	// the way a broker does (connection.close 320); the worker lives.
+	Close Fault = "close"
+	// LagCache: writes to the status cache (--cache-keys) reach Redis
+	// only after the lag; a second copy of the message is published when
+	// the first is acked.
+	LagCache Fault = "lag-cache"
+	// Duplicate: two copies of the message are published at once.
+	Duplicate Fault = "duplicate"
+)
+
+// Spec is how one simulate scenario is played on a user's worker.
+type Spec struct {
+	Scenario string
+	Fault    Fault
+	Points   []Point
+	// Needs names the services the scenario cannot do without.
+	Needs []string
+}
+
+// Specs are the scenarios a worker can be run under.
+func Specs() []Spec {
+	return []Spec{
+		{Scenario: "crash", Fault: Kill, Points: AllPoints()},
+		{Scenario: "redelivery", Fault: Close, Points: []Point{BeforeAck}},
+		{Scenario: "lock-expiry", Fault: Stop, Points: []Point{AfterLock, BeforeWrite}, Needs: []string{"redis"}},
+		{Scenario: "unstable-key", Fault: Kill, Points: []Point{AfterWrite, BeforeAck}},
+		{Scenario: "stale-cache", Fault: LagCache, Points: []Point{AfterAck}, Needs: []string{"redis", "cache"}},
+		{Scenario: "race", Fault: Duplicate, Points: []Point{AfterReceive}},
+	}
+}
+
+// SpecFor returns the scenario's spec.
+func SpecFor(scenario string) (Spec, error) {
+	var names []string
+	for _, s := range Specs() {
+		if s.Scenario == scenario {
+			return s, nil
+		}
+		names = append(names, s.Scenario)
+	}
+	sort.Strings(names)
+	return Spec{}, problem.Inputf("Worker", "simulate %s cannot run on a worker yet (worker scenarios: %s)", scenario, strings.Join(names, ", "))
+}
+
+// Plan is the fault one run injects: the seed picks the point and the
+// business key whose message gets it.
+type Plan struct {
+	Seed   uint64 `json:"seed"`
+	Fault  Fault  `json:"fault"`
+	Point  Point  `json:"point"`
+	Victim string `json:"victim_key"`
+}
+
+func (p Plan) String() string {
+	switch p.Fault {
+	case LagCache:
+		return fmt.Sprintf("status cache lags; a second copy of %s is published when the first is acked", p.Victim)
+	case Duplicate:
+		return fmt.Sprintf("two copies of %s are published at once", p.Victim)
+	}
+	return fmt.Sprintf("%s at %s of %s", p.Fault, p.Point, p.Victim)
+}
+
+// planFor derives run's plan from its seed: the point round-robin over
+// the scenario's points (consecutive seeds visit every point), the victim
+// from a hash of the seed.
+func planFor(spec Spec, seed uint64, keys []string, at []Point) Plan {
+	points := spec.Points
+	if len(at) > 0 {
+		points = slices.DeleteFunc(slices.Clone(points), func(p Point) bool { return !slices.Contains(at, p) })
+	}
+	return Plan{
+		Seed:   seed,
+		Fault:  spec.Fault,
+		Point:  points[seed%uint64(len(points))],
+		Victim: keys[splitmix(seed)%uint64(len(keys))],
+	}
+}
+
+// splitmix is SplitMix64's finaliser: a well-mixed hash of the seed.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// ParsePoints reads point names.
+func ParsePoints(spec Spec, names []string) ([]Point, error) {
+	var out []Point
+	for _, n := range names {
+		p := Point(n)
+		if !slices.Contains(spec.Points, p) {
+			var valid []string
+			for _, q := range spec.Points {
+				valid = append(valid, string(q))
+			}
+			return nil, problem.Inputf("At", "unknown point %q for %s on a worker: want %s", n, spec.Scenario, strings.Join(valid, ", "))
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package respproxy_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
+	"github.com/dupctl/dupctl/internal/sim/chaos/respproxy"
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/redis/go-redis/v9"
+)
+
+type recorder struct {
+	mu      sync.Mutex
+	replies []string
+	hold    string // answer SET on this key ourselves
+}
+
+func (r *recorder) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
+	if cmd.Name() == "SET" && cmd.Arg(1) == r.hold {
+		return []byte("+OK\r\n")
+	}
+	return nil
+}
+
+func (r *recorder) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *respproxy.Value) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.replies = append(r.replies, cmd.Name()+" "+cmd.Arg(1)+" -> "+v.String())
+}
+
+func (r *recorder) Closed(*respproxy.Conn) {}
+
+// TestProxyPairsRepliesWithCommands runs go-redis (RESP3 after HELLO 3, as
+// go-redis v9 negotiates by default) through the proxy, pipelined, with
+// one command answered by the proxy in the middle: every reply must reach
+// the right caller and the hook must see each command with its reply.
+func TestProxyPairsRepliesWithCommands(t *testing.T) {
+	raw := testenv.Need(t, testenv.Redis)
+	u, _ := url.Parse(raw)
+	rec := &recorder{}
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	key := testenv.UniqueName("resp")
+	rec.hold = key + ":held"
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr()})
+	defer c.Close()
+	ctx := context.Background()
+	defer c.Del(ctx, key, key+":held")
+	pipe := c.Pipeline()
+	set := pipe.SetNX(ctx, key, "tok", 5*time.Second)
+	held := pipe.Set(ctx, key+":held", "v", 0)
+	get := pipe.Get(ctx, key)
+	again := pipe.SetNX(ctx, key, "other", 5*time.Second)
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+	if !set.Val() || held.Val() != "OK" || get.Val() != "tok" || again.Val() {
+		t.Fatalf("replies mixed up: setnx=%v held=%q get=%q again=%v", set.Val(), held.Val(), get.Val(), again.Val())
+	}
+	if n, _ := c.Exists(ctx, key+":held").Result(); n != 0 {
+		t.Fatal("the held SET reached Redis")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []string{"SET " + key + " -> OK", "GET " + key + " -> tok", "SET " + key + " -> nil"}
+	if !strings.Contains(strings.Join(rec.replies, "\n"), strings.Join(want, "\n")) {
+		t.Fatalf("hook saw %q, want %q in a row", rec.replies, want)
+	}
+}
+
+func TestReadValueRoundTrip(t *testing.T) {
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$-1\r\n|1\r\n+ttl\r\n:5\r\n%1\r\n+a\r\n#t\r\n>2\r\n+p\r\n_\r\n=7\r\ntxt:abc\r\n"
+	br := bufio.NewReader(bytes.NewReader([]byte(in)))
+	var raw []byte
+	var types []byte
+	for {
+		v, b, err := respproxy.ReadValue(br, raw)
+		if err != nil {
+			break
+		}
+		raw = b
+		types = append(types, v.Type)
+	}
+	if string(raw) != in || string(types) != "*|%>=" {
+		t.Fatalf("types %q, raw %q", types, raw)
+	}
+}
+
+// TestLatencyDelaysReplies: --slow redis=D holds every reply at least D
+// (a lower bound only: a loaded machine may add more).
+func TestLatencyDelaysReplies(t *testing.T) {
+	raw := testenv.Need(t, testenv.Redis)
+	u, _ := url.Parse(raw)
+	gate := proxy.NewGate()
+	const d = 150 * time.Millisecond
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(&recorder{}), Latency: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	ctx := context.Background()
+	start := time.Now()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < d {
+		t.Fatalf("PING answered in %s through a proxy with %s latency", took, d)
+	}
+}

@@ -1,0 +1,61 @@
+package chaos
+
+import (
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+)
+
+// The worker run's own rules. A duplicate is reported under the cause's
+// code from audit logs (DUP_EFFECT_REDELIVERY, DUP_EFFECT_LOCK_EXPIRY,
+// ...), the same words an audit of the production logs would use.
+var (
+	RuleLoss = findings.Rule{
+		Code: "CHAOS_LOSS", Severity: findings.Error, Since: "v0.1.0",
+		Title: "your worker lost a message under a fault: no side effect, nothing left to redeliver",
+		Doc: `A business key's message reached your worker, which acked it (or consumed
+it with no-ack) before its side effect was durable, and then died: the
+broker forgot the message and the effect never ran. Acking first trades
+duplicates for loss.`,
+		Fix: "Ack only after the side effect and its status are committed; make the effect idempotent (a stable key and an atomic claim) so the redeliveries this allows are absorbed.",
+	}
+	RuleForeignUnlock = findings.Rule{
+		Code: "CHAOS_UNLOCK_NON_OWNER", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "your worker deleted a lock another worker held",
+		Doc: `dupctl's Redis proxy saw one worker's plain DEL remove a lock key that
+another worker had acquired (SET NX) and not released: the unlock does
+not check the token (or runs on the path where the lock was never
+taken). This run may not have turned it into a duplicate; another
+schedule can.`,
+		Fix: "Release with one compare-and-delete script (if GET(key) == token then DEL(key)), and only when the lock was acquired.",
+	}
+	RuleNotReached = findings.Rule{
+		Code: "CHAOS_FAULT_NOT_REACHED", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "the fault's point never came: this run proves nothing about it",
+		Doc: `The seed chose a fault point (after the lock, before the first write,
+...) that dupctl never saw your worker pass for the chosen message: it
+takes no lock through the Redis proxy, writes with no business key in
+its parameters, or talks to a server directly instead of through the
+proxy addresses. The run ended without the fault.`,
+		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), pass the business key as a query parameter, or choose the points that exist with --at.",
+	}
+	RuleUnsettled = findings.Rule{
+		Code: "CHAOS_UNSETTLED", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "the run did not settle in time: effects were counted while work remained",
+		Doc: `The run's time limit passed while a message was still unacked, a worker
+was still paused or starting, or messages were still in the queue. The
+effects counted may not be final, so a key with no effect is reported
+as unsettled, not as lost.`,
+		Fix: "Raise the run's time limit, or look at the worker's output (--worker-log) for why it stopped consuming.",
+	}
+)
+
+// Rules lists the worker run's own rules.
+func Rules() []findings.Rule {
+	return []findings.Rule{RuleLoss, RuleForeignUnlock, RuleNotReached, RuleUnsettled}
+}
+
+// causeRules are the duplicate causes, from audit logs.
+func causeRules() []findings.Rule {
+	return []findings.Rule{auditlogs.RuleRedelivery, auditlogs.RuleLockExpiry, auditlogs.RuleUnlockNoToken, auditlogs.RuleStaleCache,
+		auditlogs.RuleUnstableKey, auditlogs.RuleNonAtomic, auditlogs.RuleLockKeyJobID, auditlogs.RuleRace, auditlogs.RuleUnexplained}
+}

@@ -1,0 +1,447 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Outcomes of a key and of a run.
+const (
+	OutcomeOK        = "ok"
+	OutcomeDup       = "DUP"
+	OutcomeLoss      = "LOSS"
+	OutcomeDeadLet   = "dead-lettered"
+	OutcomeUnsettled = "unsettled"
+)
+
+// KeyVerdict is what happened to one business key in one run.
+type KeyVerdict struct {
+	Key     string `json:"key"`
+	Effects int    `json:"effects"`
+	// IdemKeys is the effects query's third column: how many distinct
+	// idempotency keys the effects were made under (nil when not given).
+	IdemKeys *int   `json:"idempotency_keys,omitempty"`
+	Outcome  string `json:"outcome"`
+	// Cause is the finding code of a duplicate's cause (audit logs' codes)
+	// or of a loss.
+	Cause    string   `json:"cause,omitempty"`
+	Why      string   `json:"why,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// RunResult is one run: its plan, whether the fault came, the verdict per
+// key and the schedule.
+type RunResult struct {
+	Seed uint64 `json:"seed"`
+	ID   string `json:"id"`
+	Plan Plan   `json:"plan"`
+	// Fault is the fault as injected; nil when its point never came.
+	Fault   *Event       `json:"fault"`
+	Outcome string       `json:"outcome"`
+	Keys    []KeyVerdict `json:"keys"`
+	// Unsettled says what was still happening when the run timed out.
+	Unsettled string `json:"unsettled,omitempty"`
+	// ForeignUnlocks are plain DELs of a lock another worker held.
+	ForeignUnlocks []string `json:"foreign_unlocks,omitempty"`
+	Events         []Event  `json:"events"`
+	ElapsedMs      int64    `json:"elapsed_ms"`
+	Replay         string   `json:"replay,omitempty"`
+}
+
+// Failed reports a duplicate or a loss.
+func (rr *RunResult) Failed() bool { return rr.Outcome != OutcomeOK }
+
+type effectRow struct {
+	n    int
+	idem *int
+}
+
+// checkEffectsSQL runs the effects query once, read-only, before anything
+// starts: a typo fails now, not after the workers ran.
+func checkEffectsSQL(ctx context.Context, pool *pgxpool.Pool, sql string) error {
+	_, err := queryEffects(ctx, pool, sql, nil)
+	return err
+}
+
+func countEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []string) (map[string]effectRow, error) {
+	return queryEffects(ctx, pool, sql, keys)
+}
+
+// queryEffects runs the user's query in a read-only transaction and keeps
+// the rows of the given keys.
+func queryEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []string) (map[string]effectRow, error) {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, problem.System(fmt.Errorf("effects query: %w", err), "")
+	}
+	defer tx.Rollback(ctx)
+	rows, err := tx.Query(ctx, sql)
+	if err != nil {
+		return nil, sqlError(err)
+	}
+	defer rows.Close()
+	if n := len(rows.FieldDescriptions()); n < 2 {
+		return nil, problem.Inputf("EffectsSQL", "returns %d column(s): want the business key, the number of effects and, optionally, the number of distinct idempotency keys", n)
+	}
+	out := map[string]effectRow{}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, sqlError(err)
+		}
+		key := fmt.Sprint(vals[0])
+		if !slices.Contains(keys, key) {
+			continue
+		}
+		n, err := toInt(vals[1])
+		if err != nil {
+			return nil, problem.Inputf("EffectsSQL", "second column: %w", err)
+		}
+		row := out[key]
+		row.n += n
+		if len(vals) > 2 {
+			m, err := toInt(vals[2])
+			if err != nil {
+				return nil, problem.Inputf("EffectsSQL", "third column: %w", err)
+			}
+			if row.idem != nil {
+				m += *row.idem
+			}
+			row.idem = &m
+		}
+		out[key] = row
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlError(err)
+	}
+	return out, nil
+}
+
+// sqlError: the query's own mistakes (syntax, unknown table, a write in a
+// read-only transaction) are bad input; anything else is the server's.
+func sqlError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "42") || strings.HasPrefix(pe.Code, "22") || pe.Code == "25006") {
+		return problem.Inputf("EffectsSQL", "%s (SQLSTATE %s)", pe.Message, pe.Code)
+	}
+	return problem.System(fmt.Errorf("effects query: %w", err), "")
+}
+
+func toInt(v any) (int, error) {
+	switch x := v.(type) {
+	case int64:
+		return int(x), nil
+	case int32:
+		return int(x), nil
+	case int16:
+		return int(x), nil
+	case int:
+		return x, nil
+	case float64:
+		if x == math.Trunc(x) {
+			return int(x), nil
+		}
+	case nil:
+		return 0, nil
+	case string:
+		return strconv.Atoi(x)
+	}
+	if s := fmt.Sprint(v); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%v (%T) is not a count", v, v)
+}
+
+// verdict judges every key once the run settled; r.stopping is set, so
+// nothing changes under it any more.
+func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rr := &RunResult{Seed: r.plan.Seed, ID: r.id, Plan: r.plan, Fault: r.fired, Unsettled: unsettled, ElapsedMs: time.Since(r.start).Milliseconds()}
+	dup, loss := false, false
+	for _, k := range r.keys {
+		e := effects[k]
+		kv := KeyVerdict{Key: k, Effects: e.n, IdemKeys: e.idem, Outcome: OutcomeOK}
+		switch {
+		case e.n > 1:
+			kv.Outcome = OutcomeDup
+			kv.Cause, kv.Why = r.cause(k, e)
+			dup = true
+		case e.n == 0:
+			kv.Outcome, kv.Cause, kv.Why = r.missing(k, unsettled)
+			loss = loss || kv.Outcome == OutcomeLoss
+		}
+		if kv.Outcome != OutcomeOK {
+			kv.Evidence = r.evidence(k)
+		}
+		rr.Keys = append(rr.Keys, kv)
+	}
+	switch {
+	case dup && loss:
+		rr.Outcome = OutcomeDup + "+" + OutcomeLoss
+	case dup:
+		rr.Outcome = OutcomeDup
+	case loss:
+		rr.Outcome = OutcomeLoss
+	default:
+		rr.Outcome = OutcomeOK
+	}
+	for _, f := range r.foreign {
+		rr.ForeignUnlocks = append(rr.ForeignUnlocks, fmt.Sprintf("t=%dms %s: DEL %s deleted the lock %s held", f.at.Sub(r.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
+	}
+	rr.Events = slices.Clone(r.events)
+	slices.SortStableFunc(rr.Events, func(a, b Event) int { return int(a.T - b.T) })
+	return rr
+}
+
+func (r *run) deliveriesOf(key string) []*delivery {
+	var out []*delivery
+	for _, d := range r.delivs {
+		if d.key == key {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (r *run) leasesOf(key string) []*lease {
+	var out []*lease
+	for _, l := range r.leases {
+		if l.key == key {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ended is when a delivery ended, or far in the future while it is open.
+func (d *delivery) ended() time.Time {
+	if d.end == "" {
+		return time.Unix(1<<40, 0)
+	}
+	return d.to
+}
+
+// over is when a lease stopped protecting its holder: released, deleted
+// by another, or expired.
+func (l *lease) over() time.Time {
+	t := l.expires
+	if l.ttl <= 0 {
+		t = time.Unix(1<<40, 0)
+	}
+	for _, x := range []time.Time{l.released, l.deleted} {
+		if !x.IsZero() && x.Before(t) {
+			t = x
+		}
+	}
+	return t
+}
+
+func (r *run) at(t time.Time) string { return fmt.Sprintf("t=%dms", t.Sub(r.start).Milliseconds()) }
+
+// cause names why a key's side effect ran more than once, from what the
+// proxies saw, in audit logs' order of precedence (the unstable key, the
+// stale cache, the foreign unlock, the expired lock, the per-message lock
+// key, the non-atomic commit, the redelivery, the race). Where the wire
+// does not decide, the cause is "unexplained" and says what would.
+func (r *run) cause(key string, e effectRow) (string, string) {
+	ds := r.deliveriesOf(key)
+	var writers []*delivery
+	for _, d := range ds {
+		if d.committed > 0 {
+			writers = append(writers, d)
+		}
+	}
+	// An idempotency key that changes between attempts.
+	if e.idem != nil && *e.idem > 1 {
+		return auditlogs.RuleUnstableKey.Code, fmt.Sprintf("the %d effects on %s were made under %d different idempotency keys (the effects query's third column): each attempt derived a new key, so none recognised the other", e.n, key, *e.idem)
+	}
+	for i, a := range writers {
+		for _, b := range writers[i+1:] {
+			if va, vb := strings.Join(a.values, ", "), strings.Join(b.values, ", "); va != "" && vb != "" && va != vb {
+				return auditlogs.RuleUnstableKey.Code, fmt.Sprintf("the two runs on %s wrote different values derived from it (%s wrote %s; %s wrote %s): an idempotency key that changes per attempt recognises nothing", key, a.slot.lane(a.inst), va, b.slot.lane(b.inst), vb)
+			}
+		}
+	}
+	// A status cache that lagged the database.
+	for _, s := range r.stale {
+		if s.key == key {
+			return auditlogs.RuleStaleCache.Code, fmt.Sprintf("at %s %s read the status of %s from the cache while the first run's status write was still on its way (the cache lagged by %s), found nothing and ran the effect again", r.at(s.at), s.slot.lane(s.inst), key, r.o.CacheLag)
+		}
+	}
+	leases := r.leasesOf(key)
+	// A plain DEL of another worker's lock, then a new holder.
+	for _, f := range r.foreign {
+		if f.key != key {
+			continue
+		}
+		for _, l := range leases {
+			if l.from.After(f.at) && (l.slot != f.of.slot || l.inst != f.of.inst) && (f.of.deliv == nil || f.of.deliv.ended().After(l.from)) {
+				return auditlogs.RuleUnlockNoToken.Code, fmt.Sprintf("at %s %s deleted the lock of %s that %s held (plain DEL, no token check); at %s %s took the lock while %s was still working", r.at(f.at), f.by, key, f.of.slot.lane(f.of.inst), r.at(l.from), l.slot.lane(l.inst), f.of.slot.lane(f.of.inst))
+			}
+		}
+	}
+	// A lease that expired while its holder still worked.
+	for i, a := range leases {
+		for _, b := range leases[i+1:] {
+			if a.lock != b.lock || (a.slot == b.slot && a.inst == b.inst) || a.ttl <= 0 {
+				continue
+			}
+			stillWorking := a.deliv == nil || a.deliv.ended().After(b.from)
+			if !b.from.Before(a.expires) && (a.released.IsZero() || a.released.After(b.from)) && stillWorking {
+				return auditlogs.RuleLockExpiry.Code, fmt.Sprintf("%s took the lock %s at %s with a TTL of %s and still held %s unfinished when the lock expired; at %s %s took the same lock and ran the effect too", a.slot.lane(a.inst), a.lock, r.at(a.from), a.ttl.Round(time.Millisecond), key, r.at(b.from), b.slot.lane(b.inst))
+			}
+		}
+	}
+	// Two holders at once under different lock keys.
+	for i, a := range leases {
+		for _, b := range leases[i+1:] {
+			if a.lock != b.lock && (a.slot != b.slot || a.inst != b.inst) && b.from.Before(a.over()) {
+				return auditlogs.RuleLockKeyJobID.Code, fmt.Sprintf("%s held %s while %s held %s, both for %s: the lock key is built from something per message, not the business key", a.slot.lane(a.inst), a.lock, b.slot.lane(b.inst), b.lock, key)
+			}
+		}
+	}
+	// A crash after the first write, before the rest of the commit.
+	if f := r.fired; f != nil && r.plan.Fault == Kill && r.plan.Point == AfterWrite && r.plan.Victim == key {
+		for _, d := range writers {
+			if !d.faulted && d.readFirst {
+				return auditlogs.RuleNonAtomic.Code, fmt.Sprintf("the first run's write for %s committed and the worker died before the rest of its commit; at %s %s checked (it read %s before writing), found it not done, and ran the effect again", key, r.at(d.from), d.slot.lane(d.inst), key)
+			}
+		}
+	}
+	// A redelivery after a crash or a lost connection before the ack.
+	for i, a := range ds {
+		if a.end != "returned" && !(a.faulted && a.end != "ack") {
+			continue
+		}
+		for _, b := range ds[i+1:] {
+			if b.redelivered && b.committed > 0 {
+				check := "without reading " + key + " first: nothing checked whether it was done"
+				if b.readFirst {
+					check = "after a check that found nothing recorded"
+				}
+				return auditlogs.RuleRedelivery.Code, fmt.Sprintf("%s's delivery of %s ended without an ack (%s); the broker redelivered it to %s at %s, which ran the effect again %s", a.slot.lane(a.inst), key, r.endText(a), b.slot.lane(b.inst), r.at(b.from), check)
+			}
+		}
+	}
+	// Two deliveries at once with no lock between them.
+	for i, a := range ds {
+		for _, b := range ds[i+1:] {
+			if b.from.Before(a.ended()) && len(leases) == 0 {
+				return auditlogs.RuleRace.Code, fmt.Sprintf("%s and %s handled %s at the same time and neither took a lock on it", a.slot.lane(a.inst), b.slot.lane(b.inst), key)
+			}
+		}
+	}
+	why := fmt.Sprintf("%s ran %d times; what dupctl saw on the wire matches no known cause", key, e.n)
+	for _, b := range writers[min(1, len(writers)):] {
+		if !b.redelivered && !b.readFirst {
+			why += fmt.Sprintf(" (at %s %s handled another message for %s and wrote without reading it first: nothing checked whether it was done)", r.at(b.from), b.slot.lane(b.inst), key)
+			return auditlogs.RuleUnexplained.Code, why
+		}
+	}
+	if len(writers) < 2 {
+		why += " (the proxies saw fewer than two committed writes naming the key: does the worker write the effect through {postgres}, with the key as a parameter?)"
+	}
+	return auditlogs.RuleUnexplained.Code, why
+}
+
+func (r *run) endText(d *delivery) string {
+	switch d.end {
+	case "returned":
+		return "its connection closed: " + r.faultText(d)
+	case "":
+		return "still open"
+	}
+	return d.end
+}
+
+func (r *run) faultText(d *delivery) string {
+	if d.faulted && r.fired != nil {
+		return string(r.plan.Fault) + " at " + string(r.plan.Point)
+	}
+	return "the worker went away"
+}
+
+// missing judges a key with no effect.
+func (r *run) missing(key, unsettled string) (outcome, code, why string) {
+	ds := r.deliveriesOf(key)
+	if len(ds) == 0 {
+		return OutcomeUnsettled, "", key + " was never delivered to a worker"
+	}
+	for _, d := range ds {
+		if d.end == "rejected" || r.repub[key] {
+			return OutcomeDeadLet, "", key + " was rejected without requeue or published again by the worker (a retry or dead-letter queue): no effect, but not lost"
+		}
+	}
+	if unsettled != "" {
+		return OutcomeUnsettled, "", key + " has no effect yet, and the run did not settle: " + unsettled
+	}
+	for _, d := range ds {
+		if (d.end == "ack" || d.end == "auto-ack") && d.committed == 0 {
+			how := "acked it"
+			if d.end == "auto-ack" {
+				how = "consumed it with no-ack (the broker forgot it on delivery)"
+			}
+			if d.faulted && r.fired != nil {
+				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s before any write, then died (%s at %s): the broker never sent it again and its effect never ran", d.slot.lane(d.inst), how, r.plan.Fault, r.plan.Point)
+			}
+			return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s without any committed write for it: the effect never ran", d.slot.lane(d.inst), how)
+		}
+	}
+	return OutcomeLoss, RuleLoss.Code, key + " was delivered but no effect was counted and no delivery is left: lost"
+}
+
+// evidence is the schedule of one key: its events and the run's fault. A
+// stretch of deliveries that only found the lock busy and went back is
+// shortened to its ends.
+func (r *run) evidence(key string) []string {
+	events := slices.Clone(r.events)
+	slices.SortStableFunc(events, func(a, b Event) int { return int(a.T - b.T) })
+	var mine []Event
+	for _, e := range events {
+		if e.Key == key || e.Fault || e.Kind == "exit" || (e.Kind == "start" && strings.Contains(e.Lane, "#")) {
+			mine = append(mine, e)
+		}
+	}
+	var out []string
+	for i := 0; i < len(mine); {
+		j := i
+		for j < len(mine) && bounce(mine[j].Kind) {
+			j++
+		}
+		if j-i > 9 {
+			for _, e := range mine[i : i+3] {
+				out = append(out, e.Line())
+			}
+			out = append(out, fmt.Sprintf("… %d more events from t=%dms to t=%dms: deliveries that found the lock busy and were requeued", j-i-6, mine[i+3].T, mine[j-4].T))
+			for _, e := range mine[j-3 : j] {
+				out = append(out, e.Line())
+			}
+			i = j
+			continue
+		}
+		out = append(out, mine[i].Line())
+		i++
+	}
+	if len(out) > 60 {
+		out = append(out[:59], fmt.Sprintf("… %d more events (-o json has them all)", len(out)-59))
+	}
+	return out
+}
+
+// bounce kinds make up a busy loop: a delivery, a busy lock, a requeue.
+func bounce(kind string) bool { return kind == "deliver" || kind == "busy" || kind == "requeued" }
