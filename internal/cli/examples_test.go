@@ -64,7 +64,7 @@ func runnable(args []string) bool {
 		return true
 	case "simulate":
 		for _, a := range args {
-			if a == "--live" || a == "replay" {
+			if a == "--live" || a == "--worker" || a == "replay" {
 				return false
 			}
 		}
