@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/replay"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -234,6 +236,12 @@ func storeCheck(o *Options, j config.Job) doctor.Check {
 		}
 		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
 			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: o.Factory.Now()})
+		var in *problem.Input
+		if idem.Table == "" && errors.As(err, &in) {
+			// Discovery found nothing that looks like an idempotency
+			// table: nothing to judge, not a failure to run.
+			return nil, &doctor.NothingError{Reason: "no table looks like an idempotency table: name it in dupctl.yaml (jobs[].idempotency.table)"}
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -14,10 +14,12 @@ import (
 	"github.com/dupctl/dupctl/internal/doctor"
 	"github.com/dupctl/dupctl/internal/doctor/topology"
 	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/sim/chaos"
 	"github.com/dupctl/dupctl/internal/worker"
 	"github.com/spf13/cobra"
 )
@@ -187,7 +189,12 @@ func simulateChecks(o *Options) []doctor.Check {
 		}
 		return m.Report(), nil
 	}}}
-	if !slices.ContainsFunc(o.Jobs, func(j config.Job) bool { return j.Profile != "" || len(j.Mitigations) > 0 }) {
+	for _, j := range o.Jobs {
+		if j.Worker != nil {
+			out = append(out, workerCheck(o, j))
+		}
+	}
+	if !slices.ContainsFunc(o.Jobs, func(j config.Job) bool { return j.Profile != "" || len(j.Mitigations) > 0 || j.Worker != nil }) {
 		out = append(out, doctor.Check{Items: []int{10}, Name: "crash scenarios",
 			Skip: "no job names its worker or consumer profile: give jobs[].worker (its own consumer under real faults) or jobs[].profile in dupctl.yaml"})
 	}
@@ -229,6 +236,48 @@ func simulateChecks(o *Options) []doctor.Check {
 	return out
 }
 
+// workerCheck runs the job's own worker (jobs[].worker) through the crash
+// and lock-expiry faults on the real services: evidence about the user's
+// consumer itself, the only kind that can pass line 10.
+func workerCheck(o *Options, j config.Job) doctor.Check {
+	g := o.Factory.Global
+	c := doctor.Check{Items: []int{10}, Name: "job " + j.Name + "'s worker under real faults (" + j.Worker.Command + ")"}
+	switch {
+	case g.AMQPURL == "":
+		c.Skip = "no --amqp-url for the worker's queue"
+		return c
+	case g.DatabaseURL == "":
+		c.Skip = "no --database-url for the worker's effects query"
+		return c
+	}
+	c.Run = func(ctx context.Context) (*findings.Report, error) {
+		var d chaos.Deps
+		var err error
+		if d.AMQP, err = o.Factory.AMQP(connect.WithAMQPName(ctx, "doctor worker "+j.Name)); err != nil {
+			return nil, err
+		}
+		if d.Postgres, err = o.Factory.Postgres(ctx, connect.PostgresOptions{MaxConns: 4}); err != nil {
+			return nil, err
+		}
+		if g.RedisURL != "" {
+			if d.Redis, err = o.Factory.Redis(ctx); err != nil {
+				return nil, err
+			}
+		}
+		proof, err := chaos.ProveJob(ctx, d, j, chaos.Options{AMQPURL: g.AMQPURL, RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL})
+		if err != nil {
+			return nil, err
+		}
+		rep := proof.Report()
+		if !proof.Passed() && len(rep.Findings) == 0 {
+			// A fault point never reached is no proof either way.
+			return nil, &doctor.NothingError{Reason: proof.Summary()}
+		}
+		return rep, nil
+	}
+	return c
+}
+
 // jobTune gives the simulator the job's own lock TTL from dupctl.yaml, so
 // its verdict is about the TTL the job runs with.
 func jobTune(j config.Job) func(*sim.Config) error {
@@ -267,9 +316,10 @@ func run(ctx context.Context, o *Options) error {
 		return writeChecklist(w, th, res, o.Factory.IO.Width())
 	}})
 	if err != nil {
-		// Every line is printed; the ones whose system could not be
-		// reached say so. The run still failed: exit 3, output kept.
-		return &exitcode.Error{Code: exitcode.Unavailable, Err: err, KeepOutput: true}
+		// Every line is printed; the ones whose check could not run say
+		// why. The run still failed: exit 3 (2 for a broken dupctl.yaml),
+		// output kept.
+		return &exitcode.Error{Code: cmdutil.ExitCode(err, exitcode.Unavailable), Err: err, KeepOutput: true}
 	}
 	return emitErr
 }
