@@ -312,9 +312,17 @@ func run(ctx context.Context, o *Options) error {
 		return err
 	}
 	res.Report.Data = map[string]any{"checklist": res.Items}
-	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report, Text: func(w io.Writer, th *report.Theme) error {
-		return writeChecklist(w, th, res, o.Factory.IO.Width())
-	}})
+	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report,
+		Text: func(w io.Writer, th *report.Theme) error { return writeChecklist(w, th, res, o.Factory.IO.Width()) },
+		Markdown: func(w io.Writer) error {
+			io.WriteString(w, "| # | checklist line | state |\n|---:|---|---|\n")
+			for _, it := range res.Items {
+				fmt.Fprintf(w, "| %d | %s | %s |\n", it.ID, report.MarkdownText(it.Title), it.Status)
+			}
+			return nil
+		},
+		HTML: func(w io.Writer) error { return writeChecklistHTML(w, res) },
+	})
 	if err != nil {
 		// Every line is printed; the ones whose check could not run say
 		// why. The run still failed: exit 3 (2 for a broken dupctl.yaml),
@@ -362,4 +370,42 @@ func writeChecklist(w io.Writer, th *report.Theme, res *doctor.Result, width int
 		t.Row(fmt.Sprint(it.ID), report.Wrap(it.Title, titleW), status, checked)
 	}
 	return t.Render(w)
+}
+
+// writeChecklistHTML is the checklist as a table whose lines carry their
+// state, what was checked, what is missing, and links to the findings
+// behind them.
+func writeChecklistHTML(w io.Writer, res *doctor.Result) error {
+	io.WriteString(w, `<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
+	for _, it := range res.Items {
+		class := strings.ReplaceAll(string(it.Status), " ", "")
+		fmt.Fprintf(w, "<tr id=\"line-%d\"><td class=\"num\">%d</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>", it.ID, it.ID,
+			report.Escape(it.Title), class, report.Escape(string(it.Status)))
+		list := func(label string, items []string) {
+			if len(items) == 0 {
+				return
+			}
+			fmt.Fprintf(w, "<div><strong>%s</strong><ul>", label)
+			for _, s := range items {
+				fmt.Fprintf(w, "<li>%s</li>", report.Escape(s))
+			}
+			io.WriteString(w, "</ul></div>")
+		}
+		list("checked", it.Checked)
+		list("not checked", it.Skipped)
+		if it.Status == doctor.Partial {
+			list("missing", it.Missing)
+		}
+		if len(it.Evidence) > 0 {
+			io.WriteString(w, "<div><strong>evidence</strong><ul>")
+			for _, e := range it.Evidence {
+				code, _, _ := strings.Cut(e, " ")
+				fmt.Fprintf(w, "<li><a href=\"%s\">%s</a></li>", report.Escape(report.CodeAnchor(code)), report.Escape(e))
+			}
+			io.WriteString(w, "</ul></div>")
+		}
+		io.WriteString(w, "</td></tr>\n")
+	}
+	_, err := io.WriteString(w, "</tbody></table>\n")
+	return err
 }

@@ -32,7 +32,13 @@ var Palette = struct {
 type htmlFinding struct {
 	findings.Finding
 	Class string
+	// Anchor is set on the first finding of each code (id="code-CODE"), so
+	// a picture can link a line to the findings behind it (CodeAnchor).
+	Anchor string
 }
+
+// CodeAnchor is the link to the first finding of a code on the page.
+func CodeAnchor(code string) string { return "#code-" + code }
 
 type htmlPage struct {
 	Title    string
@@ -63,8 +69,13 @@ func (p htmlPrinter) Print(w io.Writer, d Document) error {
 			page.Summary = english.Count(s.Findings, "finding", "findings") + ": " + english.Count(s.Errors, "error", "errors") + ", " +
 				english.Count(s.Warnings, "warning", "warnings") + ", " + english.Count(s.Infos, "info", "infos") + "."
 		}
+		anchored := map[string]bool{}
 		for _, f := range r.Findings {
-			page.Findings = append(page.Findings, htmlFinding{Finding: f, Class: f.Severity.String()})
+			hf := htmlFinding{Finding: f, Class: f.Severity.String()}
+			if !anchored[f.Code] {
+				anchored[f.Code], hf.Anchor = true, "code-"+f.Code
+			}
+			page.Findings = append(page.Findings, hf)
 		}
 		if d.HTML != nil {
 			var pic bytes.Buffer
@@ -100,7 +111,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <table>
 <thead><tr><th scope="col">Severity</th><th scope="col">Code</th><th scope="col">Subject</th><th scope="col">Message</th></tr></thead>
 <tbody>
-{{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}"><td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td><td><code>{{$f.Code}}</code></td><td>{{$f.Subject}}</td><td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
+{{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}"><td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td><td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td><td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
 <details><summary>evidence and fix</summary><ul>{{range $f.Evidence}}<li>{{.}}</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
@@ -125,7 +136,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 table { border-collapse: collapse; width: 100%; margin: .4rem 0 1rem; }
 th, td { text-align: left; vertical-align: top; padding: .25rem .5rem; border-bottom: 1px solid #ddd; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.badge { display: inline-block; padding: 0 .4rem; border-radius: .2rem; color: #fff; font-size: 12px; }
+.badge { display: inline-block; padding: 0 .4rem; border-radius: .2rem; color: #fff; font-size: 12px; white-space: nowrap; }
 .badge.error { background: ERROR; } .badge.warn { background: WARN; color: INK; } .badge.info { background: INFO; }
 .badge.pass { background: PASS; } .badge.fail { background: ERROR; } .badge.partial { background: WARN; color: INK; } .badge.notchecked { background: FAINT; }
 details summary { cursor: pointer; color: FAINT; } .fix { margin: .3rem 0; }
