@@ -324,10 +324,12 @@ func run(ctx context.Context, o *Options) error {
 		HTML: func(w io.Writer) error { return writeChecklistHTML(w, res) },
 	})
 	if err != nil {
-		// Every line is printed; the ones whose check could not run say
-		// why. The run still failed: exit 3 (2 for a broken dupctl.yaml),
-		// output kept.
-		return &exitcode.Error{Code: cmdutil.ExitCode(err, exitcode.Unavailable), Err: err, KeepOutput: true}
+		// A system down: every line is printed, the ones whose check could
+		// not run say why, and the run still fails (exit 3). Bad input (a
+		// malformed URL, a broken dupctl.yaml) is a usage error: exit 2,
+		// stdout empty, as for every command.
+		code := cmdutil.ExitCode(err, exitcode.Unavailable)
+		return &exitcode.Error{Code: code, Err: err, KeepOutput: code == exitcode.Unavailable}
 	}
 	return emitErr
 }

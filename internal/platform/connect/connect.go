@@ -36,7 +36,11 @@ func missing(system, field, env string) error {
 // parser's words about it (which may quote it) with the password removed
 // before anything else happens to them.
 func badURL(system, raw, why string) error {
-	return &problem.Input{Why: fmt.Sprintf("%s URL %s: %s", system, redact.URL(raw), redact.InError(why, raw))}
+	in := &problem.Input{Why: fmt.Sprintf("%s URL %s: %s", system, redact.URL(raw), redact.InError(why, raw))}
+	if u, err := url.Parse(raw); err != nil || u.User == nil && strings.Contains(raw, "@") {
+		in.Hint = "a '/', '#', '?', '@' or space in a user or password must be percent-encoded: %2F %23 %3F %40 %20"
+	}
+	return in
 }
 
 // noHost refuses a URL that names no host: libraries would silently

@@ -99,8 +99,34 @@ func InError(msg, raw string) string {
 		if q := strconv.Quote(raw); len(q) > 2 {
 			msg = strings.ReplaceAll(msg, q[1:len(q)-1], red)
 		}
+		// A parser that stopped inside the password quotes what it read
+		// so far (parse "amqp://u:Zq/": invalid port): every piece of the
+		// password between the characters that stop parsers goes too.
+		for _, piece := range strings.FieldsFunc(password(raw), func(r rune) bool { return strings.ContainsRune("/#?@: \t%", r) }) {
+			if len(piece) >= 3 {
+				msg = strings.ReplaceAll(msg, piece, Mask)
+			}
+		}
 	}
 	return String(msg)
+}
+
+// password is what URL masks in a URL given whole: the userinfo after its
+// first ':' up to the last '@' ("" when there is none).
+func password(raw string) string {
+	i := strings.Index(raw, "://")
+	at := strings.LastIndex(raw, "@")
+	if i <= 0 || at < i+3 {
+		return ""
+	}
+	_, pw, ok := strings.Cut(raw[i+3:at], ":")
+	if !ok {
+		if isUserOnlyScheme(raw[:i+3]) {
+			return ""
+		}
+		return raw[i+3 : at]
+	}
+	return pw
 }
 
 func isScheme(s string) bool {

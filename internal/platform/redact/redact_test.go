@@ -67,7 +67,7 @@ func TestURL(t *testing.T) {
 // TestURLWithRawSpecialCharacters: a URL given whole loses its password
 // whatever the password holds, before any parse.
 func TestURLWithRawSpecialCharacters(t *testing.T) {
-	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9", "Zq@Secret9", "Zq:Secret9", "Zq%Secret9"} {
+	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9", "Zq@Secret9", "Zq:Secret9", "Zq%Secret9", "Secret9/#?", "Secret9 x"} {
 		for _, scheme := range []string{"amqp", "redis", "postgres", "rediss"} {
 			raw := scheme + "://guest:" + pw + "@127.0.0.1:1/x"
 			got := URL(raw)
@@ -77,6 +77,13 @@ func TestURLWithRawSpecialCharacters(t *testing.T) {
 			msg := InError(`parse "`+raw+`": invalid port`, raw)
 			if strings.Contains(msg, "Secret9") {
 				t.Errorf("InError kept the password: %q", msg)
+			}
+			// a parser that quotes only the part it read before stopping
+			if cut := strings.IndexAny(raw[len(scheme)+3:], "/#? "); cut > 0 {
+				part := raw[:len(scheme)+3+cut]
+				if msg := InError(`parse "`+part+`": invalid port ":Zq" after host`, raw); strings.Contains(msg, "Secret9") {
+					t.Errorf("InError kept a piece of the password: %q", msg)
+				}
 			}
 		}
 	}
