@@ -15,6 +15,7 @@
 # re-read grace period is waiting, not work (2s by default when anything
 # disagrees). Rounds alternate; the figures are medians and their ratio.
 set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
 
 N=${KEYS:-1000000}
@@ -71,7 +72,6 @@ for r in $(seq 1 "$ROUNDS"); do
   printf 'round %d: redis-cli --scan %.2fs, dupctl audit cache %.2fs (lookup %s)\n' "$r" "${scan[-1]}" "${audit[-1]}" "$mode"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 s=$(median "${scan[@]}")
 a=$(median "${audit[@]}")
 printf '== %s keys, median of %d: redis-cli --scan %.2fs, dupctl audit cache %.2fs, ratio %.2f (target <= 2)\n' \

@@ -12,6 +12,7 @@
 # Rounds alternate the two commands so that both see the same cache state;
 # the figure is the median of each, and their ratio.
 set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
 
 ROWS=${ROWS:-5000000}
@@ -51,7 +52,6 @@ for r in $(seq 1 "$ROUNDS"); do
   printf 'round %d: hand-written %.2fs, dupctl %.2fs\n' "$r" "${handwritten[-1]}" "${dupctl[-1]}"
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 h=$(median "${handwritten[@]}")
 d=$(median "${dupctl[@]}")
 printf '== %s rows, median of %d: hand-written GROUP BY %.2fs, dupctl %.2fs, ratio %.2f (target <= 1.2)\n' \

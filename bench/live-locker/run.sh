@@ -3,6 +3,7 @@
 # (one connection, no pipelining) on the same local Redis, alternating, in one
 # run. Prints each round and the ratio of the medians.
 set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
 N=${N:-100000}
 ROUNDS=${ROUNDS:-3}
@@ -20,6 +21,5 @@ for r in $(seq 1 "$ROUNDS"); do
   ours+=("$o"); theirs+=("$t")
 done
 redis-cli -h 127.0.0.1 del "$key" >/dev/null
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mo=$(median "${ours[@]}"); mt=$(median "${theirs[@]}")
 awk -v o="$mo" -v t="$mt" 'BEGIN {printf "median: dupctl %.0f pairs/s, redis-benchmark %.0f pairs/s, ratio %.2f (target >= 0.6)\n", o, t, o/t}'
