@@ -218,6 +218,7 @@ check.` + exitStatusBlock,
 	pf.StringVar(&g.RedisURL, "redis-url", "", "Redis URL (env DUPCTL_REDIS_URL, REDIS_URL)")
 	pf.StringVar(&g.DatabaseURL, "database-url", "", "PostgreSQL URL (env DUPCTL_DATABASE_URL, DATABASE_URL)")
 	pf.StringVar(&g.AMQPURL, "amqp-url", "", "RabbitMQ AMQP URL (env DUPCTL_AMQP_URL, AMQP_URL)")
+	pf.StringVar(&g.Job, "job", "", "a job of dupctl.yaml: its queue, DLQ, lock pattern, table, cache pattern, logs, TTL and durations fill the flags not given (default: the only job, when there is one)")
 	pf.StringVar(&g.ConfigPath, "config", "", "dupctl.yaml with connections, job types and the allow-list (env DUPCTL_CONFIG; default ./dupctl.yaml if present)")
 	cmdutil.FieldFlags(root, map[string]string{"AMQPURL": "amqp-url"})
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
@@ -260,6 +261,9 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory, outputs []string, html stri
 		return flagError(cmd, "--timeout must not be negative, got %s", g.Timeout)
 	}
 	if err := f.LoadConfig(); err != nil {
+		return err
+	}
+	if _, err := f.Job(); err != nil {
 		return err
 	}
 	flags := cmd.Flags()

@@ -45,6 +45,9 @@ type GlobalOptions struct {
 	DatabaseURL string
 	AMQPURL     string
 	ConfigPath  string
+	// Job names the dupctl.yaml job whose settings fill the flags a
+	// command was not given (Factory.Job).
+	Job string
 }
 
 // OutputFile is one output written to a file.

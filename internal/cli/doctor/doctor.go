@@ -55,6 +55,14 @@ written anywhere.` + exitStatus,
 			o := &Options{Factory: f, ManagementURL: mgmt, Vhost: vhost}
 			if f.Config != nil {
 				o.Jobs = append(o.Jobs, f.Config.Jobs...)
+				if f.Global.Job != "" {
+					// --job: the checklist of that one job.
+					j, err := f.Job()
+					if err != nil {
+						return err
+					}
+					o.Jobs = []config.Job{*j}
+				}
 				if o.ManagementURL == "" {
 					o.ManagementURL = f.Config.Connections.ManagementURL
 				}
