@@ -73,6 +73,16 @@ lock_timeout.` + cacheExitStatus,
 			if err := cmdutil.NonEmpty(cmd, "key-column", "status-column", "live-keys"); err != nil {
 				return err
 			}
+			job, err := f.Job()
+			if err != nil {
+				return err
+			}
+			if job != nil {
+				cmdutil.FromJob(cmd, "cache-pattern", &pattern, job.CachePattern)
+				cmdutil.FromJob(cmd, "table", &o.Table, job.Idempotency.Table)
+				cmdutil.FromJob(cmd, "key-column", &o.KeyColumn, job.Idempotency.KeyColumn)
+				cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, job.Idempotency.StatusColumn)
+			}
 			if pattern == "" || o.Table == "" {
 				return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
 			}

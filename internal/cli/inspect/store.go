@@ -57,7 +57,17 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
   dupctl inspect store --table payments --checks catalog --fail-on warn`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
+			job, err := f.Job()
+			if err != nil {
+				return err
+			}
+			if job != nil && !cmd.Flags().Changed("schema") {
+				idem := job.Idempotency
+				cmdutil.FromJob(cmd, "table", &o.Table, idem.Table)
+				cmdutil.FromJob(cmd, "key-column", &o.KeyColumns, idem.KeyColumn)
+				cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, idem.StatusColumn)
+				cmdutil.FromJob(cmd, "business-column", &o.BusinessColumns, idem.BusinessKeyColumn)
+			}
 			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
 				return exitcode.UsageErrorf("%w", err)
 			}

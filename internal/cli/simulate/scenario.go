@@ -21,6 +21,9 @@ type ScenarioOptions struct {
 	Sim      sim.Options
 	Demo     bool // no profile chosen: the faulty and safe pair
 	Live     LiveOptions
+	// LockTTLGiven: --lock-ttl was given, so a job's lock_ttl does not
+	// replace it.
+	LockTTLGiven bool
 }
 
 func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOptions) error) *cobra.Command {
@@ -70,7 +73,7 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 			if lv.Enabled && lv.Scale < time.Millisecond {
 				return exitcode.UsageErrorf("--time-scale must be at least 1ms, got %s", lv.Scale)
 			}
-			opts := &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: lv, Sim: sim.Options{
+			opts := &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: lv, LockTTLGiven: cmd.Flags().Changed("lock-ttl"), Sim: sim.Options{
 				Scenario: sc, Profiles: profiles, Tune: tune, Explore: explore,
 				Seed: seed, Runs: runs, MaxStates: maxStates, Shard: sh,
 			}}
