@@ -35,7 +35,6 @@ var forbiddenInCapabilities = []string{
 // with what it imports, and leaves this list when it is moved over.
 var pendingCapabilities = map[string]string{
 	"internal/audit/cache":   "exitcode",
-	"internal/inspect/lock":  "exitcode",
 	"internal/inspect/store": "exitcode",
 	"internal/inspect/ttl":   "report, iostreams (its views)",
 	"internal/sim/live":      "exitcode",
