@@ -44,6 +44,10 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 rss() { awk -F: '/Maximum resident/ { gsub(/ /, "", $2); print $2 }' "$1"; }
+# Redis's own CPU seconds so far (INFO cpu; other clients of the server
+# count too, so this is an upper bound for one command).
+rcpu() { redis-cli INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.2f", s }'; }
+spent() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 echo "== $(uptime)"
 echo "== loading $LOCKS locks + $OTHERS other keys into DB $DB"
@@ -53,14 +57,14 @@ echo "keys: $(cli DBSIZE); redis $(redis-cli INFO server | tr -d '\r' | awk -F: 
 echo "== alternating runs ($RUNS of each)"
 declare -a T_NAIVE T_DUP T_CLI M_DUP
 for i in $(seq 1 "$RUNS"); do
-  a=$(now); "$tmp/naive" "$URL" >/dev/null 2>&1; b=$(now)
-  T_NAIVE+=("$(elapsed "$a" "$b")")
-  a=$(now); /usr/bin/time -v "$tmp/dupctl" inspect lock --redis-url "$URL" --fail-on none -o json >"$tmp/out.json" 2>"$tmp/time"; b=$(now)
-  T_DUP+=("$(elapsed "$a" "$b")")
+  c0=$(rcpu); a=$(now); "$tmp/naive" "$URL" >/dev/null 2>&1; b=$(now); c1=$(rcpu)
+  T_NAIVE+=("$(elapsed "$a" "$b")"); r_naive=$(spent "$c0" "$c1")
+  c0=$(rcpu); a=$(now); /usr/bin/time -v "$tmp/dupctl" inspect lock --redis-url "$URL" --fail-on none -o json >"$tmp/out.json" 2>"$tmp/time"; b=$(now); c1=$(rcpu)
+  T_DUP+=("$(elapsed "$a" "$b")"); r_dup=$(spent "$c0" "$c1")
   M_DUP+=("$(rss "$tmp/time")")
-  a=$(now); cli --scan >/dev/null; b=$(now)
-  T_CLI+=("$(elapsed "$a" "$b")")
-  echo "run $i: naive ${T_NAIVE[-1]}s   dupctl ${T_DUP[-1]}s (max RSS ${M_DUP[-1]} kB)   redis-cli --scan ${T_CLI[-1]}s   ($(uptime | sed 's/.*load/load/'))"
+  c0=$(rcpu); a=$(now); cli --scan >/dev/null; b=$(now); c1=$(rcpu)
+  T_CLI+=("$(elapsed "$a" "$b")"); r_cli=$(spent "$c0" "$c1")
+  echo "run $i: naive ${T_NAIVE[-1]}s (redis cpu ${r_naive}s)   dupctl ${T_DUP[-1]}s (redis cpu ${r_dup}s, own cpu $(awk -F: '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$tmp/time")s, max RSS ${M_DUP[-1]} kB)   redis-cli --scan ${T_CLI[-1]}s (redis cpu ${r_cli}s)   ($(uptime | sed 's/.*load/load/'))"
 done
 mn=$(median "${T_NAIVE[@]}"); md=$(median "${T_DUP[@]}"); mc=$(median "${T_CLI[@]}")
 echo "median: naive ${mn}s, dupctl ${md}s, redis-cli --scan ${mc}s"
