@@ -280,7 +280,11 @@ func oneKeyView(w io.Writer, th *report.Theme, d *lock.Data) error {
 	t := &rows{}
 	t.Row("key", printable(l.Key))
 	t.Row("family", printable(l.Family))
-	t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
+	if l.Confidence < 0.5 {
+		t.Row("type", fmt.Sprintf("%s, not a lock by its shape", l.Type))
+	} else {
+		t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
+	}
 	t.Row("confidence", fmt.Sprintf("%.2f (%s)", l.Confidence, strings.Join(l.Signals, ", ")))
 	t.Row("ttl left", lock.FormatMs(l.PTTLMs))
 	t.Row("idle", idle(l.IdleS))

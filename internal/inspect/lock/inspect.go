@@ -317,6 +317,9 @@ func (a *aggregator) add(j *judged) {
 	}
 	f := a.fams.get(j.segs)
 	problems := f.add(j, a.now, a.o.MaxTTL, a.o.MinConfidence)
+	if !j.v.candidate() {
+		problems = nil // shown with --key, but no lock to judge
+	}
 	if c, ok := a.cands[o.key]; ok {
 		if a.orphan(o, c) {
 			problems = append(problems, RuleIdleOrphan.Code)

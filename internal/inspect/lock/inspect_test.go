@@ -372,6 +372,13 @@ func TestInspectOneKey(t *testing.T) {
 	if got := codes(rep, p+":lock:order:{int}"); !slices.Equal(got, []string{"LOCK_NO_TTL", "LOCK_TOKEN_CONSTANT"}) {
 		t.Errorf("findings %v", got)
 	}
+	// A key that is no lock, shown in full all the same: its confidence
+	// says so, and nothing is judged of it.
+	c.Set(ctx, p+":deadlock_count", "3", 0)
+	rep, d = run(t, c, lock.Options{Key: p + ":deadlock_count", Top: 1})
+	if len(d.Locks) != 1 || d.Locks[0].Confidence >= 0.5 || len(d.Locks[0].Problems) != 0 || len(codes(rep, p+":deadlock_count")) != 0 || d.Scan.Skipped != 1 {
+		t.Errorf("a counter shown with --key: %+v, findings %v", d.Locks, rep.Findings)
+	}
 	if _, err := lock.Run(ctx, c, lock.Options{Key: p + ":missing"}); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing key: %v", err)
 	}

@@ -239,6 +239,9 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 		out.KeyClass = "n/a" // fence counters, metadata, indexes
 		return out, nil
 	}
+	if out.Confidence < candidateConfidence {
+		return out, nil // a key shown with --key that is no lock: nothing to judge
+	}
 	var fs []findings.Finding
 	add := func(fi findings.Finding) {
 		// Below the minimum confidence the family may not be locks at all:
