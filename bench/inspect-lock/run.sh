@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Benchmark `dupctl inspect lock` against what a user would otherwise run,
-# `redis-cli --scan --pattern 'lock:*'` (names only), on the same keyspace,
-# in alternating runs; and dupctl's peak RSS at 100k and 1M lock keys.
+# Benchmark `dupctl inspect lock` (defaults: every key considered, locks
+# found by shape, -o json) on a keyspace of locks of every maker beside
+# non-lock data (bench/inspect-lock/load), against what a user would
+# otherwise run on the same keys, in alternating runs:
 #
-#   bash bench/inspect-lock/run.sh            # 1,000,000 locks + 200,000 others
-#   LOCKS=100000 OTHERS=20000 bash bench/inspect-lock/run.sh
+#   - naive: a Go program (go-redis) that SCANs with COUNT 1000 and
+#     pipelines PTTL + GET for every key (bench/inspect-lock/naive);
+#   - redis-cli --scan: every key's name (redis-cli's COUNT 10).
 #
-# It uses a dedicated database (DB, default 13) of the local Redis, refuses
-# to run when that database is not empty, and flushes it when done.
+# Then it checks dupctl's report against the keyspace (every lock family
+# found, no non-lock key among the candidates, no warn/error finding about
+# one) and measures dupctl's peak RSS at two sizes.
+#
+#   flock /tmp/dupctl-bench.lock bash bench/inspect-lock/run.sh
+#   LOCKS=100000 OTHERS=20000 RUNS=3 bash bench/inspect-lock/run.sh
+#
+# It uses a database of its own (DB, default 14) of the local Redis,
+# refuses to run when that database is not empty, and empties it when done.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-DB=${DB:-13}
+DB=${DB:-14}
 LOCKS=${LOCKS:-1000000}
 OTHERS=${OTHERS:-200000}
 RUNS=${RUNS:-3}
-RSS_SIZES=${RSS_SIZES:-"100000 1000000"}
+SMALL=${SMALL:-100000}
 URL="redis://127.0.0.1:6379/$DB"
 cli() { redis-cli -h 127.0.0.1 -p 6379 -n "$DB" "$@"; }
 
@@ -23,66 +32,51 @@ if [ "$(cli DBSIZE)" != "0" ]; then
   echo "database $DB is not empty: pick another with DB=N" >&2
   exit 2
 fi
-trap 'cli FLUSHDB >/dev/null' EXIT
+tmp=$(mktemp -d)
+trap 'cli FLUSHDB >/dev/null; rm -rf "$tmp"' EXIT
 
-go build -o /tmp/dupctl-bench ./cmd/dupctl
+go build -o "$tmp/dupctl" ./cmd/dupctl
+go build -o "$tmp/load" ./bench/inspect-lock/load
+go build -o "$tmp/naive" ./bench/inspect-lock/naive
 
-# load N locks and M other keys with redis-cli --pipe. The lock families:
-# 60% lock:payment:order:<int> with a random 32-hex token and a 1h TTL,
-# 20% lock:job:<uuid> (per-run keys), 20% lock:report:<int> holding "1"
-# without a TTL; the others are cache:user:<int>.
-load() {
-  local locks=$1 others=$2
-  awk -v locks="$locks" -v others="$others" 'BEGIN {
-    srand(42)
-    for (i = 0; i < locks; i++) {
-      r = i % 10
-      if (r < 6) {
-        k = "lock:payment:order:" i
-        v = sprintf("%08x%08x%08x%08x", rand()*4294967295, rand()*4294967295, rand()*4294967295, rand()*4294967295)
-        printf "*5\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nPX\r\n$7\r\n3600000\r\n", length(k), k, length(v), v
-      } else if (r < 8) {
-        k = sprintf("lock:job:%08x-3b2a-4c1d-9e8f-%012x", rand()*4294967295, i)
-        v = sprintf("%08x%08x%08x%08x", rand()*4294967295, rand()*4294967295, rand()*4294967295, rand()*4294967295)
-        printf "*5\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nPX\r\n$6\r\n600000\r\n", length(k), k, length(v), v
-      } else {
-        k = "lock:report:" i
-        printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\n1\r\n", length(k), k
-      }
-    }
-    for (i = 0; i < others; i++) {
-      k = "cache:user:" i
-      printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$1\r\nx\r\n", length(k), k
-    }
-  }' | cli --pipe >/dev/null
-}
-
+load() { "$tmp/load" -locks "$1" -others "$2" | cli --pipe >/dev/null; }
 now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+rss() { awk -F: '/Maximum resident/ { gsub(/ /, "", $2); print $2 }' "$1"; }
+# Redis's own CPU seconds so far (INFO cpu; other clients of the server
+# count too, so this is an upper bound for one command).
+rcpu() { redis-cli INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.2f", s }'; }
+spent() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
+echo "== $(uptime)"
 echo "== loading $LOCKS locks + $OTHERS other keys into DB $DB"
 load "$LOCKS" "$OTHERS"
-echo "keys: $(cli DBSIZE); redis $(redis-cli INFO server | tr -d '\r' | awk -F: '/^redis_version/ {print $2}')"
+echo "keys: $(cli DBSIZE); redis $(redis-cli INFO server | tr -d '\r' | awk -F: '/^redis_version/ {print $2}'); $(nproc) cores"
 
-echo "== alternating runs ($RUNS each)"
-declare -a T_CLI T_DUP
+echo "== alternating runs ($RUNS of each)"
+declare -a T_NAIVE T_DUP T_CLI M_DUP
 for i in $(seq 1 "$RUNS"); do
-  a=$(now); cli --scan --pattern 'lock:*' >/dev/null; b=$(now)
-  T_CLI+=("$(elapsed "$a" "$b")")
-  a=$(now); /tmp/dupctl-bench inspect lock --redis-url "$URL" --fail-on none -o json >/tmp/dupctl-bench.json; b=$(now)
-  T_DUP+=("$(elapsed "$a" "$b")")
-  echo "run $i: redis-cli --scan ${T_CLI[-1]}s   dupctl inspect lock ${T_DUP[-1]}s"
+  c0=$(rcpu); a=$(now); "$tmp/naive" "$URL" >/dev/null 2>&1; b=$(now); c1=$(rcpu)
+  T_NAIVE+=("$(elapsed "$a" "$b")"); r_naive=$(spent "$c0" "$c1")
+  c0=$(rcpu); a=$(now); /usr/bin/time -v "$tmp/dupctl" inspect lock --redis-url "$URL" --fail-on none -o json >"$tmp/out.json" 2>"$tmp/time"; b=$(now); c1=$(rcpu)
+  T_DUP+=("$(elapsed "$a" "$b")"); r_dup=$(spent "$c0" "$c1")
+  M_DUP+=("$(rss "$tmp/time")")
+  c0=$(rcpu); a=$(now); cli --scan >/dev/null; b=$(now); c1=$(rcpu)
+  T_CLI+=("$(elapsed "$a" "$b")"); r_cli=$(spent "$c0" "$c1")
+  echo "run $i: naive ${T_NAIVE[-1]}s (redis cpu ${r_naive}s)   dupctl ${T_DUP[-1]}s (redis cpu ${r_dup}s, own cpu $(awk -F: '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$tmp/time")s, max RSS ${M_DUP[-1]} kB)   redis-cli --scan ${T_CLI[-1]}s (redis cpu ${r_cli}s)   ($(uptime | sed 's/.*load/load/'))"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-mc=$(median "${T_CLI[@]}"); md=$(median "${T_DUP[@]}")
-echo "median: redis-cli --scan ${mc}s, dupctl inspect lock ${md}s, ratio $(awk -v d="$md" -v c="$mc" 'BEGIN { printf "%.2f", d / c }')"
-grep -o '"keys_matched": [0-9]*\|"locks": [0-9]*\|"families": [0-9]*' /tmp/dupctl-bench.json | head -3 | tr '\n' ' '
-echo
+mn=$(median "${T_NAIVE[@]}"); md=$(median "${T_DUP[@]}"); mc=$(median "${T_CLI[@]}")
+echo "median: naive ${mn}s, dupctl ${md}s, redis-cli --scan ${mc}s"
+echo "ratios: dupctl/naive $(awk -v d="$md" -v n="$mn" 'BEGIN { printf "%.2f", d / n }'), dupctl/redis-cli $(awk -v d="$md" -v c="$mc" 'BEGIN { printf "%.2f", d / c }')"
+status=0
+"$tmp/load" -locks "$LOCKS" -others "$OTHERS" -check "$tmp/out.json" || status=1
 
-echo "== peak RSS"
-for n in $RSS_SIZES; do
-  cli FLUSHDB >/dev/null
-  load "$n" $((n / 5))
-  /usr/bin/time -v /tmp/dupctl-bench inspect lock --redis-url "$URL" --fail-on none -o json 2>/tmp/dupctl-bench.time >/dev/null
-  echo "$n locks + $((n / 5)) others: max RSS $(awk -F: '/Maximum resident/ { gsub(/ /, "", $2); print $2 }' /tmp/dupctl-bench.time) kB"
-done
+echo "== peak RSS at $SMALL locks + $((SMALL / 5)) others"
+cli FLUSHDB >/dev/null
+load "$SMALL" $((SMALL / 5))
+/usr/bin/time -v "$tmp/dupctl" inspect lock --redis-url "$URL" --fail-on none -o json >"$tmp/out.json" 2>"$tmp/time"
+echo "max RSS $(rss "$tmp/time") kB (at $LOCKS + $OTHERS: $(median "${M_DUP[@]}") kB median)"
+"$tmp/load" -locks "$SMALL" -others $((SMALL / 5)) -check "$tmp/out.json" || status=1
+echo "== $(uptime)"
+exit $status

@@ -34,8 +34,7 @@ var forbiddenInCapabilities = []string{
 // pendingCapabilities still import what they should not; each is named
 // with what it imports, and leaves this list when it is moved over.
 var pendingCapabilities = map[string]string{
-	"internal/inspect/lock": "exitcode",
-	"internal/inspect/ttl":  "report, iostreams (its views)",
+	"internal/inspect/ttl": "report, iostreams (its views)",
 }
 
 // TestCapabilitiesKnowNothingOfTheCLI runs go list -deps on every package

@@ -36,7 +36,7 @@ var lockItems = map[string]int{
 // key is a business key) and 3 (TTL, token).
 func lockCheck(o *Options, j config.Job) doctor.Check {
 	c := doctor.Check{Items: []int{1, 3}, Name: "inspect lock " + j.LockPattern, ItemOf: lockItems, Primary: 3}
-	var patterns []string // none: the common lock patterns
+	var patterns []string // none: every key (locks are found by shape)
 	if j.LockPattern != "" {
 		patterns = []string{j.LockPattern}
 	} else {
@@ -54,13 +54,14 @@ func lockCheck(o *Options, j config.Job) doctor.Check {
 		if j.LockTTL > 0 {
 			maxTTL = 10 * time.Duration(j.LockTTL)
 		}
-		rep, err := lock.Inspect(ctx, client, lock.Options{Patterns: patterns, MaxTTL: maxTTL, URL: redact.URL(o.Factory.Global.RedisURL)})
-		if err == nil {
-			if d, ok := rep.Data.(*lock.Data); ok && d.Scan.Locks == 0 {
-				return nil, &doctor.NothingError{Reason: fmt.Sprintf("no lock key matched (%d keys scanned)", d.Scan.KeysScanned)}
-			}
+		res, err := lock.Run(ctx, client, lock.Options{Patterns: patterns, MaxTTL: maxTTL, URL: redact.URL(o.Factory.Global.RedisURL), Now: o.Factory.Now})
+		if err != nil {
+			return nil, err
 		}
-		return rep, err
+		if res.Data.Scan.Locks == 0 {
+			return nil, &doctor.NothingError{Reason: fmt.Sprintf("no lock key found (%d keys scanned)", res.Data.Scan.KeysScanned)}
+		}
+		return res.Report(), nil
 	}
 	return c
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
@@ -24,17 +24,29 @@ func NewCmdLock(f *cmdutil.Factory, runF func(*LockOptions) error) *cobra.Comman
 	o := &opts.Lock
 	cmd := &cobra.Command{
 		Use:   "lock",
-		Short: "Every lock in Redis - TTL, owner, maker - and what is wrong with it, read-only",
+		Short: "Every lock in Redis, found by its shape - TTL, owner, maker - and what is wrong with it, read-only",
 		Long: `Inspect lock walks a Redis server or every master of a Redis Cluster with
-SCAN (never KEYS), reads each matching key's TTL, idle time and value in
-pipelines, and reports per key family (the key with its varying parts
-replaced by their shape, e.g. lock:payment:order:{uuid}):
+SCAN (never KEYS), reads every key's type, TTL, idle time and value - the
+first 1 KiB of a string, the first HSCAN page of a hash - in one pipelined
+round trip per batch, and finds the locks among them by their shape, not
+their name:
 
-  - which library made the locks (redsync, bsm/redislock, Redisson, Spring
-    Integration, ShedLock, BullMQ, sidekiq-unique-jobs, asynq, the plain
-    SET key <token> NX PX pattern) and what role each key plays;
-  - whether the key is built from a business key or from a per-run id
-    (a UUID v4, a ULID minted with the lock, a JID, a job counter);
+  - a value that is an owner token (a UUID, a random base64 or hex token,
+    the formats of redsync, bsm/redislock, ShedLock, BullMQ, Redisson's
+    uuid:thread hash, sidekiq-unique-jobs, asynq, Spring Integration),
+    a TTL in the range of a lease, a name with lock, mutex or lease in it -
+    against counters, status words, documents, hashes of named fields,
+    lists and sets. Each key gets a confidence; warn and error findings
+    are only reported about families of at least --min-confidence (0.7);
+    below it they are info, said as "if these are locks".
+  - the keys that are not locks are counted per family with why (-v lists
+    them with example names), so a family dupctl passed over is visible.
+
+For the locks, per key family (the key with its varying parts replaced by
+their shape, e.g. lock:payment:order:{uuid}):
+
+  - which library made them and what role each key plays;
+  - whether the key is built from a business key or from a per-run id;
   - whether the owner value is a real token, or a constant, a hostname,
     a timestamp, a short value, or the same value on many locks;
   - locks with no TTL, TTLs far from their siblings', fencing counters;
@@ -43,17 +55,18 @@ replaced by their shape, e.g. lock:payment:order:{uuid}):
   - Redis settings that lose locks (eviction policy, evicted keys, a
     replica, no AOF), from INFO and, where the ACL allows, CONFIG GET.
 
-It only reads: SCAN, PTTL, OBJECT IDLETIME, GETRANGE, TYPE, HLEN, HSCAN,
-EXISTS, INFO and CONFIG GET, so it runs as a read-only ACL user. On Redis
-7.2+ it reads with CLIENT NO-TOUCH so idle times stay as they were; on older
+It only reads: SCAN, TYPE, PTTL, OBJECT IDLETIME, GETRANGE, HSCAN, EXISTS,
+INFO and CONFIG GET, so it runs as a read-only ACL user (-@all +@read is
+enough; without INFO the settings checks say "not checked"). On Redis 7.2+
+it reads with CLIENT NO-TOUCH so idle times stay as they were; on older
 servers it reads each idle time before the value, and reading the value
 resets it (--no-values avoids that). Memory stays flat however many keys
 there are.` + exitStatus,
-		Example: `  # the default lock patterns (lock, mutex, fence in any case; uniquejobs:*; asynq unique keys)
+		Example: `  # every key considered; locks found by shape
   dupctl inspect lock --redis-url redis://127.0.0.1:6379/0
 
-  # one family, every key listed
-  dupctl inspect lock --pattern 'lock:payment:*' -v
+  # only some keys, every lock listed, and what was skipped
+  dupctl inspect lock --pattern 'payment:*' -v
 
   # a cluster: give several seed nodes (or ?cluster=true)
   dupctl inspect lock --redis-url redis://10.0.0.1:7000,10.0.0.2:7000
@@ -78,8 +91,8 @@ there are.` + exitStatus,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVar(&o.Patterns, "pattern", nil, "key pattern (Redis glob; repeat for several; default: the common lock patterns)")
-	fs.BoolVar(&o.All, "all", false, "inspect every key, not only lock-like names")
+	fs.StringArrayVar(&o.Patterns, "pattern", nil, "consider only keys matching this Redis glob (repeat for several; default: every key)")
+	fs.BoolVar(&o.All, "all", false, "consider every key (the default; locks are found by shape either way)")
 	fs.StringVar(&o.Key, "key", "", "inspect this one key in full instead of scanning")
 	fs.Int64Var(&o.Count, "count", 1000, "SCAN COUNT: keys per page and pipeline")
 	fs.IntVar(&o.Top, "top", 20, "keys in the per-key table (-v) and JSON, problems first")
@@ -87,38 +100,23 @@ there are.` + exitStatus,
 	fs.DurationVar(&o.Interval, "interval", 30*time.Second, "time between observations")
 	fs.DurationVar(&o.IdleAfter, "idle", 5*time.Minute, "idle time after which an untouched lock is an orphan (with --observe)")
 	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
-	fs.BoolVar(&o.NoValues, "no-values", false, "read names, types, TTLs and idle times only: no owner or maker from values")
+	fs.BoolVar(&o.NoValues, "no-values", false, "read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
+	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence, "confidence (0.5-1) a lock family needs for warn and error findings")
+	cmdutil.FieldFlags(cmd, map[string]string{"Patterns": "pattern", "IdleAfter": "idle"})
 	return cmd
 }
 
+// validateLock checks what only the command line knows (which flags were
+// given), then the options themselves.
 func validateLock(cmd *cobra.Command, o *lock.Options) error {
 	fs := cmd.Flags()
-	for _, p := range o.Patterns {
-		if p == "" {
-			return exitcode.UsageErrorf("--pattern must not be empty")
-		}
-	}
 	switch {
-	case o.All && len(o.Patterns) > 0:
-		return exitcode.UsageErrorf("--all and --pattern exclude each other: --all already inspects every key")
 	case fs.Changed("key") && o.Key == "":
-		return exitcode.UsageErrorf("--key must not be empty")
-	case o.Key != "" && (o.All || len(o.Patterns) > 0 || o.Observe > 1):
-		return exitcode.UsageErrorf("--key inspects one key: drop --all, --pattern and --observe")
-	case o.Count < 1 || o.Count > 100_000:
-		return exitcode.UsageErrorf("--count must be 1..100000, got %d", o.Count)
-	case o.Top < 0 || o.Top > 100_000:
-		return exitcode.UsageErrorf("--top must be 0..100000, got %d", o.Top)
-	case o.Observe < 1 || o.Observe > 10:
-		return exitcode.UsageErrorf("--observe must be 1..10, got %d", o.Observe)
-	case o.Observe > 1 && o.Interval < time.Second:
-		return exitcode.UsageErrorf("--interval must be at least 1s with --observe (Redis counts idle time in seconds), got %s", o.Interval)
-	case o.IdleAfter < 0 || o.MaxTTL < 0:
-		return exitcode.UsageErrorf("--idle and --max-ttl must not be negative")
+		return problem.Inputf("Key", "must not be empty")
 	case (fs.Changed("interval") || fs.Changed("idle")) && o.Observe < 2:
-		return exitcode.UsageErrorf("--interval and --idle need --observe 2 or more: an orphan is never judged from one snapshot")
+		return &problem.Input{Why: "{Interval} and {IdleAfter} need {Observe} 2 or more: an orphan is never judged from one snapshot"}
 	}
-	return nil
+	return o.Validate()
 }
 
 func runLock(ctx context.Context, opts *LockOptions) error {
@@ -129,11 +127,11 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	}
 	o := opts.Lock
 	o.URL = redact.URL(f.Global.RedisURL)
+	o.Now = f.Now
 	o.Progress = f.IO.StartProgress("inspect lock", "keys")
-	rep, err := lock.Inspect(ctx, client, o)
+	res, err := lock.Run(ctx, client, o)
 	if err != nil {
 		return err
 	}
-	data := rep.Data.(*lock.Data)
-	return f.Emit(ctx, report.Document{Report: rep, Text: lockView(data, f.Global.Verbose)})
+	return f.Emit(ctx, report.Document{Report: res.Report(), Text: lockView(&res.Data, f.Global.Verbose)})
 }

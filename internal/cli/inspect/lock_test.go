@@ -31,6 +31,9 @@ type jsonReport struct {
 	Findings []struct {
 		Code, Subject string
 	} `json:"findings"`
+	Checks []struct {
+		Code string
+	} `json:"checks"`
 	Data lock.Data `json:"data"`
 }
 
@@ -101,24 +104,44 @@ func adminClient(t *testing.T, prefix string) (*redis.Client, string) {
 	return c, url
 }
 
+// aclUser creates a Redis ACL user with the given rules for one test and
+// returns its URL (same server and database as url).
+func aclUser(t *testing.T, c *redis.Client, url, name string, rules ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	args := append([]any{"ACL", "SETUSER", name, "reset", "on", ">pw-" + name, "resetchannels"}, toAny(rules)...)
+	if err := c.Do(ctx, args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Do(context.Background(), "ACL", "DELUSER", name) })
+	return strings.Replace(url, "redis://", fmt.Sprintf("redis://%s:pw-%s@", name, name), 1)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
 // TestReadOnlyACLUser runs the whole command as a Redis ACL user that may
-// only read, and it succeeds.
+// only read (-@all +@read: no PING, no INFO, no CONFIG, no CLIENT), and
+// it succeeds: the login is not taken for an unreachable server, the
+// settings checks say "not checked" instead of failing the run, and the
+// user cannot have written anything.
 func TestReadOnlyACLUser(t *testing.T) {
 	p := testenv.WordName("acl")
 	c, url := adminClient(t, p)
 	ctx := context.Background()
-	user := p + "_reader"
-	if err := c.Do(ctx, "ACL", "SETUSER", user, "reset", "on", ">pw-"+p, "~*", "resetchannels",
-		"-@all", "+@read", "+@connection", "+scan", "+info", "+type", "+pttl", "+object", "-@write").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Do(context.Background(), "ACL", "DELUSER", user) })
-	c.Set(ctx, p+":order:1", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Minute)
-	c.Set(ctx, p+":order:2", "locked", 0)
-	c.HSet(ctx, p+":redisson", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
-	c.Set(ctx, p+":order:1:fence", "4", 0)
+	ro := aclUser(t, c, url, p+"_reader", "~*", "-@all", "+@read")
+	c.Set(ctx, p+":lock:order:1", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Minute)
+	c.Set(ctx, p+":lock:order:2", "locked", 0)
+	c.HSet(ctx, p+":orders:7", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1") // Redisson
+	c.PExpire(ctx, p+":orders:7", time.Minute)
+	c.Set(ctx, p+":lock:order:1:fence", "4", 0)
+	c.Set(ctx, p+":deadlock_count", "3", 0)
 
-	ro := strings.Replace(url, "redis://", fmt.Sprintf("redis://%s:pw-%s@", user, p), 1)
 	reader := redis.NewClient(func() *redis.Options { o, _ := redis.ParseURL(ro); return o }())
 	defer reader.Close()
 	if err := reader.Set(ctx, p+":intruder", "x", 0).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
@@ -130,15 +153,62 @@ func TestReadOnlyACLUser(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	r := parse(t, stdout)
-	if r.Data.Scan.KeysMatched != 4 || r.Data.Servers[0].ConfigGet != "denied" || strings.Contains(stdout, "pw-"+p) {
+	if r.Data.Scan.KeysMatched != 5 || r.Data.Scan.Candidates != 3 || r.Data.Servers[0].Info != "denied" || strings.Contains(stdout, "pw-"+p) {
 		t.Errorf("as a reader: scan %+v servers %+v", r.Data.Scan, r.Data.Servers)
 	}
-	code, stdout, stderr = dupctl(t, "inspect", "lock", "--redis-url", ro, "--key", p+":order:1", "-v")
+	if len(r.Data.NotChecked) != 1 || !slices.Contains(r.Data.NotChecked[0].Checks, "LOCK_REDIS_EVICTION") || !strings.Contains(r.Data.NotChecked[0].Why, "INFO") ||
+		!strings.Contains(r.Data.NotChecked[0].Why, "+info") {
+		t.Errorf("not checked: %+v", r.Data.NotChecked)
+	}
+	var checked []string
+	for _, ch := range r.Checks {
+		checked = append(checked, ch.Code)
+	}
+	if slices.Contains(checked, "LOCK_REDIS_EVICTION") || !slices.Contains(checked, "LOCK_NO_TTL") {
+		t.Errorf("checks %v: want LOCK_NO_TTL and not LOCK_REDIS_EVICTION (INFO refused)", checked)
+	}
+	code, stdout, stderr = dupctl(t, "inspect", "lock", "--redis-url", ro, "--pattern", p+":*")
+	if code != 1 || !strings.Contains(stdout, "not checked: LOCK_REDIS_EVICTION, LOCK_REDIS_EVICTED_KEYS, LOCK_REDIS_REPLICA, LOCK_REDIS_PERSISTENCE: Redis refused INFO") {
+		t.Errorf("table as a reader: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = dupctl(t, "inspect", "lock", "--redis-url", ro, "--key", p+":lock:order:1", "-v")
 	if code != 0 || !strings.Contains(stdout, "fencing:") || !strings.Contains(stdout, "present") {
 		t.Errorf("--key as a reader: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if _, err := reader.Get(ctx, p+":intruder").Result(); err != redis.Nil {
 		t.Errorf("a key appeared: %v", err)
+	}
+}
+
+// TestACLRefusalsNamed: what a narrower ACL user lacks is named as a
+// permission with the command that needed it, never "cannot reach": a
+// database other than 0 needs SELECT (exit 3), and keys outside the
+// user's key patterns are counted as not inspected while the run goes on.
+func TestACLRefusalsNamed(t *testing.T) {
+	p := testenv.WordName("refused")
+	c, url := adminClient(t, p)
+	ctx := context.Background()
+	ro := aclUser(t, c, url, p+"_reader", "~*", "-@all", "+@read")
+	code, _, stderr := dupctl(t, "inspect", "lock", "--redis-url", strings.TrimSuffix(ro, "/0")+"/1", "--pattern", p+":*")
+	if code != 3 || strings.Contains(stderr, "cannot reach") || !strings.Contains(stderr, "refused SELECT to this ACL user") ||
+		!strings.Contains(stderr, "grant the ACL user +select") || strings.Contains(stderr, "pw-") {
+		t.Errorf("database 1 without SELECT: exit %d: %s", code, stderr)
+	}
+
+	narrow := aclUser(t, c, url, p+"_narrow", "~"+p+":lock:*", "-@all", "+@read")
+	c.Set(ctx, p+":lock:order:1", "locked", 0)
+	c.Set(ctx, p+":other:1", "x", 0)
+	code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", narrow, "--pattern", p+":*", "-o", "json")
+	if code != 1 {
+		t.Fatalf("narrow user: exit %d: %s", code, stderr)
+	}
+	r := parse(t, stdout)
+	if r.Data.Scan.Denied != 1 || r.Data.Scan.Candidates != 1 || len(r.Data.Notes) != 1 || !strings.Contains(r.Data.Notes[0], "1 keys not inspected") {
+		t.Errorf("narrow user: scan %+v notes %v", r.Data.Scan, r.Data.Notes)
+	}
+	code, _, stderr = dupctl(t, "inspect", "lock", "--redis-url", narrow, "--key", p+":other:1")
+	if code != 3 || !strings.Contains(stderr, "refused key") || !strings.Contains(stderr, "key patterns") {
+		t.Errorf("--key outside the key patterns: exit %d: %s", code, stderr)
 	}
 }
 
@@ -208,8 +278,15 @@ func TestKeyspaceUnchanged(t *testing.T) {
 			t.Errorf("%s: reported idle %ds, was %s before the run: read after touching", l.Key, l.IdleS, want)
 		}
 	}
-	if len(r.Data.Locks) != 5 {
-		t.Errorf("reported %d keys, want 5", len(r.Data.Locks))
+	// The three locks (one a Redisson hash), not the counter holding "1"
+	// or the list (which are still left as they were).
+	var got []string
+	for _, l := range r.Data.Locks {
+		got = append(got, strings.TrimPrefix(l.Key, p))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{":job:lock", ":order:1", ":redisson:lock"}) || r.Data.Scan.Skipped != 2 {
+		t.Errorf("reported %v (skipped %d), want the 3 locks", got, r.Data.Scan.Skipped)
 	}
 	for k, v := range values {
 		if got := c.Get(ctx, k).Val(); got != v {
@@ -266,8 +343,18 @@ func TestRedisCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Beside them, a Redisson lock under a name without "lock" (a hash
+	// {<client uuid>:<thread>: count} with a lease, RedissonLock's Lua)
+	// and data that is not locks.
+	for i := range 30 {
+		k := fmt.Sprintf("orders:%d", i)
+		c.HSet(ctx, k, fmt.Sprintf("6a4c2d1e-1234-4abc-9def-%012x:57", i), "1")
+		c.PExpire(ctx, k, time.Hour)
+	}
 	for i := range 50 {
 		c.Set(ctx, fmt.Sprintf("cache:user:%d", i), "x", 0)
+		c.Set(ctx, fmt.Sprintf("status:payment:%d", i), "SUCCEEDED", time.Hour)
+		c.HSet(ctx, fmt.Sprintf("user:%d", i), "name", "Ada", "email", "ada@example.com")
 	}
 	perMaster := map[string]int64{}
 	var mu sync.Mutex // ForEachMaster calls back concurrently
@@ -290,10 +377,11 @@ func TestRedisCluster(t *testing.T) {
 	}
 	r := parse(t, stdout)
 	d := r.Data
-	if !d.Target.Cluster || len(d.Target.Nodes) != 3 || len(d.Servers) != 3 || d.Scan.KeysScanned != 350 || d.Scan.KeysMatched != 300 {
+	if !d.Target.Cluster || len(d.Target.Nodes) != 3 || len(d.Servers) != 3 || d.Scan.KeysScanned != 480 || d.Scan.Candidates != 330 || d.Scan.Skipped != 150 {
 		t.Fatalf("cluster scan: target %+v scan %+v", d.Target, d.Scan)
 	}
-	if len(d.Families) != 1 || d.Families[0].Template != "lock:order:{int}" || d.Families[0].Keys != 300 || d.Families[0].TTL.NoTTL != 30 {
+	if len(d.Families) != 2 || d.Families[0].Template != "lock:order:{int}" || d.Families[0].Keys != 300 || d.Families[0].TTL.NoTTL != 30 ||
+		d.Families[1].Template != "orders:{int}" || d.Families[1].Makers["redisson"] != 30 {
 		t.Errorf("families %+v", d.Families)
 	}
 	found := false

@@ -3,12 +3,14 @@ package inspect
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
@@ -30,7 +32,10 @@ func lockView(d *lock.Data, verbose bool) func(io.Writer, *report.Theme) error {
 			if err := familyTable(w, th, d.Families); err != nil {
 				return err
 			}
-			fmt.Fprintln(w, th.Faint("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL"))
+			fmt.Fprintln(w, th.Faint(fmt.Sprintf("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL; CONF: mean confidence (warn/error findings from %.2f)", d.Target.MinConfidence)))
+		}
+		if err := writeSkipped(w, th, d, verbose); err != nil {
+			return err
 		}
 		if verbose && len(d.Locks) > 0 {
 			fmt.Fprintln(w)
@@ -51,19 +56,63 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 		where = fmt.Sprintf("%s (cluster, %d masters)", where, len(d.Target.Nodes))
 	}
 	s := d.Scan
-	fmt.Fprintf(w, "%s %s: %s locks in %s families; %s keys matched of %s scanned\n", th.Strong("inspect lock"), where,
-		iostreams.Count(s.Locks), iostreams.Count(int64(s.Families)), iostreams.Count(s.KeysMatched), iostreams.Count(s.KeysScanned))
-	fmt.Fprintf(w, "%s %s\n", th.Faint("patterns:"), strings.Join(d.Target.Patterns, " "))
+	uncertain := ""
+	if s.Uncertain > 0 {
+		uncertain = fmt.Sprintf(" (%s uncertain)", iostreams.Count(s.Uncertain))
+	}
+	fmt.Fprintf(w, "%s %s: %s in %s%s, %s skipped by shape\n", th.Strong("inspect lock"), where,
+		count(s.Candidates, "lock candidate", "lock candidates"), count(int64(s.Families), "family", "families"), uncertain,
+		count(s.Skipped, "key", "keys"))
+	considered := "every key"
+	if !slices.Equal(d.Target.Patterns, []string{"*"}) {
+		considered = "keys matching " + strings.Join(d.Target.Patterns, " ")
+	}
+	fmt.Fprintf(w, "%s %s; %s scanned, %s read\n", th.Faint("considered:"), considered, iostreams.Count(s.KeysScanned), iostreams.Count(s.KeysMatched))
 	if !d.Target.Values {
 		fmt.Fprintln(w, th.Faint("values not read (--no-values): no owner or maker from values"))
 	}
 	if s.Repeats > 0 {
 		fmt.Fprintf(w, "%s SCAN returned %s keys twice (the server was resizing); each counted once\n", th.Faint("note:"), iostreams.Count(s.Repeats))
 	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "%s %s\n", th.Faint("note:"), n)
+	}
 }
 
+// count is n with thousands separators and its noun.
+func count(n int64, one, many string) string {
+	return iostreams.Count(n) + " " + english.Plural(n, one, many)
+}
+
+// writeSkipped says what was read and not taken for a lock: a line, and
+// with -v one row per family with why and example names.
+func writeSkipped(w io.Writer, th *report.Theme, d *lock.Data, verbose bool) error {
+	if len(d.Skipped) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	if !verbose {
+		fmt.Fprintf(w, "%s %s keys in %s families (-v lists them with example names)\n", th.Faint("skipped by shape:"),
+			iostreams.Count(d.Scan.Skipped), iostreams.Count(int64(len(d.Skipped))))
+		return nil
+	}
+	fmt.Fprintln(w, th.Strong(fmt.Sprintf("Skipped by shape (%s keys in %d families)", iostreams.Count(d.Scan.Skipped), len(d.Skipped))))
+	t := report.NewTable("FAMILY", "KEYS", "TYPE", "WHY", "EXAMPLE").AlignRight(1)
+	for _, f := range d.Skipped {
+		ex := "-"
+		if len(f.Examples) > 0 {
+			ex = short(printable(f.Examples[0]), 50)
+		}
+		t.Row(printable(f.Template), iostreams.Count(f.Keys), top(f.Types), top(f.Reasons), ex)
+	}
+	return t.Render(w)
+}
+
+// top names a count map's entries, most common first (two at most).
+func top(m map[string]int64) string { return makers(m) }
+
 func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
-	t := report.NewTable("FAMILY", "KEYS", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1)
+	t := report.NewTable("FAMILY", "KEYS", "CONF", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1, 2)
 	for _, f := range fams {
 		problems := th.Pass("-")
 		if len(f.Problems) > 0 {
@@ -80,7 +129,7 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 				ttl = "none"
 			}
 		}
-		t.Row(printable(f.Template), iostreams.Count(f.Keys), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
+		t.Row(printable(f.Template), iostreams.Count(f.Keys), fmt.Sprintf("%.2f", f.Confidence), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
 	}
 	return t.Render(w)
 }
@@ -140,13 +189,13 @@ func makers(m map[string]int64) string {
 }
 
 func keyTable(w io.Writer, th *report.Theme, locks []lock.Lock) error {
-	t := report.NewTable("KEY", "TYPE", "TTL", "IDLE", "MAKER", "OWNER", "OWNER CLASS", "PROBLEMS").AlignRight(2, 3)
+	t := report.NewTable("KEY", "TYPE", "CONF", "TTL", "IDLE", "MAKER", "OWNER", "OWNER CLASS", "PROBLEMS").AlignRight(2, 3, 4)
 	for _, l := range locks {
 		problems := "-"
 		if len(l.Problems) > 0 {
 			problems = th.Severity(2, strings.Join(l.Problems, ","))
 		}
-		t.Row(short(printable(l.Key), 60), l.Type, lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
+		t.Row(short(printable(l.Key), 60), l.Type, fmt.Sprintf("%.2f", l.Confidence), lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
 	}
 	return t.Render(w)
 }
@@ -192,11 +241,18 @@ func short(s string, n int) string {
 
 func writeServers(w io.Writer, th *report.Theme, d *lock.Data) {
 	for _, s := range d.Servers {
+		if s.Info != "ok" {
+			fmt.Fprintf(w, "%s %s: INFO refused to this ACL user\n", th.Faint("server"), s.Node)
+			continue
+		}
 		aof := "AOF off"
 		if s.AOF {
 			aof = "AOF on (appendfsync " + orUnknown(s.AppendFsync) + ")"
 		}
 		fmt.Fprintf(w, "%s %s: Redis %s %s, maxmemory-policy %s, evicted_keys %d, %s\n", th.Faint("server"), s.Node, s.Version, s.Role, s.Policy, s.EvictedKeys, aof)
+	}
+	for _, n := range d.NotChecked {
+		fmt.Fprintf(w, "%s %s: %s\n", th.Faint("not checked:"), strings.Join(n.Checks, ", "), n.Why)
 	}
 	if d.Target.Key != "" {
 		return
@@ -224,7 +280,12 @@ func oneKeyView(w io.Writer, th *report.Theme, d *lock.Data) error {
 	t := &rows{}
 	t.Row("key", printable(l.Key))
 	t.Row("family", printable(l.Family))
-	t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
+	if l.Confidence < 0.5 {
+		t.Row("type", fmt.Sprintf("%s, not a lock by its shape", l.Type))
+	} else {
+		t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
+	}
+	t.Row("confidence", fmt.Sprintf("%.2f (%s)", l.Confidence, strings.Join(l.Signals, ", ")))
 	t.Row("ttl left", lock.FormatMs(l.PTTLMs))
 	t.Row("idle", idle(l.IdleS))
 	if l.Owner != "" {

@@ -5,12 +5,26 @@ package lock
 
 // Data is everything one inspection found besides its findings.
 type Data struct {
-	Target   Target        `json:"target"`
-	Scan     ScanStats     `json:"scan"`
-	Families []Family      `json:"families"`
-	Locks    []Lock        `json:"locks"`
-	Servers  []Server      `json:"servers"`
-	Observe  *Observations `json:"observe"`
+	Target   Target    `json:"target"`
+	Scan     ScanStats `json:"scan"`
+	Families []Family  `json:"families"`
+	// Skipped are the families of keys read and not taken for locks, with
+	// why (what their shape said) and the first names seen.
+	Skipped []SkippedFamily `json:"skipped"`
+	Locks   []Lock          `json:"locks"`
+	Servers []Server        `json:"servers"`
+	Observe *Observations   `json:"observe"`
+	// NotChecked are checks a missing permission (or a setting) kept from
+	// running, with why; they are not among the report's checks.
+	NotChecked []NotChecked `json:"not_checked"`
+	// Notes say what else limited the inspection (keys the ACL hid, ...).
+	Notes []string `json:"notes"`
+}
+
+// NotChecked is one or more checks that did not run, and why.
+type NotChecked struct {
+	Checks []string `json:"checks"`
+	Why    string   `json:"why"`
 }
 
 // Target is what was inspected.
@@ -22,19 +36,35 @@ type Target struct {
 	All      bool     `json:"all"`
 	Key      string   `json:"key,omitempty"`
 	Values   bool     `json:"values"`
+	// MinConfidence is the confidence a family of candidates needs for
+	// its findings to keep their warn or error severity.
+	MinConfidence float64 `json:"min_confidence"`
 }
 
-// ScanStats counts the keyspace walk.
+// ScanStats counts the keyspace walk: every key SCAN returned is scanned;
+// those matching the patterns are read (matched); each read key is either
+// a lock candidate (its shape says more likely a lock than not) or
+// skipped by shape; candidates at or above the minimum confidence are
+// locks, the others uncertain.
 type ScanStats struct {
 	KeysScanned int64 `json:"keys_scanned"`
 	KeysMatched int64 `json:"keys_matched"`
+	Candidates  int64 `json:"candidates"`
 	Locks       int64 `json:"locks"`
-	Families    int   `json:"families"`
+	Uncertain   int64 `json:"uncertain"`
+	Skipped     int64 `json:"skipped_by_shape"`
+	// Denied are keys the ACL user may not read (key patterns).
+	Denied   int64 `json:"denied"`
+	Families int   `json:"families"`
 	// Repeats are keys SCAN returned more than once (skipped).
 	Repeats int64 `json:"repeats_skipped"`
 	// FalseDrops estimates distinct keys the fixed-size dedupe filter may
 	// have taken for repeats (see docs/inspect-lock.md).
 	FalseDrops float64 `json:"dedupe_false_drop_estimate"`
+	// SecondReads are keys whose value took a second round trip: the read
+	// their batch asked for did not fit their type (a hash in a family
+	// that had only had strings so far).
+	SecondReads int64 `json:"second_reads"`
 	// Vanished keys expired or were deleted between SCAN and the read.
 	Vanished  int64 `json:"vanished"`
 	ElapsedMs int64 `json:"elapsed_ms"`
@@ -45,11 +75,17 @@ type ScanStats struct {
 
 // Family is one key family: the keys that share a template.
 type Family struct {
-	Template string           `json:"template"`
-	Keys     int64            `json:"keys"`
-	Roles    map[string]int64 `json:"roles"`
-	Makers   map[string]int64 `json:"makers"`
-	Types    map[string]int64 `json:"types"`
+	Template string `json:"template"`
+	Keys     int64  `json:"keys"`
+	// Confidence is the mean confidence of the family's keys that they are
+	// locks; Confident counts those at or above the minimum.
+	Confidence float64 `json:"confidence"`
+	Confident  int64   `json:"confident"`
+	// Signals counts the evidence seen on the family's keys, by name.
+	Signals map[string]int64 `json:"signals"`
+	Roles   map[string]int64 `json:"roles"`
+	Makers  map[string]int64 `json:"makers"`
+	Types   map[string]int64 `json:"types"`
 	// KeyClass is business, per-run, hashed, time-bucket, constant,
 	// by-design (a library's per-job lock) or unknown.
 	KeyClass string           `json:"key_class"`
@@ -73,15 +109,18 @@ type Segment struct {
 	Why         string  `json:"why"`
 }
 
-// TTLStats describes a family's TTLs. Remaining TTLs are PTTL at the read;
-// granted TTLs are PTTL plus idle time (what the lock was given at its
-// last write, a lower bound when something read it since).
+// TTLStats describes a family's TTLs. Remaining TTLs are PTTL at the read.
+// A lock's granted TTL is its PTTL plus its idle time: the TTL it had at
+// its last write (exact to Redis's one-second idle clock when nothing read
+// it since, lower when something did), never below its PTTL;
+// GrantedFrom says how the family's figure was derived.
 type TTLStats struct {
 	NoTTL            int64    `json:"no_ttl"`
 	MinMs            int64    `json:"remaining_min_ms"`
 	MedianMs         int64    `json:"remaining_median_ms"`
 	MaxMs            int64    `json:"remaining_max_ms"`
 	GrantedMedianMs  int64    `json:"granted_median_ms"`
+	GrantedFrom      string   `json:"granted_from"`
 	Histogram        []Bucket `json:"histogram"`
 	OutliersAbove    int64    `json:"outliers_above"`
 	OutliersBelow    int64    `json:"outliers_below"`
@@ -95,6 +134,16 @@ type Bucket struct {
 	Count int64  `json:"count"`
 }
 
+// SkippedFamily is one family of keys read and not taken for locks.
+type SkippedFamily struct {
+	Template string           `json:"template"`
+	Keys     int64            `json:"keys"`
+	Types    map[string]int64 `json:"types"`
+	// Reasons counts, per key, the strongest evidence against a lock.
+	Reasons  map[string]int64 `json:"reasons"`
+	Examples []string         `json:"examples"`
+}
+
 // Lock is one key in full.
 type Lock struct {
 	Key        string   `json:"key"`
@@ -103,6 +152,8 @@ type Lock struct {
 	Type       string   `json:"type"`
 	Role       string   `json:"role"`
 	Maker      string   `json:"maker"`
+	Confidence float64  `json:"confidence"`
+	Signals    []string `json:"signals"`
 	PTTLMs     int64    `json:"pttl_ms"`
 	IdleS      int64    `json:"idle_s"`
 	Owner      string   `json:"owner"`
@@ -126,7 +177,10 @@ type Server struct {
 	EvictedKeys int64  `json:"evicted_keys"`
 	AOF         bool   `json:"aof_enabled"`
 	AppendFsync string `json:"appendfsync"`
-	ConfigGet   string `json:"config_get"` // ok, or denied (ACL)
+	// Info is ok, or denied when the ACL refused INFO (nothing above but
+	// the node is known then).
+	Info      string `json:"info"`
+	ConfigGet string `json:"config_get"` // ok, denied (ACL) or not tried
 }
 
 // Observations describes an --observe run.

@@ -1,17 +1,22 @@
 // Package lock is `dupctl inspect lock`: every lock in a Redis server or
-// cluster, read-only - its TTL, idle time, owner and the library that made
-// it - and what is wrong with it.
+// cluster, found by its shape, read-only - its TTL, idle time, owner and
+// the library that made it - and what is wrong with it.
 //
-// The scan streams: SCAN per master (deduplicated with a fixed-size
-// filter), one pipeline per page reading PTTL and OBJECT IDLETIME before
-// the value, and an aggregation per key family (the key with its varying
-// segments replaced by their shape: lock:payment:order:{uuid}) into
-// counters, histograms and bounded example lists, so memory stays the same
-// for a thousand keys or a hundred million. Findings are judged per family
-// at the end: keys built from per-run ids, owner values that are not
-// tokens, TTLs missing or far from their siblings, orphans (only across two
+// Run streams: SCAN per master (deduplicated with a fixed-size filter),
+// one pipelined round trip per batch reading PTTL and OBJECT IDLETIME
+// before the value (GETRANGE or the first HSCAN page, whichever the key's
+// template needs; scan.go, raw.go), then evidence from value, TTL and
+// name weighed into a confidence per key (evidence.go): candidates go to
+// an aggregation per key family (the key with its varying segments
+// replaced by their shape: lock:payment:order:{uuid}) into counters,
+// histograms and bounded example lists; the rest is counted per family
+// with why it was skipped. Memory stays the same for a thousand keys or a
+// hundred million. Findings are judged per family at the end (judge.go):
+// keys built from per-run ids, owner values that are not tokens, TTLs
+// missing or far from their siblings, orphans (only across two
 // observations), missing fencing counters, and Redis settings that lose
-// locks.
+// locks - at warn or error only for families of at least
+// Options.MinConfidence.
 //
 // Maker recognition cites, next to each rule, the library source that
 // writes the bytes it matches (maker.go).

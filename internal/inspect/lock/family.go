@@ -26,30 +26,37 @@ const (
 )
 
 type family struct {
-	tmpl     string
-	segs     []segment // the first key's segments: literal texts and labels
-	keys     int64
-	lockish  int64 // role lock or dedup
-	roles    map[Role]int64
-	makers   map[string]int64
-	types    map[string]int64
-	pos      []posStats
-	buckets  [len(bucketEdges) + 1]int64
-	remain   logHist
-	remMin   int64
-	remMax   int64
-	granted  logHist
-	overMax  int64 // granted TTL above --max-ttl (exact: the threshold is known up front)
-	hiTTL    *topN[keyTTL]
-	loTTL    *topN[keyTTL]
-	noTTL    int64
-	noTTLEx  []string
-	owners   map[OwnerClass]int64
-	ownerEx  map[OwnerClass][]string
-	values   *repeats
-	orphans  int64
-	orphanEx []string
-	examples []string
+	tmpl      string
+	segs      []segment // the first key's segments: literal texts and labels
+	keys      int64
+	lockish   int64 // role lock or dedup
+	confSum   float64
+	confident int64 // keys at or above the minimum confidence
+	signals   [numSignals]int64
+	reasons   map[string]int64 // skipped families: why, per key
+	noIdle    int64            // candidates read without an idle time
+	roles     map[Role]int64
+	makers    map[string]int64
+	types     map[string]int64
+	pos       []posStats
+	buckets   [len(bucketEdges) + 1]int64
+	remain    logHist
+	remMin    int64
+	remMax    int64
+	granted   logHist
+	grMin     int64
+	grMax     int64
+	overMax   int64 // granted TTL above --max-ttl (exact: the threshold is known up front)
+	hiTTL     *topN[keyTTL]
+	loTTL     *topN[keyTTL]
+	noTTL     int64
+	noTTLEx   []string
+	owners    map[OwnerClass]int64
+	ownerEx   map[OwnerClass][]string
+	values    *repeats
+	orphans   int64
+	orphanEx  []string
+	examples  []string
 }
 
 type keyTTL struct {
@@ -79,8 +86,29 @@ func newFamily(tmpl string, segs []segment) *family {
 		hiTTL:  newTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		loTTL:  newTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		owners: map[OwnerClass]int64{}, ownerEx: map[OwnerClass][]string{},
-		values: newRepeats(repeatsTracked), remMin: -1,
+		values: newRepeats(repeatsTracked), remMin: -1, grMin: -1, reasons: map[string]int64{},
 	}
+}
+
+// addSkipped counts a key that is not a lock candidate: its type, the
+// strongest evidence against it and the first names seen.
+func (f *family) addSkipped(o *observed, why string) {
+	f.keys++
+	f.types[typeName(o.typ)]++
+	f.reasons[why]++
+	f.examples = appendEx(f.examples, o.key)
+}
+
+func typeName(t string) string {
+	if t == "" {
+		return "unknown"
+	}
+	return t
+}
+
+// skippedReport is the JSON of a skipped family.
+func (f *family) skippedReport() SkippedFamily {
+	return SkippedFamily{Template: f.tmpl, Keys: f.keys, Types: f.types, Reasons: f.reasons, Examples: slices.Sorted(slices.Values(f.examples))}
 }
 
 func appendEx(list []string, s string) []string {
@@ -91,13 +119,22 @@ func appendEx(list []string, s string) []string {
 }
 
 // add folds one key into the family and returns its per-key problems.
-func (f *family) add(o *observed, r *recognised, segs []segment, own Owner, now time.Time, maxTTL time.Duration) []string {
+func (f *family) add(j *judged, now time.Time, maxTTL time.Duration, minConfidence float64) []string {
+	o, r, segs, own := &j.o, &j.r, j.segs, j.own
 	var problems []string
 	f.keys++
 	f.roles[r.role]++
 	f.makers[r.maker]++
-	if o.typ != "" {
-		f.types[o.typ]++
+	f.types[typeName(o.typ)]++
+	conf := j.v.confidence()
+	f.confSum += conf
+	if conf >= minConfidence {
+		f.confident++
+	}
+	for x := range numSignals {
+		if j.v.set.has(x) {
+			f.signals[x]++
+		}
 	}
 	f.examples = appendEx(f.examples, o.key)
 	written := now
@@ -167,8 +204,14 @@ func (f *family) addTTL(o *observed) int64 {
 	g := o.pttl
 	if o.idle > 0 {
 		g += o.idle * 1000
+	} else if o.idle < 0 {
+		f.noIdle++
 	}
 	f.granted.add(g)
+	if f.grMin < 0 || g < f.grMin {
+		f.grMin = g
+	}
+	f.grMax = max(f.grMax, g)
 	f.hiTTL.offer(keyTTL{o.key, g})
 	f.loTTL.offer(keyTTL{o.key, g})
 	return g
@@ -189,6 +232,13 @@ func ownerRule(c OwnerClass) findings.Rule {
 func (f *family) merge(o *family) {
 	f.keys += o.keys
 	f.lockish += o.lockish
+	f.confSum += o.confSum
+	f.confident += o.confident
+	for x := range f.signals {
+		f.signals[x] += o.signals[x]
+	}
+	addMap(f.reasons, o.reasons)
+	f.noIdle += o.noIdle
 	addMap(f.roles, o.roles)
 	addMap(f.makers, o.makers)
 	addMap(f.types, o.types)
@@ -209,6 +259,10 @@ func (f *family) merge(o *family) {
 	}
 	f.remain.merge(&o.remain)
 	f.granted.merge(&o.granted)
+	if o.grMin >= 0 && (f.grMin < 0 || o.grMin < f.grMin) {
+		f.grMin = o.grMin
+	}
+	f.grMax = max(f.grMax, o.grMax)
 	f.overMax += o.overMax
 	if o.remMin >= 0 && (f.remMin < 0 || o.remMin < f.remMin) {
 		f.remMin = o.remMin

@@ -93,19 +93,24 @@ func FuzzClassifyOwner(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		if c := classifyOwner(v, "k"); c.Class == "" || c.Bits < 0 {
+		if c := classifyOwner(v, "k", testNow); c.Class == "" || c.Bits < 0 {
 			t.Fatalf("classifyOwner(%q) = %+v", v, c)
 		}
-		segs := splitKey(v)
+		segs := splitKey(v, testNow)
 		var b strings.Builder
 		for _, s := range segs {
 			b.WriteString(s.text + s.sep)
 		}
 		if b.String() != v {
-			t.Fatalf("splitKey(%q) lost bytes: %q", v, b.String())
+			t.Fatalf("splitKey(%q, testNow) lost bytes: %q", v, b.String())
 		}
 		_ = template(segs)
-		o := observed{key: v, typ: "string", read: true, value: v, pttl: 1}
-		_ = recognise(&o)
+		for _, typ := range []string{"string", "hash"} {
+			j := judged{o: observed{key: v, typ: typ, read: true, value: v, fields: []string{v, v}, pttl: 1}, segs: segs}
+			judgeKey(&j, testNow)
+			if c := j.v.confidence(); !(c >= 0 && c <= 1) {
+				t.Fatalf("%s %q: confidence %v", typ, v, c)
+			}
+		}
 	})
 }

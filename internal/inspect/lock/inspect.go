@@ -3,28 +3,25 @@ package lock
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPatterns are scanned when neither --pattern nor --all is given:
-// the names lock libraries use (lock, mutex, fence in any case; the
-// sidekiq-unique-jobs and asynq uniqueness prefixes), so lock:*, *:lock,
-// job-lock:* (ShedLock), bull:*:lock (BullMQ) and redisson_lock_token:*
-// are all found in one SCAN pass.
-var DefaultPatterns = []string{"*[lL][oO][cC][kK]*", "*[mM][uU][tT][eE][xX]*", "*[fF][eE][nN][cC][eE]*", "uniquejobs:*", "asynq:{*}:unique:*"}
-
 // Options are one inspection.
 type Options struct {
-	Patterns  []string      // key patterns (DefaultPatterns when empty)
-	All       bool          // every key
+	// Patterns limit the keys considered to those matching any of these
+	// Redis globs; empty (or All) considers every key. Which keys are
+	// locks is decided by their shape either way.
+	Patterns  []string
+	All       bool
 	Key       string        // one key, in full, instead of a scan
 	Count     int64         // SCAN COUNT hint (keys per page)
 	Top       int           // keys kept for the per-key table, problems first
@@ -33,12 +30,46 @@ type Options struct {
 	IdleAfter time.Duration // idle time that makes an untouched lock an orphan
 	MaxTTL    time.Duration // TTL above which a family gets LOCK_TTL_LONG
 	NoValues  bool          // read names, types, TTLs and idle times only
-	URL       string        // the redacted target, for the report
-	Progress  progress.Meter
+	// MinConfidence is the confidence (0.5..1) a family of candidates
+	// needs for its findings to keep their warn or error severity; below
+	// it they are reported as info. 0 means DefaultMinConfidence.
+	MinConfidence float64
+	URL           string // the redacted target, for the report
+	Progress      progress.Meter
+	// Now is the clock (the CLI's pinnable one); nil means time.Now.
+	Now func() time.Time
 
 	// afterLook, when set (tests), runs after observation n of --observe
 	// is done and before the next one starts.
 	afterLook func(n int)
+}
+
+// Validate checks the options before anything is dialled.
+func (o *Options) Validate() error {
+	for _, p := range o.Patterns {
+		if p == "" {
+			return problem.Inputf("Patterns", "must not be empty")
+		}
+	}
+	switch {
+	case o.All && len(o.Patterns) > 0:
+		return &problem.Input{Why: "{All} and {Patterns} exclude each other: {All} already inspects every key"}
+	case o.Key != "" && (o.All || len(o.Patterns) > 0 || o.Observe > 1):
+		return &problem.Input{Why: "{Key} inspects one key: drop {All}, {Patterns} and {Observe}"}
+	case o.Count < 1 || o.Count > 100_000:
+		return problem.Inputf("Count", "must be 1..100000, got %d", o.Count)
+	case o.Top < 0 || o.Top > 100_000:
+		return problem.Inputf("Top", "must be 0..100000, got %d", o.Top)
+	case o.Observe < 1 || o.Observe > 10:
+		return problem.Inputf("Observe", "must be 1..10, got %d", o.Observe)
+	case o.Observe > 1 && o.Interval < time.Second:
+		return problem.Inputf("Interval", "must be at least 1s with {Observe} (Redis counts idle time in seconds), got %s", o.Interval)
+	case o.IdleAfter < 0 || o.MaxTTL < 0:
+		return &problem.Input{Why: "{IdleAfter} and {MaxTTL} must not be negative"}
+	case o.MinConfidence != 0 && (o.MinConfidence < candidateConfidence || o.MinConfidence > 1):
+		return problem.Inputf("MinConfidence", "must be 0.5..1 (a key under 0.5 is not a lock candidate at all), got %g", o.MinConfidence)
+	}
+	return nil
 }
 
 func (o *Options) defaults() {
@@ -48,48 +79,95 @@ func (o *Options) defaults() {
 	if o.Observe < 1 {
 		o.Observe = 1
 	}
-	if len(o.Patterns) == 0 && !o.All {
-		o.Patterns = DefaultPatterns
+	if o.MinConfidence == 0 {
+		o.MinConfidence = DefaultMinConfidence
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	o.Progress = progress.Or(o.Progress)
 }
 
-// Inspect inspects the locks of a Redis server or cluster, read-only, and
-// returns the report whose Data is a *Data.
-func Inspect(ctx context.Context, c redis.UniversalClient, o Options) (*findings.Report, error) {
+// Result is one inspection: its data and its findings.
+type Result struct {
+	Data     Data
+	Findings []findings.Finding
+	// Checks are the rule codes evaluated (those in Data.NotChecked are not).
+	Checks []string
+}
+
+// Report turns the result into the findings report of `inspect lock`.
+func (r *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "inspect lock", Data: &r.Data}
+	rep.Check(r.Checks...)
+	rep.Add(r.Findings...)
+	return rep
+}
+
+func (r *Result) check(codes ...string) {
+	for _, c := range codes {
+		if !slices.Contains(r.Checks, c) {
+			r.Checks = append(r.Checks, c)
+		}
+	}
+}
+
+func (r *Result) notChecked(why string, codes ...string) {
+	r.Data.NotChecked = append(r.Data.NotChecked, NotChecked{Checks: codes, Why: why})
+	r.Checks = slices.DeleteFunc(r.Checks, func(c string) bool { return slices.Contains(codes, c) })
+}
+
+// settingsRules are the checks INFO feeds.
+var settingsRules = []string{RuleEviction.Code, RuleEvicted.Code, RuleReplica.Code, RulePersistence.Code}
+
+// Run inspects the locks of a Redis server or cluster, read-only.
+func Run(ctx context.Context, c redis.UniversalClient, o Options) (*Result, error) {
 	o.defaults()
-	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	start := o.Now()
 	nodes, err := nodesOf(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	rep := &findings.Report{Command: "inspect lock"}
-	data := &Data{Target: Target{URL: o.URL, Cluster: len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key, Values: !o.NoValues},
-		Families: []Family{}, Locks: []Lock{}, Servers: []Server{}}
+	res := &Result{}
+	data := &res.Data
+	*data = Data{Target: Target{URL: o.URL, Cluster: len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key, Values: !o.NoValues, MinConfidence: o.MinConfidence},
+		Families: []Family{}, Skipped: []SkippedFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{}}
 	if _, ok := c.(masterLister); ok {
 		data.Target.Cluster = true
 	}
-	if o.All {
+	if len(o.Patterns) == 0 {
 		data.Target.Patterns = []string{"*"}
 	}
-	rep.Data = data
 	var total int64
-	for i := range nodes {
-		data.Target.Nodes = append(data.Target.Nodes, nodes[i].name)
-		s, fs, err := serverInfo(ctx, &nodes[i], dbOf(c))
+	var refusedInfo []string
+	for _, n := range nodes {
+		data.Target.Nodes = append(data.Target.Nodes, n.name)
+		s, fs, err := serverInfo(ctx, n, dbOf(c))
 		if err != nil {
 			return nil, err
 		}
+		if s.Info != "ok" {
+			refusedInfo = append(refusedInfo, n.name)
+		}
 		data.Servers = append(data.Servers, s)
-		rep.Add(fs...)
+		res.Findings = append(res.Findings, fs...)
 		total += s.Keys
 	}
-	rep.Check(RuleEviction.Code, RuleEvicted.Code, RuleReplica.Code, RulePersistence.Code)
+	if len(refusedInfo) < len(nodes) {
+		res.check(settingsRules...)
+	}
+	if len(refusedInfo) > 0 {
+		res.notChecked(fmt.Sprintf("Redis refused INFO to this ACL user on %s: eviction policy, evicted keys, role and persistence unknown (grant +info)",
+			strings.Join(refusedInfo, ", ")), settingsRules...)
+	}
 	data.Scan.NoTouch = !o.NoValues && nodes[0].noTouch
 
 	agg := newAggregator(o)
 	if o.Key != "" {
-		if err := agg.one(ctx, c, nodes[0].noTouch); err != nil {
+		if err := agg.one(ctx, c, nodes[0]); err != nil {
 			return nil, err
 		}
 	} else {
@@ -104,42 +182,45 @@ func Inspect(ctx context.Context, c redis.UniversalClient, o Options) (*findings
 			data.Observe = &agg.obs
 		}
 		o.Progress.SetTotal(total)
-		res, err := walk(ctx, nodes, ro, func(p page) {
+		walked, err := walk(ctx, nodes, ro, func(p *page) {
 			o.Progress.Add(p.scanned)
 			agg.stats.KeysScanned += p.scanned
 			agg.stats.Vanished += p.vanished
-			for i := range p.obs {
-				agg.add(&p.obs[i])
+			agg.stats.Denied += p.denied
+			agg.stats.SecondReads += p.secondReads
+			for i := range p.keys {
+				agg.add(&p.keys[i])
 			}
 		})
 		o.Progress.Done()
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range res {
+		for _, r := range walked {
 			agg.stats.Repeats += r.repeats
 			agg.stats.FalseDrops += r.falseDrops
 		}
 	}
-	agg.finish(rep, data)
-	data.Scan.ElapsedMs = time.Since(start).Milliseconds()
-	return rep, nil
+	agg.finish(res)
+	agg.permissions(res, nodes)
+	data.Scan.ElapsedMs = o.Now().Sub(start).Milliseconds()
+	return res, nil
 }
 
 // readOptions turns the patterns into a pass's MATCH and client-side globs.
 func (o *Options) readOptions() (readOptions, error) {
-	ro := readOptions{count: o.Count, values: !o.NoValues, dedupe: true}
-	if o.All {
+	ro := readOptions{count: o.Count, values: !o.NoValues, dedupe: true, now: o.Now}
+	switch len(o.Patterns) {
+	case 0:
 		return ro, nil
-	}
-	if len(o.Patterns) == 1 {
+	case 1:
 		ro.match = o.Patterns[0] // the server filters: less over the wire
 		return ro, nil
 	}
 	for _, p := range o.Patterns {
 		g, err := CompileGlob(p)
 		if err != nil {
-			return ro, fmt.Errorf("pattern %q: %w", p, err)
+			return ro, problem.Inputf("Patterns", "%q: %w", p, err)
 		}
 		ro.globs = append(ro.globs, g)
 	}
@@ -153,59 +234,22 @@ func dbOf(c redis.UniversalClient) int {
 	return 0
 }
 
-// walk scans every node concurrently (each is single-threaded, so one
-// stream per node) and hands pages to fn on the caller's goroutine.
-func walk(ctx context.Context, nodes []node, ro readOptions, fn func(page)) ([]nodeResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	out := make(chan page, 2*len(nodes))
-	res := make([]nodeResult, len(nodes))
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if res[i], errs[i] = scanNode(ctx, n, ro, out); errs[i] != nil {
-				cancel()
-			}
-		}()
-	}
-	go func() { wg.Wait(); close(out) }()
-	for p := range out {
-		fn(p)
-	}
-	return res, firstError(errs)
-}
-
-// firstError prefers a real failure over the cancellations it caused.
-func firstError(errs []error) error {
-	var canceled error
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case errors.Is(err, context.Canceled):
-			canceled = err
-		default:
-			return err
-		}
-	}
-	return canceled
-}
-
-// aggregator folds the stream into families and a bounded per-key list.
+// aggregator folds the stream into lock families, skipped families and
+// a bounded per-key list.
 type aggregator struct {
-	o      Options
-	now    time.Time
-	fams   *families
-	top    *topN[Lock]
-	fenced [][]segment // the keys fence counters guard (bounded)
-	stats  ScanStats
-	cands  map[string]candidate
-	obs    Observations
+	o       Options
+	now     time.Time
+	fams    *families
+	skipped *families
+	top     *topN[Lock]
+	fenced  [][]segment // the keys fence counters guard (bounded)
+	stats   ScanStats
+	cands   map[string]candidate
+	obs     Observations
 	// fenceOfKey: --key found a fence counter next to the key.
 	fenceOfKey bool
-	segs       []segment // scratch for the key being added
+	// noIdle counts candidates read without an idle time.
+	noIdle int64
 }
 
 // candidate is a possible orphan from the first observation.
@@ -218,7 +262,7 @@ type candidate struct {
 const maxCandidates = 100_000
 
 func newAggregator(o Options) *aggregator {
-	return &aggregator{o: o, now: time.Now(), fams: newFamilies(), top: newTopN(o.Top, lockRanksBelow)}
+	return &aggregator{o: o, now: o.Now(), fams: newFamilies(), skipped: newFamilies(), top: newTopN(o.Top, lockRanksBelow)}
 }
 
 // severityOf ranks per-key problems for the per-key table.
@@ -239,33 +283,42 @@ func lockScore(l *Lock) int {
 }
 
 // lockRanksBelow orders the per-key table: more and worse problems first,
-// then the longest idle, then by key.
+// then the most confident, then the longest idle, then by key.
 func lockRanksBelow(a, b Lock) bool {
-	return cmp.Or(cmp.Compare(lockScore(&a), lockScore(&b)), cmp.Compare(a.IdleS, b.IdleS), cmp.Compare(b.Key, a.Key)) < 0
+	return cmp.Or(cmp.Compare(lockScore(&a), lockScore(&b)), cmp.Compare(a.Confidence, b.Confidence), cmp.Compare(a.IdleS, b.IdleS), cmp.Compare(b.Key, a.Key)) < 0
 }
 
-// add folds one read key in.
-func (a *aggregator) add(o *observed) {
+// add folds one judged key in: a lock candidate into its family, anything
+// else into the skipped families.
+func (a *aggregator) add(j *judged) {
+	o, r := &j.o, &j.r
 	a.stats.KeysMatched++
-	r := recognise(o)
-	a.segs = splitKeyInto(a.segs, o.key)
-	segs := a.segs
 	if r.role == RoleFence && r.guarded != "" && len(a.fenced) < maxFamilies {
-		a.fenced = append(a.fenced, splitKey(r.guarded))
+		a.fenced = append(a.fenced, splitKey(r.guarded, a.now))
 	}
-	own := Owner{Class: OwnerNone}
-	switch {
-	case r.classified:
-		own = r.own
-	case r.role == RoleLock && o.read:
-		own = classifyOwner(r.owner, o.key)
-	case r.role == RoleDedup:
-		own = Owner{Class: OwnerJobID}
+	conf := j.v.confidence()
+	switch lockish := r.role == RoleLock || r.role == RoleDedup; {
+	case lockish && j.v.candidate():
+		a.stats.Candidates++
+		if conf >= a.o.MinConfidence {
+			a.stats.Locks++
+		} else {
+			a.stats.Uncertain++
+		}
+	case a.o.Key != "":
+		a.stats.Skipped++ // --key shows the key in full all the same
+	default:
+		a.stats.Skipped++
+		a.skipped.get(j.segs).addSkipped(o, j.v.against())
+		return
 	}
-	f := a.fams.get(segs)
-	problems := f.add(o, &r, segs, own, a.now, a.o.MaxTTL)
-	if r.role == RoleLock || r.role == RoleDedup {
-		a.stats.Locks++
+	if o.idle < 0 {
+		a.noIdle++
+	}
+	f := a.fams.get(j.segs)
+	problems := f.add(j, a.now, a.o.MaxTTL, a.o.MinConfidence)
+	if !j.v.candidate() {
+		problems = nil // shown with --key, but no lock to judge
 	}
 	if c, ok := a.cands[o.key]; ok {
 		if a.orphan(o, c) {
@@ -276,11 +329,12 @@ func (a *aggregator) add(o *observed) {
 			a.obs.Orphans++
 		}
 	}
-	if a.o.Top <= 0 || !a.top.wants(Lock{Key: o.key, IdleS: o.idle, Problems: problems}) {
+	if a.o.Top <= 0 || !a.top.wants(Lock{Key: o.key, IdleS: o.idle, Problems: problems, Confidence: round2(conf)}) {
 		return
 	}
-	l := Lock{Key: o.key, Node: o.node, Family: f.tmpl, Type: o.typ, Role: string(r.role), Maker: r.maker, PTTLMs: o.pttl, IdleS: o.idle,
-		Owner: clip(r.owner, maxShown), OwnerClass: string(own.Class), OwnerBits: own.Bits, Holders: r.holders, Metadata: clip(r.metadata, maxShown),
+	l := Lock{Key: o.key, Node: o.node, Family: f.tmpl, Type: o.typ, Role: string(r.role), Maker: r.maker,
+		Confidence: round2(conf), Signals: j.v.set.names(), PTTLMs: o.pttl, IdleS: o.idle,
+		Owner: clip(r.owner, maxShown), OwnerClass: string(j.own.Class), OwnerBits: j.own.Bits, Holders: r.holders, Metadata: clip(r.metadata, maxShown),
 		Problems: problems}
 	if !r.acquiredAt.IsZero() {
 		l.AcquiredAt = r.acquiredAt.UTC().Format(time.RFC3339)
@@ -288,14 +342,15 @@ func (a *aggregator) add(o *observed) {
 	a.top.offer(l)
 }
 
-// finish judges the families and fills the report.
-func (a *aggregator) finish(rep *findings.Report, d *Data) {
-	rep.Check(RuleNoTTL.Code, RuleRandomKey.Code, RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code, RuleNoFencing.Code)
+// finish judges the families and fills the result.
+func (a *aggregator) finish(res *Result) {
+	d := &res.Data
+	res.check(RuleNoTTL.Code, RuleRandomKey.Code, RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code, RuleNoFencing.Code)
 	if a.o.Key == "" {
-		rep.Check(RuleTokenShared.Code, RuleTTLOutlier.Code, RuleTTLLong.Code)
+		res.check(RuleTokenShared.Code, RuleTTLOutlier.Code, RuleTTLLong.Code)
 	}
 	if a.o.Observe > 1 {
-		rep.Check(RuleIdleOrphan.Code)
+		res.check(RuleIdleOrphan.Code)
 	}
 	fams := a.fams.finish()
 	fenced := map[string]bool{}
@@ -304,10 +359,10 @@ func (a *aggregator) finish(rep *findings.Report, d *Data) {
 	}
 	var unfenced []string
 	for _, f := range fams {
-		fj, fs := f.report(judgeOptions{maxTTL: a.o.MaxTTL, fenced: fenced[f.tmpl] || a.fenceOfKey})
+		fj, fs := f.report(judgeOptions{maxTTL: a.o.MaxTTL, fenced: fenced[f.tmpl] || a.fenceOfKey, minConfidence: a.o.MinConfidence})
 		d.Families = append(d.Families, fj)
-		rep.Add(fs...)
-		if fj.Fencing == "absent" {
+		res.Findings = append(res.Findings, fs...)
+		if fj.Fencing == "absent" && fj.Confidence >= a.o.MinConfidence {
 			unfenced = append(unfenced, fj.Template)
 		}
 	}
@@ -315,10 +370,13 @@ func (a *aggregator) finish(rep *findings.Report, d *Data) {
 		// One finding for the run: the same advice per family is noise.
 		ev := prefixed("no counter: ", unfenced[:min(len(unfenced), 10)])
 		ev = append(ev, "looked for redisson_lock_token:{<key>}, <key>:fence and fence:<key> counters among the scanned keys")
-		rep.Add(RuleNoFencing.New(fmt.Sprintf("%d lock families", len(unfenced)), "no fencing counter next to these mutex families", ev...))
+		res.Findings = append(res.Findings, RuleNoFencing.New(english.Count(len(unfenced), "lock family", "lock families"), "no fencing counter next to these mutex families", ev...))
+	}
+	for _, f := range a.skipped.finish() {
+		d.Skipped = append(d.Skipped, f.skippedReport())
 	}
 	for _, l := range a.top.sorted() {
-		l.Family = a.fams.resolve(splitKey(l.Key))
+		l.Family = a.fams.resolve(splitKey(l.Key, a.now))
 		if l.Holders == nil {
 			l.Holders = []Holder{}
 		}
@@ -328,9 +386,42 @@ func (a *aggregator) finish(rep *findings.Report, d *Data) {
 		d.Locks = append(d.Locks, l)
 	}
 	a.stats.Families = len(d.Families)
-	elapsed := d.Scan.ElapsedMs
 	a.stats.NoTouch = d.Scan.NoTouch
 	d.Scan = a.stats
-	d.Scan.ElapsedMs = elapsed
 	slices.SortStableFunc(d.Families, func(x, y Family) int { return cmp.Compare(y.Keys, x.Keys) })
+	slices.SortStableFunc(d.Skipped, func(x, y SkippedFamily) int {
+		return cmp.Or(cmp.Compare(y.Keys, x.Keys), cmp.Compare(x.Template, y.Template))
+	})
+}
+
+// permissions reports the checks that commands the ACL refused kept from
+// running, and the keys it hid.
+func (a *aggregator) permissions(res *Result, nodes []*node) {
+	denied := map[string]bool{}
+	for _, n := range nodes {
+		for _, c := range n.denied {
+			name, _, _ := strings.Cut(c, "|") // Redis 7 names subcommands object|idletime
+			denied[name] = true
+		}
+	}
+	if denied["object"] {
+		res.notChecked("Redis refused OBJECT IDLETIME to this ACL user: idle times unknown, granted TTLs are remaining TTLs (grant +object|idletime)",
+			RuleIdleOrphan.Code, RuleTTLOutlier.Code, RuleTTLLong.Code)
+	}
+	if denied["getrange"] || denied["hscan"] {
+		var cmds []string
+		for _, c := range []string{"getrange", "hscan"} {
+			if denied[c] {
+				cmds = append(cmds, "+"+c)
+			}
+		}
+		res.notChecked("Redis refused reading values to this ACL user: owners and makers unknown, locks found by name and TTL only (grant "+strings.Join(cmds, " ")+")",
+			RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code, RuleTokenShared.Code)
+	}
+	if denied["type"] {
+		res.Data.Notes = append(res.Data.Notes, "Redis refused TYPE to this ACL user: types taken from which read succeeded (grant +type)")
+	}
+	if n := res.Data.Scan.Denied; n > 0 {
+		res.Data.Notes = append(res.Data.Notes, fmt.Sprintf("%d keys not inspected: the ACL user's key patterns do not cover them", n))
+	}
 }

@@ -49,8 +49,9 @@ const (
 
 // judgeOptions are the thresholds of a run.
 type judgeOptions struct {
-	maxTTL time.Duration
-	fenced bool
+	maxTTL        time.Duration
+	fenced        bool
+	minConfidence float64
 }
 
 // dominant returns the most common kind at a position and its share.
@@ -205,9 +206,17 @@ var mutexMakers = map[string]bool{MakerSetNXPX: true, MakerRedsync: true, MakerR
 func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 	class, varying := f.keyClass()
 	out := Family{
-		Template: f.tmpl, Keys: f.keys, KeyClass: class, Varying: varying,
+		Template: f.tmpl, Keys: f.keys, KeyClass: class, Varying: varying, Confident: f.confident, Signals: map[string]int64{},
 		Roles: map[string]int64{}, Makers: f.makers, Types: f.types, Owners: map[string]int64{},
 		Fencing: "n/a", Problems: []string{}, Examples: slices.Sorted(slices.Values(f.examples)),
+	}
+	if f.keys > 0 {
+		out.Confidence = round2(f.confSum / float64(f.keys))
+	}
+	for x, n := range f.signals {
+		if n > 0 {
+			out.Signals[signal(x).String()] = n
+		}
 	}
 	// Which keys were kept follows SCAN order; sorted, small families read
 	// the same on every server.
@@ -230,8 +239,17 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 		out.KeyClass = "n/a" // fence counters, metadata, indexes
 		return out, nil
 	}
+	if out.Confidence < candidateConfidence {
+		return out, nil // a key shown with --key that is no lock: nothing to judge
+	}
 	var fs []findings.Finding
 	add := func(fi findings.Finding) {
+		// Below the minimum confidence the family may not be locks at all:
+		// what would be wrong with a lock is said, as info only.
+		if out.Confidence < o.minConfidence && fi.Severity > findings.Info {
+			fi.Severity = findings.Info
+			fi.Message = fmt.Sprintf("if these are locks (confidence %.2f, under %.2f): %s", out.Confidence, o.minConfidence, fi.Message)
+		}
 		fs = append(fs, fi)
 		if !slices.Contains(out.Problems, fi.Code) {
 			out.Problems = append(out.Problems, fi.Code)
@@ -251,7 +269,10 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 			}
 		}
 	}
-	f.ownerFindings(add, maker)
+	if m := f.ownerFindings(add, maker); m != "" {
+		out.Makers = map[string]int64{m: f.keys}
+		maker = m
+	}
 	f.ttlFindings(add, out.TTL, o)
 	if mutexMakers[maker] && f.roles[RoleLock] > 0 {
 		out.Fencing = "absent"
@@ -281,7 +302,13 @@ func prefixed(p string, list []string) []string {
 	return out
 }
 
-func (f *family) ownerFindings(add func(findings.Finding), maker string) {
+// ownerFindings judges the family's owner values; it returns
+// MakerSpring when they are Spring Integration's RedisLockRegistry
+// clientIds (spring-projects/spring-integration RedisLockRegistry.java:
+// the lock key is registryKey + ':' + path, its value the registry's
+// clientId = UUID.randomUUID().toString(), SET with PX expireAfter,
+// 60000 ms by default; every lock one registry holds has that value).
+func (f *family) ownerFindings(add func(findings.Finding), maker string) string {
 	var weak []string
 	var weakN int64
 	for _, c := range []OwnerClass{OwnerConstant, OwnerHost, OwnerTimestamp, OwnerCounter, OwnerLowEntropy} {
@@ -306,13 +333,13 @@ func (f *family) ownerFindings(add func(findings.Finding), maker string) {
 		add(RuleTokenWeak.New(f.tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", minTokenBits, locks(weakN)), weak...))
 	}
 	if maker == MakerRedisson { // one field per client thread, reentrant by design
-		return
+		return ""
 	}
 	if rep := f.values.repeated(2); len(rep) > 0 {
 		ev := []string{}
 		allUUID := true
 		for i, it := range rep {
-			if classify(it.value).Kind != KindUUID {
+			if _, ok := parseUUID(it.value); !ok {
 				allUUID = false
 			}
 			if i < exampleCount {
@@ -323,14 +350,30 @@ func (f *family) ownerFindings(add func(findings.Finding), maker string) {
 			ev = append(ev, "UUID values shared across locks: the shape of Spring Integration's RedisLockRegistry clientId (safe there only because a local lock serialises threads)")
 		}
 		add(RuleTokenShared.New(f.tmpl, fmt.Sprintf("%d owner values are each held on several live locks", len(rep)), ev...))
+		if allUUID && (maker == MakerSetNXPX || maker == MakerUnknown) {
+			return MakerSpring
+		}
 	}
+	return ""
 }
 
+// ttlStats sums up the family's TTLs. Both medians come from log
+// histograms (within ~9%), clamped to the values seen; the granted median
+// is never below the remaining one, as no lock's granted TTL (PTTL + idle)
+// is below its PTTL - a histogram's rounding could say otherwise.
 func (f *family) ttlStats() TTLStats {
 	t := TTLStats{NoTTL: f.noTTL, MinMs: max(f.remMin, 0), MaxMs: f.remMax, OrphansConfirmed: f.orphans}
 	if f.remain.count > 0 {
 		t.MedianMs = min(max(f.remain.quantile(0.5), t.MinMs), t.MaxMs)
-		t.GrantedMedianMs = f.granted.quantile(0.5)
+		t.GrantedMedianMs = max(min(max(f.granted.quantile(0.5), f.grMin), f.grMax), t.MedianMs)
+		switch {
+		case f.noIdle == f.granted.count:
+			t.GrantedFrom = "pttl: no idle time (an LFU maxmemory-policy or the ACL hides it), so the granted TTL is the remaining one"
+		case f.noIdle > 0:
+			t.GrantedFrom = fmt.Sprintf("pttl + idle time, median over %d locks (%d without an idle time counted at their pttl)", f.granted.count, f.noIdle)
+		default:
+			t.GrantedFrom = fmt.Sprintf("pttl + idle time, median over %d locks", f.granted.count)
+		}
 	}
 	for i, e := range bucketEdges {
 		t.Histogram = append(t.Histogram, Bucket{Le: e.name, Count: f.buckets[i]})

@@ -1,7 +1,6 @@
 package lock
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -49,51 +48,134 @@ type observed struct {
 	key, node string
 	typ       string // "string", "hash", ...; "" when not read
 	pttl      int64  // ms; -1 no TTL
-	idle      int64  // s; -1 not tracked (LFU policy)
+	idle      int64  // s; -1 not tracked (LFU policy) or not permitted
 	value     string // string value (first maxValue bytes)
 	read      bool   // the value was read
-	fields    []string
-	hlen      int64
+	// fields are a hash's first HSCAN page (field, value, ...);
+	// moreFields is set when the hash has more (HSCAN's cursor was not 0).
+	fields     []string
+	moreFields bool
+	idx        int // the key's place in its batch
 }
 
 // recognised is a key after maker recognition.
 type recognised struct {
-	maker      string
-	role       Role
+	maker string
+	role  Role
+	// signature is set when the key's layout is its maker's exactly (key
+	// convention and value, or a value no other data has): it decides
+	// alone that the key is a lock.
+	signature  bool
 	owner      string
 	holders    []Holder
 	metadata   string
 	acquiredAt time.Time
 	guarded    string // for a fence counter: the lock key it fences
-	own        Owner  // the owner's class, when recognition needed it
-	classified bool
 }
 
-var (
-	// redsync mutex.go genValue: base64.StdEncoding of 16 random bytes.
-	redsyncValue = regexp.MustCompile(`^[A-Za-z0-9+/]{22}==$`)
-	// Redisson RedissonBaseLock.getLockName: id + ":" + threadId, where id
-	// is the client's UUID (ServiceManager); RedissonLock's Lua HINCRBYs it.
-	redissonField = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}:\d+$`)
-	// ShedLock InternalRedisLockProvider.buildValue:
-	// "ADDED:%s@%s:%s" (ISO time, hostname, UUID); older providers wrote
-	// "ADDED:%s@%s" without the UUID.
-	shedlockValue = regexp.MustCompile(`^ADDED:(\S+?)@([^:@\s]+)(?::(\S+))?$`)
-	// BullMQ worker.ts: token `${this.id}:${tokenPostfix++}`, id randomUUID().
-	bullmqToken = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d+$`)
-	// sidekiq-unique-jobs key.rb: <digest>:QUEUED|PRIMED|LOCKED|INFO, the
-	// digest "<prefix>:<md5|sha3-256 hex>" (lock_digest.rb), :RUN for
-	// while_executing (orphans/ruby_reaper.rb RUN_SUFFIX).
-	sidekiqKey = regexp.MustCompile(`^[^:]+:[0-9a-f]{32}(?:[0-9a-f]{32})?(:RUN)?(?::(QUEUED|PRIMED|LOCKED|INFO))?$`)
-)
+// The makers' formats are matched by hand where a key or value is checked
+// on the scan's hot path (a regexp per key was a tenth of dupctl's CPU).
 
-// recognise decides maker and role and extracts the owner.
+// isRedsyncValue: redsync mutex.go genValue is base64.StdEncoding of 16
+// random bytes: 22 characters and "==".
+func isRedsyncValue(v string) bool {
+	if len(v) != 24 || v[22] != '=' || v[23] != '=' {
+		return false
+	}
+	for i := 0; i < 22; i++ {
+		if c := v[i]; !(isAlnum(c) || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// isUUIDCounter matches "<uuid>:<digits>": Redisson's lock field
+// (RedissonBaseLock.getLockName: the client's UUID + ":" + threadId,
+// which RedissonLock's Lua HINCRBYs) and BullMQ's lock token (worker.ts:
+// `${this.id}:${tokenPostfix++}`, id = randomUUID(), lowercase).
+func isUUIDCounter(v string, lowerOnly bool) bool {
+	if len(v) < 38 || v[36] != ':' || !allDigits(v[37:]) {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := v[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || !lowerOnly && c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// parseShedLock reads ShedLock's value. InternalRedisLockProvider
+// .buildValue writes "ADDED:%s@%s:%s" (ISO time, hostname, UUID); older
+// providers wrote "ADDED:%s@%s" without the UUID (lukas-krecan/ShedLock
+// @6b4bf7ab providers/redis/shedlock-support-redis/.../
+// InternalRedisLockProvider.java; research/locks.md 1.6).
+func parseShedLock(v string) (when, host, id string, ok bool) {
+	rest, ok := strings.CutPrefix(v, "ADDED:")
+	if !ok || strings.ContainsAny(v, " \t\r\n") {
+		return "", "", "", false
+	}
+	when, rest, ok = strings.Cut(rest, "@")
+	if !ok || when == "" {
+		return "", "", "", false
+	}
+	host, id, _ = strings.Cut(rest, ":")
+	if host == "" || strings.Contains(rest, "@") {
+		return "", "", "", false
+	}
+	return when, host, id, true
+}
+
+// sidekiqMatch reads a sidekiq-unique-jobs key: <digest>:QUEUED|PRIMED|
+// LOCKED|INFO, the digest "<prefix>:<md5 or sha3-256 hex>"
+// (lock_digest.rb, key.rb), :RUN for while_executing
+// (orphans/ruby_reaper.rb RUN_SUFFIX). suffix is QUEUED, PRIMED, LOCKED,
+// INFO or "" (a bare digest).
+func sidekiqMatch(key string) (suffix string, ok bool) {
+	i := strings.IndexByte(key, ':')
+	if i <= 0 {
+		return "", false
+	}
+	rest := key[i+1:]
+	n := 0
+	for n < len(rest) && (rest[n] >= '0' && rest[n] <= '9' || rest[n] >= 'a' && rest[n] <= 'f') {
+		n++
+	}
+	if n != 32 && n != 64 {
+		return "", false
+	}
+	rest = strings.TrimPrefix(rest[n:], ":RUN")
+	switch rest {
+	case "":
+		return "", true
+	case ":QUEUED", ":PRIMED", ":LOCKED", ":INFO":
+		return rest[1:], true
+	}
+	return "", false
+}
+
+// recognise decides maker and role and extracts the owner. Whether the
+// key is a lock at all is for the evidence to say (weigh): a key no maker
+// claims is a tentative RoleLock.
 func recognise(o *observed) recognised {
 	key := o.key
 	switch o.typ {
 	case "list", "set", "zset", "stream":
 		r := recognised{maker: MakerUnknown, role: RoleIndex}
-		if sidekiqMatch(key) != nil || strings.HasPrefix(key, "uniquejobs:") {
+		if _, ok := sidekiqMatch(key); ok || strings.HasPrefix(key, "uniquejobs:") {
 			r.maker = MakerSidekiq
 		}
 		return r
@@ -122,11 +204,11 @@ func recogniseByKey(o *observed) (recognised, bool) {
 		}
 		return recognised{maker: MakerRedisson, role: RoleFence, guarded: name}, true
 	}
-	if m := sidekiqMatch(key); m != nil && (m[2] != "" || strings.HasPrefix(key, "uniquejobs:")) {
+	if suffix, ok := sidekiqMatch(key); ok && (suffix != "" || strings.HasPrefix(key, "uniquejobs:")) {
 		r := recognised{maker: MakerSidekiq, role: RoleMeta}
-		if m[2] == "LOCKED" {
+		if suffix == "LOCKED" && o.typ != "string" {
 			// lock.lua: HSET locked job_id current_time.
-			r.role = RoleLock
+			r.role, r.signature = RoleLock, true
 			r.holders = hashHolders(o.fields)
 			if len(r.holders) > 0 {
 				r.owner = r.holders[0].Owner
@@ -139,8 +221,8 @@ func recogniseByKey(o *observed) (recognised, bool) {
 	}
 	// asynq base.go UniqueKey: asynq:{<queue>}:unique:<type>:<md5(payload)>;
 	// rdb.go enqueueUniqueCmd: SET key <task id> NX EX ttl.
-	if strings.HasPrefix(key, "asynq:{") && strings.Contains(key, "}:unique:") {
-		return recognised{maker: MakerAsynq, role: RoleDedup, owner: v}, true
+	if strings.HasPrefix(key, "asynq:{") && strings.Contains(key, "}:unique:") && o.typ != "hash" {
+		return recognised{maker: MakerAsynq, role: RoleDedup, owner: v, signature: true}, true
 	}
 	// BullMQ: <prefix>:<queue>:<jobId>:lock holds the worker token
 	// (worker.ts); <prefix>:<queue>:de:<id> maps a deduplication id to a
@@ -148,23 +230,13 @@ func recogniseByKey(o *observed) (recognised, bool) {
 	if strings.Count(key, ":") >= 3 {
 		bull := strings.HasPrefix(key, "bull:")
 		switch {
-		case strings.HasSuffix(key, ":lock") && (bull || bullmqToken.MatchString(v)):
-			return recognised{maker: MakerBullMQ, role: RoleLock, owner: v}, true
-		case strings.Contains(key, ":de:") && !strings.Contains(key[strings.LastIndex(key, ":de:")+4:], ":") && (bull || allDigits(v)):
-			return recognised{maker: MakerBullMQ, role: RoleDedup, owner: v}, true
+		case strings.HasSuffix(key, ":lock") && o.typ != "hash" && (bull || isUUIDCounter(v, true)):
+			return recognised{maker: MakerBullMQ, role: RoleLock, owner: v, signature: true}, true
+		case strings.Contains(key, ":de:") && o.typ != "hash" && !strings.Contains(key[strings.LastIndex(key, ":de:")+4:], ":") && (bull || allDigits(v)):
+			return recognised{maker: MakerBullMQ, role: RoleDedup, owner: v, signature: true}, true
 		}
 	}
 	return recognised{}, false
-}
-
-// sidekiqMatch runs the sidekiq-unique-jobs key pattern only on keys that
-// can match it (the regexp is the costly part of recognising a key).
-func sidekiqMatch(key string) []string {
-	i := strings.IndexByte(key, ':')
-	if i < 0 || len(key) < i+33 || !isHex(key[i+1:i+33]) {
-		return nil
-	}
-	return sidekiqKey.FindStringSubmatch(key)
 }
 
 func recogniseHash(o *observed) recognised {
@@ -174,12 +246,12 @@ func recogniseHash(o *observed) recognised {
 		r.owner = holders[0].Owner
 		redisson := true
 		for _, h := range holders {
-			if !redissonField.MatchString(h.Owner) || !allDigits(h.Value) {
+			if !isUUIDCounter(h.Owner, false) || !allDigits(h.Value) {
 				redisson = false
 			}
 		}
-		if redisson {
-			r.maker = MakerRedisson
+		if redisson && !o.moreFields {
+			r.maker, r.signature = MakerRedisson, true
 		}
 	}
 	return r
@@ -201,46 +273,123 @@ func recogniseString(o *observed) recognised {
 		return r
 	}
 	switch {
-	case strings.HasPrefix(v, "ADDED:") && shedlockValue.MatchString(v):
-		m := shedlockValue.FindStringSubmatch(v)
-		r.maker = MakerShedLock
-		r.metadata = "host " + m[2]
-		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+	case strings.HasPrefix(v, "ADDED:"):
+		when, host, _, ok := parseShedLock(v)
+		if !ok {
+			break
+		}
+		r.maker, r.signature = MakerShedLock, true
+		r.metadata = "host " + host
+		if t, err := time.Parse(time.RFC3339Nano, when); err == nil {
 			r.acquiredAt = t
 		}
-	case len(v) == 24 && redsyncValue.MatchString(v):
+	case isRedsyncValue(v):
 		r.maker = MakerRedsync
-	case isRedislock(v):
-		r.maker = MakerRedislock
-		r.owner, r.metadata = v[:22], v[22:]
 	default:
-		r.own = classifyOwner(v, o.key)
-		r.classified = true
-		if o.pttl > 0 && r.own.Class.good() {
-			r.maker = MakerSetNXPX
+		if tok, meta, ok := splitRedislock(v); ok {
+			r.maker = MakerRedislock
+			r.owner, r.metadata = tok, meta
+			break
 		}
+		r.maker = MakerSetNXPX // if the owner turns out to be a good token
 	}
 	return r
 }
 
-// isRedislock recognises bsm/redislock's value: redislock.go randomToken
-// is base64.RawURLEncoding of 16 random bytes (22 chars), and Obtain stores
-// token + opt.getMetadata(). The token mixes cases (as 16 random bytes do
-// but hex does not) and, with metadata, is not followed by more token bytes.
-func isRedislock(v string) bool {
-	if len(v) < 22 || (len(v) > 22 && isTokenByte(v[22])) {
-		return false
+// splitRedislock reads bsm/redislock's value. In v0.9
+// (github.com/bsm/redislock@v0.9.4 redislock.go) Obtain stores
+// value := token + opt.getMetadata(), where the token is randomToken(),
+// base64.RawURLEncoding of 16 random bytes: 22 characters; Lock.Token()
+// is value[:tokenLen] and Lock.Metadata() value[tokenLen:], and the
+// obtain script compares GETRANGE key 0 tokenLen-1 with the token. So the
+// value is 22 random base64url characters and then anything - JSON,
+// "worker-7", nothing. A longer random token also starts with 22 random
+// characters: what follows is taken for metadata unless it is more of the
+// same (token characters mixing upper and lower case).
+func splitRedislock(v string) (token, meta string, ok bool) {
+	if len(v) < 22 {
+		return "", "", false
 	}
 	for i := 0; i < 22; i++ {
 		if !isTokenByte(v[i]) {
+			return "", "", false
+		}
+	}
+	token, meta = v[:22], v[22:]
+	if meta != "" && !isTokenByte(meta[0]) {
+		// The token ends where the metadata starts ({...}, |host, ...):
+		// it need only not be a word.
+		return token, meta, distinctBytes(token) >= 12
+	}
+	if !randomMix(token) {
+		return "", "", false
+	}
+	if meta != "" && allTokenBytes(meta) && hasUpperLower(meta) {
+		return "", "", false // a longer random token
+	}
+	return token, meta, true
+}
+
+func distinctBytes(s string) int {
+	var seen [256]bool
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !seen[s[i]] {
+			seen[s[i]] = true
+			n++
+		}
+	}
+	return n
+}
+
+func allTokenBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isTokenByte(s[i]) {
 			return false
 		}
 	}
-	return looksRandom(v[:22]) && hasUpperLower(v[:22])
+	return true
+}
+
+// randomMix reports 22 token characters that change character class
+// (upper, lower, digit, punctuation) as often as random ones do: about 13
+// times in 21 pairs, at least 8 all but six times in a thousand, and at
+// least 5 with a digit among them nearly always. Words, even CamelCase
+// ones, change at their humps only, and hex and UUIDs have no upper case
+// to change to.
+func randomMix(s string) bool {
+	changes, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		if charClass(s[i]) == 2 {
+			digits++
+		}
+		if i > 0 && charClass(s[i]) != charClass(s[i-1]) {
+			changes++
+		}
+	}
+	return hasUpperLower(s) && (changes >= 8 || changes >= 5 && digits > 0)
+}
+
+func charClass(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return 0
+	case c >= 'a' && c <= 'z':
+		return 1
+	case c >= '0' && c <= '9':
+		return 2
+	}
+	return 3
 }
 
 func hasUpperLower(s string) bool {
-	return strings.ContainsAny(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") && strings.ContainsAny(s, "abcdefghijklmnopqrstuvwxyz")
+	upper, lower := false, false
+	for i := 0; i < len(s) && !(upper && lower); i++ {
+		c := s[i]
+		upper = upper || c >= 'A' && c <= 'Z'
+		lower = lower || c >= 'a' && c <= 'z'
+	}
+	return upper && lower
 }
 
 func isTokenByte(c byte) bool {
@@ -257,7 +406,7 @@ func isFenceKey(key string) bool {
 
 // fencedKey removes the fence segment, giving the lock key it guards.
 func fencedKey(key string) string {
-	segs := splitKey(key)
+	segs := splitKey(key, time.Time{}) // words only: no time needed
 	for i, s := range segs {
 		if s.shape.Kind != KindWord || !fenceWords[strings.ToLower(s.text)] {
 			continue

@@ -56,15 +56,9 @@ func TestRecogniseLibraries(t *testing.T) {
 			want{MakerUnknown, RoleLock, "locked", OwnerConstant}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := recognise(&c.o)
-			own := Owner{Class: OwnerNone}
-			switch r.role {
-			case RoleLock:
-				own = classifyOwner(r.owner, c.o.key)
-			case RoleDedup:
-				own = Owner{Class: OwnerJobID}
-			}
-			got := want{r.maker, r.role, r.owner, own.Class}
+			j := judged{o: c.o, segs: splitKey(c.o.key, testNow)}
+			judgeKey(&j, testNow)
+			got := want{j.r.maker, j.r.role, j.r.owner, j.own.Class}
 			if got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
 			}
@@ -107,7 +101,7 @@ func TestClassifyOwner(t *testing.T) {
 		"job-runner":                           OwnerLowEntropy,
 		"host-a:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f": OwnerUUID,
 	} {
-		if got := classifyOwner(v, "lock:order:42").Class; got != want {
+		if got := classifyOwner(v, "lock:order:42", testNow).Class; got != want {
 			t.Errorf("classifyOwner(%q) = %s, want %s", v, got, want)
 		}
 	}

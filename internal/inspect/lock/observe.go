@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,7 +22,7 @@ import (
 // clockSlack absorbs Redis's 1 s LRU clock and the time a pass takes.
 const clockSlack = 2 * time.Second
 
-func (a *aggregator) observe(ctx context.Context, nodes []node, ro readOptions) error {
+func (a *aggregator) observe(ctx context.Context, nodes []*node, ro readOptions) error {
 	o := a.o
 	a.obs = Observations{Count: o.Observe, IntervalMs: o.Interval.Milliseconds(), IdleAfterS: int64(o.IdleAfter.Seconds())}
 	a.cands = map[string]candidate{}
@@ -31,9 +33,10 @@ func (a *aggregator) observe(ctx context.Context, nodes []node, ro readOptions) 
 	for i, n := range nodes {
 		idx[n.name] = i
 	}
-	_, err := walk(ctx, nodes, light, func(p page) {
-		at := time.Now()
-		for _, ob := range p.obs {
+	_, err := walk(ctx, nodes, light, func(p *page) {
+		at := a.o.Now()
+		for i := range p.keys {
+			ob := &p.keys[i].o
 			if (ob.typ != "string" && ob.typ != "hash") || ob.idle < 0 || time.Duration(ob.idle)*time.Second+ahead < o.IdleAfter {
 				continue
 			}
@@ -77,7 +80,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // recheck re-reads every candidate's TTL and idle time (a middle
 // observation) and drops those that were touched.
-func (a *aggregator) recheck(ctx context.Context, nodes []node) error {
+func (a *aggregator) recheck(ctx context.Context, nodes []*node) error {
 	byNode := make([][]string, len(nodes))
 	for k, c := range a.cands {
 		byNode[c.node] = append(byNode[c.node], k)
@@ -86,10 +89,11 @@ func (a *aggregator) recheck(ctx context.Context, nodes []node) error {
 		for len(keys) > 0 {
 			batch := keys[:min(len(keys), int(a.o.Count))]
 			keys = keys[len(batch):]
-			obs, err := readKeys(ctx, nodes[i], batch, false, func(redis.Pipeliner) {})
-			if err != nil {
+			p := &page{}
+			if err := readKeys(ctx, nodes[i], batch, false, p, nil); err != nil {
 				return err
 			}
+			obs := p.obs
 			live := map[string]bool{}
 			for j := range obs {
 				live[obs[j].key] = true
@@ -111,7 +115,7 @@ func (a *aggregator) recheck(ctx context.Context, nodes []node) error {
 // orphan reports whether a key is still untouched since its first look and
 // idle past --idle.
 func (a *aggregator) orphan(now *observed, c candidate) bool {
-	elapsed := time.Since(c.at)
+	elapsed := a.o.Now().Sub(c.at)
 	// Untouched: its idle time grew by the whole interval (a renewal, a
 	// read or a rewrite resets it).
 	if now.idle < 0 || time.Duration(now.idle-c.idle)*time.Second+clockSlack < elapsed {
@@ -129,31 +133,36 @@ func (a *aggregator) orphan(now *observed, c candidate) bool {
 }
 
 // one reads a single key in full (--key), routed to its node.
-func (a *aggregator) one(ctx context.Context, c redis.UniversalClient, noTouch bool) error {
-	n := node{name: "redis", conn: c, noTouch: noTouch}
-	if s, ok := c.(interface{ Options() *redis.Options }); ok {
-		n.name = s.Options().Addr
-	}
+func (a *aggregator) one(ctx context.Context, c redis.UniversalClient, first *node) error {
+	n := &node{name: first.name, conn: c, noTouch: first.noTouch}
 	key := a.o.Key
 	fences := []string{"redisson_lock_token:{" + key + "}", key + ":fence", "fence:" + key, key + ":fencing_token"}
 	var exists []*redis.IntCmd
-	obs, err := readKeys(ctx, n, []string{key}, !a.o.NoValues, func(p redis.Pipeliner) {
+	p := &page{}
+	err := readKeys(ctx, n, []string{key}, !a.o.NoValues, p, func(pl redis.Pipeliner) {
 		for _, f := range fences {
-			exists = append(exists, p.Exists(ctx, f))
+			exists = append(exists, pl.Exists(ctx, f))
 		}
 	})
 	if err != nil {
 		return err
 	}
-	if len(obs) == 0 {
-		return fmt.Errorf("key %q does not exist (or expired): nothing to inspect", clip(key, maxShown))
+	if len(p.obs) == 0 {
+		if p.denied > 0 {
+			return problem.System(fmt.Errorf("Redis refused key %q to this ACL user", clip(key, maxShown)), connect.GrantHint(""))
+		}
+		return problem.Inputf("Key", "does not exist (or expired): nothing to inspect").WithValue(clip(key, maxShown))
 	}
 	for _, e := range exists {
 		if e.Val() > 0 {
 			a.fenceOfKey = true
 		}
 	}
+	for _, c := range n.denied {
+		first.deny(c)
+	}
 	a.stats.KeysScanned = 1
-	a.add(&obs[0])
+	p.judge(a.now)
+	a.add(&p.keys[0])
 	return nil
 }

@@ -16,27 +16,18 @@ import (
 // none. The renewal runs in
 // the hook between the looks, so the test holds however slow the machine.
 func TestOrphansNeedTwoObservations(t *testing.T) {
-	opts, err := redis.ParseURL(testenv.Need(t, testenv.Redis))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	p := testenv.WordName("orphan")
+	c, p := testRedis(t, "orphan", ":left:1", ":renewed:1")
 	ctx := context.Background()
-	t.Cleanup(func() {
-		c.Del(context.Background(), p+":left:1", p+":renewed:1")
-		c.Close()
-	})
 	c.Set(ctx, p+":left:1", "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	c.Set(ctx, p+":renewed:1", "8d0c5a02-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	time.Sleep(3 * time.Second)
 	o := Options{Patterns: []string{p + ":*"}, Observe: 2, Interval: 2 * time.Second, IdleAfter: 4 * time.Second, Top: 10,
 		afterLook: func(int) { c.PExpire(ctx, p+":renewed:1", time.Hour) }}
-	rep, err := Inspect(ctx, c, o)
+	res, err := Run(ctx, c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := rep.Data.(*Data)
+	rep, d := res.Report(), &res.Data
 	orphans := map[string]bool{}
 	for _, f := range rep.Findings {
 		if f.Code == RuleIdleOrphan.Code {
@@ -49,8 +40,27 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 	if d.Observe == nil || d.Observe.Candidates != 2 || d.Observe.Orphans != 1 || d.Observe.Touched != 1 {
 		t.Errorf("observations %+v, want 2 candidates, 1 touched, 1 orphan", d.Observe)
 	}
-	rep, err = Inspect(ctx, c, Options{Patterns: []string{p + ":*"}})
-	if err != nil || slices.Contains(rep.Checks, RuleIdleOrphan.Code) {
+	res, err = Run(ctx, c, Options{Patterns: []string{p + ":*"}})
+	if err != nil || slices.Contains(res.Checks, RuleIdleOrphan.Code) {
 		t.Errorf("a single snapshot evaluated the orphan check (%v)", err)
 	}
+}
+
+// testRedis connects to the test Redis and returns a unique key prefix;
+// the keys prefix+suffix are deleted when the test ends.
+func testRedis(t *testing.T, name string, suffixes ...string) (*redis.Client, string) {
+	t.Helper()
+	opts, err := redis.ParseURL(testenv.Need(t, testenv.Redis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	p := testenv.WordName(name)
+	t.Cleanup(func() {
+		for _, s := range suffixes {
+			c.Del(context.Background(), p+s)
+		}
+		c.Close()
+	})
+	return c, p
 }

@@ -10,16 +10,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/redis/go-redis/v9"
 )
 
 // rawConn is the scan's hot path: a connection of its own to one node,
 // opened with the node client's own dialer, credentials and database, that
-// writes the per-key commands as RESP straight into a buffer and parses the
-// three replies per key straight into observed values. go-redis builds a
-// command object per command; at a million keys that was half of dupctl's
-// CPU, which on a busy machine is CPU taken from Redis itself. Everything
-// that is not the per-key triple still goes through go-redis.
+// writes the per-key commands as RESP straight into a buffer and parses
+// their replies straight into observed values. go-redis builds a command
+// object per command; at a million keys that was half of dupctl's CPU,
+// which on a busy machine is CPU taken from Redis itself. Everything else
+// still goes through go-redis.
 type rawConn struct {
 	c    net.Conn
 	r    *bufio.Reader
@@ -29,7 +30,7 @@ type rawConn struct {
 }
 
 // dialRaw opens a raw connection like the node's client would.
-func dialRaw(ctx context.Context, n node) (*rawConn, error) {
+func dialRaw(ctx context.Context, n *node) (*rawConn, error) {
 	cl, ok := n.conn.(*redis.Client)
 	if !ok {
 		return nil, errNoRaw
@@ -81,12 +82,13 @@ func dialRaw(ctx context.Context, n node) (*rawConn, error) {
 
 var errNoRaw = errors.New("no raw connection for this client")
 
-var rawCommands = [3]string{"PTTL", "OBJECT IDLETIME", "GETRANGE"}
+// maxBulk bounds the length a bulk reply may claim (Redis's own
+// proto-max-bulk-len default): anything longer is a broken stream. Only
+// the first maxValue bytes of a bulk are kept; the rest is skipped.
+const maxBulk = 512 << 20
 
-// maxBulk bounds a bulk reply: the raw path only reads GETRANGE slices of
-// maxValue bytes and short setup replies, so anything longer is a broken
-// stream, not a value to allocate.
-const maxBulk = 1 << 20
+// maxArray bounds an array reply's length (HSCAN pages are small).
+const maxArray = 1 << 20
 
 func (rc *rawConn) close() {
 	rc.stop()
@@ -108,6 +110,45 @@ func (rc *rawConn) write(args ...string) {
 	}
 }
 
+// The per-key commands in RESP around the key's bulk string: the hot
+// path writes each key's length once and copies these.
+var (
+	respType     = "*2\r\n$4\r\nTYPE\r\n"
+	respPTTL     = "*2\r\n$4\r\nPTTL\r\n"
+	respIdle     = "*3\r\n$6\r\nOBJECT\r\n$8\r\nIDLETIME\r\n"
+	respGetRange = "*4\r\n$8\r\nGETRANGE\r\n"
+	respRange    = "$1\r\n0\r\n$" + strconv.Itoa(len(strconv.Itoa(maxValue-1))) + "\r\n" + strconv.Itoa(maxValue-1) + "\r\n"
+	respHScan    = "*5\r\n$5\r\nHSCAN\r\n"
+	respPage     = "$1\r\n0\r\n$5\r\nCOUNT\r\n$" + strconv.Itoa(len(strconv.Itoa(hashFields))) + "\r\n" + strconv.Itoa(hashFields) + "\r\n"
+)
+
+// writeReads writes the reads of key (as a bulk string) that want names.
+func (rc *rawConn) writeReads(bulk []byte, want uint8) {
+	if want&readString != 0 {
+		rc.w.WriteString(respGetRange)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respRange)
+	}
+	if want&readHash != 0 {
+		rc.w.WriteString(respHScan)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respPage)
+	}
+	if want&readType != 0 {
+		rc.w.WriteString(respType)
+		rc.w.Write(bulk)
+	}
+}
+
+// keyBulk is key as a RESP bulk string, in rc.buf.
+func (rc *rawConn) keyBulk(key string) []byte {
+	var num [20]byte
+	bulk := append(append(append(rc.buf[:0], '$'), strconv.AppendInt(num[:0], int64(len(key)), 10)...), "\r\n"...)
+	bulk = append(append(bulk, key...), "\r\n"...)
+	rc.buf = bulk
+	return bulk
+}
+
 // replyKind is what a reply was.
 type replyKind uint8
 
@@ -117,20 +158,26 @@ const (
 	replyNil
 	replyError
 	replyStatus
+	replyArray
 )
 
 // reply reads one reply that is not an array: an integer, a bulk string
 // (returned as text), nil, an error (text) or a status.
 func (rc *rawConn) reply() (replyKind, string, error) {
 	kind, n, text, err := rc.next()
-	if kind == replyInt {
+	switch {
+	case err != nil:
+	case kind == replyInt:
 		text = strconv.FormatInt(n, 10)
+	case kind == replyArray:
+		return 0, "", fmt.Errorf("unexpected array of %d", n)
 	}
 	return kind, text, err
 }
 
-// next reads one reply; integers come back in n without a string, which
-// keeps the three replies per key to at most one allocation.
+// next reads one reply; integers (and array lengths) come back in n
+// without a string, which keeps the replies per key to few allocations.
+// A bulk string is clipped to maxValue bytes.
 func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
 	line, err := rc.r.ReadSlice('\n')
 	if err != nil {
@@ -153,6 +200,15 @@ func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
 		return replyError, 0, string(body), nil
 	case '_':
 		return replyNil, 0, "", nil
+	case '*':
+		size, ok := parseInt(body)
+		if !ok || size > maxArray {
+			return 0, 0, "", fmt.Errorf("bad array length %q", body)
+		}
+		if size < 0 {
+			return replyNil, 0, "", nil
+		}
+		return replyArray, size, "", nil
 	case '$':
 		size, ok := parseInt(body)
 		if !ok || size > maxBulk {
@@ -161,14 +217,18 @@ func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
 		if size < 0 {
 			return replyNil, 0, "", nil
 		}
-		if cap(rc.buf) < int(size)+2 {
-			rc.buf = make([]byte, int(size)+2)
+		keep := min(size, maxValue)
+		if cap(rc.buf) < int(keep) {
+			rc.buf = make([]byte, keep)
 		}
-		buf := rc.buf[:size+2]
+		buf := rc.buf[:keep]
 		if _, err := io.ReadFull(rc.r, buf); err != nil {
 			return 0, 0, "", err
 		}
-		return replyBulk, 0, string(buf[:size]), nil
+		if _, err := rc.r.Discard(int(size-keep) + 2); err != nil {
+			return 0, 0, "", err
+		}
+		return replyBulk, 0, string(buf), nil
 	}
 	return 0, 0, "", fmt.Errorf("unexpected reply type %q", line[0])
 }
@@ -195,60 +255,250 @@ func parseInt(b []byte) (int64, bool) {
 	return v, true
 }
 
-// readBatch reads PTTL, OBJECT IDLETIME and GETRANGE (or TYPE without
-// values) for keys in one round trip, as readKeys does, and returns the
-// indexes of the keys that were not strings.
-func (rc *rawConn) readBatch(n node, keys []string, values bool) ([]observed, []int, error) {
-	maxEnd := strconv.Itoa(maxValue - 1)
-	for _, k := range keys {
-		rc.write("PTTL", k)
-		rc.write("OBJECT", "IDLETIME", k)
-		if values {
-			rc.write("GETRANGE", k, "0", maxEnd)
-		} else {
-			rc.write("TYPE", k)
+// hscanPage reads an HSCAN reply: the cursor and up to hashFields pairs
+// of the page (more are read and dropped), or an error reply's text.
+func (rc *rawConn) hscanPage() (fields []string, more bool, errText string, err error) {
+	kind, n, text, err := rc.next()
+	switch {
+	case err != nil:
+		return nil, false, "", err
+	case kind == replyError:
+		return nil, false, text, nil
+	case kind != replyArray || n != 2:
+		return nil, false, "", fmt.Errorf("HSCAN: unexpected reply")
+	}
+	kind, _, cursor, err := rc.next()
+	if err != nil || kind != replyBulk {
+		return nil, false, "", fmt.Errorf("HSCAN cursor: %v", err)
+	}
+	kind, n, _, err = rc.next()
+	if err != nil || kind != replyArray {
+		return nil, false, "", fmt.Errorf("HSCAN page: %v", err)
+	}
+	for i := int64(0); i < n; i++ {
+		kind, _, text, err := rc.next()
+		if err != nil || kind != replyBulk {
+			return nil, false, "", fmt.Errorf("HSCAN element: %v", err)
 		}
+		if i < 2*hashFields {
+			fields = append(fields, text)
+		}
+	}
+	return fields, cursor != "0" || n > 2*hashFields, "", nil
+}
+
+// readBatch reads keys in one pipelined round trip: per key PTTL and
+// OBJECT IDLETIME, then what want names - GETRANGE 0 maxValue-1 for a
+// string, HSCAN 0 COUNT hashFields for a hash, TYPE where neither read
+// will tell the type (a key of a new template gets all three; nil want:
+// TYPE and no value at all). A read that succeeds tells the type: only a
+// string answers GETRANGE, only a hash HSCAN. The idle time is read
+// before the value, because reading a value marks the key as just used.
+// A key whose read the plan got wrong (a hash in a template that had only
+// had strings) gets the rest in a second, small round trip.
+func (rc *rawConn) readBatch(n *node, keys []string, want []uint8, p *page) error {
+	values := want != nil
+	if !values {
+		want = make([]uint8, len(keys))
+		for i := range want {
+			want[i] = readType
+		}
+	}
+	for i, k := range keys {
+		bulk := rc.keyBulk(k)
+		rc.w.WriteString(respPTTL)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respIdle)
+		rc.w.Write(bulk)
+		rc.writeReads(bulk, want[i])
 	}
 	if err := rc.w.Flush(); err != nil {
-		return nil, nil, fmt.Errorf("read keys on %s: %w", n.name, err)
+		return fmt.Errorf("read keys on %s: %w", n.name, err)
 	}
-	obs := make([]observed, 0, len(keys))
-	var others []int
-	for _, k := range keys {
-		var kinds [3]replyKind
-		var ints [3]int64
-		var texts [3]string
-		for i := range kinds {
-			kind, v, text, err := rc.next()
-			if err != nil {
-				return nil, nil, fmt.Errorf("read keys on %s: %w", n.name, err)
-			}
-			if kind == replyError && strings.HasPrefix(text, "NOPERM") {
-				return nil, nil, cmdError(errors.New(text), rawCommands[i], n)
-			}
-			kinds[i], ints[i], texts[i] = kind, v, text
+	p.obs = make([]observed, 0, len(keys))
+	type again struct {
+		obs  int
+		read uint8
+	}
+	var retry []again
+	for i, k := range keys {
+		var pt, id reply
+		var err error
+		if pt, err = rc.one(); err == nil {
+			id, err = rc.one()
 		}
-		if kinds[0] != replyInt {
-			return nil, nil, fmt.Errorf("PTTL on %s: %s", n.name, texts[0])
+		if err != nil {
+			return fmt.Errorf("read keys on %s: %w", n.name, err)
 		}
-		if ints[0] == -2 {
+		var rs reads
+		if err := rc.reads(want[i], &rs); err != nil {
+			return fmt.Errorf("read keys on %s: %w", n.name, err)
+		}
+		o := observed{key: k, node: n.name, idle: -1, idx: i}
+		switch pt.kind {
+		case replyInt:
+			o.pttl = pt.n
+		case replyError:
+			if err := n.refused("PTTL", pt.text, p); err != nil {
+				return err
+			}
+			continue // a key this user may not read
+		default:
+			return fmt.Errorf("PTTL on %s: unexpected reply", n.name)
+		}
+		if o.pttl == -2 {
 			continue // gone since SCAN
 		}
-		o := observed{key: k, node: n.name, pttl: ints[0], idle: -1}
-		if kinds[1] == replyInt {
-			o.idle = ints[1]
+		if id.kind == replyInt {
+			o.idle = id.n
+		} else if err := n.refused("OBJECT", id.text, p); err != nil {
+			return err
 		}
-		switch {
-		case !values:
-			o.typ = texts[2]
-		case kinds[2] == replyBulk:
-			o.typ, o.value, o.read = "string", texts[2], true
-		case kinds[2] == replyError && strings.HasPrefix(texts[2], "WRONGTYPE"):
-			others = append(others, len(obs))
-		default:
-			return nil, nil, fmt.Errorf("GETRANGE on %s: %s", n.name, texts[2])
+		missing, err := n.apply(&o, &rs, want[i], p)
+		if err != nil {
+			return err
 		}
-		obs = append(obs, o)
+		if missing != 0 && values {
+			retry = append(retry, again{len(p.obs), missing})
+		}
+		p.obs = append(p.obs, o)
 	}
-	return obs, others, nil
+	if len(retry) == 0 {
+		return nil
+	}
+	p.secondReads += int64(len(retry))
+	for _, a := range retry {
+		rc.writeReads(rc.keyBulk(p.obs[a.obs].key), a.read)
+	}
+	if err := rc.w.Flush(); err != nil {
+		return fmt.Errorf("read keys on %s: %w", n.name, err)
+	}
+	for _, a := range retry {
+		var rs reads
+		if err := rc.reads(a.read, &rs); err != nil {
+			return fmt.Errorf("read keys on %s: %w", n.name, err)
+		}
+		if _, err := n.apply(&p.obs[a.obs], &rs, a.read, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Which of TYPE and a value's reads a key gets.
+const (
+	readString uint8 = 1 << iota // GETRANGE
+	readHash                     // HSCAN
+	readType                     // TYPE
+	readAll    = readString | readHash | readType
+)
+
+// reply is one reply that is not an array.
+type reply struct {
+	kind replyKind
+	n    int64
+	text string
+}
+
+func (rc *rawConn) one() (reply, error) {
+	kind, n, text, err := rc.next()
+	if err == nil && kind == replyArray {
+		err = fmt.Errorf("unexpected array of %d", n)
+	}
+	return reply{kind, n, text}, err
+}
+
+// reads are the replies to a key's value reads.
+type reads struct {
+	getrange reply
+	fields   []string
+	more     bool
+	hscanErr string
+	typ      reply
+}
+
+// reads parses the replies to the reads in want, in writeReads' order.
+func (rc *rawConn) reads(want uint8, rs *reads) error {
+	var err error
+	if want&readString != 0 {
+		if rs.getrange, err = rc.one(); err != nil {
+			return err
+		}
+	}
+	if want&readHash != 0 {
+		if rs.fields, rs.more, rs.hscanErr, err = rc.hscanPage(); err != nil {
+			return err
+		}
+	}
+	if want&readType != 0 {
+		rs.typ, err = rc.one()
+	}
+	return err
+}
+
+// apply sets a key's type and value from its reads (sent: which were
+// sent) and returns the reads still missing to know them.
+func (n *node) apply(o *observed, rs *reads, sent uint8, p *page) (missing uint8, err error) {
+	if sent&readType != 0 {
+		if rs.typ.kind == replyStatus {
+			o.typ = rs.typ.text
+		} else if err := n.refused("TYPE", rs.typ.text, p); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case sent&readString != 0 && rs.getrange.kind == replyBulk && (o.typ == "" || o.typ == "string"):
+		o.typ, o.value, o.read = "string", rs.getrange.text, true
+		return 0, nil
+	case sent&readHash != 0 && rs.hscanErr == "" && (o.typ == "" || o.typ == "hash"):
+		o.typ, o.fields, o.moreFields, o.read = "hash", rs.fields, rs.more, true
+		return 0, nil
+	}
+	if sent&readString != 0 && rs.getrange.kind == replyError {
+		if err := n.refused("GETRANGE", rs.getrange.text, p); err != nil {
+			return 0, err
+		}
+	}
+	if sent&readHash != 0 {
+		if err := n.refused("HSCAN", rs.hscanErr, p); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case o.typ == "string":
+		missing = readString
+	case o.typ == "hash":
+		missing = readHash
+	case o.typ == "" && sent&readType == 0:
+		missing = readAll // the planned read did not fit: ask what it is
+	}
+	return missing &^ sent, nil
+}
+
+// refused sorts a per-key error reply: WRONGTYPE and LFU's "idle time not
+// tracked" are expected and mean nothing was read; a NOPERM on one key is
+// counted as denied; a NOPERM for a whole command is recorded for the
+// report (its checks did not run) - fatal only for PTTL, without which
+// nothing can be judged. Any other error fails the read.
+func (n *node) refused(cmd, text string, p *page) error {
+	if text == "" || strings.HasPrefix(text, "WRONGTYPE") {
+		return nil
+	}
+	if cmd == "OBJECT" && strings.Contains(text, "LFU") {
+		return nil
+	}
+	command, denied := connect.NoPermission(text)
+	switch {
+	case !denied:
+		return fmt.Errorf("%s on %s: %s", cmd, n.name, text)
+	case command == "":
+		if cmd == "PTTL" {
+			p.denied++
+		}
+		return nil
+	case cmd == "PTTL":
+		return permissionError(n, cmd, text)
+	}
+	n.deny(command)
+	return nil
 }

@@ -2,8 +2,10 @@ package lock
 
 import (
 	"bufio"
+	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 func rawReader(s string) *rawConn { return &rawConn{r: bufio.NewReader(strings.NewReader(s))} }
@@ -29,7 +31,7 @@ func TestRawReply(t *testing.T) {
 }
 
 // FuzzRawReply: any byte stream gives replies or an error, never a panic
-// or an allocation beyond maxBulk.
+// or a value kept beyond maxValue.
 func FuzzRawReply(f *testing.F) {
 	for _, s := range []string{":-2\r\n", "$5\r\nhello\r\n", "$-1\r\n", "-ERR x\r\n", "$2147483647\r\n", "_\r\n"} {
 		f.Add(s)
@@ -41,9 +43,62 @@ func FuzzRawReply(f *testing.F) {
 			if err != nil {
 				return
 			}
-			if kind == replyBulk && len(text) > maxBulk {
+			if kind == replyBulk && len(text) > maxValue {
 				t.Fatalf("bulk of %d bytes", len(text))
 			}
 		}
 	})
+}
+
+// TestReadBatchPlans reads real keys with every read plan: a plan that
+// fits costs one round trip, one that does not (a hash where the template
+// had only had strings) gets the value in a second, and no plan (no
+// values) reads no value and leaves the idle time alone.
+func TestReadBatchPlans(t *testing.T) {
+	c, p := testRedis(t, "plans", ":s", ":h", ":l")
+	ctx := context.Background()
+	c.Set(ctx, p+":s", "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
+	c.HSet(ctx, p+":h", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
+	c.RPush(ctx, p+":l", "a")
+	time.Sleep(1100 * time.Millisecond)
+	n := &node{name: "test", conn: c}
+	rc, err := dialRaw(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.close()
+	keys := []string{p + ":s", p + ":h", p + ":l"}
+
+	pg := &page{}
+	if err := rc.readBatch(n, keys, nil, pg); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range pg.obs {
+		if o.read || o.typ == "" || o.idle < 1 {
+			t.Errorf("no values: %+v", o)
+		}
+		if idle := c.ObjectIdleTime(ctx, o.key).Val(); idle < time.Second {
+			t.Errorf("no values: %s touched (idle %s)", o.key, idle)
+		}
+	}
+	for _, c := range []struct {
+		want   []uint8
+		second int64
+	}{
+		{[]uint8{readAll, readAll, readAll}, 0},
+		{[]uint8{readString, readHash, readType}, 0},
+		{[]uint8{readHash, readString, readString}, 3},
+	} {
+		pg := &page{}
+		if err := rc.readBatch(n, keys, c.want, pg); err != nil {
+			t.Fatal(err)
+		}
+		if len(pg.obs) != 3 || pg.secondReads != c.second {
+			t.Fatalf("plan %v: %d keys, %d second reads, want 3 and %d", c.want, len(pg.obs), pg.secondReads, c.second)
+		}
+		s, h, l := pg.obs[0], pg.obs[1], pg.obs[2]
+		if s.typ != "string" || s.value != "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f" || h.typ != "hash" || len(h.fields) != 2 || h.fields[1] != "1" || l.typ != "list" || l.read {
+			t.Errorf("plan %v: read %+v", c.want, pg.obs)
+		}
+	}
 }

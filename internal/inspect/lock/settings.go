@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -38,34 +39,29 @@ func keyCount(line string) int64 {
 	return 0
 }
 
-// versionAtLeast compares a dotted version with major.minor.
-func versionAtLeast(v string, major, minor int) bool {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || (ma == major && mi >= minor)
-}
-
 // serverInfo reads a node's settings, marks whether it supports CLIENT
-// NO-TOUCH, and judges the settings that lose locks.
+// NO-TOUCH, and judges the settings that lose locks. An ACL user may lack
+// INFO (-@all +@read): the node is then returned with Info "denied" and
+// no findings, and the run goes on without the settings checks.
 func serverInfo(ctx context.Context, n *node, db int) (Server, []findings.Finding, error) {
+	s := Server{Node: n.name, Info: "ok", ConfigGet: "ok"}
+	// CLIENT NO-TOUCH OFF (the default) answers OK where the server has it
+	// (7.2+) and the user may use it, and changes nothing.
+	n.noTouch = n.conn.Do(ctx, "CLIENT", "NO-TOUCH", "OFF").Err() == nil
 	raw, err := n.conn.Info(ctx).Result()
 	if err != nil {
-		return Server{}, nil, cmdError(err, "INFO", *n)
+		if _, denied := connect.NoPermission(err.Error()); denied {
+			s.Info, s.ConfigGet = "denied", "not tried"
+			return s, nil, nil
+		}
+		return Server{}, nil, redisError(err, "INFO", n.name)
 	}
 	info := parseInfo(raw)
-	s := Server{Node: n.name, Version: info["redis_version"], Role: info["role"], Policy: info["maxmemory_policy"], ConfigGet: "ok"}
+	s.Version, s.Role, s.Policy = info["redis_version"], info["role"], info["maxmemory_policy"]
 	s.MaxMemory, _ = strconv.ParseInt(info["maxmemory"], 10, 64)
 	s.EvictedKeys, _ = strconv.ParseInt(info["evicted_keys"], 10, 64)
 	s.AOF = info["aof_enabled"] == "1"
 	s.Keys = keyCount(info[fmt.Sprintf("db%d", db)])
-	n.noTouch = versionAtLeast(s.Version, 7, 2)
 	if cfg, err := n.conn.ConfigGet(ctx, "appendfsync").Result(); err == nil {
 		s.AppendFsync = cfg["appendfsync"]
 	} else {

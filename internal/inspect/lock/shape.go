@@ -2,7 +2,6 @@ package lock
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
@@ -98,12 +97,19 @@ type segment struct {
 }
 
 // splitKey cuts a key into segments. At most maxSegments are classified;
-// the rest of a longer key stays one literal tail.
-func splitKey(key string) []segment { return splitKeyInto(nil, key) }
+// the rest of a longer key stays one literal tail. now bounds the times
+// an id may carry.
+func splitKey(key string, now time.Time) []segment { return appendSegments(nil, key, now) }
 
-// splitKeyInto is splitKey reusing dst's memory (the scan's hot path).
-func splitKeyInto(dst []segment, key string) []segment {
-	out := dst[:0]
+// splitKeyInto is splitKey reusing dst's memory.
+func splitKeyInto(dst []segment, key string, now time.Time) []segment {
+	return appendSegments(dst[:0], key, now)
+}
+
+// appendSegments appends key's segments to dst (the scan's hot path keeps
+// a page's segments in one slice).
+func appendSegments(dst []segment, key string, now time.Time) []segment {
+	out, start := dst, len(dst)
 	i := 0
 	for i <= len(key) {
 		j := i
@@ -114,11 +120,11 @@ func splitKeyInto(dst []segment, key string) []segment {
 		for k < len(key) && isSep(key[k]) {
 			k++
 		}
-		if len(out) == maxSegments-1 {
+		if len(out)-start == maxSegments-1 {
 			out = append(out, segment{text: key[i:], shape: Shape{Kind: KindWord}})
 			break
 		}
-		out = append(out, segment{text: key[i:j], shape: classify(key[i:j]), sep: key[j:k]})
+		out = append(out, segment{text: key[i:j], shape: classify(key[i:j], now), sep: key[j:k]})
 		if k >= len(key) {
 			break
 		}
@@ -129,14 +135,16 @@ func splitKeyInto(dst []segment, key string) []segment {
 
 const maxSegments = 12
 
-// classify gives one segment (or owner-value part) its shape.
-func classify(s string) Shape {
+// classify gives one segment (or owner-value part) its shape; ids
+// carrying a time count only when it falls between 2009 and a day after
+// now.
+func classify(s string, now time.Time) Shape {
 	n := len(s)
 	if n == 0 {
 		return Shape{Kind: KindEmpty}
 	}
 	if allDigits(s) {
-		return classifyInt(s)
+		return classifyInt(s, now)
 	}
 	if n == 36 {
 		if u, ok := parseUUID(s); ok {
@@ -146,7 +154,7 @@ func classify(s string) Shape {
 	if isHex(s) && hasDigit(s) && hasLetter(s) {
 		switch n {
 		case 24:
-			if t, ok := objectIDTime(s); ok {
+			if t, ok := objectIDTime(s, now); ok {
 				return Shape{Kind: KindObjectID, Time: t}
 			}
 			return Shape{Kind: KindJID}
@@ -162,7 +170,7 @@ func classify(s string) Shape {
 		}
 	}
 	if n == 26 {
-		if t, ok := ulidTime(s); ok {
+		if t, ok := ulidTime(s, now); ok {
 			return Shape{Kind: KindULID, Time: t}
 		}
 	}
@@ -178,33 +186,33 @@ func classify(s string) Shape {
 	return Shape{Kind: KindWord}
 }
 
-func classifyInt(s string) Shape {
+func classifyInt(s string, now time.Time) Shape {
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || (len(s) > 1 && s[0] == '0') {
 		return Shape{Kind: KindID} // zero-padded or huge: a code, not a number
 	}
 	switch len(s) {
 	case 10:
-		if t := time.Unix(int64(v), 0); plausible(t) {
+		if t := time.Unix(int64(v), 0); plausible(t, now) {
 			return Shape{Kind: KindEpoch, Time: t}
 		}
 	case 13:
-		if t := time.UnixMilli(int64(v)); plausible(t) {
+		if t := time.UnixMilli(int64(v)); plausible(t, now) {
 			return Shape{Kind: KindEpoch, Time: t}
 		}
 	case 17, 18, 19:
 		// Twitter snowflake: 41 bits of ms since 2010-11-04T01:42:54.657Z.
-		if t := time.UnixMilli(int64(v>>22) + 1288834974657); plausible(t) {
+		if t := time.UnixMilli(int64(v>>22) + 1288834974657); plausible(t, now) {
 			return Shape{Kind: KindSnowflake, Time: t}
 		}
 	}
 	return Shape{Kind: KindInt}
 }
 
-// plausible reports a creation time between 2009 and a day from now: what
-// an id minted by a running system can carry.
-func plausible(t time.Time) bool {
-	return t.After(time.Date(2009, 1, 1, 0, 0, 0, 0, time.UTC)) && t.Before(time.Now().Add(24*time.Hour))
+// plausible reports a creation time between 2009 and a day after now:
+// what an id minted by a running system can carry.
+func plausible(t, now time.Time) bool {
+	return t.After(time.Date(2009, 1, 1, 0, 0, 0, 0, time.UTC)) && t.Before(now.Add(24*time.Hour))
 }
 
 // parseUUID reads the 8-4-4-4-12 form and decodes v1, v6 and v7 times.
@@ -213,8 +221,18 @@ func parseUUID(s string) (Shape, bool) {
 		return Shape{}, false
 	}
 	var b [16]byte
-	if _, err := hex.Decode(b[:], []byte(s[:8]+s[9:13]+s[14:18]+s[19:23]+s[24:])); err != nil {
-		return Shape{}, false
+	for i, j := 0, 0; i < 36; i += 2 {
+		if s[i] == '-' {
+			i--
+			continue
+		}
+		hi, ok1 := unhex(s[i])
+		lo, ok2 := unhex(s[i+1])
+		if !ok1 || !ok2 {
+			return Shape{}, false
+		}
+		b[j] = hi<<4 | lo
+		j++
 	}
 	ver := int(b[6] >> 4)
 	sh := Shape{Kind: KindUUID, Version: ver}
@@ -236,6 +254,18 @@ func parseUUID(s string) (Shape, bool) {
 	return sh, true
 }
 
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
 // gregorian converts 100 ns intervals since 1582-10-15 to a time.
 func gregorian(ts int64) time.Time {
 	const offset = 122192928000000000 // 100 ns intervals from 1582-10-15 to 1970-01-01
@@ -243,19 +273,19 @@ func gregorian(ts int64) time.Time {
 }
 
 // objectIDTime decodes a MongoDB ObjectId's seconds, when plausible.
-func objectIDTime(s string) (time.Time, bool) {
+func objectIDTime(s string, now time.Time) (time.Time, bool) {
 	v, err := strconv.ParseUint(s[:8], 16, 32)
 	if err != nil {
 		return time.Time{}, false
 	}
 	t := time.Unix(int64(v), 0)
-	return t, plausible(t)
+	return t, plausible(t, now)
 }
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 // ulidTime decodes a ULID's 48-bit ms time from its first 10 chars.
-func ulidTime(s string) (time.Time, bool) {
+func ulidTime(s string, now time.Time) (time.Time, bool) {
 	var ms int64
 	hasLetter := false
 	for i := 0; i < len(s); i++ {
@@ -275,7 +305,7 @@ func ulidTime(s string) (time.Time, bool) {
 		}
 	}
 	t := time.UnixMilli(ms)
-	return t, hasLetter && plausible(t)
+	return t, hasLetter && plausible(t, now)
 }
 
 func isDate(s string) bool {

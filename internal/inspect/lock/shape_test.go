@@ -7,8 +7,12 @@ import (
 	"time"
 )
 
+// testNow is the clock of the package's tests: ids carrying a time count
+// up to a day after it.
+var testNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
 func TestClassifySegments(t *testing.T) {
-	now := time.Now()
+	now := testNow
 	v7 := uuidV7(now)
 	for seg, want := range map[string]Kind{
 		"lock":                                 KindWord,
@@ -33,17 +37,17 @@ func TestClassifySegments(t *testing.T) {
 		"payment_v2":                               KindID,
 		"MyServiceWorkerInstance":                  KindWord,
 	} {
-		if got := classify(seg).Kind; got != want {
+		if got := classify(seg, testNow).Kind; got != want {
 			t.Errorf("classify(%q) = %s, want %s", seg, got, want)
 		}
 	}
-	if sh := classify(v7); sh.Version != 7 || sh.Time.Sub(now).Abs() > time.Second {
+	if sh := classify(v7, testNow); sh.Version != 7 || sh.Time.Sub(now).Abs() > time.Second {
 		t.Errorf("v7 uuid decoded as version %d time %s, want 7 and %s", sh.Version, sh.Time, now)
 	}
-	if sh := classify("01ARZ3NDEKTSV4RRFFQ69G5FAV"); !sh.Time.Equal(time.UnixMilli(1469922850259)) {
+	if sh := classify("01ARZ3NDEKTSV4RRFFQ69G5FAV", testNow); !sh.Time.Equal(time.UnixMilli(1469922850259)) {
 		t.Errorf("ULID time %s, want 2016-07-30T23:54:10.259Z", sh.Time.UTC())
 	}
-	if sh := classify("507f1f77bcf86cd799439011"); sh.Time.Unix() != 0x507f1f77 {
+	if sh := classify("507f1f77bcf86cd799439011", testNow); sh.Time.Unix() != 0x507f1f77 {
 		t.Errorf("ObjectId time %d", sh.Time.Unix())
 	}
 }
@@ -65,7 +69,7 @@ func TestTemplates(t *testing.T) {
 		"lock/tenant/42/invoice/2026-12":                                            "lock/tenant/{int}/invoice/{date}",
 		"lock:order:42:" + strings.Repeat("x", 10) + ":" + "Xk3_9aQ-zP1mN8bV2cL7wR": "lock:order:{int}:xxxxxxxxxx:{base64}",
 	} {
-		if got := template(splitKey(key)); got != want {
+		if got := template(splitKey(key, testNow)); got != want {
 			t.Errorf("template(%q) = %q, want %q", key, got, want)
 		}
 	}
@@ -76,9 +80,9 @@ func TestFamiliesCollapseVaryingWords(t *testing.T) {
 	names := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory",
 		"niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter"}
 	for _, n := range names {
-		fs.get(splitKey("lock:report:"+n)).keys++
+		fs.get(splitKey("lock:report:"+n, testNow)).keys++
 	}
-	fs.get(splitKey("lock:other")).keys++
+	fs.get(splitKey("lock:other", testNow)).keys++
 	got := map[string]int64{}
 	for _, f := range fs.finish() {
 		got[f.tmpl] = f.keys
@@ -103,7 +107,7 @@ func TestJudgePositions(t *testing.T) {
 	type tc struct {
 		key, class string
 	}
-	now := time.Now()
+	now := testNow
 	for _, c := range []tc{
 		{"lock:payment:order:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", ClassBusiness},
 		{"lock:job:8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", ClassPerRun},
@@ -117,10 +121,10 @@ func TestJudgePositions(t *testing.T) {
 		{"lock:nightly", ClassConstant},
 		{"lock:fe3a4bd1c2e9a8b7c6d5e4f3", ClassPerRun},
 	} {
-		segs := splitKey(c.key)
+		segs := splitKey(c.key, testNow)
 		f := newFamily(template(segs), segs)
-		o := observed{key: c.key, pttl: 1000, idle: 0}
-		f.add(&o, &recognised{role: RoleLock, maker: MakerUnknown}, segs, Owner{Class: OwnerUUID}, now, 0)
+		j := judged{o: observed{key: c.key, pttl: 1000, idle: 0}, segs: segs, r: recognised{role: RoleLock, maker: MakerUnknown}, own: Owner{Class: OwnerUUID}}
+		f.add(&j, now, 0, DefaultMinConfidence)
 		if got, _ := f.keyClass(); got != c.class {
 			t.Errorf("%s: key class %s, want %s", c.key, got, c.class)
 		}

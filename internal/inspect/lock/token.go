@@ -4,6 +4,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -54,8 +55,9 @@ type Owner struct {
 	Bits  int // estimated random bits
 }
 
-// classifyOwner judges an owner value stored on key.
-func classifyOwner(v, key string) Owner {
+// classifyOwner judges an owner value stored on key; now places the
+// times in it.
+func classifyOwner(v, key string, now time.Time) Owner {
 	t := strings.TrimSpace(v)
 	if (len(t) <= maxSentinel && sentinels[strings.ToLower(t)]) || t == key {
 		return Owner{Class: OwnerConstant}
@@ -63,7 +65,7 @@ func classifyOwner(v, key string) Owner {
 	if !utf8.ValidString(t) {
 		return Owner{Class: OwnerRandom, Bits: 8 * len(t)} // raw random bytes
 	}
-	if o, ok := tokenPart(t); ok {
+	if o, ok := tokenPart(t, now); ok {
 		return o
 	}
 	// A composite: ADDED:<time>@<host>:<uuid>, <uuid>:<thread>, host:pid.
@@ -74,7 +76,7 @@ func classifyOwner(v, key string) Owner {
 	var host, when, num, words int
 	var best Owner
 	for _, p := range parts {
-		if o, ok := tokenPart(p); ok {
+		if o, ok := tokenPart(p, now); ok {
 			bits += o.Bits
 			if best.Bits < o.Bits {
 				best = o
@@ -84,7 +86,7 @@ func classifyOwner(v, key string) Owner {
 		switch {
 		case isHostname(p):
 			host++
-		case isTimePart(p):
+		case isTimePart(p, now):
 			when++
 		case allDigits(p):
 			num++
@@ -112,8 +114,8 @@ func classifyOwner(v, key string) Owner {
 
 // tokenPart recognises a piece that is a token on its own and estimates
 // its random bits.
-func tokenPart(p string) (Owner, bool) {
-	sh := classify(p)
+func tokenPart(p string, now time.Time) (Owner, bool) {
+	sh := classify(p, now)
 	switch sh.Kind {
 	case KindUUID:
 		switch sh.Version {
@@ -181,8 +183,8 @@ func isHostname(p string) bool {
 
 // isTimePart recognises an epoch or an ISO-8601 date-time (or a piece of
 // one that a ':' split left: 2021-05-12T13, 45.006Z).
-func isTimePart(p string) bool {
-	if classify(p).Kind == KindEpoch {
+func isTimePart(p string, now time.Time) bool {
+	if classify(p, now).Kind == KindEpoch {
 		return true
 	}
 	if len(p) >= 10 && isDate(p[:10]) {

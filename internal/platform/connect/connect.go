@@ -116,15 +116,49 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		return nil, unreachable(ctx, "Redis", raw, ctx.Err())
 	}
 	if err != nil {
-		if isNoPerm(err) {
-			// The server answered and the login worked: a user without
-			// PING (an ACL narrower than +@read) can still read.
+		cmd, denied := NoPermission(err.Error())
+		if denied && cmd == "ping" {
+			// The server answered and the login worked; this ACL user may
+			// just not PING (-@all +@read), which no command needs.
 			return client, nil
 		}
 		client.Close()
+		if denied {
+			return nil, problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd), redact.String(err.Error())),
+				GrantHint(cmd))
+		}
 		return nil, unreachable(ctx, "Redis", raw, err)
 	}
 	return client, nil
+}
+
+// NoPermission reads a Redis NOPERM error message: denied is set for any
+// NOPERM, and command names the command the ACL refused, lowercased ("" when
+// the user may run it but not on that key or channel). Redis words it
+// "this user has no permissions to run the 'info' command" (6.x, 7.0) or
+// "User u has no permissions to run the 'info' command" (7.2+).
+func NoPermission(msg string) (command string, denied bool) {
+	if !strings.HasPrefix(msg, "NOPERM") {
+		return "", false
+	}
+	if _, rest, ok := strings.Cut(msg, "to run the '"); ok {
+		if name, _, ok := strings.Cut(rest, "'"); ok {
+			return strings.ToLower(name), true
+		}
+	}
+	return "", true
+}
+
+// GrantHint says what a Redis ACL user needs to run a refused command
+// (cmd as NoPermission names it).
+func GrantHint(cmd string) string {
+	switch cmd {
+	case "select":
+		return "grant the ACL user +select to use a database other than 0, or put the keys in database 0"
+	case "":
+		return "the ACL user may not touch these keys: widen its key patterns (~...)"
+	}
+	return "grant the ACL user +" + cmd
 }
 
 func hostOnly(hostport string) string {
@@ -284,10 +318,6 @@ func pgHost(raw string) error {
 		return nil // a parse error is reported by the driver's parser
 	}
 	return noHost("PostgreSQL", raw, "postgres://host[:port]/database (a user and password go before the host)")
-}
-
-func isNoPerm(err error) bool {
-	return strings.HasPrefix(err.Error(), "NOPERM")
 }
 
 // unreachable is Unreachable, except that an interruption or --timeout

@@ -214,3 +214,25 @@ func TestUnparsableURLsDoNotLeak(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPermission reads Redis's NOPERM wordings: 6.x/7.0 ("this user
+// has no permissions to run the 'info' command") and 7.2+ ("User u has no
+// permissions ..."), a key refusal, and errors that are not NOPERM.
+func TestNoPermission(t *testing.T) {
+	for msg, want := range map[string]struct {
+		cmd    string
+		denied bool
+	}{
+		"NOPERM this user has no permissions to run the 'info' command":                   {"info", true},
+		"NOPERM User reader has no permissions to run the 'PING' command":                 {"ping", true},
+		"NOPERM this user has no permissions to run the 'object|idletime' command":        {"object|idletime", true},
+		"NOPERM this user has no permissions to access one of the keys used as arguments": {"", true},
+		"WRONGTYPE Operation against a key holding the wrong kind of value":               {"", false},
+		"dial tcp 127.0.0.1:1: connect: connection refused":                               {"", false},
+	} {
+		cmd, denied := NoPermission(msg)
+		if cmd != want.cmd || denied != want.denied {
+			t.Errorf("NoPermission(%q) = %q %v, want %q %v", msg, cmd, denied, want.cmd, want.denied)
+		}
+	}
+}
