@@ -18,6 +18,7 @@
 # It uses a database of its own (DB, default 14) of the local Redis,
 # refuses to run when that database is not empty, and empties it when done.
 set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
 
 DB=${DB:-14}
@@ -42,7 +43,6 @@ go build -o "$tmp/naive" ./bench/inspect-lock/naive
 load() { "$tmp/load" -locks "$1" -others "$2" | cli --pipe >/dev/null; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 rss() { awk -F: '/Maximum resident/ { gsub(/ /, "", $2); print $2 }' "$1"; }
 # Redis's own CPU seconds so far (INFO cpu; other clients of the server
 # count too, so this is an upper bound for one command).

@@ -40,7 +40,7 @@ func lockCheck(o *Options, j config.Job) doctor.Check {
 	if j.LockPattern != "" {
 		patterns = []string{j.LockPattern}
 	} else {
-		c.Name = "inspect lock (common lock patterns)"
+		c.Name = "inspect lock (every lock-shaped key)"
 	}
 	if o.Factory.Global.RedisURL == "" {
 		c.Skip = "no --redis-url"

@@ -103,7 +103,7 @@ func checks(o *Options) []doctor.Check {
 		tabled = tabled || j.Idempotency.Table != ""
 	}
 	if !patterned {
-		// No job names its lock keys: look at the common lock patterns.
+		// No job names its lock keys: look at every key shaped like a lock.
 		out = append(out, lockCheck(o, config.Job{Name: "any"}))
 	}
 	if !tabled {
