@@ -81,6 +81,20 @@ there are.` + exitStatus,
   dupctl inspect lock --fail-on warn -o junit > locks.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := f.Job()
+			if err != nil {
+				return err
+			}
+			if job != nil && !cmd.Flags().Changed("key") && !cmd.Flags().Changed("all") {
+				if job.LockPattern != "" {
+					cmdutil.FromJob(cmd, "pattern", &o.Patterns, []string{job.LockPattern})
+				}
+				if job.LockTTL > 0 {
+					// A lock family held ten times the job's own TTL is
+					// long, as doctor judges it.
+					cmdutil.FromJob(cmd, "max-ttl", &o.MaxTTL, 10*time.Duration(job.LockTTL))
+				}
+			}
 			if err := validateLock(cmd, o); err != nil {
 				return err
 			}
