@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
@@ -147,5 +148,6 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.Emit(ctx, report.Document{Report: res.Report(), Text: lockView(&res.Data, f.Global.Verbose)})
+	return f.Emit(ctx, report.Document{Report: res.Report(), Text: lockView(&res.Data, f.Global.Verbose),
+		HTML: func(w io.Writer) error { return writeLockHTML(w, &res.Data) }})
 }

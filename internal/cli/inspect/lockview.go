@@ -320,3 +320,93 @@ func oneKeyView(w io.Writer, th *report.Theme, d *lock.Data) error {
 type rows struct{ r [][2]string }
 
 func (t *rows) Row(label, value string) { t.r = append(t.r, [2]string{label, value}) }
+
+// writeLockHTML draws the lock families as rows: keys, maker, key class,
+// confidence, a strip of the remaining-TTL histogram (bar height by
+// share, no-TTL keys in the error colour), and what the family's findings
+// say; then what was skipped and why, so a missed family is visible.
+func writeLockHTML(w io.Writer, d *lock.Data) error {
+	fmt.Fprintf(w, "<p>%s keys scanned on %s; %s lock candidates in %s.</p>\n", english.Number(d.Scan.KeysScanned), report.Escape(d.Target.URL),
+		english.Number(d.Scan.Locks), english.Count(len(d.Families), "family", "families"))
+	io.WriteString(w, `<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
+	for _, fam := range d.Families {
+		fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"num\">%.2f</td><td>%s</td><td>%s</td></tr>\n",
+			report.Escape(fam.Template), english.Number(fam.Keys), report.Escape(topOf(fam.Makers)), report.Escape(fam.KeyClass), fam.Confidence,
+			ttlStrip(fam.TTL), problemLinks(fam.Problems))
+	}
+	io.WriteString(w, "</tbody></table>\n")
+	if len(d.Skipped) > 0 {
+		io.WriteString(w, "<details><summary>not taken for locks, by their shape</summary><table><thead><tr><th scope=\"col\">family</th><th class=\"num\" scope=\"col\">keys</th><th scope=\"col\">why</th><th scope=\"col\">examples</th></tr></thead><tbody>\n")
+		for _, s := range d.Skipped {
+			fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n", report.Escape(s.Template), english.Number(s.Keys),
+				report.Escape(strings.Join(mapKeys(s.Reasons), "; ")), report.Escape(strings.Join(s.Examples, ", ")))
+		}
+		io.WriteString(w, "</tbody></table></details>\n")
+	}
+	for _, n := range d.NotChecked {
+		fmt.Fprintf(w, "<p class=\"note\">not checked: %s: %s</p>\n", report.Escape(strings.Join(n.Checks, ", ")), report.Escape(n.Why))
+	}
+	return nil
+}
+
+// ttlStrip is a small inline SVG of a family's remaining-TTL buckets, each
+// bar's height its share of the family, with its count as a tooltip.
+func ttlStrip(t lock.TTLStats) string {
+	if len(t.Histogram) == 0 {
+		return ""
+	}
+	var total int64
+	for _, b := range t.Histogram {
+		total += b.Count
+	}
+	const barW, h = 14, 24
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg width="%d" height="%d" role="img" aria-label="remaining TTLs: %s"><title>remaining TTLs</title>`, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
+	for i, bk := range t.Histogram {
+		bh := int(float64(h) * float64(bk.Count) / float64(max(total, 1)))
+		color := report.Palette.Lease
+		if bk.Le == "none" {
+			color = report.Palette.Error
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>TTL up to %s: %s keys</title></rect>`, i*barW+1, h-bh, barW-2, max(bh, 1), color, report.Escape(bk.Le), english.Number(bk.Count))
+	}
+	b.WriteString("</svg>")
+	return b.String()
+}
+
+func histText(hs []lock.Bucket) string {
+	parts := make([]string, len(hs))
+	for i, b := range hs {
+		parts[i] = fmt.Sprintf("%s: %d", b.Le, b.Count)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func topOf(m map[string]int64) string {
+	best, n := "", int64(-1)
+	for k, v := range m {
+		if v > n || v == n && k < best {
+			best, n = k, v
+		}
+	}
+	return best
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// problemLinks links each finding code to the first finding of that code
+// on the page.
+func problemLinks(codes []string) string {
+	links := make([]string, len(codes))
+	for i, c := range codes {
+		links[i] = fmt.Sprintf("<a href=\"%s\">%s</a>", report.Escape(report.CodeAnchor(c)), report.Escape(c))
+	}
+	return strings.Join(links, " ")
+}
