@@ -35,19 +35,24 @@ type Options struct {
 	MaxReplays  int     // park messages replayed this often already (0: never)
 	ParkQueue   string
 	// Idempotency, when set, skips messages whose key is SUCCEEDED.
-	Idempotency      Idempotency
-	IdempotencyKeys  []Field
-	ParkSucceeded    bool // park them instead of leaving them in the DLQ
-	RetryInDoubt     bool
-	Resume           *JournalState
-	Journal          *Journal
-	Args             []string // the command line, for the journal
-	Version          string
-	Yes              bool // publish; without it, a dry run
-	Dial             Dialer
-	Now              func() time.Time
-	Progress         progress.Meter
-	DrainGrace       time.Duration // how long to wait for confirms when stopping
+	Idempotency     Idempotency
+	IdempotencyKeys []Field
+	ParkSucceeded   bool // park them instead of leaving them in the DLQ
+	RetryInDoubt    bool
+	Resume          *JournalState
+	Journal         *Journal
+	Args            []string // the command line, for the journal
+	Version         string
+	Yes             bool // publish; without it, a dry run
+	Dial            Dialer
+	Now             func() time.Time
+	Progress        progress.Meter
+	// DrainGrace bounds the waits when stopping: for outstanding confirms,
+	// then for the broker to apply the DLQ acks and requeues (settle.go).
+	DrainGrace time.Duration
+	// StartWait bounds the wait for the DLQ to have no consumer before the
+	// count is taken (0: DefaultStartWait).
+	StartWait        time.Duration
 	DeclareParkQueue bool
 }
 
@@ -97,6 +102,9 @@ type Result struct {
 	Quorum       bool         `json:"quorum"`
 	// Lost is set when a connection went away mid-run.
 	Lost string `json:"connection_lost,omitempty"`
+	// Settled is false when, at the end, the DLQ did not show every ack
+	// and requeue of the run applied within --drain-grace (settle.go).
+	Settled bool `json:"settled"`
 }
 
 // DestCount is one row of the routing preview.
@@ -218,7 +226,7 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := InspectQueue(conn, e.o.Queue)
+	st, err := startState(ctx, conn, e.o.Queue, e.o.StartWait)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -779,6 +787,11 @@ func (e *engine) finish(ctx context.Context) {
 		e.lost = "requeue held messages: " + err.Error()
 	}
 	res := e.res
+	res.Settled = true
+	if e.lost == "" {
+		sctx, budget := settleContext(ctx, e.o.DrainGrace)
+		res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
+	}
 	if e.stop == "" {
 		e.stop = e.src.endReason()
 	}

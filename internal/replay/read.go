@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/progress"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // ReadOptions shape a non-destructive read of a queue (stats, peek,
@@ -20,14 +21,26 @@ type ReadOptions struct {
 	WindowBytes int64
 	// Idle ends the read when no message arrives for this long (the queue
 	// held fewer messages than it said, or another consumer took them).
-	Idle     time.Duration
-	Progress progress.Meter
+	Idle time.Duration
+	// StartWait bounds the wait for the queue to have no consumer before
+	// the count is taken (an earlier read's messages coming back); 0 is
+	// DefaultStartWait. SettleWait bounds the wait at the end for this
+	// read's messages to be back (settle.go); 0 is DefaultSettleWait.
+	StartWait  time.Duration
+	SettleWait time.Duration
+	Progress   progress.Meter
 }
 
 // ReadResult says what a read saw.
 type ReadResult struct {
 	AtStart QueueState `json:"at_start"`
-	Read    int        `json:"read"`
+	// Target is how many messages the read meant to read: the count at
+	// the start, or --limit when lower.
+	Target int `json:"target"`
+	Read   int `json:"read"`
+	// Settled is false when the messages the read took were not all back
+	// in the queue (or, with drain, gone from it) when it ended.
+	Settled bool `json:"settled"`
 	// Redelivered counts messages that were already marked redelivered
 	// when read: someone (or an earlier peek) read them before.
 	Redelivered int `json:"redelivered"`
@@ -51,7 +64,7 @@ func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message
 		return res, err
 	}
 	defer conn.Close()
-	st, err := InspectQueue(conn, o.Queue)
+	st, err := startState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
 		return res, err
 	}
@@ -60,10 +73,12 @@ func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message
 	if o.Limit > 0 && o.Limit < target {
 		target = o.Limit
 	}
+	res.Target = target
 	meter := progress.Or(o.Progress)
 	defer meter.Done()
 	meter.SetTotal(int64(target))
 	if target == 0 {
+		res.Settled = true
 		return res, commitIf(commit)
 	}
 	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), o.WindowBytes, false, "dupctl-read-"+NewRunID())
@@ -113,30 +128,62 @@ loop:
 		}
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
-	if readErr == nil && drain {
-		if err := commitIf(commit); err != nil {
+	if err := giveBack(c, readErr == nil && drain, lastTag, commit); err != nil {
+		if readErr == nil {
 			readErr = err
-		} else if lastTag > 0 {
-			// Requeue what came after the last message written, then ack
-			// everything up to it in one frame.
-			for tag := c.maxTag; tag > lastTag; tag-- {
-				if err := c.Requeue(tag); err != nil {
-					return res, fmt.Errorf("requeue: %w", err)
-				}
-			}
-			if err := c.AckUpTo(lastTag); err != nil {
-				return res, fmt.Errorf("ack exported messages: %w", err)
-			}
-			return res, nil
 		}
-	}
-	if err := c.ReleaseAll(); err != nil && readErr == nil {
-		readErr = fmt.Errorf("requeue read messages: %w", err)
-	}
-	if readErr == nil && !drain {
+	} else if readErr == nil && !drain {
 		readErr = commitIf(commit)
 	}
+	sctx, budget := settleContext(ctx, o.SettleWait)
+	if ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget); err == nil {
+		res.Settled = ok
+	}
 	return res, readErr
+}
+
+// startState waits (at most wait) until the queue has no consumer, so an
+// earlier reader's messages are back and in the count, and returns the
+// queue's state then. When a consumer stays, it returns the state with
+// that consumer: the caller reports it.
+func startState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
+	if wait <= 0 {
+		wait = DefaultStartWait
+	}
+	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
+	return st, err
+}
+
+// giveBack requeues every message the read holds - or, with drain, runs
+// commit and acks those up to lastTag (requeuing what was prefetched past
+// it) once commit succeeded.
+func giveBack(c *Consumer, drain bool, lastTag uint64, commit func() error) error {
+	if drain && lastTag > 0 {
+		if err := commitIf(commit); err != nil {
+			if rerr := c.ReleaseAll(); rerr != nil {
+				return fmt.Errorf("%w (and requeue read messages: %v)", err, rerr)
+			}
+			return err
+		}
+		// Requeue what came after the last message written, then ack
+		// everything up to it in one frame.
+		for tag := c.maxTag; tag > lastTag; tag-- {
+			if err := c.Requeue(tag); err != nil {
+				return fmt.Errorf("requeue: %w", err)
+			}
+		}
+		if err := c.AckUpTo(lastTag); err != nil {
+			return fmt.Errorf("ack exported messages: %w", err)
+		}
+		return nil
+	}
+	if err := c.ReleaseAll(); err != nil {
+		return fmt.Errorf("requeue read messages: %w", err)
+	}
+	if drain {
+		return commitIf(commit)
+	}
+	return nil
 }
 
 func commitIf(commit func() error) error {
