@@ -97,7 +97,7 @@ func TestBackToBackReadsCountTheSame(t *testing.T) {
 			}
 			r.waitCount(r.DLQ, n)
 			for i := 0; i < 5; i++ {
-				res, err := ReadQueue(t.Context(), r.dial, ReadOptions{Queue: r.DLQ}, func(*Message) error { return nil }, false, nil)
+				res, err := readQueue(t.Context(), ReadDeps{Dial: r.dial}, ReadOptions{Queue: r.DLQ}, func(*Message) error { return nil }, false, nil)
 				must(t, err)
 				if res.AtStart.Messages != n || res.Read != n || !res.Settled {
 					t.Fatalf("read %d: %d at the start, %d read, settled %v; want %d, %d, true", i+1, res.AtStart.Messages, res.Read, res.Settled, n, n)

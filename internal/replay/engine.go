@@ -8,18 +8,34 @@ import (
 	"sort"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/time/rate"
 )
 
-// Options are one `dlq replay` run.
-type Options struct {
-	// Exactly one source: a queue, or export records (File names them).
-	Queue   string
+// ReplayDeps are what a replay reads and writes besides its options: the
+// broker, export records (for a file source), the source of truth for
+// SUCCEEDED keys, the journal, the clock and a progress meter.
+type ReplayDeps struct {
+	Dial Dialer
+	// Records are export records to replay (ReplayOptions.File names
+	// them); nil for a queue source.
 	Records io.Reader
-	File    string
-	Vhost   string
+	// Idempotency, when set, skips messages whose key is SUCCEEDED.
+	Idempotency Idempotency
+	Journal     *Journal // nil: none (a dry run)
+	Now         func() time.Time
+	Progress    progress.Meter
+}
+
+// ReplayOptions are one `dlq replay` run.
+type ReplayOptions struct {
+	// Exactly one source: Queue, or File (the name of ReplayDeps.Records).
+	Queue string
+	File  string
+	Vhost string
 
 	Router   Router
 	Filter   Filter
@@ -34,19 +50,15 @@ type Options struct {
 	Rate        float64 // publishes per second (0: unlimited)
 	MaxReplays  int     // park messages replayed this often already (0: never)
 	ParkQueue   string
-	// Idempotency, when set, skips messages whose key is SUCCEEDED.
-	Idempotency     Idempotency
+	// IdempotencyKeys are the fields holding a message's idempotency key,
+	// looked up in ReplayDeps.Idempotency.
 	IdempotencyKeys []Field
 	ParkSucceeded   bool // park them instead of leaving them in the DLQ
 	RetryInDoubt    bool
 	Resume          *JournalState
-	Journal         *Journal
 	Args            []string // the command line, for the journal
 	Version         string
 	Yes             bool // publish; without it, a dry run
-	Dial            Dialer
-	Now             func() time.Time
-	Progress        progress.Meter
 	// DrainGrace bounds the waits when stopping: for outstanding confirms,
 	// then for the broker to apply the DLQ acks and requeues (settle.go).
 	DrainGrace time.Duration
@@ -84,8 +96,8 @@ type Counts struct {
 	MalformedHeader int `json:"malformed_headers"`
 }
 
-// Result is the outcome of a run (the JSON data of `dlq replay`).
-type Result struct {
+// ReplayResult is the outcome of a run (the JSON data of `dlq replay`).
+type ReplayResult struct {
 	Run          string       `json:"run"`
 	DryRun       bool         `json:"dry_run"`
 	Queue        string       `json:"queue,omitempty"`
@@ -146,8 +158,9 @@ type pending struct {
 }
 
 type engine struct {
-	o        *Options
-	res      *Result
+	o        *ReplayOptions
+	d        *ReplayDeps
+	res      *ReplayResult
 	src      source
 	pubConn  *amqp.Connection
 	pubCh    *amqp.Channel
@@ -168,10 +181,12 @@ type engine struct {
 	lost     string
 }
 
-// Run replays (or with Yes false, previews) a DLQ or an export file.
-func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Now == nil {
-		o.Now = time.Now
+// Replay replays (or with Yes false, previews) a DLQ or an export file.
+// A run that ends early (a lost connection, an interrupt) still returns
+// its result; the error says why it could not go on.
+func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, error) {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	if o.Analyzer == nil {
 		o.Analyzer = &Analyzer{}
@@ -180,13 +195,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.DrainGrace <= 0 {
 		o.DrainGrace = 30 * time.Second
 	}
-	res := &Result{Run: o.Rewrite.Run, DryRun: !o.Yes, Queue: o.Queue, File: o.File, Vhost: o.Vhost,
+	res := &ReplayResult{Run: o.Rewrite.Run, DryRun: !o.Yes, Queue: o.Queue, File: o.File, Vhost: o.Vhost,
 		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue}
-	e := &engine{o: &o, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{}, dest: map[string]*DestCount{}, start: o.Now()}
+	e := &engine{o: &o, d: &d, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{}, dest: map[string]*DestCount{}, start: d.Now()}
 	if o.Rate > 0 {
 		e.limit = rate.NewLimiter(rate.Limit(o.Rate), 1)
 	}
-	meter := progress.Or(o.Progress)
+	meter := progress.Or(d.Progress)
 	defer meter.Done()
 
 	src, err := e.open(ctx)
@@ -196,8 +211,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	e.src = src
 	defer src.close()
 	meter.SetTotal(int64(src.bound()))
-	o.Journal.Add(JournalRecord{T: JStart, Queue: o.Queue, File: o.File, Vhost: o.Vhost, Args: o.Args, Count: res.AtStart.Messages, Version: o.Version})
-	if err := o.Journal.Flush(); err != nil {
+	d.Journal.Add(JournalRecord{T: JStart, Queue: o.Queue, File: o.File, Vhost: o.Vhost, Args: o.Args, Count: res.AtStart.Messages, Version: o.Version})
+	if err := d.Journal.Flush(); err != nil {
 		return nil, fmt.Errorf("write journal: %w", err)
 	}
 	if o.Yes {
@@ -213,16 +228,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		e.checkDestinations(ctx)
 	}
 	if runErr == nil && e.srcErr != nil {
-		runErr = e.srcErr
+		runErr = &problem.Input{Field: "File", Value: o.File, Quote: true, Why: e.srcErr.Error(), Err: e.srcErr,
+			Hint: "the messages before it were handled; fix the file and {Resume} the journal"}
 	}
 	return res, runErr
 }
 
 func (e *engine) open(ctx context.Context) (source, error) {
-	if e.o.Records != nil {
-		return newFileSource(e.o.Records), nil
+	if e.d.Records != nil {
+		return newFileSource(e.d.Records), nil
 	}
-	conn, err := e.o.Dial(ctx, "consume")
+	conn, err := e.d.Dial(ctx, "consume")
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +250,9 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	e.res.AtStart = st
 	if st.Consumers > 0 && e.o.Yes {
 		conn.Close()
-		return nil, fmt.Errorf("queue %q has %d consumer(s): a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back): stop it, then run again", e.o.Queue, st.Consumers)
+		return nil, &problem.Input{Field: "Queue", Value: e.o.Queue, Quote: true,
+			Why:  fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)", english.Count(st.Consumers, "consumer", "consumers")),
+			Hint: "stop it, then run again"}
 	}
 	window := e.o.Window
 	if !e.o.Yes {
@@ -249,7 +267,7 @@ func (e *engine) open(ctx context.Context) (source, error) {
 }
 
 func (e *engine) openPublisher(ctx context.Context) error {
-	conn, err := e.o.Dial(ctx, "publish")
+	conn, err := e.d.Dial(ctx, "publish")
 	if err != nil {
 		return err
 	}
@@ -327,7 +345,7 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 				// outcomes in the file (after a kill, fewer messages look
 				// in doubt).
 				e.flushAcks()
-				_ = o.Journal.Flush()
+				_ = e.d.Journal.Flush()
 			}
 		case err := <-e.pubErr:
 			e.pubErr = nil
@@ -394,7 +412,7 @@ func (e *engine) more(batch []srcItem, in <-chan srcItem, limit int) []srcItem {
 // handle decides a batch of messages and publishes those to replay or park.
 func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Meter) error {
 	o := e.o
-	now := o.Now()
+	now := e.d.Now()
 	items := make([]*item, 0, len(batch))
 	for _, si := range batch {
 		if err := e.src.seen(si); err != nil && e.lost == "" {
@@ -438,7 +456,7 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 	}
 	// The "pub" records reach the file before the publishes leave, so a
 	// crash at any point leaves them in doubt, never unknown.
-	if err := o.Journal.Flush(); err != nil {
+	if err := e.d.Journal.Flush(); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	for _, p := range toPublish {
@@ -498,7 +516,7 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 			c.NoKey++
 		case succeeded[key]:
 			c.Succeeded++
-			o.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
+			e.d.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
 			if o.ParkSucceeded {
 				return e.park(it, "idempotency key "+key+" already SUCCEEDED")
 			}
@@ -513,7 +531,7 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	if !ok {
 		c.NoDestination++
 		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give --to")
-		o.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
+		e.d.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
 		e.hold(it)
 		return nil
 	}
@@ -546,7 +564,7 @@ func (e *engine) newPending(it *item, kind string) *pending {
 		seq += e.o.Resume.MaxSeq
 	}
 	p := &pending{it: it, seq: seq, kind: kind, id: fmt.Sprintf("%s-%d", e.o.Rewrite.Run, seq)}
-	e.o.Journal.Add(JournalRecord{T: JPub, Seq: seq, FP: it.fp, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
+	e.d.Journal.Add(JournalRecord{T: JPub, Seq: seq, FP: it.fp, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
 	return p
 }
 
@@ -572,13 +590,13 @@ func (e *engine) publish(ctx context.Context, p *pending) error {
 	if e.limit != nil {
 		if err := e.limit.Wait(ctx); err != nil {
 			// Interrupted while pacing: this message was never published.
-			e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: interrupted"})
+			e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: interrupted"})
 			e.hold(p.it)
 			return nil
 		}
 	}
 	rw := o.Rewrite
-	rw.Now = o.Now().UTC().Truncate(time.Second)
+	rw.Now = e.d.Now().UTC().Truncate(time.Second)
 	var pub amqp.Publishing
 	if p.kind == "park" {
 		pub = rw.Parked(p.it.m, p.seq, p.it.in.ClassRule)
@@ -595,7 +613,7 @@ func (e *engine) publish(ctx context.Context, p *pending) error {
 	err := e.pubCh.PublishWithContext(context.WithoutCancel(ctx), p.it.dst.Exchange, p.it.dst.RoutingKey, true, false, pub)
 	if errors.Is(err, amqp.ErrClosed) {
 		// Refused before anything was sent: not published, not in doubt.
-		e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: publisher channel closed"})
+		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: publisher channel closed"})
 		e.hold(p.it)
 		e.publisherLost("publisher channel closed")
 		return nil
@@ -620,7 +638,7 @@ func (e *engine) ensureParkQueue() error {
 	}
 	if !exists {
 		if !e.o.DeclareParkQueue {
-			return fmt.Errorf("parking queue %q does not exist: create it or pass --park-queue", e.o.ParkQueue)
+			return &problem.Input{Field: "ParkQueue", Value: e.o.ParkQueue, Quote: true, Why: "does not exist", Hint: "create it, or name another"}
 		}
 		ch, err := e.pubConn.Channel()
 		if err != nil {
@@ -648,7 +666,7 @@ func (e *engine) confirm(c amqp.Confirmation) {
 		delete(e.ret, p.id)
 		e.res.Counts.Returned++
 		why := fmt.Sprintf("returned %d %s: no queue is bound for %s", r.ReplyCode, r.ReplyText, p.it.dst)
-		e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
+		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
 		e.problem(p.it, "returned", why)
 		e.hold(p.it)
 		return
@@ -661,12 +679,12 @@ func (e *engine) confirm(c amqp.Confirmation) {
 			return
 		}
 		e.res.Counts.Nacked++
-		e.o.Journal.Add(JournalRecord{T: JNacked, Seq: p.seq, Why: "broker nack"})
+		e.d.Journal.Add(JournalRecord{T: JNacked, Seq: p.seq, Why: "broker nack"})
 		e.problem(p.it, "nacked", "the broker refused it (nack): still in the DLQ")
 		e.hold(p.it)
 		return
 	}
-	e.o.Journal.Add(JournalRecord{T: JOK, Seq: p.seq})
+	e.d.Journal.Add(JournalRecord{T: JOK, Seq: p.seq})
 	if p.kind == "park" {
 		e.res.Counts.Parked++
 	} else {
@@ -705,7 +723,7 @@ func (e *engine) flushAcks() {
 		for _, it := range its {
 			e.res.Counts.AckLost++
 			e.problem(it, "ack-lost", "at its destination, but the DLQ ack failed: it is back in the DLQ; a --resume run acks it without republishing")
-			e.o.Journal.Add(JournalRecord{T: JAckLost, FP: it.fp, ID: it.m.Props.MessageID, Why: err.Error()})
+			e.d.Journal.Add(JournalRecord{T: JAckLost, FP: it.fp, ID: it.m.Props.MessageID, Why: err.Error()})
 		}
 	}
 }
@@ -719,7 +737,7 @@ func (e *engine) hold(it *item) {
 
 func (e *engine) doubt(p *pending, why string) {
 	e.res.Counts.InDoubt++
-	e.o.Journal.Add(JournalRecord{T: JDoubt, Seq: p.seq, Why: why})
+	e.d.Journal.Add(JournalRecord{T: JDoubt, Seq: p.seq, Why: why})
 	e.problem(p.it, "in-doubt", why)
 	e.hold(p.it)
 }
@@ -800,7 +818,7 @@ func (e *engine) finish(ctx context.Context) {
 	if ctx.Err() != nil {
 		res.StoppedBy = "interrupted"
 	}
-	el := e.o.Now().Sub(e.start)
+	el := e.d.Now().Sub(e.start)
 	res.ElapsedMs = el.Milliseconds()
 	if el > 0 {
 		res.PerSecond = float64(res.Counts.Replayed+res.Counts.Parked) / el.Seconds()
@@ -816,8 +834,8 @@ func (e *engine) finish(ctx context.Context) {
 		res.Destinations = append(res.Destinations, *d)
 	}
 	c := res.Counts
-	e.o.Journal.Add(JournalRecord{T: JEnd, Summary: &c, Why: res.StoppedBy})
-	_ = e.o.Journal.Sync()
+	e.d.Journal.Add(JournalRecord{T: JEnd, Summary: &c, Why: res.StoppedBy})
+	_ = e.d.Journal.Sync()
 }
 
 func reasonText(m map[string]int) string {
@@ -838,7 +856,7 @@ func reasonText(m map[string]int) string {
 
 // lookup asks the idempotency store about a batch's keys at once.
 func (e *engine) lookup(ctx context.Context, items []*item) (map[string]bool, error) {
-	if e.o.Idempotency == nil {
+	if e.d.Idempotency == nil {
 		return nil, nil
 	}
 	var keys []string
@@ -850,12 +868,12 @@ func (e *engine) lookup(ctx context.Context, items []*item) (map[string]bool, er
 	if len(keys) == 0 {
 		return map[string]bool{}, nil
 	}
-	got, err := e.o.Idempotency.Succeeded(ctx, keys)
+	got, err := e.d.Idempotency.Succeeded(ctx, keys)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return map[string]bool{}, nil
 		}
-		return nil, fmt.Errorf("idempotency look-up in %s: %w", e.o.Idempotency, err)
+		return nil, fmt.Errorf("idempotency look-up in %s: %w", e.d.Idempotency, err)
 	}
 	return got, nil
 }
@@ -874,7 +892,7 @@ func (e *engine) checkDestinations(ctx context.Context) {
 	if len(e.res.Destinations) == 0 {
 		return
 	}
-	conn, err := e.o.Dial(ctx, "read")
+	conn, err := e.d.Dial(ctx, "read")
 	if err != nil {
 		return
 	}

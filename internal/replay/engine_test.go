@@ -14,12 +14,24 @@ type memFile struct{ bytes.Buffer }
 
 func (*memFile) Sync() error { return nil }
 
-func replayOpts(r *rig, yes bool) (Options, *memFile) {
+// replayCase is one replay's dependencies and options, set field by
+// field in the tests.
+type replayCase struct {
+	ReplayDeps
+	ReplayOptions
+}
+
+func (c replayCase) run(ctx context.Context) (*ReplayResult, error) {
+	return Replay(ctx, c.ReplayDeps, c.ReplayOptions)
+}
+
+func replayOpts(r *rig, yes bool) (replayCase, *memFile) {
 	jf := &memFile{}
 	run := NewRunID()
-	return Options{
-		Queue: r.DLQ, Dial: r.dial, Yes: yes, Window: 100, MaxReplays: 3, ParkQueue: r.DLQ + ".parked", DeclareParkQueue: true,
-		Rewrite: Rewrite{Run: run, User: "guest"}, Journal: NewJournal(jf, run, time.Now),
+	return replayCase{
+		ReplayDeps: ReplayDeps{Dial: r.dial, Journal: NewJournal(jf, run, time.Now)},
+		ReplayOptions: ReplayOptions{Queue: r.DLQ, Yes: yes, Window: 100, MaxReplays: 3, ParkQueue: r.DLQ + ".parked", DeclareParkQueue: true,
+			Rewrite: Rewrite{Run: run, User: "guest"}},
 	}, jf
 }
 
@@ -31,7 +43,7 @@ func TestReplayMovesEveryMessageHome(t *testing.T) {
 			ctx := context.Background()
 
 			o, _ := replayOpts(r, false)
-			res, err := Run(ctx, o)
+			res, err := o.run(ctx)
 			must(t, err)
 			if res.Counts.Read != 50 || len(res.Destinations) != 1 || res.Destinations[0].Messages != 50 {
 				t.Fatalf("dry run: %+v %+v", res.Counts, res.Destinations)
@@ -42,7 +54,7 @@ func TestReplayMovesEveryMessageHome(t *testing.T) {
 			r.waitCount(r.DLQ, 50) // the dry run left everything in place
 
 			o, jf := replayOpts(r, true)
-			res, err = Run(ctx, o)
+			res, err = o.run(ctx)
 			must(t, err)
 			if res.Counts.Replayed != 50 || res.StoppedBy != "count at start reached" {
 				t.Fatalf("replay: %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
@@ -82,7 +94,7 @@ func TestReplayReturnedMessagesStayInTheDLQ(t *testing.T) {
 	to, keep, err := ParseTo(r.Exchange + ":no.such.binding")
 	must(t, err)
 	o.Router = Router{To: to, KeepKey: keep}
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	if res.Counts.Returned != 20 || res.Counts.Replayed != 0 {
 		t.Fatalf("counts: %+v", res.Counts)
@@ -113,7 +125,7 @@ func TestReplayFiltersMaxAndParking(t *testing.T) {
 	must(t, err)
 	o.Filter.Where = []Where{w}
 	o.Max = 4
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	// 15 are acme; of those, i%6==0 (5) are past --max-replays and parked;
 	// of the other 10, --max 4 replays 4.
@@ -137,7 +149,7 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	msgs[1].Body = []byte{0xff, 0x00, 0xfe}
 	r.deadLetter(msgs)
 	var file memFile
-	_, data, err := RunExport(context.Background(), PeekOptions{Read: ReadOptions{Queue: r.DLQ}, Dial: r.dial}, &file, "mem", false)
+	data, err := Export(context.Background(), ExportDeps{ReadDeps: ReadDeps{Dial: r.dial}, Out: &file}, ExportOptions{Read: ReadOptions{Queue: r.DLQ}, File: "mem"})
 	must(t, err)
 	if data.Written != 30 {
 		t.Fatalf("exported %d", data.Written)
@@ -149,7 +161,7 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	to, keep, err := ParseTo(":" + r.Work)
 	must(t, err)
 	o.Router = Router{To: to, KeepKey: keep}
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	if res.Counts.Replayed != 30 || res.StoppedBy != "end of file" {
 		t.Fatalf("file replay: %+v %s", res.Counts, res.StoppedBy)
@@ -172,7 +184,7 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	o2, _ := replayOpts(r, true)
 	o2.Queue, o2.File, o2.Records, o2.Router, o2.Resume = "", "mem", bytes.NewReader(file.Bytes()), o.Router, st
 	o2.Rewrite.Run = st.Run
-	res, err = Run(context.Background(), o2)
+	res, err = o2.run(context.Background())
 	must(t, err)
 	if res.Counts.Replayed != 0 || res.Counts.AlreadyDone != 30 {
 		t.Fatalf("resume: %+v", res.Counts)
@@ -191,7 +203,7 @@ func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
 	must(t, r.ch.PublishWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{
 		MessageId: "again", Headers: amqp.Table{HeaderReplayRun: o.Rewrite.Run, "x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
 	r.waitCount(r.DLQ, 11)
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	if res.Counts.Bounced != 1 || !strings.Contains(res.StoppedBy, "bounced") || res.Counts.Replayed != 10 {
 		t.Fatalf("counts %+v stopped by %q", res.Counts, res.StoppedBy)
@@ -218,7 +230,7 @@ func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
 			w, err := ParseWhere("header.pick=yes")
 			must(t, err)
 			o.Filter.Where = []Where{w}
-			res, err := Run(context.Background(), o)
+			res, err := o.run(context.Background())
 			must(t, err)
 			if res.Counts.Replayed != 8 || res.Counts.Filtered != 32 || res.StoppedBy != "count at start reached" {
 				t.Fatalf("counts %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)

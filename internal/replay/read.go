@@ -6,9 +6,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
+
+// ReadDeps are what the read verbs (stats, peek, export) use: the broker,
+// the clock and a progress meter.
+type ReadDeps struct {
+	Dial     Dialer
+	Now      func() time.Time // nil: time.Now
+	Progress progress.Meter   // nil: none
+}
+
+func (d *ReadDeps) defaults() {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	d.Progress = progress.Or(d.Progress)
+}
 
 // ReadOptions shape a non-destructive read of a queue (stats, peek,
 // export, replay --dry-run).
@@ -28,7 +44,6 @@ type ReadOptions struct {
 	// read's messages to be back (settle.go); 0 is DefaultSettleWait.
 	StartWait  time.Duration
 	SettleWait time.Duration
-	Progress   progress.Meter
 }
 
 // ReadResult says what a read saw.
@@ -53,20 +68,21 @@ type ReadResult struct {
 	Malformed int `json:"malformed_headers"`
 }
 
-// ReadQueue reads up to the count at the start (or Limit) messages and
+// readQueue reads up to the count at the start (or Limit) messages and
 // calls fn for each. Every message is held and, at the end, requeued with
 // one basic.nack; with drain, commit runs first and the messages fn saw
 // are acked only when it succeeds (export --drain: ack after fsync).
-func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message) error, drain bool, commit func() error) (ReadResult, error) {
+func readQueue(ctx context.Context, d ReadDeps, o ReadOptions, fn func(*Message) error, drain bool, commit func() error) (ReadResult, error) {
 	var res ReadResult
-	conn, err := dial(ctx, "read")
+	d.defaults()
+	conn, err := d.Dial(ctx, "read")
 	if err != nil {
 		return res, err
 	}
 	defer conn.Close()
 	st, err := startState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
-		return res, err
+		return res, queueError(o.Queue, err)
 	}
 	res.AtStart = st
 	target := st.Messages
@@ -74,7 +90,7 @@ func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message
 		target = o.Limit
 	}
 	res.Target = target
-	meter := progress.Or(o.Progress)
+	meter := d.Progress
 	defer meter.Done()
 	meter.SetTotal(int64(target))
 	if target == 0 {
@@ -219,3 +235,13 @@ func (r *ReadResult) note(m *Message) {
 
 // IsNotFound reports whether err says the queue does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, ErrQueueNotFound) }
+
+// queueError makes a missing queue bad input about the Queue option (the
+// name or the vhost is wrong); other errors pass through.
+func queueError(queue string, err error) error {
+	if !IsNotFound(err) {
+		return err
+	}
+	return &problem.Input{Field: "Queue", Value: queue, Quote: true, Why: "queue not found",
+		Hint: "check the name and the vhost in {AMQPURL}", Err: err}
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // Report turns a replay result into findings.
-func (res *Result) Report() *findings.Report {
+func (res *ReplayResult) Report() *findings.Report {
 	rep := &findings.Report{Command: "dlq replay", Data: res}
 	rep.Check(ReplayChecks...)
 	subject := "queue " + res.Queue
@@ -60,7 +60,7 @@ func (res *Result) Report() *findings.Report {
 	return rep
 }
 
-func parkPreview(res *Result) int {
+func parkPreview(res *ReplayResult) int {
 	n := 0
 	for _, d := range res.Destinations {
 		if d.Kind == "park" {

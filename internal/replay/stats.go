@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -15,10 +16,8 @@ import (
 type StatsOptions struct {
 	Read            ReadOptions
 	Vhost           string
-	Analyzer        *Analyzer
-	IdempotencyKeys []Field
-	Dial            Dialer
-	Now             func() time.Time
+	Analyzer        *Analyzer // nil: the built-in rules and fields
+	IdempotencyKeys []Field   // nil: DefaultIdempotencyFields
 }
 
 // Group is one row of the stats table: messages with the same last death
@@ -46,8 +45,8 @@ type Group struct {
 	noIdentity, noError int
 }
 
-// Stats is the JSON data of `dlq stats`.
-type Stats struct {
+// StatsResult is what `dlq stats` found (its JSON data).
+type StatsResult struct {
 	Queue     string         `json:"queue"`
 	Vhost     string         `json:"vhost,omitempty"`
 	Read      ReadResult     `json:"read"`
@@ -68,7 +67,7 @@ type Aggregator struct {
 	a     *Analyzer
 	keys  []Field
 	queue string
-	s     *Stats
+	s     *StatsResult
 	index map[string]*Group
 }
 
@@ -78,7 +77,7 @@ func NewAggregator(a *Analyzer, idemKeys []Field, queue, vhost string) *Aggregat
 		idemKeys = DefaultIdempotencyFields
 	}
 	return &Aggregator{a: a, keys: idemKeys, queue: queue, index: map[string]*Group{},
-		s: &Stats{Queue: queue, Vhost: vhost, ByReason: map[string]int{}, ByClass: map[string]int{}, Groups: []*Group{}}}
+		s: &StatsResult{Queue: queue, Vhost: vhost, ByReason: map[string]int{}, ByClass: map[string]int{}, Groups: []*Group{}}}
 }
 
 // Add counts one message.
@@ -127,7 +126,7 @@ func (ag *Aggregator) Add(m *Message) {
 }
 
 // Done sorts the groups (most messages first) and returns the stats.
-func (ag *Aggregator) Done(now time.Time) *Stats {
+func (ag *Aggregator) Done(now time.Time) *StatsResult {
 	s := ag.s
 	slices.SortStableFunc(s.Groups, func(a, b *Group) int {
 		return cmp.Or(cmp.Compare(b.Messages, a.Messages), cmp.Compare(a.ID, b.ID))
@@ -148,30 +147,27 @@ func (ag *Aggregator) Done(now time.Time) *Stats {
 	return s
 }
 
-// RunStats reads the queue non-destructively and reports its groups.
-func RunStats(ctx context.Context, o StatsOptions) (*findings.Report, *Stats, error) {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+// Stats reads the queue non-destructively and groups its messages.
+func Stats(ctx context.Context, d ReadDeps, o StatsOptions) (*StatsResult, error) {
+	d.defaults()
 	if o.Analyzer == nil {
 		o.Analyzer = &Analyzer{}
 	}
 	ag := NewAggregator(o.Analyzer, o.IdempotencyKeys, o.Read.Queue, o.Vhost)
-	res, err := ReadQueue(ctx, o.Dial, o.Read, func(m *Message) error { ag.Add(m); return nil }, false, nil)
+	res, err := readQueue(ctx, d, o.Read, func(m *Message) error { ag.Add(m); return nil }, false, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	s := ag.Done(o.Now())
+	s := ag.Done(d.Now())
 	s.Read = res
-	rep := &findings.Report{Command: "dlq stats", Data: s}
-	rep.Check(StatsChecks...)
-	rep.Add(StatsFindings(s)...)
-	return rep, s, nil
+	return s, nil
 }
 
-// StatsFindings are the findings stats supports: groups that should never
-// have been retried, loops, missing context, consumers, quorum reads.
-func StatsFindings(s *Stats) []findings.Finding {
+// Report turns the stats into findings: groups that should never have
+// been retried, loops, missing context, consumers, quorum reads.
+func (s *StatsResult) Report() *findings.Report {
+	rep := &findings.Report{Command: "dlq stats", Data: s}
+	rep.Check(StatsChecks...)
 	var out []findings.Finding
 	q := "queue " + s.Queue
 	for _, g := range s.Groups {
@@ -196,7 +192,17 @@ func StatsFindings(s *Stats) []findings.Finding {
 		out = append(out, RuleNoOrigin.New(q, fmt.Sprintf("%d of %s have no x-death or x-original-* headers", s.NoOrigin, msgs(s.Messages))))
 	}
 	out = append(out, readFindings(s.Queue, s.Read.AtStart, s.Read.Quorum, s.Read.MaxDeliveryCount, s.Read.Malformed)...)
-	return out
+	rep.Add(out...)
+	return rep
+}
+
+// readReport is the report of a verb that only reads: the findings of
+// the read itself.
+func readReport(command string, data any, queue string, r ReadResult) *findings.Report {
+	rep := &findings.Report{Command: command, Data: data}
+	rep.Check(RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code)
+	rep.Add(readFindings(queue, r.AtStart, r.Quorum, r.MaxDeliveryCount, r.Malformed)...)
+	return rep
 }
 
 func readFindings(queue string, st QueueState, quorum bool, maxCount int64, malformed int) []findings.Finding {
@@ -232,9 +238,4 @@ func shellQuote(s string) string {
 }
 
 // msgs is "1 message" or "n messages".
-func msgs(n int) string {
-	if n == 1 {
-		return "1 message"
-	}
-	return fmt.Sprintf("%d messages", n)
-}
+func msgs(n int) string { return english.Count(n, "message", "messages") }

@@ -124,6 +124,11 @@ type conn struct {
 	dial  replay.Dialer
 }
 
+// readDeps are a read verb's broker, clock and progress meter.
+func (c *conn) readDeps(f *cmdutil.Factory, command string) replay.ReadDeps {
+	return replay.ReadDeps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+}
+
 // amqpConn reads the URL's vhost and user and returns a dialer whose
 // connections are named "dupctl dlq <role> <tag>".
 func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
@@ -138,14 +143,6 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 		return f.AMQP(connect.WithAMQPName(ctx, strings.TrimSpace("dlq "+role+" "+tag)))
 	}
 	return c, nil
-}
-
-// readErr turns a missing queue into an input error (exit 2).
-func readErr(queue string, err error) error {
-	if replay.IsNotFound(err) {
-		return exitcode.InputError(err, "check the name and the vhost in --amqp-url")
-	}
-	return err
 }
 
 // readFlags are the flags of the commands that read a whole DLQ (stats,
@@ -169,11 +166,9 @@ func (r readFlags) checkRead() error {
 	return r.WindowMB.check()
 }
 
-// readOptions is what the capability reads with these flags, with the
-// command's progress meter.
-func (r readFlags) readOptions(f *cmdutil.Factory, queue, command string) replay.ReadOptions {
-	return replay.ReadOptions{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes(),
-		Progress: f.IO.StartProgress(command, "messages")}
+// readOptions is what the capability reads with these flags.
+func (r readFlags) readOptions(queue string) replay.ReadOptions {
+	return replay.ReadOptions{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes()}
 }
 
 // windowMiB is the --window-mib flag of every command that consumes a DLQ:

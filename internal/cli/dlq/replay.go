@@ -14,8 +14,6 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
@@ -155,11 +153,12 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.StringVar(&o.DoneValue, "succeeded-value", "SUCCEEDED", "status value that means the job is done")
 	fs.StringVar(&o.Succeeded, "succeeded", "leave", "what to do with already-succeeded messages: leave (in the DLQ) or park")
 	o.register(fs)
+	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue"})
 	return cmd
 }
 
 // options validates the flags into the capability's options (no I/O).
-func (o *ReplayOptions) options() (*replay.Options, error) {
+func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	if (o.Queue == "") == (o.FromFile == "") {
 		return nil, exitcode.UsageErrorf("give exactly one of --queue or --from-file")
 	}
@@ -188,7 +187,7 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &replay.Options{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
+	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
@@ -201,14 +200,14 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if o.To != "" {
 		t, keep, err := replay.ParseTo(o.To)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+			return nil, err
 		}
 		ro.Router.To, ro.Router.KeepKey = t, keep
 	}
 	for _, w := range o.Where {
 		c, err := replay.ParseWhere(w)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+			return nil, err
 		}
 		ro.Filter.Where = append(ro.Filter.Where, c)
 	}
@@ -232,7 +231,8 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	ro.Now, ro.Args, ro.Version = f.Now, redactArgs(o.args), f.BuildInfo().Version
+	deps := replay.ReplayDeps{Now: f.Now}
+	ro.Args, ro.Version = redactArgs(o.args), f.BuildInfo().Version
 	if o.Resume != "" {
 		st, err := readJournal(o.Resume)
 		if err != nil {
@@ -257,14 +257,14 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	ro.Vhost, ro.Rewrite.User, ro.Dial = c.vhost, c.user, c.dial
+	ro.Vhost, ro.Rewrite.User, deps.Dial = c.vhost, c.user, c.dial
 	if o.FromFile != "" {
 		fh, err := os.Open(o.FromFile)
 		if err != nil {
 			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
 		}
 		defer fh.Close()
-		ro.Records = fh
+		deps.Records = fh
 	}
 	if o.SkipSucceeded {
 		pool, err := f.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: 30 * time.Second, MaxConns: 2})
@@ -275,7 +275,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		if err := pg.Prepare(ctx); err != nil {
 			return exitcode.InputError(err, "check --idempotency-table, --key-column and --status-column")
 		}
-		ro.Idempotency = pg
+		deps.Idempotency = pg
 	}
 	journalPath := ""
 	if o.Yes {
@@ -285,26 +285,22 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		}
 		defer jf.Close()
 		journalPath = path
-		ro.Journal = replay.NewJournal(jf, o.RunID, time.Now)
+		deps.Journal = replay.NewJournal(jf, o.RunID, time.Now)
 	}
-	ro.Progress = f.IO.StartProgress("dlq replay", "messages")
+	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
 	defer oneProc(f.Getenv)()
-	res, err := replay.Run(ctx, *ro)
+	res, err := replay.Replay(ctx, deps, *ro)
 	if err != nil && res == nil {
-		if replay.IsNotFound(err) {
-			return readErr(o.Queue, err)
-		}
 		return err
 	}
-	rep := res.Report()
-	emitErr := f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+	emitErr := f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeReplay(w, th, res, journalPath)
 	}})
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case err != nil:
-		return exitcode.InputError(err, "the messages before it were handled; fix the file and --resume")
+		return err
 	case res.Lost != "":
 		hint := "nothing was lost: run again with --resume " + journalPath
 		return exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint)
@@ -367,73 +363,4 @@ func redactArgs(args []string) []string {
 		out[i] = redact.String(a)
 	}
 	return out
-}
-
-func writeReplay(w io.Writer, th *report.Theme, res *replay.Result, journal string) error {
-	src := "queue " + res.Queue
-	if res.File != "" {
-		src = "file " + res.File
-	}
-	title := "dlq replay:"
-	if res.DryRun {
-		title = "dlq replay (dry run):"
-	}
-	fmt.Fprintf(w, "%s %s (vhost %s), run %s\n", th.Strong(title), src, res.Vhost, res.Run)
-	c := res.Counts
-	read := fmt.Sprintf("Read %s messages", iostreams.Count(int64(c.Read)))
-	if res.File == "" {
-		read += fmt.Sprintf(" (%s at the start)", iostreams.Count(int64(res.AtStart.Messages)))
-	}
-	fmt.Fprintf(w, "%s; stopped: %s.\n", read, res.StoppedBy)
-	if len(res.Destinations) > 0 {
-		fmt.Fprintln(w)
-		t := report.NewTable("ACTION", "DESTINATION", "EXISTS", "MESSAGES", "BYTES", "REASONS").AlignRight(3, 4)
-		for _, d := range res.Destinations {
-			exists := "-"
-			if d.Exists != nil {
-				exists = map[bool]string{true: "yes", false: th.Severity(findings.Error, "no")}[*d.Exists]
-			}
-			t.Row(d.Kind, d.Target.String(), exists, iostreams.Count(int64(d.Messages)), bytesText(d.Bytes), d.Reasons)
-		}
-		if err := t.Render(w); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(w)
-	left := c.Filtered + c.OverMax + c.NoDestination + c.Bounced + c.InDoubtEarlier
-	if res.DryRun {
-		would := 0
-		for _, d := range res.Destinations {
-			if d.Kind == "replay" {
-				would += d.Messages
-			}
-		}
-		fmt.Fprintf(w, "Would replay %s, park %s; leave %s (filtered %d, over --max %d, no destination %d, already SUCCEEDED %d).\n",
-			iostreams.Count(int64(would)), iostreams.Count(int64(parkCount(res))), iostreams.Count(int64(left+c.Succeeded)),
-			c.Filtered, c.OverMax, c.NoDestination, c.Succeeded)
-		fmt.Fprintf(w, "Nothing was published: add --yes to replay.\n")
-		if res.File == "" {
-			fmt.Fprintf(w, "%s\n", th.Faint(readNote(replay.ReadResult{Read: c.Read, Quorum: res.Quorum})))
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "Replayed %s (confirmed, then acked in the DLQ), parked %s, already done %s.\n",
-		iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
-	fmt.Fprintf(w, "Left in the DLQ: returned %d, nacked %d, in doubt %d, filtered %d, over --max %d, no destination %d, bounced %d, SUCCEEDED %d.\n",
-		c.Returned, c.Nacked, c.InDoubt+c.InDoubtEarlier, c.Filtered, c.OverMax, c.NoDestination, c.Bounced, c.Succeeded)
-	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond), (time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
-	if res.Lost != "" {
-		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)
-	}
-	return nil
-}
-
-func parkCount(res *replay.Result) int {
-	n := 0
-	for _, d := range res.Destinations {
-		if d.Kind == "park" {
-			n += d.Messages
-		}
-	}
-	return n
 }
