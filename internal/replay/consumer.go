@@ -345,11 +345,13 @@ func (c *Consumer) AckUpTo(tag uint64) error {
 // delivery of this consumer settled: no consumer beyond others, and (when
 // nobody else consumes) the messages counted at the start back but for
 // those acked. See settle.go for why closing at once is not enough. It
-// reports whether the queue got there within budget.
-func (c *Consumer) Settle(ctx context.Context, others, atStart int, budget time.Duration) (bool, error) {
-	_, ok, err := waitQueue(ctx, c.conn, c.queue, budget, settled(others, atStart-c.acked))
-	return ok, err
+// returns the last reading and whether the queue got there within budget.
+func (c *Consumer) Settle(ctx context.Context, others, atStart int, budget time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, c.conn, c.queue, budget, settled(others, atStart-c.acked))
 }
+
+// Acked is how many deliveries were acked (removed from the queue).
+func (c *Consumer) Acked() int { return c.acked }
 
 // Close closes the channel (the broker requeues anything unsettled).
 func (c *Consumer) Close() error {

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +22,16 @@ type replayCase struct {
 	ReplayOptions
 }
 
+// run replays and checks that the counts account for every message read.
 func (c replayCase) run(ctx context.Context) (*ReplayResult, error) {
-	return Replay(ctx, c.ReplayDeps, c.ReplayOptions)
+	res, err := Replay(ctx, c.ReplayDeps, c.ReplayOptions)
+	if res != nil && !res.DryRun {
+		k := res.Counts
+		if got := k.Replayed + k.Parked + k.AlreadyDone + k.Left(); got != k.Read {
+			return res, fmt.Errorf("counts account for %d of the %d messages read: %+v", got, k.Read, k)
+		}
+	}
+	return res, err
 }
 
 func replayOpts(r *rig, yes bool) (replayCase, *memFile) {

@@ -74,4 +74,13 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 
 // Report has the findings of the read (consumers, quorum reads, malformed
 // headers).
-func (x *ExportResult) Report() *findings.Report { return readReport("dlq export", x, x.Queue, x.Read) }
+// An export that wrote fewer messages than it counted at the start is an
+// error: the file is not the queue.
+func (x *ExportResult) Report() *findings.Report {
+	rep := readReport("dlq export", x, x.Queue, x.Read)
+	rep.Check(RuleExportIncomplete.Code)
+	if x.Written < x.Read.Target {
+		rep.Add(RuleExportIncomplete.New("file "+x.File, fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
+	}
+	return rep
+}

@@ -56,6 +56,10 @@ type ReadResult struct {
 	// Settled is false when the messages the read took were not all back
 	// in the queue (or, with drain, gone from it) when it ended.
 	Settled bool `json:"settled"`
+	// AtEnd is the queue once the read's messages were back (or the last
+	// reading when they were not); Acked are those a drain removed.
+	AtEnd QueueState `json:"at_end"`
+	Acked int        `json:"acked"`
 	// Redelivered counts messages that were already marked redelivered
 	// when read: someone (or an earlier peek) read them before.
 	Redelivered int `json:"redelivered"`
@@ -94,7 +98,7 @@ func readQueue(ctx context.Context, d ReadDeps, o ReadOptions, fn func(*Message)
 	defer meter.Done()
 	meter.SetTotal(int64(target))
 	if target == 0 {
-		res.Settled = true
+		res.Settled, res.AtEnd = true, st
 		return res, commitIf(commit)
 	}
 	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), o.WindowBytes, false, "dupctl-read-"+NewRunID())
@@ -152,9 +156,8 @@ loop:
 		readErr = commitIf(commit)
 	}
 	sctx, budget := settleContext(ctx, o.SettleWait)
-	if ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget); err == nil {
-		res.Settled = ok
-	}
+	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
+	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
 	return res, readErr
 }
 

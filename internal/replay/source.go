@@ -31,6 +31,10 @@ type source interface {
 	// (false when it did not within budget).
 	settle(ctx context.Context, others, atStart int, budget time.Duration) bool
 	closed() <-chan *amqp.Error
+	// probe reads the queue's counts (false: no queue, or no answer to
+	// trust); taken is how many deliveries the consumer has seen.
+	probe() (QueueState, bool)
+	taken() int
 	bound() int // messages to read at most (-1: until the end)
 	endReason() string
 	err() error
@@ -65,8 +69,15 @@ func (q *queueSource) endReason() string { return "queue drained" }
 func (q *queueSource) err() error        { return nil }
 func (q *queueSource) close()            { q.conn.Close() }
 
+func (q *queueSource) probe() (QueueState, bool) {
+	st, ok, err := probeQueue(q.conn, q.c.queue)
+	return st, ok && err == nil
+}
+
+func (q *queueSource) taken() int { return int(q.c.maxTag) }
+
 func (q *queueSource) settle(ctx context.Context, others, atStart int, budget time.Duration) bool {
-	ok, err := q.c.Settle(ctx, others, atStart, budget)
+	_, ok, err := q.c.Settle(ctx, others, atStart, budget)
 	return ok && err == nil
 }
 
@@ -118,6 +129,8 @@ func (f *fileSource) hold(*item) error           { return nil }
 func (f *fileSource) stop()                      { f.once.Do(func() { close(f.done) }) }
 func (f *fileSource) release() error             { return nil }
 func (f *fileSource) closed() <-chan *amqp.Error { return nil }
+func (f *fileSource) probe() (QueueState, bool)  { return QueueState{}, false }
+func (f *fileSource) taken() int                 { return 0 }
 func (f *fileSource) settle(context.Context, int, int, time.Duration) bool {
 	return true
 }

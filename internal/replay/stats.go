@@ -23,24 +23,24 @@ type StatsOptions struct {
 // Group is one row of the stats table: messages with the same last death
 // (reason, queue, original route), job type and error pattern.
 type Group struct {
-	ID           string    `json:"id"`
-	Reason       string    `json:"reason"`
-	Queue        string    `json:"queue"`
-	Exchange     string    `json:"exchange"`
-	RoutingKeys  []string  `json:"routing_keys"`
-	JobType      string    `json:"job_type"`
-	Error        string    `json:"error"` // an example
-	ErrorPattern string    `json:"error_pattern"`
-	Class        Class     `json:"class"`
-	ClassRule    string    `json:"class_rule"`
-	Messages     int       `json:"messages"`
-	Bytes        int64     `json:"bytes"`
-	DeathsMax    int64     `json:"deaths_max"`
-	DeathsTotal  int64     `json:"deaths_total"`
-	ReplayedMax  int64     `json:"replayed_max"`
-	Oldest       time.Time `json:"oldest_death"`
-	Newest       time.Time `json:"newest_death"`
-	Replay       string    `json:"replay_command"`
+	ID           string     `json:"id"`
+	Reason       string     `json:"reason"`
+	Queue        string     `json:"queue"`
+	Exchange     string     `json:"exchange"`
+	RoutingKeys  []string   `json:"routing_keys"`
+	JobType      string     `json:"job_type"`
+	Error        string     `json:"error"` // an example
+	ErrorPattern string     `json:"error_pattern"`
+	Class        Class      `json:"class"`
+	ClassRule    string     `json:"class_rule"`
+	Messages     int        `json:"messages"`
+	Bytes        int64      `json:"bytes"`
+	DeathsMax    int64      `json:"deaths_max"`
+	DeathsTotal  int64      `json:"deaths_total"`
+	ReplayedMax  int64      `json:"replayed_max"`
+	Oldest       *time.Time `json:"oldest_death"` // nil: no message says when it died
+	Newest       *time.Time `json:"newest_death"`
+	Replay       string     `json:"replay_command"`
 
 	noIdentity, noError int
 }
@@ -106,11 +106,11 @@ func (ag *Aggregator) Add(m *Message) {
 	g.DeathsMax = max(g.DeathsMax, dc)
 	g.ReplayedMax = max(g.ReplayedMax, in.Origin.ReplayCount)
 	if t := in.DiedAt; !t.IsZero() {
-		if g.Oldest.IsZero() || t.Before(g.Oldest) {
-			g.Oldest = t
+		if g.Oldest == nil || t.Before(*g.Oldest) {
+			g.Oldest = &t
 		}
-		if t.After(g.Newest) {
-			g.Newest = t
+		if g.Newest == nil || t.After(*g.Newest) {
+			g.Newest = &t
 		}
 	}
 	if _, _, ok := in.Origin.Route(); !ok && in.Queue == "" {
@@ -132,13 +132,11 @@ func (ag *Aggregator) Done(now time.Time) *StatsResult {
 		return cmp.Or(cmp.Compare(b.Messages, a.Messages), cmp.Compare(a.ID, b.ID))
 	})
 	for _, g := range s.Groups {
-		if !g.Oldest.IsZero() && (s.Oldest == nil || g.Oldest.Before(*s.Oldest)) {
-			t := g.Oldest
-			s.Oldest = &t
+		if g.Oldest != nil && (s.Oldest == nil || g.Oldest.Before(*s.Oldest)) {
+			s.Oldest = g.Oldest
 		}
-		if !g.Newest.IsZero() && (s.Newest == nil || g.Newest.After(*s.Newest)) {
-			t := g.Newest
-			s.Newest = &t
+		if g.Newest != nil && (s.Newest == nil || g.Newest.After(*s.Newest)) {
+			s.Newest = g.Newest
 		}
 	}
 	if s.Oldest != nil {
@@ -182,7 +180,8 @@ func (s *StatsResult) Report() *findings.Report {
 				fmt.Sprintf("%s replayed up to %d times died again", msgs(g.Messages), g.ReplayedMax), "error: "+g.Error))
 		}
 		if g.noError > 0 {
-			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%s say nothing about why they failed", msgs(g.noError))))
+			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%s %s nothing about why %s failed", msgs(g.noError),
+				english.Plural(g.noError, "says", "say"), english.Plural(g.noError, "it", "they"))))
 		}
 	}
 	if s.NoIdentit > 0 {
@@ -191,7 +190,7 @@ func (s *StatsResult) Report() *findings.Report {
 	if s.NoOrigin > 0 {
 		out = append(out, RuleNoOrigin.New(q, fmt.Sprintf("%d of %s have no x-death or x-original-* headers", s.NoOrigin, msgs(s.Messages))))
 	}
-	out = append(out, readFindings(s.Queue, s.Read.AtStart, s.Read.Quorum, s.Read.MaxDeliveryCount, s.Read.Malformed)...)
+	out = append(out, readFindings(s.Queue, s.Read)...)
 	rep.Add(out...)
 	return rep
 }
@@ -200,24 +199,44 @@ func (s *StatsResult) Report() *findings.Report {
 // the read itself.
 func readReport(command string, data any, queue string, r ReadResult) *findings.Report {
 	rep := &findings.Report{Command: command, Data: data}
-	rep.Check(RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code)
-	rep.Add(readFindings(queue, r.AtStart, r.Quorum, r.MaxDeliveryCount, r.Malformed)...)
+	rep.Check(RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code, RuleReadIncomplete.Code)
+	rep.Add(readFindings(queue, r)...)
 	return rep
 }
 
-func readFindings(queue string, st QueueState, quorum bool, maxCount int64, malformed int) []findings.Finding {
+func readFindings(queue string, r ReadResult) []findings.Finding {
 	var out []findings.Finding
 	q := "queue " + queue
-	if st.Consumers > 0 {
-		out = append(out, RuleHasConsumers.New(q, fmt.Sprintf("%d consumer(s) attached to the DLQ", st.Consumers)))
+	if r.AtStart.Consumers > 0 {
+		out = append(out, RuleHasConsumers.New(q, fmt.Sprintf("%s attached to the DLQ (what they hold unacknowledged is in no count)",
+			english.Count(r.AtStart.Consumers, "consumer", "consumers"))))
 	}
-	if quorum {
-		out = append(out, RuleQuorumReads.New(q, fmt.Sprintf("quorum queue: messages carry x-delivery-count (highest %d); each read adds one", maxCount)))
+	if r.Quorum {
+		out = append(out, RuleQuorumReads.New(q, fmt.Sprintf("quorum queue: messages carry x-delivery-count (highest %d); each read adds one", r.MaxDeliveryCount)))
 	}
-	if malformed > 0 {
-		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(malformed))))
+	if r.Malformed > 0 {
+		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(r.Malformed))))
+	}
+	if why := r.inexact(); len(why) > 0 {
+		out = append(out, RuleReadIncomplete.New(q, why[0], why[1:]...))
 	}
 	return out
+}
+
+// inexact says why the read's count may not be the queue's, most
+// important first (nil: it is exact).
+func (r ReadResult) inexact() []string {
+	var why []string
+	if r.Read < r.Target {
+		why = append(why, fmt.Sprintf("read %d of the %d counted at the start: no more arrived (another consumer took them, or they expired)", r.Read, r.Target))
+	}
+	if !r.Settled {
+		why = append(why, fmt.Sprintf("the messages read were not all back in the queue when it ended (it showed %d ready, %s)",
+			r.AtEnd.Messages, english.Count(r.AtEnd.Consumers, "consumer", "consumers")))
+	} else if r.AtStart.Consumers == 0 && r.AtEnd.Messages > r.AtStart.Messages-r.Acked {
+		why = append(why, fmt.Sprintf("%s arrived during the read: not in its count", msgs(r.AtEnd.Messages-(r.AtStart.Messages-r.Acked))))
+	}
+	return why
 }
 
 func clipText(s string, n int) string {

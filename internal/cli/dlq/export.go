@@ -110,6 +110,9 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		Read: o.readOptions(o.Queue), Vhost: c.vhost, File: o.Out, Drain: o.Drain,
 	})
 	if err != nil {
+		if o.Out != "-" && !o.Force {
+			removeIfEmpty(o.Out) // nothing exported: it must not block the rerun
+		}
 		return err
 	}
 	if o.Out == "-" {

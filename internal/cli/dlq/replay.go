@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -36,14 +37,19 @@ type ReplayOptions struct {
 	WindowMB windowMiB
 	Rate     float64
 	MaxRepl  int
-	Park     string
-	Reset    string
-	Journal  string
-	Resume   string
-	RetryDbt bool
-	RunID    string
-	Yes      bool
-	Grace    time.Duration
+	// MaxBounces and CreateDest are the loop guard's threshold and the
+	// consent to declare a missing destination queue.
+	MaxBounces int
+	CreateDest bool
+	Again      bool
+	Park       string
+	Reset      string
+	Journal    string
+	Resume     string
+	RetryDbt   bool
+	RunID      string
+	Yes        bool
+	Grace      time.Duration
 	// Idempotency skip.
 	SkipSucceeded bool
 	IdemTable     string
@@ -55,6 +61,9 @@ type ReplayOptions struct {
 
 	args []string
 }
+
+// groupID is what 'dlq stats' prints as a group's id.
+var groupID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
 // NewCmdReplay is `dupctl dlq replay`.
 func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Command {
@@ -138,6 +147,8 @@ confirms and prints the summary.` + replayExitStatus,
 	o.WindowMB.register(fs)
 	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
+	fs.IntVar(&o.MaxBounces, "max-bounces", 0, "stop once more than this many replayed messages come back to the DLQ during the run")
+	fs.BoolVar(&o.CreateDest, "create-destination", false, "declare a destination queue that does not exist (durable) instead of refusing to replay into it")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
 	fs.StringVar(&o.Reset, "reset-attempts", "", "set this header (your app's attempt counter, e.g. retry-count) to 0")
 	fs.StringVar(&o.Journal, "journal", "", "journal file (default ./dupctl-replay-RUN.journal)")
@@ -145,6 +156,7 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
 	fs.StringVar(&o.RunID, "run-id", "", "name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
 	fs.BoolVar(&o.Yes, "yes", false, "publish (without it: a dry run)")
+	fs.BoolVar(&o.Again, "again", false, "with --from-file: replay a file that an earlier run (found by its journal) already replayed")
 	fs.DurationVar(&o.Grace, "drain-grace", 30*time.Second, "how long to wait for outstanding confirms when stopping")
 	fs.BoolVar(&o.SkipSucceeded, "skip-succeeded", false, "skip messages whose idempotency key is SUCCEEDED in --database-url")
 	fs.StringVar(&o.IdemTable, "idempotency-table", "", "table holding idempotency keys ([schema.]table)")
@@ -153,7 +165,7 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.StringVar(&o.DoneValue, "succeeded-value", "SUCCEEDED", "status value that means the job is done")
 	fs.StringVar(&o.Succeeded, "succeeded", "leave", "what to do with already-succeeded messages: leave (in the DLQ) or park")
 	o.register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue"})
+	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination"})
 	return cmd
 }
 
@@ -162,8 +174,8 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	if (o.Queue == "") == (o.FromFile == "") {
 		return nil, exitcode.UsageErrorf("give exactly one of --queue or --from-file")
 	}
-	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 {
-		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate and --max-replays must not be negative")
+	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
+		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
 	}
 	if err := o.WindowMB.check(); err != nil {
 		return nil, err
@@ -190,6 +202,7 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
+		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
 		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
 	if ro.ParkQueue == "" {
 		ro.ParkQueue = o.Queue + ".parked"
@@ -216,6 +229,11 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		case "rejected", "expired", "maxlen", "delivery_limit", "republished", "unknown":
 		default:
 			return nil, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
+		}
+	}
+	for _, g := range o.Groups {
+		if !groupID.MatchString(g) {
+			return nil, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
 		}
 	}
 	ro.Filter.Reasons, ro.Filter.Groups = o.Reasons, o.Groups
@@ -264,6 +282,9 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
 		}
 		defer fh.Close()
+		if ro.FileDigest, err = fileOnce(o, fh); err != nil {
+			return err
+		}
 		deps.Records = fh
 	}
 	if o.SkipSucceeded {
@@ -291,6 +312,9 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	defer oneProc(f.Getenv)()
 	res, err := replay.Replay(ctx, deps, *ro)
 	if err != nil && res == nil {
+		if journalPath != "" && o.Resume == "" {
+			removeIfEmpty(journalPath) // nothing started: it must not block the rerun
+		}
 		return err
 	}
 	emitErr := f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
@@ -334,11 +358,46 @@ func readJournal(path string) (*replay.JournalState, error) {
 	return st, nil
 }
 
+// fileOnce reads an export file's digest and, for a replay under a new
+// journal, refuses a file an earlier run in the journal's or the current
+// directory replayed (unless --again): it would publish every message a
+// second time. It leaves fh at its start.
+func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
+	digest, err := replay.FileDigest(fh)
+	if err == nil {
+		_, err = fh.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return "", exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give a readable export file")
+	}
+	if !o.Yes || o.Resume != "" || o.Again {
+		return digest, nil
+	}
+	if earlier := replay.FindJournals([]string{".", filepath.Dir(o.Journal)}, digest); len(earlier) > 0 {
+		return "", exitcode.InputError(fmt.Errorf("--from-file %s was replayed before (journal %s): replaying it under a new journal publishes every message again", o.FromFile, earlier[0]),
+			"--resume "+earlier[0]+" continues that run; --again replays the file anew")
+	}
+	return digest, nil
+}
+
+// removeIfEmpty removes a file this run created and wrote nothing to.
+func removeIfEmpty(path string) {
+	if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+		_ = os.Remove(path)
+	}
+}
+
 func openJournal(o *ReplayOptions) (*os.File, string, error) {
 	if o.Resume != "" {
-		fh, err := os.OpenFile(o.Resume, os.O_WRONLY|os.O_APPEND, 0)
+		fh, err := os.OpenFile(o.Resume, os.O_RDWR|os.O_APPEND, 0)
 		if err != nil {
 			return nil, "", exitcode.InputError(fmt.Errorf("--resume: %w", err), "the journal must be writable")
+		}
+		// A kill can leave a torn last line; appending after it would
+		// glue this run's first record to it.
+		if err := replay.TrimTornLine(fh); err != nil {
+			fh.Close()
+			return nil, "", exitcode.InputError(fmt.Errorf("--resume %s: %w", o.Resume, err), "the journal must be writable")
 		}
 		return fh, o.Resume, nil
 	}
