@@ -94,11 +94,20 @@ x-original-*) move into dupctl-death; dupctl-replay-count, dupctl-replay-run
 and dupctl-replay-id are added; --reset-attempts HEADER zeroes your app's
 own attempt counter. Messages are published persistent.
 
-Loop guards: the run reads at most the count at its start; a message of this
-run coming back stops it; messages replayed --max-replays times are parked
-in --park-queue. With --skip-succeeded, messages whose idempotency key is
-already SUCCEEDED in your database are not replayed (left, or parked with
---succeeded park): a replay must not cause the duplicate it recovers from.
+Loop guards: the run reads at most the count at its start; a message of
+this run coming back is never replayed again by it; while it replays it
+watches the DLQ's depth, and when the DLQ gains more messages than
+--max-bounces (default 0) the run stops and exits 1 (new dead letters from
+elsewhere count too: raise --max-bounces when the DLQ is being fed). Messages
+replayed --max-replays times are parked in --park-queue. With
+--skip-succeeded, messages whose idempotency key is already SUCCEEDED in your
+database are not replayed (left, or parked with --succeeded park): a replay
+must not cause the duplicate it recovers from.
+
+Destinations: each is checked before its first publish. A missing one is not
+published into: the run stops and exits 2, the messages stay in the DLQ
+(--create-destination declares a missing queue; an exchange is never
+created).
 
 Every run writes a journal (JSON Lines: start, each publish, each outcome,
 end); --resume JOURNAL continues an interrupted run: messages it confirmed
