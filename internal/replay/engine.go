@@ -227,9 +227,13 @@ type engine struct {
 	exists   map[string]bool // destinations checked before their first publish
 	groups   map[string]bool // --group ids seen
 	parkOK   bool
-	start    time.Time
-	stop     string
-	lost     string
+	// refused is set when the broker closed the publishing channel over a
+	// missing exchange: what was outstanding is settled, nothing more is
+	// published, and it is not a lost connection.
+	refused bool
+	start   time.Time
+	stop    string
+	lost    string
 	// bounceCheck is how many messages past the count at the start the
 	// run reads (holding them) to find its own replays coming back.
 	bounceCheck int
@@ -465,8 +469,10 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 			e.checkArrivals(bound, e.bounceCheck == 0)
 		case err := <-e.chErr:
 			e.chErr = nil
-			e.channelClosed(err)
-			stopConsuming(e.stop)
+			if err != nil {
+				e.channelClosed(err)
+				stopConsuming(e.stop)
+			}
 		case err := <-e.pubErr:
 			e.pubErr = nil
 			if err != nil && e.lost == "" {

@@ -3,11 +3,13 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -255,5 +257,46 @@ func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
 				t.Fatalf("work has %d", len(got))
 			}
 		})
+	}
+}
+
+// An exchange deleted mid-run makes the broker close the publishing
+// channel with 404 NOT_FOUND. The run stops with that reason (an input
+// error, not a lost connection); the publishes to the missing exchange
+// are refused, not in doubt, and every message is at the destination or
+// still in the DLQ.
+func TestReplayStopsOnAnExchangeDeletedMidRun(t *testing.T) {
+	r := newRig(t, "")
+	r.deadLetter(jobs(300))
+	ex := r.Exchange + ".gone"
+	must(t, r.ch.ExchangeDeclare(ex, "direct", false, false, false, false, nil))
+	must(t, r.ch.QueueBind(r.Work, "k", ex, false, nil))
+	t.Cleanup(func() { _ = r.ch.ExchangeDelete(ex, false, false) })
+	o, jf := replayOpts(r, true)
+	to, keep, err := ParseTo(ex + ":k")
+	must(t, err)
+	o.Router, o.Rate = Router{To: to, KeepKey: keep}, 100
+	go func() {
+		for r.count(r.Work) < 20 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = r.ch.ExchangeDelete(ex, false, false)
+	}()
+	res, err := o.run(context.Background())
+	var in *problem.Input
+	if !errors.As(err, &in) || !strings.Contains(in.Why, "NOT_FOUND") {
+		t.Fatalf("error %v (%T), want bad input carrying the broker's NOT_FOUND", err, err)
+	}
+	if res.Lost != "" || res.Counts.InDoubt != 0 || res.StoppedBy != "destination missing" {
+		t.Fatalf("lost %q, stopped by %q, counts %+v", res.Lost, res.StoppedBy, res.Counts)
+	}
+	waitNoConsumers(t, r)
+	if work, dlq := r.count(r.Work), r.count(r.DLQ); work != res.Counts.Replayed || work+dlq != 300 {
+		t.Fatalf("%d at the destination (replayed %d) + %d in the DLQ, want 300", work, res.Counts.Replayed, dlq)
+	}
+	st, err := ReadJournal(bytes.NewReader(jf.Bytes()))
+	must(t, err)
+	if st.Count(OutcomeDoubt) != 0 {
+		t.Fatalf("journal: %d in doubt", st.Count(OutcomeDoubt))
 	}
 }

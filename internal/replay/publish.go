@@ -48,6 +48,12 @@ func (e *engine) unqueue(why string) {
 
 func (e *engine) publish(ctx context.Context, p *pending) error {
 	o := e.o
+	if e.refused {
+		e.res.Counts.NotPublished++
+		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: the broker closed the publishing channel"})
+		e.hold(p.it)
+		return nil
+	}
 	switch {
 	case p.kind == "park" && !e.parkOK:
 		if err := e.ensureParkQueue(); err != nil {
@@ -290,6 +296,9 @@ func replayIDOf(h amqp.Table) string {
 // it closes the confirm stream, so a broker refusal (404 for a missing
 // exchange) is told apart from a lost connection.
 func (e *engine) confirmsEnded() {
+	if e.refused {
+		return // channelClosed settled everything outstanding
+	}
 	select {
 	case err, ok := <-e.chErr:
 		e.chErr = nil
@@ -312,6 +321,7 @@ func (e *engine) channelClosed(err *amqp.Error) {
 		return
 	}
 	ex := quotedName(err.Reason)
+	e.refused = true
 	if e.runErr == nil {
 		e.runErr = &problem.Input{Why: "the broker refused a publish: " + err.Reason, Hint: "create the exchange or choose another destination with {To}; the messages are still in the DLQ"}
 	}
