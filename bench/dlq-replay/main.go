@@ -38,9 +38,23 @@ func main() {
 	window := flag.Int("window", 1000, "dupctl --window (its default)")
 	methods := flag.String("methods", "dupctl,shovel,shovel-net,naive", "methods to run")
 	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
+	killAfter := flag.Duration("kill-after", 0, "instead: SIGKILL dupctl this long into each round and measure what it left in doubt (kill.go)")
+	reads := flag.Int("reads", 0, "instead: dlq stats and dlq export this many times each, alternately, on one DLQ (reads.go)")
 	flag.Parse()
 
 	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window}
+	if *reads > 0 {
+		if err := b.reads(*reads); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if *killAfter > 0 {
+		if err := b.killRounds(*killAfter, *rounds); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	times := map[string][]time.Duration{}
 	list := strings.Split(*methods, ",")
 	for r := 0; r < *rounds; r++ {

@@ -6,6 +6,8 @@
 #   bench/dlq-replay/run.sh [-n 100000] [-rounds 1] [-window 500]
 #   bench/dlq-replay/run.sh -methods dupctl:1000,dupctl:2000,shovel:1000,shovel:2000
 #       (dupctl:N runs with --window N, shovel:N with src-prefetch-count N)
+#   bench/dlq-replay/run.sh -n 100000 -reads 5        (stats/export back to back)
+#   bench/dlq-replay/run.sh -n 100000 -kill-after 5s -rounds 5   (in doubt after SIGKILL)
 #
 # Needs RabbitMQ on 127.0.0.1:5672 (guest) and rabbitmqctl; enables the
 # rabbitmq_shovel plugin for the run when it is off, and turns it off again.

@@ -25,6 +25,9 @@ import (
 //	amqp header QUEUE NAME VALUE           assert the first message's header (message requeued)
 //	amqp name VAR                          set VAR to a unique queue name of fixed length
 //	amqp load QUEUE FILE                   publish an export file's records to QUEUE unchanged
+//	amqp fill QUEUE N                      publish N dead letters to QUEUE, each with an x-death naming QUEUE.work
+//	amqp consumer QUEUE                    keep a consumer on QUEUE (acking nothing) until the script ends
+//	amqp rejector QUEUE                    reject every message of QUEUE (no requeue) until the script ends
 func cmdAMQP(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: amqp queue|exchange|publish|reject|count|header ...")
@@ -49,6 +52,45 @@ func cmdAMQP(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			return err
 		}))
+	case "fill":
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		ts.Check(ch.Confirm(false))
+		death := amqp.Table{"count": int64(1), "exchange": "", "queue": args[1] + ".work", "reason": "rejected",
+			"routing-keys": []any{args[1] + ".work"}, "time": time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+		var pending []*amqp.DeferredConfirmation
+		for i := 0; i < n; i++ {
+			dc, err := ch.PublishWithDeferredConfirm("", args[1], true, false, amqp.Publishing{
+				MessageId: fmt.Sprintf("m-%06d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+				Headers: amqp.Table{"x-death": []any{death}, "x-exception-message": "upstream timed out"},
+				Body:    []byte(fmt.Sprintf(`{"orderId":%d,"type":"payment"}`, i))})
+			ts.Check(err)
+			if pending = append(pending, dc); len(pending) == 1000 || i == n-1 {
+				for _, dc := range pending {
+					if !dc.Wait() {
+						ts.Fatalf("amqp fill: publish not confirmed")
+					}
+				}
+				pending = pending[:0]
+			}
+		}
+	case "consumer", "rejector":
+		reject := args[0] == "rejector"
+		c, err := amqp.Dial(testenv.AMQP.ConnURL())
+		ts.Check(err)
+		ts.Defer(func() { c.Close() })
+		cch, err := c.Channel()
+		ts.Check(err)
+		ts.Check(cch.Qos(1, 0, false))
+		d, err := cch.Consume(args[1], "", false, false, false, false, nil)
+		ts.Check(err)
+		go func() {
+			for m := range d {
+				if reject {
+					_ = m.Reject(false)
+				}
+			}
+		}()
 	case "queue":
 		qargs := amqp.Table{}
 		for _, a := range args[2:] {

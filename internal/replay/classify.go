@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Class says whether a dead letter's failure is worth retrying.
@@ -140,12 +142,39 @@ func (a *Analyzer) Analyze(m *Message) Info {
 		jobFields = DefaultJobTypeFields
 	}
 	in.Error, _, _ = FirstOf(m, errFields)
+	if in.Error == "" {
+		in.Error = errorFromHistory(m, errFields)
+	}
 	in.Error = firstLine(in.Error)
 	in.ErrorNorm = NormalizeError(in.Error)
 	in.JobType, _, _ = FirstOf(m, jobFields)
 	in.Class, in.ClassRule = a.classify(m, &in)
 	in.Group = GroupID(&in)
 	return in
+}
+
+// errorFromHistory looks for the error in the newest entry of
+// dupctl-death. A replay moves Spring's x-exception-* headers there; when
+// the replayed message fails again and the broker dead-letters it (which
+// adds only x-death), the error it carries is still that one, and without
+// this the message would lose its classification after one replay.
+func errorFromHistory(m *Message, fields []Field) string {
+	hist, _ := m.Props.Headers[HeaderDeath].([]any)
+	if len(hist) == 0 {
+		return ""
+	}
+	moved, ok := hist[0].(amqp.Table)
+	if !ok {
+		return ""
+	}
+	var headers []Field
+	for _, f := range fields {
+		if f.Kind == "header" {
+			headers = append(headers, f)
+		}
+	}
+	v, _, _ := FirstOf(&Message{Props: Properties{Headers: moved}}, headers)
+	return v
 }
 
 func (a *Analyzer) classify(m *Message, in *Info) (Class, string) {

@@ -114,6 +114,23 @@ func TestRewriteMovesDeathHistory(t *testing.T) {
 	}
 }
 
+// A recoverer-style message (Spring's x-exception-message) replayed once
+// and dead-lettered again by the broker keeps its error and class: the
+// replay moved the exception headers into dupctl-death, and the broker
+// added only x-death (issue 21).
+func TestReplayedRecovererMessageKeepsItsClass(t *testing.T) {
+	m := &Message{Props: Properties{Headers: amqp.Table{"x-exception-message": "order 17 not found",
+		"x-original-exchange": "orders", "x-original-routingKey": "order.created"}}}
+	rw := Rewrite{Run: "r1", Now: time.Unix(0, 0)}
+	p := rw.Replayed(m, 1, Target{Exchange: "orders", RoutingKey: "order.created"})
+	p.Headers["x-death"] = []any{amqp.Table{"queue": "orders.work", "reason": "rejected", "count": int64(1)}}
+	again := &Message{Props: Properties{Headers: p.Headers}}
+	in := (&Analyzer{}).Analyze(again)
+	if in.Error != "order 17 not found" || in.Class != NonRetryable {
+		t.Fatalf("after one replay: error %q class %s (%s)", in.Error, in.Class, in.ClassRule)
+	}
+}
+
 func TestWhereMatchesHeadersAndBody(t *testing.T) {
 	m := msg(amqp.Table{"tenant": "acme", "meta": amqp.Table{"tries": int32(3)}}, `{"order":{"id":42,"tags":["a","b"]}}`)
 	for spec, want := range map[string]bool{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -87,6 +88,7 @@ func prefetchFor(window int, budget, avg int64) int {
 // classic queues). Nothing is requeued mid-run, which would hand the same
 // message straight back.
 type Consumer struct {
+	conn      *amqp.Connection
 	ch        *amqp.Channel
 	queue     string
 	window    int   // the most messages asked for at once
@@ -104,6 +106,7 @@ type Consumer struct {
 	heldNow int
 	maxTag  uint64
 	maxHeld uint64
+	acked   int // deliveries acked (the others go back to the queue)
 	closed  chan *amqp.Error
 	stopped bool
 
@@ -146,7 +149,7 @@ func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, 
 	if budget > 0 {
 		prefetch = 1 // until a message says how large they are
 	}
-	c := &Consumer{ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0), exclusive: exclusive, tagBase: tag,
+	c := &Consumer{conn: conn, ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0), exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
 		gens:   make(chan generation, 1<<16), out: make(chan srcItem, deliveryBuffer),
 		settled: map[uint64]bool{}, pending: map[uint64]bool{}}
@@ -246,7 +249,10 @@ func (c *Consumer) restart() error {
 }
 
 // Ack settles one delivery.
-func (c *Consumer) Ack(tag uint64) error { return c.ch.Ack(tag, false) }
+func (c *Consumer) Ack(tag uint64) error {
+	c.acked++
+	return c.ch.Ack(tag, false)
+}
 
 // AckMany settles confirmed deliveries with as few frames as it safely
 // can: one multiple ack up to the highest tag below which every delivery
@@ -254,6 +260,7 @@ func (c *Consumer) Ack(tag uint64) error { return c.ch.Ack(tag, false) }
 // gap (a held message, or one still waiting for its confirm: a multiple
 // ack must never cover those).
 func (c *Consumer) AckMany(tags []uint64) error {
+	c.acked += len(tags)
 	for _, t := range tags {
 		c.pending[t] = true
 	}
@@ -325,13 +332,26 @@ func (c *Consumer) ReleaseAll() error {
 }
 
 // AckUpTo acks every delivery up to tag (export --drain, after the file
-// is synced).
+// is synced; nothing was acked before it).
 func (c *Consumer) AckUpTo(tag uint64) error {
 	if tag == 0 {
 		return nil
 	}
+	c.acked = int(tag) // delivery tags on a channel are 1, 2, 3, ...
 	return c.ch.Ack(tag, true)
 }
+
+// Settle waits, the channel still open, until the queue shows every
+// delivery of this consumer settled: no consumer beyond others, and (when
+// nobody else consumes) the messages counted at the start back but for
+// those acked. See settle.go for why closing at once is not enough. It
+// returns the last reading and whether the queue got there within budget.
+func (c *Consumer) Settle(ctx context.Context, others, atStart int, budget time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, c.conn, c.queue, budget, settled(others, atStart-c.acked))
+}
+
+// Acked is how many deliveries were acked (removed from the queue).
+func (c *Consumer) Acked() int { return c.acked }
 
 // Close closes the channel (the broker requeues anything unsettled).
 func (c *Consumer) Close() error {

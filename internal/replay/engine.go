@@ -2,24 +2,41 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/time/rate"
 )
 
-// Options are one `dlq replay` run.
-type Options struct {
-	// Exactly one source: a queue, or export records (File names them).
-	Queue   string
+// ReplayDeps are what a replay reads and writes besides its options: the
+// broker, export records (for a file source), the source of truth for
+// SUCCEEDED keys, the journal, the clock and a progress meter.
+type ReplayDeps struct {
+	Dial Dialer
+	// Records are export records to replay (ReplayOptions.File names
+	// them); nil for a queue source.
 	Records io.Reader
-	File    string
-	Vhost   string
+	// Idempotency, when set, skips messages whose key is SUCCEEDED.
+	Idempotency Idempotency
+	Journal     *Journal // nil: none (a dry run)
+	Now         func() time.Time
+	Progress    progress.Meter
+}
+
+// ReplayOptions are one `dlq replay` run.
+type ReplayOptions struct {
+	// Exactly one source: Queue, or File (the name of ReplayDeps.Records).
+	Queue string
+	File  string
+	Vhost string
+	// FileDigest is File's SHA-256 (FileDigest), kept in the journal.
+	FileDigest string
 
 	Router   Router
 	Filter   Filter
@@ -34,20 +51,31 @@ type Options struct {
 	Rate        float64 // publishes per second (0: unlimited)
 	MaxReplays  int     // park messages replayed this often already (0: never)
 	ParkQueue   string
-	// Idempotency, when set, skips messages whose key is SUCCEEDED.
-	Idempotency      Idempotency
-	IdempotencyKeys  []Field
-	ParkSucceeded    bool // park them instead of leaving them in the DLQ
-	RetryInDoubt     bool
-	Resume           *JournalState
-	Journal          *Journal
-	Args             []string // the command line, for the journal
-	Version          string
-	Yes              bool // publish; without it, a dry run
-	Dial             Dialer
-	Now              func() time.Time
-	Progress         progress.Meter
-	DrainGrace       time.Duration // how long to wait for confirms when stopping
+	// MaxBounces is how many of this run's replays may come back to the
+	// DLQ before the run stops (0: the first stops it).
+	MaxBounces int
+	// IdempotencyKeys are the fields holding a message's idempotency key,
+	// looked up in ReplayDeps.Idempotency.
+	IdempotencyKeys []Field
+	ParkSucceeded   bool // park them instead of leaving them in the DLQ
+	RetryInDoubt    bool
+	Resume          *JournalState
+	Args            []string // the command line, for the journal
+	Version         string
+	Yes             bool // publish; without it, a dry run
+	// CreateDestination consents to declaring a destination queue that
+	// does not exist (durable); without it the run refuses to publish to
+	// one. A missing exchange is never created.
+	CreateDestination bool
+	// DrainGrace bounds the waits when stopping: for outstanding confirms,
+	// then for the broker to apply the DLQ acks and requeues (settle.go).
+	DrainGrace time.Duration
+	// StartWait bounds the wait for the DLQ to have no consumer before the
+	// count is taken (0: DefaultStartWait).
+	StartWait time.Duration
+	// Idle ends the run when no message arrives for this long while it
+	// waits for one (0: 10 s).
+	Idle             time.Duration
 	DeclareParkQueue bool
 }
 
@@ -60,27 +88,55 @@ type Idempotency interface {
 
 // Counts are what happened to the messages a run read.
 type Counts struct {
-	Read            int `json:"read"`
-	Replayed        int `json:"replayed"`
-	Parked          int `json:"parked"`
-	AlreadyDone     int `json:"already_done"` // resume: acked without republishing
-	Returned        int `json:"returned"`
-	Nacked          int `json:"nacked"`
-	InDoubt         int `json:"in_doubt"`
-	InDoubtEarlier  int `json:"in_doubt_earlier"` // resume: left in the DLQ
-	AckLost         int `json:"ack_lost"`
-	Filtered        int `json:"filtered"`
-	Succeeded       int `json:"skipped_succeeded"`
-	NoKey           int `json:"no_idempotency_key"`
-	NoDestination   int `json:"no_destination"`
-	Bounced         int `json:"bounced"`
-	OverMax         int `json:"over_max"`
+	Read           int `json:"read"`
+	Replayed       int `json:"replayed"`
+	Parked         int `json:"parked"`
+	AlreadyDone    int `json:"already_done"` // resume: acked without republishing
+	Returned       int `json:"returned"`
+	Nacked         int `json:"nacked"`
+	InDoubt        int `json:"in_doubt"`
+	InDoubtEarlier int `json:"in_doubt_earlier"` // resume: left in the DLQ
+	AckLost        int `json:"ack_lost"`
+	Filtered       int `json:"filtered"`
+	Succeeded      int `json:"skipped_succeeded"`
+	// SucceededLeft are the skipped ones left in the DLQ (the others were
+	// parked: --succeeded park).
+	SucceededLeft int `json:"succeeded_left"`
+	NoKey         int `json:"no_idempotency_key"`
+	NoDestination int `json:"no_destination"`
+	// DestinationMissing were not published: their destination does not
+	// exist (and no consent to create it was given).
+	DestinationMissing int `json:"destination_missing"`
+	// NotPublished were decided but not yet published when the run
+	// stopped (Ctrl-C while pacing, a closed channel): left in the DLQ.
+	NotPublished int `json:"not_published"`
+	// Bounced are this run's replays that came back to the DLQ and were
+	// read; Arrived is how many messages the DLQ gained during the run
+	// (at least), bounced or new.
+	Bounced int `json:"bounced"`
+	Arrived int `json:"arrived_during_run"`
+	// New are messages read past the count at the start (looking for
+	// bounces) that were not this run's: left for a later run.
+	New     int `json:"new_dead_letters"`
+	OverMax int `json:"over_max"`
+	// Unread were counted at the start but not read (--max reached, or
+	// the run stopped early).
+	Unread          int `json:"not_read"`
 	UserIDDropped   int `json:"user_id_dropped"`
 	MalformedHeader int `json:"malformed_headers"`
+	// NonRetryable are messages the dry run would replay that the rules
+	// classify non-retryable.
+	NonRetryable int `json:"non_retryable"`
 }
 
-// Result is the outcome of a run (the JSON data of `dlq replay`).
-type Result struct {
+// Left is how many messages the run read and left in the DLQ.
+func (c Counts) Left() int {
+	return c.Returned + c.Nacked + c.InDoubt + c.InDoubtEarlier + c.Filtered + c.SucceededLeft + c.NoDestination +
+		c.DestinationMissing + c.NotPublished + c.Bounced + c.New + c.OverMax
+}
+
+// ReplayResult is the outcome of a run (the JSON data of `dlq replay`).
+type ReplayResult struct {
 	Run          string       `json:"run"`
 	DryRun       bool         `json:"dry_run"`
 	Queue        string       `json:"queue,omitempty"`
@@ -95,8 +151,14 @@ type Result struct {
 	PerSecond    float64      `json:"per_second"`
 	ParkQueue    string       `json:"park_queue,omitempty"`
 	Quorum       bool         `json:"quorum"`
+	MaxBounces   int          `json:"max_bounces"`
+	// Groups are the --group ids asked for that matched no message.
+	UnmatchedGroups []string `json:"unmatched_groups"`
 	// Lost is set when a connection went away mid-run.
 	Lost string `json:"connection_lost,omitempty"`
+	// Settled is false when, at the end, the DLQ did not show every ack
+	// and requeue of the run applied within --drain-grace (settle.go).
+	Settled bool `json:"settled"`
 }
 
 // DestCount is one row of the routing preview.
@@ -114,7 +176,7 @@ type DestCount struct {
 type MessageRef struct {
 	MessageID string `json:"message_id"`
 	FP        string `json:"fingerprint"`
-	What      string `json:"what"` // returned, nacked, in-doubt, no-destination, bounced, ack-lost
+	What      string `json:"what"` // returned, nacked, in-doubt, no-destination, bounced, ack-lost, ...
 	Why       string `json:"why,omitempty"`
 }
 
@@ -128,6 +190,9 @@ type item struct {
 	in  Info
 	fp  string
 	dst Target
+	// past is set for a message read past the count at the start: only
+	// looked at for this run's bounces, never replayed.
+	past bool
 }
 
 type pending struct {
@@ -138,32 +203,49 @@ type pending struct {
 }
 
 type engine struct {
-	o        *Options
-	res      *Result
+	o        *ReplayOptions
+	d        *ReplayDeps
+	res      *ReplayResult
 	src      source
 	pubConn  *amqp.Connection
 	pubCh    *amqp.Channel
 	selected int
 	srcErr   error
+	runErr   error // what ends the run early and is the caller's to fix
 	toAck    []*item
 	limit    *rate.Limiter
 	seq      int64
-	outst    map[uint64]*pending // by publisher sequence number
+	queued   []*pending // decided and journaled, waiting for --rate
+	paceAt   time.Time  // when --rate allows the next publish
+	outst    map[uint64]*pending
 	ret      map[string]amqp.Return
 	rets     chan amqp.Return
 	confs    chan amqp.Confirmation
 	pubErr   chan *amqp.Error
+	chErr    chan *amqp.Error
 	dest     map[string]*DestCount
+	exists   map[string]bool // destinations checked before their first publish
+	groups   map[string]bool // --group ids seen
 	parkOK   bool
-	start    time.Time
-	stop     string
-	lost     string
+	// refused is set when the broker closed the publishing channel over a
+	// missing exchange: what was outstanding is settled, nothing more is
+	// published, and it is not a lost connection.
+	refused bool
+	start   time.Time
+	stop    string
+	lost    string
+	// bounceCheck is how many messages past the count at the start the
+	// run reads (holding them) to find its own replays coming back.
+	bounceCheck int
 }
 
-// Run replays (or with Yes false, previews) a DLQ or an export file.
-func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Now == nil {
-		o.Now = time.Now
+// Replay replays (or with Yes false, previews) a DLQ or an export file.
+// A run that ends early (a lost connection, an interrupt, a missing
+// destination) still returns its result; the error says why it could not
+// go on.
+func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, error) {
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	if o.Analyzer == nil {
 		o.Analyzer = &Analyzer{}
@@ -172,13 +254,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.DrainGrace <= 0 {
 		o.DrainGrace = 30 * time.Second
 	}
-	res := &Result{Run: o.Rewrite.Run, DryRun: !o.Yes, Queue: o.Queue, File: o.File, Vhost: o.Vhost,
-		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue}
-	e := &engine{o: &o, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{}, dest: map[string]*DestCount{}, start: o.Now()}
+	if o.Idle <= 0 {
+		o.Idle = 10 * time.Second
+	}
+	res := &ReplayResult{Run: o.Rewrite.Run, DryRun: !o.Yes, Queue: o.Queue, File: o.File, Vhost: o.Vhost,
+		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue, MaxBounces: o.MaxBounces,
+		UnmatchedGroups: []string{}}
+	e := &engine{o: &o, d: &d, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{},
+		dest: map[string]*DestCount{}, exists: map[string]bool{}, groups: map[string]bool{}, start: d.Now()}
 	if o.Rate > 0 {
 		e.limit = rate.NewLimiter(rate.Limit(o.Rate), 1)
 	}
-	meter := progress.Or(o.Progress)
+	meter := progress.Or(d.Progress)
 	defer meter.Done()
 
 	src, err := e.open(ctx)
@@ -188,8 +275,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	e.src = src
 	defer src.close()
 	meter.SetTotal(int64(src.bound()))
-	o.Journal.Add(JournalRecord{T: JStart, Queue: o.Queue, File: o.File, Vhost: o.Vhost, Args: o.Args, Count: res.AtStart.Messages, Version: o.Version})
-	if err := o.Journal.Flush(); err != nil {
+	d.Journal.Add(JournalRecord{T: JStart, Queue: o.Queue, File: o.File, Vhost: o.Vhost, Args: o.Args, Count: res.AtStart.Messages,
+		Version: o.Version, FileDigest: o.FileDigest})
+	if err := d.Journal.Flush(); err != nil {
+		src.release()
 		return nil, fmt.Errorf("write journal: %w", err)
 	}
 	if o.Yes {
@@ -204,33 +293,46 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if !o.Yes {
 		e.checkDestinations(ctx)
 	}
-	if runErr == nil && e.srcErr != nil {
-		runErr = e.srcErr
+	switch {
+	case runErr != nil:
+	case e.runErr != nil:
+		runErr = e.runErr
+	case e.srcErr != nil:
+		runErr = &problem.Input{Field: "File", Value: o.File, Quote: true, Why: e.srcErr.Error(), Err: e.srcErr,
+			Hint: "the messages before it were handled; fix the file and {Resume} the journal"}
 	}
 	return res, runErr
 }
 
 func (e *engine) open(ctx context.Context) (source, error) {
-	if e.o.Records != nil {
-		return newFileSource(e.o.Records), nil
+	if e.d.Records != nil {
+		return newFileSource(e.d.Records), nil
 	}
-	conn, err := e.o.Dial(ctx, "consume")
+	conn, err := e.d.Dial(ctx, "consume")
 	if err != nil {
 		return nil, err
 	}
-	st, err := InspectQueue(conn, e.o.Queue)
+	st, err := startState(ctx, conn, e.o.Queue, e.o.StartWait)
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, queueError(e.o.Queue, err)
 	}
 	e.res.AtStart = st
 	if st.Consumers > 0 && e.o.Yes {
 		conn.Close()
-		return nil, fmt.Errorf("queue %q has %d consumer(s): a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back): stop it, then run again", e.o.Queue, st.Consumers)
+		return nil, &problem.Input{Field: "Queue", Value: e.o.Queue, Quote: true,
+			Why:  fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)", english.Count(st.Consumers, "consumer", "consumers")),
+			Hint: "stop it, then run again"}
 	}
 	window := e.o.Window
-	if !e.o.Yes {
+	switch {
+	case !e.o.Yes:
 		window = readWindow(window, st.Messages)
+	case e.o.Rate > 0:
+		// Paced: a quarter second of messages is enough ahead, and what
+		// the broker has sent but the run has not read yet is what the
+		// DLQ's depth cannot tell from bounces (checkArrivals).
+		window = min(window, max(10, int(e.o.Rate/4)))
 	}
 	c, err := NewConsumer(conn, e.o.Queue, window, e.o.WindowBytes, e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
 	if err != nil {
@@ -241,7 +343,7 @@ func (e *engine) open(ctx context.Context) (source, error) {
 }
 
 func (e *engine) openPublisher(ctx context.Context) error {
-	conn, err := e.o.Dial(ctx, "publish")
+	conn, err := e.d.Dial(ctx, "publish")
 	if err != nil {
 		return err
 	}
@@ -258,32 +360,80 @@ func (e *engine) openPublisher(ctx context.Context) error {
 	// amqp091-go drops a notification that blocks for 5 s.
 	e.confs = ch.NotifyPublish(make(chan amqp.Confirmation, e.o.Window+16))
 	e.rets = ch.NotifyReturn(make(chan amqp.Return, e.o.Window+16))
+	// The channel's own close carries the broker's reason (404 NOT_FOUND
+	// for a missing exchange); the connection's says it went away.
+	e.chErr = ch.NotifyClose(make(chan *amqp.Error, 1))
 	e.pubErr = conn.NotifyClose(make(chan *amqp.Error, 1))
 	e.pubConn, e.pubCh = conn, ch
 	return nil
 }
 
+// watchEvery is how often a replay looks at the DLQ's depth for messages
+// coming back.
+const watchEvery = 250 * time.Millisecond
+
 // loop is the run: one goroutine owns every decision, so the order of
 // events (a return is always seen before its confirm) is the broker's.
+// Each turn first settles every confirm and return that has arrived (so
+// confirms are handled as they come, never behind new publishes or the
+// --rate pacing), then publishes what --rate allows, then waits for the
+// next event.
 func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 	o := e.o
 	consuming := true
 	bound := e.src.bound()
 	srcClosed := e.src.closed()
-	for {
-		if consuming && ((bound >= 0 && e.res.Counts.Read >= bound) || (o.Max > 0 && e.selected >= o.Max) || e.stop != "") {
+	idle := time.NewTimer(o.Idle)
+	defer idle.Stop()
+	pacer := time.NewTimer(time.Hour)
+	defer pacer.Stop()
+	var watch <-chan time.Time
+	if o.Yes && bound >= 0 {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		watch = t.C
+	}
+	stopConsuming := func(why string) {
+		if consuming {
 			consuming = false
 			if e.stop == "" {
-				e.stop = e.stopReason(bound)
+				e.stop = why
 			}
 			e.src.stop()
 		}
-		if !consuming && len(e.outst) == 0 {
+	}
+	for {
+		e.settleReady()
+		if consuming {
+			switch {
+			case e.stop != "":
+				stopConsuming(e.stop)
+			case bound >= 0 && e.res.Counts.Read >= bound+e.bounceCheck:
+				if e.bounceCheck == 0 && e.startBounceCheck(bound) {
+					// What arrived is right behind: a short wait.
+					resetTimer(idle, min(o.Idle, 2*time.Second))
+					continue
+				}
+				stopConsuming("count at start reached")
+			case o.Yes && o.Max > 0 && e.selected >= o.Max && e.bounceCheck == 0:
+				stopConsuming("--max reached")
+			}
+		}
+		if err := e.publishQueued(ctx); err != nil {
+			return err
+		}
+		if !consuming && len(e.outst) == 0 && len(e.queued) == 0 {
 			return nil
 		}
 		var in <-chan srcItem
-		if consuming && len(e.outst) < o.Window {
-			in = e.src.items()
+		var idleC <-chan time.Time
+		if consuming && len(e.queued) == 0 && len(e.outst) < o.Window {
+			in, idleC = e.src.items(), idle.C
+		}
+		var pace <-chan time.Time
+		if len(e.queued) > 0 {
+			resetTimer(pacer, time.Until(e.paceAt))
+			pace = pacer.C
 		}
 		select {
 		case si, ok := <-in:
@@ -298,32 +448,34 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 				}
 				continue
 			}
+			if e.bounceCheck == 0 {
+				resetTimer(idle, o.Idle)
+			}
 			batch := append(make([]srcItem, 0, 64), si)
-			batch = e.more(batch, in, e.batchSize())
+			batch = e.more(batch, in, e.batchSize(bound))
 			if err := e.handle(ctx, batch, meter); err != nil {
 				return err
 			}
-		case r := <-e.rets:
-			e.ret[replayIDOf(r.Headers)] = r
+		case r, ok := <-e.rets:
+			e.returned(r, ok)
 		case c, ok := <-e.confs:
-			if !ok {
-				e.confs = nil
-				e.publisherLost("publisher channel closed")
-				consuming = false
-				continue
+			if !e.confirmed(c, ok) {
+				stopConsuming(e.stop)
 			}
-			e.confirm(c)
-			if len(e.confs) == 0 || len(e.toAck) >= 256 {
-				// A burst of confirms is settled (or enough of one that
-				// the prefetch window must not wait): ack it, and put the
-				// outcomes in the file (after a kill, fewer messages look
-				// in doubt).
-				e.flushAcks()
-				_ = o.Journal.Flush()
+		case <-pace:
+		case <-idleC:
+			stopConsuming(fmt.Sprintf("no message arrived for %s", o.Idle))
+		case <-watch:
+			e.checkArrivals(bound, e.bounceCheck == 0)
+		case err := <-e.chErr:
+			e.chErr = nil
+			if err != nil {
+				e.channelClosed(err)
+				stopConsuming(e.stop)
 			}
 		case err := <-e.pubErr:
 			e.pubErr = nil
-			if err != nil {
+			if err != nil && e.lost == "" {
 				e.lost = "publisher connection: " + err.Error()
 			}
 		case <-srcClosed:
@@ -334,32 +486,28 @@ func (e *engine) loop(ctx context.Context, meter progress.Meter) error {
 			consuming = false
 			e.stop = "connection lost"
 		case <-ctx.Done():
-			if consuming {
-				consuming = false
-				e.stop = "interrupted"
-				e.src.stop()
-			}
+			stopConsuming("interrupted")
+			e.unqueue("not published: interrupted")
 			return e.drainConfirms()
 		}
 	}
 }
 
-func (e *engine) stopReason(bound int) string {
-	switch {
-	case e.stop != "":
-		return e.stop
-	case bound >= 0 && e.res.Counts.Read >= bound:
-		return "count at start reached"
-	}
-	return "--max reached"
+func resetTimer(t *time.Timer, d time.Duration) {
+	t.Stop()
+	t.Reset(d)
 }
 
 // batchSize is how many ready messages are decided together: enough to
-// amortize journal writes, few enough that --rate paces before journaling.
-func (e *engine) batchSize() int {
+// amortize journal writes, few enough that --rate paces before journaling
+// and never past the count at the start.
+func (e *engine) batchSize(bound int) int {
 	n := min(256, e.o.Window-len(e.outst))
 	if e.o.Rate > 0 {
 		n = min(n, int(e.o.Rate/10))
+	}
+	if bound >= 0 {
+		n = min(n, bound+e.bounceCheck-e.res.Counts.Read)
 	}
 	return max(n, 1)
 }
@@ -383,11 +531,12 @@ func (e *engine) more(batch []srcItem, in <-chan srcItem, limit int) []srcItem {
 	return batch
 }
 
-// handle decides a batch of messages and publishes those to replay or park.
+// handle decides a batch of messages and queues those to replay or park.
 func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Meter) error {
 	o := e.o
-	now := o.Now()
+	now := e.d.Now()
 	items := make([]*item, 0, len(batch))
+	bound := e.src.bound()
 	for _, si := range batch {
 		if err := e.src.seen(si); err != nil && e.lost == "" {
 			// The consumer could not restart with a new prefetch: stop
@@ -398,8 +547,8 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 		}
 		e.res.Counts.Read++
 		meter.Add(1)
-		it := &item{m: si.m, d: si.d}
-		if len(o.Filter.Groups) > 0 {
+		it := &item{m: si.m, d: si.d, past: bound >= 0 && e.res.Counts.Read > bound}
+		if len(o.Filter.Groups) > 0 || !o.Yes {
 			it.in = o.Analyzer.Analyze(it.m)
 		} else {
 			it.in = o.Analyzer.Origin(it.m)
@@ -419,8 +568,7 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 	}
 	var toPublish []*pending
 	for _, it := range items {
-		p := e.decide(it, succeeded, now)
-		if p != nil {
+		if p := e.decide(it, succeeded, now); p != nil {
 			toPublish = append(toPublish, p)
 		}
 	}
@@ -430,345 +578,54 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 	}
 	// The "pub" records reach the file before the publishes leave, so a
 	// crash at any point leaves them in doubt, never unknown.
-	if err := o.Journal.Flush(); err != nil {
+	if err := e.d.Journal.Flush(); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	for _, p := range toPublish {
-		if err := e.publish(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	e.queued = append(e.queued, toPublish...)
+	return e.publishQueued(ctx)
 }
 
-// decide is every rule of the replay for one message, in order. It returns
-// the publish to make, or nil when the message is settled or held.
-func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pending {
-	o, c := e.o, &e.res.Counts
-	m, in := it.m, &it.in
-	if o.Resume != nil {
-		switch o.Resume.Outcome[it.fp] {
-		case OutcomeDone:
-			// At its destination already (its ack was lost): settle it.
-			c.AlreadyDone++
-			e.ack(it)
-			return nil
-		case OutcomeDoubt:
-			if !o.RetryInDoubt {
-				c.InDoubtEarlier++
-				e.problem(it, "in-doubt", "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then --retry-in-doubt)")
-				e.hold(it)
-				return nil
-			}
-		}
+// startBounceCheck decides, when the count at the start has been read,
+// whether to read on for this run's replays coming back: only when the DLQ
+// has gained messages and something was replayed. It reads at most that
+// many more, holding every one (nothing read past the count is replayed).
+func (e *engine) startBounceCheck(bound int) bool {
+	if !e.o.Yes || e.res.Counts.Replayed+len(e.outst) == 0 || e.stop != "" {
+		return false
 	}
-	if in.Origin.ReplayRun != "" && in.Origin.ReplayRun == o.Rewrite.Run {
-		// One of this run's own replays died again and came back.
-		c.Bounced++
-		e.problem(it, "bounced", "replayed by this run and dead-lettered again: the failure is not fixed")
-		e.hold(it)
-		e.stop = "replayed messages came back (bounced)"
-		return nil
+	e.checkArrivals(bound, false)
+	if e.res.Counts.Arrived == 0 {
+		return false
 	}
-	if !o.Filter.Match(m, in, now) {
-		c.Filtered++
-		e.hold(it)
-		return nil
-	}
-	if o.Max > 0 && e.selected >= o.Max {
-		c.OverMax++
-		e.hold(it)
-		return nil
-	}
-	if o.MaxReplays > 0 && in.Origin.ReplayCount >= int64(o.MaxReplays) {
-		return e.park(it, fmt.Sprintf("replayed %d times already (--max-replays %d)", in.Origin.ReplayCount, o.MaxReplays))
-	}
-	if succeeded != nil {
-		key, _, ok := FirstOf(m, o.IdempotencyKeys)
-		switch {
-		case !ok:
-			c.NoKey++
-		case succeeded[key]:
-			c.Succeeded++
-			o.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
-			if o.ParkSucceeded {
-				return e.park(it, "idempotency key "+key+" already SUCCEEDED")
-			}
-			e.hold(it)
-			return nil
-		}
-	}
-	dst, ok := o.Router.Route(m, in)
-	if ok && dst.Exchange == "" && dst.RoutingKey == o.Queue && o.Queue != "" {
-		ok = false // its origin is this DLQ itself: replaying would loop
-	}
-	if !ok {
-		c.NoDestination++
-		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give --to")
-		o.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
-		e.hold(it)
-		return nil
-	}
-	it.dst = dst
-	e.selected++
-	e.count(dst, "replay", it)
-	if !o.Yes {
-		e.hold(it)
-		return nil
-	}
-	return e.newPending(it, "replay")
+	e.bounceCheck = min(e.res.Counts.Arrived, e.res.Counts.Replayed+len(e.outst))
+	return true
 }
 
-func (e *engine) park(it *item, why string) *pending {
-	q := e.o.ParkQueue
-	it.dst = Target{RoutingKey: q, From: "park"}
-	it.in.ClassRule = why
-	e.count(it.dst, "park", it)
-	if !e.o.Yes {
-		e.hold(it)
-		return nil
+// checkArrivals reads the DLQ's depth: what it holds beyond the messages
+// counted at the start and not yet taken arrived during the run (a lower
+// bound: deliveries prefetched but not read count as taken). When more
+// arrived than MaxBounces allows while this run replays, they are most
+// likely its replays failing again: the run stops.
+func (e *engine) checkArrivals(bound int, stop bool) {
+	if e.res.Counts.Replayed == 0 {
+		return
 	}
-	return e.newPending(it, "park")
-}
-
-func (e *engine) newPending(it *item, kind string) *pending {
-	e.seq++
-	seq := e.seq
-	if e.o.Resume != nil {
-		seq += e.o.Resume.MaxSeq
-	}
-	p := &pending{it: it, seq: seq, kind: kind, id: fmt.Sprintf("%s-%d", e.o.Rewrite.Run, seq)}
-	e.o.Journal.Add(JournalRecord{T: JPub, Seq: seq, FP: it.fp, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
-	return p
-}
-
-func (e *engine) count(t Target, kind string, it *item) {
-	key := kind + "\x00" + t.String()
-	d := e.dest[key]
-	if d == nil {
-		d = &DestCount{Target: t, Kind: kind, reasons: map[string]int{}}
-		e.dest[key] = d
-	}
-	d.Messages++
-	d.Bytes += int64(len(it.m.Body))
-	d.reasons[it.in.Reason]++
-}
-
-func (e *engine) publish(ctx context.Context, p *pending) error {
-	o := e.o
-	if p.kind == "park" && !e.parkOK {
-		if err := e.ensureParkQueue(); err != nil {
-			return err
-		}
-	}
-	if e.limit != nil {
-		if err := e.limit.Wait(ctx); err != nil {
-			// Interrupted while pacing: this message was never published.
-			e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: interrupted"})
-			e.hold(p.it)
-			return nil
-		}
-	}
-	rw := o.Rewrite
-	rw.Now = o.Now().UTC().Truncate(time.Second)
-	var pub amqp.Publishing
-	if p.kind == "park" {
-		pub = rw.Parked(p.it.m, p.seq, p.it.in.ClassRule)
-	} else {
-		pub = rw.Replayed(p.it.m, p.seq, p.it.dst)
-	}
-	if p.it.m.Props.UserID != "" && pub.UserId == "" {
-		e.res.Counts.UserIDDropped++
-	}
-	pub.Headers[HeaderReplayID] = p.id
-	tag := e.pubCh.GetNextPublishSeqNo()
-	// Publishing does not take ctx: once started, a publish completes and
-	// its confirm is awaited, even on Ctrl-C.
-	err := e.pubCh.PublishWithContext(context.WithoutCancel(ctx), p.it.dst.Exchange, p.it.dst.RoutingKey, true, false, pub)
-	if errors.Is(err, amqp.ErrClosed) {
-		// Refused before anything was sent: not published, not in doubt.
-		e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: publisher channel closed"})
-		e.hold(p.it)
-		e.publisherLost("publisher channel closed")
-		return nil
-	}
-	if err != nil {
-		// The frame may or may not have left: in doubt.
-		e.doubt(p, "publish failed: "+err.Error())
-		e.publisherLost("publish failed: " + err.Error())
-		return nil
-	}
-	e.outst[tag] = p
-	return nil
-}
-
-// ensureParkQueue checks (on a channel of its own: a missing queue closes
-// the channel) that the parking queue exists, and declares it durable when
-// it does not and DeclareParkQueue allows.
-func (e *engine) ensureParkQueue() error {
-	exists, err := queueExists(e.pubConn, e.o.ParkQueue)
-	if err != nil {
-		return fmt.Errorf("parking queue %q: %w", e.o.ParkQueue, err)
-	}
-	if !exists {
-		if !e.o.DeclareParkQueue {
-			return fmt.Errorf("parking queue %q does not exist: create it or pass --park-queue", e.o.ParkQueue)
-		}
-		ch, err := e.pubConn.Channel()
-		if err != nil {
-			return fmt.Errorf("open channel: %w", err)
-		}
-		defer ch.Close()
-		if _, err := ch.QueueDeclare(e.o.ParkQueue, true, false, false, false, nil); err != nil {
-			return fmt.Errorf("declare parking queue %q: %w", e.o.ParkQueue, err)
-		}
-	}
-	e.parkOK = true
-	return nil
-}
-
-// confirm settles one publish: acked and not returned means it is at its
-// destination, and only then is the DLQ message acked.
-func (e *engine) confirm(c amqp.Confirmation) {
-	e.drainReturns()
-	p, ok := e.outst[c.DeliveryTag]
+	st, ok := e.src.probe()
 	if !ok {
 		return
 	}
-	delete(e.outst, c.DeliveryTag)
-	if r, returned := e.ret[p.id]; returned {
-		delete(e.ret, p.id)
-		e.res.Counts.Returned++
-		why := fmt.Sprintf("returned %d %s: no queue is bound for %s", r.ReplyCode, r.ReplyText, p.it.dst)
-		e.o.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
-		e.problem(p.it, "returned", why)
-		e.hold(p.it)
+	arrived := st.Messages - (bound - e.src.taken())
+	if arrived <= e.res.Counts.Arrived {
 		return
 	}
-	if !c.Ack {
-		if p.it.dst.Exchange != "" {
-			// An exchange may have fanned it out to queues that took it
-			// before one refused: retrying would duplicate it there.
-			e.doubt(p, "broker nack after publishing to an exchange: some bound queues may have it")
-			return
-		}
-		e.res.Counts.Nacked++
-		e.o.Journal.Add(JournalRecord{T: JNacked, Seq: p.seq, Why: "broker nack"})
-		e.problem(p.it, "nacked", "the broker refused it (nack): still in the DLQ")
-		e.hold(p.it)
-		return
-	}
-	e.o.Journal.Add(JournalRecord{T: JOK, Seq: p.seq})
-	if p.kind == "park" {
-		e.res.Counts.Parked++
-	} else {
-		e.res.Counts.Replayed++
-	}
-	e.ack(p.it)
-}
-
-func (e *engine) drainReturns() {
-	for {
-		select {
-		case r := <-e.rets:
-			e.ret[replayIDOf(r.Headers)] = r
-		default:
-			return
-		}
+	e.res.Counts.Arrived = arrived
+	if stop && arrived > e.o.MaxBounces && e.stop == "" {
+		e.stop = "the DLQ grew while replaying: replayed messages are coming back"
 	}
 }
 
-func replayIDOf(h amqp.Table) string {
-	s, _ := h[HeaderReplayID].(string)
-	return s
-}
-
-// ack queues a DLQ ack; flushAcks sends the queued ones in as few frames
-// as is safe, at the end of each burst of confirms.
-func (e *engine) ack(it *item) { e.toAck = append(e.toAck, it) }
-
-func (e *engine) flushAcks() {
-	if len(e.toAck) == 0 {
-		return
-	}
-	its := e.toAck
-	e.toAck = nil
-	if err := e.src.ackMany(its); err != nil {
-		for _, it := range its {
-			e.res.Counts.AckLost++
-			e.problem(it, "ack-lost", "at its destination, but the DLQ ack failed: it is back in the DLQ; a --resume run acks it without republishing")
-			e.o.Journal.Add(JournalRecord{T: JAckLost, FP: it.fp, ID: it.m.Props.MessageID, Why: err.Error()})
-		}
-	}
-}
-
-func (e *engine) hold(it *item) {
-	if err := e.src.hold(it); err != nil && e.lost == "" {
-		e.lost = "consumer: " + err.Error()
-		e.stop = "connection lost"
-	}
-}
-
-func (e *engine) doubt(p *pending, why string) {
-	e.res.Counts.InDoubt++
-	e.o.Journal.Add(JournalRecord{T: JDoubt, Seq: p.seq, Why: why})
-	e.problem(p.it, "in-doubt", why)
-	e.hold(p.it)
-}
-
-// publisherLost marks every unconfirmed publish in doubt: it may or may not
-// have reached the destination. Its DLQ message stays (requeued), and the
-// journal says so; nothing is retried silently.
-func (e *engine) publisherLost(why string) {
-	if e.lost == "" {
-		e.lost = why
-	}
-	if e.stop == "" {
-		e.stop = "connection lost"
-	}
-	tags := make([]uint64, 0, len(e.outst))
-	for t := range e.outst {
-		tags = append(tags, t)
-	}
-	sort.Slice(tags, func(i, j int) bool { return tags[i] < tags[j] })
-	for _, t := range tags {
-		e.doubt(e.outst[t], "connection lost before the publish was confirmed")
-		delete(e.outst, t)
-	}
-}
-
-// drainConfirms waits (at most DrainGrace) for outstanding confirms after
-// an interrupt.
-func (e *engine) drainConfirms() error {
-	deadline := time.NewTimer(e.o.DrainGrace)
-	defer deadline.Stop()
-	for len(e.outst) > 0 {
-		select {
-		case r := <-e.rets:
-			e.ret[replayIDOf(r.Headers)] = r
-		case c, ok := <-e.confs:
-			if !ok {
-				e.publisherLost("publisher channel closed")
-				return nil
-			}
-			e.confirm(c)
-			e.flushAcks()
-		case <-deadline.C:
-			e.publisherLost(fmt.Sprintf("no confirm within %s of stopping", e.o.DrainGrace))
-			return nil
-		}
-	}
-	return nil
-}
-
-func (e *engine) problem(it *item, what, why string) {
-	if len(e.res.Problems) >= maxProblems {
-		return
-	}
-	e.res.Problems = append(e.res.Problems, MessageRef{MessageID: it.m.Props.MessageID, FP: it.fp, What: what, Why: why})
-}
-
-// finish requeues everything held, closes the journal and fills the result.
+// finish requeues everything held, waits for the broker to settle the
+// DLQ, closes the journal and fills the result.
 func (e *engine) finish(ctx context.Context) {
 	e.flushAcks()
 	for _, si := range e.src.rest() {
@@ -779,6 +636,11 @@ func (e *engine) finish(ctx context.Context) {
 		e.lost = "requeue held messages: " + err.Error()
 	}
 	res := e.res
+	res.Settled = true
+	if e.lost == "" {
+		sctx, budget := settleContext(ctx, e.o.DrainGrace)
+		res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
+	}
 	if e.stop == "" {
 		e.stop = e.src.endReason()
 	}
@@ -787,7 +649,15 @@ func (e *engine) finish(ctx context.Context) {
 	if ctx.Err() != nil {
 		res.StoppedBy = "interrupted"
 	}
-	el := e.o.Now().Sub(e.start)
+	if b := e.src.bound(); b >= 0 {
+		res.Counts.Unread = max(0, b-min(res.Counts.Read, b))
+	}
+	for _, g := range e.o.Filter.Groups {
+		if !e.groups[g] {
+			res.UnmatchedGroups = append(res.UnmatchedGroups, g)
+		}
+	}
+	el := e.d.Now().Sub(e.start)
 	res.ElapsedMs = el.Milliseconds()
 	if el > 0 {
 		res.PerSecond = float64(res.Counts.Replayed+res.Counts.Parked) / el.Seconds()
@@ -803,56 +673,8 @@ func (e *engine) finish(ctx context.Context) {
 		res.Destinations = append(res.Destinations, *d)
 	}
 	c := res.Counts
-	e.o.Journal.Add(JournalRecord{T: JEnd, Summary: &c, Why: res.StoppedBy})
-	_ = e.o.Journal.Sync()
-}
-
-func reasonText(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := ""
-	for i, k := range keys {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%s %d", k, m[k])
-	}
-	return s
-}
-
-// lookup asks the idempotency store about a batch's keys at once.
-func (e *engine) lookup(ctx context.Context, items []*item) (map[string]bool, error) {
-	if e.o.Idempotency == nil {
-		return nil, nil
-	}
-	var keys []string
-	for _, it := range items {
-		if k, _, ok := FirstOf(it.m, e.o.IdempotencyKeys); ok {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return map[string]bool{}, nil
-	}
-	got, err := e.o.Idempotency.Succeeded(ctx, keys)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return map[string]bool{}, nil
-		}
-		return nil, fmt.Errorf("idempotency look-up in %s: %w", e.o.Idempotency, err)
-	}
-	return got, nil
-}
-
-func queueExists(conn *amqp.Connection, name string) (bool, error) {
-	_, err := InspectQueue(conn, name)
-	if errors.Is(err, ErrQueueNotFound) {
-		return false, nil
-	}
-	return err == nil, err
+	e.d.Journal.Add(JournalRecord{T: JEnd, Summary: &c, Why: res.StoppedBy})
+	_ = e.d.Journal.Sync()
 }
 
 // checkDestinations fills the dry run's routing preview with whether each
@@ -861,21 +683,14 @@ func (e *engine) checkDestinations(ctx context.Context) {
 	if len(e.res.Destinations) == 0 {
 		return
 	}
-	conn, err := e.o.Dial(ctx, "read")
+	conn, err := e.d.Dial(ctx, "read")
 	if err != nil {
 		return
 	}
 	defer conn.Close()
 	for i := range e.res.Destinations {
 		d := &e.res.Destinations[i]
-		var ok bool
-		var err error
-		if d.Target.Exchange == "" {
-			ok, err = queueExists(conn, d.Target.RoutingKey)
-		} else {
-			ok, err = ExchangeExists(conn, d.Target.Exchange)
-		}
-		if err == nil {
+		if ok, err := destinationExists(conn, d.Target); err == nil {
 			d.Exists = &ok
 		}
 	}

@@ -3,10 +3,13 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -14,12 +17,32 @@ type memFile struct{ bytes.Buffer }
 
 func (*memFile) Sync() error { return nil }
 
-func replayOpts(r *rig, yes bool) (Options, *memFile) {
+// replayCase is one replay's dependencies and options, set field by
+// field in the tests.
+type replayCase struct {
+	ReplayDeps
+	ReplayOptions
+}
+
+// run replays and checks that the counts account for every message read.
+func (c replayCase) run(ctx context.Context) (*ReplayResult, error) {
+	res, err := Replay(ctx, c.ReplayDeps, c.ReplayOptions)
+	if res != nil && !res.DryRun {
+		k := res.Counts
+		if got := k.Replayed + k.Parked + k.AlreadyDone + k.Left(); got != k.Read {
+			return res, fmt.Errorf("counts account for %d of the %d messages read: %+v", got, k.Read, k)
+		}
+	}
+	return res, err
+}
+
+func replayOpts(r *rig, yes bool) (replayCase, *memFile) {
 	jf := &memFile{}
 	run := NewRunID()
-	return Options{
-		Queue: r.DLQ, Dial: r.dial, Yes: yes, Window: 100, MaxReplays: 3, ParkQueue: r.DLQ + ".parked", DeclareParkQueue: true,
-		Rewrite: Rewrite{Run: run, User: "guest"}, Journal: NewJournal(jf, run, time.Now),
+	return replayCase{
+		ReplayDeps: ReplayDeps{Dial: r.dial, Journal: NewJournal(jf, run, time.Now)},
+		ReplayOptions: ReplayOptions{Queue: r.DLQ, Yes: yes, Window: 100, MaxReplays: 3, ParkQueue: r.DLQ + ".parked", DeclareParkQueue: true,
+			Rewrite: Rewrite{Run: run, User: "guest"}},
 	}, jf
 }
 
@@ -31,7 +54,7 @@ func TestReplayMovesEveryMessageHome(t *testing.T) {
 			ctx := context.Background()
 
 			o, _ := replayOpts(r, false)
-			res, err := Run(ctx, o)
+			res, err := o.run(ctx)
 			must(t, err)
 			if res.Counts.Read != 50 || len(res.Destinations) != 1 || res.Destinations[0].Messages != 50 {
 				t.Fatalf("dry run: %+v %+v", res.Counts, res.Destinations)
@@ -42,7 +65,7 @@ func TestReplayMovesEveryMessageHome(t *testing.T) {
 			r.waitCount(r.DLQ, 50) // the dry run left everything in place
 
 			o, jf := replayOpts(r, true)
-			res, err = Run(ctx, o)
+			res, err = o.run(ctx)
 			must(t, err)
 			if res.Counts.Replayed != 50 || res.StoppedBy != "count at start reached" {
 				t.Fatalf("replay: %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
@@ -82,7 +105,7 @@ func TestReplayReturnedMessagesStayInTheDLQ(t *testing.T) {
 	to, keep, err := ParseTo(r.Exchange + ":no.such.binding")
 	must(t, err)
 	o.Router = Router{To: to, KeepKey: keep}
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	if res.Counts.Returned != 20 || res.Counts.Replayed != 0 {
 		t.Fatalf("counts: %+v", res.Counts)
@@ -113,7 +136,7 @@ func TestReplayFiltersMaxAndParking(t *testing.T) {
 	must(t, err)
 	o.Filter.Where = []Where{w}
 	o.Max = 4
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	// 15 are acme; of those, i%6==0 (5) are past --max-replays and parked;
 	// of the other 10, --max 4 replays 4.
@@ -137,7 +160,7 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	msgs[1].Body = []byte{0xff, 0x00, 0xfe}
 	r.deadLetter(msgs)
 	var file memFile
-	_, data, err := RunExport(context.Background(), PeekOptions{Read: ReadOptions{Queue: r.DLQ}, Dial: r.dial}, &file, "mem", false)
+	data, err := Export(context.Background(), ExportDeps{ReadDeps: ReadDeps{Dial: r.dial}, Out: &file}, ExportOptions{Read: ReadOptions{Queue: r.DLQ}, File: "mem"})
 	must(t, err)
 	if data.Written != 30 {
 		t.Fatalf("exported %d", data.Written)
@@ -149,7 +172,7 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	to, keep, err := ParseTo(":" + r.Work)
 	must(t, err)
 	o.Router = Router{To: to, KeepKey: keep}
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	if res.Counts.Replayed != 30 || res.StoppedBy != "end of file" {
 		t.Fatalf("file replay: %+v %s", res.Counts, res.StoppedBy)
@@ -172,7 +195,7 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	o2, _ := replayOpts(r, true)
 	o2.Queue, o2.File, o2.Records, o2.Router, o2.Resume = "", "mem", bytes.NewReader(file.Bytes()), o.Router, st
 	o2.Rewrite.Run = st.Run
-	res, err = Run(context.Background(), o2)
+	res, err = o2.run(context.Background())
 	must(t, err)
 	if res.Counts.Replayed != 0 || res.Counts.AlreadyDone != 30 {
 		t.Fatalf("resume: %+v", res.Counts)
@@ -191,7 +214,7 @@ func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
 	must(t, r.ch.PublishWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{
 		MessageId: "again", Headers: amqp.Table{HeaderReplayRun: o.Rewrite.Run, "x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
 	r.waitCount(r.DLQ, 11)
-	res, err := Run(context.Background(), o)
+	res, err := o.run(context.Background())
 	must(t, err)
 	if res.Counts.Bounced != 1 || !strings.Contains(res.StoppedBy, "bounced") || res.Counts.Replayed != 10 {
 		t.Fatalf("counts %+v stopped by %q", res.Counts, res.StoppedBy)
@@ -218,7 +241,7 @@ func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
 			w, err := ParseWhere("header.pick=yes")
 			must(t, err)
 			o.Filter.Where = []Where{w}
-			res, err := Run(context.Background(), o)
+			res, err := o.run(context.Background())
 			must(t, err)
 			if res.Counts.Replayed != 8 || res.Counts.Filtered != 32 || res.StoppedBy != "count at start reached" {
 				t.Fatalf("counts %+v stopped by %q lost %q", res.Counts, res.StoppedBy, res.Lost)
@@ -234,5 +257,46 @@ func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
 				t.Fatalf("work has %d", len(got))
 			}
 		})
+	}
+}
+
+// An exchange deleted mid-run makes the broker close the publishing
+// channel with 404 NOT_FOUND. The run stops with that reason (an input
+// error, not a lost connection); the publishes to the missing exchange
+// are refused, not in doubt, and every message is at the destination or
+// still in the DLQ.
+func TestReplayStopsOnAnExchangeDeletedMidRun(t *testing.T) {
+	r := newRig(t, "")
+	r.deadLetter(jobs(300))
+	ex := r.Exchange + ".gone"
+	must(t, r.ch.ExchangeDeclare(ex, "direct", false, false, false, false, nil))
+	must(t, r.ch.QueueBind(r.Work, "k", ex, false, nil))
+	t.Cleanup(func() { _ = r.ch.ExchangeDelete(ex, false, false) })
+	o, jf := replayOpts(r, true)
+	to, keep, err := ParseTo(ex + ":k")
+	must(t, err)
+	o.Router, o.Rate = Router{To: to, KeepKey: keep}, 100
+	go func() {
+		for r.count(r.Work) < 20 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = r.ch.ExchangeDelete(ex, false, false)
+	}()
+	res, err := o.run(context.Background())
+	var in *problem.Input
+	if !errors.As(err, &in) || !strings.Contains(in.Why, "NOT_FOUND") {
+		t.Fatalf("error %v (%T), want bad input carrying the broker's NOT_FOUND", err, err)
+	}
+	if res.Lost != "" || res.Counts.InDoubt != 0 || res.StoppedBy != "destination missing" {
+		t.Fatalf("lost %q, stopped by %q, counts %+v", res.Lost, res.StoppedBy, res.Counts)
+	}
+	waitNoConsumers(t, r)
+	if work, dlq := r.count(r.Work), r.count(r.DLQ); work != res.Counts.Replayed || work+dlq != 300 {
+		t.Fatalf("%d at the destination (replayed %d) + %d in the DLQ, want 300", work, res.Counts.Replayed, dlq)
+	}
+	st, err := ReadJournal(bytes.NewReader(jf.Bytes()))
+	must(t, err)
+	if st.Count(OutcomeDoubt) != 0 {
+		t.Fatalf("journal: %d in doubt", st.Count(OutcomeDoubt))
 	}
 }

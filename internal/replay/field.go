@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -238,12 +240,16 @@ func (w Where) String() string {
 	return w.Field.String() + w.Op + w.Value
 }
 
-// ParseWhere reads one --where condition.
+// ParseWhere reads one --where condition. Its errors are bad input about
+// the Where option.
 func ParseWhere(s string) (Where, error) {
 	i := strings.IndexAny(s, "=!~")
 	if i < 0 {
 		f, err := ParseField(s)
-		return Where{Field: f, Op: "exists"}, err
+		if err != nil {
+			return Where{}, whereError(s, err.Error(), err)
+		}
+		return Where{Field: f, Op: "exists"}, nil
 	}
 	var op string
 	switch {
@@ -254,21 +260,30 @@ func ParseWhere(s string) (Where, error) {
 	case s[i] == '~':
 		op = "~"
 	default:
-		return Where{}, fmt.Errorf("--where %q: want FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD", s)
+		return Where{}, whereError(s, "want FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD", nil)
 	}
 	f, err := ParseField(s[:i])
 	if err != nil {
-		return Where{}, fmt.Errorf("--where %q: %w", s, err)
+		return Where{}, whereError(s, err.Error(), err)
 	}
 	w := Where{Field: f, Op: op, Value: s[i+len(op):]}
+	if op != "~" && strings.HasPrefix(w.Value, "=") {
+		// header.x==v would otherwise match the value "=v": a shell or
+		// SQL habit, not what was meant.
+		return Where{}, whereError(s, op+"= is not an operator: write FIELD"+op+"VALUE (FIELD~^= matches a value that starts with =)", nil)
+	}
 	if op == "~" {
 		re, err := regexp.Compile(w.Value)
 		if err != nil {
-			return Where{}, fmt.Errorf("--where %q: %w", s, err)
+			return Where{}, whereError(s, err.Error(), err)
 		}
 		w.re = re
 	}
 	return w, nil
+}
+
+func whereError(s, why string, err error) error {
+	return &problem.Input{Field: "Where", Value: s, Quote: true, Why: why, Err: err}
 }
 
 // Match reports whether m satisfies the condition. A missing field matches

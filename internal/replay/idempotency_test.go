@@ -41,7 +41,7 @@ func TestSkipSucceededLeavesOrParksFinishedJobs(t *testing.T) {
 			o.Idempotency = &PGIdempotency{Pool: pool, Table: schema + ".payments", KeyColumn: "idempotency_key", Status: "status", Done: "SUCCEEDED"}
 			o.IdempotencyKeys = DefaultIdempotencyFields
 			o.ParkSucceeded = park
-			res, err := Run(ctx, o)
+			res, err := o.run(ctx)
 			must(t, err)
 			c := res.Counts
 			if c.Succeeded != 10 || c.Replayed != 10 {

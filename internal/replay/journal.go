@@ -2,10 +2,15 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -50,6 +55,9 @@ type JournalRecord struct {
 	Args    []string `json:"args,omitempty"`
 	Count   int      `json:"count_at_start,omitempty"`
 	Version string   `json:"version,omitempty"`
+	// FileDigest is the SHA-256 of a replayed export file, so a later run
+	// can tell the same file was replayed before (FindJournals).
+	FileDigest string `json:"file_sha256,omitempty"`
 	// End only.
 	Summary *Counts `json:"summary,omitempty"`
 }
@@ -227,4 +235,89 @@ func (st *JournalState) Count(o Outcome) int {
 		}
 	}
 	return n
+}
+
+// FileDigest is the hex SHA-256 of an export file's content.
+func FileDigest(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// FindJournals returns the journals in dirs (any file whose first line is
+// a start record) whose run replayed an export file with this digest:
+// replaying the same file again under a new journal would publish every
+// message a second time.
+func FindJournals(dirs []string, digest string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir)
+		for _, ent := range entries {
+			if !ent.Type().IsRegular() {
+				continue
+			}
+			p := filepath.Join(dir, ent.Name())
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			if startDigest(p) == digest {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// startDigest is the file digest in a journal's start record ("" when it
+// has none or is not a journal).
+func startDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.HasPrefix(head, []byte(`{"t":"start"`)) {
+		return "" // not a journal: read no further
+	}
+	line, err := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), io.LimitReader(f, 1<<20)), 64<<10).ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return ""
+	}
+	var rec JournalRecord
+	if json.Unmarshal(line, &rec) != nil || rec.T != JStart {
+		return ""
+	}
+	return rec.FileDigest
+}
+
+// TrimTornLine cuts a journal back to its last complete line: a process
+// killed mid-write leaves a fragment without its newline, which ReadJournal
+// skips only while it is the last line. f must be open for reading and
+// writing.
+func TrimTornLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	end := st.Size()
+	buf := make([]byte, 64<<10)
+	for pos := end; pos > 0; {
+		n := min(int64(len(buf)), pos)
+		pos -= n
+		if _, err := f.ReadAt(buf[:n], pos); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			if cut := pos + int64(i) + 1; cut != end {
+				return f.Truncate(cut)
+			}
+			return nil
+		}
+	}
+	return f.Truncate(0)
 }

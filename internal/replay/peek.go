@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,14 +9,12 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
-// PeekOptions are one `dlq peek` or `dlq export` run.
+// PeekOptions are one `dlq peek` run (Read.Limit: how many).
 type PeekOptions struct {
 	Read     ReadOptions
 	Vhost    string
-	Analyzer *Analyzer
+	Analyzer *Analyzer // nil: the built-in rules and fields
 	Router   Router
-	Dial     Dialer
-	Now      func() time.Time
 }
 
 // Peeked is one message of `dlq peek`: its export record and what dupctl
@@ -39,8 +36,8 @@ type Peeked struct {
 	Msg *Message `json:"-"`
 }
 
-// PeekData is the JSON data of `dlq peek`.
-type PeekData struct {
+// PeekResult is what `dlq peek` read (its JSON data).
+type PeekResult struct {
 	Queue    string     `json:"queue"`
 	Vhost    string     `json:"vhost,omitempty"`
 	Read     ReadResult `json:"read"`
@@ -65,12 +62,15 @@ func Describe(m *Message, a *Analyzer, r *Router, rec json.RawMessage) *Peeked {
 	return p
 }
 
-// RunPeek reads up to Read.Limit messages and requeues them.
-func RunPeek(ctx context.Context, o PeekOptions) (*findings.Report, *PeekData, error) {
-	o.defaults()
-	data := &PeekData{Queue: o.Read.Queue, Vhost: o.Vhost, Messages: []*Peeked{}}
-	at := o.Now()
-	res, err := ReadQueue(ctx, o.Dial, o.Read, func(m *Message) error {
+// Peek reads up to Read.Limit messages, describes them and requeues them.
+func Peek(ctx context.Context, d ReadDeps, o PeekOptions) (*PeekResult, error) {
+	d.defaults()
+	if o.Analyzer == nil {
+		o.Analyzer = &Analyzer{}
+	}
+	data := &PeekResult{Queue: o.Read.Queue, Vhost: o.Vhost, Messages: []*Peeked{}}
+	at := d.Now()
+	res, err := readQueue(ctx, d, o.Read, func(m *Message) error {
 		rec, err := m.MarshalRecord(at, o.Read.Queue, o.Vhost)
 		if err != nil {
 			return fmt.Errorf("message %d: %w", len(data.Messages)+1, err)
@@ -79,71 +79,12 @@ func RunPeek(ctx context.Context, o PeekOptions) (*findings.Report, *PeekData, e
 		return nil
 	}, false, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	data.Read = res
-	rep := &findings.Report{Command: "dlq peek", Data: data}
-	rep.Check(RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code)
-	rep.Add(readFindings(o.Read.Queue, res.AtStart, res.Quorum, res.MaxDeliveryCount, res.Malformed)...)
-	return rep, data, nil
+	return data, nil
 }
 
-func (o *PeekOptions) defaults() {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Analyzer == nil {
-		o.Analyzer = &Analyzer{}
-	}
-}
-
-// ExportData is the JSON data of `dlq export`.
-type ExportData struct {
-	Queue   string     `json:"queue"`
-	Vhost   string     `json:"vhost,omitempty"`
-	File    string     `json:"file"`
-	Read    ReadResult `json:"read"`
-	Written int        `json:"written"`
-	Bytes   int64      `json:"body_bytes"`
-	Drained bool       `json:"drained"`
-}
-
-// RunExport writes every message read to w as export records, syncs it,
-// and requeues the messages - or, with drain, acks them only after the
-// sync succeeded.
-func RunExport(ctx context.Context, o PeekOptions, w JournalFile, file string, drain bool) (*findings.Report, *ExportData, error) {
-	o.defaults()
-	data := &ExportData{Queue: o.Read.Queue, Vhost: o.Vhost, File: file}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	at := o.Now()
-	write := func(m *Message) error {
-		rec, err := m.MarshalRecord(at, o.Read.Queue, o.Vhost)
-		if err != nil {
-			return fmt.Errorf("message %d: %w", data.Written+1, err)
-		}
-		if _, err := bw.Write(append(rec, '\n')); err != nil {
-			return fmt.Errorf("write %s: %w", file, err)
-		}
-		data.Written++
-		data.Bytes += int64(len(m.Body))
-		return nil
-	}
-	commit := func() error {
-		if err := bw.Flush(); err != nil {
-			return fmt.Errorf("write %s: %w", file, err)
-		}
-		if err := w.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", file, err)
-		}
-		return nil
-	}
-	res, err := ReadQueue(ctx, o.Dial, o.Read, write, drain, commit)
-	if err != nil {
-		return nil, nil, err
-	}
-	data.Read, data.Drained = res, drain && data.Written > 0
-	rep := &findings.Report{Command: "dlq export", Data: data}
-	rep.Check(RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code)
-	rep.Add(readFindings(o.Read.Queue, res.AtStart, res.Quorum, res.MaxDeliveryCount, res.Malformed)...)
-	return rep, data, nil
-}
+// Report has the findings of the read itself (consumers, quorum reads,
+// malformed headers).
+func (p *PeekResult) Report() *findings.Report { return readReport("dlq peek", p, p.Queue, p.Read) }

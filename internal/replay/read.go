@@ -6,8 +6,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
+
+// ReadDeps are what the read verbs (stats, peek, export) use: the broker,
+// the clock and a progress meter.
+type ReadDeps struct {
+	Dial     Dialer
+	Now      func() time.Time // nil: time.Now
+	Progress progress.Meter   // nil: none
+}
+
+func (d *ReadDeps) defaults() {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	d.Progress = progress.Or(d.Progress)
+}
 
 // ReadOptions shape a non-destructive read of a queue (stats, peek,
 // export, replay --dry-run).
@@ -20,14 +37,29 @@ type ReadOptions struct {
 	WindowBytes int64
 	// Idle ends the read when no message arrives for this long (the queue
 	// held fewer messages than it said, or another consumer took them).
-	Idle     time.Duration
-	Progress progress.Meter
+	Idle time.Duration
+	// StartWait bounds the wait for the queue to have no consumer before
+	// the count is taken (an earlier read's messages coming back); 0 is
+	// DefaultStartWait. SettleWait bounds the wait at the end for this
+	// read's messages to be back (settle.go); 0 is DefaultSettleWait.
+	StartWait  time.Duration
+	SettleWait time.Duration
 }
 
 // ReadResult says what a read saw.
 type ReadResult struct {
 	AtStart QueueState `json:"at_start"`
-	Read    int        `json:"read"`
+	// Target is how many messages the read meant to read: the count at
+	// the start, or --limit when lower.
+	Target int `json:"target"`
+	Read   int `json:"read"`
+	// Settled is false when the messages the read took were not all back
+	// in the queue (or, with drain, gone from it) when it ended.
+	Settled bool `json:"settled"`
+	// AtEnd is the queue once the read's messages were back (or the last
+	// reading when they were not); Acked are those a drain removed.
+	AtEnd QueueState `json:"at_end"`
+	Acked int        `json:"acked"`
 	// Redelivered counts messages that were already marked redelivered
 	// when read: someone (or an earlier peek) read them before.
 	Redelivered int `json:"redelivered"`
@@ -40,30 +72,33 @@ type ReadResult struct {
 	Malformed int `json:"malformed_headers"`
 }
 
-// ReadQueue reads up to the count at the start (or Limit) messages and
+// readQueue reads up to the count at the start (or Limit) messages and
 // calls fn for each. Every message is held and, at the end, requeued with
 // one basic.nack; with drain, commit runs first and the messages fn saw
 // are acked only when it succeeds (export --drain: ack after fsync).
-func ReadQueue(ctx context.Context, dial Dialer, o ReadOptions, fn func(*Message) error, drain bool, commit func() error) (ReadResult, error) {
+func readQueue(ctx context.Context, d ReadDeps, o ReadOptions, fn func(*Message) error, drain bool, commit func() error) (ReadResult, error) {
 	var res ReadResult
-	conn, err := dial(ctx, "read")
+	d.defaults()
+	conn, err := d.Dial(ctx, "read")
 	if err != nil {
 		return res, err
 	}
 	defer conn.Close()
-	st, err := InspectQueue(conn, o.Queue)
+	st, err := startState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
-		return res, err
+		return res, queueError(o.Queue, err)
 	}
 	res.AtStart = st
 	target := st.Messages
 	if o.Limit > 0 && o.Limit < target {
 		target = o.Limit
 	}
-	meter := progress.Or(o.Progress)
+	res.Target = target
+	meter := d.Progress
 	defer meter.Done()
 	meter.SetTotal(int64(target))
 	if target == 0 {
+		res.Settled, res.AtEnd = true, st
 		return res, commitIf(commit)
 	}
 	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), o.WindowBytes, false, "dupctl-read-"+NewRunID())
@@ -113,30 +148,61 @@ loop:
 		}
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
-	if readErr == nil && drain {
-		if err := commitIf(commit); err != nil {
+	if err := giveBack(c, readErr == nil && drain, lastTag, commit); err != nil {
+		if readErr == nil {
 			readErr = err
-		} else if lastTag > 0 {
-			// Requeue what came after the last message written, then ack
-			// everything up to it in one frame.
-			for tag := c.maxTag; tag > lastTag; tag-- {
-				if err := c.Requeue(tag); err != nil {
-					return res, fmt.Errorf("requeue: %w", err)
-				}
-			}
-			if err := c.AckUpTo(lastTag); err != nil {
-				return res, fmt.Errorf("ack exported messages: %w", err)
-			}
-			return res, nil
 		}
-	}
-	if err := c.ReleaseAll(); err != nil && readErr == nil {
-		readErr = fmt.Errorf("requeue read messages: %w", err)
-	}
-	if readErr == nil && !drain {
+	} else if readErr == nil && !drain {
 		readErr = commitIf(commit)
 	}
+	sctx, budget := settleContext(ctx, o.SettleWait)
+	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
+	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
 	return res, readErr
+}
+
+// startState waits (at most wait) until the queue has no consumer, so an
+// earlier reader's messages are back and in the count, and returns the
+// queue's state then. When a consumer stays, it returns the state with
+// that consumer: the caller reports it.
+func startState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
+	if wait <= 0 {
+		wait = DefaultStartWait
+	}
+	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
+	return st, err
+}
+
+// giveBack requeues every message the read holds - or, with drain, runs
+// commit and acks those up to lastTag (requeuing what was prefetched past
+// it) once commit succeeded.
+func giveBack(c *Consumer, drain bool, lastTag uint64, commit func() error) error {
+	if drain && lastTag > 0 {
+		if err := commitIf(commit); err != nil {
+			if rerr := c.ReleaseAll(); rerr != nil {
+				return fmt.Errorf("%w (and requeue read messages: %v)", err, rerr)
+			}
+			return err
+		}
+		// Requeue what came after the last message written, then ack
+		// everything up to it in one frame.
+		for tag := c.maxTag; tag > lastTag; tag-- {
+			if err := c.Requeue(tag); err != nil {
+				return fmt.Errorf("requeue: %w", err)
+			}
+		}
+		if err := c.AckUpTo(lastTag); err != nil {
+			return fmt.Errorf("ack exported messages: %w", err)
+		}
+		return nil
+	}
+	if err := c.ReleaseAll(); err != nil {
+		return fmt.Errorf("requeue read messages: %w", err)
+	}
+	if drain {
+		return commitIf(commit)
+	}
+	return nil
 }
 
 func commitIf(commit func() error) error {
@@ -172,3 +238,13 @@ func (r *ReadResult) note(m *Message) {
 
 // IsNotFound reports whether err says the queue does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, ErrQueueNotFound) }
+
+// queueError makes a missing queue bad input about the Queue option (the
+// name or the vhost is wrong); other errors pass through.
+func queueError(queue string, err error) error {
+	if !IsNotFound(err) {
+		return err
+	}
+	return &problem.Input{Field: "Queue", Value: queue, Quote: true, Why: "queue not found",
+		Hint: "check the name and the vhost in {AMQPURL}", Err: err}
+}

@@ -3,14 +3,18 @@ package replay
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,9 +64,40 @@ func TestReplaySurvivesKillsAndClosedConnections(t *testing.T) {
 		t.Skip("reliability test: runs the binary for tens of seconds")
 	}
 	for _, qt := range []string{"classic", "quorum"} {
-		t.Run(qt, func(t *testing.T) { reliability(t, qt, reliabilityScale(qt)) })
+		t.Run(qt, func(t *testing.T) {
+			buildDupctl(t) // before the load
+			// Under load is where timing races show (issue 21: the
+			// quorum case failed 4 of 4 runs under stress, passed
+			// quiet): busy loops on every core for the whole test.
+			stopLoad := cpuLoad(runtime.NumCPU())
+			defer stopLoad()
+			reliability(t, qt, reliabilityScale(qt))
+		})
 	}
 }
+
+// cpuLoad keeps n goroutines spinning (like stress -c n) until the
+// returned func is called.
+func cpuLoad(n int) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := uint64(i)
+			for !done.Load() {
+				for j := 0; j < 1<<16; j++ {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+			sink.Add(x)
+		}()
+	}
+	return func() { done.Store(true); wg.Wait() }
+}
+
+var sink atomic.Uint64
 
 func reliability(t *testing.T, queueType string, sc soak) {
 	r := newRig(t, queueType)
@@ -163,8 +198,36 @@ func reliability(t *testing.T, queueType string, sc soak) {
 		t.Fatalf("%d duplicates exceed the in-flight bound %d (window %d x %d interruptions)", dups, bound, sc.window, interruptions)
 	}
 	if len(left) != 3 || !inDLQ["bad-0"] || len(seen) != sc.messages {
+		explainLeftovers(t, journal, left, seen)
 		t.Fatalf("after the final run: %d distinct delivered of %d, DLQ holds %d (%v), want only the 3 without a destination",
 			len(seen), sc.messages, len(left), inDLQ)
+	}
+}
+
+// explainLeftovers logs, for messages still in the DLQ after the final
+// run, what the journal says of them and how often they were delivered,
+// so a failure says which path left them.
+func explainLeftovers(t *testing.T, journal string, left []amqp.Delivery, seen map[string]int) {
+	t.Helper()
+	f, err := os.Open(journal)
+	if err != nil {
+		t.Logf("journal: %v", err)
+		return
+	}
+	defer f.Close()
+	st, err := ReadJournal(f)
+	if err != nil {
+		t.Logf("journal: %v", err)
+		return
+	}
+	for i, d := range left {
+		if i == 20 {
+			t.Logf("... and %d more", len(left)-20)
+			break
+		}
+		m := FromDelivery(&d)
+		t.Logf("left in the DLQ: %s (at the destination %d times) journal %q redelivered %v x-delivery-count %v",
+			d.MessageId, seen[d.MessageId], st.Outcome[m.Fingerprint()], d.Redelivered, d.Headers["x-delivery-count"])
 	}
 }
 
@@ -299,23 +362,51 @@ func waitNoConsumers(t *testing.T, r *rig) {
 	t.Fatal("the DLQ still has a consumer after the replay exited")
 }
 
+// buildDupctl builds the binary once per test process (a build under the
+// reliability test's CPU load takes tens of seconds).
 func buildDupctl(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go tool to build the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "dupctl")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/dupctl/dupctl/cmd/dupctl")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build dupctl: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dupctl-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "dupctl")
+		out, err := exec.Command(goBin, "build", "-o", built.path, "github.com/dupctl/dupctl/cmd/dupctl").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("build dupctl: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
+}
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.path != "" {
+		_ = os.RemoveAll(filepath.Dir(built.path))
+	}
+	os.Exit(code)
 }
 
 // TestReplayCtrlCStopsCleanly: SIGINT mid-run stops consuming, requeues
 // what was prefetched, waits for the confirms, prints the summary and
-// exits 130, with every message in exactly one place.
+// exits 130, with every message in exactly one place and every message
+// read accounted for in the summary (issue 21: those not yet published
+// when the signal came were missing from it).
 func TestReplayCtrlCStopsCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
@@ -325,24 +416,34 @@ func TestReplayCtrlCStopsCleanly(t *testing.T) {
 	r.deadLetter(jobs(3000))
 	journal := filepath.Join(t.TempDir(), "j")
 	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "1000", "--window", "100",
-		"--journal", journal, "--amqp-url", r.url)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+		"--journal", journal, "--amqp-url", r.url, "-o", "json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	must(t, cmd.Start())
 	time.Sleep(800 * time.Millisecond)
 	must(t, cmd.Process.Signal(os.Interrupt))
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v, want 130:\n%s", err, out.String())
+		t.Fatalf("exit %v, want 130:\n%s\n%s", err, out.String(), errOut.String())
 	}
-	if !strings.Contains(out.String(), "stopped: interrupted") || !strings.Contains(out.String(), "dupctl: interrupted") {
-		t.Fatalf("no summary:\n%s", out.String())
+	var doc struct {
+		Data ReplayResult `json:"data"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("summary: %v\n%s", err, out.String())
+	}
+	c := doc.Data.Counts
+	if doc.Data.StoppedBy != "interrupted" || !strings.Contains(errOut.String(), "interrupted") {
+		t.Fatalf("stopped by %q, stderr %s", doc.Data.StoppedBy, errOut.String())
+	}
+	if got := c.Replayed + c.Parked + c.AlreadyDone + c.Left(); got != c.Read {
+		t.Fatalf("the summary accounts for %d of the %d messages read: %+v", got, c.Read, c)
 	}
 	waitNoConsumers(t, r)
 	work, dlq := r.count(r.Work), r.count(r.DLQ)
-	if work+dlq != 3000 || work == 0 || dlq == 0 {
-		t.Fatalf("after Ctrl-C: %d at the destination + %d in the DLQ, want 3000 with both non-zero:\n%s", work, dlq, out.String())
+	if work+dlq != 3000 || work == 0 || dlq == 0 || work != c.Replayed {
+		t.Fatalf("after Ctrl-C: %d at the destination + %d in the DLQ, want 3000 with both non-zero (replayed %d)", work, dlq, c.Replayed)
 	}
 	st, err := ReadJournal(mustOpen(t, journal))
 	must(t, err)
@@ -356,4 +457,47 @@ func mustOpen(t *testing.T, path string) *os.File {
 	must(t, err)
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// TestConfirmsAreJournaledAsTheyArrive kills a paced replay and reads its
+// journal: what it holds in doubt must be only what was truly unconfirmed
+// (at 100 msgs/s, a few messages), not a backlog of confirms the run had
+// received but not yet handled; and a message in doubt must still be in
+// the DLQ (the outcome reaches the journal before the DLQ ack). Issue 21:
+// at --rate 20 the journal's "ok" trailed "pub" by 8 s.
+func TestConfirmsAreJournaledAsTheyArrive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	r := newRig(t, "")
+	bin := buildDupctl(t)
+	r.deadLetter(jobs(1000))
+	journal := filepath.Join(t.TempDir(), "j")
+	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "100", "--journal", journal, "--amqp-url", r.url)
+	must(t, cmd.Start())
+	time.Sleep(2 * time.Second)
+	must(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	waitNoConsumers(t, r)
+	st, err := ReadJournal(mustOpen(t, journal))
+	must(t, err)
+	pubs, doubt := st.Count(OutcomeDone)+st.Count(OutcomeDoubt), st.Count(OutcomeDoubt)
+	t.Logf("killed after 2 s: %d published, %d in doubt", pubs, doubt)
+	if pubs < 50 {
+		t.Fatalf("only %d published in 2 s at 100/s: the test proved nothing", pubs)
+	}
+	// 100/s is one publish every 10 ms; even a slow broker confirms
+	// within a few hundred ms.
+	if doubt > 40 {
+		t.Fatalf("%d of %d in doubt after a kill at 100 msgs/s: confirms were handled behind the publishes", doubt, pubs)
+	}
+	inDLQ := map[string]bool{}
+	for _, d := range r.drainAll(r.DLQ) {
+		inDLQ[FromDelivery(&d).Fingerprint()] = true
+	}
+	for fp, o := range st.Outcome {
+		if o == OutcomeDoubt && !inDLQ[fp] {
+			t.Fatalf("message %s is in doubt in the journal but gone from the DLQ: acked before its outcome was journaled", st.ids[fp])
+		}
+	}
 }

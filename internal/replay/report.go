@@ -7,7 +7,7 @@ import (
 )
 
 // Report turns a replay result into findings.
-func (res *Result) Report() *findings.Report {
+func (res *ReplayResult) Report() *findings.Report {
 	rep := &findings.Report{Command: "dlq replay", Data: res}
 	rep.Check(ReplayChecks...)
 	subject := "queue " + res.Queue
@@ -31,10 +31,26 @@ func (res *Result) Report() *findings.Report {
 	add(RuleInDoubt, c.InDoubt+c.InDoubtEarlier, "in-doubt", "%s in doubt: possibly at the destination and still in the DLQ")
 	add(RuleReturned, c.Returned, "returned", "%s unroutable (returned): left in the DLQ")
 	add(RuleNacked, c.Nacked, "nacked", "%s refused by the broker (nack): left in the DLQ")
-	add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
+	switch {
+	case c.Bounced > res.MaxBounces:
+		add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
+	case c.Bounced > 0:
+		add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ (--max-bounces allows it)")
+		rep.Findings[len(rep.Findings)-1].Severity = findings.Warn
+	case c.Arrived > res.MaxBounces && c.Replayed > 0 && !res.DryRun && res.StoppedBy != "count at start reached":
+		rep.Add(RuleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped (they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
+	}
+	add(RuleDestMissing, c.DestinationMissing, "destination-missing", "%s not published: the destination does not exist (left in the DLQ)")
 	add(RuleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
 	add(RuleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
 	add(RuleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
+	add(RuleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
+	for _, g := range res.UnmatchedGroups {
+		rep.Add(RuleGroupUnmatched.New("group "+g, "no message read belongs to group "+g+": nothing of it was replayed"))
+	}
+	if res.Lost != "" {
+		rep.Add(RuleConnectionLost.New(subject, "connection lost during the replay: "+res.Lost))
+	}
 	if n := c.Parked; n > 0 || (res.DryRun && parkPreview(res) > 0) {
 		if res.DryRun {
 			n = parkPreview(res)
@@ -56,11 +72,18 @@ func (res *Result) Report() *findings.Report {
 			rep.Add(RuleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
 		}
 	}
-	rep.Add(readFindings(res.Queue, res.AtStart, res.Quorum, 0, c.MalformedHeader)...)
+	rep.Add(readFindings(res.Queue, ReadResult{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true})...)
+	if !res.Settled {
+		if res.DryRun {
+			rep.Add(RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
+		} else {
+			rep.Add(RuleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a --resume run acks them without republishing)"))
+		}
+	}
 	return rep
 }
 
-func parkPreview(res *Result) int {
+func parkPreview(res *ReplayResult) int {
 	n := 0
 	for _, d := range res.Destinations {
 		if d.Kind == "park" {

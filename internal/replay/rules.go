@@ -88,6 +88,26 @@ ignores what it cannot read, so origin routing and loop guards may not see
 these messages' history.`,
 		Fix: "Find the client that rewrites the headers; never set x- headers yourself (RabbitMQ 4 ignores client x-death); replay these with --to.",
 	}
+	RuleReadIncomplete = findings.Rule{
+		Code: "DLQ_READ_INCOMPLETE", Severity: findings.Warn, Since: "v0.2.0",
+		Title: "the read may not match what the queue held at its start",
+		Doc: `A read counts the queue at its start (after waiting for an earlier
+reader's messages to come back) and reads that many. This one could not
+vouch for its count: fewer messages arrived than were counted (another
+consumer took them, or they expired), the messages it read were not all
+back in the queue when it ended, or new dead letters arrived meanwhile
+(they are not in the count). A partial count is never reported as if it
+were the queue.`,
+		Fix: "Read again once nothing else consumes or feeds the DLQ (stop the other consumers; 'rabbitmqctl list_consumers' names them).",
+	}
+	RuleExportIncomplete = findings.Rule{
+		Code: "DLQ_EXPORT_INCOMPLETE", Severity: findings.Error, Since: "v0.2.0",
+		Title: "the export file holds fewer messages than the queue did",
+		Doc: `The export wrote fewer messages than the queue held at its start (or
+--limit asked for): the file is not the queue. An archive or a replay made
+from it would silently miss the rest.`,
+		Fix: "Export again once nothing else consumes the DLQ; compare the count with 'dupctl dlq stats'.",
+	}
 
 	RuleInDoubt = findings.Rule{
 		Code: "DLQ_REPLAY_IN_DOUBT", Severity: findings.Error, Since: "v0.1.0",
@@ -115,11 +135,16 @@ with overflow reject-publish). The message stayed in the DLQ.`,
 		Fix: "Check the destination queue's length limit and the broker log, then replay again.",
 	}
 	RuleBounced = findings.Rule{
-		Code: "DLQ_REPLAY_BOUNCED", Severity: findings.Warn, Since: "v0.1.0",
+		Code: "DLQ_REPLAY_BOUNCED", Severity: findings.Error, Since: "v0.1.0",
 		Title: "messages of this replay came back to the DLQ",
-		Doc: `A message carrying this run's id arrived in the DLQ: it was replayed,
-failed again and was dead-lettered again during the run. The failure is not
-fixed; continuing would loop. The replay stopped.`,
+		Doc: `Replayed messages failed again and were dead-lettered back into the DLQ
+during the run: the failure is not fixed, and going on would only loop.
+The run watches the DLQ's depth while it replays: when it gains more
+messages than --max-bounces allows (default 0), the run stops; messages
+read that carry this run's id are never replayed again by it, and after
+the count at its start the run reads what arrived to confirm which are
+its own. New dead letters from elsewhere would also make the DLQ grow: the
+finding says how many arrived and how many were seen to be this run's.`,
 		Fix: "Fix the consumer (see the error group in 'dupctl dlq stats'), then replay; --max-replays parks messages that keep failing.",
 	}
 	RuleParked = findings.Rule{
@@ -172,9 +197,38 @@ routing through the queue it died in (the default) reaches only that queue.`,
 	RuleDestMissing = findings.Rule{
 		Code: "DLQ_REPLAY_DESTINATION_MISSING", Severity: findings.Error, Since: "v0.1.0",
 		Title: "a replay destination does not exist",
-		Doc: `The dry run found that a destination queue or exchange does not exist: a
-replay would have every one of these messages returned (and left in the DLQ).`,
-		Fix: "Create the queue or exchange, or choose another destination with --to.",
+		Doc: `A destination queue or exchange does not exist. The dry run reports it; a
+replay checks each destination before its first publish and does not
+publish into a missing one (a missing exchange makes the broker close the
+channel, a missing queue returns every message): those messages stay in
+the DLQ and the run stops with exit status 2. --create-destination lets it
+declare a missing queue (durable); a missing exchange is never created.`,
+		Fix: "Create the queue or exchange, pass --create-destination for a queue, or choose another destination with --to.",
+	}
+	RuleReplayNonRetryable = findings.Rule{
+		Code: "DLQ_REPLAY_NON_RETRYABLE", Severity: findings.Warn, Since: "v0.2.0",
+		Title: "the dry run would replay messages whose error is permanent",
+		Doc: `Some of the messages the replay would send back failed with an error the
+rules classify as non-retryable (invalid payload, entity missing, contract
+violation). Unless the data or the code was fixed since, they fail the same
+way again - and repeat whatever partial side effects the handler did.`,
+		Fix: "Fix the cause first, or leave them out (--reason, --group, --where); 'dlq stats' shows the groups and their class.",
+	}
+	RuleGroupUnmatched = findings.Rule{
+		Code: "DLQ_REPLAY_GROUP_UNMATCHED", Severity: findings.Warn, Since: "v0.2.0",
+		Title: "a --group id matched no message",
+		Doc: `No message read belongs to this stats group: a mistyped id, a group from
+another queue, or one already replayed. Everything else was filtered out,
+so the replay did nothing for it.`,
+		Fix: "Take the id from 'dupctl dlq stats --queue QUEUE' of this queue.",
+	}
+	RuleConnectionLost = findings.Rule{
+		Code: "DLQ_REPLAY_CONNECTION_LOST", Severity: findings.Error, Since: "v0.2.0",
+		Title: "a connection to RabbitMQ was lost during the replay",
+		Doc: `The consumer or the publisher connection went away mid-run. Nothing is
+lost: unconfirmed publishes are in doubt and left in the DLQ, and the
+journal records every outcome. The run exits with status 3.`,
+		Fix: "Run the same replay with --resume JOURNAL (add --retry-in-doubt once the in-doubt messages are checked).",
 	}
 )
 
@@ -182,17 +236,20 @@ replay would have every one of these messages returned (and left in the DLQ).`,
 func Rules() []findings.Rule {
 	return []findings.Rule{
 		RuleNonRetryableRetried, RuleReplayedBefore, RuleNoIdentity, RuleNoErrorContext, RuleNoOrigin,
-		RuleHasConsumers, RuleQuorumReads, RuleMalformed,
+		RuleHasConsumers, RuleQuorumReads, RuleMalformed, RuleReadIncomplete, RuleExportIncomplete,
 		RuleInDoubt, RuleReturned, RuleNacked, RuleBounced, RuleParked, RuleNoDestination, RuleAckLost,
-		RuleSkippedSucceeded, RuleNoKey, RuleFanout, RuleDestMissing,
+		RuleSkippedSucceeded, RuleNoKey, RuleFanout, RuleDestMissing, RuleReplayNonRetryable, RuleGroupUnmatched,
+		RuleConnectionLost,
 	}
 }
 
 // StatsChecks are the rules `dlq stats` evaluates.
 var StatsChecks = []string{RuleNonRetryableRetried.Code, RuleReplayedBefore.Code, RuleNoIdentity.Code,
-	RuleNoErrorContext.Code, RuleNoOrigin.Code, RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code}
+	RuleNoErrorContext.Code, RuleNoOrigin.Code, RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code,
+	RuleReadIncomplete.Code}
 
 // ReplayChecks are the rules `dlq replay` evaluates.
 var ReplayChecks = []string{RuleInDoubt.Code, RuleReturned.Code, RuleNacked.Code, RuleBounced.Code, RuleParked.Code,
 	RuleNoDestination.Code, RuleAckLost.Code, RuleSkippedSucceeded.Code, RuleNoKey.Code, RuleFanout.Code,
-	RuleDestMissing.Code, RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code}
+	RuleDestMissing.Code, RuleReplayNonRetryable.Code, RuleGroupUnmatched.Code, RuleConnectionLost.Code,
+	RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code, RuleReadIncomplete.Code}

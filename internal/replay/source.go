@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -25,7 +27,14 @@ type source interface {
 	stop()
 	rest() []srcItem
 	release() error
+	// settle waits until the broker shows every ack and requeue applied
+	// (false when it did not within budget).
+	settle(ctx context.Context, others, atStart int, budget time.Duration) bool
 	closed() <-chan *amqp.Error
+	// probe reads the queue's counts (false: no queue, or no answer to
+	// trust); taken is how many deliveries the consumer has seen.
+	probe() (QueueState, bool)
+	taken() int
 	bound() int // messages to read at most (-1: until the end)
 	endReason() string
 	err() error
@@ -54,10 +63,23 @@ func (q *queueSource) hold(it *item) error        { return q.c.Hold(it.d) }
 func (q *queueSource) stop()                      { _ = q.c.Stop() }
 func (q *queueSource) release() error             { return q.c.ReleaseAll() }
 func (q *queueSource) closed() <-chan *amqp.Error { return q.c.Closed() }
-func (q *queueSource) bound() int                 { return q.n }
-func (q *queueSource) endReason() string          { return "queue drained" }
-func (q *queueSource) err() error                 { return nil }
-func (q *queueSource) close()                     { q.conn.Close() }
+
+func (q *queueSource) bound() int        { return q.n }
+func (q *queueSource) endReason() string { return "queue drained" }
+func (q *queueSource) err() error        { return nil }
+func (q *queueSource) close()            { q.conn.Close() }
+
+func (q *queueSource) probe() (QueueState, bool) {
+	st, ok, err := probeQueue(q.conn, q.c.queue)
+	return st, ok && err == nil
+}
+
+func (q *queueSource) taken() int { return int(q.c.maxTag) }
+
+func (q *queueSource) settle(ctx context.Context, others, atStart int, budget time.Duration) bool {
+	_, ok, err := q.c.Settle(ctx, others, atStart, budget)
+	return ok && err == nil
+}
 
 func (q *queueSource) rest() []srcItem {
 	q.stop()
@@ -107,9 +129,14 @@ func (f *fileSource) hold(*item) error           { return nil }
 func (f *fileSource) stop()                      { f.once.Do(func() { close(f.done) }) }
 func (f *fileSource) release() error             { return nil }
 func (f *fileSource) closed() <-chan *amqp.Error { return nil }
-func (f *fileSource) bound() int                 { return -1 }
-func (f *fileSource) endReason() string          { return "end of file" }
-func (f *fileSource) close()                     { f.stop() }
+func (f *fileSource) probe() (QueueState, bool)  { return QueueState{}, false }
+func (f *fileSource) taken() int                 { return 0 }
+func (f *fileSource) settle(context.Context, int, int, time.Duration) bool {
+	return true
+}
+func (f *fileSource) bound() int        { return -1 }
+func (f *fileSource) endReason() string { return "end of file" }
+func (f *fileSource) close()            { f.stop() }
 
 func (f *fileSource) rest() []srcItem {
 	f.stop()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -15,39 +16,37 @@ import (
 type StatsOptions struct {
 	Read            ReadOptions
 	Vhost           string
-	Analyzer        *Analyzer
-	IdempotencyKeys []Field
-	Dial            Dialer
-	Now             func() time.Time
+	Analyzer        *Analyzer // nil: the built-in rules and fields
+	IdempotencyKeys []Field   // nil: DefaultIdempotencyFields
 }
 
 // Group is one row of the stats table: messages with the same last death
 // (reason, queue, original route), job type and error pattern.
 type Group struct {
-	ID           string    `json:"id"`
-	Reason       string    `json:"reason"`
-	Queue        string    `json:"queue"`
-	Exchange     string    `json:"exchange"`
-	RoutingKeys  []string  `json:"routing_keys"`
-	JobType      string    `json:"job_type"`
-	Error        string    `json:"error"` // an example
-	ErrorPattern string    `json:"error_pattern"`
-	Class        Class     `json:"class"`
-	ClassRule    string    `json:"class_rule"`
-	Messages     int       `json:"messages"`
-	Bytes        int64     `json:"bytes"`
-	DeathsMax    int64     `json:"deaths_max"`
-	DeathsTotal  int64     `json:"deaths_total"`
-	ReplayedMax  int64     `json:"replayed_max"`
-	Oldest       time.Time `json:"oldest_death"`
-	Newest       time.Time `json:"newest_death"`
-	Replay       string    `json:"replay_command"`
+	ID           string     `json:"id"`
+	Reason       string     `json:"reason"`
+	Queue        string     `json:"queue"`
+	Exchange     string     `json:"exchange"`
+	RoutingKeys  []string   `json:"routing_keys"`
+	JobType      string     `json:"job_type"`
+	Error        string     `json:"error"` // an example
+	ErrorPattern string     `json:"error_pattern"`
+	Class        Class      `json:"class"`
+	ClassRule    string     `json:"class_rule"`
+	Messages     int        `json:"messages"`
+	Bytes        int64      `json:"bytes"`
+	DeathsMax    int64      `json:"deaths_max"`
+	DeathsTotal  int64      `json:"deaths_total"`
+	ReplayedMax  int64      `json:"replayed_max"`
+	Oldest       *time.Time `json:"oldest_death"` // nil: no message says when it died
+	Newest       *time.Time `json:"newest_death"`
+	Replay       string     `json:"replay_command"`
 
 	noIdentity, noError int
 }
 
-// Stats is the JSON data of `dlq stats`.
-type Stats struct {
+// StatsResult is what `dlq stats` found (its JSON data).
+type StatsResult struct {
 	Queue     string         `json:"queue"`
 	Vhost     string         `json:"vhost,omitempty"`
 	Read      ReadResult     `json:"read"`
@@ -68,7 +67,7 @@ type Aggregator struct {
 	a     *Analyzer
 	keys  []Field
 	queue string
-	s     *Stats
+	s     *StatsResult
 	index map[string]*Group
 }
 
@@ -78,7 +77,7 @@ func NewAggregator(a *Analyzer, idemKeys []Field, queue, vhost string) *Aggregat
 		idemKeys = DefaultIdempotencyFields
 	}
 	return &Aggregator{a: a, keys: idemKeys, queue: queue, index: map[string]*Group{},
-		s: &Stats{Queue: queue, Vhost: vhost, ByReason: map[string]int{}, ByClass: map[string]int{}, Groups: []*Group{}}}
+		s: &StatsResult{Queue: queue, Vhost: vhost, ByReason: map[string]int{}, ByClass: map[string]int{}, Groups: []*Group{}}}
 }
 
 // Add counts one message.
@@ -107,11 +106,11 @@ func (ag *Aggregator) Add(m *Message) {
 	g.DeathsMax = max(g.DeathsMax, dc)
 	g.ReplayedMax = max(g.ReplayedMax, in.Origin.ReplayCount)
 	if t := in.DiedAt; !t.IsZero() {
-		if g.Oldest.IsZero() || t.Before(g.Oldest) {
-			g.Oldest = t
+		if g.Oldest == nil || t.Before(*g.Oldest) {
+			g.Oldest = &t
 		}
-		if t.After(g.Newest) {
-			g.Newest = t
+		if g.Newest == nil || t.After(*g.Newest) {
+			g.Newest = &t
 		}
 	}
 	if _, _, ok := in.Origin.Route(); !ok && in.Queue == "" {
@@ -127,19 +126,17 @@ func (ag *Aggregator) Add(m *Message) {
 }
 
 // Done sorts the groups (most messages first) and returns the stats.
-func (ag *Aggregator) Done(now time.Time) *Stats {
+func (ag *Aggregator) Done(now time.Time) *StatsResult {
 	s := ag.s
 	slices.SortStableFunc(s.Groups, func(a, b *Group) int {
 		return cmp.Or(cmp.Compare(b.Messages, a.Messages), cmp.Compare(a.ID, b.ID))
 	})
 	for _, g := range s.Groups {
-		if !g.Oldest.IsZero() && (s.Oldest == nil || g.Oldest.Before(*s.Oldest)) {
-			t := g.Oldest
-			s.Oldest = &t
+		if g.Oldest != nil && (s.Oldest == nil || g.Oldest.Before(*s.Oldest)) {
+			s.Oldest = g.Oldest
 		}
-		if !g.Newest.IsZero() && (s.Newest == nil || g.Newest.After(*s.Newest)) {
-			t := g.Newest
-			s.Newest = &t
+		if g.Newest != nil && (s.Newest == nil || g.Newest.After(*s.Newest)) {
+			s.Newest = g.Newest
 		}
 	}
 	if s.Oldest != nil {
@@ -148,30 +145,27 @@ func (ag *Aggregator) Done(now time.Time) *Stats {
 	return s
 }
 
-// RunStats reads the queue non-destructively and reports its groups.
-func RunStats(ctx context.Context, o StatsOptions) (*findings.Report, *Stats, error) {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+// Stats reads the queue non-destructively and groups its messages.
+func Stats(ctx context.Context, d ReadDeps, o StatsOptions) (*StatsResult, error) {
+	d.defaults()
 	if o.Analyzer == nil {
 		o.Analyzer = &Analyzer{}
 	}
 	ag := NewAggregator(o.Analyzer, o.IdempotencyKeys, o.Read.Queue, o.Vhost)
-	res, err := ReadQueue(ctx, o.Dial, o.Read, func(m *Message) error { ag.Add(m); return nil }, false, nil)
+	res, err := readQueue(ctx, d, o.Read, func(m *Message) error { ag.Add(m); return nil }, false, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	s := ag.Done(o.Now())
+	s := ag.Done(d.Now())
 	s.Read = res
-	rep := &findings.Report{Command: "dlq stats", Data: s}
-	rep.Check(StatsChecks...)
-	rep.Add(StatsFindings(s)...)
-	return rep, s, nil
+	return s, nil
 }
 
-// StatsFindings are the findings stats supports: groups that should never
-// have been retried, loops, missing context, consumers, quorum reads.
-func StatsFindings(s *Stats) []findings.Finding {
+// Report turns the stats into findings: groups that should never have
+// been retried, loops, missing context, consumers, quorum reads.
+func (s *StatsResult) Report() *findings.Report {
+	rep := &findings.Report{Command: "dlq stats", Data: s}
+	rep.Check(StatsChecks...)
 	var out []findings.Finding
 	q := "queue " + s.Queue
 	for _, g := range s.Groups {
@@ -186,7 +180,8 @@ func StatsFindings(s *Stats) []findings.Finding {
 				fmt.Sprintf("%s replayed up to %d times died again", msgs(g.Messages), g.ReplayedMax), "error: "+g.Error))
 		}
 		if g.noError > 0 {
-			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%s say nothing about why they failed", msgs(g.noError))))
+			out = append(out, RuleNoErrorContext.New(subject, fmt.Sprintf("%s %s nothing about why %s failed", msgs(g.noError),
+				english.Plural(g.noError, "says", "say"), english.Plural(g.noError, "it", "they"))))
 		}
 	}
 	if s.NoIdentit > 0 {
@@ -195,23 +190,53 @@ func StatsFindings(s *Stats) []findings.Finding {
 	if s.NoOrigin > 0 {
 		out = append(out, RuleNoOrigin.New(q, fmt.Sprintf("%d of %s have no x-death or x-original-* headers", s.NoOrigin, msgs(s.Messages))))
 	}
-	out = append(out, readFindings(s.Queue, s.Read.AtStart, s.Read.Quorum, s.Read.MaxDeliveryCount, s.Read.Malformed)...)
+	out = append(out, readFindings(s.Queue, s.Read)...)
+	rep.Add(out...)
+	return rep
+}
+
+// readReport is the report of a verb that only reads: the findings of
+// the read itself.
+func readReport(command string, data any, queue string, r ReadResult) *findings.Report {
+	rep := &findings.Report{Command: command, Data: data}
+	rep.Check(RuleHasConsumers.Code, RuleQuorumReads.Code, RuleMalformed.Code, RuleReadIncomplete.Code)
+	rep.Add(readFindings(queue, r)...)
+	return rep
+}
+
+func readFindings(queue string, r ReadResult) []findings.Finding {
+	var out []findings.Finding
+	q := "queue " + queue
+	if r.AtStart.Consumers > 0 {
+		out = append(out, RuleHasConsumers.New(q, fmt.Sprintf("%s attached to the DLQ (what they hold unacknowledged is in no count)",
+			english.Count(r.AtStart.Consumers, "consumer", "consumers"))))
+	}
+	if r.Quorum {
+		out = append(out, RuleQuorumReads.New(q, fmt.Sprintf("quorum queue: messages carry x-delivery-count (highest %d); each read adds one", r.MaxDeliveryCount)))
+	}
+	if r.Malformed > 0 {
+		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(r.Malformed))))
+	}
+	if why := r.inexact(); len(why) > 0 {
+		out = append(out, RuleReadIncomplete.New(q, why[0], why[1:]...))
+	}
 	return out
 }
 
-func readFindings(queue string, st QueueState, quorum bool, maxCount int64, malformed int) []findings.Finding {
-	var out []findings.Finding
-	q := "queue " + queue
-	if st.Consumers > 0 {
-		out = append(out, RuleHasConsumers.New(q, fmt.Sprintf("%d consumer(s) attached to the DLQ", st.Consumers)))
+// inexact says why the read's count may not be the queue's, most
+// important first (nil: it is exact).
+func (r ReadResult) inexact() []string {
+	var why []string
+	if r.Read < r.Target {
+		why = append(why, fmt.Sprintf("read %d of the %d counted at the start: no more arrived (another consumer took them, or they expired)", r.Read, r.Target))
 	}
-	if quorum {
-		out = append(out, RuleQuorumReads.New(q, fmt.Sprintf("quorum queue: messages carry x-delivery-count (highest %d); each read adds one", maxCount)))
+	if !r.Settled {
+		why = append(why, fmt.Sprintf("the messages read were not all back in the queue when it ended (it showed %d ready, %s)",
+			r.AtEnd.Messages, english.Count(r.AtEnd.Consumers, "consumer", "consumers")))
+	} else if r.AtStart.Consumers == 0 && r.AtEnd.Messages > r.AtStart.Messages-r.Acked {
+		why = append(why, fmt.Sprintf("%s arrived during the read: not in its count", msgs(r.AtEnd.Messages-(r.AtStart.Messages-r.Acked))))
 	}
-	if malformed > 0 {
-		out = append(out, RuleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(malformed))))
-	}
-	return out
+	return why
 }
 
 func clipText(s string, n int) string {
@@ -232,9 +257,4 @@ func shellQuote(s string) string {
 }
 
 // msgs is "1 message" or "n messages".
-func msgs(n int) string {
-	if n == 1 {
-		return "1 message"
-	}
-	return fmt.Sprintf("%d messages", n)
-}
+func msgs(n int) string { return english.Count(n, "message", "messages") }

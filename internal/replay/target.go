@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -46,15 +48,15 @@ type Router struct {
 	Via string
 }
 
-// ParseTo reads --to EXCHANGE[:ROUTING-KEY]. ":QUEUE" (empty exchange)
+// ParseTo reads a destination, EXCHANGE[:ROUTING-KEY] (the To option). ":QUEUE" (empty exchange)
 // publishes straight to a queue through the default exchange.
 func ParseTo(s string) (*Target, bool, error) {
 	ex, rk, hasKey := strings.Cut(s, ":")
 	if ex == "" && (!hasKey || rk == "") {
-		return nil, false, fmt.Errorf("--to %q: want EXCHANGE[:ROUTING-KEY] or :QUEUE", s)
+		return nil, false, &problem.Input{Field: "To", Value: s, Quote: true, Why: "want EXCHANGE[:ROUTING-KEY] or :QUEUE"}
 	}
 	if strings.ContainsAny(s, "\x00\r\n") || len(ex) > 255 || len(rk) > 255 {
-		return nil, false, fmt.Errorf("--to %q: names are at most 255 bytes, without control characters", s)
+		return nil, false, &problem.Input{Field: "To", Value: s, Quote: true, Why: "names are at most 255 bytes, without control characters"}
 	}
 	return &Target{Exchange: ex, RoutingKey: rk, From: "--to"}, !hasKey, nil
 }

@@ -44,9 +44,9 @@ func TestReplayInAVhost(t *testing.T) {
 		Headers: amqp.Table{"x-death": []any{amqp.Table{"queue": "work", "reason": "rejected", "count": int64(1), "time": time.Now()}}}}))
 
 	run := NewRunID()
-	res, err := Run(context.Background(), Options{Queue: "dlq", Vhost: vhost, Yes: true, Window: 10,
-		Rewrite: Rewrite{Run: run, User: "guest"}, Journal: NewJournal(&memFile{}, run, time.Now),
-		Dial: func(context.Context, string) (*amqp.Connection, error) { return amqp.Dial(vurl) }})
+	res, err := Replay(context.Background(), ReplayDeps{Journal: NewJournal(&memFile{}, run, time.Now),
+		Dial: func(context.Context, string) (*amqp.Connection, error) { return amqp.Dial(vurl) }},
+		ReplayOptions{Queue: "dlq", Vhost: vhost, Yes: true, Window: 10, Rewrite: Rewrite{Run: run, User: "guest"}})
 	must(t, err)
 	if res.Counts.Replayed != 1 {
 		t.Fatalf("counts: %+v", res.Counts)

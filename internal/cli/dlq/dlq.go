@@ -34,10 +34,13 @@ func NewCmdDLQ(f *cmdutil.Factory) *cobra.Command {
   replay   republish to where each message came from: a dry run unless --yes
 
 Reading is non-destructive: messages are consumed with a prefetch window,
-held, and requeued together at the end. Reading still leaves a trace: every
-message read is marked redelivered, and on a quorum queue each read counts
-toward the delivery limit and moves the message behind the others (see
-docs/dlq.md).` + replayExitStatus,
+held, and requeued together at the end. A read counts the queue at its start
+(after an earlier reader's messages are back), reads that many, and ends only
+when its own are back, so reads in a row count the same; when it cannot vouch
+for its count it says so (DLQ_READ_INCOMPLETE). Reading still leaves a trace:
+every message read is marked redelivered, and on a quorum queue each read
+counts toward the delivery limit and moves the message behind the others
+(see docs/dlq.md).` + replayExitStatus,
 		Example: `  dupctl dlq stats --queue orders.dlq
   dupctl dlq peek --queue orders.dlq -n 3
   dupctl dlq export --queue orders.dlq --out orders-dlq.jsonl
@@ -53,11 +56,13 @@ docs/dlq.md).` + replayExitStatus,
 // readExitStatus that of the verbs that only read (stats, peek, export).
 var (
 	replayExitStatus = cmdutil.ExitStatus(map[int]string{
-		1:   "findings at or above --fail-on (replay: in doubt, returned, nacked)",
-		3:   "RabbitMQ or PostgreSQL could not be reached, or a connection was lost",
+		1:   "findings at or above --fail-on (replay: in doubt, returned, nacked,\nits replays coming back; dry run: a destination missing)",
+		2:   "usage or input error: a bad flag, no such queue, a DLQ with consumers,\na destination that does not exist (--yes publishes nothing into it),\nan export file that is malformed or was replayed before",
+		3:   "RabbitMQ or PostgreSQL could not be reached, or a connection was lost\n(the summary is printed first; --resume continues)",
 		130: "interrupted (a replay stops consuming, requeues what it holds, waits\nfor its confirms and prints its summary first)",
 	})
 	readExitStatus = cmdutil.ExitStatus(map[int]string{
+		1:   "findings at or above --fail-on (export: fewer messages written than\nthe queue held at the start)",
 		3:   "RabbitMQ could not be reached, or a connection was lost",
 		130: "interrupted (what the read holds goes back to the queue)",
 	})
@@ -124,6 +129,11 @@ type conn struct {
 	dial  replay.Dialer
 }
 
+// readDeps are a read verb's broker, clock and progress meter.
+func (c *conn) readDeps(f *cmdutil.Factory, command string) replay.ReadDeps {
+	return replay.ReadDeps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+}
+
 // amqpConn reads the URL's vhost and user and returns a dialer whose
 // connections are named "dupctl dlq <role> <tag>".
 func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
@@ -138,14 +148,6 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 		return f.AMQP(connect.WithAMQPName(ctx, strings.TrimSpace("dlq "+role+" "+tag)))
 	}
 	return c, nil
-}
-
-// readErr turns a missing queue into an input error (exit 2).
-func readErr(queue string, err error) error {
-	if replay.IsNotFound(err) {
-		return exitcode.InputError(err, "check the name and the vhost in --amqp-url")
-	}
-	return err
 }
 
 // readFlags are the flags of the commands that read a whole DLQ (stats,
@@ -169,11 +171,9 @@ func (r readFlags) checkRead() error {
 	return r.WindowMB.check()
 }
 
-// readOptions is what the capability reads with these flags, with the
-// command's progress meter.
-func (r readFlags) readOptions(f *cmdutil.Factory, queue, command string) replay.ReadOptions {
-	return replay.ReadOptions{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes(),
-		Progress: f.IO.StartProgress(command, "messages")}
+// readOptions is what the capability reads with these flags.
+func (r readFlags) readOptions(queue string) replay.ReadOptions {
+	return replay.ReadOptions{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes()}
 }
 
 // windowMiB is the --window-mib flag of every command that consumes a DLQ:

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/spf13/cobra"
@@ -107,24 +106,19 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		defer fh.Close()
 		w = fh
 	}
-	rep, data, err := replay.RunExport(ctx, replay.PeekOptions{
-		Read:  o.readOptions(f, o.Queue, "dlq export"),
-		Vhost: c.vhost, Dial: c.dial, Now: f.Now,
-	}, w, o.Out, o.Drain)
+	data, err := replay.Export(ctx, replay.ExportDeps{ReadDeps: c.readDeps(f, "dlq export"), Out: w}, replay.ExportOptions{
+		Read: o.readOptions(o.Queue), Vhost: c.vhost, File: o.Out, Drain: o.Drain,
+	})
 	if err != nil {
-		return readErr(o.Queue, err)
+		if o.Out != "-" && !o.Force {
+			removeIfEmpty(o.Out) // nothing exported: it must not block the rerun
+		}
+		return err
 	}
 	if o.Out == "-" {
 		return nil // stdout carries the records
 	}
-	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
-		fmt.Fprintf(w, "%s %s messages (%s of bodies) from queue %s (vhost %s) to %s\n", th.Strong("dlq export:"),
-			iostreams.Count(int64(data.Written)), bytesText(data.Bytes), data.Queue, data.Vhost, data.File)
-		if data.Drained {
-			fmt.Fprintf(w, "Removed them from the queue after the file was synced (--drain).\n")
-		} else {
-			fmt.Fprintf(w, "%s\n", th.Faint(readNote(data.Read)))
-		}
-		return nil
+	return f.Emit(ctx, report.Document{Report: data.Report(), Text: func(w io.Writer, th *report.Theme) error {
+		return writeExport(w, th, data)
 	}})
 }

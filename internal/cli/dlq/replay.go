@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -14,8 +15,6 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
@@ -38,14 +37,19 @@ type ReplayOptions struct {
 	WindowMB windowMiB
 	Rate     float64
 	MaxRepl  int
-	Park     string
-	Reset    string
-	Journal  string
-	Resume   string
-	RetryDbt bool
-	RunID    string
-	Yes      bool
-	Grace    time.Duration
+	// MaxBounces and CreateDest are the loop guard's threshold and the
+	// consent to declare a missing destination queue.
+	MaxBounces int
+	CreateDest bool
+	Again      bool
+	Park       string
+	Reset      string
+	Journal    string
+	Resume     string
+	RetryDbt   bool
+	RunID      string
+	Yes        bool
+	Grace      time.Duration
 	// Idempotency skip.
 	SkipSucceeded bool
 	IdemTable     string
@@ -57,6 +61,9 @@ type ReplayOptions struct {
 
 	args []string
 }
+
+// groupID is what 'dlq stats' prints as a group's id.
+var groupID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
 // NewCmdReplay is `dupctl dlq replay`.
 func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Command {
@@ -87,11 +94,20 @@ x-original-*) move into dupctl-death; dupctl-replay-count, dupctl-replay-run
 and dupctl-replay-id are added; --reset-attempts HEADER zeroes your app's
 own attempt counter. Messages are published persistent.
 
-Loop guards: the run reads at most the count at its start; a message of this
-run coming back stops it; messages replayed --max-replays times are parked
-in --park-queue. With --skip-succeeded, messages whose idempotency key is
-already SUCCEEDED in your database are not replayed (left, or parked with
---succeeded park): a replay must not cause the duplicate it recovers from.
+Loop guards: the run reads at most the count at its start; a message of
+this run coming back is never replayed again by it; while it replays it
+watches the DLQ's depth, and when the DLQ gains more messages than
+--max-bounces (default 0) the run stops and exits 1 (new dead letters from
+elsewhere count too: raise --max-bounces when the DLQ is being fed). Messages
+replayed --max-replays times are parked in --park-queue. With
+--skip-succeeded, messages whose idempotency key is already SUCCEEDED in your
+database are not replayed (left, or parked with --succeeded park): a replay
+must not cause the duplicate it recovers from.
+
+Destinations: each is checked before its first publish. A missing one is not
+published into: the run stops and exits 2, the messages stay in the DLQ
+(--create-destination declares a missing queue; an exchange is never
+created).
 
 Every run writes a journal (JSON Lines: start, each publish, each outcome,
 end); --resume JOURNAL continues an interrupted run: messages it confirmed
@@ -140,6 +156,8 @@ confirms and prints the summary.` + replayExitStatus,
 	o.WindowMB.register(fs)
 	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
+	fs.IntVar(&o.MaxBounces, "max-bounces", 0, "stop once more than this many replayed messages come back to the DLQ during the run")
+	fs.BoolVar(&o.CreateDest, "create-destination", false, "declare a destination queue that does not exist (durable) instead of refusing to replay into it")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
 	fs.StringVar(&o.Reset, "reset-attempts", "", "set this header (your app's attempt counter, e.g. retry-count) to 0")
 	fs.StringVar(&o.Journal, "journal", "", "journal file (default ./dupctl-replay-RUN.journal)")
@@ -147,6 +165,7 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
 	fs.StringVar(&o.RunID, "run-id", "", "name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
 	fs.BoolVar(&o.Yes, "yes", false, "publish (without it: a dry run)")
+	fs.BoolVar(&o.Again, "again", false, "with --from-file: replay a file that an earlier run (found by its journal) already replayed")
 	fs.DurationVar(&o.Grace, "drain-grace", 30*time.Second, "how long to wait for outstanding confirms when stopping")
 	fs.BoolVar(&o.SkipSucceeded, "skip-succeeded", false, "skip messages whose idempotency key is SUCCEEDED in --database-url")
 	fs.StringVar(&o.IdemTable, "idempotency-table", "", "table holding idempotency keys ([schema.]table)")
@@ -155,16 +174,17 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.StringVar(&o.DoneValue, "succeeded-value", "SUCCEEDED", "status value that means the job is done")
 	fs.StringVar(&o.Succeeded, "succeeded", "leave", "what to do with already-succeeded messages: leave (in the DLQ) or park")
 	o.register(fs)
+	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination"})
 	return cmd
 }
 
 // options validates the flags into the capability's options (no I/O).
-func (o *ReplayOptions) options() (*replay.Options, error) {
+func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	if (o.Queue == "") == (o.FromFile == "") {
 		return nil, exitcode.UsageErrorf("give exactly one of --queue or --from-file")
 	}
-	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 {
-		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate and --max-replays must not be negative")
+	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
+		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
 	}
 	if err := o.WindowMB.check(); err != nil {
 		return nil, err
@@ -188,9 +208,10 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &replay.Options{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
+	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
+		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
 		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
 	if ro.ParkQueue == "" {
 		ro.ParkQueue = o.Queue + ".parked"
@@ -201,14 +222,14 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 	if o.To != "" {
 		t, keep, err := replay.ParseTo(o.To)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+			return nil, err
 		}
 		ro.Router.To, ro.Router.KeepKey = t, keep
 	}
 	for _, w := range o.Where {
 		c, err := replay.ParseWhere(w)
 		if err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+			return nil, err
 		}
 		ro.Filter.Where = append(ro.Filter.Where, c)
 	}
@@ -217,6 +238,11 @@ func (o *ReplayOptions) options() (*replay.Options, error) {
 		case "rejected", "expired", "maxlen", "delivery_limit", "republished", "unknown":
 		default:
 			return nil, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
+		}
+	}
+	for _, g := range o.Groups {
+		if !groupID.MatchString(g) {
+			return nil, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
 		}
 	}
 	ro.Filter.Reasons, ro.Filter.Groups = o.Reasons, o.Groups
@@ -232,7 +258,8 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	ro.Now, ro.Args, ro.Version = f.Now, redactArgs(o.args), f.BuildInfo().Version
+	deps := replay.ReplayDeps{Now: f.Now}
+	ro.Args, ro.Version = redactArgs(o.args), f.BuildInfo().Version
 	if o.Resume != "" {
 		st, err := readJournal(o.Resume)
 		if err != nil {
@@ -257,14 +284,17 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	ro.Vhost, ro.Rewrite.User, ro.Dial = c.vhost, c.user, c.dial
+	ro.Vhost, ro.Rewrite.User, deps.Dial = c.vhost, c.user, c.dial
 	if o.FromFile != "" {
 		fh, err := os.Open(o.FromFile)
 		if err != nil {
 			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
 		}
 		defer fh.Close()
-		ro.Records = fh
+		if ro.FileDigest, err = fileOnce(o, fh); err != nil {
+			return err
+		}
+		deps.Records = fh
 	}
 	if o.SkipSucceeded {
 		pool, err := f.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: 30 * time.Second, MaxConns: 2})
@@ -275,7 +305,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		if err := pg.Prepare(ctx); err != nil {
 			return exitcode.InputError(err, "check --idempotency-table, --key-column and --status-column")
 		}
-		ro.Idempotency = pg
+		deps.Idempotency = pg
 	}
 	journalPath := ""
 	if o.Yes {
@@ -285,26 +315,25 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		}
 		defer jf.Close()
 		journalPath = path
-		ro.Journal = replay.NewJournal(jf, o.RunID, time.Now)
+		deps.Journal = replay.NewJournal(jf, o.RunID, time.Now)
 	}
-	ro.Progress = f.IO.StartProgress("dlq replay", "messages")
+	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
 	defer oneProc(f.Getenv)()
-	res, err := replay.Run(ctx, *ro)
+	res, err := replay.Replay(ctx, deps, *ro)
 	if err != nil && res == nil {
-		if replay.IsNotFound(err) {
-			return readErr(o.Queue, err)
+		if journalPath != "" && o.Resume == "" {
+			removeIfEmpty(journalPath) // nothing started: it must not block the rerun
 		}
 		return err
 	}
-	rep := res.Report()
-	emitErr := f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
+	emitErr := f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeReplay(w, th, res, journalPath)
 	}})
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case err != nil:
-		return exitcode.InputError(err, "the messages before it were handled; fix the file and --resume")
+		return err
 	case res.Lost != "":
 		hint := "nothing was lost: run again with --resume " + journalPath
 		return exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint)
@@ -338,11 +367,46 @@ func readJournal(path string) (*replay.JournalState, error) {
 	return st, nil
 }
 
+// fileOnce reads an export file's digest and, for a replay under a new
+// journal, refuses a file an earlier run in the journal's or the current
+// directory replayed (unless --again): it would publish every message a
+// second time. It leaves fh at its start.
+func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
+	digest, err := replay.FileDigest(fh)
+	if err == nil {
+		_, err = fh.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return "", exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give a readable export file")
+	}
+	if !o.Yes || o.Resume != "" || o.Again {
+		return digest, nil
+	}
+	if earlier := replay.FindJournals([]string{".", filepath.Dir(o.Journal)}, digest); len(earlier) > 0 {
+		return "", exitcode.InputError(fmt.Errorf("--from-file %s was replayed before (journal %s): replaying it under a new journal publishes every message again", o.FromFile, earlier[0]),
+			"--resume "+earlier[0]+" continues that run; --again replays the file anew")
+	}
+	return digest, nil
+}
+
+// removeIfEmpty removes a file this run created and wrote nothing to.
+func removeIfEmpty(path string) {
+	if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+		_ = os.Remove(path)
+	}
+}
+
 func openJournal(o *ReplayOptions) (*os.File, string, error) {
 	if o.Resume != "" {
-		fh, err := os.OpenFile(o.Resume, os.O_WRONLY|os.O_APPEND, 0)
+		fh, err := os.OpenFile(o.Resume, os.O_RDWR|os.O_APPEND, 0)
 		if err != nil {
 			return nil, "", exitcode.InputError(fmt.Errorf("--resume: %w", err), "the journal must be writable")
+		}
+		// A kill can leave a torn last line; appending after it would
+		// glue this run's first record to it.
+		if err := replay.TrimTornLine(fh); err != nil {
+			fh.Close()
+			return nil, "", exitcode.InputError(fmt.Errorf("--resume %s: %w", o.Resume, err), "the journal must be writable")
 		}
 		return fh, o.Resume, nil
 	}
@@ -367,73 +431,4 @@ func redactArgs(args []string) []string {
 		out[i] = redact.String(a)
 	}
 	return out
-}
-
-func writeReplay(w io.Writer, th *report.Theme, res *replay.Result, journal string) error {
-	src := "queue " + res.Queue
-	if res.File != "" {
-		src = "file " + res.File
-	}
-	title := "dlq replay:"
-	if res.DryRun {
-		title = "dlq replay (dry run):"
-	}
-	fmt.Fprintf(w, "%s %s (vhost %s), run %s\n", th.Strong(title), src, res.Vhost, res.Run)
-	c := res.Counts
-	read := fmt.Sprintf("Read %s messages", iostreams.Count(int64(c.Read)))
-	if res.File == "" {
-		read += fmt.Sprintf(" (%s at the start)", iostreams.Count(int64(res.AtStart.Messages)))
-	}
-	fmt.Fprintf(w, "%s; stopped: %s.\n", read, res.StoppedBy)
-	if len(res.Destinations) > 0 {
-		fmt.Fprintln(w)
-		t := report.NewTable("ACTION", "DESTINATION", "EXISTS", "MESSAGES", "BYTES", "REASONS").AlignRight(3, 4)
-		for _, d := range res.Destinations {
-			exists := "-"
-			if d.Exists != nil {
-				exists = map[bool]string{true: "yes", false: th.Severity(findings.Error, "no")}[*d.Exists]
-			}
-			t.Row(d.Kind, d.Target.String(), exists, iostreams.Count(int64(d.Messages)), bytesText(d.Bytes), d.Reasons)
-		}
-		if err := t.Render(w); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(w)
-	left := c.Filtered + c.OverMax + c.NoDestination + c.Bounced + c.InDoubtEarlier
-	if res.DryRun {
-		would := 0
-		for _, d := range res.Destinations {
-			if d.Kind == "replay" {
-				would += d.Messages
-			}
-		}
-		fmt.Fprintf(w, "Would replay %s, park %s; leave %s (filtered %d, over --max %d, no destination %d, already SUCCEEDED %d).\n",
-			iostreams.Count(int64(would)), iostreams.Count(int64(parkCount(res))), iostreams.Count(int64(left+c.Succeeded)),
-			c.Filtered, c.OverMax, c.NoDestination, c.Succeeded)
-		fmt.Fprintf(w, "Nothing was published: add --yes to replay.\n")
-		if res.File == "" {
-			fmt.Fprintf(w, "%s\n", th.Faint(readNote(replay.ReadResult{Read: c.Read, Quorum: res.Quorum})))
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "Replayed %s (confirmed, then acked in the DLQ), parked %s, already done %s.\n",
-		iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
-	fmt.Fprintf(w, "Left in the DLQ: returned %d, nacked %d, in doubt %d, filtered %d, over --max %d, no destination %d, bounced %d, SUCCEEDED %d.\n",
-		c.Returned, c.Nacked, c.InDoubt+c.InDoubtEarlier, c.Filtered, c.OverMax, c.NoDestination, c.Bounced, c.Succeeded)
-	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond), (time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
-	if res.Lost != "" {
-		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)
-	}
-	return nil
-}
-
-func parkCount(res *replay.Result) int {
-	n := 0
-	for _, d := range res.Destinations {
-		if d.Kind == "park" {
-			n += d.Messages
-		}
-	}
-	return n
 }

@@ -125,19 +125,23 @@ func dlqCheck(o *Options, j config.Job) doctor.Check {
 		if u, err := amqp.ParseURI(o.Factory.Global.AMQPURL); err == nil {
 			vhost = u.Vhost
 		}
-		rep, _, err := replay.RunStats(ctx, replay.StatsOptions{
-			Read:  replay.ReadOptions{Queue: j.DLQ, Limit: 10_000, Window: 500, Idle: 2 * time.Second},
-			Vhost: vhost, Analyzer: &replay.Analyzer{}, IdempotencyKeys: replay.DefaultIdempotencyFields,
+		s, err := replay.Stats(ctx, replay.ReadDeps{
 			Dial: func(ctx context.Context, role string) (*amqp.Connection, error) {
 				return o.Factory.AMQP(connect.WithAMQPName(ctx, "doctor dlq "+role))
 			},
 			Now: o.Factory.Now,
+		}, replay.StatsOptions{
+			Read:  replay.ReadOptions{Queue: j.DLQ, Limit: 10_000, Window: 500, Idle: 2 * time.Second},
+			Vhost: vhost, Analyzer: &replay.Analyzer{}, IdempotencyKeys: replay.DefaultIdempotencyFields,
 		})
 		if replay.IsNotFound(err) {
 			// The topology check reports the missing DLQ itself.
 			return nil, &doctor.NothingError{Reason: "the DLQ does not exist"}
 		}
-		return rep, err
+		if err != nil {
+			return nil, err
+		}
+		return s.Report(), nil
 	}
 	return c
 }

@@ -1,0 +1,116 @@
+package dlq
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/report"
+	"github.com/dupctl/dupctl/internal/replay"
+)
+
+func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journal string) error {
+	src := "queue " + res.Queue
+	if res.File != "" {
+		src = "file " + res.File
+	}
+	title := "dlq replay:"
+	if res.DryRun {
+		title = "dlq replay (dry run):"
+	}
+	fmt.Fprintf(w, "%s %s (vhost %s), run %s\n", th.Strong(title), src, res.Vhost, res.Run)
+	c := res.Counts
+	read := fmt.Sprintf("Read %s %s", iostreams.Count(int64(c.Read)), english.Plural(c.Read, "message", "messages"))
+	if res.File == "" {
+		read += fmt.Sprintf(" (%s at the start)", iostreams.Count(int64(res.AtStart.Messages)))
+	}
+	fmt.Fprintf(w, "%s; stopped: %s.\n", read, res.StoppedBy)
+	if len(res.Destinations) > 0 {
+		fmt.Fprintln(w)
+		t := report.NewTable("ACTION", "DESTINATION", "EXISTS", "MESSAGES", "BYTES", "REASONS").AlignRight(3, 4)
+		for _, d := range res.Destinations {
+			exists := "-"
+			if d.Exists != nil {
+				exists = map[bool]string{true: "yes", false: th.Severity(findings.Error, "no")}[*d.Exists]
+			}
+			t.Row(d.Kind, d.Target.String(), exists, iostreams.Count(int64(d.Messages)), bytesText(d.Bytes), d.Reasons)
+		}
+		if err := t.Render(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	if res.DryRun {
+		would := 0
+		for _, d := range res.Destinations {
+			if d.Kind == "replay" {
+				would += d.Messages
+			}
+		}
+		fmt.Fprintf(w, "Would replay %s, park %s; leave %s.\n",
+			iostreams.Count(int64(would)), iostreams.Count(int64(parkCount(res))), leftText(c))
+		fmt.Fprintf(w, "Nothing was published: add --yes to replay.\n")
+		if res.File == "" {
+			fmt.Fprintf(w, "%s\n", th.Faint(readNote(replay.ReadResult{Read: c.Read, Quorum: res.Quorum})))
+		}
+		return nil
+	}
+	if res.File != "" {
+		// No DLQ is involved: nothing to ack, nothing left behind.
+		fmt.Fprintf(w, "Replayed %s (confirmed), parked %s, already done %s.\n",
+			iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
+		if c.Left() > 0 {
+			fmt.Fprintf(w, "Not replayed: %s.\n", leftText(c))
+		}
+	} else {
+		fmt.Fprintf(w, "Replayed %s (confirmed, then acked in the DLQ), parked %s, already done %s.\n",
+			iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
+		fmt.Fprintf(w, "Left in the DLQ: %s.\n", leftText(c))
+		if c.Unread > 0 {
+			fmt.Fprintf(w, "Not read: %s of the messages counted at the start.\n", iostreams.Count(int64(c.Unread)))
+		}
+		if c.Arrived > 0 {
+			fmt.Fprintf(w, "The DLQ gained at least %s during the run.\n", english.Count(c.Arrived, "message", "messages"))
+		}
+	}
+	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond), (time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
+	if res.Lost != "" {
+		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)
+	}
+	return nil
+}
+
+// leftText lists what was left and why, the reasons that apply only.
+func leftText(c replay.Counts) string {
+	parts := []string{}
+	for _, p := range []struct {
+		what string
+		n    int
+	}{
+		{"returned", c.Returned}, {"nacked", c.Nacked}, {"in doubt", c.InDoubt + c.InDoubtEarlier},
+		{"destination missing", c.DestinationMissing}, {"not published", c.NotPublished}, {"bounced", c.Bounced}, {"new", c.New},
+		{"filtered", c.Filtered}, {"over --max", c.OverMax}, {"no destination", c.NoDestination}, {"already SUCCEEDED", c.SucceededLeft},
+	} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", p.what, iostreams.Count(int64(p.n))))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return iostreams.Count(int64(c.Left())) + " (" + strings.Join(parts, ", ") + ")"
+}
+
+func parkCount(res *replay.ReplayResult) int {
+	n := 0
+	for _, d := range res.Destinations {
+		if d.Kind == "park" {
+			n += d.Messages
+		}
+	}
+	return n
+}
