@@ -37,7 +37,6 @@ var pendingCapabilities = map[string]string{
 	"internal/audit/cache":   "exitcode",
 	"internal/inspect/lock":  "exitcode",
 	"internal/inspect/store": "exitcode",
-	"internal/inspect/ttl":   "report, iostreams (its views)",
 	"internal/sim/live":      "exitcode",
 }
 

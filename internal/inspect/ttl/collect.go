@@ -28,8 +28,8 @@ const RelativeAccuracy = 0.005
 // quantiles before the sketch takes over.
 const DefaultExactMax = 100_000
 
-// Run is one measured job run.
-type Run struct {
+// JobRun is one measured job run.
+type JobRun struct {
 	// Duration is how long the job held its lock (acquired to released,
 	// or the job's own duration).
 	Duration time.Duration
@@ -89,7 +89,7 @@ func NewCollector(o CollectOptions) *Collector {
 
 // Add records one run of a job type. A run is skipped (and counted) when
 // its duration is negative or, with IncludeWait, when it has no wait.
-func (c *Collector) Add(jobType string, r Run) {
+func (c *Collector) Add(jobType string, r JobRun) {
 	if why := c.add(c.series(jobType), r); why != "" {
 		c.Skip(jobType + ": " + why)
 	}
@@ -117,7 +117,7 @@ func (c *Collector) Runs() int64 {
 }
 
 // add records r into s, or returns why it cannot.
-func (c *Collector) add(s *series, r Run) string {
+func (c *Collector) add(s *series, r JobRun) string {
 	d := r.Duration
 	if c.opts.IncludeWait {
 		if !r.HasWait {
@@ -271,9 +271,9 @@ func newSketch() *ddsketch.DDSketch {
 
 // TTLCount is a TTL the input gave runs, and how many.
 type TTLCount struct {
-	TTLMS float64 `json:"ttl_ms"`
-	Runs  int64   `json:"runs"`
-	ttl   time.Duration
+	TTLMS float64       `json:"ttl_ms"`
+	Runs  int64         `json:"runs"`
+	TTL   time.Duration `json:"-"`
 }
 
 // ttl is the job type's TTL and where it came from: configured, else the
@@ -282,14 +282,14 @@ type TTLCount struct {
 func (s *series) ttl() (ttl time.Duration, source string, seen []TTLCount) {
 	seen = []TTLCount{}
 	for t, k := range s.own {
-		seen = append(seen, TTLCount{TTLMS: msRound(t), Runs: k, ttl: t})
+		seen = append(seen, TTLCount{TTLMS: msRound(t), Runs: k, TTL: t})
 	}
-	slices.SortFunc(seen, func(a, b TTLCount) int { return cmp.Or(cmp.Compare(b.Runs, a.Runs), cmp.Compare(a.ttl, b.ttl)) })
+	slices.SortFunc(seen, func(a, b TTLCount) int { return cmp.Or(cmp.Compare(b.Runs, a.Runs), cmp.Compare(a.TTL, b.TTL)) })
 	switch {
 	case s.configured > 0:
 		return s.configured, s.configSource, seen
 	case len(seen) > 0:
-		return seen[0].ttl, SourceData, seen
+		return seen[0].TTL, SourceData, seen
 	}
 	return 0, "", seen
 }
@@ -314,6 +314,9 @@ func (s *series) quantile(q float64) time.Duration {
 // sortExact sorts the exact samples once, before quantiles are read.
 func (s *series) sortExact() { slices.Sort(s.exact) }
 
+// ms is d in milliseconds, the unit of the JSON output, the sketch and the
+// simulator: the one duration-to-milliseconds conversion of this package
+// (int64(ms(d)) truncates as time.Duration.Milliseconds does).
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func fromMS(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }

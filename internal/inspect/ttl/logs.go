@@ -128,7 +128,7 @@ func (p *pairer) event(ev *logs.Event) error {
 			if ttl == 0 {
 				ttl = ev.LockTTL
 			}
-			if why := p.c.add(p.c.series(r.jobType), Run{Duration: ev.Time.Sub(r.start), HasWait: true, TTL: ttl}); why != "" {
+			if why := p.c.add(p.c.series(r.jobType), JobRun{Duration: ev.Time.Sub(r.start), HasWait: true, TTL: ttl}); why != "" {
 				p.c.Skip(ev.Where() + ": " + why)
 			}
 			return nil
@@ -146,7 +146,7 @@ func (p *pairer) fieldRun(ev *logs.Event) {
 	if ev.Duration <= 0 {
 		return
 	}
-	if why := p.fields.add(p.fields.series(p.jobType(ev)), Run{Duration: ev.Duration, TTL: ev.LockTTL}); why != "" {
+	if why := p.fields.add(p.fields.series(p.jobType(ev)), JobRun{Duration: ev.Duration, TTL: ev.LockTTL}); why != "" {
 		p.fields.Skip(ev.Where() + ": " + why)
 	}
 }

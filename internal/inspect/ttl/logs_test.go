@@ -54,7 +54,7 @@ func TestReadLogsPairsLockSpans(t *testing.T) {
 	}) || !slices.ContainsFunc(c.skipped.Examples, func(s string) bool { return strings.HasPrefix(s, "worker.log:10: malformed line") }) {
 		t.Errorf("skipped %d %v, want the unreleased lock of line 8 and the malformed line 10", c.skipped.Rows, c.skipped.Examples)
 	}
-	res, _ := c.Analyze(AnalyzeOptions{MinSamples: 1})
+	res := c.Analyze(AnalyzeOptions{MinSamples: 1})
 	for _, js := range res.JobTypes {
 		if js.JobType == "payment" && (js.TTLMS != 30000 || js.TTLSource != SourceData || len(js.TTLsSeen) != 2) {
 			t.Errorf("payment TTL %vms from %s, seen %v", js.TTLMS, js.TTLSource, js.TTLsSeen)

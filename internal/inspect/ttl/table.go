@@ -147,8 +147,8 @@ func (c *columns) check(includeWait bool) error {
 }
 
 // decode turns one row's cells into a job type and a run.
-func (c *columns) decode(cells [][]byte, unit time.Duration) ([]byte, Run, error) {
-	var r Run
+func (c *columns) decode(cells [][]byte, unit time.Duration) ([]byte, JobRun, error) {
+	var r JobRun
 	get := func(ro role) []byte {
 		if i := c.idx[ro]; i >= 0 && i < len(cells) {
 			return bytes.TrimSpace(cells[i])

@@ -22,3 +22,23 @@ func Plural[N Integer](n N, one, many string) string {
 func Count[N Integer](n N, one, many string) string {
 	return strconv.FormatInt(int64(n), 10) + " " + Plural(n, one, many)
 }
+
+// Number formats n with thousands separators: 1,234,567.
+func Number[N Integer](n N) string {
+	s := strconv.FormatInt(int64(n), 10)
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	out := make([]byte, 0, len(s)+len(s)/3+1)
+	if neg {
+		out = append(out, '-')
+	}
+	for i := 0; i < len(s); i++ {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}

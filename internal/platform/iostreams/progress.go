@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
@@ -87,22 +88,5 @@ func (l *line) Done() {
 	l.stopped = true
 }
 
-// Count formats n with thousands separators.
-func Count(n int64) string {
-	s := fmt.Sprint(n)
-	neg := false
-	if n < 0 {
-		neg, s = true, s[1:]
-	}
-	var out []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, c)
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}
+// Count formats n with thousands separators (english.Number).
+func Count(n int64) string { return english.Number(n) }
