@@ -313,8 +313,8 @@ func retries(uses []Use, redelivered map[string]bool) (bool, string) {
 }
 
 // Report turns a result into findings.
-func (r *Result) Report(command string) *findings.Report {
-	rep := &findings.Report{Command: command, Data: r}
+func (r *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "keys unstable", Data: r}
 	for _, rule := range Rules() {
 		rep.Check(rule.Code)
 	}

@@ -133,7 +133,7 @@ func TestCleanLogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := res.Report("audit logs")
+			rep := res.Report()
 			if len(rep.Findings) != 0 {
 				t.Fatalf("clean logs gave %d findings, first %+v", len(rep.Findings), rep.Findings[0])
 			}

@@ -178,7 +178,7 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		if err != nil {
 			return nil, cmdutil.LogError(err)
 		}
-		return res.Report("audit logs"), nil
+		return res.Report(), nil
 	}
 	keyCheck.Run = func(ctx context.Context) (*findings.Report, error) {
 		srcs, m, err := sources(ctx)
@@ -189,7 +189,7 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		if err != nil {
 			return nil, cmdutil.LogError(err)
 		}
-		return res.Report("keys unstable"), nil
+		return res.Report(), nil
 	}
 	return []doctor.Check{audits, keyCheck}
 }

@@ -13,7 +13,10 @@ func TestDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb, _ := Write(c, Single(&b))
+		sb, err := Write(c, Single(&b))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) || sa.Lines != sb.Lines || len(sa.Incidents) != 30 {
 			t.Fatalf("%s: not deterministic or wrong incidents (%d)", d, len(sa.Incidents))
 		}
