@@ -315,9 +315,10 @@ func retries(uses []Use, redelivered map[string]bool) (bool, string) {
 // Report turns a result into findings.
 func (r *Result) Report() *findings.Report {
 	rep := &findings.Report{Command: "keys unstable", Data: r}
-	for _, rule := range Rules() {
+	for _, rule := range append(Rules(), logs.Rules()...) {
 		rep.Check(rule.Code)
 	}
+	rep.Add(logs.InputFindings(r.Input)...)
 	for _, u := range r.Unstable {
 		rule := RuleUnconfirmed
 		if u.Confirmed {

@@ -37,6 +37,10 @@ type Options struct {
 	// Only extracts just these fields (0: all), for a pass that needs
 	// few: the others stay empty and are not parsed.
 	Only FieldSet
+	// RecordPaths keeps the JSON path each field came from in
+	// Event.Paths (for explaining a mapping; it costs an allocation per
+	// line).
+	RecordPaths bool
 	// Prepare, when set, runs on each event in the parsing goroutines,
 	// in parallel and out of order, before the event reaches the
 	// callback: per-event work that needs no shared state (hashing a
@@ -173,6 +177,9 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 		go func() {
 			defer wg.Done()
 			x := &extractor{m: o.Mapping, only: o.Only}
+			if o.RecordPaths {
+				x.paths = new([NumFields]string)
+			}
 			for c := range work {
 				b := parseChunk(x, c)
 				if o.Prepare != nil {

@@ -18,10 +18,13 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
@@ -51,6 +54,8 @@ type Result struct {
 	Causes     []CauseCount  `json:"causes"`
 	Metrics    Metrics       `json:"metrics"`
 	Timelines  []Timeline    `json:"timelines"`
+	// EventKinds counts the lines of each kind the mapping read.
+	EventKinds []KindCount   `json:"event_kinds"`
 	ReadAgain  int           `json:"chunks_read_again"`
 	NoKey      int64         `json:"side_effects_without_key"`
 	ClockSkew  time.Duration `json:"clock_skew_ns"`
@@ -98,6 +103,16 @@ func (e Evidence) String() string {
 	}
 	return s
 }
+
+// KindCount is how many lines were read as one kind of event.
+type KindCount struct {
+	Kind   string `json:"kind"`
+	Events int64  `json:"events"`
+}
+
+// ErrMappingNoEffects is the reason of the input error Run returns when
+// the user's mapping leaves no line a side effect.
+var ErrMappingNoEffects = errors.New("the mapping leaves no side effect")
 
 // CauseCount counts duplicates per cause.
 type CauseCount struct {
@@ -179,7 +194,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 			e.Tag = hashKey(seed, kind, key)
 		}
 	}
+	var kinds [logread.NumKinds]int64
 	st, err := logread.Scan(ctx, sources, first, func(e *logread.Event) error {
+		kinds[e.Kind]++
 		ma.add(e)
 		if e.Tag == 0 {
 			return nil
@@ -210,6 +227,23 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 	}
 	res.Keys = len(stats)
 	res.Metrics = ma.result()
+	res.EventKinds = []KindCount{}
+	for k, n := range kinds {
+		if n > 0 {
+			res.EventKinds = append(res.EventKinds, KindCount{Kind: logread.Kind(k).String(), Events: n})
+		}
+	}
+	if changes := o.Mapping.Changes(); len(changes) > 0 && res.Effects == 0 && st.Events > 0 {
+		var seen []string
+		for _, k := range res.EventKinds {
+			seen = append(seen, fmt.Sprintf("%s %s", k.Kind, english.Number(k.Events)))
+		}
+		return nil, &problem.Input{
+			Why: fmt.Sprintf("with the mapping given (%s) none of the %s events is a side effect, so no duplicate can be found (%s)",
+				strings.Join(changes, ", "), english.Number(st.Events), strings.Join(seen, ", ")),
+			Hint: "{ExplainMapping} shows which line became which event and which matched nothing",
+			Err:  ErrMappingNoEffects}
+	}
 
 	// Second pass: the chunks of keys with more than one side effect (and
 	// of the incident asked for).
@@ -317,6 +351,9 @@ func (r *Result) Report() *findings.Report {
 	for _, rule := range Rules() {
 		rep.Check(rule.Code)
 	}
+	for _, rule := range logread.Rules() {
+		rep.Check(rule.Code)
+	}
 	byCode := map[string]findings.Rule{}
 	for _, rule := range Rules() {
 		byCode[rule.Code] = rule
@@ -338,14 +375,7 @@ func (r *Result) Report() *findings.Report {
 		f := rule.New(d.Key, fmt.Sprintf("side effect ran %d times: %s", d.Effects, d.Explanation), ev...)
 		rep.Add(f)
 	}
-	if r.Input.Malformed > 0 {
-		var ev []string
-		for _, s := range r.Input.Samples {
-			ev = append(ev, fmt.Sprintf("%s: %s: %s", s.Where(), s.Reason, s.Text))
-		}
-		rep.Add(RuleMalformed.New(fmt.Sprintf("%d lines", r.Input.Malformed),
-			fmt.Sprintf("%d of %d lines are not JSON objects and were skipped", r.Input.Malformed, r.Input.Lines), ev...))
-	}
+	rep.Add(logread.InputFindings(r.Input)...)
 	if r.Effects == 0 && r.Input.Events > 0 {
 		rep.Add(RuleNoEffects.New("input", fmt.Sprintf("none of %d events is a side effect", r.Input.Events)))
 	}

@@ -1,6 +1,13 @@
 package logs
 
-import "github.com/dupctl/dupctl/internal/platform/findings"
+import (
+	logread "github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+)
+
+// RuleMalformed is the input check every log command shares
+// (internal/logs), named here for the doctor's checklist.
+var RuleMalformed = logread.RuleMalformed
 
 // The audit's finding rules: one per cause of a duplicated side effect,
 // "unexplained" when the evidence does not decide, and the input checks.
@@ -86,15 +93,6 @@ guess. The evidence lines are the side effects and what the logs show
 around them.`,
 		Fix: "Log the seed's fields on every step (jobId, business key, idempotencyKey, lockKey, lockToken, attempt, consumerInstanceId, redelivered) and the lock, check, claim, commit and ack steps, then audit again; meanwhile make the effect idempotent with a stable key and an atomic claim.",
 	}
-	RuleMalformed = findings.Rule{
-		Code: "LOG_MALFORMED_LINES", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "some log lines are not JSON objects and were skipped",
-		Doc: `Lines that are not one JSON object (plain text, truncated lines, a
-multi-line stack trace) were counted and skipped. Events on those lines are
-missing from the timelines, which can hide a cause. --strict makes the
-first one an error.`,
-		Fix: "Log one JSON object per line (JSON layout for the whole output, stack traces inside a field); filter non-JSON lines before dupctl, or fix the exporter.",
-	}
 	RuleNoEffects = findings.Rule{
 		Code: "LOG_NO_SIDE_EFFECTS", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "no side-effect events were recognised",
@@ -120,5 +118,5 @@ var causeRules = []findings.Rule{RuleUnstableKey, RuleStaleCache, RuleUnlockNoTo
 
 // Rules lists the audit's rules.
 func Rules() []findings.Rule {
-	return append(append([]findings.Rule(nil), causeRules...), RuleUnexplained, RuleMalformed, RuleNoEffects, RuleNoBusinessKey)
+	return append(append([]findings.Rule(nil), causeRules...), RuleUnexplained, RuleNoEffects, RuleNoBusinessKey)
 }

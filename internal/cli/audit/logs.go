@@ -7,6 +7,7 @@ import (
 
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
@@ -19,6 +20,9 @@ type LogsOptions struct {
 	Log       cmdutil.LogFlags
 	ClockSkew time.Duration
 	Incident  string
+	// ExplainMapping is a log file to explain the mapping on instead of
+	// auditing.
+	ExplainMapping string
 }
 
 // NewCmdLogs is `dupctl audit logs FILES...`.
@@ -61,9 +65,11 @@ the input that hold duplicated keys (stdin is spooled to a temporary file).` + e
   dupctl audit logs app.log --incident ord-1042
   dupctl audit logs app.log --field businessKey=payload.order.id --event side_effect='charged card'
   dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
+			if len(args) == 0 && o.ExplainMapping == "" {
+				return exitcode.UsageErrorf("give log files, directories, globs or - for stdin")
+			}
 			if o.ClockSkew < 0 {
 				return exitcode.UsageErrorf("--clock-skew must not be negative, got %s", o.ClockSkew)
 			}
@@ -74,9 +80,10 @@ the input that hold duplicated keys (stdin is spooled to a temporary file).` + e
 		},
 	}
 	fs := cmd.Flags()
-	o.Log.Register(fs)
+	o.Log.Register(cmd)
 	fs.DurationVar(&o.ClockSkew, "clock-skew", 0, "how far workers' clocks may disagree; closer orderings are not used as evidence")
 	fs.StringVar(&o.Incident, "incident", "", "show this business key's timeline as lanes per worker (-v: every duplicate's)")
+	fs.StringVar(&o.ExplainMapping, "explain-mapping", "", "instead of auditing, show how `FILE` is read: each field's path, which lines became which event and by what, and the message templates that matched nothing")
 	return cmd
 }
 
@@ -84,9 +91,12 @@ var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fa
 
 func runLogs(ctx context.Context, o *LogsOptions) error {
 	f := o.Factory
-	m, err := o.Log.Compile()
+	m, err := o.Log.Compile(f.Config)
 	if err != nil {
 		return err
+	}
+	if o.ExplainMapping != "" {
+		return runExplain(ctx, o, m)
 	}
 	srcs, err := f.LogSources(ctx, o.Args)
 	if err != nil {
@@ -103,5 +113,21 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	rep := res.Report()
 	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
 		return writeLogs(w, th, res, o)
+	}})
+}
+
+// runExplain is --explain-mapping: how the mapping reads the file.
+func runExplain(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
+	f := o.Factory
+	srcs, err := f.LogSources(ctx, append([]string{o.ExplainMapping}, o.Args...))
+	if err != nil {
+		return err
+	}
+	x, err := logs.Explain(ctx, srcs, logs.Options{Mapping: m, Progress: f.IO.StartProgress("explain mapping", "bytes")}, 0)
+	if err != nil {
+		return cmdutil.LogError(err)
+	}
+	return f.Emit(ctx, report.Document{Report: x.Report(), Text: func(w io.Writer, th *report.Theme) error {
+		return writeExplain(w, th, x)
 	}})
 }

@@ -3,10 +3,12 @@ package audit
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
@@ -127,6 +129,40 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *auditlogs.Timeline) error 
 	}
 	if len(tl.Rows) > 0 {
 		fmt.Fprintf(w, "%s\n", th.Faint("t0 = "+tl.Rows[0].Time.UTC().Format("2006-01-02T15:04:05.000Z")))
+	}
+	return t.Render(w)
+}
+
+// writeExplain is the table view of --explain-mapping.
+func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
+	in := x.Input
+	fmt.Fprintf(w, "%s %s %s, %s lines (%s malformed), %s events\n", th.Strong("explain mapping:"),
+		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), count(in.Lines), count(in.Malformed), count(in.Events))
+	fmt.Fprintf(w, "\n%s\n", th.Strong("Fields (the JSON path each was read from)"))
+	t := report.NewTable("FIELD", "PATH", "LINES").AlignRight(2)
+	for _, u := range x.Fields {
+		t.Row(u.Field, u.Path, count(u.Lines))
+	}
+	if err := t.Render(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s\n", th.Strong("Events (which lines became which kind, and by what)"))
+	t = report.NewTable("KIND", "LINES", "BY", "IN", "MATCHED", "EXAMPLE").AlignRight(1)
+	for _, u := range x.Kinds {
+		t.Row(u.Kind, count(u.Lines), u.By, u.In, u.Phrase, u.Example+" "+strconv.Quote(u.Text))
+	}
+	if err := t.Render(w); err != nil {
+		return err
+	}
+	if x.OtherLines == 0 {
+		fmt.Fprintf(w, "\nEvery line matched an event name or a phrase.\n")
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf("Matched nothing: %s lines in %s message templates (the commonest; add a phrase with --event KIND=PHRASE)",
+		count(x.OtherLines), count(int64(x.OtherTemplates)))))
+	t = report.NewTable("LINES", "TEMPLATE", "EXAMPLE").AlignRight(0)
+	for _, u := range x.Other {
+		t.Row(count(u.Lines), u.Template, u.Example+" "+strconv.Quote(u.Text))
 	}
 	return t.Render(w)
 }

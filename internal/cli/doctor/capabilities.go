@@ -162,7 +162,12 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		for k, v := range j.Logs.Fields {
 			flags.Fields = append(flags.Fields, k+"="+v)
 		}
-		m, err := flags.Compile()
+		for k, phrases := range j.Logs.Events {
+			for _, p := range phrases {
+				flags.Events = append(flags.Events, k+"="+p)
+			}
+		}
+		m, err := flags.Compile(nil)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -69,7 +69,7 @@ idempotency_key, attempt, job_id, message_id, created_at); map others with
 		},
 	}
 	fs := cmd.Flags()
-	o.Log.Register(fs)
+	o.Log.Register(cmd)
 	fs.StringVar(&o.Query, "query", "", "read keys from the rows of this SQL query (read-only session; --database-url)")
 	return cmd
 }
@@ -78,7 +78,7 @@ var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fa
 
 func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	f := o.Factory
-	m, err := o.Log.Compile()
+	m, err := o.Log.Compile(f.Config)
 	if err != nil {
 		return err
 	}
