@@ -99,14 +99,17 @@ type Event struct {
 	// Name is the raw event name or, without one, the message text.
 	Name string
 
-	Time     time.Time // zero when the line has none
-	Source   string    // file name, "-" for stdin
-	Line     int64     // 1-based line number in Source
-	Chunk    int       // index of the input chunk (for a second, selective pass)
-	Fields   [NumFields]string
-	Attempt  int           // 0 when absent
-	LockTTL  time.Duration // 0 when absent
-	Duration time.Duration // 0 when absent
+	Time    time.Time // zero when the line has none
+	Source  string    // file name, "-" for stdin
+	Line    int64     // 1-based line number in Source
+	Chunk   int       // index of the input chunk (for a second, selective pass)
+	Fields  [NumFields]string
+	Attempt int // 0 when absent (HasAttempt tells a logged 0)
+	// HasAttempt says the line carried an attempt (or retry count):
+	// libraries count from 0 or from 1.
+	HasAttempt bool
+	LockTTL    time.Duration // 0 when absent
+	Duration   time.Duration // 0 when absent
 	// Redelivered is the broker's redelivery flag; Hit the answer of a
 	// check (True: already processed); FromCache whether a check was
 	// answered by a cache rather than the database.

@@ -174,13 +174,10 @@ func TemplateOf(text string) string {
 		b = b[:classifyCap]
 	}
 	var out strings.Builder
-	var buf []byte
-	for i := 0; ; {
-		var w []byte
-		var masked bool
-		w, masked, i = nextWord(b, i, buf)
-		buf = w[:0]
-		if len(w) == 0 {
+	it := wordIter{s: b}
+	for {
+		w, masked, ok := it.next()
+		if !ok {
 			return out.String()
 		}
 		if out.Len() > 0 {

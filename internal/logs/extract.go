@@ -463,11 +463,11 @@ func (x *extractor) normalize(ev *Event) {
 	if s := f[Timestamp]; s != "" {
 		ev.Time, _ = parseTime(s, x.unit[Timestamp])
 	}
-	ev.Attempt = 0
+	ev.Attempt, ev.HasAttempt = 0, false
 	if s := f[Attempt]; s != "" {
-		ev.Attempt = atoiLoose(s)
+		ev.Attempt, ev.HasAttempt = atoiLoose(s), true
 	} else if s := f[RetryCount]; s != "" {
-		ev.Attempt = atoiLoose(s) + 1
+		ev.Attempt, ev.HasAttempt = atoiLoose(s)+1, true
 	}
 	ev.LockTTL, ev.Duration = 0, 0
 	if s := f[LockTTL]; s != "" {

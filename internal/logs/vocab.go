@@ -362,6 +362,54 @@ func nextWord(s []byte, i int, dst []byte) (word []byte, masked bool, next int) 
 	return dst, masked, i
 }
 
+// wordIter reads the words of a message as the vocabulary sees them:
+// nextWord's words, with a run of masked words (the parts of one id:
+// "ord-42:90d80b9a-6632-adee-4a41") read as one - a word of hex letters
+// only joined to a masked one by '-' or ':' is part of it.
+type wordIter struct {
+	s          []byte
+	i          int
+	buf        []byte
+	lastMasked bool
+	lastEnd    int // where the last word ended
+}
+
+// next returns the next word; ok is false at the end.
+func (it *wordIter) next() (w []byte, masked, ok bool) {
+	for {
+		for it.i < len(it.s) && wordClass[it.s[it.i]] == cSep {
+			it.i++
+		}
+		start := it.i
+		w, masked, it.i = nextWord(it.s, it.i, it.buf)
+		it.buf = w[:0]
+		if len(w) == 0 {
+			return nil, false, false
+		}
+		joined := it.lastMasked && start == it.lastEnd+1 && (it.s[it.lastEnd] == '-' || it.s[it.lastEnd] == ':')
+		it.lastEnd = it.i
+		if masked || (joined && hexLetters(w)) {
+			if it.lastMasked {
+				continue
+			}
+			it.lastMasked = true
+			return w, true, true
+		}
+		it.lastMasked = false
+		return w, false, true
+	}
+}
+
+// hexLetters reports whether w is made of a-f only.
+func hexLetters(w []byte) bool {
+	for _, b := range w {
+		if b < 'a' || b > 'f' {
+			return false
+		}
+	}
+	return true
+}
+
 // templateHash identifies a message's template: its words in order, each
 // word with a digit counted as one placeholder. Two messages with the same
 // template get the same verdict (classify reads nothing else), so the
@@ -375,13 +423,11 @@ func templateHash(s []byte, buf []byte) (uint64, []byte) {
 		prime  = 1099511628211
 	)
 	h := uint64(offset)
-	for i := 0; ; {
-		var w []byte
-		var masked bool
-		w, masked, i = nextWord(s, i, buf)
-		buf = w[:0]
-		if len(w) == 0 {
-			return h, buf
+	it := wordIter{s: s, buf: buf}
+	for {
+		w, masked, ok := it.next()
+		if !ok {
+			return h, it.buf
 		}
 		if masked {
 			h = (h ^ 1) * prime
@@ -463,12 +509,11 @@ func (c *classifier) tokens(s []byte) {
 		s = s[:classifyCap]
 	}
 	c.ids = c.ids[:0]
-	for i := 0; ; {
-		var w []byte
-		var masked bool
-		w, masked, i = nextWord(s, i, c.buf)
-		c.buf = w[:0]
-		if len(w) == 0 {
+	it := wordIter{s: s, buf: c.buf}
+	for {
+		w, masked, ok := it.next()
+		if !ok {
+			c.buf = it.buf
 			return
 		}
 		id := uint32(0)

@@ -67,8 +67,10 @@ type Duplicate struct {
 	KeyKind string `json:"key_kind"` // business_key, idempotency_key, job_id, message_id
 	JobType string `json:"job_type"`
 	Effects int    `json:"side_effects"`
-	// Cause is the rule code of the first duplicate effect's cause.
+	// Cause is the rule code of the first duplicate effect's cause;
+	// Candidates the causes it is undetermined between, if so.
 	Cause       string   `json:"cause"`
+	Candidates  []string `json:"candidates"`
 	Explanation string   `json:"explanation"`
 	Pairs       []Pair   `json:"pairs"`
 	Workers     []string `json:"workers"`
@@ -79,6 +81,12 @@ type Pair struct {
 	Cause       string     `json:"cause"`
 	Explanation string     `json:"explanation"`
 	Evidence    []Evidence `json:"evidence"`
+	// Candidates are the causes the lines cannot tell apart (Cause is
+	// then DUP_EFFECT_UNDETERMINED) and Decide the line that would.
+	Candidates []string `json:"candidates"`
+	Decide     string   `json:"decide"`
+	// Absent are the lines the explanation says the log does not hold.
+	Absent []Absence `json:"absent"`
 	// Also lists other causes whose evidence holds too (less specific).
 	Also []string `json:"also"`
 }
@@ -336,7 +344,7 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		res.Timelines = []Timeline{}
 	}
 	res.Causes = []CauseCount{}
-	for _, r := range append(causeRules, RuleUnexplained) {
+	for _, r := range append(causeRules, RuleUndetermined, RuleUnexplained) {
 		if n := causes[r.Code]; n > 0 {
 			res.Causes = append(res.Causes, CauseCount{Cause: r.Code, Count: n})
 		}
@@ -367,6 +375,9 @@ func (r *Result) Report() *findings.Report {
 			}
 			for _, e := range p.Evidence {
 				ev = append(ev, e.String())
+			}
+			if len(p.Candidates) > 0 {
+				ev = append(ev, fmt.Sprintf("undetermined between %s; what would decide: %s", joinComma(p.Candidates), p.Decide))
 			}
 			if len(p.Also) > 0 {
 				ev = append(ev, "evidence also fits: "+joinComma(p.Also))

@@ -74,8 +74,15 @@ func writeMetrics(w io.Writer, th *report.Theme, m *auditlogs.Metrics) error {
 		return err
 	}
 	var att []string
-	for i, n := range m.DeliveriesByAttempt {
-		att = append(att, fmt.Sprintf("%d: %s", i+1, count(n)))
+	for _, a := range m.DeliveriesByAttempt {
+		label := fmt.Sprint(a.Attempt)
+		if a.Attempt > 100 {
+			label = "over 100"
+		}
+		att = append(att, fmt.Sprintf("%s: %s", label, count(a.Deliveries)))
+	}
+	if m.NoAttempt > 0 {
+		att = append(att, fmt.Sprintf("no attempt logged: %s", count(m.NoAttempt)))
 	}
 	if len(att) > 0 {
 		fmt.Fprintf(w, "Deliveries by attempt: %s\n", strings.Join(att, ", "))

@@ -17,6 +17,18 @@ func (g *gen) render(b []byte, e *ev) []byte {
 		b = g.renderLogstash(b, t, e)
 	case Slog:
 		b = g.renderSlog(b, t, e)
+	case SlogMsg:
+		b = g.renderSlogMsg(b, t, e)
+	case Zap:
+		b = g.renderZap(b, t, e)
+	case Logback:
+		b = g.renderLogback(b, t, e)
+	case ECS:
+		b = g.renderECS(b, t, e)
+	case Pino:
+		b = g.renderPino(b, t, e)
+	case Structlog:
+		b = g.renderStructlog(b, t, e)
 	default:
 		b = g.renderCamel(b, t, e)
 	}
@@ -190,6 +202,8 @@ func logstashMessage(e *ev) string {
 		return "Lock busy " + f.lockKey + ", requeueing"
 	case "lock_released":
 		return "Lock released " + f.lockKey
+	case "lock_lost":
+		return "Failed to release lock " + f.lockKey + ": token mismatch"
 	case "idempotency_check":
 		return "Idempotency check for " + f.idem
 	case "duplicate_caught":
