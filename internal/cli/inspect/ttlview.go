@@ -112,6 +112,9 @@ func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 			if len(js.TTLsSeen) > 1 && js.TTLSource == ttl.SourceData {
 				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
 			}
+			if js.TakenOver > 0 {
+				note += fmt.Sprintf("; %s taken over by another token while still working", iostreams.Count(js.TakenOver))
+			}
 		}
 		fmt.Fprintf(w, "  %s%s\n", th.Strong(line), note)
 	}

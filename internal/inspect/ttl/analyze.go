@@ -110,6 +110,10 @@ type JobStats struct {
 	Outlived      int64   `json:"outlived"`
 	Judged        int64   `json:"judged"`
 	OutlivedShare float64 `json:"outlived_share"`
+	// TakenOver counts runs whose lock another token acquired while they
+	// still worked (logs only); Takeovers are the first few.
+	TakenOver int64      `json:"taken_over"`
+	Takeovers []Takeover `json:"takeovers"`
 	// MarginMS is TTL - p99; TTLOverP99 is TTL / p99.
 	MarginMS         float64  `json:"margin_over_p99_ms"`
 	TTLOverP99       float64  `json:"ttl_over_p99"`
@@ -186,7 +190,8 @@ func (r *Result) Report() *findings.Report {
 
 func summarise(s *series, o AnalyzeOptions) JobStats {
 	s.sortExact()
-	js := JobStats{JobType: s.name, Runs: s.n, Exact: s.sketch == nil, Outlived: s.outlived, Judged: s.judged, series: s}
+	js := JobStats{JobType: s.name, Runs: s.n, Exact: s.sketch == nil, Outlived: s.outlived, Judged: s.judged, series: s,
+		TakenOver: s.takenOver, Takeovers: append([]Takeover{}, s.takeovers...)}
 	if !js.Exact {
 		js.QuantileError = RelativeAccuracy
 	}
@@ -238,6 +243,13 @@ func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
 		ev = append(ev, js.ttlLine())
 	}
 	ev = append(ev, js.recommendLine(o))
+	for _, t := range js.Takeovers {
+		ev = append(ev, fmt.Sprintf("%s: another token (%s) acquired the lock at %s while the run that acquired it at %s (TTL %s) still worked: its line %s came %s after its acquisition",
+			t.Where, orNone(t.By), t.At.UTC().Format("15:04:05.000"), t.Run, FormatDuration(t.TTL), t.Until, FormatDuration(t.Held)))
+	}
+	if n := js.TakenOver - int64(len(js.Takeovers)); n > 0 {
+		ev = append(ev, fmt.Sprintf("%s more runs taken over by another token while they worked", count(n)))
+	}
 	outlived := fmt.Sprintf("%s of %s runs (%s) outlived it", count(js.Outlived), count(js.Judged), Percent(js.OutlivedShare))
 	switch js.Verdict {
 	case VerdictNoTTL:
@@ -306,6 +318,13 @@ func (js *JobStats) recommendLine(o AnalyzeOptions) string {
 		s += fmt.Sprintf(", renewed every %s while the job runs", FormatDuration(js.Recommended/3))
 	}
 	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no token logged"
+	}
+	return "token " + s
 }
 
 // SourceText says where a TTL came from, as a reader knows it.

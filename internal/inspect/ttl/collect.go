@@ -186,6 +186,36 @@ type series struct {
 	// own counts the TTLs the input carried per run (logs' lockTtl, a
 	// ttl column), capped: the most common one is the job type's TTL.
 	own map[time.Duration]int64
+	// takenOver counts runs whose lock another token acquired while they
+	// held it; takeovers keeps the first few.
+	takenOver int64
+	takeovers []Takeover
+}
+
+// Takeover is a run whose lock key another token acquired while it held
+// it: its lease had run out, and it kept working (until Until, Held after
+// it began).
+type Takeover struct {
+	Run    string        `json:"run"`   // file:line of its acquisition
+	Where  string        `json:"where"` // file:line of the other acquisition
+	At     time.Time     `json:"at"`
+	By     string        `json:"by_token"`
+	Until  string        `json:"until"` // file:line of its last line, release or ack
+	HeldMS float64       `json:"held_ms"`
+	TTLMS  float64       `json:"ttl_ms"`
+	Held   time.Duration `json:"-"`
+	TTL    time.Duration `json:"-"`
+}
+
+// maxTakeovers is how many takeovers a job type keeps as evidence.
+const maxTakeovers = 3
+
+func (s *series) takeover(t Takeover) {
+	t.HeldMS, t.TTLMS = msRound(t.Held), msRound(t.TTL)
+	s.takenOver++
+	if len(s.takeovers) < maxTakeovers {
+		s.takeovers = append(s.takeovers, t)
+	}
 }
 
 // maxDistinctTTLs caps how many distinct per-run TTLs are counted.
@@ -228,6 +258,12 @@ func (s *series) merge(o *series, exactMax int) {
 	s.sum += o.sum
 	s.outlived += o.outlived
 	s.judged += o.judged
+	s.takenOver += o.takenOver
+	for _, t := range o.takeovers {
+		if len(s.takeovers) < maxTakeovers {
+			s.takeovers = append(s.takeovers, t)
+		}
+	}
 	for t, k := range o.own {
 		if s.own == nil {
 			s.own = map[time.Duration]int64{}
