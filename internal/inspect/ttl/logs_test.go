@@ -155,7 +155,9 @@ func TestReadLogsTakeover(t *testing.T) {
 			}
 			res := c.Analyze(AnalyzeOptions{MinSamples: 1})
 			if !slices.ContainsFunc(res.Report().Findings, func(f findings.Finding) bool {
-				return slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, "acquired the lock at 10:00:06.000 while the run that acquired it at worker.log:1 (TTL 5s) still worked") })
+				return slices.ContainsFunc(f.Evidence, func(e string) bool {
+					return strings.Contains(e, "acquired the lock at 10:00:06.000 while the run that acquired it at worker.log:1 (TTL 5s) still worked")
+				})
 			}) {
 				t.Error("no finding cites the takeover")
 			}
