@@ -117,6 +117,11 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	if o.MaxKeysPerGroup <= 0 {
 		o.MaxKeysPerGroup = 16
 	}
+	readable := make([]logs.Source, len(sources))
+	for i, s := range sources {
+		readable[i] = exportAware(s)
+	}
+	sources = readable
 	groups := map[string]*groupAcc{}
 	keys := map[string]*keyAcc{}
 	lower := map[string][]string{} // folded key -> spellings (first two)

@@ -29,9 +29,10 @@ func NewCmdUnstable(f *cmdutil.Factory, runF func(*UnstableOptions) error) *cobr
 	cmd := &cobra.Command{
 		Use:   "unstable [FILE|DIR|GLOB|- ...] [--query SQL]",
 		Short: "Find idempotency keys that change between retries of one operation, and what part changes",
-		Long: `Keys unstable groups the idempotency keys seen in structured logs, a JSON
-or CSV export (a DLQ dump, a table export) or the rows of a SQL query by
-business key, confirms that several keys belong to retries of one
+		Long: `Keys unstable groups the idempotency keys seen in structured logs, a
+'dupctl dlq export' file (the keys in each message's body and headers), a
+JSON or CSV export (a table export) or the rows of a SQL query by business
+key, confirms that several keys belong to retries of one
 operation (same job or message id, attempt > 1, redelivered), and says
 which part of the key changes and what it is:
 
@@ -54,7 +55,7 @@ Columns and fields are found under their usual names (order_id or orderId,
 idempotency_key, attempt, job_id, message_id, created_at); map others with
 --field. --query runs in a read-only session.` + exitStatus,
 		Example: `  dupctl keys unstable /var/log/workers/
-  dupctl keys unstable dlq-export.json
+  dupctl dlq export --queue payments.dlq --out dlq.jsonl && dupctl keys unstable dlq.jsonl
   dupctl keys unstable --query "SELECT order_id, idempotency_key, attempt, job_id, created_at FROM payments WHERE created_at > now() - interval '1 day'"
   dupctl keys unstable app.log --field businessKey=payload.account -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
