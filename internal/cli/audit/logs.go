@@ -44,7 +44,9 @@ than once is reported with its cause and the log lines that prove it:
   DUP_EFFECT_NON_ATOMIC_COMMIT  effect done, status not committed, then a crash
   DUP_EFFECT_STALE_CACHE        "already done?" answered by a lagging cache
   DUP_EFFECT_RACE_NO_LOCK       two messages for one key, no lock
-  DUP_EFFECT_UNEXPLAINED        the evidence does not decide: dupctl does not guess
+  DUP_EFFECT_UNDETERMINED       the lines fit two causes: both are named, with
+                                the log line that would decide
+  DUP_EFFECT_UNEXPLAINED        no known cause fits: dupctl does not guess
 
 The same pass prints the seed's metrics: messages per job type, lock
 acquisitions and failures, duplicates caught by idempotency, deliveries per
@@ -54,7 +56,13 @@ Fields are found under their usual names (jobId, job_id, job.id; orderId or
 businessKey; idempotencyKey; lockKey; lockToken; lockTtl; attempt;
 consumerInstanceId; messaging.message.id; @timestamp, time, ts, ...), at the
 top level or nested (logstash MDC, OpenTelemetry attributes, slog groups).
-Map others with --field, --event or a --mapping file (docs/audit-logs.md).
+A line without an event field is read by its message ("lock acquired",
+"Charged card for order 42", "cache miss for payment:42"): a built-in
+vocabulary covers how slog, zap, logback, pino and structlog services and
+celery, sidekiq, asynq, Spring AMQP and ShedLock word the steps. Map other
+fields with --field, other words with --event KIND=PHRASE (or logs.events
+in dupctl.yaml), or both with a --mapping file; --explain-mapping FILE shows
+which line became which event and which matched nothing (docs/audit-logs.md).
 
 Memory follows the number of distinct keys, not the size of the logs: a
 first pass counts side effects per key, a second re-reads only the parts of
@@ -64,6 +72,7 @@ the input that hold duplicated keys (stdin is spooled to a temporary file).` + e
   kubectl logs -l app=worker --since=2h | dupctl audit logs -
   dupctl audit logs app.log --incident ord-1042
   dupctl audit logs app.log --field businessKey=payload.order.id --event side_effect='charged card'
+  dupctl audit logs --explain-mapping app.log
   dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
@@ -87,7 +96,7 @@ the input that hold duplicated keys (stdin is spooled to a temporary file).` + e
 	return cmd
 }
 
-var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (a duplicated side effect is an error)", 2: "usage or input error (unreadable file; a malformed line with --strict)", 3: "a runtime failure"})
+var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (a duplicated side effect is an error)", 2: "usage or input error (unreadable file; a malformed line with --strict; a --field or --event that leaves no side effect)", 3: "a runtime failure"})
 
 func runLogs(ctx context.Context, o *LogsOptions) error {
 	f := o.Factory

@@ -165,8 +165,8 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 		fmt.Fprintf(w, "\nEvery line matched an event name or a phrase.\n")
 		return nil
 	}
-	fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf("Matched nothing: %s lines in %s message templates (the commonest; add a phrase with --event KIND=PHRASE)",
-		count(x.OtherLines), count(int64(x.OtherTemplates)))))
+	fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf("Matched nothing: %s %s in %s message %s (the commonest first; add a phrase with --event KIND=PHRASE)",
+		count(x.OtherLines), english.Plural(x.OtherLines, "line", "lines"), count(int64(x.OtherTemplates)), english.Plural(x.OtherTemplates, "template", "templates"))))
 	t = report.NewTable("LINES", "TEMPLATE", "EXAMPLE").AlignRight(0)
 	for _, u := range x.Other {
 		t.Row(count(u.Lines), u.Template, u.Example+" "+strconv.Quote(u.Text))
