@@ -68,15 +68,20 @@ const (
 	Pino Dialect = "pino"
 	// Structlog is structlog's JSONRenderer: the sentence is "event".
 	Structlog Dialect = "structlog"
+	// CamelMsg is Camel with the event field replaced by a ~100-character
+	// message that starts with the event's name, as in issue 16's
+	// measurement ("side_effect: payment capture sent for order,
+	// provider=... see span for details").
+	CamelMsg Dialect = "camel-msg"
 )
 
 // Dialects lists them.
 func Dialects() []Dialect {
-	return []Dialect{Camel, Snake, Logstash, Slog, SlogMsg, Zap, Logback, ECS, Pino, Structlog}
+	return []Dialect{Camel, Snake, Logstash, Slog, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg}
 }
 
 // MessageOnly lists the dialects without an event field.
-func MessageOnly() []Dialect { return []Dialect{Logstash, SlogMsg, Zap, Logback, ECS, Pino, Structlog} }
+func MessageOnly() []Dialect { return []Dialect{Logstash, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg} }
 
 // Config shapes a generated log.
 type Config struct {

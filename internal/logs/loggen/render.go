@@ -29,6 +29,8 @@ func (g *gen) render(b []byte, e *ev) []byte {
 		b = g.renderPino(b, t, e)
 	case Structlog:
 		b = g.renderStructlog(b, t, e)
+	case CamelMsg:
+		b = g.renderCamelMsg(b, t, e)
 	default:
 		b = g.renderCamel(b, t, e)
 	}
@@ -107,6 +109,26 @@ func (g *gen) renderCamel(b []byte, t time.Time, e *ev) []byte {
 	b = append(b, '"')
 	b = str(b, "level", level(e.kind))
 	b = str(b, "event", e.kind)
+	return g.flatFields(b, e, &camelNames)
+}
+
+// renderCamelMsg is Camel with the event only in a message.
+func (g *gen) renderCamelMsg(b []byte, t time.Time, e *ev) []byte {
+	b = append(b, `{"ts":"`...)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = append(b, '"')
+	b = str(b, "level", level(e.kind))
+	what := "step recorded"
+	if e.kind == "side_effect" {
+		what = e.f.jobType + " capture sent"
+	}
+	b = append(b, `,"msg":"`...)
+	b = append(b, e.kind...)
+	b = append(b, ": "...)
+	b = append(b, what...)
+	b = append(b, " for order, provider="...)
+	b = append(b, providers[len(e.f.order)%len(providers)]...)
+	b = append(b, ` see span for details"`...)
 	return g.flatFields(b, e, &camelNames)
 }
 
