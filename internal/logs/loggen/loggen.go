@@ -81,7 +81,9 @@ func Dialects() []Dialect {
 }
 
 // MessageOnly lists the dialects without an event field.
-func MessageOnly() []Dialect { return []Dialect{Logstash, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg} }
+func MessageOnly() []Dialect {
+	return []Dialect{Logstash, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg}
+}
 
 // Config shapes a generated log.
 type Config struct {
