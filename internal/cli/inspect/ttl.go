@@ -106,7 +106,7 @@ under the current TTL, with and without idempotency.` + exitStatus,
 	fs.IntVar(&o.Sim.Jobs, "sim-jobs", 20_000, "jobs simulated per job type and profile")
 	fs.StringSliceVar(&simProfiles, "sim-profile", ttl.DefaultSimProfiles, "profiles --simulate compares: "+strings.Join(worker.ProfileNames(), ", "))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{ttl.FormatAuto, ttl.FormatCSV, ttl.FormatLogs}, cobra.ShellCompDirectiveNoFileComp))
-	cmdutil.FieldFlags(cmd, map[string]string{"Jobs": "sim-jobs"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Jobs": "sim-jobs", "TTLs": "ttl"})
 	return cmd
 }
 

@@ -141,7 +141,7 @@ func (c *columns) check(includeWait bool) error {
 		return fmt.Errorf("no duration column: name one of %s", KnownColumns)
 	}
 	if includeWait && !c.hasWait() {
-		return errors.New("--include-wait needs the queue wait: a wait column, or enqueued_at with started_at")
+		return errors.New("{IncludeWait} needs the queue wait: a wait column, or enqueued_at with started_at")
 	}
 	return nil
 }
