@@ -42,6 +42,9 @@ type extractor struct {
 	only  FieldSet           // fields to extract (0: all)
 	cur   []byte             // the path being looked up: x.path, or a top-level key in the line
 	paths *[NumFields]string // with Options.RecordPaths: the path each field came from
+	// keep and pre are Options.Keep and the extractor of its first read.
+	keep func(*Event) bool
+	pre  *extractor
 }
 
 const seenSize = 128

@@ -41,6 +41,12 @@ type Options struct {
 	// Event.Paths (for explaining a mapping; it costs an allocation per
 	// line).
 	RecordPaths bool
+	// Keep, when set, first reads each line with only the KeepFields and
+	// drops the lines it rejects before reading the rest: a selective pass
+	// that wants few lines pays for the others only the JSON scan. It runs
+	// in the parsing goroutines, in parallel.
+	Keep       func(*Event) bool
+	KeepFields FieldSet
 	// Prepare, when set, runs on each event in the parsing goroutines,
 	// in parallel and out of order, before the event reaches the
 	// callback: per-event work that needs no shared state (hashing a
@@ -180,6 +186,9 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 			if o.RecordPaths {
 				x.paths = new([NumFields]string)
 			}
+			if o.Keep != nil {
+				x.keep, x.pre = o.Keep, &extractor{m: o.Mapping, only: o.KeepFields | 1<<NumFields}
+			}
 			for c := range work {
 				b := parseChunk(x, c)
 				if o.Prepare != nil {
@@ -304,6 +313,12 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		}
 		b.events = b.events[:len(b.events)+1]
 		ev := &b.events[len(b.events)-1]
+		if x.keep != nil {
+			if err := x.pre.line(l, ev); err == nil && !x.keep(ev) {
+				b.events = b.events[:len(b.events)-1]
+				continue // a malformed line goes on to be reported
+			}
+		}
 		if err := x.line(l, ev); err != nil {
 			b.events = b.events[:len(b.events)-1]
 			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})

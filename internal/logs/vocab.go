@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -410,35 +411,67 @@ func hexLetters(w []byte) bool {
 	return true
 }
 
-// templateHash identifies a message's template: its words in order, each
-// word with a digit counted as one placeholder. Two messages with the same
-// template get the same verdict (classify reads nothing else), so the
-// verdict is cached by it.
-func templateHash(s []byte, buf []byte) (uint64, []byte) {
+// templateHash identifies a message's template: its words in order (as
+// wordIter reads them), each id or number one placeholder. Two messages
+// with the same template get the same verdict (classify reads nothing
+// else), so the verdict is cached by it. It is wordIter in one loop over
+// the bytes, with no copy: the hot path of message-only logs
+// (FuzzClassify checks the two agree).
+func templateHash(s []byte) (h uint64, masked bool) {
 	if len(s) > classifyCap {
 		s = s[:classifyCap]
 	}
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
-	h := uint64(offset)
-	it := wordIter{s: s, buf: buf}
-	for {
-		w, masked, ok := it.next()
-		if !ok {
-			return h, it.buf
+	h = fnvOffset
+	var wh uint64 // the current word's hash
+	inWord, digit, hex, lastMasked := false, false, false, false
+	start, lastEnd := 0, -2
+	prev := uint8(cSep)
+	for i := 0; i <= len(s); i++ {
+		c := uint8(cSep) // the end of s ends the last word
+		var b byte
+		if i < len(s) {
+			b = s[i]
+			c = wordClass[b]
 		}
-		if masked {
-			h = (h ^ 1) * prime
-		} else {
-			for _, b := range w {
-				h = (h ^ uint64(b)) * prime
+		if inWord && (c == cSep || c == cUpper && prev == cLower) {
+			// A word ends: one value for it, or for a run of masked ones.
+			joined := lastMasked && start == lastEnd+1 && (s[lastEnd] == '-' || s[lastEnd] == ':')
+			if digit || joined && hex {
+				if !lastMasked {
+					h = (h ^ maskedWord) * fnvPrime
+				}
+				lastMasked, masked = true, true
+			} else {
+				h = (h ^ wh) * fnvPrime
+				lastMasked = false
 			}
+			lastEnd, inWord = i, false
 		}
-		h = (h ^ 0) * prime // word boundary
+		prev = c
+		if c == cSep {
+			continue
+		}
+		if !inWord {
+			inWord, digit, hex, start, wh = true, false, true, i, fnvOffset
+		}
+		switch c {
+		case cUpper:
+			b += 'a' - 'A'
+		case cDigit:
+			digit = true
+		}
+		hex = hex && b >= 'a' && b <= 'f'
+		wh = (wh ^ uint64(b)) * fnvPrime
 	}
+	return h, masked
 }
+
+// FNV-1a's constants, and the value a masked word (or run) hashes as.
+const (
+	fnvOffset  = 14695981039346656037
+	fnvPrime   = 1099511628211
+	maskedWord = 0x9e3779b97f4a7c15
+)
 
 // classifier is one goroutine's state: scratch space and the verdicts of
 // the templates seen.
@@ -446,8 +479,14 @@ type classifier struct {
 	v     *vocab
 	ids   []uint32
 	buf   []byte
-	cache map[uint64]verdict
+	cache map[uint64]verdict // by template
+	// raw holds the verdicts of messages without ids by their bytes'
+	// hash: "lock acquired", "ack sent" repeat as they are, and a hash
+	// of the bytes (AES on amd64) costs a fraction of reading the words.
+	raw map[uint64]verdict
 }
+
+var rawSeed = maphash.MakeSeed()
 
 // maxTemplates bounds the verdict cache (a log with a new template per
 // line still runs in bounded memory; it only loses the cache's speed).
@@ -457,16 +496,28 @@ const maxTemplates = 1 << 16
 // a sentence.
 func (c *classifier) classify(text string) verdict {
 	b := unsafeBytes(text)
-	h, buf := templateHash(b, c.buf)
-	c.buf = buf
-	if v, ok := c.cache[h]; ok {
+	if len(b) > classifyCap {
+		b = b[:classifyCap]
+	}
+	rh := maphash.Bytes(rawSeed, b)
+	if v, ok := c.raw[rh]; ok {
 		return v
 	}
-	v := c.decide(b)
-	if c.cache == nil || len(c.cache) >= maxTemplates {
-		c.cache = make(map[uint64]verdict, 1024)
+	h, masked := templateHash(b)
+	v, ok := c.cache[h]
+	if !ok {
+		v = c.decide(b)
+		if c.cache == nil || len(c.cache) >= maxTemplates {
+			c.cache = make(map[uint64]verdict, 1024)
+		}
+		c.cache[h] = v
 	}
-	c.cache[h] = v
+	if !masked { // the same bytes will come again
+		if c.raw == nil || len(c.raw) >= maxTemplates {
+			c.raw = make(map[uint64]verdict, 1024)
+		}
+		c.raw[rh] = v
+	}
 	return v
 }
 
@@ -642,9 +693,8 @@ func (v *vocab) hasUser() bool { return len(v.user.nodes) > 1 }
 // template like classify.
 func (c *classifier) qualifiers(text string) (hit, cache Tri) {
 	b := unsafeBytes(text)
-	h, buf := templateHash(b, c.buf)
-	c.buf = buf
-	h ^= 0x9e3779b97f4a7c15 // not the key of the message's verdict
+	h, _ := templateHash(b)
+	h ^= 0x5bd1e9955bd1e995 // not the key of the message's verdict
 	if v, ok := c.cache[h]; ok {
 		return v.hit, v.cache
 	}

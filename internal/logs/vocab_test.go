@@ -281,17 +281,25 @@ func TestVocabularyParses(t *testing.T) {
 // fresh classifier decides; and digits changed do not change it.
 func FuzzClassify(f *testing.F) {
 	for _, s := range [][2]string{{"lock acquired", "locka cquired"}, {"Lock acquired lock:payment:order:ord-1", "x"}, {"Task t[1] received", "Task t[2] received"},
-		{"cache miss for k9", "cache miss for k"}, {"ÅccountLocked 42", "accountLocked"}, {"a * b", ""}} {
+		{"cache miss for k9", "cache miss for k"}, {"ÅccountLocked 42", "accountLocked"}, {"a * b", ""},
+		{"id 90d80b9a-6632-adee-4a41 ok", "id 1-adee ok"}, {"id 9:adee ok", "id 9 adee ok"}, {"lockAcquired", "lock acquired"}, {"ab 12 34", "ab 12"}} {
 		f.Add(s[0], s[1])
 	}
 	m := Default()
 	f.Fuzz(func(t *testing.T, a, b string) {
 		c := &classifier{v: m.vocab}
 		c.classify(a)
-		got := c.classify(b)
+		c.classify(b)
+		got := c.classify(b) // from either cache
 		fresh := (&classifier{v: m.vocab}).decide([]byte(b))
 		if got != fresh {
 			t.Fatalf("%q after %q: cached %+v, fresh %+v", b, a, got, fresh)
+		}
+		// The cache key is the template wordIter reads, no more, no less.
+		ha, _ := templateHash([]byte(a))
+		hb, _ := templateHash([]byte(b))
+		if same := ha == hb; same != (TemplateOf(a) == TemplateOf(b)) {
+			t.Fatalf("%q and %q: templates %q and %q, hashes equal: %v", a, b, TemplateOf(a), TemplateOf(b), same)
 		}
 		shifted := []byte(b)
 		for i, x := range shifted {

@@ -289,6 +289,14 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		scan.Progress = nil
 		scan.Strict = false
 		scan.Parse = func(c int) bool { return c < len(parse) && parse[c] }
+		// Read in full only the lines of the chosen keys (and the lines
+		// with only a job or message id, which may join them): the others
+		// cost the JSON scan alone.
+		scan.KeepFields = logread.Fields(logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID)
+		scan.Keep = func(e *logread.Event) bool {
+			kind, key := groupKey(e)
+			return kind == kJob || kind == kMessage || kind != 0 && want[hashKey(seed, kind, key)]
+		}
 		_, err := logread.Scan(ctx, sources, scan, func(e *logread.Event) error {
 			kind, key := groupKey(e)
 			if kind == 0 {

@@ -229,7 +229,7 @@ func assertRuns(t *testing.T, c *Collector, want map[string][]time.Duration) {
 func TestReadCSVErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		"name,owner\npay,bob\n": "neither a row nor a header",
-		"pay,1000\n":            "--include-wait needs the queue wait",
+		"pay,1000\n":            "{IncludeWait} needs the queue wait",
 		"type,duration\n":       "", // a header alone: no error, no runs
 	} {
 		o := CollectOptions{IncludeWait: strings.HasPrefix(in, "pay")}
