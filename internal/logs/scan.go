@@ -161,6 +161,10 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	pool := &sync.Pool{New: func() any { b := make([]byte, 0, o.ChunkSize); return &b }}
 	work := make(chan *chunk, o.Workers*2)
 	results := make(chan *batch, o.Workers*2)
+	// inflight bounds the chunks read and not yet delivered: a worker
+	// held up (the machine is busy) must not let the others run ahead
+	// and pile parsed batches up in memory while they wait for it.
+	inflight := make(chan struct{}, o.Workers*4)
 	readErr := make(chan error, 1)
 	var lineCount struct {
 		sync.Mutex
@@ -170,7 +174,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	}
 	go func() {
 		defer close(work)
-		r := chunkReader{o: &o, pool: pool, work: work, meter: meter}
+		r := chunkReader{o: &o, pool: pool, work: work, inflight: inflight, meter: meter}
 		err := r.run(ctx, sources)
 		lineCount.Lock()
 		lineCount.lines, lineCount.bytes, lineCount.chunks = r.lines, r.bytes, r.index
@@ -206,7 +210,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	}
 	go func() { wg.Wait(); close(results) }()
 
-	err := deliver(ctx, results, &o, &st, pool, fn)
+	err := deliver(ctx, results, inflight, &o, &st, pool, fn)
 	if err != nil {
 		cancel()
 		for range results { // let the workers finish
@@ -224,7 +228,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 }
 
 // deliver hands batches to fn in sequence order.
-func deliver(ctx context.Context, results <-chan *batch, o *Options, st *Stats, pool *sync.Pool, fn func(*Event) error) error {
+func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{}, o *Options, st *Stats, pool *sync.Pool, fn func(*Event) error) error {
 	pending := map[int]*batch{}
 	next := 0
 	for b := range results {
@@ -241,6 +245,7 @@ func deliver(ctx context.Context, results <-chan *batch, o *Options, st *Stats, 
 				return err
 			}
 			pool.Put(b.c.buf)
+			<-inflight
 			batchPool.Put(b)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -352,14 +357,15 @@ func snippet(l []byte) string {
 
 // chunkReader cuts sources into chunks that end at a line boundary.
 type chunkReader struct {
-	o     *Options
-	pool  *sync.Pool
-	work  chan<- *chunk
-	meter progress.Meter
-	seq   int
-	index int
-	lines int64
-	bytes int64
+	inflight chan<- struct{}
+	o        *Options
+	pool     *sync.Pool
+	work     chan<- *chunk
+	meter    progress.Meter
+	seq      int
+	index    int
+	lines    int64
+	bytes    int64
 }
 
 func (r *chunkReader) run(ctx context.Context, sources []Source) error {
@@ -432,6 +438,11 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 			if r.o.Parse == nil || r.o.Parse(c.index) {
 				c.seq = r.seq
 				r.seq++
+				select {
+				case r.inflight <- struct{}{}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 				select {
 				case r.work <- c:
 				case <-ctx.Done():

@@ -128,9 +128,44 @@ type CauseCount struct {
 	Count int    `json:"count"`
 }
 
+// keyStat is what the first pass keeps per key: the chunks its lines are
+// in - the first, up to three more as offsets from it, and the last - so
+// the second pass re-reads only those (a key whose lines are in more
+// chunks gets its whole range re-read), and its side-effect count.
 type keyStat struct {
-	first, last uint32 // chunk range
-	effects     uint8  // saturating
+	first, last uint32
+	more        [3]uint16
+	n           uint8 // further chunks seen (4: more than the three kept)
+	effects     uint8 // saturating
+}
+
+// saw adds chunk c, in input order.
+func (s *keyStat) saw(c uint32) {
+	if c == s.last {
+		return
+	}
+	s.last = c
+	if s.n < 3 && c-s.first <= 0xffff {
+		s.more[s.n] = uint16(c - s.first)
+	}
+	if s.n < 4 {
+		s.n++
+	}
+}
+
+// chunks calls fn for each chunk the key's lines are in (the whole range
+// when it was in too many to keep).
+func (s *keyStat) chunks(fn func(uint32)) {
+	if s.n > 3 {
+		for c := s.first; c <= s.last; c++ {
+			fn(c)
+		}
+		return
+	}
+	fn(s.first)
+	for i := uint8(0); i < s.n; i++ {
+		fn(s.first + uint32(s.more[i]))
+	}
 }
 
 const (
@@ -214,9 +249,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		s, ok := stats[h]
 		c := uint32(e.Chunk)
 		if !ok {
-			s.first = c
+			s.first, s.last = c, c
 		}
-		s.last = c
+		s.saw(c)
 		if e.Kind == logread.KindSideEffect {
 			res.Effects++
 			if kind != kBusiness && kind != kIdem {
@@ -262,9 +297,7 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		for len(parse) <= int(s.last) {
 			parse = append(parse, false)
 		}
-		for c := s.first; c <= s.last; c++ {
-			parse[c] = true
-		}
+		s.chunks(func(c uint32) { parse[c] = true })
 	}
 	for h, s := range stats {
 		if s.effects > 1 {
