@@ -145,11 +145,12 @@ func (s *keyStat) saw(c uint32) {
 		return
 	}
 	s.last = c
-	if s.n < 3 && c-s.first <= 0xffff {
+	switch {
+	case s.n < 3 && c-s.first <= 0xffff:
 		s.more[s.n] = uint16(c - s.first)
-	}
-	if s.n < 4 {
 		s.n++
+	default: // too many, or too far for an offset: the whole range
+		s.n = 4
 	}
 }
 

@@ -276,3 +276,35 @@ func TestHistogram(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyStatChunks: the second pass re-reads every chunk a key's lines
+// were in, and only those while they fit; past four, the whole range.
+func TestKeyStatChunks(t *testing.T) {
+	for _, c := range []struct {
+		seen, want []uint32
+	}{
+		{[]uint32{7}, []uint32{7}},
+		{[]uint32{7, 7, 9, 9, 30}, []uint32{7, 9, 30}},
+		{[]uint32{7, 8, 20, 21}, []uint32{7, 8, 20, 21}},
+		{[]uint32{7, 8, 20, 21, 23}, []uint32{7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}},
+	} {
+		var s keyStat
+		s.first, s.last = c.seen[0], c.seen[0]
+		for _, x := range c.seen {
+			s.saw(x)
+		}
+		var got []uint32
+		s.chunks(func(x uint32) { got = append(got, x) })
+		if !slices.Equal(got, c.want) {
+			t.Errorf("saw %v: re-reads %v, want %v", c.seen, got, c.want)
+		}
+	}
+	var s keyStat
+	s.first, s.last = 1, 1
+	s.saw(70_000) // too far for an offset: the range
+	n := 0
+	s.chunks(func(uint32) { n++ })
+	if n != 70_000 {
+		t.Errorf("far chunk: %d chunks re-read, want the range of 70000", n)
+	}
+}
