@@ -422,46 +422,43 @@ func templateHash(s []byte) (h uint64, masked bool) {
 		s = s[:classifyCap]
 	}
 	h = fnvOffset
-	var wh uint64 // the current word's hash
-	inWord, digit, hex, lastMasked := false, false, false, false
-	start, lastEnd := 0, -2
-	prev := uint8(cSep)
-	for i := 0; i <= len(s); i++ {
-		c := uint8(cSep) // the end of s ends the last word
-		var b byte
-		if i < len(s) {
-			b = s[i]
-			c = wordClass[b]
-		}
-		if inWord && (c == cSep || c == cUpper && prev == cLower) {
-			// A word ends: one value for it, or for a run of masked ones.
-			joined := lastMasked && start == lastEnd+1 && (s[lastEnd] == '-' || s[lastEnd] == ':')
-			if digit || joined && hex {
-				if !lastMasked {
-					h = (h ^ maskedWord) * fnvPrime
-				}
-				lastMasked, masked = true, true
-			} else {
-				h = (h ^ wh) * fnvPrime
-				lastMasked = false
-			}
-			lastEnd, inWord = i, false
-		}
-		prev = c
-		if c == cSep {
+	lastMasked, lastEnd := false, -2
+	for i := 0; i < len(s); {
+		if wordClass[s[i]] == cSep {
+			i++
 			continue
 		}
-		if !inWord {
-			inWord, digit, hex, start, wh = true, false, true, i, fnvOffset
+		// A word: up to a separator or a lower-upper turn (camelCase).
+		start, wh, digit, hex := i, uint64(fnvOffset), false, true
+		prev := uint8(cSep)
+		for ; i < len(s); i++ {
+			b := s[i]
+			c := wordClass[b]
+			if c == cSep || c == cUpper && prev == cLower {
+				break
+			}
+			switch c {
+			case cUpper:
+				b += 'a' - 'A'
+			case cDigit:
+				digit = true
+			}
+			hex = hex && b-'a' < 6
+			wh = (wh ^ uint64(b)) * fnvPrime
+			prev = c
 		}
-		switch c {
-		case cUpper:
-			b += 'a' - 'A'
-		case cDigit:
-			digit = true
+		// One value for the word, or one for a run of masked ones.
+		joined := lastMasked && start == lastEnd+1 && (s[lastEnd] == '-' || s[lastEnd] == ':')
+		if digit || joined && hex {
+			if !lastMasked {
+				h = (h ^ maskedWord) * fnvPrime
+			}
+			lastMasked, masked = true, true
+		} else {
+			h = (h ^ wh) * fnvPrime
+			lastMasked = false
 		}
-		hex = hex && b >= 'a' && b <= 'f'
-		wh = (wh ^ uint64(b)) * fnvPrime
+		lastEnd = i
 	}
 	return h, masked
 }
