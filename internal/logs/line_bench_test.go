@@ -27,6 +27,7 @@ func benchLine(b *testing.B, s string) {
 		}
 	}
 }
+
 // BenchmarkTemplateHash is the cache key of a message with an id in it.
 func BenchmarkTemplateHash(b *testing.B) {
 	msg := []byte("side_effect: payment capture sent for order, provider=stripe see span 4bf92f3577b34da6 for details")
