@@ -124,9 +124,11 @@ func checkTruth(t *testing.T, res *Result, sum loggen.Summary) {
 	if len(truth) == 0 {
 		t.Fatal("corpus has no incidents")
 	}
-	if pct := float64(right) / float64(len(truth)); pct < 0.95 {
+	pct := float64(right) / float64(len(truth))
+	if pct < 0.95 {
 		t.Errorf("causes right: %d of %d (%.1f%%), want >= 95%%", right, len(truth), 100*pct)
 	}
+	t.Logf("causes right: %d of %d (%.1f%%)", right, len(truth), 100*pct)
 	if res.Input.Malformed != 0 {
 		t.Errorf("%d malformed lines in a generated log", res.Input.Malformed)
 	}
@@ -201,6 +203,7 @@ func checkStatements(t *testing.T, res *Result, sum loggen.Summary, perWorker bo
 	if claims == 0 {
 		t.Error("no explanation stated an absence: the check checked nothing")
 	}
+	t.Logf("%d stated absences checked against the lines written", claims)
 }
 
 // TestCleanLogs: a healthy fleet with crashes the idempotency layer
