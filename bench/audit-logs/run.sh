@@ -10,6 +10,13 @@
 #   bash bench/audit-logs/run.sh                 # the 1 GB log (~3M lines)
 #   SIZES="1g 8g" bash bench/audit-logs/run.sh   # and the ~8 GB log (~5M jobs): naive vs dupctl
 #   SIZES=8g bash bench/audit-logs/run.sh        # only the ~8 GB log
+#   SIZES=msg bash bench/audit-logs/run.sh       # the message-only 1 GB log (issue 16), and a
+#                                                # quarter of it for dupctl's RSS
+# The message-only log has no event field: the step is only in a ~100-character
+# msg ("side_effect: payment capture sent for order, provider=... see span for
+# details"); jq and the naive program select side effects by the message's
+# start, as issue 16's pipeline does:
+#   jq -c 'select(.msg|startswith("side_effect")) | .idempotencyKey' f | sort | uniq -d
 #
 # Output: a markdown table on stdout (for docs/benchmarks.md), details on stderr.
 set -euo pipefail
@@ -61,6 +68,31 @@ if [[ " $SIZES " == *" 1g "* ]]; then
 	row "dupctl audit logs" "$dw" "$dr" "$dc"
 	awk -v j="$jw" -v n="$nw" -v d="$dw" -v jc="$jc" -v nc="$nc" -v dc="$dc" 'BEGIN { printf "\ndupctl is %.1fx faster than jq and %.1fx faster than the naive Go program (wall); in CPU time %.1fx and %.1fx.\n", j / d, n / d, jc / dc, nc / dc }'
 	rm -f "$TMP/1g.log"
+fi
+
+if [[ " $SIZES " == *" msg "* ]]; then
+	"$TMP/gen" -dialect camel-msg -jobs 294000 -incident-every 1000 -o "$TMP/msg.log" 2>"$TMP/genm.err"
+	"$TMP/gen" -dialect camel-msg -jobs 73500 -incident-every 1000 -o "$TMP/msg4.log" 2>"$TMP/genm4.err"
+	size=$(stat -c %s "$TMP/msg.log")
+	lines=$(wc -l <"$TMP/msg.log")
+	echo "message-only log: $size bytes, $lines lines; $(cat "$TMP/genm.err")" >&2
+	load0=$(cut -d' ' -f1 /proc/loadavg)
+	read -r jw jr jc < <(measure jqm sh -c "jq -c 'select(.msg|startswith(\"side_effect\")) | .idempotencyKey' '$TMP/msg.log' | sort | uniq -d")
+	read -r nw nr nc < <(measure naivem "$TMP/naive" -msg-prefix side_effect "$TMP/msg.log")
+	read -r dw dr dc < <(measure dupctlm "$TMP/dupctl" audit logs "$TMP/msg.log" --fail-on none)
+	read -r qw qr qc < <(measure dupctlm4 "$TMP/dupctl" audit logs "$TMP/msg4.log" --fail-on none)
+	echo "jq found $(wc -l <"$TMP/jqm.out") duplicated keys; naive: $(cat "$TMP/naivem.out"); dupctl: $(sed -n 2p "$TMP/dupctlm.out"); causes: $(grep -A12 '^CAUSE' "$TMP/dupctlm.out" | grep DUP_ | tr -s ' ' | tr '\n' ';')" >&2
+	echo
+	echo "message-only 1 GB log: $size bytes, $lines lines, 294,000 jobs, 294 injected duplicates; 1-minute load average $load0 before, $(cut -d' ' -f1 /proc/loadavg) after"
+	echo
+	echo "| tool | wall | CPU (user+sys) | peak RSS |"
+	echo "|---|---|---|---|"
+	row 'jq + sort + uniq -d' "$jw" "$jr" "$jc"
+	row "naive encoding/json (-msg-prefix)" "$nw" "$nr" "$nc"
+	row "dupctl audit logs" "$dw" "$dr" "$dc"
+	row "dupctl audit logs, a quarter of the log ($(stat -c %s "$TMP/msg4.log") bytes)" "$qw" "$qr" "$qc"
+	awk -v j="$jw" -v n="$nw" -v d="$dw" -v jc="$jc" -v nc="$nc" -v dc="$dc" 'BEGIN { printf "\ndupctl is %.1fx faster than jq and %.1fx faster than the naive Go program (wall); in CPU time %.1fx and %.1fx.\n", j / d, n / d, jc / dc, nc / dc }'
+	rm -f "$TMP/msg.log" "$TMP/msg4.log"
 fi
 
 if [[ " $SIZES " == *" 8g "* ]]; then

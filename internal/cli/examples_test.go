@@ -21,7 +21,9 @@ func TestHelpExamplesWork(t *testing.T) {
 	n := 0
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		for _, line := range strings.Split(strings.ReplaceAll(c.Example, "\\\n", " "), "\n") {
+		text := strings.ReplaceAll(c.Example, "\\\n", " ")
+		text = strings.NewReplacer(" && ", "\n", "; dupctl ", "\ndupctl ").Replace(text) // one command per line
+		for _, line := range strings.Split(text, "\n") {
 			args, ok := exampleArgs(line)
 			if !ok {
 				continue

@@ -33,9 +33,7 @@ var forbiddenInCapabilities = []string{
 
 // pendingCapabilities still import what they should not; each is named
 // with what it imports, and leaves this list when it is moved over.
-var pendingCapabilities = map[string]string{
-	"internal/inspect/ttl": "report, iostreams (its views)",
-}
+var pendingCapabilities = map[string]string{}
 
 // TestCapabilitiesKnowNothingOfTheCLI runs go list -deps on every package
 // outside internal/cli and internal/platform and fails when one depends,

@@ -52,6 +52,9 @@ type Use struct {
 	Time     time.Time `json:"time"`
 	Where    string    `json:"where"`
 	Effects  int       `json:"side_effects"`
+	// logged says the line carried an attempt (a 0 may be the first of
+	// a count from 0).
+	logged bool
 }
 
 // Unstable is one business operation whose key changed between attempts.
@@ -114,6 +117,11 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	if o.MaxKeysPerGroup <= 0 {
 		o.MaxKeysPerGroup = 16
 	}
+	readable := make([]logs.Source, len(sources))
+	for i, s := range sources {
+		readable[i] = exportAware(s)
+	}
+	sources = readable
 	groups := map[string]*groupAcc{}
 	keys := map[string]*keyAcc{}
 	lower := map[string][]string{} // folded key -> spellings (first two)
@@ -155,14 +163,14 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 			}
 			i := slices.IndexFunc(g.uses, func(u Use) bool { return u.Key == k })
 			if i < 0 && len(g.uses) < o.MaxKeysPerGroup {
-				g.uses = append(g.uses, Use{Key: strings.Clone(k), Attempt: e.Attempt, JobID: strings.Clone(e.JobID()), Message: strings.Clone(e.MessageID()),
+				g.uses = append(g.uses, Use{Key: strings.Clone(k), Attempt: e.Attempt, logged: e.HasAttempt, JobID: strings.Clone(e.JobID()), Message: strings.Clone(e.MessageID()),
 					Consumer: strings.Clone(e.Consumer()), Time: e.Time, Where: e.Where()})
 				i = len(g.uses) - 1
 			}
 			if i >= 0 {
 				u := &g.uses[i]
-				if u.Attempt == 0 && e.Attempt > 0 {
-					u.Attempt = e.Attempt
+				if !u.logged && e.HasAttempt {
+					u.Attempt, u.logged = e.Attempt, true
 				}
 				if e.Redelivered == logs.True {
 					g.redelivered[u.Key] = true
@@ -301,8 +309,13 @@ func retries(uses []Use, redelivered map[string]bool) (bool, string) {
 			}
 		}
 	}
-	for _, u := range uses[1:] {
-		if u.Attempt > 1 {
+	for i, u := range uses[1:] {
+		for _, prev := range uses[:i+1] {
+			if u.logged && prev.logged && u.Attempt > prev.Attempt {
+				return true, fmt.Sprintf("a later key was used by attempt %d, an earlier one by attempt %d", u.Attempt, prev.Attempt)
+			}
+		}
+		if u.logged && u.Attempt > 1 {
 			return true, fmt.Sprintf("a later key was used by attempt %d", u.Attempt)
 		}
 		if redelivered[u.Key] {
@@ -313,11 +326,12 @@ func retries(uses []Use, redelivered map[string]bool) (bool, string) {
 }
 
 // Report turns a result into findings.
-func (r *Result) Report(command string) *findings.Report {
-	rep := &findings.Report{Command: command, Data: r}
-	for _, rule := range Rules() {
+func (r *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "keys unstable", Data: r}
+	for _, rule := range append(Rules(), logs.Rules()...) {
 		rep.Check(rule.Code)
 	}
+	rep.Add(logs.InputFindings(r.Input)...)
 	for _, u := range r.Unstable {
 		rule := RuleUnconfirmed
 		if u.Confirmed {
@@ -326,7 +340,7 @@ func (r *Result) Report(command string) *findings.Report {
 		ev := []string{}
 		for _, x := range u.Uses {
 			s := fmt.Sprintf("%s key=%s", x.Where, x.Key)
-			if x.Attempt > 0 {
+			if x.logged {
 				s += fmt.Sprintf(" attempt=%d", x.Attempt)
 			}
 			if x.JobID != "" {

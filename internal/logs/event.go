@@ -14,7 +14,10 @@
 // Field names come from a Mapping: built-in aliases (camelCase, snake_case
 // and dotted forms, logstash-logback-encoder with MDC top-level or nested,
 // Go slog and zap defaults, OpenTelemetry messaging attributes), overridden
-// by --field name=path flags or a JSON config file.
+// by --field name=path flags or a JSON config file. A line without an event
+// field is classified by its message text: the embedded vocabulary
+// (vocabulary.txt) compiled into a trie over words, its verdict cached per
+// message template, so a message costs about what a field lookup does.
 package logs
 
 import (
@@ -45,13 +48,14 @@ const (
 	KindDeadLettered // routed to the DLQ
 	KindCrash        // worker crash or kill
 	KindCompleted    // job finished (often with a duration)
+	KindLockLost     // the holder learnt its lock expired or was taken over
 	numKinds
 )
 
 var kindNames = [numKinds]string{
 	"other", "received", "lock_acquired", "lock_failed", "lock_released", "check",
 	"duplicate_caught", "claimed", "side_effect", "committed", "acked", "retry",
-	"failed", "dead_lettered", "crash", "completed",
+	"failed", "dead_lettered", "crash", "completed", "lock_lost",
 }
 
 func (k Kind) String() string {
@@ -60,6 +64,9 @@ func (k Kind) String() string {
 	}
 	return "other"
 }
+
+// NumKinds is the number of kinds (KindOther is 0), for counting per kind.
+const NumKinds = int(numKinds)
 
 // ParseKind reads a kind name as --event uses it.
 func ParseKind(s string) (Kind, bool) {
@@ -92,20 +99,36 @@ type Event struct {
 	// Name is the raw event name or, without one, the message text.
 	Name string
 
-	Time     time.Time // zero when the line has none
-	Source   string    // file name, "-" for stdin
-	Line     int64     // 1-based line number in Source
-	Chunk    int       // index of the input chunk (for a second, selective pass)
-	Fields   [NumFields]string
-	Attempt  int           // 0 when absent
-	LockTTL  time.Duration // 0 when absent
-	Duration time.Duration // 0 when absent
+	Time    time.Time // zero when the line has none
+	Source  string    // file name, "-" for stdin
+	Line    int64     // 1-based line number in Source
+	Chunk   int       // index of the input chunk (for a second, selective pass)
+	Fields  [NumFields]string
+	Attempt int // 0 when absent (HasAttempt tells a logged 0)
+	// HasAttempt says the line carried an attempt (or retry count):
+	// libraries count from 0 or from 1.
+	HasAttempt bool
+	LockTTL    time.Duration // 0 when absent
+	Duration   time.Duration // 0 when absent
 	// Redelivered is the broker's redelivery flag; Hit the answer of a
 	// check (True: already processed); FromCache whether a check was
 	// answered by a cache rather than the database.
 	Redelivered, Hit, FromCache Tri
+	// Match says what decided Kind, for --explain-mapping.
+	Match Match
+	// Paths are the JSON paths the fields came from, with
+	// Options.RecordPaths (else nil).
+	Paths *[NumFields]string
 	// Tag is the caller's, set by Options.Prepare.
 	Tag uint64
+}
+
+// Match is what decided a line's kind: an event name the mapping knows
+// (Phrase 0) or a phrase of the vocabulary (Phrase is its index + 1, see
+// Mapping.Phrase), found in the event name or the message (In).
+type Match struct {
+	In     Field
+	Phrase int32
 }
 
 // Get returns a field's value ("" when absent).

@@ -35,11 +35,16 @@ type extractor struct {
 	rank  [NumFields]uint16
 	unit  [NumFields]unit
 	val   [NumFields][]byte
-	kinds map[string]Kind
+	kinds map[string]Kind // exact event names seen, and their kinds
+	cls   classifier
 	scrat []byte
-	seen  [seenSize]seenKey // recent paths and their slots
-	only  FieldSet          // fields to extract (0: all)
-	cur   []byte            // the path being looked up: x.path, or a top-level key in the line
+	seen  [seenSize]seenKey  // recent paths and their slots
+	only  FieldSet           // fields to extract (0: all)
+	cur   []byte             // the path being looked up: x.path, or a top-level key in the line
+	paths *[NumFields]string // with Options.RecordPaths: the path each field came from
+	// keep and pre are Options.Keep and the extractor of its first read.
+	keep func(*Event) bool
+	pre  *extractor
 }
 
 const seenSize = 128
@@ -69,6 +74,9 @@ func (x *extractor) line(b []byte, ev *Event) error {
 	for i := range x.rank {
 		x.rank[i] = noRank
 	}
+	if x.paths != nil {
+		*x.paths = [NumFields]string{}
+	}
 	x.path = x.path[:0]
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -80,6 +88,10 @@ func (x *extractor) line(b []byte, ev *Event) error {
 	}
 	if i = skipWS(b, i); i != len(b) {
 		return &syntaxError{i, "data after the object"}
+	}
+	if x.paths != nil {
+		p := *x.paths
+		ev.Paths = &p
 	}
 	for f := Field(0); f < NumFields; f++ {
 		if x.rank[f] == noRank {
@@ -241,6 +253,9 @@ func (x *extractor) set(s slot, v []byte) {
 	x.rank[s.field] = s.rank
 	x.unit[s.field] = s.unit
 	x.val[s.field] = v
+	if x.paths != nil {
+		x.paths[s.field] = string(x.cur)
+	}
 }
 
 // strEnd returns the index of the quote closing the string whose content
@@ -451,11 +466,11 @@ func (x *extractor) normalize(ev *Event) {
 	if s := f[Timestamp]; s != "" {
 		ev.Time, _ = parseTime(s, x.unit[Timestamp])
 	}
-	ev.Attempt = 0
+	ev.Attempt, ev.HasAttempt = 0, false
 	if s := f[Attempt]; s != "" {
-		ev.Attempt = atoiLoose(s)
+		ev.Attempt, ev.HasAttempt = atoiLoose(s), true
 	} else if s := f[RetryCount]; s != "" {
-		ev.Attempt = atoiLoose(s) + 1
+		ev.Attempt, ev.HasAttempt = atoiLoose(s)+1, true
 	}
 	ev.LockTTL, ev.Duration = 0, 0
 	if s := f[LockTTL]; s != "" {
@@ -479,7 +494,7 @@ func (x *extractor) normalize(ev *Event) {
 	if name == "" {
 		ev.Name = f[Message]
 	}
-	ev.Kind = x.kindOf(name, f[Message])
+	x.kindOf(ev, name, f[Message])
 	if ev.Kind == KindDuplicate && ev.Hit == Unknown {
 		ev.Hit = True
 	}
@@ -799,25 +814,109 @@ func atoi2(s string) (int, bool) {
 	return int(s[0]-'0')*10 + int(s[1]-'0'), true
 }
 
-// kindOf caches the kind of each known event name: the same few names
-// repeat on millions of lines.
-func (x *extractor) kindOf(name, msg string) Kind {
-	if name != "" && len(x.m.rules) == 0 {
-		if k, ok := x.kinds[name]; ok {
-			return k
-		}
-		x.scrat = normNameInto(x.scrat, name)
-		if k, ok := x.m.names[string(x.scrat)]; ok {
-			if x.kinds == nil || len(x.kinds) > 4096 {
-				x.kinds = map[string]Kind{}
+// kindOf decides a line's kind from its event name and message and
+// records what decided it: a user's phrase first (in the name, then the
+// message), then an event name the mapping knows (also a short message
+// that is one, as slog and zap users log logger.Info("lock_acquired")),
+// then the vocabulary on the name (structlog's "event" is a sentence) and
+// on the message.
+func (x *extractor) kindOf(ev *Event, name, msg string) {
+	ev.Kind, ev.Match = KindOther, Match{}
+	if x.cls.v == nil {
+		x.cls.v = x.m.vocab
+	}
+	if x.m.vocab.hasUser() {
+		for _, t := range [...]struct {
+			in   Field
+			text string
+		}{{EventName, name}, {Message, msg}} {
+			if v := x.text(t.text); v.phrase >= 0 && x.m.vocab.phrases[v.phrase].user {
+				x.apply(ev, v, t.in, msg)
+				return
 			}
-			x.kinds[strings.Clone(name)] = k
-			return k
 		}
 	}
-	var k Kind
-	k, x.scrat = x.m.kindOf(name, msg, x.scrat)
-	return k
+	if name != "" {
+		if k, ok := x.exactName(name); ok {
+			ev.Kind, ev.Match = k, Match{In: EventName}
+			x.qualify(ev, msg)
+			return
+		}
+	} else if msg != "" && len(msg) <= 40 {
+		if k, ok := x.exactName(msg); ok {
+			ev.Kind, ev.Match = k, Match{In: Message}
+			return
+		}
+	}
+	for _, t := range [...]struct {
+		in   Field
+		text string
+	}{{EventName, name}, {Message, msg}} {
+		if v := x.text(t.text); v.phrase >= 0 {
+			x.apply(ev, v, t.in, msg)
+			return
+		}
+	}
+}
+
+// text classifies a name or message ("" has no verdict).
+func (x *extractor) text(s string) verdict {
+	if s == "" {
+		return noVerdict
+	}
+	return x.cls.classify(s)
+}
+
+// apply sets the kind a phrase decided, with a check's answer and source
+// where the fields did not say them.
+func (x *extractor) apply(ev *Event, v verdict, in Field, msg string) {
+	ev.Kind, ev.Match = v.kind, Match{In: in, Phrase: v.phrase + 1}
+	if ev.Hit == Unknown {
+		ev.Hit = v.hit
+	}
+	if ev.FromCache == Unknown {
+		ev.FromCache = v.cache
+	}
+	if in == EventName {
+		x.qualify(ev, msg)
+	}
+}
+
+// qualify reads a check's answer and source from the message when the
+// kind came from elsewhere and the fields did not say them.
+func (x *extractor) qualify(ev *Event, msg string) {
+	if msg == "" || (ev.Kind != KindCheck && ev.Kind != KindDuplicate) || (ev.Hit != Unknown && ev.FromCache != Unknown) {
+		return
+	}
+	hit, cache := x.cls.qualifiers(msg)
+	if ev.Hit == Unknown {
+		ev.Hit = hit
+	}
+	if ev.FromCache == Unknown {
+		ev.FromCache = cache
+	}
+}
+
+// exactName looks an event name up (normalized: side_effect, sideEffect
+// and SIDE-EFFECT are one), caching the names seen: the same few repeat
+// on millions of lines.
+func (x *extractor) exactName(name string) (Kind, bool) {
+	if k, ok := x.kinds[name]; ok {
+		return k, k != KindOther
+	}
+	if len(name) > 256 {
+		return KindOther, false // no known name is that long; do not keep it
+	}
+	x.scrat = normNameInto(x.scrat, name)
+	k, ok := x.m.names[string(x.scrat)]
+	if x.kinds == nil || len(x.kinds) > 4096 {
+		x.kinds = map[string]Kind{}
+	}
+	if !ok {
+		k = KindOther
+	}
+	x.kinds[strings.Clone(name)] = k
+	return k, ok
 }
 
 // daysFromCivil is the number of days from 1970-01-01 to y-m-d in the

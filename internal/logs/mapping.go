@@ -2,12 +2,16 @@ package logs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
+
+	"github.com/dupctl/dupctl/internal/platform/problem"
 )
 
 // Field is one normalized field of an Event.
@@ -151,25 +155,22 @@ type slot struct {
 // Mapping is a compiled field and event mapping. It is safe for
 // concurrent use.
 type Mapping struct {
-	paths  map[string]slot
-	names  map[string]Kind // normalized event names
-	rules  []eventRule     // user rules, tried first on name and message
-	defMsg []eventRule     // built-in message rules
+	paths   map[string]slot
+	names   map[string]Kind // normalized event names
+	vocab   *vocab
+	changes []string // what the user changed, as {Fields} name=path, {Events} kind=phrase, ...
 }
 
-type eventRule struct {
-	kind Kind
-	re   *regexp.Regexp
-}
-
-// Config is the user's mapping: a JSON file (--mapping) and the --field
-// and --event flags.
+// Config is the user's mapping: a JSON file (--mapping), the --field and
+// --event flags and dupctl.yaml's logs.events.
 type Config struct {
 	// Fields replaces a field's built-in aliases with these JSON paths
 	// (dotted: "payload.order.id" matches nested objects and dotted keys).
 	Fields map[string][]string `json:"fields"`
-	// Events adds regular expressions per kind, tried on the event name
-	// and the message text before the built-in rules.
+	// Events adds phrases per kind (or per qualifier: hit, miss, cache,
+	// db; or other, for lines that name no step), tried on the event name
+	// and the message before the built-in vocabulary: words, "*" for up to
+	// four other words, ^ and $ to anchor (vocabulary.txt).
 	Events map[string][]string `json:"events"`
 	// EventNames adds exact event names per kind.
 	EventNames map[string][]string `json:"eventNames"`
@@ -181,7 +182,7 @@ func LoadConfig(r io.Reader) (Config, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return Config{}, fmt.Errorf("mapping file: %w (want {\"fields\": {\"businessKey\": [\"order.id\"]}, \"events\": {\"side_effect\": [\"REGEX\"]}, \"eventNames\": {...}})", err)
+		return Config{}, fmt.Errorf("%w (want {\"fields\": {\"businessKey\": [\"order.id\"]}, \"events\": {\"side_effect\": [\"charged card\"]}, \"eventNames\": {...}})", err)
 	}
 	return c, nil
 }
@@ -190,10 +191,10 @@ func LoadConfig(r io.Reader) (Config, error) {
 func (c *Config) AddFieldFlag(s string) error {
 	name, path, ok := strings.Cut(s, "=")
 	if !ok || name == "" || path == "" {
-		return fmt.Errorf("--field %q: want name=json.path, e.g. businessKey=payload.orderId", s)
+		return problem.Inputf("Fields", "want name=json.path, e.g. businessKey=payload.orderId").WithValue(s)
 	}
 	if _, ok := ParseField(name); !ok {
-		return fmt.Errorf("--field %q: unknown field %q: want one of %s", s, name, strings.Join(FieldNames(), ", "))
+		return problem.Inputf("Fields", "unknown field %q: want one of %s", name, strings.Join(FieldNames(), ", ")).WithValue(s)
 	}
 	if c.Fields == nil {
 		c.Fields = map[string][]string{}
@@ -202,16 +203,16 @@ func (c *Config) AddFieldFlag(s string) error {
 	return nil
 }
 
-// AddEventFlag adds one --event kind=REGEX.
+// AddEventFlag adds one --event kind=PHRASE.
 func (c *Config) AddEventFlag(s string) error {
-	name, re, ok := strings.Cut(s, "=")
-	if !ok || name == "" || re == "" {
-		return fmt.Errorf("--event %q: want kind=REGEX, e.g. side_effect='charged card'", s)
+	name, phrase, ok := strings.Cut(s, "=")
+	if !ok || name == "" || strings.TrimSpace(phrase) == "" {
+		return problem.Inputf("Events", "want kind=PHRASE, e.g. side_effect='charged card'").WithValue(s)
 	}
 	if c.Events == nil {
 		c.Events = map[string][]string{}
 	}
-	c.Events[name] = append(c.Events[name], re)
+	c.Events[name] = append(c.Events[name], phrase)
 	return nil
 }
 
@@ -233,18 +234,32 @@ func (c *Config) Merge(o Config) {
 // Compile builds the mapping: built-ins with the config applied.
 func Compile(c Config) (*Mapping, error) {
 	m := &Mapping{paths: map[string]slot{}, names: map[string]Kind{}}
+	for _, ch := range []struct {
+		placeholder string
+		entries     map[string][]string
+	}{{"{Fields}", c.Fields}, {"{Events}", c.Events}, {"eventNames", c.EventNames}} {
+		for _, k := range slices.Sorted(maps.Keys(ch.entries)) {
+			for _, v := range ch.entries[k] {
+				m.changes = append(m.changes, ch.placeholder+" "+k+"="+v)
+			}
+		}
+	}
 	overridden := map[Field][]string{}
-	for name, paths := range c.Fields {
+	for _, name := range slices.Sorted(maps.Keys(c.Fields)) {
+		paths := c.Fields[name]
 		f, ok := ParseField(name)
 		if !ok {
-			return nil, fmt.Errorf("mapping: unknown field %q: want one of %s", name, strings.Join(FieldNames(), ", "))
+			return nil, problem.Inputf("Fields", "unknown field %q: want one of %s", name, strings.Join(FieldNames(), ", "))
 		}
 		for _, p := range paths {
 			if strings.TrimSpace(p) == "" {
-				return nil, fmt.Errorf("mapping: empty path for field %s", name)
+				return nil, problem.Inputf("Fields", "empty path for field %s", name)
 			}
 		}
 		overridden[f] = append(overridden[f], paths...)
+	}
+	if err := keepsText(overridden); err != nil {
+		return nil, err
 	}
 	// Built-ins first, so an override of one field can claim a path that
 	// another field's alias also uses.
@@ -274,41 +289,81 @@ func Compile(c Config) (*Mapping, error) {
 	for kind, names := range c.EventNames {
 		k, ok := ParseKind(kind)
 		if !ok {
-			return nil, fmt.Errorf("mapping: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
+			return nil, problem.Inputf("Mapping", "eventNames: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
 		}
 		for _, n := range names {
 			m.names[normName(n)] = k
 		}
 	}
-	kinds := make([]string, 0, len(c.Events))
-	for kind := range c.Events {
-		kinds = append(kinds, kind)
-	}
-	slices.Sort(kinds) // deterministic rule order
-	for _, kind := range kinds {
-		k, ok := ParseKind(kind)
-		if !ok {
-			return nil, fmt.Errorf("--event: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
+	v, err := compileVocab(c.Events)
+	if err != nil {
+		var pe *PhraseError
+		if errors.As(err, &pe) {
+			return nil, &problem.Input{Field: "Events", Value: pe.Kind + "=" + pe.Phrase, Quote: true, Why: pe.Err.Error(), Err: err}
 		}
-		for _, expr := range c.Events[kind] {
-			re, err := regexp.Compile(expr)
-			if err != nil {
-				return nil, fmt.Errorf("--event %s=%s: %w", kind, expr, err)
-			}
-			m.rules = append(m.rules, eventRule{k, re})
-		}
+		return nil, err
 	}
-	m.defMsg = defaultMessageRules
+	m.vocab = v
 	return m, nil
 }
 
-// Default is the built-in mapping.
-func Default() *Mapping {
-	m, err := Compile(Config{})
-	if err != nil {
-		panic(err)
+// keepsText refuses an override that takes the message or event field's
+// built-in path for another field while the message vocabulary reads it:
+// every line would lose its kind and the audit would see no step at all.
+func keepsText(overridden map[Field][]string) error {
+	for _, text := range []Field{Message, EventName} {
+		if _, moved := overridden[text]; moved {
+			continue // the user says where the text is now
+		}
+		own := map[string]bool{}
+		for _, a := range fieldSpecs[text].aliases {
+			for _, sp := range spellings(a) {
+				own[sp] = true
+			}
+		}
+		for f, paths := range overridden {
+			for _, p := range paths {
+				if f != text && own[p] {
+					return &problem.Input{Field: "Fields", Value: fieldSpecs[f].name + "=" + p, Quote: true,
+						Why:  fmt.Sprintf("%s is where the %s is read from, and event recognition reads it: mapped to %s, no line would have a kind", p, fieldSpecs[text].name, fieldSpecs[f].name),
+						Hint: fmt.Sprintf("map %s elsewhere too ({Fields} %s=PATH), or map %s to another path", fieldSpecs[text].name, fieldSpecs[text].name, fieldSpecs[f].name)}
+				}
+			}
+		}
 	}
-	return m
+	return nil
+}
+
+// Changes lists what the user changed in the built-in mapping, with the
+// options named as {Fields} and {Events} placeholders.
+func (m *Mapping) Changes() []string { return m.changes }
+
+// Phrase returns the text of the phrase a line's Match names and whether
+// a user wrote it ("" for an exact event name).
+func (m *Mapping) Phrase(match Match) (text string, user bool) {
+	i := int(match.Phrase) - 1
+	if i < 0 || i >= len(m.vocab.phrases) {
+		return "", false
+	}
+	p := &m.vocab.phrases[i]
+	return p.text, p.user
+}
+
+var (
+	defaultOnce    sync.Once
+	defaultMapping *Mapping
+)
+
+// Default is the built-in mapping (compiled once).
+func Default() *Mapping {
+	defaultOnce.Do(func() {
+		m, err := Compile(Config{})
+		if err != nil {
+			panic(err) // the embedded vocabulary is tested
+		}
+		defaultMapping = m
+	})
+	return defaultMapping
 }
 
 func (m *Mapping) add(path string, s slot, explicit bool) {
@@ -464,71 +519,5 @@ var defaultEventNames = map[Kind][]string{
 	KindDeadLettered: {"dead_lettered", "dlq", "sent_to_dlq", "dead_letter", "moved_to_dlq", "dlq_routed", "deadlettered"},
 	KindCrash:        {"crash", "crashed", "worker_crashed", "panic", "killed", "worker_killed", "oom_killed"},
 	KindCompleted:    {"completed", "done", "finished", "job_completed", "job_finished", "job_done", "success", "processed"},
-}
-
-// defaultMessageRules classify lines without an event field by their
-// message text, first match wins (failures before successes).
-var defaultMessageRules = func() []eventRule {
-	rs := []struct {
-		k  Kind
-		re string
-	}{
-		{KindLockFailed, `(?i)\block\b.*\b(busy|not acquired|failed|held by|contended|unavailable|denied)|could not (acquire|get|obtain) (the )?lock`},
-		{KindLockAcquired, `(?i)\block\b.*\b(acquired|obtained|granted|taken)\b|\bacquired (the )?lock\b`},
-		{KindLockReleased, `(?i)\block\b.*\b(released|deleted|freed)\b|\b(released|unlocked)\b.*\block\b|^unlock`},
-		{KindDuplicate, `(?i)\b(duplicate|already (processed|done|succeeded|handled)|idempotent replay|skipping duplicate)\b`},
-		{KindCheck, `(?i)\b(idempotency|dedup|status) (check|lookup)\b`},
-		{KindSideEffect, `(?i)\bside[ _-]?effect\b|\b(charged|captured) (the )?(card|payment)|\bpayment (charged|captured)\b|\bemail sent\b`},
-		{KindCommitted, `(?i)\b(committed|marked (as )?(succeeded|done)|status (set to |=)?succeeded)\b`},
-		{KindDeadLettered, `(?i)\b(dead[ -]?letter(ed)?|dlq)\b`},
-		{KindCrash, `(?i)\b(crash(ed)?|panic|killed|oom)\b`},
-		{KindRetry, `(?i)\b(retry(ing)?|requeu(e|ed)|nack(ed)?|redeliver)\b`},
-		{KindFailed, `(?i)\b(failed|error|exception)\b`},
-		{KindAcked, `(?i)\b(ack(ed|nowledged)?)\b`},
-		{KindClaimed, `(?i)\b(claimed|reserved|processing)\b`},
-		{KindCompleted, `(?i)\b(completed|finished|done|processed)\b`},
-		{KindReceived, `(?i)\b(received|consum(ed|ing)|delivered|dequeued|picked up|start(ed|ing) job)\b`},
-	}
-	out := make([]eventRule, len(rs))
-	for i, r := range rs {
-		out[i] = eventRule{r.k, regexp.MustCompile(r.re)}
-	}
-	return out
-}()
-
-// kindOf classifies a line from its event name (or message when it has
-// no event field).
-func (m *Mapping) kindOf(name, msg string, scratch []byte) (Kind, []byte) {
-	for _, r := range m.rules {
-		if (name != "" && r.re.MatchString(name)) || (msg != "" && r.re.MatchString(msg)) {
-			return r.kind, scratch
-		}
-	}
-	if name != "" {
-		scratch = normNameInto(scratch, name)
-		if k, ok := m.names[string(scratch)]; ok {
-			return k, scratch
-		}
-	}
-	text := msg
-	if name != "" && text == "" {
-		text = name // unknown event names still say something
-	}
-	if text == "" {
-		return KindOther, scratch
-	}
-	if name == "" && len(msg) <= 40 {
-		// slog and zap users often log the event as the message:
-		// logger.Info("lock_acquired", ...).
-		scratch = normNameInto(scratch, msg)
-		if k, ok := m.names[string(scratch)]; ok {
-			return k, scratch
-		}
-	}
-	for _, r := range m.defMsg {
-		if r.re.MatchString(text) {
-			return r.kind, scratch
-		}
-	}
-	return KindOther, scratch
+	KindLockLost:     {"lock_lost", "lock_expired", "lost_lock", "lease_expired", "lock_extension_failed", "lock_release_failed"},
 }

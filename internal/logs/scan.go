@@ -37,6 +37,16 @@ type Options struct {
 	// Only extracts just these fields (0: all), for a pass that needs
 	// few: the others stay empty and are not parsed.
 	Only FieldSet
+	// RecordPaths keeps the JSON path each field came from in
+	// Event.Paths (for explaining a mapping; it costs an allocation per
+	// line).
+	RecordPaths bool
+	// Keep, when set, first reads each line with only the KeepFields and
+	// drops the lines it rejects before reading the rest: a selective pass
+	// that wants few lines pays for the others only the JSON scan. It runs
+	// in the parsing goroutines, in parallel.
+	Keep       func(*Event) bool
+	KeepFields FieldSet
 	// Prepare, when set, runs on each event in the parsing goroutines,
 	// in parallel and out of order, before the event reaches the
 	// callback: per-event work that needs no shared state (hashing a
@@ -151,6 +161,10 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	pool := &sync.Pool{New: func() any { b := make([]byte, 0, o.ChunkSize); return &b }}
 	work := make(chan *chunk, o.Workers*2)
 	results := make(chan *batch, o.Workers*2)
+	// inflight bounds the chunks read and not yet delivered: a worker
+	// held up (the machine is busy) must not let the others run ahead
+	// and pile parsed batches up in memory while they wait for it.
+	inflight := make(chan struct{}, o.Workers*4)
 	readErr := make(chan error, 1)
 	var lineCount struct {
 		sync.Mutex
@@ -160,7 +174,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	}
 	go func() {
 		defer close(work)
-		r := chunkReader{o: &o, pool: pool, work: work, meter: meter}
+		r := chunkReader{o: &o, pool: pool, work: work, inflight: inflight, meter: meter}
 		err := r.run(ctx, sources)
 		lineCount.Lock()
 		lineCount.lines, lineCount.bytes, lineCount.chunks = r.lines, r.bytes, r.index
@@ -173,6 +187,12 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 		go func() {
 			defer wg.Done()
 			x := &extractor{m: o.Mapping, only: o.Only}
+			if o.RecordPaths {
+				x.paths = new([NumFields]string)
+			}
+			if o.Keep != nil {
+				x.keep, x.pre = o.Keep, &extractor{m: o.Mapping, only: o.KeepFields | 1<<NumFields}
+			}
 			for c := range work {
 				b := parseChunk(x, c)
 				if o.Prepare != nil {
@@ -190,7 +210,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	}
 	go func() { wg.Wait(); close(results) }()
 
-	err := deliver(ctx, results, &o, &st, pool, fn)
+	err := deliver(ctx, results, inflight, &o, &st, pool, fn)
 	if err != nil {
 		cancel()
 		for range results { // let the workers finish
@@ -208,7 +228,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 }
 
 // deliver hands batches to fn in sequence order.
-func deliver(ctx context.Context, results <-chan *batch, o *Options, st *Stats, pool *sync.Pool, fn func(*Event) error) error {
+func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{}, o *Options, st *Stats, pool *sync.Pool, fn func(*Event) error) error {
 	pending := map[int]*batch{}
 	next := 0
 	for b := range results {
@@ -225,6 +245,7 @@ func deliver(ctx context.Context, results <-chan *batch, o *Options, st *Stats, 
 				return err
 			}
 			pool.Put(b.c.buf)
+			<-inflight
 			batchPool.Put(b)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -297,6 +318,12 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		}
 		b.events = b.events[:len(b.events)+1]
 		ev := &b.events[len(b.events)-1]
+		if x.keep != nil {
+			if err := x.pre.line(l, ev); err == nil && !x.keep(ev) {
+				b.events = b.events[:len(b.events)-1]
+				continue // a malformed line goes on to be reported
+			}
+		}
 		if err := x.line(l, ev); err != nil {
 			b.events = b.events[:len(b.events)-1]
 			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})
@@ -330,14 +357,15 @@ func snippet(l []byte) string {
 
 // chunkReader cuts sources into chunks that end at a line boundary.
 type chunkReader struct {
-	o     *Options
-	pool  *sync.Pool
-	work  chan<- *chunk
-	meter progress.Meter
-	seq   int
-	index int
-	lines int64
-	bytes int64
+	inflight chan<- struct{}
+	o        *Options
+	pool     *sync.Pool
+	work     chan<- *chunk
+	meter    progress.Meter
+	seq      int
+	index    int
+	lines    int64
+	bytes    int64
 }
 
 func (r *chunkReader) run(ctx context.Context, sources []Source) error {
@@ -410,6 +438,11 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 			if r.o.Parse == nil || r.o.Parse(c.index) {
 				c.seq = r.seq
 				r.seq++
+				select {
+				case r.inflight <- struct{}{}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 				select {
 				case r.work <- c:
 				case <-ctx.Done():

@@ -1,23 +1,30 @@
 // Command naive is the straightforward Go program a user would write to
 // find duplicated side effects: encoding/json, one line at a time, a map
 // of idempotency keys of side_effect events. It is the benchmark's
-// baseline for `dupctl audit logs` (bench/audit-logs/run.sh).
+// baseline for `dupctl audit logs` (bench/audit-logs/run.sh). With
+// -msg-prefix it selects side effects by the start of the message instead
+// of an event field, for logs that carry the step only in "msg".
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 type line struct {
 	Event          string `json:"event"`
+	Msg            string `json:"msg"`
 	IdempotencyKey string `json:"idempotencyKey"`
 }
 
 func main() {
-	f, err := os.Open(os.Args[1])
+	prefix := flag.String("msg-prefix", "", "a side effect is a line whose msg starts with this (default: event == side_effect)")
+	flag.Parse()
+	f, err := os.Open(flag.Arg(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -31,7 +38,7 @@ func main() {
 		if json.Unmarshal(sc.Bytes(), &l) != nil {
 			continue
 		}
-		if l.Event == "side_effect" {
+		if (*prefix == "" && l.Event == "side_effect") || (*prefix != "" && strings.HasPrefix(l.Msg, *prefix)) {
 			seen[l.IdempotencyKey]++
 		}
 	}

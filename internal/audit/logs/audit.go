@@ -18,10 +18,13 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
@@ -51,6 +54,8 @@ type Result struct {
 	Causes     []CauseCount  `json:"causes"`
 	Metrics    Metrics       `json:"metrics"`
 	Timelines  []Timeline    `json:"timelines"`
+	// EventKinds counts the lines of each kind the mapping read.
+	EventKinds []KindCount   `json:"event_kinds"`
 	ReadAgain  int           `json:"chunks_read_again"`
 	NoKey      int64         `json:"side_effects_without_key"`
 	ClockSkew  time.Duration `json:"clock_skew_ns"`
@@ -62,8 +67,10 @@ type Duplicate struct {
 	KeyKind string `json:"key_kind"` // business_key, idempotency_key, job_id, message_id
 	JobType string `json:"job_type"`
 	Effects int    `json:"side_effects"`
-	// Cause is the rule code of the first duplicate effect's cause.
+	// Cause is the rule code of the first duplicate effect's cause;
+	// Candidates the causes it is undetermined between, if so.
 	Cause       string   `json:"cause"`
+	Candidates  []string `json:"candidates"`
 	Explanation string   `json:"explanation"`
 	Pairs       []Pair   `json:"pairs"`
 	Workers     []string `json:"workers"`
@@ -74,6 +81,12 @@ type Pair struct {
 	Cause       string     `json:"cause"`
 	Explanation string     `json:"explanation"`
 	Evidence    []Evidence `json:"evidence"`
+	// Candidates are the causes the lines cannot tell apart (Cause is
+	// then DUP_EFFECT_UNDETERMINED) and Decide the line that would.
+	Candidates []string `json:"candidates"`
+	Decide     string   `json:"decide"`
+	// Absent are the lines the explanation says the log does not hold.
+	Absent []Absence `json:"absent"`
 	// Also lists other causes whose evidence holds too (less specific).
 	Also []string `json:"also"`
 }
@@ -99,15 +112,61 @@ func (e Evidence) String() string {
 	return s
 }
 
+// KindCount is how many lines were read as one kind of event.
+type KindCount struct {
+	Kind   string `json:"kind"`
+	Events int64  `json:"events"`
+}
+
+// ErrMappingNoEffects is the reason of the input error Run returns when
+// the user's mapping leaves no line a side effect.
+var ErrMappingNoEffects = errors.New("the mapping leaves no side effect")
+
 // CauseCount counts duplicates per cause.
 type CauseCount struct {
 	Cause string `json:"cause"`
 	Count int    `json:"count"`
 }
 
+// keyStat is what the first pass keeps per key: the chunks its lines are
+// in - the first, up to three more as offsets from it, and the last - so
+// the second pass re-reads only those (a key whose lines are in more
+// chunks gets its whole range re-read), and its side-effect count.
 type keyStat struct {
-	first, last uint32 // chunk range
-	effects     uint8  // saturating
+	first, last uint32
+	more        [3]uint16
+	n           uint8 // further chunks seen (4: more than the three kept)
+	effects     uint8 // saturating
+}
+
+// saw adds chunk c, in input order.
+func (s *keyStat) saw(c uint32) {
+	if c == s.last {
+		return
+	}
+	s.last = c
+	switch {
+	case s.n < 3 && c-s.first <= 0xffff:
+		s.more[s.n] = uint16(c - s.first)
+		s.n++
+	default: // too many, or too far for an offset: the whole range
+		s.n = 4
+	}
+}
+
+// chunks calls fn for each chunk the key's lines are in (the whole range
+// when it was in too many to keep).
+func (s *keyStat) chunks(fn func(uint32)) {
+	if s.n > 3 {
+		for c := s.first; c <= s.last; c++ {
+			fn(c)
+		}
+		return
+	}
+	fn(s.first)
+	for i := uint8(0); i < s.n; i++ {
+		fn(s.first + uint32(s.more[i]))
+	}
 }
 
 const (
@@ -179,7 +238,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 			e.Tag = hashKey(seed, kind, key)
 		}
 	}
+	var kinds [logread.NumKinds]int64
 	st, err := logread.Scan(ctx, sources, first, func(e *logread.Event) error {
+		kinds[e.Kind]++
 		ma.add(e)
 		if e.Tag == 0 {
 			return nil
@@ -189,9 +250,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		s, ok := stats[h]
 		c := uint32(e.Chunk)
 		if !ok {
-			s.first = c
+			s.first, s.last = c, c
 		}
-		s.last = c
+		s.saw(c)
 		if e.Kind == logread.KindSideEffect {
 			res.Effects++
 			if kind != kBusiness && kind != kIdem {
@@ -210,6 +271,23 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 	}
 	res.Keys = len(stats)
 	res.Metrics = ma.result()
+	res.EventKinds = []KindCount{}
+	for k, n := range kinds {
+		if n > 0 {
+			res.EventKinds = append(res.EventKinds, KindCount{Kind: logread.Kind(k).String(), Events: n})
+		}
+	}
+	if changes := o.Mapping.Changes(); len(changes) > 0 && res.Effects == 0 && st.Events > 0 {
+		var seen []string
+		for _, k := range res.EventKinds {
+			seen = append(seen, fmt.Sprintf("%s %s", k.Kind, english.Number(k.Events)))
+		}
+		return nil, &problem.Input{
+			Why: fmt.Sprintf("with the mapping given (%s) none of the %s events is a side effect, so no duplicate can be found (%s)",
+				strings.Join(changes, ", "), english.Number(st.Events), strings.Join(seen, ", ")),
+			Hint: "{ExplainMapping} shows which line became which event and which matched nothing",
+			Err:  ErrMappingNoEffects}
+	}
 
 	// Second pass: the chunks of keys with more than one side effect (and
 	// of the incident asked for).
@@ -220,9 +298,7 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		for len(parse) <= int(s.last) {
 			parse = append(parse, false)
 		}
-		for c := s.first; c <= s.last; c++ {
-			parse[c] = true
-		}
+		s.chunks(func(c uint32) { parse[c] = true })
 	}
 	for h, s := range stats {
 		if s.effects > 1 {
@@ -247,6 +323,14 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		scan.Progress = nil
 		scan.Strict = false
 		scan.Parse = func(c int) bool { return c < len(parse) && parse[c] }
+		// Read in full only the lines of the chosen keys (and the lines
+		// with only a job or message id, which may join them): the others
+		// cost the JSON scan alone.
+		scan.KeepFields = logread.Fields(logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID)
+		scan.Keep = func(e *logread.Event) bool {
+			kind, key := groupKey(e)
+			return kind == kJob || kind == kMessage || kind != 0 && want[hashKey(seed, kind, key)]
+		}
 		_, err := logread.Scan(ctx, sources, scan, func(e *logread.Event) error {
 			kind, key := groupKey(e)
 			if kind == 0 {
@@ -302,7 +386,7 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		res.Timelines = []Timeline{}
 	}
 	res.Causes = []CauseCount{}
-	for _, r := range append(causeRules, RuleUnexplained) {
+	for _, r := range append(causeRules, RuleUndetermined, RuleUnexplained) {
 		if n := causes[r.Code]; n > 0 {
 			res.Causes = append(res.Causes, CauseCount{Cause: r.Code, Count: n})
 		}
@@ -312,9 +396,12 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 
 // Report turns a result into findings: one per duplicated key, plus the
 // input checks.
-func (r *Result) Report(command string) *findings.Report {
-	rep := &findings.Report{Command: command, Data: r}
+func (r *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "audit logs", Data: r}
 	for _, rule := range Rules() {
+		rep.Check(rule.Code)
+	}
+	for _, rule := range logread.Rules() {
 		rep.Check(rule.Code)
 	}
 	byCode := map[string]findings.Rule{}
@@ -331,6 +418,9 @@ func (r *Result) Report(command string) *findings.Report {
 			for _, e := range p.Evidence {
 				ev = append(ev, e.String())
 			}
+			if len(p.Candidates) > 0 {
+				ev = append(ev, fmt.Sprintf("undetermined between %s; what would decide: %s", joinComma(p.Candidates), p.Decide))
+			}
 			if len(p.Also) > 0 {
 				ev = append(ev, "evidence also fits: "+joinComma(p.Also))
 			}
@@ -338,14 +428,7 @@ func (r *Result) Report(command string) *findings.Report {
 		f := rule.New(d.Key, fmt.Sprintf("side effect ran %d times: %s", d.Effects, d.Explanation), ev...)
 		rep.Add(f)
 	}
-	if r.Input.Malformed > 0 {
-		var ev []string
-		for _, s := range r.Input.Samples {
-			ev = append(ev, fmt.Sprintf("%s: %s: %s", s.Where(), s.Reason, s.Text))
-		}
-		rep.Add(RuleMalformed.New(fmt.Sprintf("%d lines", r.Input.Malformed),
-			fmt.Sprintf("%d of %d lines are not JSON objects and were skipped", r.Input.Malformed, r.Input.Lines), ev...))
-	}
+	rep.Add(logread.InputFindings(r.Input)...)
 	if r.Effects == 0 && r.Input.Events > 0 {
 		rep.Add(RuleNoEffects.New("input", fmt.Sprintf("none of %d events is a side effect", r.Input.Events)))
 	}

@@ -19,11 +19,15 @@ type judge struct {
 	rb   *run
 }
 
-// verdict is one cause whose evidence holds.
+// verdict is one cause whose evidence holds - or, with candidates, the
+// causes the lines cannot tell apart and the line that would.
 type verdict struct {
 	code        string
 	explanation string
 	evidence    []Evidence
+	candidates  []string
+	decide      string
+	absent      []Absence
 }
 
 // classify explains every side effect after the first against the one
@@ -43,27 +47,110 @@ func (g *group) classify(skew time.Duration) Duplicate {
 	for i := 1; i < len(g.fx); i++ {
 		j := &judge{g: g, skew: skew, a: g.fx[i-1], b: g.fx[i]}
 		j.ra, j.rb = g.runOf[j.a], g.runOf[j.b]
-		var found []verdict
+		var found, open []verdict
 		for _, rule := range []func() *verdict{j.unstableKey, j.staleCache, j.unlockNoToken, j.lockExpiry, j.lockKeyJobID, j.nonAtomic, j.redelivery, j.race} {
-			if v := rule(); v != nil {
+			switch v := rule(); {
+			case v == nil:
+			case len(v.candidates) > 0:
+				open = append(open, *v)
+			default:
 				found = append(found, *v)
 			}
 		}
-		p := Pair{Also: []string{}}
-		if len(found) == 0 {
-			v := j.unexplained()
-			p.Cause, p.Explanation, p.Evidence = RuleUnexplained.Code, v.explanation, v.evidence
-		} else {
-			p.Cause, p.Explanation, p.Evidence = found[0].code, found[0].explanation, found[0].evidence
-			for _, v := range found[1:] {
-				p.Also = append(p.Also, v.code)
+		p := Pair{Also: []string{}, Candidates: []string{}, Absent: []Absence{}}
+		var v verdict
+		switch {
+		case len(found) > 0:
+			// A cause the evidence proves; the open questions and other
+			// proven causes are listed as also fitting.
+			v = found[0]
+			for _, x := range found[1:] {
+				p.Also = append(p.Also, x.code)
 			}
+			for _, x := range open {
+				p.Also = append(p.Also, x.candidates...)
+			}
+		case len(open) > 0:
+			v = open[0]
+		default:
+			v = j.unexplained()
 		}
-		p.Evidence = tidy(p.Evidence)
+		p.Cause, p.Explanation, p.Evidence = v.code, v.explanation, tidy(v.evidence)
+		if len(v.candidates) > 0 {
+			p.Candidates, p.Decide = v.candidates, v.decide
+		}
+		if v.absent != nil {
+			p.Absent = v.absent
+		}
+		p.Also = dedupe(p.Also, p.Cause)
 		d.Pairs = append(d.Pairs, p)
 	}
 	d.Cause, d.Explanation = d.Pairs[0].Cause, d.Pairs[0].Explanation
+	d.Candidates = d.Pairs[0].Candidates
 	return d
+}
+
+// dedupe drops repeats and the cause itself from also.
+func dedupe(also []string, cause string) []string {
+	out := []string{}
+	for _, a := range also {
+		if a != cause && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Absence is a line an explanation says the log does not hold: no line of
+// one run (before its side effect, with BeforeEffect) was recognised as
+// What. Anchor is a line of that run; Unmatched counts its lines (in that
+// span) that no event name or phrase matched, which may be the missing
+// one worded in a way the mapping does not know.
+type Absence struct {
+	What         string   `json:"what"` // "idempotency check", "status commit", "ack"
+	Kinds        []string `json:"kinds"`
+	Worker       string   `json:"worker"`
+	Anchor       string   `json:"anchor"`
+	BeforeEffect bool     `json:"before_side_effect"`
+	Unmatched    int      `json:"unmatched_lines"`
+}
+
+// absence describes what run r does not show; before is its side effect
+// when the claim is about the lines before it.
+func absence(r *run, what string, before *logread.Event) Absence {
+	a := Absence{What: what, Worker: r.worker, Anchor: r.first().Where(), BeforeEffect: before != nil}
+	switch what {
+	case "idempotency check":
+		a.Kinds = []string{logread.KindCheck.String(), logread.KindDuplicate.String(), logread.KindClaimed.String()}
+	case "status commit":
+		a.Kinds = []string{logread.KindCommitted.String()}
+	case "ack":
+		a.Kinds = []string{logread.KindAcked.String()}
+	case "lock":
+		a.Kinds = []string{logread.KindLockAcquired.String(), logread.KindLockFailed.String(), logread.KindLockReleased.String(), logread.KindLockLost.String()}
+	}
+	for _, e := range r.events {
+		if before != nil && e == before {
+			break
+		}
+		if e.Kind == logread.KindOther && e.Match.Phrase == 0 {
+			a.Unmatched++
+		}
+	}
+	return a
+}
+
+// sentence words an absence for an explanation.
+func (a Absence) sentence() string {
+	s := "no " + a.What + " line of " + orDash(a.Worker)
+	if a.BeforeEffect {
+		s += " before its side effect"
+	}
+	s += " is recognised"
+	if a.Unmatched > 0 {
+		s += fmt.Sprintf(" (%d of its lines matched no event)", a.Unmatched)
+	}
+	return s
 }
 
 // ev turns a line into evidence with a note.
@@ -94,14 +181,18 @@ func (j *judge) unstableKey() *verdict {
 	if strings.EqualFold(ka, kb) {
 		how = "changed only in letter case"
 	}
-	return &verdict{RuleUnstableKey.Code,
-		fmt.Sprintf("the idempotency key %s between the runs (%s, then %s), so the second run's check could not find the first", how, ka, kb),
-		[]Evidence{ev(j.a, "first side effect, key "+ka), ev(j.b, "second side effect, key "+kb)}}
+	return &verdict{code: RuleUnstableKey.Code,
+		explanation: fmt.Sprintf("the idempotency key %s between the runs (%s, then %s), so the second run's check could not find the first", how, ka, kb),
+		evidence:    []Evidence{ev(j.a, "first side effect, key "+ka), ev(j.b, "second side effect, key "+kb)}}
 }
 
 // staleCache: the later run's check was answered by a cache saying "not
-// done" after another run had committed.
+// done" after another run had committed (proven), or after the first
+// effect had run while no commit of it is logged (the cache may have
+// lagged a commit that is not logged, or there was none: the lines cannot
+// tell).
 func (j *judge) staleCache() *verdict {
+	var open *verdict
 	for _, c := range j.rb.checks {
 		if c.FromCache != logread.True || c.Hit == logread.True || !j.before(c, j.b) && c != j.b {
 			continue
@@ -110,12 +201,22 @@ func (j *judge) staleCache() *verdict {
 			if r == j.rb || r.commit == nil || !j.before(r.commit, c) {
 				continue
 			}
-			return &verdict{RuleStaleCache.Code,
-				fmt.Sprintf("%s committed at %s, then %s asked the cache at %s and was told it was not done", orDash(r.worker), clock(r.commit.Time), orDash(j.rb.worker), clock(c.Time)),
-				[]Evidence{ev(j.a, "first side effect"), ev(r.commit, "status committed to the database"), ev(c, "cache answered: not done"), ev(j.b, "side effect again")}}
+			return &verdict{code: RuleStaleCache.Code,
+				explanation: fmt.Sprintf("%s committed at %s, then %s asked the cache at %s and was told it was not done", orDash(r.worker), clock(r.commit.Time), orDash(j.rb.worker), clock(c.Time)),
+				evidence:    []Evidence{ev(j.a, "first side effect"), ev(r.commit, "status committed to the database"), ev(c, "cache answered: not done"), ev(j.b, "side effect again")}}
+		}
+		if open == nil && j.ra.commit == nil && j.before(j.a, c) {
+			ab := absence(j.ra, "status commit", nil)
+			open = &verdict{code: RuleUndetermined.Code,
+				explanation: fmt.Sprintf("%s ran the effect at %s and %s asked the cache at %s and was told it was not done; %s: the cache lagged a commit that was not logged (%s), or the first run never committed (%s)",
+					orDash(j.ra.worker), clock(j.a.Time), orDash(j.rb.worker), clock(c.Time), ab.sentence(), RuleStaleCache.Code, RuleNonAtomic.Code),
+				evidence:   []Evidence{ev(j.a, "first side effect, no commit of it recognised"), ev(c, "cache answered: not done"), ev(j.b, "side effect again")},
+				candidates: []string{RuleStaleCache.Code, RuleNonAtomic.Code},
+				decide:     fmt.Sprintf("a status commit line of %s between %s and %s (then %s), or its absence from a log that logs commits (then %s)", orDash(j.ra.worker), clock(j.a.Time), clock(c.Time), RuleStaleCache.Code, RuleNonAtomic.Code),
+				absent:     []Absence{ab}}
 		}
 	}
-	return nil
+	return open
 }
 
 // lockPair returns the two runs ordered by when they acquired the same
@@ -172,9 +273,9 @@ func (j *judge) unlockNoToken() *verdict {
 			evs = append(evs, ev(x.lockFailed, "lock busy"))
 		}
 		evs = append(evs, ev(rel, why), ev(q.acquire, "acquires the lock while the holder still runs"))
-		return &verdict{RuleUnlockNoToken.Code,
-			fmt.Sprintf("%s %s at %s while %s held it; %s then acquired it and ran the effect again", orDash(x.worker), why, clock(rel.Time), orDash(p.worker), orDash(q.worker)),
-			append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))}
+		return &verdict{code: RuleUnlockNoToken.Code,
+			explanation: fmt.Sprintf("%s %s at %s while %s held it; %s then acquired it and ran the effect again", orDash(x.worker), why, clock(rel.Time), orDash(p.worker), orDash(q.worker)),
+			evidence:    append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))}
 	}
 	return nil
 }
@@ -206,9 +307,9 @@ func (j *judge) lockExpiry() *verdict {
 	if ttl > 0 {
 		ttlText = "TTL " + ttl.String()
 	}
-	return &verdict{RuleLockExpiry.Code,
-		fmt.Sprintf("%s held %s with %s from %s and was still working at %s; %s acquired the same key at %s", orDash(p.worker), p.lockKey(), ttlText, clock(p.acquire.Time), clock(late.Time), orDash(q.worker), clock(q.acquire.Time)),
-		[]Evidence{ev(p.acquire, "first holder acquires the lock"), ev(q.acquire, fmt.Sprintf("second worker acquires it %s later", gap.Round(time.Millisecond))), ev(late, "first holder still working after its lease expired"), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
+	return &verdict{code: RuleLockExpiry.Code,
+		explanation: fmt.Sprintf("%s held %s with %s from %s and was still working at %s; %s acquired the same key at %s", orDash(p.worker), p.lockKey(), ttlText, clock(p.acquire.Time), clock(late.Time), orDash(q.worker), clock(q.acquire.Time)),
+		evidence:    []Evidence{ev(p.acquire, "first holder acquires the lock"), ev(q.acquire, fmt.Sprintf("second worker acquires it %s later", gap.Round(time.Millisecond))), ev(late, "first holder still working after its lease expired"), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
 }
 
 func (j *judge) lockKeyJobID() *verdict {
@@ -233,9 +334,9 @@ func (j *judge) lockKeyJobID() *verdict {
 			note = "the lock key contains the job/message id"
 		}
 	}
-	return &verdict{RuleLockKeyJobID.Code,
-		fmt.Sprintf("%s locked %s and %s locked %s at the same time: %s", orDash(p.worker), p.lockKey(), orDash(q.worker), q.lockKey(), note),
-		[]Evidence{ev(p.acquire, "locks "+p.lockKey()), ev(q.acquire, "locks a different key "+q.lockKey()), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
+	return &verdict{code: RuleLockKeyJobID.Code,
+		explanation: fmt.Sprintf("%s locked %s and %s locked %s at the same time: %s", orDash(p.worker), p.lockKey(), orDash(q.worker), q.lockKey(), note),
+		evidence:    []Evidence{ev(p.acquire, "locks "+p.lockKey()), ev(q.acquire, "locks a different key "+q.lockKey()), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
 }
 
 // hasCheck: the run consulted the idempotency layer (check or claim).
@@ -252,20 +353,34 @@ func (j *judge) nonAtomic() *verdict {
 		}
 	}
 	last := ra.last()
-	note := "no status commit logged after the side effect; the run ends here"
-	if ra.end != nil {
+	var absent []Absence
+	note := "the run ends here"
+	switch {
+	case ra.commit != nil:
+		note = fmt.Sprintf("the status was committed only at %s, after the second side effect", clock(ra.commit.Time))
+	case ra.end != nil:
 		last = ra.end
-		note = "the run ends without committing the status: " + eventLabel(ra.end)
+		note = "the run ends without a status commit: " + eventLabel(ra.end)
+		absent = append(absent, absence(ra, "status commit", nil))
+	default:
+		absent = append(absent, absence(ra, "status commit", nil))
+		note = absent[0].sentence() + "; the run ends here"
 	}
 	evs := []Evidence{ev(j.a, "side effect"), ev(last, note)}
 	if len(j.rb.checks) > 0 {
 		evs = append(evs, ev(j.rb.checks[0], "the next run's check finds nothing"))
 	}
-	return &verdict{RuleNonAtomic.Code,
-		fmt.Sprintf("%s ran the effect and ended before committing its status; the next run found no record and ran it again", orDash(ra.worker)),
-		append(evs, ev(j.b, "side effect again"))}
+	return &verdict{code: RuleNonAtomic.Code,
+		explanation: fmt.Sprintf("%s ran the effect and ended before committing its status; the next run's check found no record and it ran again", orDash(ra.worker)),
+		evidence:    append(evs, ev(j.b, "side effect again")), absent: absent}
 }
 
+// redelivery: the same message came again after a run that ran the effect
+// and was not acked, and the redelivery ran the effect with no check
+// recognised. With the first run's commit logged, a check would have found
+// it: a redelivery that ran without one. With no commit logged either,
+// the lines cannot tell that from a check that ran and found the status
+// uncommitted (NON_ATOMIC_COMMIT): both are named, with what would decide.
 func (j *judge) redelivery() *verdict {
 	ra, rb := j.ra, j.rb
 	if j.sameRun() || hasCheck(rb) {
@@ -275,10 +390,15 @@ func (j *judge) redelivery() *verdict {
 	if !same || (ra.ack != nil && j.before(ra.ack, rb.first())) {
 		return nil
 	}
-	end := "no ack logged"
+	var absent []Absence
+	end := "its ack came only after the redelivery"
 	last := ra.last()
+	if ra.ack == nil {
+		absent = append(absent, absence(ra, "ack", nil))
+		end = absent[0].sentence()
+	}
 	if ra.end != nil {
-		last, end = ra.end, "ends without an ack: "+eventLabel(ra.end)
+		last, end = ra.end, "it ended ("+eventLabel(ra.end)+"); "+end
 	}
 	recv := rb.first()
 	if rb.received != nil {
@@ -288,9 +408,26 @@ func (j *judge) redelivery() *verdict {
 	if rb.redelivered {
 		flag += " (redelivered)"
 	}
-	return &verdict{RuleRedelivery.Code,
-		fmt.Sprintf("%s ran the effect and %s; the broker delivered message %s again to %s, which ran it without an idempotency check", orDash(ra.worker), end, orDash(firstNonEmpty(ra.msg, ra.job)), orDash(rb.worker)),
-		[]Evidence{ev(j.a, "side effect"), ev(last, end), ev(recv, flag), ev(j.b, "side effect again, no idempotency check before it")}}
+	noCheck := absence(rb, "idempotency check", j.b)
+	absent = append(absent, noCheck)
+	msg := orDash(firstNonEmpty(ra.msg, ra.job))
+	if ra.commit != nil {
+		return &verdict{code: RuleRedelivery.Code,
+			explanation: fmt.Sprintf("%s ran the effect and committed, then %s; the broker delivered message %s again to %s, and %s, so nothing stopped it",
+				orDash(ra.worker), end, msg, orDash(rb.worker), noCheck.sentence()),
+			evidence: []Evidence{ev(j.a, "side effect"), ev(ra.commit, "status committed: a check would find it"), ev(last, end), ev(recv, flag), ev(j.b, "side effect again, no check recognised before it")},
+			absent:   absent}
+	}
+	noCommit := absence(ra, "status commit", nil)
+	absent = append(absent, noCommit)
+	return &verdict{code: RuleUndetermined.Code,
+		explanation: fmt.Sprintf("%s ran the effect, then %s; %s; message %s came again to %s, and %s: it ran without a check (%s), or its check found the status uncommitted (%s)",
+			orDash(ra.worker), end, noCommit.sentence(), msg, orDash(rb.worker), noCheck.sentence(), RuleRedelivery.Code, RuleNonAtomic.Code),
+		evidence:   []Evidence{ev(j.a, "side effect, no commit of it recognised"), ev(last, end), ev(recv, flag), ev(j.b, "side effect again, no check recognised before it")},
+		candidates: []string{RuleRedelivery.Code, RuleNonAtomic.Code},
+		decide: fmt.Sprintf("an idempotency check line of %s before %s (then %s), or a status commit line of %s after %s (then %s)",
+			orDash(rb.worker), clock(j.b.Time), RuleNonAtomic.Code, orDash(ra.worker), clock(j.a.Time), RuleRedelivery.Code),
+		absent: absent}
 }
 
 func (j *judge) race() *verdict {
@@ -304,13 +441,17 @@ func (j *judge) race() *verdict {
 			evs = append(evs, ev(r.received, "a message for the same business key"))
 		}
 	}
-	return &verdict{RuleRace.Code,
-		fmt.Sprintf("two messages (%s, %s) for one business key were processed by %s and %s and neither took a lock", orDash(firstNonEmpty(ra.msg, ra.job)), orDash(firstNonEmpty(rb.msg, rb.job)), orDash(ra.worker), orDash(rb.worker)),
-		append(evs, ev(j.a, "side effect, no lock held"), ev(j.b, "side effect again, no lock held"))}
+	absent := []Absence{absence(ra, "lock", nil), absence(rb, "lock", nil)}
+	return &verdict{code: RuleRace.Code,
+		explanation: fmt.Sprintf("two messages (%s, %s) for one business key were processed by %s and %s, and %s", orDash(firstNonEmpty(ra.msg, ra.job)),
+			orDash(firstNonEmpty(rb.msg, rb.job)), orDash(ra.worker), orDash(rb.worker), "no line of either run names a lock"),
+		evidence: append(evs, ev(j.a, "side effect, no lock recognised in its run"), ev(j.b, "side effect again, no lock recognised in its run")),
+		absent:   absent}
 }
 
 func (j *judge) unexplained() verdict {
 	var facts []string
+	var absent []Absence
 	if j.sameRun() {
 		facts = append(facts, "the same run logged the side effect twice")
 	} else {
@@ -325,7 +466,9 @@ func (j *judge) unexplained() verdict {
 		if hasCheck(j.rb) {
 			facts = append(facts, "the second run's check did not find it")
 		} else {
-			facts = append(facts, "no idempotency check is logged before the second effect")
+			a := absence(j.rb, "idempotency check", j.b)
+			absent = append(absent, a)
+			facts = append(facts, a.sentence())
 		}
 	}
 	evs := []Evidence{}
@@ -335,9 +478,8 @@ func (j *judge) unexplained() verdict {
 		}
 	}
 	evs = append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))
-	return verdict{RuleUnexplained.Code, "no known cause fits the logged evidence: " + strings.Join(facts, "; "), evs}
+	return verdict{code: RuleUnexplained.Code, explanation: "no known cause fits the logged evidence: " + strings.Join(facts, "; "), evidence: evs, absent: absent}
 }
-
 func firstNonEmpty(s ...string) string {
 	for _, x := range s {
 		if x != "" {

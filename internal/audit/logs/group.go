@@ -252,7 +252,7 @@ func detail(e *logread.Event) string {
 	case logread.KindReceived:
 		add("msg", e.MessageID())
 		add("job", e.JobID())
-		if e.Attempt > 0 {
+		if e.HasAttempt {
 			add("attempt", fmt.Sprint(e.Attempt))
 		}
 		if e.Redelivered == logread.True {

@@ -18,10 +18,18 @@ type Metrics struct {
 	Retries          int64 `json:"retries"`
 	DeadLettered     int64 `json:"dead_lettered"`
 	Crashes          int64 `json:"crashes"`
-	// DeliveriesByAttempt[i] counts deliveries logged with attempt i+1.
-	DeliveriesByAttempt []int64       `json:"deliveries_by_attempt"`
-	Errors              []ErrorMetric `json:"errors"`
-	Duration            *Percentiles  `json:"duration,omitempty"`
+	// DeliveriesByAttempt counts deliveries per attempt number as logged
+	// (libraries count from 0 or from 1); NoAttempt those without one.
+	DeliveriesByAttempt []AttemptCount `json:"deliveries_by_attempt"`
+	NoAttempt           int64          `json:"deliveries_without_attempt"`
+	Errors              []ErrorMetric  `json:"errors"`
+	Duration            *Percentiles   `json:"duration,omitempty"`
+}
+
+// AttemptCount is how many deliveries carried one attempt number.
+type AttemptCount struct {
+	Attempt    int   `json:"attempt"`
+	Deliveries int64 `json:"deliveries"`
 }
 
 // JobTypeMetrics are one job type's counters.
@@ -119,7 +127,8 @@ type metricsAcc struct {
 	types      map[string]*typeAcc
 	recent     [4]*typeAcc
 	next       int
-	byAttempt  []int64
+	byAttempt  map[int]int64
+	noAttempt  int64
 	errors     map[string]int64
 	deliveries int64
 	caught     int64
@@ -130,7 +139,7 @@ type metricsAcc struct {
 }
 
 func newMetricsAcc() *metricsAcc {
-	return &metricsAcc{types: map[string]*typeAcc{}, errors: map[string]int64{}}
+	return &metricsAcc{types: map[string]*typeAcc{}, errors: map[string]int64{}, byAttempt: map[int]int64{}}
 }
 
 func (m *metricsAcc) typ(e *logread.Event) *typeAcc {
@@ -171,12 +180,13 @@ func (m *metricsAcc) add(e *logread.Event) {
 	case logread.KindReceived:
 		m.deliveries++
 		m.typ(e).Messages++
-		a := max(e.Attempt, 1)
-		if a <= 100 {
-			for len(m.byAttempt) < a {
-				m.byAttempt = append(m.byAttempt, 0)
-			}
-			m.byAttempt[a-1]++
+		switch {
+		case !e.HasAttempt:
+			m.noAttempt++
+		case e.Attempt <= 100:
+			m.byAttempt[e.Attempt]++
+		default:
+			m.byAttempt[101]++ // "more than 100", a bounded map
 		}
 	case logread.KindLockAcquired:
 		m.typ(e).LockAcquired++
@@ -228,7 +238,11 @@ func (m *metricsAcc) duration(e *logread.Event) {
 
 func (m *metricsAcc) result() Metrics {
 	out := Metrics{DuplicatesCaught: m.caught, Retries: m.retries, DeadLettered: m.dlq, Crashes: m.crashes,
-		DeliveriesByAttempt: append([]int64{}, m.byAttempt...), Errors: []ErrorMetric{}, JobTypes: []JobTypeMetrics{}, Duration: m.dur.percentiles()}
+		DeliveriesByAttempt: []AttemptCount{}, NoAttempt: m.noAttempt, Errors: []ErrorMetric{}, JobTypes: []JobTypeMetrics{}, Duration: m.dur.percentiles()}
+	for a, n := range m.byAttempt {
+		out.DeliveriesByAttempt = append(out.DeliveriesByAttempt, AttemptCount{Attempt: a, Deliveries: n})
+	}
+	slices.SortFunc(out.DeliveriesByAttempt, func(a, b AttemptCount) int { return a.Attempt - b.Attempt })
 	for _, t := range m.types {
 		jt := t.JobTypeMetrics
 		jt.Duration = t.dur.percentiles()

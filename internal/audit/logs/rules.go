@@ -1,6 +1,13 @@
 package logs
 
-import "github.com/dupctl/dupctl/internal/platform/findings"
+import (
+	logread "github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+)
+
+// RuleMalformed is the input check every log command shares
+// (internal/logs), named here for the doctor's checklist.
+var RuleMalformed = logread.RuleMalformed
 
 // The audit's finding rules: one per cause of a duplicated side effect,
 // "unexplained" when the evidence does not decide, and the input checks.
@@ -8,12 +15,13 @@ var (
 	RuleRedelivery = findings.Rule{
 		Code: "DUP_EFFECT_REDELIVERY", Severity: findings.Error, Since: "v0.1.0",
 		Title: "side effect ran again on a broker redelivery after a crash before the ack",
-		Doc: `The first delivery ran the side effect and then ended without an ack (the
-worker crashed or lost its connection), so the broker delivered the same
-message again - which at-least-once delivery is allowed to do. The
-redelivery ran the effect again because nothing checked whether the
-operation was already done: no idempotency check is logged on the second
-delivery.`,
+		Doc: `The first delivery ran the side effect, committed its status, and then
+ended without an ack (the worker crashed or lost its connection), so the
+broker delivered the same message again - which at-least-once delivery is
+allowed to do. The redelivery ran the effect again: no idempotency check
+line is recognised on it before its effect, though a check would have
+found the committed status. (Without the commit logged either, the lines
+also fit a non-atomic commit: that is DUP_EFFECT_UNDETERMINED.)`,
 		Fix: "Absorb redeliveries in the application: before the side effect, check and claim a stable idempotency key (payment:<orderId>) in the database with a unique constraint, and ack only after the status commit.",
 	}
 	RuleLockExpiry = findings.Rule{
@@ -77,6 +85,19 @@ neither run took a lock on the business key; both passed a check-then-act
 idempotency test (or none) before either committed.`,
 		Fix: "Take a business-key lock (SET lock:<key> <token> NX PX <ttl>) to limit concurrency, and make the idempotency claim atomic (unique constraint) so a race cannot pass both.",
 	}
+	RuleUndetermined = findings.Rule{
+		Code: "DUP_EFFECT_UNDETERMINED", Severity: findings.Error, Since: "v0.1.0",
+		Title: "side effect ran more than once; the logs fit two causes and show no line that tells them apart",
+		Doc: `The side effect ran more than once and the logged lines fit two causes
+equally: a redelivery whose run logged no idempotency check may have run
+without one (DUP_EFFECT_REDELIVERY) or with one that found the status not
+yet committed (DUP_EFFECT_NON_ATOMIC_COMMIT); a cache that answered "not
+done" after the first effect may have lagged a commit that was not logged
+(DUP_EFFECT_STALE_CACHE) or there was no commit (NON_ATOMIC_COMMIT). The
+finding names both candidates and the log line that would decide, instead
+of guessing.`,
+		Fix: "Log the steps that decide (the idempotency check with its answer and source, the status commit) on every run; meanwhile fix both candidates: claim a stable idempotency key atomically before the effect and commit the status with it.",
+	}
 	RuleUnexplained = findings.Rule{
 		Code: "DUP_EFFECT_UNEXPLAINED", Severity: findings.Error, Since: "v0.1.0",
 		Title: "side effect ran more than once; the logs do not show why",
@@ -85,15 +106,6 @@ matches none of the known causes well enough to name one: dupctl does not
 guess. The evidence lines are the side effects and what the logs show
 around them.`,
 		Fix: "Log the seed's fields on every step (jobId, business key, idempotencyKey, lockKey, lockToken, attempt, consumerInstanceId, redelivered) and the lock, check, claim, commit and ack steps, then audit again; meanwhile make the effect idempotent with a stable key and an atomic claim.",
-	}
-	RuleMalformed = findings.Rule{
-		Code: "LOG_MALFORMED_LINES", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "some log lines are not JSON objects and were skipped",
-		Doc: `Lines that are not one JSON object (plain text, truncated lines, a
-multi-line stack trace) were counted and skipped. Events on those lines are
-missing from the timelines, which can hide a cause. --strict makes the
-first one an error.`,
-		Fix: "Log one JSON object per line (JSON layout for the whole output, stack traces inside a field); filter non-JSON lines before dupctl, or fix the exporter.",
 	}
 	RuleNoEffects = findings.Rule{
 		Code: "LOG_NO_SIDE_EFFECTS", Severity: findings.Warn, Since: "v0.1.0",
@@ -120,5 +132,5 @@ var causeRules = []findings.Rule{RuleUnstableKey, RuleStaleCache, RuleUnlockNoTo
 
 // Rules lists the audit's rules.
 func Rules() []findings.Rule {
-	return append(append([]findings.Rule(nil), causeRules...), RuleUnexplained, RuleMalformed, RuleNoEffects, RuleNoBusinessKey)
+	return append(append([]findings.Rule(nil), causeRules...), RuleUndetermined, RuleUnexplained, RuleNoEffects, RuleNoBusinessKey)
 }

@@ -21,7 +21,7 @@ func TestLogsFlags(t *testing.T) {
 		got.Log.Fields[0] != "businessKey=p.o" || got.Log.Events[0] != "side_effect=x" {
 		t.Fatalf("options %+v", got)
 	}
-	if _, err := got.Log.Compile(); err != nil {
+	if _, err := got.Log.Compile(nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/inspect/ttl"
 	"github.com/dupctl/dupctl/internal/keys"
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/replay"
@@ -18,5 +19,5 @@ import (
 // Catalog is every finding rule this build knows: the registry behind
 // `dupctl explain`, JSON check titles and docs/checks.md.
 func Catalog() *findings.Catalog {
-	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), auditlogs.Rules(), keys.Rules(), ttl.Rules(), lock.Rules(), replay.Rules(), store.Rules(), auditcache.Rules(), chaos.Rules())
+	return findings.NewCatalog(sim.Rules(), config.Rules(), topology.Rules(), logs.Rules(), auditlogs.Rules(), keys.Rules(), ttl.Rules(), lock.Rules(), replay.Rules(), store.Rules(), auditcache.Rules(), chaos.Rules())
 }

@@ -3,13 +3,15 @@ package cmdutil
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/spf13/pflag"
+	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/spf13/cobra"
 )
 
 // LogFlags are the flags of every command that reads structured logs:
@@ -21,42 +23,55 @@ type LogFlags struct {
 	Strict  bool
 }
 
-// Register adds the flags to fs.
-func (l *LogFlags) Register(fs *pflag.FlagSet) {
+// Register adds the flags to cmd, and names them for the mapping's errors
+// ({Fields} is --field, {Events} --event).
+func (l *LogFlags) Register(cmd *cobra.Command) {
+	fs := cmd.Flags()
 	fs.StringArrayVar(&l.Fields, "field", nil, "map a field to a JSON path, e.g. businessKey=payload.orderId (repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
-	fs.StringArrayVar(&l.Events, "event", nil, "classify lines whose event name or message matches REGEX, e.g. side_effect='charged card' (repeatable)")
-	fs.StringVar(&l.Mapping, "mapping", "", "JSON file with field paths and event rules (see docs/audit-logs.md)")
+	fs.StringArrayVar(&l.Events, "event", nil, "KIND=PHRASE: lines whose event name or message holds these words record KIND, e.g. side_effect='charged card' or side_effect='ledger * booked' (* is up to four words; repeatable)")
+	fs.StringVar(&l.Mapping, "mapping", "", "JSON file with field paths, event phrases and event names (see docs/audit-logs.md)")
 	fs.BoolVar(&l.Strict, "strict", false, "stop at the first line that is not a JSON object (default: count, sample and skip)")
+	FieldFlags(cmd, map[string]string{"Fields": "field", "Events": "event"})
 }
 
-// Compile builds the mapping from the flags (file first, then flags).
-func (l *LogFlags) Compile() (*logs.Mapping, error) {
+// Compile builds the mapping: the --mapping file, then the phrases of
+// dupctl.yaml's logs.events (cfg may be nil), then the flags.
+func (l *LogFlags) Compile(cfg *config.Config) (*logs.Mapping, error) {
 	var c logs.Config
 	if l.Mapping != "" {
 		f, err := os.Open(l.Mapping)
 		if err != nil {
-			return nil, exitcode.InputError(fmt.Errorf("--mapping: %w", err), "give a readable JSON mapping file")
+			return nil, &problem.Input{Field: "Mapping", Value: l.Mapping, Quote: true, Why: unwrapPath(err).Error(), Hint: "give a readable JSON mapping file", Err: err}
 		}
 		defer f.Close()
 		if c, err = logs.LoadConfig(f); err != nil {
-			return nil, exitcode.InputError(fmt.Errorf("--mapping %s: %w", l.Mapping, err), "fix the file")
+			return nil, &problem.Input{Field: "Mapping", Value: l.Mapping, Quote: true, Why: err.Error(), Hint: "fix the file", Err: err}
+		}
+	}
+	if cfg != nil {
+		for _, j := range cfg.Jobs {
+			c.Merge(logs.Config{Events: j.Logs.Events})
 		}
 	}
 	for _, v := range l.Fields {
 		if err := c.AddFieldFlag(v); err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+			return nil, err
 		}
 	}
 	for _, v := range l.Events {
 		if err := c.AddEventFlag(v); err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+			return nil, err
 		}
 	}
-	m, err := logs.Compile(c)
-	if err != nil {
-		return nil, exitcode.UsageErrorf("%w", err)
+	return logs.Compile(c)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	return m, nil
+	return err
 }
 
 // LogSources expands file, glob and directory arguments ("-" is stdin,

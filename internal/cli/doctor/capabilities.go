@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
@@ -81,31 +80,22 @@ func ttlCheck(o *Options, j config.Job) doctor.Check {
 		c.Skip = "no --database-url for the durations query"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
-		col := ttl.NewCollector(ttl.CollectOptions{TTLs: ttl.TTLs{Default: time.Duration(j.LockTTL), DefaultSource: "dupctl.yaml"}})
-		table := ttl.TableOptions{DefaultType: j.Name}
+		to := ttl.Options{Format: ttl.FormatCSV, Query: j.Durations.Query,
+			Collect: ttl.CollectOptions{TTLs: ttl.TTLs{Default: time.Duration(j.LockTTL), DefaultSource: "dupctl.yaml"}},
+			Table:   ttl.TableOptions{DefaultType: j.Name}}
 		if j.Durations.CSV != "" {
-			fh, err := os.Open(j.Durations.CSV)
-			if err != nil {
-				return nil, exitcode.InputError(fmt.Errorf("job %s durations: %w", j.Name, err), "fix durations.csv in dupctl.yaml")
-			}
-			defer fh.Close()
-			if err := ttl.ReadCSV(ctx, fh, j.Durations.CSV, table, col, nil); err != nil {
-				return nil, exitcode.InputError(err, "")
-			}
-		} else {
-			pool, err := o.Factory.Postgres(ctx, pgReadOnly())
-			if err != nil {
-				return nil, err
-			}
-			if err := ttl.Query(ctx, pool, j.Durations.Query, table, col, nil); err != nil {
-				return nil, exitcode.InputError(fmt.Errorf("job %s durations query: %w", j.Name, err), "fix durations.query in dupctl.yaml")
-			}
+			to.Files, to.Query = []string{j.Durations.CSV}, ""
 		}
-		res, rep := col.Analyze(ttl.AnalyzeOptions{})
-		if res.Runs == 0 {
+		res, err := ttl.Run(ctx, ttl.Deps{Postgres: func(ctx context.Context) (ttl.Querier, error) {
+			return o.Factory.Postgres(ctx, pgReadOnly())
+		}}, to)
+		switch {
+		case errors.Is(err, ttl.ErrNoRuns):
 			return nil, &doctor.NothingError{Reason: "no job durations in " + src}
+		case err != nil:
+			return nil, fmt.Errorf("job %s durations (fix durations in dupctl.yaml): %w", j.Name, err)
 		}
-		return rep, nil
+		return res.Report(), nil
 	}
 	return c
 }
@@ -178,7 +168,12 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		for k, v := range j.Logs.Fields {
 			flags.Fields = append(flags.Fields, k+"="+v)
 		}
-		m, err := flags.Compile()
+		for k, phrases := range j.Logs.Events {
+			for _, p := range phrases {
+				flags.Events = append(flags.Events, k+"="+p)
+			}
+		}
+		m, err := flags.Compile(nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -194,7 +189,7 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		if err != nil {
 			return nil, cmdutil.LogError(err)
 		}
-		return res.Report("audit logs"), nil
+		return res.Report(), nil
 	}
 	keyCheck.Run = func(ctx context.Context) (*findings.Report, error) {
 		srcs, m, err := sources(ctx)
@@ -205,7 +200,7 @@ func logsChecks(o *Options, j config.Job) []doctor.Check {
 		if err != nil {
 			return nil, cmdutil.LogError(err)
 		}
-		return res.Report("keys unstable"), nil
+		return res.Report(), nil
 	}
 	return []doctor.Check{audits, keyCheck}
 }

@@ -1,10 +1,7 @@
 package inspect
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,35 +10,18 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/inspect/ttl"
-	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/worker"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
 )
 
 // TTLOptions are one `dupctl inspect ttl` run.
 type TTLOptions struct {
-	Factory      *cmdutil.Factory
-	Files        []string
-	Format       string
-	Query        string
-	QueryTimeout time.Duration
-	Collect      ttl.CollectOptions
-	Table        ttl.TableOptions
-	Analyze      ttl.AnalyzeOptions
-	Simulate     bool
-	Sim          ttl.SimulateOptions
+	Factory *cmdutil.Factory
+	ttl.Options
 }
-
-// Input formats of --format.
-const (
-	formatAuto = "auto"
-	formatCSV  = "csv"
-	formatLogs = "logs"
-)
 
 // NewCmdTTL is `dupctl inspect ttl`.
 func NewCmdTTL(f *cmdutil.Factory, runF func(*TTLOptions) error) *cobra.Command {
@@ -114,7 +94,7 @@ under the current TTL, with and without idempotency.` + exitStatus,
 	fs.StringVar(&ttlFile, "ttl-file", "", "YAML or JSON file mapping job type to lock TTL (payment: 2m; default: 1m)")
 	fs.StringVar(&unit, "unit", "ms", "unit of durations written as bare numbers: ns, us, ms, s, m or h")
 	fs.StringVar(&o.Table.DefaultType, "job-type", "all", "job type of rows that name none")
-	fs.StringVar(&o.Format, "format", formatAuto, "input format of the files: auto, csv or logs")
+	fs.StringVar(&o.Format, "format", ttl.FormatAuto, "input format of the files: auto, csv or logs")
 	fs.StringVar(&o.Query, "query", "", "read job type and duration from this PostgreSQL query (read-only; see --database-url)")
 	fs.DurationVar(&o.QueryTimeout, "query-timeout", time.Minute, "statement timeout of --query")
 	fs.BoolVar(&o.Collect.IncludeWait, "include-wait", false, "add the queue wait to every run (the lock is taken at enqueue)")
@@ -125,31 +105,16 @@ under the current TTL, with and without idempotency.` + exitStatus,
 	fs.BoolVar(&o.Simulate, "simulate", false, "estimate duplicates per million jobs under the current TTL with the simulator")
 	fs.IntVar(&o.Sim.Jobs, "sim-jobs", 20_000, "jobs simulated per job type and profile")
 	fs.StringSliceVar(&simProfiles, "sim-profile", ttl.DefaultSimProfiles, "profiles --simulate compares: "+strings.Join(worker.ProfileNames(), ", "))
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{formatAuto, formatCSV, formatLogs}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{ttl.FormatAuto, ttl.FormatCSV, ttl.FormatLogs}, cobra.ShellCompDirectiveNoFileComp))
+	cmdutil.FieldFlags(cmd, map[string]string{"Jobs": "sim-jobs", "TTLs": "ttl"})
 	return cmd
 }
 
-// resolve checks the flags and turns them into options.
+// resolve turns the flags that need parsing into options; ttl.Run checks
+// the rest.
 func (o *TTLOptions) resolve(ttlSpec, ttlFile, unit string, exactMax int, simProfiles []string) error {
-	switch {
-	case o.Query != "" && len(o.Files) > 0:
-		return exitcode.UsageErrorf("give files or --query, not both")
-	case o.Query == "" && len(o.Files) == 0:
-		return exitcode.UsageErrorf("no input: give CSV or log files, - for stdin, or --query")
-	case o.Format != formatAuto && o.Format != formatCSV && o.Format != formatLogs:
-		return exitcode.UsageErrorf("unknown --format %q: want auto, csv or logs", o.Format)
-	case o.Analyze.Quantile <= 0 || o.Analyze.Quantile >= 1:
-		return exitcode.UsageErrorf("--quantile must be between 0 and 1, e.g. 0.99, got %g", o.Analyze.Quantile)
-	case o.Analyze.Buffer < 1:
-		return exitcode.UsageErrorf("--buffer must be at least 1, got %g", o.Analyze.Buffer)
-	case o.Analyze.MinSamples < 1:
-		return exitcode.UsageErrorf("--min-samples must be positive, got %d", o.Analyze.MinSamples)
-	case exactMax < 0:
+	if exactMax < 0 {
 		return exitcode.UsageErrorf("--exact-max must not be negative, got %d", exactMax)
-	case o.QueryTimeout <= 0:
-		return exitcode.UsageErrorf("--query-timeout must be positive, got %s", o.QueryTimeout)
-	case o.Sim.Jobs < 1 || o.Sim.Jobs > 10_000_000:
-		return exitcode.UsageErrorf("--sim-jobs must be 1..10000000, got %d", o.Sim.Jobs)
 	}
 	o.Collect.ExactMax = exactMax
 	if exactMax == 0 {
@@ -191,141 +156,18 @@ func (o *TTLOptions) resolve(ttlSpec, ttlFile, unit string, exactMax int, simPro
 }
 
 func runTTL(ctx context.Context, o *TTLOptions) error {
-	c := ttl.NewCollector(o.Collect)
-	if o.Query != "" {
-		if err := o.readQuery(ctx, c); err != nil {
-			return err
-		}
-	} else if err := o.readFiles(ctx, c); err != nil {
-		return err
-	}
-	res, rep := c.Analyze(o.Analyze)
-	if res.Runs == 0 {
-		msg := fmt.Errorf("no job durations in %s", strings.Join(res.Sources, ", "))
-		if res.Skipped.Rows > 0 {
-			msg = fmt.Errorf("%w: all %d rows skipped, e.g. %s", msg, res.Skipped.Rows, res.Skipped.Examples[0])
-		}
-		return exitcode.InputError(msg, "see 'dupctl inspect ttl --help' for the columns it reads")
-	}
-	if o.Simulate {
-		o.Sim.Progress = o.Factory.IO.StartProgress("simulate", "job types")
-		if err := ttl.Simulate(ctx, res, rep, o.Sim); err != nil {
-			return err
-		}
-	}
-	return o.Factory.Emit(ctx, report.Document{Report: rep, Text: res.WriteText})
-}
-
-// readFiles reads the CSV files one by one as they come, and every log
-// file in one scan, so a lock acquired in one file and released in the
-// next still pairs up.
-func (o *TTLOptions) readFiles(ctx context.Context, c *ttl.Collector) error {
-	var logSources []logs.Source
-	for _, name := range o.Files {
-		src, err := o.readFile(ctx, c, name)
-		if err != nil {
-			return err
-		}
-		if src != nil {
-			logSources = append(logSources, src)
-		}
-	}
-	if len(logSources) == 0 {
-		return nil
-	}
-	meter := o.Factory.IO.StartProgress("inspect ttl logs", "bytes")
-	defer meter.Done()
-	_, err := ttl.ReadLogs(ctx, logSources, logs.Options{Progress: meter}, o.Table.DefaultType, c)
-	return inputError(ctx, err)
-}
-
-// readFile reads a CSV file (or stdin) now, or returns it as a log source
-// for the scan.
-func (o *TTLOptions) readFile(ctx context.Context, c *ttl.Collector, name string) (logs.Source, error) {
-	var r io.Reader
-	size := int64(-1)
-	if name == "-" {
-		r = o.Factory.IO.In
-	} else {
-		fh, err := os.Open(name)
-		if err != nil {
-			return nil, exitcode.InputError(fmt.Errorf("read %s: %w", name, unwrapPath(err)), "check the path")
-		}
-		defer fh.Close()
-		if st, err := fh.Stat(); err == nil {
-			size = st.Size()
-		}
-		r = fh
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	format := o.Format
-	if format == formatAuto {
-		format = sniff(br)
-	}
-	if format == formatLogs {
-		if name == "-" {
-			return logs.ReaderSource(name, br), nil
-		}
-		src, err := logs.File(name)
-		return src, inputError(ctx, err)
-	}
-	meter := o.Factory.IO.StartProgress("inspect ttl "+name, "bytes")
-	defer meter.Done()
-	meter.SetTotal(size)
-	return nil, inputError(ctx, ttl.ReadCSV(ctx, br, name, o.Table, c, meter))
-}
-
-// inputError makes an error without an exit code of its own an input
-// error (exit 2); an interruption stays what it is.
-func inputError(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() == nil && exitcode.Of(err, 0) == 0 {
-		return exitcode.InputError(err, "")
-	}
-	return err
-}
-
-// sniff tells logs (a JSON object per line) from a table by the first
-// non-blank byte.
-func sniff(br *bufio.Reader) string {
-	head, _ := br.Peek(512)
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		return formatLogs // gzip: the log reader decompresses it
-	}
-	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
-		return formatLogs
-	}
-	return formatCSV
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// readQuery runs --query in a read-only session with a statement timeout.
-func (o *TTLOptions) readQuery(ctx context.Context, c *ttl.Collector) error {
-	pool, err := o.Factory.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: o.QueryTimeout, LockTimeout: 5 * time.Second, MaxConns: 1})
+	f := o.Factory
+	res, err := ttl.Run(ctx, ttl.Deps{
+		Stdin: f.IO.In,
+		Postgres: func(ctx context.Context) (ttl.Querier, error) {
+			return f.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: o.QueryTimeout, LockTimeout: 5 * time.Second, MaxConns: 1})
+		},
+		Progress: f.IO.StartProgress,
+	}, o.Options)
 	if err != nil {
 		return err
 	}
-	meter := o.Factory.IO.StartProgress("inspect ttl query", "rows")
-	defer meter.Done()
-	err = ttl.Query(ctx, pool, o.Query, o.Table, c, meter)
-	var pe *pgconn.PgError
-	switch {
-	case err == nil || ctx.Err() != nil:
-		return err
-	case errors.As(err, &pe) && pe.Code == "57014":
-		return exitcode.UnavailableError(err, fmt.Sprintf("the query ran longer than --query-timeout %s: narrow it or raise the timeout", o.QueryTimeout))
-	case errors.As(err, &pe) && pe.Code == "25006":
-		return exitcode.InputError(err, "inspect ttl runs queries read-only: give a SELECT")
-	case errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "42") || strings.HasPrefix(pe.Code, "22")):
-		return exitcode.InputError(err, "fix the query")
-	case errors.As(err, &pe):
-		return exitcode.UnavailableError(err, "")
-	}
-	return exitcode.InputError(err, "")
+	return f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
+		return writeTTL(w, th, res)
+	}})
 }

@@ -3,9 +3,7 @@ package keys
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
@@ -13,7 +11,6 @@ import (
 	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
@@ -32,9 +29,10 @@ func NewCmdUnstable(f *cmdutil.Factory, runF func(*UnstableOptions) error) *cobr
 	cmd := &cobra.Command{
 		Use:   "unstable [FILE|DIR|GLOB|- ...] [--query SQL]",
 		Short: "Find idempotency keys that change between retries of one operation, and what part changes",
-		Long: `Keys unstable groups the idempotency keys seen in structured logs, a JSON
-or CSV export (a DLQ dump, a table export) or the rows of a SQL query by
-business key, confirms that several keys belong to retries of one
+		Long: `Keys unstable groups the idempotency keys seen in structured logs, a
+'dupctl dlq export' file (the keys in each message's body and headers), a
+JSON or CSV export (a table export) or the rows of a SQL query by business
+key, confirms that several keys belong to retries of one
 operation (same job or message id, attempt > 1, redelivered), and says
 which part of the key changes and what it is:
 
@@ -57,7 +55,7 @@ Columns and fields are found under their usual names (order_id or orderId,
 idempotency_key, attempt, job_id, message_id, created_at); map others with
 --field. --query runs in a read-only session.` + exitStatus,
 		Example: `  dupctl keys unstable /var/log/workers/
-  dupctl keys unstable dlq-export.json
+  dupctl dlq export --queue payments.dlq --out dlq.jsonl && dupctl keys unstable dlq.jsonl
   dupctl keys unstable --query "SELECT order_id, idempotency_key, attempt, job_id, created_at FROM payments WHERE created_at > now() - interval '1 day'"
   dupctl keys unstable app.log --field businessKey=payload.account -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,7 +70,7 @@ idempotency_key, attempt, job_id, message_id, created_at); map others with
 		},
 	}
 	fs := cmd.Flags()
-	o.Log.Register(fs)
+	o.Log.Register(cmd)
 	fs.StringVar(&o.Query, "query", "", "read keys from the rows of this SQL query (read-only session; --database-url)")
 	return cmd
 }
@@ -81,7 +79,7 @@ var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fa
 
 func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	f := o.Factory
-	m, err := o.Log.Compile()
+	m, err := o.Log.Compile(f.Config)
 	if err != nil {
 		return err
 	}
@@ -106,42 +104,7 @@ func runUnstable(ctx context.Context, o *UnstableOptions) error {
 		}
 		return cmdutil.LogError(err)
 	}
-	return f.Emit(ctx, report.Document{Report: res.Report("keys unstable"), Text: func(w io.Writer, th *report.Theme) error {
+	return f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeUnstable(w, th, res, f.Global.Verbose)
 	}})
-}
-
-func writeUnstable(w io.Writer, th *report.Theme, r *keys.Result, verbose bool) error {
-	in := r.Input
-	fmt.Fprintf(w, "%s %s lines (%s malformed), %s idempotency keys on %s business keys\n", th.Strong("keys unstable:"),
-		iostreams.Count(in.Lines), iostreams.Count(in.Malformed), iostreams.Count(int64(r.Keys)), iostreams.Count(int64(r.Groups)))
-	fmt.Fprintf(w, "%d unstable, %d reused, %d job types with keyless side effects, %d case variants\n",
-		len(r.Unstable), len(r.Reused), len(r.Missing), len(r.CaseVariants))
-	if len(r.Unstable) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	t := report.NewTable("BUSINESS KEY", "KEYS", "RETRIES", "VARYING", "CLASS", "TEMPLATE", "EFFECTS").AlignRight(1, 6)
-	const limit = 20
-	for i, u := range r.Unstable {
-		if i == limit && !verbose {
-			break
-		}
-		retry := "yes"
-		if !u.Confirmed {
-			retry = "unproven"
-		}
-		vary := strings.Join(u.Values, " → ")
-		if len(vary) > 60 {
-			vary = vary[:57] + "..."
-		}
-		t.Row(u.BusinessKey, fmt.Sprint(len(u.Uses)), retry, vary, string(u.Class), u.Template, fmt.Sprint(u.Effects))
-	}
-	if err := t.Render(w); err != nil {
-		return err
-	}
-	if len(r.Unstable) > limit && !verbose {
-		fmt.Fprintln(w, th.Faint(fmt.Sprintf("(%d more: use -v to show all)", len(r.Unstable)-limit)))
-	}
-	return nil
 }

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/sim"
 )
 
 // AnalyzeOptions are the thresholds of the verdicts.
@@ -67,6 +68,10 @@ type Result struct {
 	SlackRatio  float64    `json:"slack_ratio"`
 	Sketch      SketchInfo `json:"sketch"`
 	JobTypes    []JobStats `json:"job_types"`
+
+	// simulated: --simulate ran (its rule is evaluated even when no job
+	// type qualified).
+	simulated bool
 }
 
 // SketchInfo states how quantiles were computed.
@@ -105,6 +110,10 @@ type JobStats struct {
 	Outlived      int64   `json:"outlived"`
 	Judged        int64   `json:"judged"`
 	OutlivedShare float64 `json:"outlived_share"`
+	// TakenOver counts runs whose lock another token acquired while they
+	// still worked (logs only); Takeovers are the first few.
+	TakenOver int64      `json:"taken_over"`
+	Takeovers []Takeover `json:"takeovers"`
 	// MarginMS is TTL - p99; TTLOverP99 is TTL / p99.
 	MarginMS         float64  `json:"margin_over_p99_ms"`
 	TTLOverP99       float64  `json:"ttl_over_p99"`
@@ -116,12 +125,16 @@ type JobStats struct {
 	// Simulation is --simulate's estimate under the current TTL.
 	Simulation *Simulation `json:"simulation,omitempty"`
 
-	p50, p90, p95, p99, p999, max, ttl, recommended time.Duration
-	series                                          *series
+	// The same figures as durations, for views (the *MS fields are their
+	// JSON form).
+	P50, P90, P95, P99, P999, Max, TTL, Recommended time.Duration `json:"-"`
+
+	series *series
 }
 
-// Analyze summarises every job type and judges it.
-func (c *Collector) Analyze(o AnalyzeOptions) (*Result, *findings.Report) {
+// Analyze summarises every job type and judges it; Report turns the
+// result into findings.
+func (c *Collector) Analyze(o AnalyzeOptions) *Result {
 	o = o.withDefaults()
 	res := &Result{
 		Sources: c.sources, Runs: c.Runs(), Skipped: c.skipped, IncludeWait: c.opts.IncludeWait,
@@ -135,8 +148,6 @@ func (c *Collector) Analyze(o AnalyzeOptions) (*Result, *findings.Report) {
 	if res.Skipped.Examples == nil {
 		res.Skipped.Examples = []string{}
 	}
-	rep := &findings.Report{Command: "inspect ttl", Data: res}
-	rep.Check(codes()...)
 	names := make([]string, 0, len(c.types))
 	for n, s := range c.types {
 		if s.n > 0 { // a type whose every row was skipped
@@ -145,59 +156,81 @@ func (c *Collector) Analyze(o AnalyzeOptions) (*Result, *findings.Report) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		js := summarise(c.types[n], o)
-		rep.Add(judge(&js, o)...)
-		res.JobTypes = append(res.JobTypes, js)
+		res.JobTypes = append(res.JobTypes, summarise(c.types[n], o))
 	}
-	if c.skipped.Rows > 0 {
-		rep.Add(RuleInputSkipped.New("input", fmt.Sprintf("%s of %s rows skipped", count(c.skipped.Rows), count(c.skipped.Rows+res.Runs)),
-			c.skipped.Examples...))
+	return res
+}
+
+// analyzeOptions are the thresholds the result was judged with.
+func (r *Result) analyzeOptions() AnalyzeOptions {
+	return AnalyzeOptions{Quantile: r.Quantile, Buffer: r.Buffer, MinSamples: r.MinSamples, TailRatio: r.TailRatio, SlackRatio: r.SlackRatio}
+}
+
+// Report turns the result into findings: each job type's verdict, the
+// skipped rows and --simulate's estimates.
+func (r *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "inspect ttl", Data: r}
+	rep.Check(codes()...)
+	o := r.analyzeOptions()
+	for i := range r.JobTypes {
+		rep.Add(judge(&r.JobTypes[i], o)...)
 	}
-	return res, rep
+	if r.Skipped.Rows > 0 {
+		rep.Add(RuleInputSkipped.New("input", fmt.Sprintf("%s of %s rows skipped", count(r.Skipped.Rows), count(r.Skipped.Rows+r.Runs)),
+			r.Skipped.Examples...))
+	}
+	if r.simulated {
+		rep.Check(sim.RuleRiskDuplicates.Code)
+		for i := range r.JobTypes {
+			rep.Add(simFindings(&r.JobTypes[i])...)
+		}
+	}
+	return rep
 }
 
 func summarise(s *series, o AnalyzeOptions) JobStats {
 	s.sortExact()
-	js := JobStats{JobType: s.name, Runs: s.n, Exact: s.sketch == nil, Outlived: s.outlived, Judged: s.judged, series: s}
+	js := JobStats{JobType: s.name, Runs: s.n, Exact: s.sketch == nil, Outlived: s.outlived, Judged: s.judged, series: s,
+		TakenOver: s.takenOver, Takeovers: append([]Takeover{}, s.takeovers...)}
 	if !js.Exact {
 		js.QuantileError = RelativeAccuracy
 	}
-	js.p50, js.p90, js.p95 = s.quantile(0.5), s.quantile(0.9), s.quantile(0.95)
-	js.p99, js.p999, js.max = s.quantile(0.99), s.quantile(0.999), s.max
+	js.P50, js.P90, js.P95 = s.quantile(0.5), s.quantile(0.9), s.quantile(0.95)
+	js.P99, js.P999, js.Max = s.quantile(0.99), s.quantile(0.999), s.max
 	js.MinMS, js.MeanMS, js.MaxMS = msRound(s.min), round3(s.sum/float64(s.n)), msRound(s.max)
-	js.P50MS, js.P90MS, js.P95MS = msRound(js.p50), msRound(js.p90), msRound(js.p95)
-	js.P99MS, js.P999MS = msRound(js.p99), msRound(js.p999)
+	js.P50MS, js.P90MS, js.P95MS = msRound(js.P50), msRound(js.P90), msRound(js.P95)
+	js.P99MS, js.P999MS = msRound(js.P99), msRound(js.P999)
 	if s.judged > 0 {
 		js.OutlivedShare = round6(float64(s.outlived) / float64(s.judged))
 	}
-	js.ttl, js.TTLSource, js.TTLsSeen = s.ttl()
-	js.TTLMS = msRound(js.ttl)
-	js.recommended = Recommend(s.quantile(o.Quantile), o.Buffer)
-	js.RecommendedTTLMS = msRound(js.recommended)
-	if js.p99 > 0 {
-		js.MaxOverP99 = round3(float64(js.max) / float64(js.p99))
-		if js.ttl > 0 {
-			js.TTLOverP99 = round3(float64(js.ttl) / float64(js.p99))
+	js.TTL, js.TTLSource, js.TTLsSeen = s.ttl()
+	js.TTLMS = msRound(js.TTL)
+	js.Recommended = Recommend(s.quantile(o.Quantile), o.Buffer)
+	js.RecommendedTTLMS = msRound(js.Recommended)
+	if js.P99 > 0 {
+		js.MaxOverP99 = round3(float64(js.Max) / float64(js.P99))
+		if js.TTL > 0 {
+			js.TTLOverP99 = round3(float64(js.TTL) / float64(js.P99))
 		}
 	}
-	if js.ttl > 0 {
-		js.MarginMS = msRound(js.ttl - js.p99)
+	if js.TTL > 0 {
+		js.MarginMS = msRound(js.TTL - js.P99)
 	}
 	enough := s.n >= int64(o.MinSamples)
-	js.RenewalAdvised = enough && float64(js.max) > o.TailRatio*float64(js.p99)
+	js.RenewalAdvised = enough && float64(js.Max) > o.TailRatio*float64(js.P99)
 	switch {
-	case js.ttl == 0:
+	case js.TTL == 0:
 		js.Verdict = VerdictNoTTL
 	case !enough:
 		js.Verdict = VerdictFewRuns
-	case js.ttl < js.p99:
+	case js.TTL < js.P99:
 		js.Verdict = VerdictUnsafe
-	case s.outlived > 0 || float64(js.ttl) < o.Buffer*float64(s.quantile(o.Quantile)):
+	case s.outlived > 0 || float64(js.TTL) < o.Buffer*float64(s.quantile(o.Quantile)):
 		js.Verdict = VerdictAtRisk
 	default:
 		js.Verdict = VerdictSafe
 	}
-	js.Histogram = histogram(s, js.ttl)
+	js.Histogram = histogram(s, js.TTL)
 	return js
 }
 
@@ -206,31 +239,38 @@ func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
 	var out []findings.Finding
 	subject := js.JobType
 	ev := []string{js.quantileLine()}
-	if js.ttl > 0 {
+	if js.TTL > 0 {
 		ev = append(ev, js.ttlLine())
 	}
 	ev = append(ev, js.recommendLine(o))
-	outlived := fmt.Sprintf("%s of %s runs (%s) outlived it", count(js.Outlived), count(js.Judged), pct(js.OutlivedShare))
+	for _, t := range js.Takeovers {
+		ev = append(ev, fmt.Sprintf("%s: another token (%s) acquired the lock at %s while the run that acquired it at %s (TTL %s) still worked: its line %s came %s after its acquisition",
+			t.Where, orNone(t.By), t.At.UTC().Format("15:04:05.000"), t.Run, FormatDuration(t.TTL), t.Until, FormatDuration(t.Held)))
+	}
+	if n := js.TakenOver - int64(len(js.Takeovers)); n > 0 {
+		ev = append(ev, fmt.Sprintf("%s more runs taken over by another token while they worked", count(n)))
+	}
+	outlived := fmt.Sprintf("%s of %s runs (%s) outlived it", count(js.Outlived), count(js.Judged), Percent(js.OutlivedShare))
 	switch js.Verdict {
 	case VerdictNoTTL:
-		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s runs; recommended %s", count(js.Runs), FormatDuration(js.recommended)), ev...))
+		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s runs; recommended %s", count(js.Runs), FormatDuration(js.Recommended)), ev...))
 	case VerdictFewRuns:
 		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s runs (fewer than --min-samples %d): no verdict", count(js.Runs), o.MinSamples), ev...))
 	case VerdictUnsafe:
-		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.ttl), FormatDuration(js.p99), outlived), ev...))
+		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.TTL), FormatDuration(js.P99), outlived), ev...))
 	}
 	if js.Outlived > 0 && js.Verdict != VerdictUnsafe {
-		out = append(out, RuleRunsOutlived.New(subject, fmt.Sprintf("%s runs outlived their lock TTL (%s); longest %s", count(js.Outlived), pct(js.OutlivedShare), FormatDuration(js.max)), ev...))
+		out = append(out, RuleRunsOutlived.New(subject, fmt.Sprintf("%s runs outlived their lock TTL (%s); longest %s", count(js.Outlived), Percent(js.OutlivedShare), FormatDuration(js.Max)), ev...))
 	}
 	if js.Verdict == VerdictAtRisk && js.Outlived == 0 {
-		out = append(out, RuleLowMargin.New(subject, fmt.Sprintf("lock TTL %s is only %.2fx p%s %s; the buffer asks for %.2fx", FormatDuration(js.ttl),
-			float64(js.ttl)/float64(js.series.quantile(o.Quantile)), quantileName(o.Quantile), FormatDuration(js.series.quantile(o.Quantile)), o.Buffer), ev...))
+		out = append(out, RuleLowMargin.New(subject, fmt.Sprintf("lock TTL %s is only %.2fx p%s %s; the buffer asks for %.2fx", FormatDuration(js.TTL),
+			float64(js.TTL)/float64(js.series.quantile(o.Quantile)), quantileName(o.Quantile), FormatDuration(js.series.quantile(o.Quantile)), o.Buffer), ev...))
 	}
 	if js.RenewalAdvised {
-		out = append(out, RuleHeavyTail.New(subject, fmt.Sprintf("the longest run (%s) is %.1fx p99 (%s): renew the lock while working", FormatDuration(js.max), js.MaxOverP99, FormatDuration(js.p99)), ev...))
+		out = append(out, RuleHeavyTail.New(subject, fmt.Sprintf("the longest run (%s) is %.1fx p99 (%s): renew the lock while working", FormatDuration(js.Max), js.MaxOverP99, FormatDuration(js.P99)), ev...))
 	}
-	if js.ttl > 0 && js.Runs >= int64(o.MinSamples) && float64(js.ttl) > o.SlackRatio*float64(js.p99) {
-		out = append(out, RuleFarAboveP99.New(subject, fmt.Sprintf("lock TTL %s is %.0fx the p99 job duration %s: a crashed worker blocks the key that long", FormatDuration(js.ttl), js.TTLOverP99, FormatDuration(js.p99)), ev...))
+	if js.TTL > 0 && js.Runs >= int64(o.MinSamples) && float64(js.TTL) > o.SlackRatio*float64(js.P99) {
+		out = append(out, RuleFarAboveP99.New(subject, fmt.Sprintf("lock TTL %s is %.0fx the p99 job duration %s: a crashed worker blocks the key that long", FormatDuration(js.TTL), js.TTLOverP99, FormatDuration(js.P99)), ev...))
 	}
 	return out
 }
@@ -240,12 +280,12 @@ func (js *JobStats) quantileLine() string {
 	if !js.Exact {
 		how = fmt.Sprintf("DDSketch, ±%.1f%%", 100*js.QuantileError)
 	}
-	return fmt.Sprintf("%s runs: p50 %s, p90 %s, p95 %s, p99 %s, p99.9 %s, max %s (%s)", count(js.Runs), FormatDuration(js.p50),
-		FormatDuration(js.p90), FormatDuration(js.p95), FormatDuration(js.p99), FormatDuration(js.p999), FormatDuration(js.max), how)
+	return fmt.Sprintf("%s runs: p50 %s, p90 %s, p95 %s, p99 %s, p99.9 %s, max %s (%s)", count(js.Runs), FormatDuration(js.P50),
+		FormatDuration(js.P90), FormatDuration(js.P95), FormatDuration(js.P99), FormatDuration(js.P999), FormatDuration(js.Max), how)
 }
 
 func (js *JobStats) ttlLine() string {
-	s := fmt.Sprintf("lock TTL %s (from %s)", FormatDuration(js.ttl), sourceText(js.TTLSource))
+	s := fmt.Sprintf("lock TTL %s (from %s)", FormatDuration(js.TTL), SourceText(js.TTLSource))
 	if len(js.TTLsSeen) > 1 {
 		var parts []string
 		for i, tc := range js.TTLsSeen {
@@ -253,15 +293,15 @@ func (js *JobStats) ttlLine() string {
 				parts = append(parts, fmt.Sprintf("%d more", len(js.TTLsSeen)-5))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s runs)", FormatDuration(tc.ttl), count(tc.Runs)))
+			parts = append(parts, fmt.Sprintf("%s (%s runs)", FormatDuration(tc.TTL), count(tc.Runs)))
 		}
 		s += "; runs carried different TTLs: " + strings.Join(parts, ", ")
 		if js.TTLSource == SourceData {
 			s += "; each run is judged against its own"
 		}
 	}
-	if js.p99 > 0 {
-		margin := js.ttl - js.p99
+	if js.P99 > 0 {
+		margin := js.TTL - js.P99
 		sign := "+"
 		if margin < 0 {
 			sign, margin = "-", -margin
@@ -272,15 +312,23 @@ func (js *JobStats) ttlLine() string {
 }
 
 func (js *JobStats) recommendLine(o AnalyzeOptions) string {
-	s := fmt.Sprintf("recommended TTL %s (p%s %s x %.2g)", FormatDuration(js.recommended), quantileName(o.Quantile),
+	s := fmt.Sprintf("recommended TTL %s (p%s %s x %.2g)", FormatDuration(js.Recommended), quantileName(o.Quantile),
 		FormatDuration(js.series.quantile(o.Quantile)), o.Buffer)
 	if js.RenewalAdvised {
-		s += fmt.Sprintf(", renewed every %s while the job runs", FormatDuration(js.recommended/3))
+		s += fmt.Sprintf(", renewed every %s while the job runs", FormatDuration(js.Recommended/3))
 	}
 	return s
 }
 
-func sourceText(src string) string {
+func orNone(s string) string {
+	if s == "" {
+		return "no token logged"
+	}
+	return "token " + s
+}
+
+// SourceText says where a TTL came from, as a reader knows it.
+func SourceText(src string) string {
 	switch src {
 	case SourceFlag:
 		return "--ttl"
@@ -345,9 +393,10 @@ func trimZeros(s string) string {
 	return s
 }
 
-func count(n int64) string { return iostreams.Count(n) }
+func count(n int64) string { return english.Number(n) }
 
-func pct(share float64) string {
+// Percent writes a share as people read it: 0.05%, 1.2%, 17%.
+func Percent(share float64) string {
 	switch {
 	case share == 0:
 		return "0%"

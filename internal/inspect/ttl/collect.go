@@ -28,8 +28,8 @@ const RelativeAccuracy = 0.005
 // quantiles before the sketch takes over.
 const DefaultExactMax = 100_000
 
-// Run is one measured job run.
-type Run struct {
+// JobRun is one measured job run.
+type JobRun struct {
 	// Duration is how long the job held its lock (acquired to released,
 	// or the job's own duration).
 	Duration time.Duration
@@ -89,7 +89,7 @@ func NewCollector(o CollectOptions) *Collector {
 
 // Add records one run of a job type. A run is skipped (and counted) when
 // its duration is negative or, with IncludeWait, when it has no wait.
-func (c *Collector) Add(jobType string, r Run) {
+func (c *Collector) Add(jobType string, r JobRun) {
 	if why := c.add(c.series(jobType), r); why != "" {
 		c.Skip(jobType + ": " + why)
 	}
@@ -117,7 +117,7 @@ func (c *Collector) Runs() int64 {
 }
 
 // add records r into s, or returns why it cannot.
-func (c *Collector) add(s *series, r Run) string {
+func (c *Collector) add(s *series, r JobRun) string {
 	d := r.Duration
 	if c.opts.IncludeWait {
 		if !r.HasWait {
@@ -186,6 +186,36 @@ type series struct {
 	// own counts the TTLs the input carried per run (logs' lockTtl, a
 	// ttl column), capped: the most common one is the job type's TTL.
 	own map[time.Duration]int64
+	// takenOver counts runs whose lock another token acquired while they
+	// held it; takeovers keeps the first few.
+	takenOver int64
+	takeovers []Takeover
+}
+
+// Takeover is a run whose lock key another token acquired while it held
+// it: its lease had run out, and it kept working (until Until, Held after
+// it began).
+type Takeover struct {
+	Run    string        `json:"run"`   // file:line of its acquisition
+	Where  string        `json:"where"` // file:line of the other acquisition
+	At     time.Time     `json:"at"`
+	By     string        `json:"by_token"`
+	Until  string        `json:"until"` // file:line of its last line, release or ack
+	HeldMS float64       `json:"held_ms"`
+	TTLMS  float64       `json:"ttl_ms"`
+	Held   time.Duration `json:"-"`
+	TTL    time.Duration `json:"-"`
+}
+
+// maxTakeovers is how many takeovers a job type keeps as evidence.
+const maxTakeovers = 3
+
+func (s *series) takeover(t Takeover) {
+	t.HeldMS, t.TTLMS = msRound(t.Held), msRound(t.TTL)
+	s.takenOver++
+	if len(s.takeovers) < maxTakeovers {
+		s.takeovers = append(s.takeovers, t)
+	}
 }
 
 // maxDistinctTTLs caps how many distinct per-run TTLs are counted.
@@ -228,6 +258,12 @@ func (s *series) merge(o *series, exactMax int) {
 	s.sum += o.sum
 	s.outlived += o.outlived
 	s.judged += o.judged
+	s.takenOver += o.takenOver
+	for _, t := range o.takeovers {
+		if len(s.takeovers) < maxTakeovers {
+			s.takeovers = append(s.takeovers, t)
+		}
+	}
 	for t, k := range o.own {
 		if s.own == nil {
 			s.own = map[time.Duration]int64{}
@@ -271,9 +307,9 @@ func newSketch() *ddsketch.DDSketch {
 
 // TTLCount is a TTL the input gave runs, and how many.
 type TTLCount struct {
-	TTLMS float64 `json:"ttl_ms"`
-	Runs  int64   `json:"runs"`
-	ttl   time.Duration
+	TTLMS float64       `json:"ttl_ms"`
+	Runs  int64         `json:"runs"`
+	TTL   time.Duration `json:"-"`
 }
 
 // ttl is the job type's TTL and where it came from: configured, else the
@@ -282,14 +318,14 @@ type TTLCount struct {
 func (s *series) ttl() (ttl time.Duration, source string, seen []TTLCount) {
 	seen = []TTLCount{}
 	for t, k := range s.own {
-		seen = append(seen, TTLCount{TTLMS: msRound(t), Runs: k, ttl: t})
+		seen = append(seen, TTLCount{TTLMS: msRound(t), Runs: k, TTL: t})
 	}
-	slices.SortFunc(seen, func(a, b TTLCount) int { return cmp.Or(cmp.Compare(b.Runs, a.Runs), cmp.Compare(a.ttl, b.ttl)) })
+	slices.SortFunc(seen, func(a, b TTLCount) int { return cmp.Or(cmp.Compare(b.Runs, a.Runs), cmp.Compare(a.TTL, b.TTL)) })
 	switch {
 	case s.configured > 0:
 		return s.configured, s.configSource, seen
 	case len(seen) > 0:
-		return seen[0].ttl, SourceData, seen
+		return seen[0].TTL, SourceData, seen
 	}
 	return 0, "", seen
 }
@@ -314,6 +350,9 @@ func (s *series) quantile(q float64) time.Duration {
 // sortExact sorts the exact samples once, before quantiles are read.
 func (s *series) sortExact() { slices.Sort(s.exact) }
 
+// ms is d in milliseconds, the unit of the JSON output, the sketch and the
+// simulator: the one duration-to-milliseconds conversion of this package
+// (int64(ms(d)) truncates as time.Duration.Milliseconds does).
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func fromMS(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }

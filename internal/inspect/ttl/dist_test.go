@@ -49,27 +49,44 @@ func draw(q func(float64) float64, k int) time.Duration {
 	return time.Duration(math.Round(q((float64(k)+0.5)/distN))) * time.Millisecond
 }
 
-func TestGenerateDistributions(t *testing.T) {
-	if !*update {
-		t.Skip("run with -update to regenerate testdata/dist")
+// distFile is the content of a distribution's testdata file: the n
+// stratified draws, shuffled with a fixed seed.
+func distFile(name string, q func(float64) float64) []byte {
+	vals := make([]int64, distN)
+	for k := range vals {
+		vals[k] = int64(draw(q, k) / time.Millisecond)
 	}
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+	var b bytes.Buffer
+	b.WriteString("job_type,duration_ms\n")
+	for _, v := range vals {
+		fmt.Fprintf(&b, "%s,%d\n", name, v)
+	}
+	return b.Bytes()
+}
+
+// TestDistributionFiles checks that testdata/dist holds exactly what the
+// quantile functions above generate, so the tests below compare against
+// the distributions they name; -update writes the files.
+func TestDistributionFiles(t *testing.T) {
 	for _, d := range dists {
-		vals := make([]int64, distN)
-		for k := range vals {
-			vals[k] = int64(draw(d.q, k) / time.Millisecond)
+		want := distFile(d.name, d.q)
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(distPath(d.name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(distPath(d.name), want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
-		r := rand.New(rand.NewPCG(1, 2))
-		r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
-		var b bytes.Buffer
-		b.WriteString("job_type,duration_ms\n")
-		for _, v := range vals {
-			fmt.Fprintf(&b, "%s,%d\n", d.name, v)
-		}
-		if err := os.MkdirAll(filepath.Dir(distPath(d.name)), 0o755); err != nil {
+		got, err := os.ReadFile(distPath(d.name))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(distPath(d.name), b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what its quantile function generates: run go test ./internal/inspect/ttl -run TestDistributionFiles -update", distPath(d.name))
 		}
 	}
 }
@@ -182,7 +199,8 @@ func TestVerdictsOnKnownDistributions(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := loadDist(t, tc.dist, CollectOptions{TTLs: ttls})
-			res, rep := c.Analyze(AnalyzeOptions{})
+			res := c.Analyze(AnalyzeOptions{})
+			rep := res.Report()
 			js := res.JobTypes[0]
 			if js.Verdict != tc.verdict || js.RenewalAdvised != tc.renew {
 				t.Errorf("verdict %s renew %v, want %s %v", js.Verdict, js.RenewalAdvised, tc.verdict, tc.renew)

@@ -1,13 +1,20 @@
 package ttl
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+
 	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/logs/loggen"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 const workerLog = `{"ts":"2026-12-01T10:00:00.000Z","event":"lock_acquired","jobId":"j1","attempt":1,"jobType":"payment","lockKey":"lock:payment:order:1","lockToken":"a1","lockTtlMs":30000}
@@ -54,7 +61,7 @@ func TestReadLogsPairsLockSpans(t *testing.T) {
 	}) || !slices.ContainsFunc(c.skipped.Examples, func(s string) bool { return strings.HasPrefix(s, "worker.log:10: malformed line") }) {
 		t.Errorf("skipped %d %v, want the unreleased lock of line 8 and the malformed line 10", c.skipped.Rows, c.skipped.Examples)
 	}
-	res, _ := c.Analyze(AnalyzeOptions{MinSamples: 1})
+	res := c.Analyze(AnalyzeOptions{MinSamples: 1})
 	for _, js := range res.JobTypes {
 		if js.JobType == "payment" && (js.TTLMS != 30000 || js.TTLSource != SourceData || len(js.TTLsSeen) != 2) {
 			t.Errorf("payment TTL %vms from %s, seen %v", js.TTLMS, js.TTLSource, js.TTLsSeen)
@@ -114,4 +121,98 @@ func FuzzReadLogs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A run whose lock another token took over is counted per token: worker
+// 1 holds t1 past its 5s TTL, worker 2 acquires the key with t2 at 6s,
+// worker 1 logs only that it lost the lock at 9s (no release, no ack: its
+// token-checked unlock found t2). That run outlived its TTL - it is not
+// "acquired and never released" - and the takeover is its evidence. The
+// same with no tokens logged, found by job id.
+func TestReadLogsTakeover(t *testing.T) {
+	for name, in := range map[string]string{
+		"tokens": `{"ts":"2026-12-01T10:00:00Z","msg":"lock acquired","lock":{"key":"lock:pay:1","token":"t1","ttl":5000000000},"job":{"type":"payment"}}
+{"ts":"2026-12-01T10:00:06Z","msg":"lock acquired","lock":{"key":"lock:pay:1","token":"t2","ttl":5000000000},"job":{"type":"payment"}}
+{"ts":"2026-12-01T10:00:06.5Z","msg":"lock released","lock":{"key":"lock:pay:1","token":"t2"},"job":{"type":"payment"}}
+{"ts":"2026-12-01T10:00:09Z","msg":"failed to release lock: token mismatch","lock":{"key":"lock:pay:1","token":"t1"},"job":{"type":"payment"}}
+`,
+		"job ids": `{"ts":"2026-12-01T10:00:00Z","event":"lock_acquired","jobId":"a","attempt":1,"lockKey":"lock:pay:1","lockTtlMs":5000,"jobType":"payment"}
+{"ts":"2026-12-01T10:00:06Z","event":"lock_acquired","jobId":"b","attempt":1,"lockKey":"lock:pay:1","lockTtlMs":5000,"jobType":"payment"}
+{"ts":"2026-12-01T10:00:06.5Z","event":"lock_released","jobId":"b","attempt":1,"lockKey":"lock:pay:1"}
+{"ts":"2026-12-01T10:00:09Z","event":"side_effect","jobId":"a","attempt":1}
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := readLog(t, in, CollectOptions{})
+			assertRuns(t, c, map[string][]time.Duration{"payment": {500 * time.Millisecond, 9 * time.Second}})
+			pay := c.types["payment"]
+			if pay.outlived != 1 || pay.judged != 2 || pay.takenOver != 1 || len(pay.takeovers) != 1 || c.skipped.Rows != 0 {
+				t.Fatalf("outlived %d of %d, taken over %d %+v, skipped %v", pay.outlived, pay.judged, pay.takenOver, pay.takeovers, c.skipped.Examples)
+			}
+			tk := pay.takeovers[0]
+			if tk.Run != "worker.log:1" || tk.Where != "worker.log:2" || tk.Until != "worker.log:4" || tk.Held != 9*time.Second {
+				t.Errorf("takeover %+v", tk)
+			}
+			res := c.Analyze(AnalyzeOptions{MinSamples: 1})
+			if !slices.ContainsFunc(res.Report().Findings, func(f findings.Finding) bool {
+				return slices.ContainsFunc(f.Evidence, func(e string) bool {
+					return strings.Contains(e, "acquired the lock at 10:00:06.000 while the run that acquired it at worker.log:1 (TTL 5s) still worked")
+				})
+			}) {
+				t.Error("no finding cites the takeover")
+			}
+		})
+	}
+	// Taken over and never heard of again: a crash, skipped as before.
+	c := readLog(t, `{"ts":"2026-12-01T10:00:00Z","event":"lock_acquired","jobId":"a","lockKey":"k","lockToken":"t1","lockTtlMs":5000}
+{"ts":"2026-12-01T10:00:06Z","event":"lock_acquired","jobId":"b","lockKey":"k","lockToken":"t2","lockTtlMs":5000}
+{"ts":"2026-12-01T10:00:07Z","event":"lock_released","jobId":"b","lockKey":"k","lockToken":"t2"}
+`, CollectOptions{})
+	if c.Runs() != 1 || c.skipped.Rows != 1 || !strings.Contains(c.skipped.Examples[0], "taken over at worker.log:2") {
+		t.Fatalf("%d runs, skipped %v", c.Runs(), c.skipped.Examples)
+	}
+}
+
+// TestLogsAgreeWithAudit: on a generated message-only fleet log, every
+// lock-expiry duplicate audit logs proves is a run inspect ttl counts as
+// outlived, with its takeover as evidence.
+func TestLogsAgreeWithAudit(t *testing.T) {
+	for _, d := range []loggen.Dialect{loggen.Camel, loggen.SlogMsg, loggen.Logback} {
+		t.Run(string(d), func(t *testing.T) {
+			var b bytes.Buffer
+			if _, err := loggen.Write(loggen.Config{Seed: 2, Jobs: 900, IncidentEvery: 10, Dialect: d}, loggen.Single(&b)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "fleet.log")
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := logs.File(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			audit, err := auditlogs.Run(context.Background(), []logs.Source{src}, auditlogs.Options{ClockSkew: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expiries := 0
+			for _, dup := range audit.Duplicates {
+				if dup.Cause == auditlogs.RuleLockExpiry.Code {
+					expiries++
+				}
+			}
+			res, err := Run(context.Background(), Deps{}, Options{Files: []string{path}, Analyze: AnalyzeOptions{MinSamples: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outlived, taken int64
+			for _, js := range res.JobTypes {
+				outlived += js.Outlived
+				taken += js.TakenOver
+			}
+			if expiries == 0 || taken != int64(expiries) || outlived < taken {
+				t.Errorf("audit proves %d lock expiries; ttl counts %d runs taken over, %d outlived", expiries, taken, outlived)
+			}
+		})
+	}
 }

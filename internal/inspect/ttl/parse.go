@@ -239,16 +239,16 @@ func ParseTTLSpec(spec string) (TTLs, error) {
 		}
 		name = strings.TrimSpace(name)
 		if name == "" {
-			return TTLs{}, fmt.Errorf("--ttl %q: %q names no job type", spec, part)
+			return TTLs{}, fmt.Errorf("{TTLs} %q: %q names no job type", spec, part)
 		}
 		d, err := parseTTL(val)
 		if err != nil {
-			return TTLs{}, fmt.Errorf("--ttl %q: %w", spec, err)
+			return TTLs{}, fmt.Errorf("{TTLs} %q: %w", spec, err)
 		}
 		t.set(name, d, SourceFlag)
 	}
 	if t.Empty() {
-		return TTLs{}, fmt.Errorf("--ttl %q: give a TTL such as 2m or payment=2m,settlement=10m", spec)
+		return TTLs{}, fmt.Errorf("{TTLs} %q: give a TTL such as 2m or payment=2m,settlement=10m", spec)
 	}
 	return t, nil
 }

@@ -125,7 +125,7 @@ func TestLoadTTLFile(t *testing.T) {
 		"payment: 90\n":           "want a positive duration with a unit",
 		"- a\n- b\n":              "want a mapping",
 		"":                        "no TTLs",
-		"payment: {ttl: 2m}\n":    "want a mapping",
+		"payment: {TTL: 2m}\n":    "want a mapping",
 		"payment: 2m\nemail: x\n": "email: TTL",
 	} {
 		if _, err := LoadTTLFile(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
@@ -229,7 +229,7 @@ func assertRuns(t *testing.T, c *Collector, want map[string][]time.Duration) {
 func TestReadCSVErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		"name,owner\npay,bob\n": "neither a row nor a header",
-		"pay,1000\n":            "--include-wait needs the queue wait",
+		"pay,1000\n":            "{IncludeWait} needs the queue wait",
 		"type,duration\n":       "", // a header alone: no error, no runs
 	} {
 		o := CollectOptions{IncludeWait: strings.HasPrefix(in, "pay")}
@@ -253,14 +253,14 @@ func TestPerRunTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := c.Analyze(AnalyzeOptions{MinSamples: 1})
+	res := c.Analyze(AnalyzeOptions{MinSamples: 1})
 	js := res.JobTypes[0]
-	if js.Outlived != 2 || js.Judged != 3 || js.TTLMS != 60000 || js.TTLSource != SourceData || len(js.TTLsSeen) != 2 || js.TTLsSeen[1] != (TTLCount{TTLMS: 120000, Runs: 1, ttl: 2 * time.Minute}) {
+	if js.Outlived != 2 || js.Judged != 3 || js.TTLMS != 60000 || js.TTLSource != SourceData || len(js.TTLsSeen) != 2 || js.TTLsSeen[1] != (TTLCount{TTLMS: 120000, Runs: 1, TTL: 2 * time.Minute}) {
 		t.Errorf("outlived %d/%d, ttl %vms from %s (seen %v); want 2/3, 60000 from data (1m x2, 2m x1)", js.Outlived, js.Judged, js.TTLMS, js.TTLSource, js.TTLsSeen)
 	}
 	// A configured TTL wins over the runs' own.
 	c, _ = readString(t, "type,duration,ttl\npay,90s,1m\npay,50s,1m\npay,150s,2m\n", CollectOptions{TTLs: TTLs{Default: 100 * time.Second, DefaultSource: SourceFlag}}, TableOptions{})
-	res, _ = c.Analyze(AnalyzeOptions{MinSamples: 1})
+	res = c.Analyze(AnalyzeOptions{MinSamples: 1})
 	if js := res.JobTypes[0]; js.Outlived != 1 || js.TTLSource != SourceFlag {
 		t.Errorf("with --ttl: outlived %d from %s, want 1 from flag", js.Outlived, js.TTLSource)
 	}
@@ -276,7 +276,8 @@ func FuzzReadCSV(f *testing.F) {
 		if err := ReadCSV(context.Background(), strings.NewReader(in), "fuzz", TableOptions{}, c, nil); err != nil {
 			return
 		}
-		res, rep := c.Analyze(AnalyzeOptions{MinSamples: 1})
+		res := c.Analyze(AnalyzeOptions{MinSamples: 1})
+		rep := res.Report()
 		var sum int64
 		for _, js := range res.JobTypes {
 			var inHist int64

@@ -45,7 +45,7 @@ type SimTTL struct {
 	TTLMS          float64       `json:"ttl_ms"`
 	PLongerThanTTL float64       `json:"p_duration_above_ttl"`
 	Profiles       []sim.RiskRow `json:"profiles"`
-	ttl            time.Duration
+	TTL            time.Duration `json:"-"`
 }
 
 // simSamples is how many points of a job type's distribution the
@@ -53,52 +53,61 @@ type SimTTL struct {
 const simSamples = 10_000
 
 // Simulate estimates duplicates per million jobs for every job type with
-// a TTL and enough runs, adding the estimates to res and findings (for
-// the current TTL) to rep.
-func Simulate(ctx context.Context, res *Result, rep *findings.Report, o SimulateOptions) error {
-	rep.Check(sim.RuleRiskDuplicates.Code)
+// a TTL and enough runs, into res (Report turns the estimates under the
+// current TTL into findings).
+func Simulate(ctx context.Context, res *Result, o SimulateOptions) error {
+	res.simulated = true
 	meter := progress.Or(o.Progress)
 	defer meter.Done()
 	for i := range res.JobTypes {
 		js := &res.JobTypes[i]
-		if js.ttl <= 0 || js.Runs < int64(res.MinSamples) {
+		if js.TTL <= 0 || js.Runs < int64(res.MinSamples) {
 			continue
 		}
 		dist, err := sim.Empirical(js.series.points(simSamples))
 		if err != nil {
 			return fmt.Errorf("simulate %s: %w", js.JobType, err)
 		}
-		js.Simulation = &Simulation{Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, AckTimeoutMS: o.AckTimeout.Milliseconds(), Seed: o.Seed}
-		if js.Simulation.Current, err = o.risk(ctx, dist, js.ttl); err != nil {
+		js.Simulation = &Simulation{Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, AckTimeoutMS: int64(ms(o.AckTimeout)), Seed: o.Seed}
+		if js.Simulation.Current, err = o.risk(ctx, dist, js.TTL); err != nil {
 			return fmt.Errorf("simulate %s: %w", js.JobType, err)
 		}
-		if js.recommended.Milliseconds() != js.ttl.Milliseconds() {
-			rec, err := o.risk(ctx, dist, js.recommended)
+		if int64(ms(js.Recommended)) != int64(ms(js.TTL)) {
+			rec, err := o.risk(ctx, dist, js.Recommended)
 			if err != nil {
 				return fmt.Errorf("simulate %s: %w", js.JobType, err)
 			}
 			js.Simulation.Recommended = &rec
 		}
 		meter.Add(1)
-		for _, row := range js.Simulation.Current.Profiles {
-			if row.DuplicatesPerM > 0 {
-				rep.Add(sim.RuleRiskDuplicates.New(js.JobType+" / profile "+row.Profile,
-					fmt.Sprintf("about %.0f duplicate side effects per million jobs under lock TTL %s", row.DuplicatesPerM, FormatDuration(js.ttl)),
-					fmt.Sprintf("%s jobs simulated from the measured durations; lock expiries %.0f/M, duplicates 95%% upper bound %.0f/M",
-						count(int64(row.Jobs)), row.LockExpiriesPerM, row.DuplicatesCI95High)))
-			}
-		}
 	}
 	return nil
 }
 
+// simFindings are one job type's estimates under its current TTL.
+func simFindings(js *JobStats) []findings.Finding {
+	if js.Simulation == nil {
+		return nil
+	}
+	var out []findings.Finding
+	for _, row := range js.Simulation.Current.Profiles {
+		if row.DuplicatesPerM > 0 {
+			out = append(out, sim.RuleRiskDuplicates.New(js.JobType+" / profile "+row.Profile,
+				fmt.Sprintf("about %.0f duplicate side effects per million jobs under lock TTL %s", row.DuplicatesPerM, FormatDuration(js.TTL)),
+				fmt.Sprintf("%s jobs simulated from the measured durations; lock expiries %.0f/M, duplicates 95%% upper bound %.0f/M",
+					count(int64(row.Jobs)), row.LockExpiriesPerM, row.DuplicatesCI95High)))
+		}
+	}
+	return out
+}
+
 func (o SimulateOptions) risk(ctx context.Context, dist sim.Dist, ttl time.Duration) (SimTTL, error) {
-	rr, err := sim.Risk(ctx, sim.RiskOptions{Duration: dist, LockTTL: max(ttl.Milliseconds(), 1), AckTimeout: o.AckTimeout.Milliseconds(),
+	rr, err := sim.Risk(ctx, sim.RiskOptions{Duration: dist, LockTTL: max(int64(ms(ttl)), 1), AckTimeout: int64(ms(o.AckTimeout)),
 		Workers: 4, Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, Profiles: o.Profiles, Seed: o.Seed})
 	if err != nil {
 		return SimTTL{}, err
 	}
-	return SimTTL{TTLMS: msRound(ttl), PLongerThanTTL: rr.PLongerThanTTL, Profiles: rr.Rows, ttl: ttl}, nil
+	return SimTTL{TTLMS: msRound(ttl), PLongerThanTTL: rr.PLongerThanTTL, Profiles: rr.Rows, TTL: ttl}, nil
 }
 
 // points returns up to n durations that follow the series' distribution:

@@ -124,7 +124,7 @@ func TestQueryByPositionSkipsNonDurations(t *testing.T) {
 		t.Fatalf("got %v, %d runs, skipped %v", err, c.Runs(), c.skipped)
 	}
 	_, err = runQuery(t, url, "select 1 as duration", CollectOptions{IncludeWait: true})
-	if err == nil || !strings.Contains(err.Error(), "--include-wait needs the queue wait") {
+	if err == nil || !strings.Contains(err.Error(), "{IncludeWait} needs the queue wait") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -141,14 +141,14 @@ func (c *columns) check(includeWait bool) error {
 		return fmt.Errorf("no duration column: name one of %s", KnownColumns)
 	}
 	if includeWait && !c.hasWait() {
-		return errors.New("--include-wait needs the queue wait: a wait column, or enqueued_at with started_at")
+		return errors.New("{IncludeWait} needs the queue wait: a wait column, or enqueued_at with started_at")
 	}
 	return nil
 }
 
 // decode turns one row's cells into a job type and a run.
-func (c *columns) decode(cells [][]byte, unit time.Duration) ([]byte, Run, error) {
-	var r Run
+func (c *columns) decode(cells [][]byte, unit time.Duration) ([]byte, JobRun, error) {
+	var r JobRun
 	get := func(ro role) []byte {
 		if i := c.idx[ro]; i >= 0 && i < len(cells) {
 			return bytes.TrimSpace(cells[i])

@@ -28,11 +28,16 @@ const (
 	NonAtomic     Cause = "non-atomic-commit"
 	StaleCache    Cause = "stale-cache"
 	RaceNoLock    Cause = "race-no-lock"
+	// NonAtomicUnloggedCheck is a crash between the effect and the status
+	// commit whose redelivery's idempotency check is not logged: the log
+	// cannot tell it from a redelivery that ran without a check
+	// (Truth.Ambiguous names both).
+	NonAtomicUnloggedCheck Cause = "non-atomic-unlogged-check"
 )
 
-// Causes lists every injectable cause.
+// Causes lists every injectable incident, cycled through in this order.
 func Causes() []Cause {
-	return []Cause{Redelivery, LockExpiry, LockKeyJobID, UnlockNoToken, UnstableKey, NonAtomic, StaleCache, RaceNoLock}
+	return []Cause{Redelivery, LockExpiry, LockKeyJobID, UnlockNoToken, UnstableKey, NonAtomic, StaleCache, RaceNoLock, NonAtomicUnloggedCheck}
 }
 
 // Dialect is a log layout.
@@ -40,16 +45,45 @@ type Dialect string
 
 // The dialects: flat camelCase JSON, flat snake_case JSON, Spring Boot's
 // logstash-logback-encoder with the MDC nested under "mdc" and the event
-// only in the message text, and Go slog with grouped attributes.
+// only in the message text, and Go slog with grouped attributes and the
+// event name as the message. Then the message-only shapes of the logging
+// libraries services use, with the step only in a sentence (worded in
+// several ways per library and job type) and the seed's fields beside it
+// (msgrender.go).
 const (
 	Camel    Dialect = "camel"
 	Snake    Dialect = "snake"
 	Logstash Dialect = "logstash"
 	Slog     Dialect = "slog"
+	// SlogMsg is Go log/slog's JSONHandler, sentences in "msg".
+	SlogMsg Dialect = "slog-msg"
+	// Zap is zap's production JSON: "ts" in epoch seconds, "caller".
+	Zap Dialect = "zap"
+	// Logback is logstash-logback-encoder with the MDC at the top level.
+	Logback Dialect = "logback"
+	// ECS is Spring Boot 3.4's structured logging in the ECS format.
+	ECS Dialect = "ecs"
+	// Pino is pino's JSON: numeric levels, epoch milliseconds, 0-based
+	// attempts.
+	Pino Dialect = "pino"
+	// Structlog is structlog's JSONRenderer: the sentence is "event".
+	Structlog Dialect = "structlog"
+	// CamelMsg is Camel with the event field replaced by a ~100-character
+	// message that starts with the event's name, as in issue 16's
+	// measurement ("side_effect: payment capture sent for order,
+	// provider=... see span for details").
+	CamelMsg Dialect = "camel-msg"
 )
 
 // Dialects lists them.
-func Dialects() []Dialect { return []Dialect{Camel, Snake, Logstash, Slog} }
+func Dialects() []Dialect {
+	return []Dialect{Camel, Snake, Logstash, Slog, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg}
+}
+
+// MessageOnly lists the dialects without an event field.
+func MessageOnly() []Dialect {
+	return []Dialect{Logstash, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg}
+}
 
 // Config shapes a generated log.
 type Config struct {
@@ -71,6 +105,9 @@ type Config struct {
 	// Skew shifts each worker's clock by up to ±Skew.
 	Skew  time.Duration
 	Start time.Time
+	// Record keeps every line written as a Step in the summary (the truth
+	// a test checks the audit's statements against).
+	Record bool
 }
 
 // Truth is one injected duplicate.
@@ -78,6 +115,20 @@ type Truth struct {
 	BusinessKey string
 	JobType     string
 	Cause       Cause
+	// Ambiguous names the causes the written lines cannot tell apart
+	// (an unlogged check): the right verdict names them all.
+	Ambiguous []Cause
+}
+
+// Step is one line written, as the generator meant it.
+type Step struct {
+	Worker, Job, Message, Order string
+	Attempt                     int
+	Kind                        string // received, lock_acquired, ..., side_effect
+	Time                        time.Time
+	FromCache                   bool // a check answered by the cache
+	// Line is the line's number in the writer Out gave for its worker.
+	Line int64
 }
 
 // Summary is what was written.
@@ -85,6 +136,7 @@ type Summary struct {
 	Lines     int64
 	Bytes     int64
 	Incidents []Truth
+	Steps     []Step // with Config.Record
 }
 
 // Out chooses where a worker's lines go (one writer for everything, or a
@@ -129,6 +181,8 @@ func (h *evHeap) Pop() any {
 type gen struct {
 	c       Config
 	rng     *rand.Rand
+	lines   map[io.Writer]int64
+	nInc    int // incidents written
 	h       evHeap
 	seq     int
 	out     Out
@@ -170,8 +224,13 @@ func Write(c Config, out Out) (Summary, error) {
 		order := fmt.Sprintf("ord-%07d", i+1)
 		if c.IncidentEvery > 0 && i%c.IncidentEvery == c.IncidentEvery/2 {
 			cause := causes[(i/c.IncidentEvery)%len(causes)]
+			tr := Truth{BusinessKey: order, JobType: jt, Cause: cause}
+			if cause == NonAtomicUnloggedCheck {
+				tr.Cause, tr.Ambiguous = NonAtomic, []Cause{Redelivery, NonAtomic}
+			}
 			g.incident(start, jt, order, cause)
-			g.sum.Incidents = append(g.sum.Incidents, Truth{BusinessKey: order, JobType: jt, Cause: cause})
+			g.nInc++
+			g.sum.Incidents = append(g.sum.Incidents, tr)
 		} else {
 			g.clean(start, jt, order, i)
 		}
@@ -188,7 +247,16 @@ func (g *gen) flush(t time.Time) error {
 	for g.h.Len() > 0 && (t.IsZero() || g.h[0].t.Before(t)) {
 		e := heap.Pop(&g.h).(*ev)
 		g.buf = g.render(g.buf[:0], e)
-		n, err := g.out(e.worker).Write(g.buf)
+		w := g.out(e.worker)
+		if g.c.Record {
+			if g.lines == nil {
+				g.lines = map[io.Writer]int64{}
+			}
+			g.lines[w]++
+			g.sum.Steps = append(g.sum.Steps, Step{Worker: e.worker, Job: e.f.job, Message: e.f.msg, Order: e.f.order, Attempt: e.f.attempt,
+				Kind: e.kind, Time: e.t, FromCache: e.f.source == "cache", Line: g.lines[w]})
+		}
+		n, err := w.Write(g.buf)
 		g.sum.Lines++
 		g.sum.Bytes += int64(n)
 		if err != nil {
@@ -404,6 +472,16 @@ func (g *gen) incident(start time.Time, jt, order string, c Cause) {
 		r2.claim = false
 		g.happy(r2, r2.t, 100)
 		r1.effectCommit(9000)
+		if g.nInc%2 == 1 {
+			// The holder's token-checked unlock finds the other worker's
+			// token: it logs that it lost the lock instead of releasing it.
+			r1.step(1, "lock_lost", nil)
+			r1.step(1, "acked", nil)
+			if !g.c.Lean {
+				r1.step(0, "completed", func(f *fields) { f.durMs = int(r1.t.Sub(start) / time.Millisecond) })
+			}
+			break
+		}
 		r1.finish(start)
 	case LockKeyJobID:
 		// The lock key is built from the job id: two messages for one
@@ -476,6 +554,20 @@ func (g *gen) incident(start time.Time, jt, order string, c Cause) {
 		r2.w = g.otherWorker(r1.w)
 		r2.cacheCheck = true
 		r2.claim = false
+		g.happy(r2, r2.t, work)
+	case NonAtomicUnloggedCheck:
+		// As NonAtomic, but the redelivery's check is not logged: the log
+		// shows a redelivery running the effect with no check line.
+		r1.claim = false
+		r1.receive()
+		r1.lock()
+		r1.checkMiss()
+		r1.step(work, "side_effect", nil)
+		r1.step(2, "crash", nil)
+		r2 := g.newRun(r1.t.Add(ms(r1.lockTTL+500)), jt, order, job, msg, 2)
+		r2.w = g.otherWorker(r1.w)
+		r2.claim = false
+		r2.check = false // it checks, but says nothing
 		g.happy(r2, r2.t, work)
 	case RaceNoLock:
 		// No lock, check-then-act: two messages for one order race.

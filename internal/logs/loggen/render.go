@@ -17,6 +17,20 @@ func (g *gen) render(b []byte, e *ev) []byte {
 		b = g.renderLogstash(b, t, e)
 	case Slog:
 		b = g.renderSlog(b, t, e)
+	case SlogMsg:
+		b = g.renderSlogMsg(b, t, e)
+	case Zap:
+		b = g.renderZap(b, t, e)
+	case Logback:
+		b = g.renderLogback(b, t, e)
+	case ECS:
+		b = g.renderECS(b, t, e)
+	case Pino:
+		b = g.renderPino(b, t, e)
+	case Structlog:
+		b = g.renderStructlog(b, t, e)
+	case CamelMsg:
+		b = g.renderCamelMsg(b, t, e)
 	default:
 		b = g.renderCamel(b, t, e)
 	}
@@ -95,6 +109,26 @@ func (g *gen) renderCamel(b []byte, t time.Time, e *ev) []byte {
 	b = append(b, '"')
 	b = str(b, "level", level(e.kind))
 	b = str(b, "event", e.kind)
+	return g.flatFields(b, e, &camelNames)
+}
+
+// renderCamelMsg is Camel with the event only in a message.
+func (g *gen) renderCamelMsg(b []byte, t time.Time, e *ev) []byte {
+	b = append(b, `{"ts":"`...)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = append(b, '"')
+	b = str(b, "level", level(e.kind))
+	what := "step recorded"
+	if e.kind == "side_effect" {
+		what = e.f.jobType + " capture sent"
+	}
+	b = append(b, `,"msg":"`...)
+	b = append(b, e.kind...)
+	b = append(b, ": "...)
+	b = append(b, what...)
+	b = append(b, " for order, provider="...)
+	b = append(b, providers[len(e.f.order)%len(providers)]...)
+	b = append(b, ` see span for details"`...)
 	return g.flatFields(b, e, &camelNames)
 }
 
@@ -190,6 +224,8 @@ func logstashMessage(e *ev) string {
 		return "Lock busy " + f.lockKey + ", requeueing"
 	case "lock_released":
 		return "Lock released " + f.lockKey
+	case "lock_lost":
+		return "Failed to release lock " + f.lockKey + ": token mismatch"
 	case "idempotency_check":
 		return "Idempotency check for " + f.idem
 	case "duplicate_caught":

@@ -83,10 +83,13 @@ type Idempotency struct {
 	BusinessKeyColumn string `yaml:"business_key_column" json:"business_key_column"`
 }
 
-// Logs is where the job's structured logs are and how their fields map.
+// Logs is where the job's structured logs are, how their fields map and
+// which phrases of their messages name a step (kind: [phrases], as
+// --event KIND=PHRASE).
 type Logs struct {
-	Paths  []string          `yaml:"paths" json:"paths"`
-	Fields map[string]string `yaml:"fields" json:"fields"`
+	Paths  []string            `yaml:"paths" json:"paths"`
+	Fields map[string]string   `yaml:"fields" json:"fields"`
+	Events map[string][]string `yaml:"events" json:"events"`
 }
 
 // Durations says where real job durations come from.

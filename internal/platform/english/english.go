@@ -23,7 +23,7 @@ func Count[N Integer](n N, one, many string) string {
 	return strconv.FormatInt(int64(n), 10) + " " + Plural(n, one, many)
 }
 
-// Number writes n with thousands separators: 1,234,567.
+// Number formats n with thousands separators: 1,234,567.
 func Number[N Integer](n N) string {
 	s := strconv.FormatInt(int64(n), 10)
 	neg := s[0] == '-'

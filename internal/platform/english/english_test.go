@@ -20,7 +20,7 @@ func TestPluralAndCount(t *testing.T) {
 }
 
 func TestNumber(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", -1234567: "-1,234,567", 100000: "100,000"} {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", -1234567: "-1,234,567", 100000: "100,000"} {
 		if got := Number(n); got != want {
 			t.Errorf("Number(%d) = %q, want %q", n, got, want)
 		}

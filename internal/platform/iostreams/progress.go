@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
-
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
@@ -89,5 +88,5 @@ func (l *line) Done() {
 	l.stopped = true
 }
 
-// Count formats n with thousands separators.
+// Count formats n with thousands separators (english.Number).
 func Count(n int64) string { return english.Number(n) }

@@ -1,64 +1,66 @@
-package ttl
+package inspect
 
 import (
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/english"
 	"io"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dupctl/dupctl/internal/inspect/ttl"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 // barWidth is the widest histogram bar, in columns.
 const barWidth = 40
 
-// WriteText is the table view: a summary line per job type, then each
-// job type's histogram with the TTL drawn across it, then --simulate's
-// estimates.
-func (r *Result) WriteText(w io.Writer, th *report.Theme) error {
+// writeTTL is the table view of `inspect ttl`: a summary line per job
+// type, then each job type's histogram with the TTL drawn across it, then
+// --simulate's estimates.
+func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	how := "exact quantiles"
-	if r.anySketch() && r.Sketch.ExactMax == 0 {
+	if anySketch(r) && r.Sketch.ExactMax == 0 {
 		how = fmt.Sprintf("quantiles from a DDSketch (±%.1f%%)", 100*r.Sketch.RelativeAccuracy)
-	} else if r.anySketch() {
-		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above", count(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
+	} else if anySketch(r) {
+		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above", iostreams.Count(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
 	}
 	if r.IncludeWait {
 		how = "queue wait + run, " + how
 	}
-	fmt.Fprintf(w, "%s %s runs of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), count(r.Runs), len(r.JobTypes),
+	fmt.Fprintf(w, "%s %s runs of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), iostreams.Count(r.Runs), len(r.JobTypes),
 		english.Plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
 	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
-		ttl, outlived := "-", "-"
-		if js.ttl > 0 {
-			ttl = FormatDuration(js.ttl)
+		ttlText, outlived := "-", "-"
+		if js.TTL > 0 {
+			ttlText = ttl.FormatDuration(js.TTL)
 		}
 		if js.Judged > 0 {
-			outlived = fmt.Sprintf("%s (%s)", count(js.Outlived), pct(js.OutlivedShare))
+			outlived = fmt.Sprintf("%s (%s)", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare))
 			if js.Outlived > 0 {
 				outlived = th.Severity(findings.Error, outlived)
 			}
 		}
-		rec := FormatDuration(js.recommended)
+		rec := ttl.FormatDuration(js.Recommended)
 		if js.RenewalAdvised {
 			rec += " + renew"
 		}
-		t.Row(js.JobType, count(js.Runs), FormatDuration(js.p50), FormatDuration(js.p95), FormatDuration(js.p99),
-			FormatDuration(js.p999), FormatDuration(js.max), ttl, outlived, verdictText(th, js.Verdict), rec)
+		t.Row(js.JobType, iostreams.Count(js.Runs), ttl.FormatDuration(js.P50), ttl.FormatDuration(js.P95), ttl.FormatDuration(js.P99),
+			ttl.FormatDuration(js.P999), ttl.FormatDuration(js.Max), ttlText, outlived, verdictText(th, js.Verdict), rec)
 	}
 	if err := t.Render(w); err != nil {
 		return err
 	}
 	for _, js := range r.JobTypes {
 		fmt.Fprintln(w)
-		js.writeHistogram(w, th)
+		writeHistogram(w, th, &js)
 	}
-	return r.writeSimulation(w, th)
+	return writeSimulation(w, th, r)
 }
 
-func (r *Result) anySketch() bool {
+func anySketch(r *ttl.Result) bool {
 	for _, js := range r.JobTypes {
 		if !js.Exact {
 			return true
@@ -69,11 +71,11 @@ func (r *Result) anySketch() bool {
 
 func verdictText(th *report.Theme, v string) string {
 	switch v {
-	case VerdictUnsafe:
+	case ttl.VerdictUnsafe:
 		return th.Severity(findings.Error, v)
-	case VerdictAtRisk:
+	case ttl.VerdictAtRisk:
 		return th.Severity(findings.Warn, v)
-	case VerdictSafe:
+	case ttl.VerdictSafe:
 		return th.Pass(v)
 	}
 	return th.Faint(v)
@@ -82,10 +84,10 @@ func verdictText(th *report.Theme, v string) string {
 // writeHistogram draws the durations in log-scaled buckets, the TTL as a
 // line across them and the buckets beyond it in the error colour with
 // their own glyph (so they stand out without colour too).
-func (js *JobStats) writeHistogram(w io.Writer, th *report.Theme) {
-	head := fmt.Sprintf("%s: %s runs", js.JobType, count(js.Runs))
-	if js.ttl > 0 {
-		head += fmt.Sprintf(", lock TTL %s (from %s)", FormatDuration(js.ttl), sourceText(js.TTLSource))
+func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
+	head := fmt.Sprintf("%s: %s runs", js.JobType, iostreams.Count(js.Runs))
+	if js.TTL > 0 {
+		head += fmt.Sprintf(", lock TTL %s (from %s)", ttl.FormatDuration(js.TTL), ttl.SourceText(js.TTLSource))
 	}
 	fmt.Fprintf(w, "%s  %s\n", th.Strong(head), verdictText(th, js.Verdict))
 	if len(js.Histogram) == 0 {
@@ -95,20 +97,23 @@ func (js *JobStats) writeHistogram(w io.Writer, th *report.Theme) {
 	fw, tw, cw := 0, 0, 0
 	var most int64
 	for _, b := range js.Histogram {
-		fw = max(fw, utf8.RuneCountInString(FormatDuration(b.From)))
-		tw = max(tw, utf8.RuneCountInString(FormatDuration(b.To)))
-		cw = max(cw, len(count(b.Runs)))
+		fw = max(fw, utf8.RuneCountInString(ttl.FormatDuration(b.From)))
+		tw = max(tw, utf8.RuneCountInString(ttl.FormatDuration(b.To)))
+		cw = max(cw, len(iostreams.Count(b.Runs)))
 		most = max(most, b.Runs)
 	}
 	lw := fw + 3 + tw
 	marker := func() {
-		label := fmt.Sprintf(" TTL %s ", FormatDuration(js.ttl))
+		label := fmt.Sprintf(" TTL %s ", ttl.FormatDuration(js.TTL))
 		line := strings.Repeat("┄", lw) + " ┄┄" + label + strings.Repeat("┄", max(2, barWidth-2-utf8.RuneCountInString(label)))
 		note := ""
 		if js.Judged > 0 {
-			note = fmt.Sprintf("  %s runs (%s) outlived it", count(js.Outlived), pct(js.OutlivedShare))
-			if len(js.TTLsSeen) > 1 && js.TTLSource == SourceData {
-				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", count(js.Outlived), pct(js.OutlivedShare), len(js.TTLsSeen))
+			note = fmt.Sprintf("  %s runs (%s) outlived it", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare))
+			if len(js.TTLsSeen) > 1 && js.TTLSource == ttl.SourceData {
+				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
+			}
+			if js.TakenOver > 0 {
+				note += fmt.Sprintf("; %s taken over by another token while still working", iostreams.Count(js.TakenOver))
 			}
 		}
 		fmt.Fprintf(w, "  %s%s\n", th.Strong(line), note)
@@ -120,16 +125,16 @@ func (js *JobStats) writeHistogram(w io.Writer, th *report.Theme) {
 			drawn = true
 		}
 		plain := barOf(b.Runs, most, b.BeyondTTL)
-		bar, n := plain, count(b.Runs)
+		bar, n := plain, iostreams.Count(b.Runs)
 		if b.BeyondTTL && b.Runs > 0 {
 			bar, n = th.Severity(findings.Error, bar), th.Severity(findings.Error, n)
 		}
-		from, to := FormatDuration(b.From), FormatDuration(b.To)
+		from, to := ttl.FormatDuration(b.From), ttl.FormatDuration(b.To)
 		label := strings.Repeat(" ", fw-utf8.RuneCountInString(from)) + from + " - " + to + strings.Repeat(" ", tw-utf8.RuneCountInString(to))
-		pad := strings.Repeat(" ", cw-len(count(b.Runs))+barWidth-utf8.RuneCountInString(plain))
+		pad := strings.Repeat(" ", cw-len(iostreams.Count(b.Runs))+barWidth-utf8.RuneCountInString(plain))
 		fmt.Fprintf(w, "  %s %s%s %s\n", label, bar, pad, n)
 	}
-	if js.ttl > 0 && !drawn {
+	if js.TTL > 0 && !drawn {
 		marker()
 	}
 }
@@ -155,8 +160,8 @@ func barOf(n, most int64, beyond bool) string {
 	return bar
 }
 
-func (r *Result) writeSimulation(w io.Writer, th *report.Theme) error {
-	var sims []*JobStats
+func writeSimulation(w io.Writer, th *report.Theme, r *ttl.Result) error {
+	var sims []*ttl.JobStats
 	for i := range r.JobTypes {
 		if r.JobTypes[i].Simulation != nil {
 			sims = append(sims, &r.JobTypes[i])
@@ -167,7 +172,7 @@ func (r *Result) writeSimulation(w io.Writer, th *report.Theme) error {
 	}
 	s := sims[0].Simulation
 	fmt.Fprintf(w, "\n%s %s jobs per job type, TTL and profile drawn from the measured durations; %s delivered twice, %s crash mid-flow, seed %d\n",
-		th.Strong("simulated:"), count(int64(s.Jobs)), pct(s.DupRate), pct(s.CrashRate), s.Seed)
+		th.Strong("simulated:"), iostreams.Count(int64(s.Jobs)), ttl.Percent(s.DupRate), ttl.Percent(s.CrashRate), s.Seed)
 	t := report.NewTable("JOB TYPE", "TTL", "PROFILE", "LOCK EXPIRIES/M", "DUPLICATES/M", "(95% UPPER)").AlignRight(3, 4, 5)
 	for _, js := range sims {
 		simRows(t, th, js.JobType, "current", js.Simulation.Current)
@@ -178,12 +183,12 @@ func (r *Result) writeSimulation(w io.Writer, th *report.Theme) error {
 	return t.Render(w)
 }
 
-func simRows(t *report.Table, th *report.Theme, jobType, which string, st SimTTL) {
+func simRows(t *report.Table, th *report.Theme, jobType, which string, st ttl.SimTTL) {
 	for _, row := range st.Profiles {
 		dup := fmt.Sprintf("%.0f", row.DuplicatesPerM)
 		if row.DuplicatesPerM > 0 {
 			dup = th.Severity(findings.Error, dup)
 		}
-		t.Row(jobType, FormatDuration(st.ttl)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
+		t.Row(jobType, ttl.FormatDuration(st.TTL)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
 	}
 }

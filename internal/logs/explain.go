@@ -1,0 +1,216 @@
+package logs
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/platform/findings"
+)
+
+// Explanation is how a mapping read a log: which JSON path gave each
+// field, which lines became which kind of event and by what (an event
+// name, or a phrase found in the name or the message), and which lines
+// matched nothing, grouped by message template - so a user sees why a
+// step is missing and what phrase to add.
+type Explanation struct {
+	Input  Stats       `json:"input"`
+	Fields []FieldUse  `json:"fields"`
+	Kinds  []KindUse   `json:"kinds"`
+	Other  []Unmatched `json:"unmatched"`
+	// OtherLines counts the lines that matched nothing; OtherTemplates
+	// their distinct templates (the list keeps the commonest).
+	OtherLines     int64 `json:"unmatched_lines"`
+	OtherTemplates int   `json:"unmatched_templates"`
+}
+
+// FieldUse is one field and the path it was read from.
+type FieldUse struct {
+	Field string `json:"field"`
+	Path  string `json:"path"`
+	Lines int64  `json:"lines"`
+}
+
+// KindUse is one way lines got a kind.
+type KindUse struct {
+	Kind    string `json:"kind"`
+	By      string `json:"by"` // "event name", "phrase", "your phrase"
+	In      string `json:"in"` // the field it was found in: event or message
+	Phrase  string `json:"phrase"`
+	Lines   int64  `json:"lines"`
+	Example string `json:"example"` // file:line
+	Text    string `json:"text"`    // the example's name or message
+}
+
+// Unmatched is a message template no phrase and no event name matched.
+type Unmatched struct {
+	Template string `json:"template"`
+	Lines    int64  `json:"lines"`
+	Example  string `json:"example"`
+	Text     string `json:"text"`
+}
+
+// maxTemplates bounds the unmatched templates kept while scanning.
+const maxExplainTemplates = 10_000
+
+// Explain scans the sources with o's mapping and says how it read them;
+// top bounds each list shown (0: 20).
+func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explanation, error) {
+	if top <= 0 {
+		top = 20
+	}
+	if o.Mapping == nil {
+		o.Mapping = Default()
+	}
+	o.RecordPaths = true
+	type fieldKey struct {
+		f    Field
+		path string
+	}
+	type kindKey struct {
+		kind   Kind
+		in     Field
+		phrase int32
+		name   string // the event name, for exact names
+	}
+	fields := map[fieldKey]int64{}
+	kinds := map[kindKey]*KindUse{}
+	other := map[string]*Unmatched{}
+	x := &Explanation{}
+	st, err := Scan(ctx, sources, o, func(e *Event) error {
+		if e.Paths != nil {
+			for f, p := range e.Paths {
+				if p != "" {
+					fields[fieldKey{Field(f), p}]++
+				}
+			}
+		}
+		text := e.Name
+		if e.Match.In == Message {
+			text = e.Get(Message)
+		}
+		if e.Kind == KindOther && e.Match.Phrase == 0 {
+			x.OtherLines++
+			tmpl := TemplateOf(text)
+			u := other[tmpl]
+			if u == nil {
+				if len(other) >= maxExplainTemplates {
+					return nil
+				}
+				u = &Unmatched{Template: tmpl, Example: e.Where(), Text: clip(text)}
+				other[tmpl] = u
+			}
+			u.Lines++
+			return nil
+		}
+		k := kindKey{kind: e.Kind, in: e.Match.In, phrase: e.Match.Phrase}
+		if k.phrase == 0 {
+			k.name = normName(text)
+		}
+		u := kinds[k]
+		if u == nil {
+			u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: clip(text), By: "event name", Phrase: text}
+			if ph, user := o.Mapping.Phrase(e.Match); ph != "" {
+				u.By, u.Phrase = "phrase", ph
+				if user {
+					u.By = "your phrase"
+				}
+			}
+			u.Phrase = clip(u.Phrase)
+			kinds[k] = u
+		}
+		u.Lines++
+		return nil
+	})
+	x.Input = st
+	if err != nil {
+		return nil, err
+	}
+	for k, n := range fields {
+		x.Fields = append(x.Fields, FieldUse{Field: k.f.String(), Path: k.path, Lines: n})
+	}
+	slices.SortFunc(x.Fields, func(a, b FieldUse) int {
+		fa, _ := ParseField(a.Field)
+		fb, _ := ParseField(b.Field)
+		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Path, b.Path))
+	})
+	for _, u := range kinds {
+		x.Kinds = append(x.Kinds, *u)
+	}
+	slices.SortFunc(x.Kinds, func(a, b KindUse) int {
+		ka, _ := ParseKind(a.Kind)
+		kb, _ := ParseKind(b.Kind)
+		return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Phrase, b.Phrase))
+	})
+	x.OtherTemplates = len(other)
+	for _, u := range other {
+		x.Other = append(x.Other, *u)
+	}
+	slices.SortFunc(x.Other, func(a, b Unmatched) int {
+		return cmp.Or(cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Template, b.Template))
+	})
+	if len(x.Other) > top {
+		x.Other = x.Other[:top]
+	}
+	if x.Fields == nil {
+		x.Fields = []FieldUse{}
+	}
+	if x.Kinds == nil {
+		x.Kinds = []KindUse{}
+	}
+	if x.Other == nil {
+		x.Other = []Unmatched{}
+	}
+	return x, nil
+}
+
+// TemplateOf is a message's template as the vocabulary reads it: its
+// words in lower case, "#" for a word with a digit ("Charged ord-42" is
+// "charged ord #"), up to the part a verdict reads.
+func TemplateOf(text string) string {
+	b := unsafeBytes(text)
+	if len(b) > classifyCap {
+		b = b[:classifyCap]
+	}
+	var out strings.Builder
+	it := wordIter{s: b}
+	for {
+		w, masked, ok := it.next()
+		if !ok {
+			return out.String()
+		}
+		if out.Len() > 0 {
+			out.WriteByte(' ')
+		}
+		if masked {
+			out.WriteByte('#')
+		} else {
+			out.Write(w)
+		}
+	}
+}
+
+// clip shortens a text for a table.
+func clip(s string) string {
+	const n = 80
+	if len(s) <= n {
+		return s
+	}
+	for i := n; i > 0; i-- {
+		if s[i]&0xc0 != 0x80 { // not inside a UTF-8 sequence
+			return s[:i] + "..."
+		}
+	}
+	return ""
+}
+
+// Report is the explanation's findings: the input checks.
+func (x *Explanation) Report() *findings.Report {
+	rep := &findings.Report{Command: "audit logs", Data: x}
+	for _, r := range Rules() {
+		rep.Check(r.Code)
+	}
+	rep.Add(InputFindings(x.Input)...)
+	return rep
+}
