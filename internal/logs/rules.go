@@ -46,12 +46,12 @@ func InputFindings(st Stats) []findings.Finding {
 	case st.Events == 0:
 		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("none of %s lines is a JSON object", english.Number(st.Lines)), ev...)}
 	case st.Malformed > 0 && st.Malformed*2 > st.Lines:
-		return []findings.Finding{RuleMalformed.New(fmt.Sprintf("%d lines", st.Malformed),
+		return []findings.Finding{RuleMalformed.New(english.Count(st.Malformed, "line", "lines"),
 			fmt.Sprintf("most lines (%s of %s) are not JSON objects and were skipped: the results rest on the other %s",
 				english.Number(st.Malformed), english.Number(st.Lines), english.Number(st.Events)), ev...)}
 	case st.Malformed > 0:
-		return []findings.Finding{RuleMalformed.New(fmt.Sprintf("%d lines", st.Malformed),
-			fmt.Sprintf("%d of %d lines are not JSON objects and were skipped", st.Malformed, st.Lines), ev...)}
+		return []findings.Finding{RuleMalformed.New(english.Count(st.Malformed, "line", "lines"),
+			fmt.Sprintf("%d of %s %s not JSON objects and were skipped", st.Malformed, english.Count(st.Lines, "line", "lines"), english.Plural(st.Malformed, "is", "are")), ev...)}
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 
 	"github.com/dupctl/dupctl/internal/inspect/store"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -26,7 +26,7 @@ func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
 	fmt.Fprintln(w)
 	t := report.NewTable("READ", "COMPARED", "AGREE", "DISAGREE", "IN FLIGHT", "VANISHED").AlignRight(0, 1, 2, 3, 4, 5)
 	disagree := r.Compared - r.Agree - r.Transient
-	t.Row(iostreams.Count(r.Read), iostreams.Count(r.Compared), iostreams.Count(r.Agree), iostreams.Count(disagree),
-		iostreams.Count(r.Transient), iostreams.Count(r.Vanished))
+	t.Row(english.Number(r.Read), english.Number(r.Compared), english.Number(r.Agree), english.Number(disagree),
+		english.Number(r.Transient), english.Number(r.Vanished))
 	return t.Render(w)
 }

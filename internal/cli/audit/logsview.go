@@ -10,11 +10,10 @@ import (
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/english"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
-func count(n int64) string { return iostreams.Count(n) }
+func count(n int64) string { return english.Number(n) }
 
 // writeLogs is the table view of `audit logs`.
 func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOptions) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
@@ -13,7 +14,7 @@ import (
 
 // readNote is the side effect of the read that just happened.
 func readNote(r replay.ReadResult) string {
-	note := fmt.Sprintf("Read %d messages and requeued them: they are now marked redelivered.", r.Read)
+	note := fmt.Sprintf("Read %s and requeued %s: %s now marked redelivered.", english.Count(r.Read, "message", "messages"), english.Plural(r.Read, "it", "them"), english.Plural(r.Read, "it is", "they are"))
 	if r.Quorum {
 		note += " Quorum queue: each read added 1 to x-delivery-count and moved them behind the others."
 	}

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
 )
 
 func writeExport(w io.Writer, th *report.Theme, data *replay.ExportResult) error {
 	fmt.Fprintf(w, "%s %s messages (%s of bodies) from queue %s (vhost %s) to %s\n", th.Strong("dlq export:"),
-		iostreams.Count(int64(data.Written)), bytesText(data.Bytes), data.Queue, data.Vhost, data.File)
+		english.Number(int64(data.Written)), bytesText(data.Bytes), data.Queue, data.Vhost, data.File)
 	if data.Drained {
 		fmt.Fprintf(w, "Removed them from the queue after the file was synced (--drain).\n")
 	} else {

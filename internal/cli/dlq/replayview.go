@@ -8,7 +8,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
 )
@@ -24,9 +23,9 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 	}
 	fmt.Fprintf(w, "%s %s (vhost %s), run %s\n", th.Strong(title), src, res.Vhost, res.Run)
 	c := res.Counts
-	read := fmt.Sprintf("Read %s %s", iostreams.Count(int64(c.Read)), english.Plural(c.Read, "message", "messages"))
+	read := fmt.Sprintf("Read %s %s", english.Number(int64(c.Read)), english.Plural(c.Read, "message", "messages"))
 	if res.File == "" {
-		read += fmt.Sprintf(" (%s at the start)", iostreams.Count(int64(res.AtStart.Messages)))
+		read += fmt.Sprintf(" (%s at the start)", english.Number(int64(res.AtStart.Messages)))
 	}
 	fmt.Fprintf(w, "%s; stopped: %s.\n", read, res.StoppedBy)
 	if len(res.Destinations) > 0 {
@@ -37,7 +36,7 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 			if d.Exists != nil {
 				exists = map[bool]string{true: "yes", false: th.Severity(findings.Error, "no")}[*d.Exists]
 			}
-			t.Row(d.Kind, d.Target.String(), exists, iostreams.Count(int64(d.Messages)), bytesText(d.Bytes), d.Reasons)
+			t.Row(d.Kind, d.Target.String(), exists, english.Number(int64(d.Messages)), bytesText(d.Bytes), d.Reasons)
 		}
 		if err := t.Render(w); err != nil {
 			return err
@@ -52,7 +51,7 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 			}
 		}
 		fmt.Fprintf(w, "Would replay %s, park %s; leave %s.\n",
-			iostreams.Count(int64(would)), iostreams.Count(int64(parkCount(res))), leftText(c))
+			english.Number(int64(would)), english.Number(int64(parkCount(res))), leftText(c))
 		fmt.Fprintf(w, "Nothing was published: add --yes to replay.\n")
 		if res.File == "" {
 			fmt.Fprintf(w, "%s\n", th.Faint(readNote(replay.ReadResult{Read: c.Read, Quorum: res.Quorum})))
@@ -62,16 +61,16 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 	if res.File != "" {
 		// No DLQ is involved: nothing to ack, nothing left behind.
 		fmt.Fprintf(w, "Replayed %s (confirmed), parked %s, already done %s.\n",
-			iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
+			english.Number(int64(c.Replayed)), english.Number(int64(c.Parked)), english.Number(int64(c.AlreadyDone)))
 		if c.Left() > 0 {
 			fmt.Fprintf(w, "Not replayed: %s.\n", leftText(c))
 		}
 	} else {
 		fmt.Fprintf(w, "Replayed %s (confirmed, then acked in the DLQ), parked %s, already done %s.\n",
-			iostreams.Count(int64(c.Replayed)), iostreams.Count(int64(c.Parked)), iostreams.Count(int64(c.AlreadyDone)))
+			english.Number(int64(c.Replayed)), english.Number(int64(c.Parked)), english.Number(int64(c.AlreadyDone)))
 		fmt.Fprintf(w, "Left in the DLQ: %s.\n", leftText(c))
 		if c.Unread > 0 {
-			fmt.Fprintf(w, "Not read: %s of the messages counted at the start.\n", iostreams.Count(int64(c.Unread)))
+			fmt.Fprintf(w, "Not read: %s of the messages counted at the start.\n", english.Number(int64(c.Unread)))
 		}
 		if c.Arrived > 0 {
 			fmt.Fprintf(w, "The DLQ gained at least %s during the run.\n", english.Count(c.Arrived, "message", "messages"))
@@ -96,13 +95,13 @@ func leftText(c replay.Counts) string {
 		{"filtered", c.Filtered}, {"over --max", c.OverMax}, {"no destination", c.NoDestination}, {"already SUCCEEDED", c.SucceededLeft},
 	} {
 		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", p.what, iostreams.Count(int64(p.n))))
+			parts = append(parts, fmt.Sprintf("%s %s", p.what, english.Number(int64(p.n))))
 		}
 	}
 	if len(parts) == 0 {
 		return "nothing"
 	}
-	return iostreams.Count(int64(c.Left())) + " (" + strings.Join(parts, ", ") + ")"
+	return english.Number(int64(c.Left())) + " (" + strings.Join(parts, ", ") + ")"
 }
 
 func parkCount(res *replay.ReplayResult) int {

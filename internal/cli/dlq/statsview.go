@@ -7,14 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
 )
 
 func writeStats(w io.Writer, th *report.Theme, s *replay.StatsResult, now time.Time, verbose bool) error {
 	head := fmt.Sprintf("%s queue %s (vhost %s): %s messages, %s", th.Strong("dlq stats:"), s.Queue, s.Vhost,
-		iostreams.Count(int64(s.Messages)), bytesText(s.Bytes))
+		english.Number(int64(s.Messages)), bytesText(s.Bytes))
 	if s.Oldest != nil {
 		head += ", oldest died " + ago(now, *s.Oldest)
 	}
@@ -33,7 +33,7 @@ func writeStats(w io.Writer, th *report.Theme, s *replay.StatsResult, now time.T
 		if !verbose {
 			errText = clip(errText, 60)
 		}
-		t.Row(g.ID, iostreams.Count(int64(g.Messages)), g.Reason, dash(g.Queue), routeText(g.Exchange, g.RoutingKeys),
+		t.Row(g.ID, english.Number(int64(g.Messages)), g.Reason, dash(g.Queue), routeText(g.Exchange, g.RoutingKeys),
 			dash(g.JobType), deathsText(g), classText(th, g.Class), dash(errText))
 	}
 	if err := t.Render(w); err != nil {
@@ -76,7 +76,7 @@ func countsText(m map[string]int) string {
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %s", k, iostreams.Count(int64(m[k])))
+		parts[i] = fmt.Sprintf("%s %s", k, english.Number(int64(m[k])))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
 	"github.com/dupctl/dupctl/internal/platform/english"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -58,7 +57,7 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 	s := d.Scan
 	uncertain := ""
 	if s.Uncertain > 0 {
-		uncertain = fmt.Sprintf(" (%s uncertain)", iostreams.Count(s.Uncertain))
+		uncertain = fmt.Sprintf(" (%s uncertain)", english.Number(s.Uncertain))
 	}
 	fmt.Fprintf(w, "%s %s: %s in %s%s, %s skipped by shape\n", th.Strong("inspect lock"), where,
 		count(s.Candidates, "lock candidate", "lock candidates"), count(int64(s.Families), "family", "families"), uncertain,
@@ -67,12 +66,12 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 	if !slices.Equal(d.Target.Patterns, []string{"*"}) {
 		considered = "keys matching " + strings.Join(d.Target.Patterns, " ")
 	}
-	fmt.Fprintf(w, "%s %s; %s scanned, %s read\n", th.Faint("considered:"), considered, iostreams.Count(s.KeysScanned), iostreams.Count(s.KeysMatched))
+	fmt.Fprintf(w, "%s %s; %s scanned, %s read\n", th.Faint("considered:"), considered, english.Number(s.KeysScanned), english.Number(s.KeysMatched))
 	if !d.Target.Values {
 		fmt.Fprintln(w, th.Faint("values not read (--no-values): no owner or maker from values"))
 	}
 	if s.Repeats > 0 {
-		fmt.Fprintf(w, "%s SCAN returned %s keys twice (the server was resizing); each counted once\n", th.Faint("note:"), iostreams.Count(s.Repeats))
+		fmt.Fprintf(w, "%s SCAN returned %s keys twice (the server was resizing); each counted once\n", th.Faint("note:"), english.Number(s.Repeats))
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "%s %s\n", th.Faint("note:"), n)
@@ -81,7 +80,7 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 
 // count is n with thousands separators and its noun.
 func count(n int64, one, many string) string {
-	return iostreams.Count(n) + " " + english.Plural(n, one, many)
+	return english.Number(n) + " " + english.Plural(n, one, many)
 }
 
 // writeSkipped says what was read and not taken for a lock: a line, and
@@ -92,18 +91,18 @@ func writeSkipped(w io.Writer, th *report.Theme, d *lock.Data, verbose bool) err
 	}
 	fmt.Fprintln(w)
 	if !verbose {
-		fmt.Fprintf(w, "%s %s keys in %s families (-v lists them with example names)\n", th.Faint("skipped by shape:"),
-			iostreams.Count(d.Scan.Skipped), iostreams.Count(int64(len(d.Skipped))))
+		fmt.Fprintf(w, "%s %s in %s (-v lists them with example names)\n", th.Faint("skipped by shape:"),
+			english.Count(d.Scan.Skipped, "key", "keys"), english.Count(len(d.Skipped), "family", "families"))
 		return nil
 	}
-	fmt.Fprintln(w, th.Strong(fmt.Sprintf("Skipped by shape (%s keys in %d families)", iostreams.Count(d.Scan.Skipped), len(d.Skipped))))
+	fmt.Fprintln(w, th.Strong(fmt.Sprintf("Skipped by shape (%s keys in %d families)", english.Number(d.Scan.Skipped), len(d.Skipped))))
 	t := report.NewTable("FAMILY", "KEYS", "TYPE", "WHY", "EXAMPLE").AlignRight(1)
 	for _, f := range d.Skipped {
 		ex := "-"
 		if len(f.Examples) > 0 {
 			ex = short(printable(f.Examples[0]), 50)
 		}
-		t.Row(printable(f.Template), iostreams.Count(f.Keys), top(f.Types), top(f.Reasons), ex)
+		t.Row(printable(f.Template), english.Number(f.Keys), top(f.Types), top(f.Reasons), ex)
 	}
 	return t.Render(w)
 }
@@ -129,7 +128,7 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 				ttl = "none"
 			}
 		}
-		t.Row(printable(f.Template), iostreams.Count(f.Keys), fmt.Sprintf("%.2f", f.Confidence), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
+		t.Row(printable(f.Template), english.Number(f.Keys), fmt.Sprintf("%.2f", f.Confidence), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
 	}
 	return t.Render(w)
 }

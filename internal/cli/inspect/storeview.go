@@ -8,7 +8,6 @@ import (
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -28,9 +27,9 @@ func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
 }
 
 func writeTable(w io.Writer, th *report.Theme, t *store.TableResult) error {
-	rows := "about " + iostreams.Count(max(t.RowsEstimate, 0)) + " rows"
+	rows := "about " + english.Number(max(t.RowsEstimate, 0)) + " rows"
 	if t.Rows != nil {
-		rows = iostreams.Count(*t.Rows) + " rows"
+		rows = english.Number(*t.Rows) + " rows"
 	}
 	fmt.Fprintf(w, "%s %s (%s)\n", th.Strong("table"), t.Table, rows)
 	cols := []string{"key " + idents(t.KeyColumns...) + keySource(t.KeySource)}
@@ -76,7 +75,7 @@ func writeTable(w io.Writer, th *report.Theme, t *store.TableResult) error {
 			if role == "" {
 				role = th.Severity(findings.Warn, "unexpected")
 			}
-			st.Row(s.Display(), role, iostreams.Count(s.Rows))
+			st.Row(s.Display(), role, english.Number(s.Rows))
 		}
 		if err := st.Render(w); err != nil {
 			return err
@@ -124,7 +123,7 @@ func checkRows(t *store.TableResult) [][2]string {
 			out = append(out, [2]string{name, "none"})
 			return
 		}
-		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", iostreams.Count(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
+		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", english.Number(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
 	}
 	groups(store.CheckDuplicates, t.Duplicates, "key with more than one row", "keys with more than one row")
 	groups(store.CheckNormalized, t.NormalizedDuplicates, "key spelled several ways", "keys spelled several ways")
@@ -149,5 +148,5 @@ func rowsText(n int64) string {
 	if n == 0 {
 		return "no rows"
 	}
-	return iostreams.Count(n) + " " + english.Plural(int(n), "row", "rows")
+	return english.Number(n) + " " + english.Plural(int(n), "row", "rows")
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/dupctl/dupctl/internal/inspect/ttl"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -24,12 +23,12 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	if anySketch(r) && r.Sketch.ExactMax == 0 {
 		how = fmt.Sprintf("quantiles from a DDSketch (±%.1f%%)", 100*r.Sketch.RelativeAccuracy)
 	} else if anySketch(r) {
-		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above", iostreams.Count(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
+		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above", english.Number(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
 	}
 	if r.IncludeWait {
 		how = "queue wait + run, " + how
 	}
-	fmt.Fprintf(w, "%s %s runs of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), iostreams.Count(r.Runs), len(r.JobTypes),
+	fmt.Fprintf(w, "%s %s runs of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), english.Number(r.Runs), len(r.JobTypes),
 		english.Plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
 	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
@@ -38,7 +37,7 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 			ttlText = ttl.FormatDuration(js.TTL)
 		}
 		if js.Judged > 0 {
-			outlived = fmt.Sprintf("%s (%s)", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare))
+			outlived = fmt.Sprintf("%s (%s)", english.Number(js.Outlived), ttl.Percent(js.OutlivedShare))
 			if js.Outlived > 0 {
 				outlived = th.Severity(findings.Error, outlived)
 			}
@@ -47,7 +46,7 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 		if js.RenewalAdvised {
 			rec += " + renew"
 		}
-		t.Row(js.JobType, iostreams.Count(js.Runs), ttl.FormatDuration(js.P50), ttl.FormatDuration(js.P95), ttl.FormatDuration(js.P99),
+		t.Row(js.JobType, english.Number(js.Runs), ttl.FormatDuration(js.P50), ttl.FormatDuration(js.P95), ttl.FormatDuration(js.P99),
 			ttl.FormatDuration(js.P999), ttl.FormatDuration(js.Max), ttlText, outlived, verdictText(th, js.Verdict), rec)
 	}
 	if err := t.Render(w); err != nil {
@@ -85,7 +84,7 @@ func verdictText(th *report.Theme, v string) string {
 // line across them and the buckets beyond it in the error colour with
 // their own glyph (so they stand out without colour too).
 func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
-	head := fmt.Sprintf("%s: %s runs", js.JobType, iostreams.Count(js.Runs))
+	head := fmt.Sprintf("%s: %s runs", js.JobType, english.Number(js.Runs))
 	if js.TTL > 0 {
 		head += fmt.Sprintf(", lock TTL %s (from %s)", ttl.FormatDuration(js.TTL), ttl.SourceText(js.TTLSource))
 	}
@@ -99,7 +98,7 @@ func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 	for _, b := range js.Histogram {
 		fw = max(fw, utf8.RuneCountInString(ttl.FormatDuration(b.From)))
 		tw = max(tw, utf8.RuneCountInString(ttl.FormatDuration(b.To)))
-		cw = max(cw, len(iostreams.Count(b.Runs)))
+		cw = max(cw, len(english.Number(b.Runs)))
 		most = max(most, b.Runs)
 	}
 	lw := fw + 3 + tw
@@ -108,12 +107,12 @@ func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 		line := strings.Repeat("┄", lw) + " ┄┄" + label + strings.Repeat("┄", max(2, barWidth-2-utf8.RuneCountInString(label)))
 		note := ""
 		if js.Judged > 0 {
-			note = fmt.Sprintf("  %s runs (%s) outlived it", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare))
+			note = fmt.Sprintf("  %s runs (%s) outlived it", english.Number(js.Outlived), ttl.Percent(js.OutlivedShare))
 			if len(js.TTLsSeen) > 1 && js.TTLSource == ttl.SourceData {
-				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", iostreams.Count(js.Outlived), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
+				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", english.Number(js.Outlived), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
 			}
 			if js.TakenOver > 0 {
-				note += fmt.Sprintf("; %s taken over by another token while still working", iostreams.Count(js.TakenOver))
+				note += fmt.Sprintf("; %s taken over by another token while still working", english.Number(js.TakenOver))
 			}
 		}
 		fmt.Fprintf(w, "  %s%s\n", th.Strong(line), note)
@@ -125,13 +124,13 @@ func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 			drawn = true
 		}
 		plain := barOf(b.Runs, most, b.BeyondTTL)
-		bar, n := plain, iostreams.Count(b.Runs)
+		bar, n := plain, english.Number(b.Runs)
 		if b.BeyondTTL && b.Runs > 0 {
 			bar, n = th.Severity(findings.Error, bar), th.Severity(findings.Error, n)
 		}
 		from, to := ttl.FormatDuration(b.From), ttl.FormatDuration(b.To)
 		label := strings.Repeat(" ", fw-utf8.RuneCountInString(from)) + from + " - " + to + strings.Repeat(" ", tw-utf8.RuneCountInString(to))
-		pad := strings.Repeat(" ", cw-len(iostreams.Count(b.Runs))+barWidth-utf8.RuneCountInString(plain))
+		pad := strings.Repeat(" ", cw-len(english.Number(b.Runs))+barWidth-utf8.RuneCountInString(plain))
 		fmt.Fprintf(w, "  %s %s%s %s\n", label, bar, pad, n)
 	}
 	if js.TTL > 0 && !drawn {
@@ -172,7 +171,7 @@ func writeSimulation(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	}
 	s := sims[0].Simulation
 	fmt.Fprintf(w, "\n%s %s jobs per job type, TTL and profile drawn from the measured durations; %s delivered twice, %s crash mid-flow, seed %d\n",
-		th.Strong("simulated:"), iostreams.Count(int64(s.Jobs)), ttl.Percent(s.DupRate), ttl.Percent(s.CrashRate), s.Seed)
+		th.Strong("simulated:"), english.Number(int64(s.Jobs)), ttl.Percent(s.DupRate), ttl.Percent(s.CrashRate), s.Seed)
 	t := report.NewTable("JOB TYPE", "TTL", "PROFILE", "LOCK EXPIRIES/M", "DUPLICATES/M", "(95% UPPER)").AlignRight(3, 4, 5)
 	for _, js := range sims {
 		simRows(t, th, js.JobType, "current", js.Simulation.Current)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/keys"
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -14,7 +14,7 @@ import (
 func writeUnstable(w io.Writer, th *report.Theme, r *keys.Result, verbose bool) error {
 	in := r.Input
 	fmt.Fprintf(w, "%s %s lines (%s malformed), %s idempotency keys on %s business keys\n", th.Strong("keys unstable:"),
-		iostreams.Count(in.Lines), iostreams.Count(in.Malformed), iostreams.Count(int64(r.Keys)), iostreams.Count(int64(r.Groups)))
+		english.Number(in.Lines), english.Number(in.Malformed), english.Number(int64(r.Keys)), english.Number(int64(r.Groups)))
 	fmt.Fprintf(w, "%d unstable, %d reused, %d job types with keyless side effects, %d case variants\n",
 		len(r.Unstable), len(r.Reused), len(r.Missing), len(r.CaseVariants))
 	if len(r.Unstable) == 0 {

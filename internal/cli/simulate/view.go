@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 )
@@ -144,7 +144,7 @@ func overlaps(tl *sim.Timeline) [][2]int64 {
 	return out
 }
 
-func count(n int) string { return iostreams.Count(int64(n)) }
+func count(n int) string { return english.Number(int64(n)) }
 
 // timelineLanes is a run's timeline as a lanes picture: per worker its
 // deliveries, leases (with the span its holder still acted as owner after

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -257,7 +258,7 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 	}
 	maker := f.mainMaker()
 	if f.noTTL > 0 {
-		add(RuleNoTTL.New(f.tmpl, fmt.Sprintf("%d of %d locks have no TTL: a crashed holder blocks them forever", f.noTTL, f.lockish),
+		add(RuleNoTTL.New(f.tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish), english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")),
 			prefixed("no TTL: ", f.noTTLEx)...))
 	}
 	if class == ClassPerRun {
@@ -287,12 +288,7 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 }
 
 // locks says "1 lock" or "N locks".
-func locks(n int64) string {
-	if n == 1 {
-		return "1 lock"
-	}
-	return fmt.Sprintf("%d locks", n)
-}
+func locks(n int64) string { return english.Count(n, "lock", "locks") }
 
 func prefixed(p string, list []string) []string {
 	out := make([]string, len(list))
@@ -349,7 +345,7 @@ func (f *family) ownerFindings(add func(findings.Finding), maker string) string 
 		if allUUID {
 			ev = append(ev, "UUID values shared across locks: the shape of Spring Integration's RedisLockRegistry clientId (safe there only because a local lock serialises threads)")
 		}
-		add(RuleTokenShared.New(f.tmpl, fmt.Sprintf("%d owner values are each held on several live locks", len(rep)), ev...))
+		add(RuleTokenShared.New(f.tmpl, english.Count(len(rep), "owner value is", "owner values are each")+" held on several live locks", ev...))
 		if allUUID && (maker == MakerSetNXPX || maker == MakerUnknown) {
 			return MakerSpring
 		}

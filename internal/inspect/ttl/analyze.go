@@ -250,17 +250,17 @@ func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
 	if n := js.TakenOver - int64(len(js.Takeovers)); n > 0 {
 		ev = append(ev, fmt.Sprintf("%s more runs taken over by another token while they worked", count(n)))
 	}
-	outlived := fmt.Sprintf("%s of %s runs (%s) outlived it", count(js.Outlived), count(js.Judged), Percent(js.OutlivedShare))
+	outlived := fmt.Sprintf("%s of %s (%s) outlived it", count(js.Outlived), english.Count(js.Judged, "run", "runs"), Percent(js.OutlivedShare))
 	switch js.Verdict {
 	case VerdictNoTTL:
-		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s runs; recommended %s", count(js.Runs), FormatDuration(js.Recommended)), ev...))
+		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s; recommended %s", english.Count(js.Runs, "run", "runs"), FormatDuration(js.Recommended)), ev...))
 	case VerdictFewRuns:
-		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s runs (fewer than --min-samples %d): no verdict", count(js.Runs), o.MinSamples), ev...))
+		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than --min-samples %d): no verdict", english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
 	case VerdictUnsafe:
 		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.TTL), FormatDuration(js.P99), outlived), ev...))
 	}
 	if js.Outlived > 0 && js.Verdict != VerdictUnsafe {
-		out = append(out, RuleRunsOutlived.New(subject, fmt.Sprintf("%s runs outlived their lock TTL (%s); longest %s", count(js.Outlived), Percent(js.OutlivedShare), FormatDuration(js.Max)), ev...))
+		out = append(out, RuleRunsOutlived.New(subject, fmt.Sprintf("%s %s lock TTL (%s); longest %s", english.Count(js.Outlived, "run outlived", "runs outlived"), english.Plural(js.Outlived, "its", "their"), Percent(js.OutlivedShare), FormatDuration(js.Max)), ev...))
 	}
 	if js.Verdict == VerdictAtRisk && js.Outlived == 0 {
 		out = append(out, RuleLowMargin.New(subject, fmt.Sprintf("lock TTL %s is only %.2fx p%s %s; the buffer asks for %.2fx", FormatDuration(js.TTL),
@@ -280,7 +280,7 @@ func (js *JobStats) quantileLine() string {
 	if !js.Exact {
 		how = fmt.Sprintf("DDSketch, ±%.1f%%", 100*js.QuantileError)
 	}
-	return fmt.Sprintf("%s runs: p50 %s, p90 %s, p95 %s, p99 %s, p99.9 %s, max %s (%s)", count(js.Runs), FormatDuration(js.P50),
+	return fmt.Sprintf("%s: p50 %s, p90 %s, p95 %s, p99 %s, p99.9 %s, max %s (%s)", english.Count(js.Runs, "run", "runs"), FormatDuration(js.P50),
 		FormatDuration(js.P90), FormatDuration(js.P95), FormatDuration(js.P99), FormatDuration(js.P999), FormatDuration(js.Max), how)
 }
 
@@ -293,7 +293,7 @@ func (js *JobStats) ttlLine() string {
 				parts = append(parts, fmt.Sprintf("%d more", len(js.TTLsSeen)-5))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s (%s runs)", FormatDuration(tc.TTL), count(tc.Runs)))
+			parts = append(parts, fmt.Sprintf("%s (%s)", FormatDuration(tc.TTL), english.Count(tc.Runs, "run", "runs")))
 		}
 		s += "; runs carried different TTLs: " + strings.Join(parts, ", ")
 		if js.TTLSource == SourceData {

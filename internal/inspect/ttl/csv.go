@@ -170,6 +170,13 @@ func (t *csvTable) split(b []byte) [][]byte {
 }
 
 func (t *csvTable) record(line int64, b []byte) {
+	if bytes.Count(b, []byte{'"'})%2 == 1 {
+		// A quote that never closes: a row cut short (a truncated
+		// export) or one that spans lines; either way its cells cannot
+		// be trusted.
+		t.c.Skip(fmt.Sprintf("%s:%d: unterminated quote (a truncated row, or a cell that spans lines)", t.name, line))
+		return
+	}
 	typ, run, err := t.cols.decode(t.split(b), t.o.unit())
 	if err != nil {
 		t.c.Skip(fmt.Sprintf("%s:%d: %v", t.name, line, err))

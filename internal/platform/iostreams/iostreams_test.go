@@ -85,11 +85,3 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("Done did not clear the line: %q", buf.String())
 	}
 }
-
-func TestCount(t *testing.T) {
-	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1500: "-1,500"} {
-		if got := Count(in); got != want {
-			t.Errorf("Count(%d) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -64,11 +64,11 @@ func (l *line) draw(t time.Time) {
 	if elapsed > 0 {
 		rate = float64(l.done) / elapsed
 	}
-	msg := fmt.Sprintf("%s: %s %s", l.label, Count(l.done), l.unit)
+	msg := fmt.Sprintf("%s: %s %s", l.label, english.Number(l.done), l.unit)
 	if l.total > 0 {
-		msg = fmt.Sprintf("%s: %s/%s %s", l.label, Count(l.done), Count(l.total), l.unit)
+		msg = fmt.Sprintf("%s: %s/%s %s", l.label, english.Number(l.done), english.Number(l.total), l.unit)
 	}
-	msg += fmt.Sprintf(" (%s/s", Count(int64(rate)))
+	msg += fmt.Sprintf(" (%s/s", english.Number(int64(rate)))
 	if l.total > 0 && rate > 0 && l.done < l.total {
 		eta := time.Duration(float64(l.total-l.done) / rate * float64(time.Second))
 		msg += ", ETA " + eta.Round(time.Second).String()
@@ -87,6 +87,3 @@ func (l *line) Done() {
 	}
 	l.stopped = true
 }
-
-// Count formats n with thousands separators (english.Number).
-func Count(n int64) string { return english.Number(n) }
