@@ -77,7 +77,10 @@ the input that hold duplicated keys (stdin is spooled to a temporary file).` + e
   dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
-			if len(args) == 0 && o.ExplainMapping == "" {
+			if err := cmdutil.JobLogs(f, cmd, &o.Args, &o.Log); err != nil {
+				return err
+			}
+			if len(o.Args) == 0 && o.ExplainMapping == "" {
 				return exitcode.UsageErrorf("give log files, directories, globs or - for stdin")
 			}
 			if o.ClockSkew < 0 {

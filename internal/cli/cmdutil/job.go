@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,4 +78,32 @@ func (f *Factory) NeedJobOr(flag, key string) error {
 		hint = fmt.Sprintf("or pass --job (dupctl.yaml has %s)", strings.Join(names, ", "))
 	}
 	return exitcode.UsageErrorf("--%s is required, %s", flag, hint)
+}
+
+// JobLogs takes the job's log paths when no file was given, and its field
+// mapping for the fields --field did not map.
+func JobLogs(f *Factory, cmd *cobra.Command, args *[]string, l *LogFlags) error {
+	job, err := f.Job()
+	if err != nil || job == nil {
+		return err
+	}
+	if len(*args) == 0 {
+		*args = append(*args, job.Logs.Paths...)
+	}
+	mapped := map[string]bool{}
+	for _, v := range l.Fields {
+		name, _, _ := strings.Cut(v, "=")
+		mapped[name] = true
+	}
+	names := make([]string, 0, len(job.Logs.Fields))
+	for k := range job.Logs.Fields {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if !mapped[k] {
+			l.Fields = append(l.Fields, k+"="+job.Logs.Fields[k])
+		}
+	}
+	return nil
 }

@@ -199,9 +199,18 @@ func (w windowMiB) bytes() int64 {
 	return int64(w) << 20
 }
 
-func requireQueue(q string) error {
-	if q == "" {
-		return exitcode.UsageErrorf("--queue is required")
+// requireQueue takes the DLQ from the job of dupctl.yaml when --queue was
+// not given, and says what is missing when neither gives one.
+func requireQueue(f *cmdutil.Factory, cmd *cobra.Command, q *string) error {
+	job, err := f.Job()
+	if err != nil {
+		return err
+	}
+	if job != nil {
+		cmdutil.FromJob(cmd, "queue", q, job.DLQ)
+	}
+	if *q == "" {
+		return f.NeedJobOr("queue", "dlq")
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ written and synced to disk.` + readExitStatus,
   dupctl dlq export --queue orders.dlq --out archive.jsonl --drain --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireQueue(o.Queue); err != nil {
+			if err := requireQueue(f, cmd, &o.Queue); err != nil {
 				return err
 			}
 			if o.Out == "" {

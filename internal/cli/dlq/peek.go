@@ -39,7 +39,7 @@ behind the others, so repeated peeks can push a message past the limit.` + readE
   dupctl dlq peek --queue orders.dlq -n 20 -o json | jq '.data.messages[].error'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireQueue(o.Queue); err != nil {
+			if err := requireQueue(f, cmd, &o.Queue); err != nil {
 				return err
 			}
 			if o.N < 1 {

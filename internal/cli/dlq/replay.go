@@ -133,6 +133,13 @@ confirms and prints the summary.` + replayExitStatus,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args = os.Args
+			if !cmd.Flags().Changed("from-file") {
+				if job, err := f.Job(); err != nil {
+					return err
+				} else if job != nil {
+					cmdutil.FromJob(cmd, "queue", &o.Queue, job.DLQ)
+				}
+			}
 			if runF != nil {
 				if _, err := o.options(); err != nil {
 					return err

@@ -43,7 +43,7 @@ errors should never have been retried and gives each group an id that
   dupctl dlq stats --queue orders.dlq --error-field header.x-error --job-type-field body.kind`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireQueue(o.Queue); err != nil {
+			if err := requireQueue(f, cmd, &o.Queue); err != nil {
 				return err
 			}
 			if err := o.checkRead(); err != nil {

@@ -80,6 +80,24 @@ under the current TTL, with and without idempotency.` + exitStatus,
   dupctl inspect ttl runs.csv --ttl-file ttls.yaml --fail-on error -o junit > ttl.xml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Files = args
+			job, err := f.Job()
+			if err != nil {
+				return err
+			}
+			if job != nil {
+				// The job's durations and lock TTL from dupctl.yaml, for
+				// what the flags did not give.
+				if len(o.Files) == 0 && o.Query == "" {
+					if job.Durations.CSV != "" {
+						o.Files = []string{job.Durations.CSV}
+					}
+					cmdutil.FromJob(cmd, "query", &o.Query, job.Durations.Query)
+				}
+				cmdutil.FromJob(cmd, "job-type", &o.Table.DefaultType, job.Name)
+				if job.LockTTL > 0 && !cmd.Flags().Changed("ttl-file") {
+					cmdutil.FromJob(cmd, "ttl", &ttlSpec, time.Duration(job.LockTTL).String())
+				}
+			}
 			if err := o.resolve(ttlSpec, ttlFile, unit, exactMax, simProfiles); err != nil {
 				return err
 			}

@@ -60,7 +60,12 @@ idempotency_key, attempt, job_id, message_id, created_at); map others with
   dupctl keys unstable app.log --field businessKey=payload.account -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
-			if len(args) == 0 && o.Query == "" {
+			if o.Query == "" {
+				if err := cmdutil.JobLogs(f, cmd, &o.Args, &o.Log); err != nil {
+					return err
+				}
+			}
+			if len(o.Args) == 0 && o.Query == "" {
 				return exitcode.UsageErrorf("give log or export files (- for stdin) or --query SQL")
 			}
 			if runF != nil {
