@@ -14,17 +14,16 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // DB opens the snapshot the checks read (a pgxpool.Pool or pgx.Conn).
@@ -283,16 +282,13 @@ type target struct {
 // explainError adds what to do to the server errors a careful read-only
 // session can meet.
 func explainError(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "57014": // query_canceled: statement_timeout
-			return problem.System(err, "raise {StatementTimeout}, or leave the data checks out with {Checks} catalog")
-		case "55P03": // lock_not_available: lock_timeout
-			return problem.System(err, "a migration or other DDL holds a lock on the table: retry later or raise {LockTimeout}")
-		case "42501": // insufficient_privilege
-			return problem.System(err, "the role needs SELECT on the tables it inspects")
-		}
+	switch connect.PGErrorKind(err) {
+	case connect.PGStatementTimeout:
+		return problem.System(err, "raise {StatementTimeout}, or leave the data checks out with {Checks} catalog")
+	case connect.PGLockTimeout:
+		return problem.System(err, "a migration or other DDL holds a lock on the table: retry later or raise {LockTimeout}")
+	case connect.PGPermission:
+		return problem.System(err, "the role needs SELECT on the tables it inspects")
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -132,8 +133,9 @@ func queryEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []st
 // sqlError: the query's own mistakes (syntax, unknown table, a write in a
 // read-only transaction) are bad input; anything else is the server's.
 func sqlError(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "42") || strings.HasPrefix(pe.Code, "22") || pe.Code == "25006") {
+	if k := connect.PGErrorKind(err); k == connect.PGBadQuery || k == connect.PGReadOnly {
+		var pe *pgconn.PgError
+		errors.As(err, &pe)
 		return problem.Inputf("EffectsSQL", "%s (SQLSTATE %s)", pe.Message, pe.Code)
 	}
 	return problem.System(fmt.Errorf("effects query: %w", err), "")
