@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,37 +265,6 @@ func TestContractHostileFiles(t *testing.T) {
 	}
 }
 
-// blackhole accepts connections and never answers.
-func contractBlackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // TestContractHostileServers: every command that dials, against URLs with
 // raw special characters in the password, a port that never answers (with
 // --timeout, and with Ctrl-C) and a wrong password.
@@ -305,7 +273,7 @@ func TestContractHostileServers(t *testing.T) {
 		t.Skip("contract suite: runs the binary some hundred times")
 	}
 	dupctlBinary(t) // built here, not in a goroutine that may not Fatal
-	hole := contractBlackhole(t)
+	hole := testenv.Blackhole(t)
 	type urls struct{ redis, postgres, amqp string }
 	cases := []struct {
 		name      string

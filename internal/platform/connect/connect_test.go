@@ -3,9 +3,7 @@ package connect
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -93,43 +91,11 @@ func isInput(err error) bool {
 	return errors.As(err, &in)
 }
 
-// blackhole accepts connections and never answers: a firewall that lets
-// the SYN through, a hung server.
-func blackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // TestDialsEndWithTheirContext: against a port that accepts and never
 // answers, every dial ends when its context does (--timeout, Ctrl-C),
 // long before DialTimeout, and says which it was.
 func TestDialsEndWithTheirContext(t *testing.T) {
-	addr := blackhole(t)
+	addr := testenv.Blackhole(t)
 	dials := map[string]func(ctx context.Context) error{
 		"redis": func(ctx context.Context) error {
 			_, err := Redis(ctx, "redis://:pw@"+addr+"/0")
