@@ -3,9 +3,11 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/dupctl/dupctl/internal/cli"
+	"github.com/dupctl/dupctl/internal/logs/loggen"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
 )
@@ -25,6 +28,21 @@ type page struct {
 	requests []string
 	errors   []string
 	svg      svgGeometry
+	hist     histGeometry
+}
+
+// histGeometry is inspect ttl's first histogram as the browser laid it out.
+type histGeometry struct {
+	Lo, Hi, X0, Width float64
+	Markers           []struct {
+		Class string
+		Ms, X float64
+	}
+	Buckets []struct {
+		Class    string
+		From, To float64
+		X        float64
+	}
 }
 
 type svgGeometry struct {
@@ -44,6 +62,17 @@ type svgGeometry struct {
 
 // geometryJS reads back where the picture put each mark and bar, and the
 // time each says it stands for.
+const histogramJS = `(() => {
+  const svg = document.querySelector('figure.histogram svg');
+  if (!svg) return null;
+  const num = (el, a) => parseFloat(el.getAttribute(a));
+  return {
+    Lo: num(svg, 'data-min-ms'), Hi: num(svg, 'data-max-ms'), X0: num(svg, 'data-x0'), Width: num(svg, 'data-width'),
+    Markers: [...svg.querySelectorAll('g.marker')].map(g => ({Class: g.getAttribute('class'), Ms: num(g, 'data-ms'), X: num(g.querySelector('line'), 'x1')})),
+    Buckets: [...svg.querySelectorAll('rect.bucket')].map(r => ({Class: r.getAttribute('class'), From: num(r, 'data-from-ms'), To: num(r, 'data-to-ms'), X: num(r, 'x')})),
+  };
+})()`
+
 const geometryJS = `(() => {
   const svg = document.querySelector('figure.lanes svg');
   if (!svg) return null;
@@ -102,6 +131,13 @@ func openInChromium(t *testing.T, file, shot string) page {
 	geo, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](geometryJS))
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	hist, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](histogramJS))
+	if err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	if err := json.Unmarshal(hist, &p.hist); err != nil && string(hist) != "null" {
+		t.Fatalf("histogram geometry: %v (%s)", err, hist)
 	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
 	if err != nil {
@@ -244,4 +280,102 @@ func TestHTMLReportInChromium(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIncidentAndHistogramInChromium: audit logs --incident on a generated
+// fleet's log draws the key's lanes with the repeated side effect where its
+// line's offset says, and inspect ttl draws each job type's histogram with
+// the TTL, p99 and recommended lines at the x their values give on the log
+// axis; no request leaves either page, no console error.
+func TestIncidentAndHistogramInChromium(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "fleet.log")
+	fh, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := loggen.Write(loggen.Config{Seed: 3, Jobs: 120, Workers: 4, IncidentEvery: 40}, loggen.Single(fh))
+	fh.Close()
+	if err != nil || len(sum.Incidents) == 0 {
+		t.Fatalf("loggen: %v, %d incidents", err, len(sum.Incidents))
+	}
+	key := sum.Incidents[0].BusinessKey
+
+	t.Run("audit logs --incident", func(t *testing.T) {
+		html, js := filepath.Join(dir, "incident.html"), filepath.Join(dir, "incident.json")
+		runToFile(t, "audit", "logs", logPath, "--incident", key, "--html", html, "-o", "json="+js)
+		var rep struct {
+			Data struct {
+				Timelines []struct {
+					Key  string `json:"key"`
+					Rows []struct {
+						Offset int64  `json:"offset_ns"`
+						Event  string `json:"event"`
+						Repeat bool   `json:"repeat"`
+					} `json:"rows"`
+				} `json:"timelines"`
+			} `json:"data"`
+		}
+		b, _ := os.ReadFile(js)
+		if err := json.Unmarshal(b, &rep); err != nil || len(rep.Data.Timelines) == 0 {
+			t.Fatalf("no timeline for %s in the JSON (%v)", key, err)
+		}
+		var want []float64
+		for _, r := range rep.Data.Timelines[0].Rows {
+			if r.Event == "side_effect" && r.Repeat {
+				want = append(want, float64(time.Duration(r.Offset).Milliseconds()))
+			}
+		}
+		p := openInChromium(t, html, "incident.png")
+		checkPage(t, p)
+		var got []float64
+		for _, m := range p.svg.Marks {
+			if m.Kind == "duplicate" {
+				got = append(got, m.T)
+			}
+		}
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("repeated side effects drawn at %v ms, the log has them at %v", got, want)
+		}
+		if len(p.svg.Lanes) < 2 {
+			t.Errorf("lanes %v: an incident has at least two workers", p.svg.Lanes)
+		}
+	})
+
+	t.Run("inspect ttl", func(t *testing.T) {
+		csv := filepath.Join(dir, "durations.csv")
+		var b strings.Builder
+		b.WriteString("job_type,duration_ms\n")
+		for i := 1; i <= 400; i++ {
+			fmt.Fprintf(&b, "payment,%d\n", 100+i*i/20)
+		}
+		if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		html := filepath.Join(dir, "ttl.html")
+		runToFile(t, "inspect", "ttl", csv, "--ttl", "5s", "--html", html)
+		p := openInChromium(t, html, "ttl.png")
+		checkPage(t, p)
+		h := p.hist
+		if len(h.Markers) < 3 {
+			t.Fatalf("markers %+v: want the lock TTL, p99 and recommended", h.Markers)
+		}
+		logX := func(ms float64) float64 { return h.X0 + math.Log(math.Max(ms, h.Lo)/h.Lo)/math.Log(h.Hi/h.Lo)*h.Width }
+		for _, m := range h.Markers {
+			if math.Abs(m.X-logX(m.Ms)) > 0.6 {
+				t.Errorf("%s line for %.0fms at x=%.1f, the log axis puts it at %.1f", m.Class, m.Ms, m.X, logX(m.Ms))
+			}
+			if m.Class == "marker ttl" && m.Ms != 5000 {
+				t.Errorf("the TTL line says %.0fms, the TTL is 5s", m.Ms)
+			}
+		}
+		for _, b := range h.Buckets {
+			if math.Abs(b.X-logX(b.From)-0.5) > 0.6 {
+				t.Errorf("bucket %.0f..%.0fms at x=%.1f, the log axis puts it at %.1f", b.From, b.To, b.X, logX(b.From)+0.5)
+			}
+			if beyond := strings.Contains(b.Class, "beyond-ttl"); beyond != (b.To > 5000) {
+				t.Errorf("bucket %.0f..%.0fms: marked beyond the 5s TTL = %v", b.From, b.To, beyond)
+			}
+		}
+	})
 }

@@ -117,16 +117,17 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	}
 	res, err := auditlogs.Run(ctx, srcs, auditlogs.Options{
 		Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew,
-		Incident: o.Incident, Timelines: f.Global.Verbose,
+		Incident: o.Incident, Timelines: f.Global.Verbose || o.Incident == "" && f.WantsHTML(),
 		Progress: f.IO.StartProgress("audit logs", "bytes"),
 	})
 	if err != nil {
 		return cmdutil.LogError(err)
 	}
 	rep := res.Report()
-	return f.Emit(ctx, report.Document{Report: rep, Text: func(w io.Writer, th *report.Theme) error {
-		return writeLogs(w, th, res, o)
-	}})
+	return f.Emit(ctx, report.Document{Report: rep,
+		Text: func(w io.Writer, th *report.Theme) error { return writeLogs(w, th, res, o) },
+		HTML: func(w io.Writer) error { return writeLogsHTML(w, res, o.Incident) },
+	})
 }
 
 // runExplain is --explain-mapping: how the mapping reads the file.

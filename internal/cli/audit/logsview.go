@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -171,4 +172,164 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 		t.Row(count(u.Lines), u.Template, u.Example+" "+strconv.Quote(u.Text))
 	}
 	return t.Render(w)
+}
+
+// maxTimelineEvents bounds one drawn timeline: past it, the first events
+// are drawn and the rest said to be left out, so a page stays responsive.
+const maxTimelineEvents = 10_000
+
+// maxTimelines bounds how many keys' timelines one page draws.
+const maxTimelines = 20
+
+// writeLogsHTML draws each incident's timeline rebuilt from the log lines:
+// a lane per worker, deliveries (received to acked, retried, dead-lettered
+// or crashed) and lock holds as bars, every line as a mark, the second
+// side effect highlighted, each mark linked to its row and the row to its
+// file:line.
+func writeLogsHTML(w io.Writer, r *auditlogs.Result, incident string) error {
+	fmt.Fprintf(w, "<p>%s, %s, %s; %s with a duplicated side effect.</p>\n", english.Count(r.Input.Sources, "file", "files"),
+		english.Count(r.Input.Lines, "line", "lines"), english.Count(r.Effects, "side effect", "side effects"), english.Count(len(r.Duplicates), "key", "keys"))
+	if len(r.Timelines) == 0 {
+		if incident != "" {
+			fmt.Fprintf(w, "<p class=\"note\">No line names %s.</p>\n", report.Escape(incident))
+		} else {
+			io.WriteString(w, "<p class=\"note\">Give <code>--incident KEY</code> (or <code>-v</code> for every duplicate) to draw a key's timeline.</p>\n")
+		}
+		return nil
+	}
+	for i, tl := range r.Timelines {
+		if i == maxTimelines {
+			fmt.Fprintf(w, "<p class=\"note\">%d more timelines left out.</p>\n", len(r.Timelines)-maxTimelines)
+			break
+		}
+		if err := writeIncidentHTML(w, &tl, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeIncidentHTML(w io.Writer, tl *auditlogs.Timeline, n int) error {
+	rows := tl.Rows
+	note := ""
+	if len(rows) > maxTimelineEvents {
+		note = fmt.Sprintf("the first %s of %s lines are drawn", english.Number(maxTimelineEvents), english.Number(len(rows)))
+		rows = rows[:maxTimelineEvents]
+	}
+	anchor := func(i int) string { return fmt.Sprintf("#k%d-l%d", n, i) }
+	var end int64 = 1
+	for _, r := range rows {
+		end = max(end, r.Offset.Milliseconds())
+	}
+	l := &report.Lanes{Title: "business key " + tl.Key + ", rebuilt from the logs", Start: 0, End: end, Note: note}
+	effects, dups := 0, 0
+	for lane, worker := range tl.Workers {
+		deliv := report.LaneRow{Label: "deliveries"}
+		lock := report.LaneRow{Label: "lock"}
+		marks := report.LaneRow{Label: "lines"}
+		openDeliv, openLock := -1, -1
+		for i, r := range rows {
+			if r.Lane != lane {
+				continue
+			}
+			t := r.Offset.Milliseconds()
+			title := fmt.Sprintf("%s +%s %s: %s %s (%s)", worker, r.Offset, r.Time.Format("15:04:05.000"), r.Event, r.Detail, r.Where)
+			m := report.Mark{At: t, Kind: report.MarkOther, Title: title, Link: anchor(i)}
+			switch r.Event {
+			case "received":
+				openDeliv = i
+			case "acked", "retry", "dead_lettered", "crash":
+				if openDeliv >= 0 {
+					from := rows[openDeliv].Offset.Milliseconds()
+					deliv.Bars = append(deliv.Bars, report.Bar{From: from, To: t, Kind: report.BarDelivery, Title: fmt.Sprintf("%s held the delivery from +%s to +%s, ended: %s", worker, rows[openDeliv].Offset, r.Offset, r.Event), Link: anchor(openDeliv)})
+					openDeliv = -1
+				}
+			case "lock_acquired":
+				openLock = i
+			case "lock_released", "lock_lost":
+				if openLock >= 0 {
+					lock.Bars = append(lock.Bars, leaseBars(worker, rows[openLock], t, r.Event, anchor(openLock))...)
+					openLock = -1
+				}
+			}
+			switch r.Event {
+			case "side_effect":
+				effects++
+				m.Kind = report.MarkEffect
+				if r.Repeat {
+					dups++
+					m.Kind = report.MarkDuplicate
+					m.Title = "SECOND SIDE EFFECT: " + title
+				}
+			case "crash":
+				m.Kind = report.MarkCrash
+			case "acked":
+				m.Kind = report.MarkAck
+			case "lock_lost":
+				m.Kind = report.MarkExpire
+			}
+			marks.Marks = append(marks.Marks, m)
+		}
+		for _, open := range []struct {
+			i   int
+			row *report.LaneRow
+			bar string
+		}{{openDeliv, &deliv, report.BarDelivery}, {openLock, &lock, report.BarLease}} {
+			switch {
+			case open.i < 0:
+			case open.bar == report.BarLease: // still held when the log ends
+				open.row.Bars = append(open.row.Bars, leaseBars(worker, rows[open.i], end, "the end of the log", anchor(open.i))...)
+			default:
+				open.row.Bars = append(open.row.Bars, report.Bar{From: rows[open.i].Offset.Milliseconds(), To: end, Kind: open.bar, Title: worker + ": still open when the log ends", Link: anchor(open.i)})
+			}
+		}
+		ln := report.Lane{Name: worker}
+		for _, row := range []report.LaneRow{deliv, lock, marks} {
+			if len(row.Bars)+len(row.Marks) > 0 {
+				ln.Rows = append(ln.Rows, row)
+			}
+		}
+		l.Lanes = append(l.Lanes, ln)
+	}
+	l.Desc = fmt.Sprintf("%s over %s: %s, %d of them a repeat.", english.Count(len(tl.Workers), "worker", "workers"), time.Duration(end)*time.Millisecond,
+		english.Count(effects, "side effect", "side effects"), dups)
+	fmt.Fprintf(w, "<h2>%s</h2>\n", report.Escape(tl.Key))
+	if err := l.SVG(w); err != nil {
+		return err
+	}
+	io.WriteString(w, "<details open><summary>lines</summary><table class=\"events\"><thead><tr><th scope=\"col\">offset</th><th scope=\"col\">worker</th><th scope=\"col\">event</th><th scope=\"col\">detail</th><th scope=\"col\">line</th></tr></thead><tbody>\n")
+	for i, r := range rows {
+		ev := report.Escape(r.Event)
+		if r.Repeat {
+			ev = "<strong>" + ev + " (again)</strong>"
+		}
+		fmt.Fprintf(w, "<tr id=\"%s\"><td>+%s</td><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td></tr>\n", anchor(i)[1:], report.Escape(r.Offset.String()),
+			report.Escape(r.Worker), ev, report.Escape(r.Detail), report.Escape(r.Where))
+	}
+	_, err := io.WriteString(w, "</tbody></table></details>\n")
+	return err
+}
+
+var ttlInDetail = regexp.MustCompile(`\bttl=([0-9][0-9a-zµ.]*)`)
+
+// leaseBars is one lock hold from its acquisition line to until (ms): the
+// lease while its TTL (logged with the acquisition as ttl=...) lasted,
+// then, if the holder went on past it, the span it acted as holder with
+// no lock, hatched.
+func leaseBars(worker string, acquired auditlogs.TimelineRow, until int64, how, link string) []report.Bar {
+	from := acquired.Offset.Milliseconds()
+	lease := report.Bar{From: from, To: until, Kind: report.BarLease, Title: fmt.Sprintf("%s held the lock from +%s (%s)", worker, acquired.Offset, how), Link: link}
+	m := ttlInDetail.FindStringSubmatch(acquired.Detail)
+	if m == nil {
+		return []report.Bar{lease}
+	}
+	ttl, err := time.ParseDuration(m[1])
+	if err != nil || from+ttl.Milliseconds() >= until {
+		return []report.Bar{lease}
+	}
+	expiry := from + ttl.Milliseconds()
+	lease.To = expiry
+	lease.Title = fmt.Sprintf("%s's lock from +%s, TTL %s: it expired at +%s", worker, acquired.Offset, ttl, time.Duration(expiry)*time.Millisecond)
+	return []report.Bar{lease, {From: expiry, To: until, Kind: report.BarBelieved, Link: link,
+		Title: fmt.Sprintf("%s went on as the lock's holder after its TTL ran out, until %s", worker, how)}}
 }

@@ -341,3 +341,17 @@ func (f *Factory) LoadConfig() error {
 	f.Config = c
 	return nil
 }
+
+// WantsHTML reports whether this run writes an HTML report (to stdout or
+// a file), for commands that gather more for the picture.
+func (f *Factory) WantsHTML() bool {
+	if f.Global.Output == report.FormatHTML {
+		return true
+	}
+	for _, file := range f.Global.Files {
+		if file.Format == report.FormatHTML {
+			return true
+		}
+	}
+	return false
+}

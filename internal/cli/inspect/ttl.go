@@ -185,7 +185,8 @@ func runTTL(ctx context.Context, o *TTLOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
-		return writeTTL(w, th, res)
-	}})
+	return f.Emit(ctx, report.Document{Report: res.Report(),
+		Text: func(w io.Writer, th *report.Theme) error { return writeTTL(w, th, res) },
+		HTML: func(w io.Writer) error { return writeTTLHTML(w, res) },
+	})
 }

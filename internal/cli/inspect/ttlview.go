@@ -3,7 +3,9 @@ package inspect
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/inspect/ttl"
@@ -190,4 +192,111 @@ func simRows(t *report.Table, th *report.Theme, jobType, which string, st ttl.Si
 		}
 		t.Row(jobType, ttl.FormatDuration(st.TTL)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
 	}
+}
+
+// The HTML histogram: per job type, the durations on a log-scaled axis,
+// the buckets beyond the TTL in the error colour, and the TTL, p99 and
+// recommended TTL as labelled lines. Every bar and line carries its
+// milliseconds (data-from-ms, data-to-ms, data-ms) and the axis its scale
+// (data-min-ms, data-max-ms, data-x0, data-width), so a reader hovering
+// sees the figures and a test can check that each sits where its value says.
+const (
+	histX0, histW, histH, histTop = 60, 720, 160, 48
+)
+
+func writeTTLHTML(w io.Writer, res *ttl.Result) error {
+	fmt.Fprintf(w, "<p>%s of %s from %s.</p>\n", english.Count(res.Runs, "run", "runs"), english.Count(len(res.JobTypes), "job type", "job types"), report.Escape(strings.Join(res.Sources, ", ")))
+	for i := range res.JobTypes {
+		if err := writeJobHistogram(w, &res.JobTypes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
+	if len(js.Histogram) == 0 {
+		return nil
+	}
+	lo, hi := js.Histogram[0].FromMS, js.Histogram[len(js.Histogram)-1].ToMS
+	for _, v := range []float64{js.TTLMS, js.P99MS, js.RecommendedTTLMS} {
+		if v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v*1.1)
+		}
+	}
+	lo = math.Max(lo, 1)
+	x := func(ms float64) float64 {
+		ms = math.Max(ms, lo)
+		return histX0 + math.Log(ms/lo)/math.Log(hi/lo)*histW
+	}
+	var most int64 = 1
+	for _, b := range js.Histogram {
+		most = max(most, b.Runs)
+	}
+	desc := fmt.Sprintf("%s: %s; p50 %s, p99 %s, max %s; lock TTL %s; %s outlived it; recommended TTL %s",
+		js.JobType, english.Count(js.Runs, "run", "runs"), ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
+		ttlText(js.TTLMS), english.Number(js.Outlived), ttl.FormatDuration(msDur(js.RecommendedTTLMS)))
+	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
+		report.Escape(js.JobType), histX0+histW+130, histTop+histH+30, histX0+histW+130, histTop+histH+30, report.Escape(desc), lo, hi, histX0, histW, report.Escape(desc))
+	base := histTop + histH
+	for _, b := range js.Histogram {
+		x0, x1 := x(b.FromMS), x(b.ToMS)
+		h := float64(histH) * float64(b.Runs) / float64(most)
+		fill := report.Palette.Lease
+		if b.BeyondTTL {
+			fill = report.Palette.Error
+		}
+		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" data-from-ms=\"%g\" data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
+			map[bool]string{true: " beyond-ttl"}[b.BeyondTTL], x0+0.5, float64(base)-h, math.Max(x1-x0-1, 1), math.Max(h, 0.5), fill, b.FromMS, b.ToMS, b.Runs,
+			report.Escape(ttl.FormatDuration(msDur(b.FromMS))), report.Escape(ttl.FormatDuration(msDur(b.ToMS))), english.Count(b.Runs, "run", "runs"),
+			map[bool]string{true: ", beyond the lock TTL"}[b.BeyondTTL])
+	}
+	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", histX0, base, histX0+histW, base, report.Palette.Faint)
+	for _, t := range axisTicks(lo, hi) {
+		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x(t), base+16, report.Escape(ttl.FormatDuration(msDur(t))))
+	}
+	marker := func(class string, ms float64, color, label string, row int) {
+		if ms <= 0 {
+			return
+		}
+		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"%s\">%s %s</text><title>%s %s</title></g>\n",
+			class, ms, x(ms), 14+row*13, x(ms), base, color, x(ms)+3, 12+row*13, color, label, report.Escape(ttl.FormatDuration(msDur(ms))), label, report.Escape(ttl.FormatDuration(msDur(ms))))
+	}
+	marker("p99", js.P99MS, report.Palette.Info, "p99", 0)
+	marker("ttl", js.TTLMS, report.Palette.Error, "lock TTL", 1)
+	marker("recommended", js.RecommendedTTLMS, report.Palette.Pass, "recommended", 2)
+	io.WriteString(w, "</svg>\n")
+	fmt.Fprintf(w, "<figcaption>%s</figcaption>\n</figure>\n", report.Escape(desc))
+	return nil
+}
+
+// axisTicks are the 1-2-5 values between lo and hi that label the axis.
+func axisTicks(lo, hi float64) []float64 {
+	var out []float64
+	for p := math.Pow(10, math.Floor(math.Log10(lo))); p <= hi; p *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if v := p * m; v >= lo && v <= hi {
+				out = append(out, v)
+			}
+		}
+	}
+	if len(out) > 8 {
+		var thin []float64
+		for i, v := range out {
+			if i%2 == 0 {
+				thin = append(thin, v)
+			}
+		}
+		out = thin
+	}
+	return out
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+func ttlText(ms float64) string {
+	if ms <= 0 {
+		return "unknown"
+	}
+	return ttl.FormatDuration(msDur(ms))
 }

@@ -20,7 +20,7 @@ func Plural[N Integer](n N, one, many string) string {
 // Count returns n followed by the noun in the right number: "1 run",
 // "3 runs".
 func Count[N Integer](n N, one, many string) string {
-	return strconv.FormatInt(int64(n), 10) + " " + Plural(n, one, many)
+	return Number(n) + " " + Plural(n, one, many)
 }
 
 // Number formats n with thousands separators: 1,234,567.

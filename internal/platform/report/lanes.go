@@ -107,7 +107,7 @@ func (l *Lanes) SVG(w io.Writer) error {
 		rows += max(len(ln.Rows), 1)
 	}
 	height := lanesTop + rows*lanesRowH + lanesBottom
-	width := lanesLeft + lanesWidth + 20
+	width := lanesLeft + lanesWidth + 40
 	var b strings.Builder
 	fmt.Fprintf(&b, "<figure class=\"lanes\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"lanes-title lanes-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
 		width, height, width, height, l.Start, l.End, lanesLeft, lanesWidth)
