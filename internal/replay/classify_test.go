@@ -156,6 +156,20 @@ func FuzzParseRules(f *testing.F) {
 		}
 		a := &Analyzer{Rules: rules}
 		_ = a.Analyze(msg(amqp.Table{"error": s, "x-kind": s}, s))
+		// What parses writes back as lines that parse to the same rules.
+		var lines []string
+		for _, r := range rules {
+			lines = append(lines, string(r.Class)+" "+r.Field+" "+r.Pattern.String())
+		}
+		again, err := ParseRules(strings.NewReader(strings.Join(lines, "\n")), "f")
+		if err != nil || len(again) != len(rules) {
+			t.Fatalf("the rules written back do not parse: %v\n%s", err, strings.Join(lines, "\n"))
+		}
+		for i := range rules {
+			if again[i].Class != rules[i].Class || again[i].Field != rules[i].Field || again[i].Pattern.String() != rules[i].Pattern.String() {
+				t.Fatalf("round trip changed rule %d: %v -> %v", i, rules[i], again[i])
+			}
+		}
 	})
 }
 
@@ -168,5 +182,10 @@ func FuzzParseWhere(f *testing.F) {
 			return
 		}
 		_ = w.Match(msg(amqp.Table{"a": body}, body))
+		// ... and writes back a condition that reads the same.
+		again, err := ParseWhere(w.String())
+		if err != nil || again.String() != w.String() || again.Op != w.Op || again.Value != w.Value {
+			t.Fatalf("%q: written back as %q, read as %q (%v)", spec, w.String(), again.String(), err)
+		}
 	})
 }

@@ -50,7 +50,7 @@ either) can tell whether the job already succeeded.`,
 similar header; --error-field names yours). Without it nobody can tell a
 temporary failure, worth replaying, from a permanent one, which would only
 fail again.`,
-		Fix: "Dead-letter with context, as the seed's DLQ section asks: jobId, business key, idempotency key, attempt count, a short error message and the time of the last failure (Spring's RepublishMessageRecoverer adds x-exception-message).",
+		Fix: "Dead-letter with context: jobId, business key, idempotency key, attempt count, a short error message and the time of the last failure (Spring's RepublishMessageRecoverer adds x-exception-message).",
 	}
 	RuleNoOrigin = findings.Rule{
 		Code: "DLQ_NO_ORIGIN", Severity: findings.Warn, Since: "v0.1.0",

@@ -105,7 +105,7 @@ of guessing.`,
 matches none of the known causes well enough to name one: dupctl does not
 guess. The evidence lines are the side effects and what the logs show
 around them.`,
-		Fix: "Log the seed's fields on every step (jobId, business key, idempotencyKey, lockKey, lockToken, attempt, consumerInstanceId, redelivered) and the lock, check, claim, commit and ack steps, then audit again; meanwhile make the effect idempotent with a stable key and an atomic claim.",
+		Fix: "Log the fields every worker should log on every step (jobId, business key, idempotencyKey, lockKey, lockToken, attempt, consumerInstanceId, redelivered) and the lock, check, claim, commit and ack steps, then audit again; meanwhile make the effect idempotent with a stable key and an atomic claim.",
 	}
 	RuleNoEffects = findings.Rule{
 		Code: "LOG_NO_SIDE_EFFECTS", Severity: findings.Warn, Since: "v0.1.0",

@@ -49,7 +49,7 @@ than once is reported with its cause and the log lines that prove it:
                                 the log line that would decide
   DUP_EFFECT_UNEXPLAINED        no known cause fits: dupctl does not guess
 
-The same pass prints the seed's metrics: messages per job type, lock
+The same pass prints the metrics a duplicate-safe worker should export: messages per job type, lock
 acquisitions and failures, duplicates caught by idempotency, deliveries per
 attempt, DLQ count, duration percentiles and errors per type.
 

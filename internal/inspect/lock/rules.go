@@ -21,7 +21,7 @@ hand, which lets a still-running job and a new one overlap - a duplicate.`,
 UUID v4, a ULID or time-based id minted when the lock was taken, a Sidekiq
 JID, a random token, a job counter). Two messages for the same order then
 take two different locks and both run: the lock protects nothing against
-duplicates (seed debugging step 2). The family is judged on all its keys;
+duplicates. The family is judged on all its keys;
 the evidence says which segment varies and what it looks like.`,
 		Fix: "Build the lock key from the business key (lock:payment:order:<orderId>), never from the job or message id; keep the job id in logs and in the token's metadata instead.",
 	}
@@ -70,7 +70,7 @@ the next holder's lock.`,
 something read it since) is more than 10 times above or below the median
 of its family. Far above: a crashed holder blocks the business key that
 much longer, often a hand-set or mis-configured TTL. Far below: the job
-can outlive its lock and a second worker takes it (seed cause 5).`,
+can outlive its lock and a second worker takes it.`,
 		Fix: "Give every lock of a job type the same TTL, sized from the real p99 job duration plus a buffer ('dupctl inspect ttl'); renew long jobs only while the token is still yours.",
 	}
 	RuleTTLLong = findings.Rule{

@@ -13,7 +13,7 @@ var (
 while the job still works, Redis deletes the lock, and the next delivery
 of the same business key (a retry, a redelivery, a second message for the
 same order) acquires a new lock and runs the job a second time alongside
-the first: the seed's cause 5, lock expiry. The token-checked unlock of
+the first: lock expiry. The token-checked unlock of
 the first worker then finds someone else's token and does nothing, so the
 overlap goes unnoticed unless idempotency catches it.`,
 		Fix: fixTTL,
