@@ -125,14 +125,12 @@ func bodyText(b []byte, n int, verbose bool) string {
 		s = base64.StdEncoding.EncodeToString(b)
 	}
 	head := fmt.Sprintf("(%s, %s)", bytesText(int64(len(b))), enc)
-	if !verbose && len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) { // never cut a character in half
-			cut--
-		}
-		s = s[:cut] + "..."
+	if verbose {
+		return head + " " + report.Cell(s, 0)
 	}
-	return head + " " + oneLine(s)
+	// Control bytes written visibly first, then cut to the display width:
+	// a body of NULs is as long on screen as it says, not four times.
+	return head + " " + report.Cell(s, n)
 }
 
 func oneLine(s string) string {
