@@ -133,10 +133,6 @@ func bodyText(b []byte, n int, verbose bool) string {
 	return head + " " + report.Cell(s, n)
 }
 
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`, "\t", `\t`).Replace(s)
-}
-
 func quoteIfNeeded(s string) string {
 	if strings.ContainsAny(s, " \t\r\n\"") || !utf8.ValidString(s) {
 		b, _ := json.Marshal(s)
