@@ -92,7 +92,7 @@ type ItemResult struct {
 // Result is the whole checklist and every finding behind it.
 type Result struct {
 	Items  []ItemResult
-	Report *findings.Report
+	report *findings.Report
 	// Failed are the checks that could not run (a system unreachable):
 	// their items say so, and the run as a whole failed.
 	Failed []error
@@ -104,7 +104,7 @@ type Result struct {
 // "pass" for something it could not look at, and always prints every line.
 // The error is that of the checks that failed, joined, after the result.
 func Run(ctx context.Context, checks []Check) (*Result, error) {
-	res := &Result{Report: &findings.Report{Command: "doctor"}}
+	res := &Result{report: &findings.Report{Command: "doctor"}}
 	byItem := map[int]*ItemResult{}
 	for _, it := range Checklist {
 		ir := &ItemResult{ID: it.ID, Title: it.Title, Status: NotChecked, Checked: []string{}, Skipped: []string{}, Evidence: []string{}, Missing: []string{}}
@@ -141,18 +141,18 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 			res.Failed = append(res.Failed, fmt.Errorf("%s: %w", c.Name, err))
 			continue
 		}
-		res.Report.Check(rep.Checks...)
+		res.report.Check(rep.Checks...)
 		for _, f := range rep.Findings {
 			key := f.Code + "\x00" + f.Subject + "\x00" + f.Message
 			from[key] = appendNew(from[key], c.Name)
 			if i, dup := seen[key]; dup {
-				res.Report.Findings[i].Evidence = appendNew(res.Report.Findings[i].Evidence, f.Evidence...)
+				res.report.Findings[i].Evidence = appendNew(res.report.Findings[i].Evidence, f.Evidence...)
 				continue
 			}
-			res.Report.Add(f)
-			seen[key] = len(res.Report.Findings) - 1
+			res.report.Add(f)
+			seen[key] = len(res.report.Findings) - 1
 		}
-		res.Report.Allowed = append(res.Report.Allowed, rep.Allowed...)
+		res.report.Allowed = append(res.report.Allowed, rep.Allowed...)
 		for _, id := range c.Items {
 			ir := byItem[id]
 			ir.Checked = append(ir.Checked, c.Name)
@@ -187,7 +187,7 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 	}
 	for key, i := range seen {
 		if len(from[key]) > 1 {
-			f := &res.Report.Findings[i]
+			f := &res.report.Findings[i]
 			f.Evidence = append(f.Evidence, "reported by: "+strings.Join(from[key], "; "))
 		}
 	}
@@ -216,6 +216,13 @@ func appendNew(list []string, more ...string) []string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Report is every finding behind the checklist, with the checklist as its
+// data.
+func (r *Result) Report() *findings.Report {
+	r.report.Data = map[string]any{"checklist": r.Items}
+	return r.report
+}
 
 func worse(s Status, sev findings.Severity) Status {
 	rank := func(s Status) int { return slices.Index([]Status{NotChecked, Pass, Partial, Warn, Fail}, s) }

@@ -94,10 +94,10 @@ func TestFindingsOfSeveralJobsAreOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(res.Report.Findings); n != 1 {
+	if n := len(res.Report().Findings); n != 1 {
 		t.Fatalf("%d findings, want 1", n)
 	}
-	if ev := res.Report.Findings[0].Evidence; len(ev) != 1 || ev[0] != "reported by: inspect lock of job a; inspect lock of job b" {
+	if ev := res.Report().Findings[0].Evidence; len(ev) != 1 || ev[0] != "reported by: inspect lock of job a; inspect lock of job b" {
 		t.Errorf("evidence %v", ev)
 	}
 }

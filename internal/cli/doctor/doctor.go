@@ -89,8 +89,7 @@ func run(ctx context.Context, o *Options) error {
 	if res == nil || ctx.Err() != nil {
 		return err
 	}
-	res.Report.Data = map[string]any{"checklist": res.Items}
-	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report,
+	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(),
 		Text: func(w io.Writer, th *report.Theme) error { return writeChecklist(w, th, res, o.Factory.IO.Width()) },
 		Markdown: func(w io.Writer) error {
 			io.WriteString(w, "| # | checklist line | state |\n|---:|---|---|\n")
