@@ -26,11 +26,18 @@ type LogFlags struct {
 // Register adds the flags to cmd, and names them for the mapping's errors
 // ({Fields} is --field, {Events} --event).
 func (l *LogFlags) Register(cmd *cobra.Command) {
+	l.RegisterMapping(cmd, "")
+	cmd.Flags().BoolVar(&l.Strict, "strict", false, "stop at the first line that is not a JSON object (default: count, sample and skip)")
+}
+
+// RegisterMapping adds only the mapping's flags, their help prefixed with
+// when they apply ("with --effects-log: "), for a command that reads logs
+// on the side.
+func (l *LogFlags) RegisterMapping(cmd *cobra.Command, when string) {
 	fs := cmd.Flags()
-	fs.StringArrayVar(&l.Fields, "field", nil, "map a field to a JSON path, e.g. businessKey=payload.orderId (repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
-	fs.StringArrayVar(&l.Events, "event", nil, "KIND=PHRASE: lines whose event name or message holds these words record KIND, e.g. side_effect='charged card' or side_effect='ledger * booked' (* is up to four words; repeatable)")
-	fs.StringVar(&l.Mapping, "mapping", "", "JSON file with field paths, event phrases and event names (see docs/audit-logs.md)")
-	fs.BoolVar(&l.Strict, "strict", false, "stop at the first line that is not a JSON object (default: count, sample and skip)")
+	fs.StringArrayVar(&l.Fields, "field", nil, when+"map a field to a JSON path, e.g. businessKey=payload.orderId (repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
+	fs.StringArrayVar(&l.Events, "event", nil, when+"KIND=PHRASE: lines whose event name or message holds these words record KIND, e.g. side_effect='charged card' or side_effect='ledger * booked' (* is up to four words; repeatable)")
+	fs.StringVar(&l.Mapping, "mapping", "", when+"JSON file with field paths, event phrases and event names (see docs/audit-logs.md)")
 	FieldFlags(cmd, map[string]string{"Fields": "field", "Events": "event"})
 }
 

@@ -30,6 +30,8 @@ type workerFlags struct {
 	publish    string
 	body       string
 	effectsSQL string
+	effectsLog string
+	log        cmdutil.LogFlags
 	cacheKeys  string
 	slow       []string
 	workerLog  string
@@ -52,6 +54,8 @@ func (w *workerFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&w.publish, "publish", "", "with --worker: EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
 	fs.StringVar(&w.body, "body", chaos.DefaultBody, "with --worker: message body; {{key}} is the business key")
 	fs.StringVar(&w.effectsSQL, "effects-sql", "", "with --worker: read-only query counting side effects: business key, count[, distinct idempotency keys]")
+	fs.StringVar(&w.effectsLog, "effects-log", "", "with --worker: count side effects in the workers' logs instead, read as audit logs reads them: - for their stdout and stderr, or the file they log to")
+	w.log.RegisterMapping(cmd, "with --effects-log: ")
 	fs.StringVar(&w.cacheKeys, "cache-keys", "", "with --worker: glob of the status cache's Redis keys (stale-cache makes their writes lag by --cache-lag)")
 	fs.StringSliceVar(&w.slow, "slow", nil, "with --worker: add latency to a service's replies, e.g. redis=50ms,postgres=20ms")
 	fs.StringVar(&w.workerLog, "worker-log", "", "with --worker: write the workers' output to this file (- for stderr)")
@@ -84,7 +88,7 @@ func (w *workerFlags) runWorker(cmd *cobra.Command, f *cmdutil.Factory, sc *sim.
 	}
 	g := f.Global
 	o := chaos.Options{
-		Scenario: sc.Name, Worker: w.command, Env: w.env, Publish: w.publish, Body: w.body, EffectsSQL: w.effectsSQL,
+		Scenario: sc.Name, Worker: w.command, Env: w.env, Publish: w.publish, Body: w.body, EffectsSQL: w.effectsSQL, EffectsLog: w.effectsLog,
 		CacheKeys: w.cacheKeys, At: points, Settle: w.settle, ReadyTimeout: w.ready, RunTimeout: w.runTimeout,
 		AMQPURL: g.AMQPURL, RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL,
 	}
@@ -108,6 +112,13 @@ func (w *workerFlags) runWorker(cmd *cobra.Command, f *cmdutil.Factory, sc *sim.
 	}
 	if o.Slow, err = parseSlow(w.slow); err != nil {
 		return err
+	}
+	if w.effectsLog != "" {
+		if o.LogMapping, err = w.log.Compile(f.Config); err != nil {
+			return err
+		}
+	} else if fs.Changed("field") || fs.Changed("event") || fs.Changed("mapping") {
+		return problem.Inputf("EffectsLog", "--field, --event and --mapping read the effects log: give {EffectsLog} too")
 	}
 	if err := chaos.Validate(o); err != nil {
 		return err

@@ -72,7 +72,10 @@ type Worker struct {
 	Publish    string   `yaml:"publish" json:"publish"`
 	Body       string   `yaml:"body" json:"body"`
 	EffectsSQL string   `yaml:"effects_sql" json:"effects_sql"`
-	CacheKeys  string   `yaml:"cache_keys" json:"cache_keys"`
+	// EffectsLog counts the effects in logs instead ("-": the workers'
+	// output), read with the job's logs mapping.
+	EffectsLog string `yaml:"effects_log" json:"effects_log"`
+	CacheKeys  string `yaml:"cache_keys" json:"cache_keys"`
 }
 
 // Idempotency names the idempotency table.

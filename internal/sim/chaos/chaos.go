@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -54,6 +55,12 @@ type Options struct {
 	// optionally a third column, the number of distinct idempotency keys
 	// the effects were made under.
 	EffectsSQL string
+	// EffectsLog counts side effects in log lines instead: WorkerOutput
+	// ("-") reads the workers' stdout and stderr, a path what that file
+	// gains during each run. LogMapping reads them (nil: audit logs'
+	// default mapping).
+	EffectsLog string
+	LogMapping *logs.Mapping
 	// CacheKeys is a glob of the status cache's Redis keys: writes to them
 	// lag by CacheLag in stale-cache.
 	CacheKeys string
@@ -159,8 +166,10 @@ func (o *Options) check(spec Spec) error {
 		return problem.Inputf("Runs", "must be positive, got %d", o.Runs)
 	case o.Publish == "":
 		return problem.Inputf("Publish", "say where the workload goes: EXCHANGE:ROUTING_KEY (:QUEUE for the default exchange)")
-	case o.EffectsSQL == "":
-		return problem.Inputf("EffectsSQL", "give a query that counts side effects per business key, e.g. select order_id, count(*) from charges group by 1")
+	case o.EffectsSQL == "" && o.EffectsLog == "":
+		return problem.Inputf("EffectsSQL", "give a query that counts side effects per business key, e.g. select order_id, count(*) from charges group by 1, or count them in the workers' logs with {EffectsLog}")
+	case o.EffectsSQL != "" && o.EffectsLog != "":
+		return problem.Inputf("EffectsLog", "count the side effects one way: {EffectsSQL} or {EffectsLog}, not both")
 	case !strings.Contains(o.Body, "{{key}}"):
 		return problem.Inputf("Body", "must contain {{key}}, where the business key goes")
 	case o.Settle < 50*time.Millisecond:
@@ -249,8 +258,10 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if len(o.At) > 0 {
 		points = o.At
 	}
-	if err := checkEffectsSQL(ctx, d.Postgres, o.EffectsSQL); err != nil {
-		return nil, err
+	if o.EffectsSQL != "" {
+		if err := checkEffectsSQL(ctx, d.Postgres, o.EffectsSQL); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Scenario: o.Scenario, Worker: o.Worker, Workers: o.Workers, Keys: o.Keys, Seed: o.Seed, Points: points}
 	meter := progress.Or(o.Progress)

@@ -381,3 +381,49 @@ func TestProveJobCitesTheRun(t *testing.T) {
 		t.Fatalf("%d findings, want 1", n)
 	}
 }
+
+// Counted in the workers' own output instead of the effects query, the
+// same bugs get the same verdicts, and the counts agree with the table.
+func TestEffectsCountedInTheWorkersOutput(t *testing.T) {
+	f := setup(t, "crash", "IDEM=none")
+	query := f.opts.EffectsSQL
+	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
+	f.opts.At = []chaos.Point{chaos.BeforeAck}
+	res := f.run(t)
+	only(t, res, "DUP "+auditlogs.RuleRedelivery.Code)
+	rows, err := f.deps.Postgres.Query(context.Background(), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTable := map[string]int{}
+	for rows.Next() {
+		var key string
+		var n, idem int
+		if err := rows.Scan(&key, &n, &idem); err != nil {
+			t.Fatal(err)
+		}
+		inTable[key] = n
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	for _, k := range res.Runs[0].Keys {
+		if k.Effects != inTable[k.Key] {
+			t.Errorf("%s: %d effects in the log, %d rows in the table", k.Key, k.Effects, inTable[k.Key])
+		}
+	}
+}
+
+// The idempotency keys on the effect lines tell an unstable key.
+func TestEffectsLogUnstableKey(t *testing.T) {
+	f := setup(t, "crash", "KEY=attempt")
+	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
+	f.opts.At = []chaos.Point{chaos.BeforeAck}
+	res := f.run(t)
+	only(t, res, "DUP "+auditlogs.RuleUnstableKey.Code)
+	for _, k := range res.Runs[0].Keys {
+		if k.Outcome == chaos.OutcomeDup && (k.IdemKeys == nil || *k.IdemKeys != 2) {
+			t.Errorf("%s: idempotency keys %v, want 2 read off its effect lines", k.Key, k.IdemKeys)
+		}
+	}
+}

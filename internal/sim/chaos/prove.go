@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -88,7 +89,18 @@ func JobOptions(job config.Job, base Options) (Options, error) {
 		return Options{}, problem.Inputf("", "job %s in dupctl.yaml has no worker command (jobs[].worker.command)", job.Name)
 	}
 	o := base
-	o.Worker, o.Workers, o.Env, o.Publish, o.Body, o.EffectsSQL, o.CacheKeys = w.Command, w.Workers, w.Env, w.Publish, w.Body, w.EffectsSQL, w.CacheKeys
+	o.Worker, o.Workers, o.Env, o.Publish, o.Body, o.EffectsSQL, o.EffectsLog, o.CacheKeys = w.Command, w.Workers, w.Env, w.Publish, w.Body, w.EffectsSQL, w.EffectsLog, w.CacheKeys
+	if w.EffectsLog != "" {
+		c := logs.Config{Events: job.Logs.Events, Fields: map[string][]string{}}
+		for name, path := range job.Logs.Fields {
+			c.Fields[name] = []string{path}
+		}
+		m, err := logs.Compile(c)
+		if err != nil {
+			return Options{}, fmt.Errorf("job %s's logs mapping: %w", job.Name, err)
+		}
+		o.LogMapping = m
+	}
 	return o, nil
 }
 

@@ -79,7 +79,11 @@ type run struct {
 	failure   error
 	pub       *publisher
 	logMu     sync.Mutex
-	landing   sync.WaitGroup // held-back cache writes being applied
+	// effectsLog collects the lines side effects are counted in
+	// (Options.EffectsLog); nil when the effects query counts them.
+	effectsLog *effectsLog
+	unkeyed    int64          // side-effect lines that named no key of the run
+	landing    sync.WaitGroup // held-back cache writes being applied
 }
 
 type tagKey struct {
@@ -187,6 +191,11 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64) (r
 	r.activity = r.start
 	defer r.cleanup()
 
+	if o.EffectsLog != "" {
+		if r.effectsLog, err = startEffectsLog(o.EffectsLog); err != nil {
+			return nil, err
+		}
+	}
 	vars := map[string]string{"prefix": r.id}
 	if err := r.listen(vars); err != nil {
 		return nil, err
@@ -234,7 +243,7 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64) (r
 	r.mu.Lock()
 	r.stopping = true
 	r.mu.Unlock()
-	effects, err := countEffects(ctx, d.Postgres, o.EffectsSQL, r.keys)
+	effects, err := r.countEffects()
 	if err != nil {
 		return nil, err
 	}
@@ -559,11 +568,15 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 			w.s.tail = w.s.tail[1:]
 		}
 		w.r.mu.Unlock()
+		w.r.logMu.Lock()
 		if out := w.r.o.WorkerLog; out != nil {
-			w.r.logMu.Lock()
 			fmt.Fprintf(out, "%s | %s\n", w.lane, line)
-			w.r.logMu.Unlock()
 		}
+		if el := w.r.effectsLog; el != nil && el.path == WorkerOutput {
+			el.out.WriteString(line)
+			el.out.WriteByte('\n')
+		}
+		w.r.logMu.Unlock()
 	}
 	if len(w.buf) > 64<<10 { // a line that never ends
 		w.buf = w.buf[:0]

@@ -12,6 +12,7 @@ import (
 
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,8 +32,9 @@ const (
 type KeyVerdict struct {
 	Key     string `json:"key"`
 	Effects int    `json:"effects"`
-	// IdemKeys is the effects query's third column: how many distinct
-	// idempotency keys the effects were made under (nil when not given).
+	// IdemKeys is how many distinct idempotency keys the effects were
+	// made under: the effects query's third column, or those on the
+	// effect log lines (nil when not known).
 	IdemKeys *int   `json:"idempotency_keys,omitempty"`
 	Outcome  string `json:"outcome"`
 	// Cause is the finding code of a duplicate's cause (audit logs' codes)
@@ -270,7 +272,7 @@ func (r *run) cause(key string, e effectRow) (string, string) {
 	}
 	// An idempotency key that changes between attempts.
 	if e.idem != nil && *e.idem > 1 {
-		return auditlogs.RuleUnstableKey.Code, fmt.Sprintf("the %d effects on %s were made under %d different idempotency keys (the effects query's third column): each attempt derived a new key, so none recognised the other", e.n, key, *e.idem)
+		return auditlogs.RuleUnstableKey.Code, fmt.Sprintf("the %d effects on %s were made under %d different idempotency keys (%s): each attempt derived a new key, so none recognised the other", e.n, key, *e.idem, r.idemFrom())
 	}
 	for i, a := range writers {
 		for _, b := range writers[i+1:] {
@@ -404,7 +406,11 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 			return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s without any committed write for it: the effect never ran", d.slot.lane(d.inst), how)
 		}
 	}
-	return OutcomeLoss, RuleLoss.Code, key + " was delivered but no effect was counted and no delivery is left: lost"
+	why = key + " was delivered but no effect was counted and no delivery is left: lost"
+	if r.unkeyed > 0 {
+		why += fmt.Sprintf(" (unless it is among the %s that named no business key of the run: map the field that holds it to tell)", english.Count(r.unkeyed, "side-effect line", "side-effect lines"))
+	}
+	return OutcomeLoss, RuleLoss.Code, why
 }
 
 // evidence is the schedule of one key: its events and the run's fault. A
