@@ -435,6 +435,11 @@ func (j *judge) race() *verdict {
 	if j.sameRun() || firstNonEmpty(ra.msg, ra.job) == firstNonEmpty(rb.msg, rb.job) || ra.lockKey() != "" || rb.lockKey() != "" {
 		return nil
 	}
+	// A race needs the runs to overlap: one that acked (or ended) before
+	// the other began was not raced, and a lock would not have stopped it.
+	if ra.closed && j.before(ra.last(), rb.first()) {
+		return nil
+	}
 	evs := []Evidence{}
 	for _, r := range []*run{ra, rb} {
 		if r.received != nil {
@@ -455,9 +460,13 @@ func (j *judge) unexplained() verdict {
 	if j.sameRun() {
 		facts = append(facts, "the same run logged the side effect twice")
 	} else {
-		if firstNonEmpty(j.ra.msg, j.ra.job) == firstNonEmpty(j.rb.msg, j.rb.job) {
+		switch ma, mb := firstNonEmpty(j.ra.msg, j.ra.job), firstNonEmpty(j.rb.msg, j.rb.job); {
+		case ma == "" || mb == "":
+			// Equal only because both are unknown is not the same message.
+			facts = append(facts, "no message or job id on the runs' lines says whether they handled one message or two")
+		case ma == mb:
 			facts = append(facts, "the same message ran twice")
-		} else {
+		default:
 			facts = append(facts, "two different messages ran")
 		}
 		if j.ra.commit != nil {

@@ -77,16 +77,35 @@ func (g *group) build(skew time.Duration) {
 		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Line, b.Line))
 	})
 	g.runOf = map[*logread.Event]*run{}
-	open := map[string]*run{}
+	// A line names its run by worker, id and attempt. Many services log
+	// the message id and attempt only where the listener receives and
+	// acks, and the business key alone in between: a line without an
+	// attempt belongs to its worker's latest run of that id, and one
+	// without an id or an attempt to its worker's latest run.
+	open := map[string]*run{}     // worker, id, attempt
+	latestID := map[string]*run{} // worker, id
+	latest := map[string]*run{}   // worker
 	for i := range g.events {
 		e := &g.events[i]
+		id := cmp.Or(e.JobID(), e.MessageID())
 		k := runKey(e)
 		r := open[k]
+		switch {
+		case e.HasAttempt:
+		case id != "":
+			r = cmp.Or(latestID[e.Consumer()+"\x00"+id], r)
+		default:
+			r = cmp.Or(latest[e.Consumer()], r)
+		}
 		if r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived) {
 			r = &run{worker: e.Consumer(), job: e.JobID(), msg: e.MessageID(), attempt: e.Attempt, redelivered: e.Redelivered == logread.True}
-			open[k] = r
 			g.runs = append(g.runs, r)
 		}
+		open[k] = r
+		if id != "" {
+			latestID[e.Consumer()+"\x00"+id] = r
+		}
+		latest[e.Consumer()] = r
 		r.add(e)
 		g.runOf[e] = r
 		if e.Kind == logread.KindSideEffect {
