@@ -70,7 +70,7 @@ var fieldSpecs = [NumFields]fieldSpec{
 	LockKey:        {"lockKey", []string{"lockKey", "lock.key", "lockName", "lock.name", "lock", "mutexKey"}},
 	LockToken:      {"lockToken", []string{"lockToken", "lock.token", "fencingToken", "lockValue", "lockOwner"}},
 	LockTTL:        {"lockTtl", []string{"lockTtl", "lock.ttl", "lockTtlMs", "lockTtlMillis", "lockTtlSeconds", "lockTimeout", "lockLease", "lockLeaseMs", "leaseMs", "ttlMs", "ttl"}},
-	Attempt:        {"attempt", []string{"attempt", "attemptNumber", "attempts", "deliveryCount", "deliveryAttempt", "messaging.servicebus.message.delivery_count", "messaging.gcp_pubsub.message.delivery_attempt", "ApproximateReceiveCount", "receiveCount", "tryNumber"}},
+	Attempt:        {"attempt", []string{"attempt", "attemptNumber", "attempts", "deliveryCount", "deliveryAttempt", "messaging.servicebus.message.delivery_count", "messaging.gcp_pubsub.message.delivery_attempt", "ApproximateReceiveCount", "receiveCount", "tryNumber", "attemptsStarted", "attemptsMade"}},
 	RetryCount:     {"retryCount", []string{"retryCount", "retries", "retry", "x-retry-count"}},
 	Redelivered:    {"redelivered", []string{"redelivered", "isRedelivered", "redelivery", "JMSRedelivered", "messaging.rabbitmq.message.redelivered"}},
 	Consumer:       {"consumerInstanceId", []string{"consumerInstanceId", "consumerId", "consumer", "workerId", "worker", "instanceId", "instance", "service.instance.id", "messaging.client.id", "messaging.client_id", "k8s.pod.name", "pod", "host.name", "hostname", "HOSTNAME", "host", "process.pid", "pid"}},

@@ -143,3 +143,22 @@ func TestMessageIdentityOnlyWhereTheLinesShowIt(t *testing.T) {
 		t.Errorf("mapped: %s: %s", d.Cause, d.Explanation)
 	}
 }
+
+// testdata/pino-bullmq.jsonl is pino's shape (level as a number, time in
+// epoch milliseconds, pid, hostname, msg) from a BullMQ worker that logs
+// the job's attemptsMade (BullMQ's JobJson field, counted from 0), lines
+// out of time order across two processes: the lock expired under the
+// first holder, whose late release is refused.
+func TestPinoBullMQAttemptsAndLockExpiry(t *testing.T) {
+	res := auditFile(t, "testdata/pino-bullmq.jsonl")
+	if d := duplicateOf(t, res, "A-100"); d.Cause != RuleLockExpiry.Code {
+		t.Errorf("A-100: %s: %s", d.Cause, d.Explanation)
+	}
+	got := map[int]int64{}
+	for _, a := range res.Metrics.DeliveriesByAttempt {
+		got[a.Attempt] = a.Deliveries
+	}
+	if got[0] != 1 || got[1] != 1 || res.Metrics.NoAttempt != 0 {
+		t.Errorf("deliveries by attempt %v (%d without), want 0: 1, 1: 1", got, res.Metrics.NoAttempt)
+	}
+}
