@@ -30,7 +30,7 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	if r.IncludeWait {
 		how = "queue wait + run, " + how
 	}
-	fmt.Fprintf(w, "%s %s runs of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), english.Number(r.Runs), len(r.JobTypes),
+	fmt.Fprintf(w, "%s %s of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), english.Count(r.Runs, "run", "runs"), len(r.JobTypes),
 		english.Plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
 	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
@@ -86,7 +86,7 @@ func verdictText(th *report.Theme, v string) string {
 // line across them and the buckets beyond it in the error colour with
 // their own glyph (so they stand out without colour too).
 func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
-	head := fmt.Sprintf("%s: %s runs", js.JobType, english.Number(js.Runs))
+	head := fmt.Sprintf("%s: %s", js.JobType, english.Count(js.Runs, "run", "runs"))
 	if js.TTL > 0 {
 		head += fmt.Sprintf(", lock TTL %s (from %s)", ttl.FormatDuration(js.TTL), ttl.SourceText(js.TTLSource))
 	}
@@ -109,9 +109,9 @@ func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 		line := strings.Repeat("┄", lw) + " ┄┄" + label + strings.Repeat("┄", max(2, barWidth-2-utf8.RuneCountInString(label)))
 		note := ""
 		if js.Judged > 0 {
-			note = fmt.Sprintf("  %s runs (%s) outlived it", english.Number(js.Outlived), ttl.Percent(js.OutlivedShare))
+			note = fmt.Sprintf("  %s (%s) outlived it", english.Count(js.Outlived, "run", "runs"), ttl.Percent(js.OutlivedShare))
 			if len(js.TTLsSeen) > 1 && js.TTLSource == ttl.SourceData {
-				note = fmt.Sprintf("  %s runs (%s) outlived their own TTL (%d different TTLs)", english.Number(js.Outlived), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
+				note = fmt.Sprintf("  %s (%s) outlived their own TTL (%d different TTLs)", english.Count(js.Outlived, "run", "runs"), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
 			}
 			if js.TakenOver > 0 {
 				note += fmt.Sprintf("; %s taken over by another token while still working", english.Number(js.TakenOver))
