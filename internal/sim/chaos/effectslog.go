@@ -83,7 +83,7 @@ func (l *effectsLog) lines(r *run) (io.Reader, error) {
 
 // logTally is what the run's log held, for the errors and the report.
 type logTally struct {
-	lines, effects, unkeyed int64
+	lines, malformed, effects, unkeyed int64
 }
 
 // logEffects counts side_effect lines per business key of the run. A line
@@ -125,7 +125,7 @@ func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping,
 	if err != nil {
 		return nil, t, fmt.Errorf("read %s: %w", name, err)
 	}
-	t.lines = st.Lines
+	t.lines, t.malformed = st.Lines, st.Malformed
 	out := make(map[string]effectRow, len(counts))
 	for k, n := range counts {
 		row := effectRow{n: n}
@@ -149,6 +149,8 @@ func noEffectsRead(where string, t logTally) error {
 	switch {
 	case t.lines == 0:
 		return problem.Inputf("EffectsLog", "%s held no line during the run: point it at what the workers log (- for their stdout and stderr)", src)
+	case t.effects == 0 && t.malformed == t.lines:
+		return problem.Inputf("EffectsLog", "none of the %d lines of %s is a JSON object: effects are counted in structured (JSON) logs, one object per line; have the worker log JSON (slog's JSONHandler, logstash-logback-encoder, pino, structlog's JSONRenderer)", t.lines, src)
 	case t.effects == 0:
 		return problem.Inputf("EffectsLog", "none of the %d lines of %s was read as a side effect: check the mapping with `dupctl audit logs --explain-mapping` on a saved copy ({WorkerLog} FILE) and name the phrase with {Events} side_effect='...'", t.lines, src)
 	default:

@@ -102,7 +102,8 @@ func TestNoEffectsReadIsAnInputError(t *testing.T) {
 		want  string
 	}{
 		{logTally{}, "held no line during the run"},
-		{logTally{lines: 40}, "none of the 40 lines of the workers' output was read as a side effect"},
+		{logTally{lines: 40, malformed: 3}, "none of the 40 lines of the workers' output was read as a side effect"},
+		{logTally{lines: 40, malformed: 40}, "none of the 40 lines of the workers' output is a JSON object"},
 		{logTally{lines: 40, effects: 3, unkeyed: 3}, "the 3 side-effect lines of the workers' output name none of the run's business keys"},
 	} {
 		err := noEffectsRead(WorkerOutput, tc.tally)
@@ -199,5 +200,20 @@ func TestJobOptionsEffectsLogUsesTheJobsMapping(t *testing.T) {
 	job.Logs.Fields = map[string]string{"orderNumber": "x"}
 	if _, err := JobOptions(job, Options{}); err == nil || !strings.Contains(err.Error(), "job payment's logs mapping") {
 		t.Errorf("a bad field name: %v", err)
+	}
+}
+
+// A worker that logs plain text (Spring Boot's default console pattern):
+// every line is counted as not JSON, and the error says so.
+func TestPlainTextWorkerOutput(t *testing.T) {
+	in := `2026-12-03T10:00:00.123Z  INFO 4242 --- [ntContainer#0-1] c.a.p.PaymentListener : Charged card for order dc0a1b2c3d-1
+2026-12-03T10:00:00.130Z  INFO 4242 --- [ntContainer#0-1] c.a.p.PaymentListener : Acked message
+`
+	_, tally, err := logEffects(context.Background(), "workers", strings.NewReader(in), nil, testKeyRe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := noEffectsRead(WorkerOutput, tally); tally.lines != 2 || tally.malformed != 2 || !strings.Contains(err.Error(), "is a JSON object") {
+		t.Fatalf("tally %+v: %v", tally, err)
 	}
 }
