@@ -427,3 +427,19 @@ func TestEffectsLogUnstableKey(t *testing.T) {
 		}
 	}
 }
+
+// Two messages for one order at once, no lock, a SELECT-then-act check:
+// both workers pass the check before either commits.
+func TestRaceWithoutLockIsARace(t *testing.T) {
+	f := setup(t, "race", "IDEM=check", "LOCK=off", "WORK=400ms")
+	f.opts.Keys = 1
+	only(t, f.run(t), "DUP "+auditlogs.RuleRace.Code)
+}
+
+// The seed's safe flow absorbs the same race: the lock serialises the two
+// messages and the claim in one transaction stops the second.
+func TestRaceSafeFlow(t *testing.T) {
+	f := setup(t, "race")
+	f.opts.Keys, f.opts.Runs = 1, soak()
+	clean(t, f.run(t))
+}

@@ -15,6 +15,7 @@
 //	CHARGES, IDEM                       tables: CHARGES(order_id, idempotency_key, worker), IDEM(key primary key, status)
 //	WORKER                              a name for the logs
 //	WORK=100ms                          how long the job's own work takes
+//	LOCK=on|off                         take the business-key lock | none (check-then-act races)
 //	LOCK_TTL=2s RENEW=true              lock TTL, and renewal while working
 //	IDEM=txn|check|none                 claim+effect in one transaction | SELECT then act | nothing
 //	KEY=stable|attempt                  idempotency key from the order | plus the delivery attempt
@@ -45,7 +46,7 @@ import (
 type config struct {
 	queue, charges, idem, name    string
 	work, ttl                     time.Duration
-	renew                         bool
+	renew, lock                   bool
 	idemMode, key, status, unlock string
 	ackFirst                      bool
 }
@@ -79,7 +80,7 @@ var (
 func main() {
 	c := config{
 		queue: env("QUEUE", "orders"), charges: env("CHARGES", "charges"), idem: env("IDEM_TABLE", "payments_idem"), name: env("WORKER", strconv.Itoa(os.Getpid())),
-		work: duration("WORK", "100ms"), ttl: duration("LOCK_TTL", "2s"), renew: env("RENEW", "true") == "true",
+		work: duration("WORK", "100ms"), ttl: duration("LOCK_TTL", "2s"), renew: env("RENEW", "true") == "true", lock: env("LOCK", "on") == "on",
 		idemMode: env("IDEM", "txn"), key: env("KEY", "stable"), status: env("STATUS", "db"), unlock: env("UNLOCK", "cas"), ackFirst: env("ACK", "after") == "first",
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -170,6 +171,17 @@ func (w *worker) handle(ctx context.Context, d amqp.Delivery) error {
 		if err := d.Ack(false); err != nil {
 			return err
 		}
+	}
+	if !w.c.lock {
+		done, err := w.process(ctx, d, order)
+		if err != nil {
+			return err
+		}
+		w.log("done", order, "skipped", !done)
+		if w.c.ackFirst {
+			return nil
+		}
+		return d.Ack(false)
 	}
 	lockKey := "lock:payment:order:" + order
 	var tb [16]byte
