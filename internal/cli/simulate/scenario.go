@@ -52,6 +52,9 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 			if cmd.Flags().Changed("worker") {
 				return wk.runWorker(cmd, f, sc)
 			}
+			if len(wk.at) > 0 {
+				return exitcode.UsageErrorf("--at picks a fault point of a --worker run; the simulator's %s explores every placement", sc.Name)
+			}
 			profiles, err := sys.profiles(sc)
 			if err != nil {
 				return err

@@ -32,6 +32,7 @@ type workerFlags struct {
 	effectsSQL string
 	effectsLog string
 	log        cmdutil.LogFlags
+	at         []string // --at, where only worker runs have it
 	cacheKeys  string
 	slow       []string
 	workerLog  string
@@ -49,6 +50,15 @@ func (w *workerFlags) register(cmd *cobra.Command) {
     --publish payments:charge --effects-sql 'select order_id, count(*) from charges group by 1'`, cmd.Name())
 	}
 	fs := cmd.Flags()
+	// crash has --at for the simulator too; the other scenarios with more
+	// than one fault point on a worker get it for worker runs only.
+	if spec, err := chaos.SpecFor(cmd.Name()); err == nil && len(spec.Points) > 1 && fs.Lookup("at") == nil {
+		names := make([]string, len(spec.Points))
+		for i, p := range spec.Points {
+			names[i] = string(p)
+		}
+		fs.StringSliceVar(&w.at, "at", nil, "with --worker: fault only at these points: "+strings.Join(names, ", "))
+	}
 	fs.StringVar(&w.command, "worker", "", "run your own worker command (with /bin/sh -c) under the scenario's real faults, through dupctl's proxies (docs/worker-chaos.md)")
 	fs.StringArrayVar(&w.env, "worker-env", nil, "with --worker: NAME=VALUE for the workers; {amqp}, {redis}, {postgres} (and _addr, _port, {postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
 	fs.StringVar(&w.publish, "publish", "", "with --worker: EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")

@@ -373,12 +373,14 @@ func TestProveJobCitesTheRun(t *testing.T) {
 	if p.Passed() {
 		t.Fatalf("a worker without idempotency passed: %s", p.Summary())
 	}
-	want := "job payment (" + f.opts.Worker + "): redelivery 1/1 points: redelivery: 1 duplicate(s), 0 loss(es) (DUP_EFFECT_REDELIVERY; seeds 0)"
+	// One run per point of the scenario: the ack withheld, the commit's
+	// reply lost; without idempotency each redelivery charges again.
+	want := "job payment (" + f.opts.Worker + "): redelivery 2/2 points: redelivery: 2 duplicate(s), 0 loss(es) (DUP_EFFECT_REDELIVERY; seeds 0, 1)"
 	if got := p.Summary(); got != want {
 		t.Fatalf("summary\n got %s\nwant %s", got, want)
 	}
-	if n := len(p.Report().Findings); n != 1 {
-		t.Fatalf("%d findings, want 1", n)
+	if n := len(p.Report().Findings); n != 2 {
+		t.Fatalf("%d findings, want one per duplicated run", n)
 	}
 }
 
@@ -441,5 +443,28 @@ func TestRaceWithoutLockIsARace(t *testing.T) {
 func TestRaceSafeFlow(t *testing.T) {
 	f := setup(t, "race")
 	f.opts.Keys, f.opts.Runs = 1, soak()
+	clean(t, f.run(t))
+}
+
+// The reply to the worker's first committed write is lost with its
+// PostgreSQL connection: the charge is durable, the worker fails before
+// it records the status, and the broker redelivers. A SELECT-then-act
+// check finds nothing and charges again.
+func TestCommitReplyLostCheckThenAct(t *testing.T) {
+	f := setup(t, "redelivery", "IDEM=check")
+	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
+	res := f.run(t)
+	t.Log(describe(res))
+	only(t, res, "DUP "+auditlogs.RuleNonAtomic.Code)
+	if rr := res.Runs[0]; rr.Fault == nil || !strings.Contains(rr.Fault.Text, "drops its PostgreSQL connection") {
+		t.Fatalf("fault %+v, want the dropped connection", rr.Fault)
+	}
+}
+
+// The seed's safe flow claims and charges in one transaction: the
+// redelivery finds the claim.
+func TestCommitReplyLostSafeFlow(t *testing.T) {
+	f := setup(t, "redelivery")
+	f.opts.At, f.opts.Keys, f.opts.Runs = []chaos.Point{chaos.AfterWrite}, 1, soak()
 	clean(t, f.run(t))
 }

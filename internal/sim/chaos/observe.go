@@ -506,6 +506,37 @@ func (r *run) leaseOf(s *slot, inst int, key string) *lease {
 	return nil
 }
 
+// Committing withholds the commit reply and drops the connection when the
+// plan closes at after-write (redelivery): the write is durable, and the
+// worker never learns it.
+func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
+	r, s := o.r, o.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	if r.plan.Fault != Close || !r.due(AfterWrite, r.writeKeys(writes), s, inst) {
+		return true
+	}
+	if d := r.openOf(s, inst, r.plan.Victim); d != nil {
+		d.faulted = true
+	}
+	r.fire(s.lane(inst), r.plan.Victim, "the worker's first write for "+r.plan.Victim+" commits; dupctl withholds the reply and drops its PostgreSQL connection")
+	return false
+}
+
+// writeKeys are the run's business keys in a transaction's writes.
+func (r *run) writeKeys(writes []*pgproxy.Statement) []string {
+	var keys []string
+	for _, w := range writes {
+		for _, k := range r.keysIn(w.Raw) {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
 func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	r, s := o.r, o.s
 	r.mu.Lock()

@@ -51,7 +51,9 @@ const (
 	// published when the pause starts.
 	Stop Fault = "stop"
 	// Close: the AMQP proxy withholds the ack and closes the connection
-	// the way a broker does (connection.close 320); the worker lives.
+	// the way a broker does (connection.close 320), or, at after-write,
+	// the PostgreSQL proxy drops the connection instead of the commit's
+	// reply; the worker lives.
 	Close Fault = "close"
 	// LagCache: writes to the status cache (--cache-keys) reach Redis
 	// only after the lag; a second copy of the message is published when
@@ -74,7 +76,7 @@ type Spec struct {
 func Specs() []Spec {
 	return []Spec{
 		{Scenario: "crash", Fault: Kill, Points: AllPoints()},
-		{Scenario: "redelivery", Fault: Close, Points: []Point{BeforeAck}},
+		{Scenario: "redelivery", Fault: Close, Points: []Point{BeforeAck, AfterWrite}},
 		{Scenario: "lock-expiry", Fault: Stop, Points: []Point{AfterLock, BeforeWrite}, Needs: []string{"redis"}},
 		{Scenario: "unstable-key", Fault: Kill, Points: []Point{AfterWrite, BeforeAck}},
 		{Scenario: "stale-cache", Fault: LagCache, Points: []Point{AfterAck}, Needs: []string{"redis", "cache"}},

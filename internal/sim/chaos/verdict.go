@@ -319,11 +319,16 @@ func (r *run) cause(key string, e effectRow) (string, string) {
 			}
 		}
 	}
-	// A crash after the first write, before the rest of the commit.
-	if f := r.fired; f != nil && r.plan.Fault == Kill && r.plan.Point == AfterWrite && r.plan.Victim == key {
+	// A crash, or a lost commit reply, after the first write and before
+	// the rest of the commit.
+	if f := r.fired; f != nil && (r.plan.Fault == Kill || r.plan.Fault == Close) && r.plan.Point == AfterWrite && r.plan.Victim == key {
+		how := "the worker died before the rest of its commit"
+		if r.plan.Fault == Close {
+			how = "its reply was lost with the connection, so the worker failed before the rest of its commit"
+		}
 		for _, d := range writers {
 			if !d.faulted && d.readFirst {
-				return auditlogs.RuleNonAtomic.Code, fmt.Sprintf("the first run's write for %s committed and the worker died before the rest of its commit; at %s %s checked (it read %s before writing), found it not done, and ran the effect again", key, r.at(d.from), d.slot.lane(d.inst), key)
+				return auditlogs.RuleNonAtomic.Code, fmt.Sprintf("the first run's write for %s committed and %s; at %s %s checked (it read %s before writing), found it not done, and ran the effect again", key, how, r.at(d.from), d.slot.lane(d.inst), key)
 			}
 		}
 	}

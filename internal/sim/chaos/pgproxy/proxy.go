@@ -2,6 +2,7 @@ package pgproxy
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -26,6 +27,11 @@ type Handler interface {
 	// Statement is called before a Query or Bind is forwarded; false
 	// withholds it.
 	Statement(c *Conn, s *Statement) bool
+	// Committing is called when the ReadyForQuery that ends a transaction
+	// (or an autocommit statement) with writes arrives, before it is
+	// forwarded; false drops the connection instead, so the client never
+	// learns that the writes are durable (Committed is still called).
+	Committing(c *Conn, writes []*Statement) bool
 	// Committed is called after the ReadyForQuery that ended a
 	// transaction (or an autocommit statement) with writes was forwarded:
 	// the writes are durable now.
@@ -33,6 +39,10 @@ type Handler interface {
 	// Closed is called when the connection is gone.
 	Closed(c *Conn)
 }
+
+// ErrCommitReplyDropped ends a connection whose commit reply the handler
+// withheld.
+var ErrCommitReplyDropped = errors.New("pgproxy: the commit reply was withheld and the connection dropped")
 
 // Conn is one proxied PostgreSQL connection.
 type Conn struct {
@@ -206,6 +216,10 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			}
 		}
 		c.mu.Unlock()
+		if committed != nil && !p.h.Committing(c, committed) {
+			p.h.Committed(c, committed)
+			return ErrCommitReplyDropped
+		}
 		pr.Slow()
 		out = m.Append(out[:0])
 		if err := pr.WriteClient(out); err != nil {

@@ -17,6 +17,16 @@ type recorder struct {
 	mu        sync.Mutex
 	seen      []string
 	committed []string
+	drop      string // withhold the commit reply of writes holding this
+}
+
+func (r *recorder) Committing(c *pgproxy.Conn, ws []*pgproxy.Statement) bool {
+	for _, w := range ws {
+		if r.drop != "" && strings.Contains(string(w.Raw), r.drop) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *recorder) Statement(c *pgproxy.Conn, s *pgproxy.Statement) bool {
@@ -119,5 +129,50 @@ func TestClassify(t *testing.T) {
 		if got := pgproxy.Classify(sql); got != want {
 			t.Errorf("Classify(%q) = %s, want %s", sql, got, want)
 		}
+	}
+}
+
+// A commit whose reply the handler withholds: the client's connection dies
+// without the answer, the write is durable all the same, and Committed
+// still learns of it.
+func TestCommitReplyWithheld(t *testing.T) {
+	raw := testenv.Need(t, testenv.Postgres)
+	u, _ := url.Parse(raw)
+	rec := &recorder{drop: "key-9"}
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return proxy.NewGate() }, Pumps: pgproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pu := *u
+	pu.Host = ln.Addr()
+	ctx := context.Background()
+	direct, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(ctx)
+	table := testenv.UniqueName("chaos_t")
+	if _, err := direct.Exec(ctx, "create table "+table+" (k text primary key)"); err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Exec(ctx, "drop table "+table)
+
+	conn, err := pgx.Connect(ctx, pu.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "insert into "+table+" (k) values ($1)", "key-9"); err == nil {
+		t.Fatal("the insert succeeded although its reply was withheld")
+	}
+	var n int
+	if err := direct.QueryRow(ctx, "select count(*) from "+table+" where k = 'key-9'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the write is not durable (%d rows, %v)", n, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if got := strings.Join(rec.committed, ","); got != "key-9" {
+		t.Fatalf("committed %q, want key-9", got)
 	}
 }
