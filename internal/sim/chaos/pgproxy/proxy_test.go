@@ -57,34 +57,16 @@ func (r *recorder) Closed(*pgproxy.Conn) {}
 // transaction of two inserts, a rolled-back one and a failed one. Only the
 // first two are reported as committed, with their parameter values.
 func TestCommittedSeesDurableWritesOnly(t *testing.T) {
-	raw := testenv.Need(t, testenv.Postgres)
-	u, _ := url.Parse(raw)
 	rec := &recorder{}
-	gate := proxy.NewGate()
-	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: pgproxy.Pumps(rec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	pu := *u
-	pu.Host = ln.Addr()
+	_, conn, table := throughProxy(t, rec)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pu.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	table := testenv.UniqueName("chaos_t")
-	if _, err := conn.Exec(ctx, "create table "+table+" (k text primary key)"); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, "drop table "+table)
 	ins := "insert into " + table + " (k) values ($1)"
 	mustExec := func(sql string, args ...any) {
 		if _, err := conn.Exec(ctx, sql, args...); err != nil {
 			t.Fatal(err)
 		}
 	}
+	mustExec("create index on " + table + " (k)") // DDL: other
 	mustExec(ins, "key-1")
 	var n int
 	if err := conn.QueryRow(ctx, "select count(*) from "+table+" where k = $1", "key-1").Scan(&n); err != nil || n != 1 {
@@ -136,33 +118,9 @@ func TestClassify(t *testing.T) {
 // without the answer, the write is durable all the same, and Committed
 // still learns of it.
 func TestCommitReplyWithheld(t *testing.T) {
-	raw := testenv.Need(t, testenv.Postgres)
-	u, _ := url.Parse(raw)
 	rec := &recorder{drop: "key-9"}
-	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return proxy.NewGate() }, Pumps: pgproxy.Pumps(rec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	pu := *u
-	pu.Host = ln.Addr()
+	direct, conn, table := throughProxy(t, rec)
 	ctx := context.Background()
-	direct, err := pgx.Connect(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
-	table := testenv.UniqueName("chaos_t")
-	if _, err := direct.Exec(ctx, "create table "+table+" (k text primary key)"); err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Exec(ctx, "drop table "+table)
-
-	conn, err := pgx.Connect(ctx, pu.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "insert into "+table+" (k) values ($1)", "key-9"); err == nil {
 		t.Fatal("the insert succeeded although its reply was withheld")
 	}
@@ -175,4 +133,37 @@ func TestCommitReplyWithheld(t *testing.T) {
 	if got := strings.Join(rec.committed, ","); got != "key-9" {
 		t.Fatalf("committed %q, want key-9", got)
 	}
+}
+
+// throughProxy creates a table of its own and returns a direct connection
+// and one through the proxy with h watching it.
+func throughProxy(t *testing.T, h pgproxy.Handler) (direct, proxied *pgx.Conn, table string) {
+	t.Helper()
+	raw := testenv.Need(t, testenv.Postgres)
+	u, _ := url.Parse(raw)
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: pgproxy.Pumps(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	ctx := context.Background()
+	if direct, err = pgx.Connect(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	table = testenv.UniqueName("chaos_t")
+	if _, err := direct.Exec(ctx, "create table "+table+" (k text primary key)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		direct.Exec(context.Background(), "drop table "+table)
+		direct.Close(context.Background())
+	})
+	pu := *u
+	pu.Host = ln.Addr()
+	if proxied, err = pgx.Connect(ctx, pu.String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxied.Close(context.Background()) })
+	return direct, proxied, table
 }
