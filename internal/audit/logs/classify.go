@@ -370,9 +370,12 @@ func (j *judge) nonAtomic() *verdict {
 	if len(j.rb.checks) > 0 {
 		evs = append(evs, ev(j.rb.checks[0], "the next run's check finds nothing"))
 	}
-	return &verdict{code: RuleNonAtomic.Code,
-		explanation: fmt.Sprintf("%s ran the effect and ended before committing its status; the next run's check found no record and it ran again", orDash(ra.worker)),
-		evidence:    append(evs, ev(j.b, "side effect again")), absent: absent}
+	explanation := fmt.Sprintf("%s ran the effect and ended before committing its status; the next run's check found no record and it ran again", orDash(ra.worker))
+	if ra.commit != nil {
+		explanation = fmt.Sprintf("%s ran the effect and committed its status only at %s; meanwhile the next run's check found no record and it ran again: the effect and its status are not one atomic step", orDash(ra.worker), clock(ra.commit.Time))
+	}
+	return &verdict{code: RuleNonAtomic.Code, explanation: explanation,
+		evidence: append(evs, ev(j.b, "side effect again")), absent: absent}
 }
 
 // redelivery: the same message came again after a run that ran the effect

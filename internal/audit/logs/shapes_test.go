@@ -162,3 +162,24 @@ func TestPinoBullMQAttemptsAndLockExpiry(t *testing.T) {
 		t.Errorf("deliveries by attempt %v (%d without), want 0: 1, 1: 1", got, res.Metrics.NoAttempt)
 	}
 }
+
+// The first run committed its status, but only after the second run's
+// check had found nothing: the explanation must not say it never did.
+func TestNonAtomicWithALateCommit(t *testing.T) {
+	in := `{"time":"2026-12-01T10:00:00.000Z","msg":"received message","order_id":"C-1","message_id":"m-1","worker":"w1"}
+{"time":"2026-12-01T10:00:00.010Z","msg":"idempotency check: not processed","order_id":"C-1","worker":"w1"}
+{"time":"2026-12-01T10:00:00.100Z","msg":"charged card","order_id":"C-1","worker":"w1"}
+{"time":"2026-12-01T10:00:00.200Z","msg":"received message","order_id":"C-1","message_id":"m-2","worker":"w2"}
+{"time":"2026-12-01T10:00:00.210Z","msg":"idempotency check: not processed","order_id":"C-1","worker":"w2"}
+{"time":"2026-12-01T10:00:00.300Z","msg":"charged card","order_id":"C-1","worker":"w2"}
+{"time":"2026-12-01T10:00:00.900Z","msg":"stored status SUCCEEDED","order_id":"C-1","worker":"w1"}
+`
+	path := filepath.Join(t.TempDir(), "late.jsonl")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := duplicateOf(t, auditFile(t, path), "C-1")
+	if d.Cause != RuleNonAtomic.Code || strings.Contains(d.Explanation, "ended before committing") || !strings.Contains(d.Explanation, "committed its status only at 10:00:00.900") {
+		t.Fatalf("%s: %s", d.Cause, d.Explanation)
+	}
+}
