@@ -83,7 +83,7 @@ func (l *effectsLog) lines(r *run) (io.Reader, error) {
 
 // logTally is what the run's log held, for the errors and the report.
 type logTally struct {
-	lines, malformed, effects, unkeyed int64
+	lines, malformed, recognized, effects, unkeyed int64
 }
 
 // logEffects counts side_effect lines per business key of the run. A line
@@ -97,6 +97,9 @@ func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping,
 	noIdem := map[string]bool{}
 	counts := map[string]int{}
 	st, err := logs.Scan(ctx, []logs.Source{logs.ReaderSource(name, in)}, logs.Options{Mapping: m, Workers: 1}, func(e *logs.Event) error {
+		if e.Kind != logs.KindOther {
+			t.recognized++
+		}
 		if e.Kind != logs.KindSideEffect {
 			return nil
 		}
@@ -176,7 +179,10 @@ func (r *run) countEffects() (map[string]effectRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && (t.recognized == 0 || t.effects > 0) {
+		// Nothing the mapping knows, or effects of no key of the run: the
+		// mapping, not the run. (A run whose only effect went unlogged
+		// still has its other lines: its keys are judged.)
 		return nil, noEffectsRead(r.effectsLog.path, t)
 	}
 	r.unkeyed = t.unkeyed

@@ -36,6 +36,9 @@ func (res *Result) Report() *findings.Report {
 			case OutcomeLoss:
 				rep.Add(RuleLoss.New(kv.Key, fmt.Sprintf("message lost (%s): %s", where, kv.Why), replay(kv.Evidence)...))
 			}
+			if kv.Cause == RuleUncounted.Code {
+				rep.Add(RuleUncounted.New(kv.Key, fmt.Sprintf("%s: %s", where, kv.Why), replay(kv.Evidence)...))
+			}
 		}
 		if rr.Fault == nil {
 			rep.Add(RuleNotReached.New(rr.Plan.Victim, fmt.Sprintf("the %s point never came for %s (%s): %s", rr.Plan.Point, rr.Plan.Victim, where, notReachedHint(rr.Plan.Point))))

@@ -38,6 +38,18 @@ its parameters, or talks to a server directly instead of through the
 proxy addresses. The run ended without the fault.`,
 		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), pass the business key as a query parameter, or choose the points that exist with --at.",
 	}
+	RuleUncounted = findings.Rule{
+		Code: "CHAOS_EFFECT_UNCOUNTED", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "effects counted in the log: the fault came between a committed write and the line that would log it",
+		Doc: `With the effects counted in the workers' log lines (--effects-log), the
+after-write fault - a SIGKILL, or a commit reply lost with the
+connection - comes right after the worker's write for the key committed
+and before the worker can log the effect. Whether the effect ran then
+cannot be read from the log: the key's count may be one short, so a
+duplicate can hide behind a count of 1 and a durable effect looks like
+none.`,
+		Fix: "Count the effects with a query on what the worker writes (--effects-sql) for the after-write point, or run the other points only (--at).",
+	}
 	RuleUnsettled = findings.Rule{
 		Code: "CHAOS_UNSETTLED", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "the run did not settle in time: effects were counted while work remained",
@@ -51,7 +63,7 @@ as unsettled, not as lost.`,
 
 // Rules lists the worker run's own rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleLoss, RuleForeignUnlock, RuleNotReached, RuleUnsettled}
+	return []findings.Rule{RuleLoss, RuleForeignUnlock, RuleNotReached, RuleUnsettled, RuleUncounted}
 }
 
 // causeRules are the duplicate causes, from audit logs.

@@ -26,6 +26,9 @@ const (
 	OutcomeLoss      = "LOSS"
 	OutcomeDeadLet   = "dead-lettered"
 	OutcomeUnsettled = "unsettled"
+	// OutcomeUncounted: no effect in the log, and the fault came between
+	// a committed write and the line that would have logged it.
+	OutcomeUncounted = "uncounted"
 )
 
 // KeyVerdict is what happened to one business key in one run.
@@ -188,6 +191,8 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 		case e.n == 0:
 			kv.Outcome, kv.Cause, kv.Why = r.missing(k, unsettled)
 			loss = loss || kv.Outcome == OutcomeLoss
+		case r.logBlind(k):
+			kv.Cause, kv.Why = RuleUncounted.Code, fmt.Sprintf("%s counted in the log for %s; the fault came right after the worker's write for it committed, before the worker could log the effect: the count may be one short", english.Count(e.n, "effect", "effects"), k)
 		}
 		if kv.Outcome != OutcomeOK {
 			kv.Evidence = r.evidence(k)
@@ -385,6 +390,13 @@ func (r *run) faultText(d *delivery) string {
 	return "the worker went away"
 }
 
+// logBlind reports whether the key's count from the log cannot be
+// trusted: the effects come from log lines and the run's fault fell on
+// this key right after its write committed, before any line about it.
+func (r *run) logBlind(key string) bool {
+	return r.effectsLog != nil && r.fired != nil && r.plan.Point == AfterWrite && r.plan.Victim == key
+}
+
 // missing judges a key with no effect.
 func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 	ds := r.deliveriesOf(key)
@@ -398,6 +410,9 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 	}
 	if unsettled != "" {
 		return OutcomeUnsettled, "", key + " has no effect yet, and the run did not settle: " + unsettled
+	}
+	if r.logBlind(key) {
+		return OutcomeUncounted, RuleUncounted.Code, "no side-effect line names " + key + "; the fault came right after the worker's write for it committed, before the worker could log the effect: whether it ran cannot be read from the log (the effects query can)"
 	}
 	for _, d := range ds {
 		if (d.end == "ack" || d.end == "auto-ack") && d.committed == 0 {
