@@ -83,7 +83,7 @@ func (l *effectsLog) lines(r *run) (io.Reader, error) {
 
 // logTally is what the run's log held, for the errors and the report.
 type logTally struct {
-	lines, malformed, recognized, effects, unkeyed int64
+	lines, malformed, effects, unkeyed int64
 }
 
 // logEffects counts side_effect lines per business key of the run. A line
@@ -97,9 +97,6 @@ func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping,
 	noIdem := map[string]bool{}
 	counts := map[string]int{}
 	st, err := logs.Scan(ctx, []logs.Source{logs.ReaderSource(name, in)}, logs.Options{Mapping: m, Workers: 1}, func(e *logs.Event) error {
-		if e.Kind != logs.KindOther {
-			t.recognized++
-		}
 		if e.Kind != logs.KindSideEffect {
 			return nil
 		}
@@ -179,14 +176,26 @@ func (r *run) countEffects() (map[string]effectRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 && (t.recognized == 0 || t.effects > 0) {
-		// Nothing the mapping knows, or effects of no key of the run: the
-		// mapping, not the run. (A run whose only effect went unlogged
-		// still has its other lines: its keys are judged.)
+	if len(rows) == 0 && (t.effects > 0 || !r.allLogBlind()) {
+		// No effect of any key of the run: the mapping, not the run -
+		// unless every key's effect may have gone unlogged by the fault
+		// (the after-write point on a run of one key), which the verdict
+		// says.
 		return nil, noEffectsRead(r.effectsLog.path, t)
 	}
 	r.unkeyed = t.unkeyed
 	return rows, nil
+}
+
+// allLogBlind reports whether the fault may have kept every key's effect
+// out of the log.
+func (r *run) allLogBlind() bool {
+	for _, k := range r.keys {
+		if !r.logBlind(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // idemFrom says where a key's count of distinct idempotency keys came
