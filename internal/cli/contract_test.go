@@ -275,14 +275,15 @@ func TestContractHostileServers(t *testing.T) {
 	dupctlBinary(t) // built here, not in a goroutine that may not Fatal
 	hole := testenv.Blackhole(t)
 	type urls struct{ redis, postgres, amqp string }
-	cases := []struct {
+	type serverCase struct {
 		name      string
 		u         urls
 		args      string
 		interrupt time.Duration
 		codes     []int
 		within    time.Duration
-	}{
+	}
+	cases := []serverCase{
 		{"raw special characters in the password", urls{
 			"redis://:" + secret + "/#?@127.0.0.1:6379/0", "postgres://u:" + secret + " /#?@127.0.0.1:5432/x", "amqp://u:" + secret + "/#?@127.0.0.1:5672/"},
 			"", 0, []int{2}, 10 * time.Second},
@@ -296,14 +297,7 @@ func TestContractHostileServers(t *testing.T) {
 		// Redis (no requirepass) and PostgreSQL (trust) may accept any, so
 		// they count as reached (0 or 1).
 		testenv.Need(t, testenv.AMQP)
-		cases = append(cases, struct {
-			name      string
-			u         urls
-			args      string
-			interrupt time.Duration
-			codes     []int
-			within    time.Duration
-		}{"wrong password", urls{"redis://u:" + secret + "@127.0.0.1:6379/0", "postgres://u:" + secret + "@127.0.0.1:5432/test", "amqp://guest:" + secret + "@127.0.0.1:5672/"},
+		cases = append(cases, serverCase{"wrong password", urls{"redis://u:" + secret + "@127.0.0.1:6379/0", "postgres://u:" + secret + "@127.0.0.1:5432/test", "amqp://guest:" + secret + "@127.0.0.1:5672/"},
 			"--timeout 20s", 0, []int{0, 1, 2, 3}, 25 * time.Second})
 	}
 	for _, tmpl := range urlCommands {

@@ -93,9 +93,12 @@ type logTally struct {
 // effect line of that key carries one.
 func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping, keyRe *regexp.Regexp) (map[string]effectRow, logTally, error) {
 	var t logTally
-	idem := map[string]map[string]bool{}
-	noIdem := map[string]bool{}
-	counts := map[string]int{}
+	type seen struct {
+		n      int
+		idem   map[string]bool
+		noIdem bool // an effect line of the key carried no idempotency key
+	}
+	keys := map[string]*seen{}
 	st, err := logs.Scan(ctx, []logs.Source{logs.ReaderSource(name, in)}, logs.Options{Mapping: m, Workers: 1}, func(e *logs.Event) error {
 		if e.Kind != logs.KindSideEffect {
 			return nil
@@ -111,14 +114,16 @@ func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping,
 			t.unkeyed++
 			return nil
 		}
-		counts[key]++
-		if k := e.IdempotencyKey(); k != "" {
-			if idem[key] == nil {
-				idem[key] = map[string]bool{}
-			}
-			idem[key][k] = true
+		k := keys[key]
+		if k == nil {
+			k = &seen{idem: map[string]bool{}}
+			keys[key] = k
+		}
+		k.n++
+		if ik := e.IdempotencyKey(); ik != "" {
+			k.idem[ik] = true
 		} else {
-			noIdem[key] = true
+			k.noIdem = true
 		}
 		return nil
 	})
@@ -126,14 +131,14 @@ func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping,
 		return nil, t, fmt.Errorf("read %s: %w", name, err)
 	}
 	t.lines, t.malformed = st.Lines, st.Malformed
-	out := make(map[string]effectRow, len(counts))
-	for k, n := range counts {
-		row := effectRow{n: n}
-		if !noIdem[k] {
-			d := len(idem[k])
+	out := make(map[string]effectRow, len(keys))
+	for key, k := range keys {
+		row := effectRow{n: k.n}
+		if !k.noIdem {
+			d := len(k.idem)
 			row.idem = &d
 		}
-		out[k] = row
+		out[key] = row
 	}
 	return out, t, nil
 }

@@ -482,9 +482,7 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	if st.Kind != pgproxy.KindWrite || !r.due(BeforeWrite, keys, s, inst) {
 		return true
 	}
-	if d := r.openOf(s, inst, r.plan.Victim); d != nil {
-		d.faulted = true
-	}
+	r.markVictim(s, inst)
 	switch r.plan.Fault {
 	case Kill:
 		r.killAt(s, lane, r.plan.Victim, "the worker sends its first write for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
@@ -517,11 +515,17 @@ func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
 	if r.plan.Fault != Close || !r.due(AfterWrite, r.writeKeys(writes), s, inst) {
 		return true
 	}
+	r.markVictim(s, inst)
+	r.fire(s.lane(inst), r.plan.Victim, "the worker's first write for "+r.plan.Victim+" commits; dupctl withholds the reply and drops its PostgreSQL connection")
+	return false
+}
+
+// markVictim marks the slot instance's open delivery of the plan's victim
+// as the one the fault falls on.
+func (r *run) markVictim(s *slot, inst int) {
 	if d := r.openOf(s, inst, r.plan.Victim); d != nil {
 		d.faulted = true
 	}
-	r.fire(s.lane(inst), r.plan.Victim, "the worker's first write for "+r.plan.Victim+" commits; dupctl withholds the reply and drops its PostgreSQL connection")
-	return false
 }
 
 // writeKeys are the run's business keys in a transaction's writes.
@@ -543,13 +547,9 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
 	lane := s.lane(inst)
-	var keys []string
 	for _, w := range writes {
 		values := pgproxy.Values(w)
 		for _, k := range r.keysIn(w.Raw) {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
 			d := r.openOf(s, inst, k)
 			if d == nil {
 				continue
@@ -561,6 +561,7 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 			}
 		}
 	}
+	keys := r.writeKeys(writes)
 	for _, k := range keys {
 		if d := r.openOf(s, inst, k); d != nil {
 			d.committed++
@@ -568,9 +569,7 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 		r.add(lane, "commit", k, "COMMIT: the writes for "+k+" are durable")
 	}
 	if r.due(AfterWrite, keys, s, inst) {
-		if d := r.openOf(s, inst, r.plan.Victim); d != nil {
-			d.faulted = true
-		}
+		r.markVictim(s, inst)
 		if r.plan.Fault == Kill {
 			r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its first write for "+r.plan.Victim+" committed")
 		}

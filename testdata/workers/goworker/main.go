@@ -172,46 +172,22 @@ func (w *worker) handle(ctx context.Context, d amqp.Delivery) error {
 			return err
 		}
 	}
-	if !w.c.lock {
-		done, err := w.process(ctx, d, order)
-		if err != nil {
+	release := func() {}
+	if w.c.lock {
+		var err error
+		if release, err = w.lock(ctx, order); err != nil {
 			return err
 		}
-		w.log("done", order, "skipped", !done)
-		if w.c.ackFirst {
-			return nil
+		if release == nil { // busy: back to the queue, after a pause
+			time.Sleep(50 * time.Millisecond)
+			if w.c.ackFirst {
+				return nil
+			}
+			return d.Nack(false, true)
 		}
-		return d.Ack(false)
 	}
-	lockKey := "lock:payment:order:" + order
-	var tb [16]byte
-	_, _ = rand.Read(tb[:])
-	token := hex.EncodeToString(tb[:])
-	got, err := w.rdb.SetNX(ctx, lockKey, token, w.c.ttl).Result()
-	if err != nil {
-		return err
-	}
-	if !got {
-		w.log("lock_busy", order, "lockKey", lockKey)
-		if w.c.unlock == "del" {
-			// The trap: a deferred unlock that also runs when the lock was
-			// never ours, deleting the holder's lock.
-			w.rdb.Del(ctx, lockKey)
-		}
-		time.Sleep(50 * time.Millisecond)
-		if w.c.ackFirst {
-			return nil
-		}
-		return d.Nack(false, true)
-	}
-	stopRenew := w.renew(ctx, lockKey, token)
 	done, err := w.process(ctx, d, order)
-	stopRenew()
-	if w.c.unlock == "del" {
-		w.rdb.Del(ctx, lockKey)
-	} else {
-		unlockScript.Run(ctx, w.rdb, []string{lockKey}, token)
-	}
+	release()
 	if err != nil {
 		return err
 	}
@@ -220,6 +196,37 @@ func (w *worker) handle(ctx context.Context, d amqp.Delivery) error {
 		return nil
 	}
 	return d.Ack(false)
+}
+
+// lock takes the business-key lock and returns what releases it (the
+// renewal stops first), or nil when another holder has it.
+func (w *worker) lock(ctx context.Context, order string) (release func(), err error) {
+	lockKey := "lock:payment:order:" + order
+	var tb [16]byte
+	_, _ = rand.Read(tb[:])
+	token := hex.EncodeToString(tb[:])
+	got, err := w.rdb.SetNX(ctx, lockKey, token, w.c.ttl).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !got {
+		w.log("lock_busy", order, "lockKey", lockKey)
+		if w.c.unlock == "del" {
+			// The trap: a deferred unlock that also runs when the lock was
+			// never ours, deleting the holder's lock.
+			w.rdb.Del(ctx, lockKey)
+		}
+		return nil, nil
+	}
+	stopRenew := w.renew(ctx, lockKey, token)
+	return func() {
+		stopRenew()
+		if w.c.unlock == "del" {
+			w.rdb.Del(ctx, lockKey)
+		} else {
+			unlockScript.Run(ctx, w.rdb, []string{lockKey}, token)
+		}
+	}, nil
 }
 
 // renew extends the lock every third of its TTL while the token is ours.
