@@ -258,37 +258,54 @@ func (c *Consumer) Ack(tag uint64) error {
 // can: one multiple ack up to the highest tag below which every delivery
 // is settled (tags are consecutive on a channel), and single acks above a
 // gap (a held message, or one still waiting for its confirm: a multiple
-// ack must never cover those).
-func (c *Consumer) AckMany(tags []uint64) error {
+// ack must never cover those). On an error it also returns the tags whose
+// ack certainly never left (refused on a closed channel, or never tried):
+// their deliveries are back in the queue when the channel goes.
+func (c *Consumer) AckMany(tags []uint64) (unsent []uint64, err error) {
 	c.acked += len(tags)
 	for _, t := range tags {
 		c.pending[t] = true
 	}
 	n, top := c.floor, uint64(0)
+	var covered []uint64
 	for c.pending[n+1] || c.settled[n+1] {
 		n++
 		if c.pending[n] {
 			top = n
+			covered = append(covered, n)
 		}
 		delete(c.pending, n)
 		delete(c.settled, n)
 	}
 	c.floor = n
+	rest := func() []uint64 {
+		for t := range c.pending {
+			delete(c.pending, t)
+			unsent = append(unsent, t)
+		}
+		return unsent
+	}
 	if top > 0 {
 		// Only a tag not yet acked may end a multiple ack: RabbitMQ
 		// closes the channel on an unknown tag.
 		if err := c.ch.Ack(top, true); err != nil {
-			return err
+			if errors.Is(err, amqp.ErrClosed) {
+				unsent = covered
+			}
+			return rest(), err
 		}
 	}
 	for t := range c.pending {
 		delete(c.pending, t)
 		if err := c.ch.Ack(t, false); err != nil {
-			return err
+			if errors.Is(err, amqp.ErrClosed) {
+				unsent = append(unsent, t)
+			}
+			return rest(), err
 		}
 		c.settled[t] = true
 	}
-	return nil
+	return nil, nil
 }
 
 // Requeue returns one delivery to the queue now.

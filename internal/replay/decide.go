@@ -32,21 +32,8 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		e.hold(it)
 		return nil
 	}
-	if o.Resume != nil {
-		switch o.Resume.Outcome[it.fp] {
-		case OutcomeDone:
-			// At its destination already (its ack was lost): settle it.
-			c.AlreadyDone++
-			e.ack(it)
-			return nil
-		case OutcomeDoubt:
-			if !o.RetryInDoubt {
-				c.InDoubtEarlier++
-				e.problem(it, "in-doubt", "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then --retry-in-doubt)")
-				e.hold(it)
-				return nil
-			}
-		}
+	if o.Resume != nil && e.resumed(it) {
+		return nil
 	}
 	if len(o.Filter.Groups) > 0 {
 		e.groups[in.Group] = true
@@ -104,6 +91,41 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	return e.newPending(it, "replay")
 }
 
+// resumed settles or holds a copy an earlier part of the run stands for,
+// and reports whether it did; a copy it returns false for is decided
+// afresh (with --retry-in-doubt, its publish names the earlier one).
+func (e *engine) resumed(it *item) bool {
+	c := &e.res.Counts
+	seq, cl := e.book.take(it.fp, it.occ, it.m.Redelivered)
+	switch cl {
+	case claimDone:
+		// At its destination, and this copy's ack never left: settle it.
+		c.AlreadyDone++
+		if e.src.bound() >= 0 {
+			it.seq = seq
+			e.d.Journal.Add(JournalRecord{T: JResumedAck, Seq: seq})
+			e.ack(it)
+		}
+		return true
+	case claimDoubt, claimAckSent:
+		if e.o.RetryInDoubt {
+			it.of = seq
+			return false
+		}
+		c.InDoubtEarlier++
+		why := "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then --retry-in-doubt)"
+		if cl == claimAckSent {
+			why = "an earlier part of this run published a copy with this exact content and sent its DLQ ack, then stopped before the DLQ " +
+				"showed the ack applied: this may be that copy (the ack was lost) or an identical dead letter not yet replayed. " +
+				"Left in the DLQ (check the destination, then --retry-in-doubt)"
+		}
+		e.problem(it, "in-doubt", why)
+		e.hold(it)
+		return true
+	}
+	return false
+}
+
 func (e *engine) park(it *item, why string) *pending {
 	q := e.o.ParkQueue
 	it.dst = Target{RoutingKey: q, From: "park"}
@@ -122,8 +144,9 @@ func (e *engine) newPending(it *item, kind string) *pending {
 	if e.o.Resume != nil {
 		seq += e.o.Resume.MaxSeq
 	}
+	it.seq = seq
 	p := &pending{it: it, seq: seq, kind: kind, id: fmt.Sprintf("%s-%d", e.o.Rewrite.Run, seq)}
-	e.d.Journal.Add(JournalRecord{T: JPub, Seq: seq, FP: it.fp, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
+	e.d.Journal.Add(JournalRecord{T: JPub, Seq: seq, FP: it.fp, Occ: it.occ, Of: it.of, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
 	return p
 }
 

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
@@ -190,6 +191,12 @@ type item struct {
 	in  Info
 	fp  string
 	dst Target
+	// occ is which copy of fp this is in this part's read (1 for the
+	// first); seq is the journal sequence its DLQ ack belongs to; of is
+	// the earlier publish a --retry-in-doubt publish stands for.
+	occ int
+	seq int64
+	of  int64
 	// past is set for a message read past the count at the start: only
 	// looked at for this run's bounces, never replayed.
 	past bool
@@ -237,6 +244,10 @@ type engine struct {
 	// bounceCheck is how many messages past the count at the start the
 	// run reads (holding them) to find its own replays coming back.
 	bounceCheck int
+	// copies counts the copies of each fingerprint read so far (item.occ).
+	copies map[[16]byte]int32
+	// book is what a resumed run's earlier parts published (nil: none).
+	book *resumeBook
 }
 
 // Replay replays (or with Yes false, previews) a DLQ or an export file.
@@ -261,7 +272,11 @@ func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, 
 		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue, MaxBounces: o.MaxBounces,
 		UnmatchedGroups: []string{}}
 	e := &engine{o: &o, d: &d, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{},
-		dest: map[string]*DestCount{}, exists: map[string]bool{}, groups: map[string]bool{}, start: d.Now()}
+		dest: map[string]*DestCount{}, exists: map[string]bool{}, groups: map[string]bool{}, start: d.Now(),
+		copies: map[[16]byte]int32{}}
+	if o.Resume != nil {
+		e.book = newResumeBook(o.Resume, d.Records != nil)
+	}
 	if o.Rate > 0 {
 		e.limit = rate.NewLimiter(rate.Limit(o.Rate), 1)
 	}
@@ -554,6 +569,7 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 			it.in = o.Analyzer.Origin(it.m)
 		}
 		it.fp = it.m.Fingerprint()
+		it.occ = e.copyOf(it.fp)
 		if len(it.in.Origin.Malformed) > 0 {
 			e.res.Counts.MalformedHeader++
 		}
@@ -583,6 +599,16 @@ func (e *engine) handle(ctx context.Context, batch []srcItem, meter progress.Met
 	}
 	e.queued = append(e.queued, toPublish...)
 	return e.publishQueued(ctx)
+}
+
+// copyOf counts one more copy of fp read and says which it is.
+func (e *engine) copyOf(fp string) int {
+	var k [16]byte
+	if _, err := hex.Decode(k[:], []byte(fp)); err != nil {
+		copy(k[:], fp)
+	}
+	e.copies[k]++
+	return int(e.copies[k])
 }
 
 // startBounceCheck decides, when the count at the start has been read,
@@ -637,9 +663,11 @@ func (e *engine) finish(ctx context.Context) {
 	}
 	res := e.res
 	res.Settled = true
+	seen := false // the DLQ was seen to apply every ack and requeue
 	if e.lost == "" {
 		sctx, budget := settleContext(ctx, e.o.DrainGrace)
 		res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
+		seen = res.Settled
 	}
 	if e.stop == "" {
 		e.stop = e.src.endReason()
@@ -673,7 +701,7 @@ func (e *engine) finish(ctx context.Context) {
 		res.Destinations = append(res.Destinations, *d)
 	}
 	c := res.Counts
-	e.d.Journal.Add(JournalRecord{T: JEnd, Summary: &c, Why: res.StoppedBy})
+	e.d.Journal.Add(JournalRecord{T: JEnd, Summary: &c, Why: res.StoppedBy, Settled: seen && e.src.bound() >= 0})
 	_ = e.d.Journal.Sync()
 }
 

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -34,20 +36,31 @@ const (
 	JDoubt    = "in-doubt" // connection lost before the confirm
 	JAckLost  = "ack-lost" // at the destination, but the DLQ ack failed
 	JSkip     = "skip"     // not replayed, and why (idempotency, no destination)
-	JEnd      = "end"
+	// JResumedAck: a resume acks the DLQ copy of an earlier publish (seq)
+	// whose own ack never left; written before the ack is sent.
+	JResumedAck = "ack"
+	JEnd        = "end"
 )
 
 // JournalRecord is one line of the journal.
 type JournalRecord struct {
-	T    string    `json:"t"`
-	At   time.Time `json:"at"`
-	Run  string    `json:"run,omitempty"`
-	Seq  int64     `json:"seq,omitempty"`
-	FP   string    `json:"fp,omitempty"`
-	ID   string    `json:"message_id,omitempty"`
-	Kind string    `json:"kind,omitempty"` // replay or park
-	To   string    `json:"to,omitempty"`
-	Why  string    `json:"why,omitempty"`
+	T   string    `json:"t"`
+	At  time.Time `json:"at"`
+	Run string    `json:"run,omitempty"`
+	Seq int64     `json:"seq,omitempty"`
+	FP  string    `json:"fp,omitempty"`
+	// Occ is which copy of FP this is in its part of the run's read (1 for
+	// the first): byte-identical dead letters are told apart by it.
+	Occ int `json:"occ,omitempty"`
+	// Of is the earlier publish (seq) a --retry-in-doubt publish stands for.
+	Of int64 `json:"of,omitempty"`
+	// Unsent (ack-lost): the DLQ ack was refused before it left, so the
+	// DLQ still holds the copy.
+	Unsent bool   `json:"unsent,omitempty"`
+	ID     string `json:"message_id,omitempty"`
+	Kind   string `json:"kind,omitempty"` // replay or park
+	To     string `json:"to,omitempty"`
+	Why    string `json:"why,omitempty"`
 	// Start only.
 	Queue   string   `json:"queue,omitempty"`
 	File    string   `json:"file,omitempty"`
@@ -60,6 +73,8 @@ type JournalRecord struct {
 	FileDigest string `json:"file_sha256,omitempty"`
 	// End only.
 	Summary *Counts `json:"summary,omitempty"`
+	// Settled: the DLQ showed every ack and requeue of this part applied.
+	Settled bool `json:"settled,omitempty"`
 }
 
 // Journal appends records. Writes are buffered; Flush pushes them to the
@@ -134,34 +149,61 @@ func (j *Journal) Sync() error {
 	return j.f.Sync()
 }
 
-// Outcome of one message in an earlier part of the run.
+// Outcome of one publish in an earlier part of the run.
 type Outcome string
 
 const (
-	OutcomeDone    Outcome = "done"     // at the destination (replayed or parked)
-	OutcomeDoubt   Outcome = "in-doubt" // may or may not be at the destination
-	OutcomeFailed  Outcome = "failed"   // returned or nacked: not delivered
-	OutcomeSkipped Outcome = "skipped"
+	OutcomeDone   Outcome = "done"     // confirmed at the destination (replayed or parked)
+	OutcomeDoubt  Outcome = "in-doubt" // may or may not be at the destination
+	OutcomeFailed Outcome = "failed"   // returned, nacked or not published: not delivered
 )
 
-// JournalState is what a journal says about a run so far.
+// ackState is what an earlier part of the run knows of the DLQ copy of a
+// confirmed publish. The journal cannot know more: a DLQ ack has no reply,
+// and a process killed after sending one cannot write down that it did.
+type ackState uint8
+
+const (
+	ackNone    ackState = iota // not confirmed (in doubt or failed): the copy stays in the DLQ
+	ackUnsent                  // confirmed; its DLQ ack never left (refused on a closed channel): the copy is in the DLQ
+	ackSent                    // confirmed; its DLQ ack was sent, and may or may not have been applied
+	ackApplied                 // confirmed; the part of the run that sent its ack saw the DLQ settle
+)
+
+// published is one publish the journal records: the DLQ copy it took
+// (fingerprint, and which copy of that fingerprint in its part of the
+// run's read) and what became of it.
+type published struct {
+	fp      string
+	occ     int
+	id      string
+	part    int // which part of the run (start record) published or last acked it
+	outcome Outcome
+	ack     ackState
+	// superseded: a later part republished this copy (--retry-in-doubt),
+	// so the later publish speaks for it.
+	superseded bool
+}
+
+// JournalState is what a journal says about a run so far. Every publish is
+// its own item (a sequence number), so byte-identical dead letters are
+// as many items as copies were published, never one.
 type JournalState struct {
 	Run     string
 	Queue   string
 	File    string
 	MaxSeq  int64
 	Records int
-	// Outcome per message fingerprint (the latest event wins).
-	Outcome map[string]Outcome
-	ids     map[string]string
+	pubs    map[int64]*published
+	parts   int
+	skipped int
 }
 
 // ReadJournal replays a journal into its state. A torn last line (the
 // process was killed mid-write) is ignored; any other malformed line is an
 // error.
 func ReadJournal(r io.Reader) (*JournalState, error) {
-	st := &JournalState{Outcome: map[string]Outcome{}, ids: map[string]string{}}
-	seqFP := map[int64]string{}
+	st := &JournalState{pubs: map[int64]*published{}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var pending error
 	for n := 1; ; n++ {
@@ -180,7 +222,7 @@ func ReadJournal(r io.Reader) (*JournalState, error) {
 				continue
 			}
 			st.Records++
-			st.apply(&rec, seqFP)
+			st.apply(&rec)
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -195,46 +237,106 @@ func ReadJournal(r io.Reader) (*JournalState, error) {
 	return st, nil
 }
 
-func (st *JournalState) apply(r *JournalRecord, seqFP map[int64]string) {
+func (st *JournalState) apply(r *JournalRecord) {
+	p := st.pubs[r.Seq]
 	switch r.T {
 	case JStart:
 		if st.Run == "" {
 			st.Run, st.Queue, st.File = r.Run, r.Queue, r.File
 		}
+		st.parts++
 	case JPub:
-		seqFP[r.Seq] = r.FP
 		st.MaxSeq = max(st.MaxSeq, r.Seq)
 		// Until an outcome is recorded, a publish is in doubt.
-		st.Outcome[r.FP] = OutcomeDoubt
-		st.ids[r.FP] = r.ID
-	case JOK, JAckLost:
-		st.set(seqFP, r.Seq, OutcomeDone)
+		st.pubs[r.Seq] = &published{fp: r.FP, occ: r.Occ, id: r.ID, part: st.parts, outcome: OutcomeDoubt}
+		if old := st.pubs[r.Of]; r.Of != 0 && old != nil {
+			old.superseded = true
+		}
+	case JOK:
+		// The DLQ ack follows the "ok" line at once.
+		if p != nil {
+			p.outcome, p.ack = OutcomeDone, ackSent
+		}
+	case JResumedAck:
+		if p != nil {
+			p.ack, p.part = ackSent, st.parts
+		}
+	case JAckLost:
+		if p != nil && r.Unsent {
+			p.ack = ackUnsent
+		}
 	case JReturned, JNacked:
-		st.set(seqFP, r.Seq, OutcomeFailed)
+		if p != nil {
+			p.outcome = OutcomeFailed
+		}
 	case JDoubt:
-		st.set(seqFP, r.Seq, OutcomeDoubt)
+		if p != nil {
+			p.outcome = OutcomeDoubt
+		}
 	case JSkip:
-		if _, ok := st.Outcome[r.FP]; !ok {
-			st.Outcome[r.FP] = OutcomeSkipped
+		st.skipped++
+	case JEnd:
+		if r.Settled {
+			// The DLQ showed every ack of this part applied.
+			for _, q := range st.pubs {
+				if q.part == st.parts && q.ack == ackSent {
+					q.ack = ackApplied
+				}
+			}
 		}
 	}
 }
 
-func (st *JournalState) set(seqFP map[int64]string, seq int64, o Outcome) {
-	if fp, ok := seqFP[seq]; ok {
-		st.Outcome[fp] = o
-	}
-}
-
-// Count tallies outcomes.
+// Count tallies publishes by outcome (a republished copy counts once).
 func (st *JournalState) Count(o Outcome) int {
 	n := 0
-	for _, v := range st.Outcome {
-		if v == o {
+	for _, p := range st.pubs {
+		if !p.superseded && p.outcome == o {
 			n++
 		}
 	}
 	return n
+}
+
+// AckUnknown counts confirmed publishes whose DLQ ack was sent by a part of
+// the run that did not see the DLQ settle: their DLQ copies may still be
+// there.
+func (st *JournalState) AckUnknown() int {
+	n := 0
+	for _, p := range st.pubs {
+		if !p.superseded && p.outcome == OutcomeDone && p.ack == ackSent {
+			n++
+		}
+	}
+	return n
+}
+
+// Describe says what the journal holds for a fingerprint (for a person
+// reading a test failure or a problem list).
+func (st *JournalState) Describe(fp string) string {
+	var parts []string
+	for seq, p := range st.pubs {
+		if p.fp == fp {
+			parts = append(parts, fmt.Sprintf("seq %d copy %d %s ack %d superseded %v", seq, p.occ, p.outcome, p.ack, p.superseded))
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "not published"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// PublishedIDs are the message ids of publishes with outcome o.
+func (st *JournalState) PublishedFPs(o Outcome) []string {
+	var out []string
+	for _, p := range st.pubs {
+		if !p.superseded && p.outcome == o {
+			out = append(out, p.fp)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // FileDigest is the hex SHA-256 of an export file's content.

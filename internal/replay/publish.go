@@ -375,12 +375,23 @@ func (e *engine) flushAcks() {
 	}
 	its := e.toAck
 	e.toAck = nil
-	if err := e.src.ackMany(its); err != nil {
-		for _, it := range its {
-			e.res.Counts.AckLost++
-			e.problem(it, "ack-lost", "at its destination, but the DLQ ack failed: it is back in the DLQ; a --resume run acks it without republishing")
-			e.d.Journal.Add(JournalRecord{T: JAckLost, FP: it.fp, ID: it.m.Props.MessageID, Why: err.Error()})
+	unsent, err := e.src.ackMany(its)
+	if err == nil {
+		return
+	}
+	never := make(map[uint64]bool, len(unsent))
+	for _, t := range unsent {
+		never[t] = true
+	}
+	for _, it := range its {
+		e.res.Counts.AckLost++
+		why := "at its destination, but the DLQ ack failed before it left: it is back in the DLQ; a --resume run acks it without republishing"
+		if !never[it.d.DeliveryTag] {
+			why = "at its destination, but the DLQ ack failed and may or may not have reached the broker: a --resume run leaves its copy in doubt"
 		}
+		e.problem(it, "ack-lost", why)
+		e.d.Journal.Add(JournalRecord{T: JAckLost, Seq: it.seq, FP: it.fp, ID: it.m.Props.MessageID, Unsent: never[it.d.DeliveryTag],
+			Why: err.Error()})
 	}
 }
 

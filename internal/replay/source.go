@@ -22,7 +22,9 @@ type source interface {
 	items() <-chan srcItem
 	seen(srcItem) error
 	ack(*item) error
-	ackMany([]*item) error
+	// ackMany acks; on an error it names the delivery tags whose ack
+	// certainly never left.
+	ackMany([]*item) ([]uint64, error)
 	hold(*item) error
 	stop()
 	rest() []srcItem
@@ -52,7 +54,7 @@ func (q *queueSource) items() <-chan srcItem { return q.c.deliveries() }
 func (q *queueSource) seen(si srcItem) error { return q.c.Seen(si.d) }
 func (q *queueSource) ack(it *item) error    { return q.c.Ack(it.d.DeliveryTag) }
 
-func (q *queueSource) ackMany(its []*item) error {
+func (q *queueSource) ackMany(its []*item) ([]uint64, error) {
 	tags := make([]uint64, len(its))
 	for i, it := range its {
 		tags[i] = it.d.DeliveryTag
@@ -121,16 +123,16 @@ func newFileSource(r io.Reader) *fileSource {
 	return f
 }
 
-func (f *fileSource) items() <-chan srcItem      { return f.out }
-func (f *fileSource) seen(srcItem) error         { return nil }
-func (f *fileSource) ack(*item) error            { return nil }
-func (f *fileSource) ackMany([]*item) error      { return nil }
-func (f *fileSource) hold(*item) error           { return nil }
-func (f *fileSource) stop()                      { f.once.Do(func() { close(f.done) }) }
-func (f *fileSource) release() error             { return nil }
-func (f *fileSource) closed() <-chan *amqp.Error { return nil }
-func (f *fileSource) probe() (QueueState, bool)  { return QueueState{}, false }
-func (f *fileSource) taken() int                 { return 0 }
+func (f *fileSource) items() <-chan srcItem             { return f.out }
+func (f *fileSource) seen(srcItem) error                { return nil }
+func (f *fileSource) ack(*item) error                   { return nil }
+func (f *fileSource) ackMany([]*item) ([]uint64, error) { return nil, nil }
+func (f *fileSource) hold(*item) error                  { return nil }
+func (f *fileSource) stop()                             { f.once.Do(func() { close(f.done) }) }
+func (f *fileSource) release() error                    { return nil }
+func (f *fileSource) closed() <-chan *amqp.Error        { return nil }
+func (f *fileSource) probe() (QueueState, bool)         { return QueueState{}, false }
+func (f *fileSource) taken() int                        { return 0 }
 func (f *fileSource) settle(context.Context, int, int, time.Duration) bool {
 	return true
 }

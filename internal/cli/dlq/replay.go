@@ -110,8 +110,11 @@ published into: the run stops and exits 2, the messages stay in the DLQ
 created).
 
 Every run writes a journal (JSON Lines: start, each publish, each outcome,
-end); --resume JOURNAL continues an interrupted run: messages it confirmed
-are acked without republishing, in-doubt ones are left and reported.
+end); --resume JOURNAL continues an interrupted run. Each DLQ copy is its
+own item, so byte-identical dead letters are each published once: a copy
+is acked without republishing only where the journal proves a published
+copy of that content is still in the DLQ; where it cannot tell (an ack
+sent just before a crash), the copy is left in doubt and reported.
 Ctrl-C stops consuming, requeues what was prefetched, waits for outstanding
 confirms and prints the summary.` + replayExitStatus,
 		Example: `  # what would happen (reads and requeues; publishes nothing)
