@@ -3,6 +3,7 @@ package logs
 import (
 	"cmp"
 	"context"
+	textutil "github.com/dupctl/dupctl/internal/platform/text"
 	"slices"
 	"strings"
 
@@ -98,7 +99,7 @@ func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explan
 				if len(other) >= maxExplainTemplates {
 					return nil
 				}
-				u = &Unmatched{Template: tmpl, Example: e.Where(), Text: clip(text)}
+				u = &Unmatched{Template: tmpl, Example: e.Where(), Text: textutil.Clip(text, 83, "...")}
 				other[tmpl] = u
 			}
 			u.Lines++
@@ -110,14 +111,14 @@ func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explan
 		}
 		u := kinds[k]
 		if u == nil {
-			u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: clip(text), By: "event name", Phrase: text}
+			u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: textutil.Clip(text, 83, "..."), By: "event name", Phrase: text}
 			if ph, user := o.Mapping.Phrase(e.Match); ph != "" {
 				u.By, u.Phrase = "phrase", ph
 				if user {
 					u.By = "your phrase"
 				}
 			}
-			u.Phrase = clip(u.Phrase)
+			u.Phrase = textutil.Clip(u.Phrase, 83, "...")
 			kinds[k] = u
 		}
 		u.Lines++
@@ -189,20 +190,6 @@ func TemplateOf(text string) string {
 			out.Write(w)
 		}
 	}
-}
-
-// clip shortens a text for a table.
-func clip(s string) string {
-	const n = 80
-	if len(s) <= n {
-		return s
-	}
-	for i := n; i > 0; i-- {
-		if s[i]&0xc0 != 0x80 { // not inside a UTF-8 sequence
-			return s[:i] + "..."
-		}
-	}
-	return ""
 }
 
 // Report is the explanation's findings: the input checks.

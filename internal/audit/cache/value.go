@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"strconv"
 	"strings"
 )
@@ -105,12 +106,5 @@ func (d Decoder) Decode(raw string) (string, error) {
 	}
 	var b bytes.Buffer
 	_ = json.NewEncoder(&b).Encode(v)
-	return "", fmt.Errorf("%s is not a string but %s", strings.Join(d.Path, "."), strings.TrimSpace(clip(b.String(), 40)))
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	return "", fmt.Errorf("%s is not a string but %s", strings.Join(d.Path, "."), strings.TrimSpace(text.Clip(b.String(), 43, "...")))
 }

@@ -38,14 +38,6 @@ func dash(s string) string {
 	return s
 }
 
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-3]) + "..."
-}
-
 func bytesText(n int64) string {
 	switch {
 	case n >= 1<<30:

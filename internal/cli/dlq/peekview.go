@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"slices"
 	"strings"
@@ -107,7 +108,7 @@ func headerLines(h map[string]any, verbose bool) []string {
 			v = "(" + err.Error() + ")"
 		}
 		if !verbose {
-			v = clip(v, 160)
+			v = text.ClipRunes(v, 160, "...")
 		}
 		out = append(out, label+quoteIfNeeded(k)+" "+v)
 	}

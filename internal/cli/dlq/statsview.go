@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ func writeStats(w io.Writer, th *report.Theme, s *replay.StatsResult, now time.T
 	for _, g := range s.Groups {
 		errText := g.ErrorPattern
 		if !verbose {
-			errText = clip(errText, 60)
+			errText = text.ClipRunes(errText, 60, "...")
 		}
 		t.Row(g.ID, english.Number(int64(g.Messages)), g.Reason, dash(g.Queue), routeText(g.Exchange, g.RoutingKeys),
 			dash(g.JobType), deathsText(g), classText(th, g.Class), dash(errText))

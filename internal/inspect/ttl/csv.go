@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -121,7 +122,7 @@ func (t *csvTable) first(line int64, b []byte) error {
 	}
 	if _, _, err := cols.decode(cells, t.o.unit()); err != nil && errors.Is(err, errNotDuration) {
 		return fmt.Errorf("%s:%d: %q is neither a row nor a header naming a duration column: name the columns %s",
-			t.name, line, truncate(string(b), 60), KnownColumns)
+			t.name, line, text.Clip(string(b), 63, "..."), KnownColumns)
 	}
 	t.record(line, b)
 	return nil

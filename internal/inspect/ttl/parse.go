@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"math"
 	"slices"
@@ -73,16 +74,16 @@ func ParseDuration(b []byte, unit time.Duration) (time.Duration, error) {
 		if d, ok = parseClock(s); !ok {
 			v, ferr := strconv.ParseFloat(s, 64)
 			if ferr != nil {
-				return 0, fmt.Errorf("%q is %w: want a number (in --unit), a Go duration such as 1m30s, or HH:MM:SS", truncate(s, 40), errNotDuration)
+				return 0, fmt.Errorf("%q is %w: want a number (in --unit), a Go duration such as 1m30s, or HH:MM:SS", text.Clip(s, 43, "..."), errNotDuration)
 			}
 			return scale(v, unit)
 		}
 	}
 	switch {
 	case d < 0:
-		return 0, fmt.Errorf("negative duration %q", truncate(s, 40))
+		return 0, fmt.Errorf("negative duration %q", text.Clip(s, 43, "..."))
 	case d > maxDuration:
-		return 0, fmt.Errorf("duration %q is longer than a year", truncate(s, 40))
+		return 0, fmt.Errorf("duration %q is longer than a year", text.Clip(s, 43, "..."))
 	}
 	return d, nil
 }
@@ -170,13 +171,6 @@ func parseClock(s string) (time.Duration, bool) {
 		time.Duration(math.Round(sec*float64(time.Second))), true
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
 // Where a TTL came from.
 const (
 	SourceFlag   = "flag"   // --ttl
@@ -257,7 +251,7 @@ func parseTTL(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("TTL %q: want a positive duration with a unit, such as 90s or 2m", truncate(s, 40))
+		return 0, fmt.Errorf("TTL %q: want a positive duration with a unit, such as 90s or 2m", text.Clip(s, 43, "..."))
 	}
 	return d, nil
 }

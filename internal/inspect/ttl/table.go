@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"strconv"
 	"strings"
 	"time"
@@ -246,5 +247,5 @@ func parseTime(b []byte) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%q is not a timestamp: want RFC 3339 or Unix epoch", truncate(s, 40))
+	return time.Time{}, fmt.Errorf("%q is not a timestamp: want RFC 3339 or Unix epoch", text.Clip(s, 43, "..."))
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"strings"
 )
@@ -130,12 +131,12 @@ func (l *Lanes) SVG(w io.Writer) error {
 	y := lanesTop
 	for _, ln := range l.Lanes {
 		fmt.Fprintf(&b, "<g class=\"lane\" data-lane=\"%s\">\n", Escape(ln.Name))
-		fmt.Fprintf(&b, "<text x=\"4\" y=\"%d\" font-weight=\"bold\">%s</text>\n", y+15, Escape(truncate(ln.Name, 8)))
+		fmt.Fprintf(&b, "<text x=\"4\" y=\"%d\" font-weight=\"bold\">%s</text>\n", y+15, Escape(text.ClipRunes(ln.Name, 8, "…")))
 		if len(ln.Rows) == 0 {
 			y += lanesRowH
 		}
 		for _, r := range ln.Rows {
-			fmt.Fprintf(&b, "<text x=\"58\" y=\"%d\">%s</text>\n", y+15, Escape(truncate(r.Label, 19)))
+			fmt.Fprintf(&b, "<text x=\"58\" y=\"%d\">%s</text>\n", y+15, Escape(text.ClipRunes(r.Label, 19, "…")))
 			for _, bar := range r.Bars {
 				l.bar(&b, bar, y)
 			}
@@ -222,12 +223,4 @@ func msText(ms int64) string {
 		return fmt.Sprintf("%dm%s", ms/60_000, s)
 	}
 	return s
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
