@@ -60,9 +60,12 @@ type fieldSpec struct {
 
 var fieldSpecs = [NumFields]fieldSpec{
 	EventName: {"event", []string{"event", "eventName", "event.name", "event.action", "evt", "action", "eventType", "event.type"}},
-	Message:   {"message", []string{"msg", "message", "@message", "body", "log.message"}},
+	// @m and @mt: Serilog's compact JSON (CLEF); short_message: GELF.
+	Message: {"message", []string{"msg", "message", "@message", "body", "log.message", "@m", "short_message", "@mt"}},
 	// time: slog; ts: zap (epoch seconds); @timestamp: logstash.
-	Timestamp:      {"timestamp", []string{"@timestamp", "timestamp", "time", "ts", "t", "timeUnixNano", "observedTimeUnixNano", "date", "datetime", "eventTime", "createdAt", "insertedAt", "receivedAt"}},
+	// @t: CLEF; asctime: python-json-logger; __REALTIME_TIMESTAMP: journald.
+	Timestamp: {"timestamp", []string{"@timestamp", "timestamp", "time", "ts", "t", "@t", "timeUnixNano", "asctime", "observedTimeUnixNano",
+		"date", "datetime", "eventTime", "createdAt", "insertedAt", "receivedAt", "__REALTIME_TIMESTAMP"}},
 	JobID:          {"jobId", []string{"jobId", "job.id", "taskId", "task.id", "jid"}},
 	MessageID:      {"messageId", []string{"messaging.message.id", "messageId", "message.id", "msgId", "JMSMessageID", "amqp.messageId"}},
 	BusinessKey:    {"businessKey", []string{"businessKey", "orderId", "order.id", "entityId", "aggregateId", "accountId", "merchantId", "paymentId", "customerId", "messaging.message.conversation_id", "messaging.kafka.message.key", "messaging.rocketmq.message.keys", "correlationId"}},
@@ -78,8 +81,8 @@ var fieldSpecs = [NumFields]fieldSpec{
 	Destination:    {"destination", []string{"messaging.destination.name", "destination", "queue", "queueName", "routingKey", "messaging.rabbitmq.destination.routing_key", "topic"}},
 	Duration:       {"duration", []string{"duration", "durationMs", "durationMillis", "durationSeconds", "durationNs", "elapsed", "elapsedMs", "latency", "latencyMs", "took", "tookMs", "jobDuration", "jobDurationMs"}},
 	ErrorType:      {"errorType", []string{"error.type", "errorType", "exception.type", "errorClass", "exceptionClass", "errorKind", "errorCode"}},
-	ErrorText:      {"error", []string{"error", "err", "error.message", "exception.message", "errorMessage", "stack_trace"}},
-	Level:          {"level", []string{"level", "severity", "lvl", "log.level", "severityText"}},
+	ErrorText:      {"error", []string{"error", "err", "error.message", "exception.message", "errorMessage", "stack_trace", "@x", "exc_info", "full_message"}},
+	Level:          {"level", []string{"level", "severity", "lvl", "log.level", "severityText", "levelname", "@l"}},
 	Result:         {"result", []string{"result", "outcome", "checkResult", "dedupResult", "found", "alreadyProcessed"}},
 	CacheHit:       {"cacheHit", []string{"cache.hit", "cacheHit"}},
 	CheckSource:    {"checkSource", []string{"checkSource", "dedupSource", "statusSource", "source", "store"}},

@@ -1,8 +1,10 @@
 package logs
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -47,6 +49,9 @@ type Options struct {
 	// in the parsing goroutines, in parallel.
 	Keep       func(*Event) bool
 	KeepFields FieldSet
+	// Format forces every source to be read in one format (FormatAuto:
+	// each source's own, detected from its first lines).
+	Format Format
 	// Prepare, when set, runs on each event in the parsing goroutines,
 	// in parallel and out of order, before the event reaches the
 	// callback: per-event work that needs no shared state (hashing a
@@ -87,6 +92,13 @@ type Stats struct {
 	Samples   []Sample `json:"malformed_samples"`
 	Chunks    int      `json:"chunks"`
 	Parsed    int      `json:"parsed_chunks"`
+	// Formats says what each source was read as.
+	Formats []SourceFormat `json:"formats"`
+	// Continuations are lines that belong to the line above them (a
+	// stack trace under a console line): read, not events.
+	Continuations int64 `json:"continuation_lines"`
+	// Partial are wrapper lines held for their next part (CRI's P).
+	Partial int64 `json:"partial_lines"`
 }
 
 // SourceError is an input that could not be opened or read (a missing
@@ -110,6 +122,8 @@ type chunk struct {
 	seq       int // delivery order among parsed chunks
 	index     int // global chunk number
 	source    string
+	spec      formatSpec
+	qualify   bool // several sources: a thread name is qualified by its file
 	firstLine int64
 	data      []byte
 	buf       *[]byte // pooled backing store of data
@@ -122,10 +136,12 @@ type badLine struct {
 }
 
 type batch struct {
-	seq    int
-	events []Event
-	bad    []badLine
-	c      *chunk
+	seq     int
+	events  []Event
+	bad     []badLine
+	c       *chunk
+	cont    int64 // continuation lines
+	partial int64
 }
 
 // Scan reads every source in order and calls fn for each line that is a
@@ -168,16 +184,17 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	readErr := make(chan error, 1)
 	var lineCount struct {
 		sync.Mutex
-		lines  int64
-		bytes  int64
-		chunks int
+		lines   int64
+		bytes   int64
+		chunks  int
+		formats []SourceFormat
 	}
 	go func() {
 		defer close(work)
 		r := chunkReader{o: &o, pool: pool, work: work, inflight: inflight, meter: meter}
 		err := r.run(ctx, sources)
 		lineCount.Lock()
-		lineCount.lines, lineCount.bytes, lineCount.chunks = r.lines, r.bytes, r.index
+		lineCount.lines, lineCount.bytes, lineCount.chunks, lineCount.formats = r.lines, r.bytes, r.index, r.formats
 		lineCount.Unlock()
 		readErr <- err
 	}()
@@ -222,7 +239,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 		return st, err
 	}
 	lineCount.Lock()
-	st.Lines, st.Bytes, st.Chunks = lineCount.lines, lineCount.bytes, lineCount.chunks
+	st.Lines, st.Bytes, st.Chunks, st.Formats = lineCount.lines, lineCount.bytes, lineCount.chunks, lineCount.formats
 	lineCount.Unlock()
 	return st, ctx.Err()
 }
@@ -256,6 +273,8 @@ func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{
 }
 
 func deliverBatch(b *batch, o *Options, st *Stats, fn func(*Event) error) error {
+	st.Continuations += b.cont
+	st.Partial += b.partial
 	bad := b.bad
 	for i := range b.events {
 		ev := &b.events[i]
@@ -298,8 +317,18 @@ func parseChunk(x *extractor, c *chunk) *batch {
 	b.seq, b.c = c.seq, c
 	b.events = b.events[:0]
 	b.bad = b.bad[:0]
+	b.cont, b.partial = 0, 0
+	dec := decoder{spec: c.spec, source: c.source, qualify: c.qualify}
+	fast := c.spec.format == FormatJSON // one object a line: the pre-read of Keep applies
 	data := c.data
 	line := c.firstLine
+	add := func() *Event {
+		if len(b.events) == cap(b.events) {
+			b.events = append(b.events, Event{})[:len(b.events)]
+		}
+		b.events = b.events[:len(b.events)+1]
+		return &b.events[len(b.events)-1]
+	}
 	for len(data) > 0 {
 		var l []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -313,23 +342,44 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
-		if len(b.events) == cap(b.events) {
-			b.events = append(b.events, Event{})[:len(b.events)]
+		if dec.continuation(l) {
+			b.cont++
+			continue
 		}
-		b.events = b.events[:len(b.events)+1]
-		ev := &b.events[len(b.events)-1]
-		if x.keep != nil {
-			if err := x.pre.line(l, ev); err == nil && !x.keep(ev) {
-				b.events = b.events[:len(b.events)-1]
+		from := len(b.events)
+		if fast && x.keep != nil {
+			ev := add()
+			err := x.pre.line(l, ev)
+			b.events = b.events[:from]
+			if err == nil && !x.keep(ev) {
 				continue // a malformed line goes on to be reported
 			}
 		}
-		if err := x.line(l, ev); err != nil {
-			b.events = b.events[:len(b.events)-1]
+		var err error
+		if fast {
+			err = x.line(l, add())
+		} else {
+			err = dec.read(x, l, add)
+		}
+		if errors.Is(err, errPartial) {
+			b.partial++
+			continue
+		}
+		if err != nil {
+			b.events = b.events[:from]
 			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})
 			continue
 		}
-		ev.Source, ev.Line, ev.Chunk = c.source, n, c.index
+		kept := b.events[:from]
+		for i := from; i < len(b.events); i++ {
+			ev := &b.events[i]
+			ev.Source, ev.Line, ev.Chunk = c.source, n, c.index
+			if !fast && x.keep != nil && !x.keep(ev) {
+				continue
+			}
+			kept = append(kept, *ev)
+		}
+		b.events = kept
 	}
 	return b
 }
@@ -366,9 +416,12 @@ type chunkReader struct {
 	index    int
 	lines    int64
 	bytes    int64
+	sources  int
+	formats  []SourceFormat
 }
 
 func (r *chunkReader) run(ctx context.Context, sources []Source) error {
+	r.sources = len(sources)
 	for _, s := range sources {
 		if err := r.source(ctx, s); err != nil {
 			return err
@@ -388,6 +441,9 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 		return &SourceError{Name: s.Name(), Op: "read", Err: err}
 	}
 	defer closeZ()
+	spec := r.formatOf(in)
+	r.formats = append(r.formats, SourceFormat{Source: s.Name(), Format: spec.format.String(), Inner: innerName(spec),
+		Layout: spec.layout, Forced: r.o.Format != FormatAuto})
 	var carry []byte
 	line := int64(1)
 	for {
@@ -431,7 +487,7 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 			if data[len(data)-1] != '\n' {
 				nl++
 			}
-			c := &chunk{index: r.index, source: s.Name(), firstLine: line, data: data, buf: bp}
+			c := &chunk{index: r.index, source: s.Name(), firstLine: line, data: data, buf: bp, spec: spec, qualify: r.sources > 1}
 			r.index++
 			line += nl
 			r.lines += nl
@@ -458,6 +514,46 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 			return nil
 		}
 	}
+}
+
+// formatOf is the format a source is read in: forced by the options, or
+// what its first lines show.
+func (r *chunkReader) formatOf(in io.Reader) formatSpec {
+	forced := r.o.Format
+	br, ok := in.(*bufio.Reader)
+	var head []byte
+	if ok {
+		head, _ = br.Peek(64 << 10)
+	}
+	switch {
+	case !ok: // a CSV file or a JSON array, turned into JSON lines
+		return formatSpec{format: FormatJSON}
+	case forced == FormatAuto:
+		return detect(head)
+	case forced.wraps():
+		spec := detect(head)
+		if spec.format != forced {
+			var payloads [][]byte
+			for _, l := range firstLines(head, sampleLines) {
+				if p := wrappedPayload(forced, l); p != nil {
+					payloads = append(payloads, p)
+				}
+			}
+			inner := detectPayloads(payloads)
+			spec = formatSpec{format: forced, inner: inner.format, layout: inner.layout}
+		}
+		return spec
+	case forced == FormatText:
+		return formatSpec{format: FormatText, layout: consoleLayout(firstLines(head, sampleLines))}
+	}
+	return formatSpec{format: forced}
+}
+
+func innerName(s formatSpec) string {
+	if s.format.wraps() {
+		return s.inner.String()
+	}
+	return ""
 }
 
 type countingReader struct {

@@ -1,0 +1,445 @@
+package logs
+
+import (
+	"bytes"
+)
+
+// The console layouts the common logging libraries write by default, read
+// by one tokenizer rather than a pattern each (the separators and the
+// order of the prefix fields vary, the idea does not: a time, a level,
+// some of pid, thread and logger, then the message). Shapes, as the
+// libraries document them:
+//
+//	Spring Boot 3.x  2025-05-10T01:34:33.608Z  INFO 88909 --- [myapp] [           main] o.s.b.d.f.logexample.MyApplication       : Starting ...
+//	                 (docs.spring.io/spring-boot/reference/features/logging.html, "Log Format")
+//	Spring Boot 2.x  2019-03-05 10:57:51.112  INFO 45469 --- [           main] org.apache.catalina.core.StandardEngine  : Starting ...
+//	logback default  09:07:50.215 [main] INFO  c.e.PaymentListener - message   (%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - %msg%n)
+//	log4j2           2026-12-02 09:07:50.215 [main] INFO  c.e.PaymentListener - message
+//	Python logging   INFO:root:message   (basicConfig's BASIC_FORMAT "%(levelname)s:%(name)s:%(message)s")
+//	                 2026-12-02 09:07:50,215 - payments - INFO - message   ("%(asctime)s - %(name)s - %(levelname)s - %(message)s")
+//	Ruby Logger      I, [2026-12-02T09:07:50.215123 #1234]  INFO -- : message   (Logger::Formatter)
+//	Sidekiq          2026-12-02T09:07:50.215Z pid=1234 tid=oxhc6h4vc class=PaymentJob jid=1b2c3d INFO: start
+//	Go log           2026/12/02 09:07:50 message
+//	kubectl --prefix [pod/payments-7d9f8b6c4-x2k9p/app] <any of the above>
+
+// consoleLine is one console line taken apart. Its slices point into the
+// line.
+type consoleLine struct {
+	time, level, pid, thread, logger, pod []byte
+	kv                                    [][2][]byte // key=value in the prefix (Sidekiq's pid= tid= jid=)
+	msg                                   []byte
+	layout                                string
+}
+
+var levelWords = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE", "FINE", "PANIC"}
+
+// isLevel reports whether t is a level word (any case; [INFO] and INFO:
+// too) and returns the bare word.
+func isLevel(t []byte) ([]byte, bool) {
+	t = bytes.TrimSuffix(t, []byte(":"))
+	if len(t) > 2 && t[0] == '[' && t[len(t)-1] == ']' {
+		t = bytes.TrimSpace(t[1 : len(t)-1])
+	}
+	if len(t) < 3 || len(t) > 8 {
+		return nil, false
+	}
+	for _, w := range levelWords {
+		if bytes.EqualFold(t, []byte(w)) {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// parseConsole takes a console line apart; false when it is not one (no
+// time or level where a layout puts them).
+func parseConsole(l []byte) (consoleLine, bool) {
+	var c consoleLine
+	i := 0
+	if bytes.HasPrefix(l, []byte("[pod/")) {
+		end := bytes.Index(l, []byte("] "))
+		if end < 0 {
+			return c, false
+		}
+		c.pod, _, _ = bytes.Cut(l[5:end], []byte("/"))
+		i = end + 2
+	}
+	rest := l[i:]
+	if ok := c.ruby(rest); ok {
+		return c, true
+	}
+	if ok := c.pythonBasic(rest); ok {
+		return c, true
+	}
+	n := timestampLen(rest)
+	if n > 0 {
+		c.time = bytes.Trim(rest[:n], "[]")
+		rest = rest[n:]
+	}
+	toks := tokens(rest, 10)
+	lvl := -1
+	for k, t := range toks {
+		if k >= 8 {
+			break
+		}
+		if _, ok := isLevel(t.b); ok {
+			lvl = k
+			break
+		}
+	}
+	switch {
+	case lvl >= 0:
+		c.afterLevel(rest, toks, lvl)
+	case n > 0:
+		c.noLevel(rest, toks)
+	default:
+		return c, false
+	}
+	c.layout = c.guessLayout(rest)
+	return c, true
+}
+
+type token struct {
+	b        []byte
+	from, to int // in the text tokens was given
+}
+
+// tokens splits the first max space-separated tokens of s, keeping a
+// bracketed token ([           main]) whole.
+func tokens(s []byte, max int) []token {
+	var out []token
+	i := 0
+	for len(out) < max {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		j := i
+		if s[i] == '[' {
+			if k := bytes.IndexByte(s[i:], ']'); k > 0 {
+				j = i + k + 1
+				// [app] stays one token even when followed by more text: Ruby's "#1234]".
+				for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+					j++
+				}
+			}
+		}
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		out = append(out, token{b: s[i:j], from: i, to: j})
+		i = j
+	}
+	return out
+}
+
+// afterLevel reads a layout with a level: the message starts after the
+// first separator that follows the level (" : ", " - ", a token ending in
+// ':' such as "INFO:" or "payments:"); pid, thread and logger are what
+// stands between.
+func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
+	for k := 0; k < lvl; k++ {
+		c.prefixToken(toks[k].b, false)
+	}
+	lv := toks[lvl].b
+	c.level, _ = isLevel(lv)
+	if bytes.HasSuffix(lv, []byte(":")) {
+		c.msg = bytes.TrimLeft(rest[toks[lvl].to:], " ")
+		return
+	}
+	dashes := false
+	brackets := 0
+	for k := lvl + 1; k < len(toks); k++ {
+		t := toks[k].b
+		switch {
+		case isSeparator(t):
+			c.msg = bytes.TrimLeft(rest[toks[k].to:], " ")
+			return
+		case bytes.Equal(t, []byte("---")):
+			dashes = true
+		case c.pid == nil && !dashes && isDigits(t):
+			c.pid = t
+		case t[0] == '[' && t[len(t)-1] == ']':
+			brackets++
+			inside := bytes.TrimSpace(t[1 : len(t)-1])
+			// Spring Boot 3: [app] [thread] then, from 3.4, [trace-span];
+			// 2: [thread].
+			if brackets <= 2 {
+				c.thread = inside
+			}
+		case bytes.HasSuffix(t, []byte(":")) && len(t) > 1:
+			c.logger = t[:len(t)-1]
+			c.msg = bytes.TrimLeft(rest[toks[k].to:], " ")
+			return
+		case bytes.IndexByte(t, '=') > 0:
+			c.kv = append(c.kv, kvOf(t))
+		default:
+			c.logger = t
+		}
+	}
+	// No separator among the first tokens: the message is what follows
+	// the level and its plain prefix fields.
+	last := lvl
+	for k := lvl + 1; k < len(toks) && k <= lvl+1 && isDigits(toks[k].b); k++ {
+		last = k
+	}
+	c.logger = nil
+	c.msg = bytes.TrimLeft(rest[toks[last].to:], " ")
+}
+
+// noLevel reads a layout without a level (Go's log, syslog): after the
+// time, bracketed and key=value prefix tokens, then the message; a
+// syslog tag ("app[1234]:") ends the prefix.
+func (c *consoleLine) noLevel(rest []byte, toks []token) {
+	from := 0
+	for k, t := range toks {
+		if k < 3 && bytes.HasSuffix(t.b, []byte(":")) && len(t.b) > 1 && bytes.IndexByte(t.b, '=') < 0 {
+			if j := bytes.IndexByte(t.b, '['); j > 0 {
+				c.pid = bytes.TrimSuffix(t.b[j+1:], []byte("]:"))
+			}
+			from = t.to
+			break
+		}
+		if t.b[0] == '[' || bytes.IndexByte(t.b, '=') > 0 && k < 6 && isPrefixKV(t.b) {
+			c.prefixToken(t.b, true)
+			from = t.to
+			continue
+		}
+		break
+	}
+	c.msg = bytes.TrimLeft(rest[from:], " ")
+}
+
+// prefixToken records a token that stands before the level.
+func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
+	switch {
+	case t[0] == '[' && t[len(t)-1] == ']':
+		if c.thread == nil {
+			c.thread = bytes.TrimSpace(t[1 : len(t)-1])
+		}
+	case bytes.IndexByte(t, '=') > 0:
+		c.kv = append(c.kv, kvOf(t))
+	case isSeparator(t):
+	case !noLevel && c.logger == nil && !isDigits(t):
+		c.logger = t // Python's "%(asctime)s - %(name)s - %(levelname)s"
+	}
+}
+
+// isPrefixKV: Sidekiq's and Rails' prefix keys.
+func isPrefixKV(t []byte) bool {
+	k, _, _ := bytes.Cut(t, []byte("="))
+	switch string(k) {
+	case "pid", "tid", "class", "jid", "elapsed", "bid", "queue":
+		return true
+	}
+	return false
+}
+
+func kvOf(t []byte) [2][]byte {
+	k, v, _ := bytes.Cut(t, []byte("="))
+	return [2][]byte{k, bytes.Trim(v, `"`)}
+}
+
+func isSeparator(t []byte) bool {
+	return len(t) == 1 && (t[0] == ':' || t[0] == '-' || t[0] == '|') || bytes.Equal(t, []byte("--")) || bytes.Equal(t, []byte("-->"))
+}
+
+func isDigits(t []byte) bool {
+	if len(t) == 0 {
+		return false
+	}
+	for _, c := range t {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ruby reads Ruby's Logger::Formatter: "I, [time #pid]  INFO -- prog: msg".
+func (c *consoleLine) ruby(l []byte) bool {
+	if len(l) < 6 || l[1] != ',' || l[2] != ' ' || l[3] != '[' || bytes.IndexByte([]byte("DIWEFAU"), l[0]) < 0 {
+		return false
+	}
+	end := bytes.IndexByte(l, ']')
+	if end < 0 {
+		return false
+	}
+	ts, pid, _ := bytes.Cut(l[4:end], []byte(" #"))
+	rest := bytes.TrimLeft(l[end+1:], " ")
+	lvl, after, ok := bytes.Cut(rest, []byte(" -- "))
+	if !ok {
+		return false
+	}
+	prog, msg, ok := bytes.Cut(after, []byte(": "))
+	if !ok {
+		prog, msg = nil, bytes.TrimPrefix(after, []byte(":"))
+	}
+	c.time, c.pid, c.level, c.logger, c.msg = ts, pid, bytes.TrimSpace(lvl), bytes.TrimSpace(prog), bytes.TrimLeft(msg, " ")
+	c.layout = "ruby-logger"
+	return true
+}
+
+// pythonBasic reads logging.basicConfig's default "LEVEL:name:message".
+func (c *consoleLine) pythonBasic(l []byte) bool {
+	lv, rest, ok := bytes.Cut(l, []byte(":"))
+	if !ok {
+		return false
+	}
+	if _, isLv := isLevel(lv); !isLv || !bytes.Equal(bytes.ToUpper(lv), lv) {
+		return false
+	}
+	name, msg, ok := bytes.Cut(rest, []byte(":"))
+	if !ok || bytes.IndexByte(name, ' ') >= 0 {
+		return false
+	}
+	c.level, c.logger, c.msg, c.layout = lv, name, msg, "python-logging"
+	return true
+}
+
+// guessLayout names the layout for the report.
+func (c *consoleLine) guessLayout(rest []byte) string {
+	switch {
+	case bytes.Contains(rest, []byte(" --- ")):
+		return "spring-boot"
+	case len(c.kv) > 0 && isPrefixKV(c.kv[0][0]) && c.level != nil:
+		return "sidekiq"
+	case c.level == nil && c.pid != nil:
+		return "syslog"
+	case c.level == nil:
+		return "go-log"
+	case c.thread != nil:
+		return "logback/log4j2"
+	case c.logger != nil:
+		return "python-logging"
+	}
+	return "console"
+}
+
+// consoleLayout names the layout most sample lines show.
+func consoleLayout(lines [][]byte) string {
+	count := map[string]int{}
+	best := ""
+	for _, l := range lines {
+		if c, ok := parseConsole(l); ok {
+			count[c.layout]++
+			if best == "" || count[c.layout] > count[best] {
+				best = c.layout
+			}
+		}
+	}
+	return best
+}
+
+// timestampLen is the length of a timestamp at the start of s (0: none):
+// ISO 8601 with T or a space (fraction with . or ,, optional zone), Go's
+// 2006/01/02 15:04:05, a time of day alone (logback's HH:mm:ss.SSS),
+// syslog's "Dec  2 09:07:50", each optionally in brackets.
+func timestampLen(s []byte) int {
+	if len(s) > 0 && s[0] == '[' {
+		if end := bytes.IndexByte(s, ']'); end > 0 {
+			if n := timestampLen(s[1:end]); n == end-1 {
+				return end + 1
+			}
+		}
+		return 0
+	}
+	digit := func(i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	digits := func(i, n int) bool {
+		for k := 0; k < n; k++ {
+			if !digit(i + k) {
+				return false
+			}
+		}
+		return true
+	}
+	clock := func(i int) int { // HH:MM:SS[.,frac] from i; returns the end
+		if !digits(i, 2) || i+8 > len(s) || s[i+2] != ':' || !digits(i+3, 2) || s[i+5] != ':' || !digits(i+6, 2) {
+			return -1
+		}
+		j := i + 8
+		if j < len(s) && (s[j] == '.' || s[j] == ',') && digit(j+1) {
+			j++
+			for digit(j) {
+				j++
+			}
+		}
+		return j
+	}
+	zone := func(j int) int {
+		switch {
+		case j < len(s) && (s[j] == 'Z' || s[j] == 'z'):
+			return j + 1
+		case j < len(s) && (s[j] == '+' || s[j] == '-') && digits(j+1, 2):
+			k := j + 3
+			if k < len(s) && s[k] == ':' {
+				k++
+			}
+			if digits(k, 2) {
+				return k + 2
+			}
+			return j + 3
+		case j+1 < len(s) && s[j] == ' ' && (s[j+1] == '+' || s[j+1] == '-') && digits(j+2, 4):
+			return j + 6 // 2026-12-02 09:07:50,215 +0000
+		}
+		return j
+	}
+	switch {
+	case digits(0, 4) && len(s) > 10 && (s[4] == '-' || s[4] == '/') && digits(5, 2) && s[7] == s[4] && digits(8, 2) &&
+		(s[10] == 'T' || s[10] == ' ' || s[10] == 't'):
+		if j := clock(11); j > 0 {
+			return zone(j)
+		}
+	case digits(0, 2) && len(s) > 2 && s[2] == ':':
+		if j := clock(0); j > 0 {
+			return j
+		}
+	case len(s) > 15 && isMonth(s[:3]) && s[3] == ' ':
+		k := 4
+		if s[k] == ' ' {
+			k++
+		}
+		for digit(k) {
+			k++
+		}
+		if k < len(s) && s[k] == ' ' {
+			if j := clock(k + 1); j > 0 {
+				return j
+			}
+		}
+	}
+	return 0
+}
+
+func isMonth(b []byte) bool {
+	switch string(b) {
+	case "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec":
+		return true
+	}
+	return false
+}
+
+// isContinuation reports whether a line belongs to the event above it in
+// a console log: a stack trace's frames and causes, a Python traceback.
+func isContinuation(l []byte) bool {
+	if len(l) == 0 {
+		return false
+	}
+	if l[0] == ' ' || l[0] == '\t' {
+		return true
+	}
+	for _, p := range []string{"Caused by:", "Traceback (most recent call last):", "... ", "Suppressed:"} {
+		if bytes.HasPrefix(l, []byte(p)) {
+			return true
+		}
+	}
+	// An exception's first line: java.lang.IllegalStateException: ...,
+	// or a Python exception: ValueError: ...
+	if i := bytes.Index(l, []byte(": ")); i > 0 && bytes.IndexByte(l[:i], ' ') < 0 &&
+		(bytes.HasSuffix(l[:i], []byte("Exception")) || bytes.HasSuffix(l[:i], []byte("Error"))) {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,238 @@
+package logs
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Format is how a source's lines are written. Each source is read in the
+// format its first lines show (Options.Format forces one for every
+// source), and the report names what each source was read as: a file
+// read as nothing is never a silent pass.
+type Format uint8
+
+// The formats. The JSON family is one object per line; the wrappers
+// (Docker, CRI, journald) carry another format's line inside; the text
+// formats are logfmt and the console layouts of the common logging
+// libraries (console.go).
+const (
+	FormatAuto     Format = iota
+	FormatJSON            // JSON lines: slog, zap, logstash, ECS, pino, bunyan, python-json-logger ...
+	FormatCLEF            // Serilog's compact JSON: @t, @m or @mt, @l, @x
+	FormatGELF            // Graylog's GELF: short_message, _additional fields
+	FormatOTLP            // OTLP/JSON as the collector's file exporter writes it
+	FormatJournald        // journalctl -o json
+	FormatDocker          // Docker's json-file driver
+	FormatCRI             // Kubernetes' CRI log files: <time> <stream> <P|F> <line>
+	FormatLogfmt          // logrus text formatter, go-kit, Heroku: key=value ...
+	FormatText            // console layouts: Spring Boot, logback, log4j2, Python logging, Ruby, Sidekiq, Go log
+	numFormats
+)
+
+var formatNames = [numFormats]string{"auto", "json", "clef", "gelf", "otlp", "journald", "docker", "cri", "logfmt", "text"}
+
+func (f Format) String() string {
+	if f < numFormats {
+		return formatNames[f]
+	}
+	return "unknown"
+}
+
+// FormatNames lists the formats --format accepts.
+func FormatNames() []string { return append([]string(nil), formatNames[:]...) }
+
+// ParseFormat reads a --format value.
+func ParseFormat(s string) (Format, error) {
+	for i, n := range formatNames {
+		if strings.EqualFold(s, n) {
+			return Format(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown log format %q: want one of %s", s, strings.Join(formatNames[:], ", "))
+}
+
+// wraps reports whether f carries another format's line inside.
+func (f Format) wraps() bool { return f == FormatDocker || f == FormatCRI || f == FormatJournald }
+
+// formatSpec is what a source is read as: its format and, for a wrapper,
+// the format of the lines inside.
+type formatSpec struct {
+	format Format
+	inner  Format
+	layout string // the console layout seen (text), for the report
+}
+
+func (s formatSpec) String() string {
+	out := s.format.String()
+	if s.format.wraps() && s.inner != FormatAuto {
+		out += "+" + s.inner.String()
+	}
+	if s.layout != "" {
+		out += " (" + s.layout + ")"
+	}
+	return out
+}
+
+// SourceFormat is what one source was read as.
+type SourceFormat struct {
+	Source string `json:"source"`
+	Format string `json:"format"`
+	// Inner is the format inside a wrapper (docker, cri, journald).
+	Inner string `json:"inner,omitempty"`
+	// Layout is the console layout of a text source (spring-boot, ...).
+	Layout string `json:"layout,omitempty"`
+	// Forced is set when --format chose it.
+	Forced bool `json:"forced,omitempty"`
+}
+
+func (s SourceFormat) String() string {
+	out := s.Format
+	if s.Inner != "" {
+		out += "+" + s.Inner
+	}
+	if s.Layout != "" {
+		out += " (" + s.Layout + ")"
+	}
+	return out
+}
+
+// sampleLines is how many lines of a source decide its format.
+const sampleLines = 64
+
+// detect chooses a source's format from its first lines: the format most
+// of them read as (ties to the order of the constants).
+func detect(head []byte) formatSpec {
+	lines := firstLines(head, sampleLines)
+	if len(lines) == 0 {
+		return formatSpec{format: FormatJSON}
+	}
+	var votes [numFormats]int
+	for _, l := range lines {
+		votes[lineFormat(l)]++
+	}
+	best := FormatJSON
+	for f := FormatJSON; f < numFormats; f++ {
+		if votes[f] > votes[best] {
+			best = f
+		}
+	}
+	if votes[best] == 0 {
+		// Nothing recognised: JSON, whose errors say what the lines are not.
+		return formatSpec{format: FormatJSON}
+	}
+	spec := formatSpec{format: best}
+	switch {
+	case best.wraps():
+		var payloads [][]byte
+		for _, l := range lines {
+			if p := wrappedPayload(best, l); p != nil {
+				payloads = append(payloads, p)
+			}
+		}
+		inner := detectPayloads(payloads)
+		spec.inner, spec.layout = inner.format, inner.layout
+	case best == FormatText:
+		spec.layout = consoleLayout(lines)
+	}
+	return spec
+}
+
+// detectPayloads chooses the format of a wrapper's payloads: JSON, logfmt
+// or text (a payload is never wrapped again).
+func detectPayloads(payloads [][]byte) formatSpec {
+	var votes [numFormats]int
+	for _, p := range payloads {
+		f := lineFormat(p)
+		switch f {
+		case FormatJSON, FormatCLEF, FormatGELF, FormatOTLP, FormatLogfmt, FormatText:
+			votes[f]++
+		}
+	}
+	best := FormatJSON
+	for f := FormatJSON; f < numFormats; f++ {
+		if votes[f] > votes[best] {
+			best = f
+		}
+	}
+	if votes[best] == 0 && len(payloads) > 0 {
+		// Sentences with no layout of their own: the wrapper gives the
+		// time, the line is the message.
+		return formatSpec{format: FormatText, layout: layoutMessage}
+	}
+	spec := formatSpec{format: best}
+	if best == FormatText {
+		spec.layout = consoleLayout(payloads)
+	}
+	return spec
+}
+
+// layoutMessage: a wrapper's payloads are bare messages.
+const layoutMessage = "message"
+
+// firstLines splits the head of a source into up to n non-blank lines
+// (a last line without its newline is left out unless it is all there is).
+func firstLines(head []byte, n int) [][]byte {
+	var out [][]byte
+	for len(head) > 0 && len(out) < n {
+		i := bytes.IndexByte(head, '\n')
+		var l []byte
+		if i < 0 {
+			if len(out) > 0 {
+				break
+			}
+			l, head = head, nil
+		} else {
+			l, head = head[:i], head[i+1:]
+		}
+		l = bytes.TrimRight(l, "\r")
+		l = bytes.TrimPrefix(l, []byte("\xef\xbb\xbf"))
+		if len(bytes.TrimSpace(l)) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lineFormat is the format one line looks like (FormatAuto: none).
+func lineFormat(l []byte) Format {
+	t := bytes.TrimLeft(l, " \t")
+	if len(t) == 0 {
+		return FormatAuto
+	}
+	if t[0] == '{' {
+		return jsonFamily(t)
+	}
+	if isCRILine(t) {
+		return FormatCRI
+	}
+	if isLogfmtLine(t) {
+		return FormatLogfmt
+	}
+	if _, ok := parseConsole(t); ok {
+		return FormatText
+	}
+	return FormatAuto
+}
+
+// jsonFamily tells the JSON-shaped formats apart by their telltale keys.
+func jsonFamily(l []byte) Format {
+	has := func(k string) bool { return bytes.Contains(l, []byte(`"`+k+`"`)) }
+	switch {
+	case has("resourceLogs") || has("logRecords") ||
+		(has("timeUnixNano") || has("observedTimeUnixNano")) && bytes.Contains(l, []byte(`Value"`)) && (has("body") || has("attributes")):
+		// An OTLP record: its body and attributes are typed values
+		// ({"stringValue": ...}), not the plain fields of a JSON log
+		// that borrows OpenTelemetry's names.
+		return FormatOTLP
+	case has("@t") && (has("@m") || has("@mt")):
+		return FormatCLEF
+	case has("short_message") && has("version"):
+		return FormatGELF
+	case has("MESSAGE") && has("__REALTIME_TIMESTAMP"):
+		return FormatJournald
+	case bytes.HasPrefix(l, []byte(`{"log":"`)) && (has("stream") || has("time")):
+		return FormatDocker
+	}
+	return FormatJSON
+}

@@ -1,0 +1,80 @@
+package logs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestFormatsReadWithNoFlags reads one line of every format a real stack
+// writes (testdata/formats, each in the shape its library documents; see
+// format.go, console.go, wrap.go, otlp.go and clef.go for the sources) with
+// no flags: the format is detected and the side effect, its keys, the
+// attempt and the time are read.
+func TestFormatsReadWithNoFlags(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 7, 50, 215e6, time.UTC)
+	for _, c := range []struct {
+		file, format string
+		noTime       bool
+		noIdem       bool
+	}{
+		{"spring-boot-3.log", "text (spring-boot)", false, false},
+		{"spring-boot-2.log", "text (spring-boot)", false, false},
+		{"logback.log", "text (logback/log4j2)", false, false},
+		{"python-basic.log", "text (python-logging)", true, false},
+		{"python-asctime.log", "text (python-logging)", false, false},
+		{"ruby-logger.log", "text (ruby-logger)", false, false},
+		{"sidekiq.log", "text (sidekiq)", false, false},
+		{"logrus.log", "logfmt", false, false},
+		{"gokit.log", "logfmt", false, false},
+		{"clef.json", "clef", false, false},
+		{"gelf.json", "gelf", false, false},
+		{"otlp.json", "otlp", false, false},
+		{"docker.json", "docker+json", false, false},
+		{"cri.log", "cri+text (spring-boot)", false, false},
+		{"journald.json", "journald+text (message)", false, false},
+		{"python-json-logger.json", "json", false, false},
+		{"ecs.json", "json", false, false},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			src, err := File(filepath.Join("testdata", "formats", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Event
+			st, err := Scan(context.Background(), []Source{src}, Options{}, func(e *Event) error {
+				got = append(got, e.Clone())
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Formats) != 1 || st.Formats[0].String() != c.format {
+				t.Errorf("read as %v, want %s", st.Formats, c.format)
+			}
+			if len(got) != 1 || st.Malformed != 0 {
+				t.Fatalf("%d events, %d malformed %v", len(got), st.Malformed, st.Samples)
+			}
+			e := got[0]
+			if e.Kind != KindSideEffect {
+				t.Errorf("kind %s (name %q)", e.Kind, e.Name)
+			}
+			if e.BusinessKey() != "ORD-1" {
+				t.Errorf("business key %q", e.BusinessKey())
+			}
+			if !c.noIdem && e.IdempotencyKey() != "pay-ORD-1" {
+				t.Errorf("idempotency key %q", e.IdempotencyKey())
+			}
+			if !e.HasAttempt || e.Attempt != 2 {
+				t.Errorf("attempt %d %v", e.Attempt, e.HasAttempt)
+			}
+			if !c.noTime && !e.Time.Equal(at) && !e.Time.Truncate(time.Second).Equal(at.Truncate(time.Second)) {
+				t.Errorf("time %s", e.Time)
+			}
+		})
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(m.Run()) }
