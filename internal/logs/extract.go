@@ -613,4 +613,3 @@ func (x *extractor) exactName(name string) (Kind, bool) {
 	x.kinds[strings.Clone(name)] = k
 	return k, ok
 }
-
