@@ -29,6 +29,10 @@ type Options struct {
 	Progress progress.Meter
 	// MaxKeysPerGroup caps the distinct keys remembered per business key.
 	MaxKeysPerGroup int
+	// Format forces the log format (FormatAuto: each file's own); TZ is
+	// the zone of times written without one.
+	Format logs.Format
+	TZ     *time.Location
 }
 
 // Result is the data behind JSON output and the text view.
@@ -127,7 +131,7 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	lower := map[string][]string{} // folded key -> spellings (first two)
 	lowerWhere := map[string][]string{}
 	missing := map[string]*Missing{}
-	st, err := logs.Scan(ctx, sources, logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress}, func(e *logs.Event) error {
+	st, err := logs.Scan(ctx, sources, logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ}, func(e *logs.Event) error {
 		k := e.IdempotencyKey()
 		if k == "" {
 			if e.Kind == logs.KindSideEffect {
@@ -213,6 +217,9 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := logs.NotRead(st); err != nil {
 		return nil, err
 	}
 	res := &Result{Input: st, Keys: len(keys), Groups: len(groups), Unstable: []Unstable{}, Reused: []Reused{}, Missing: []Missing{}, CaseVariants: []CaseVariant{}}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -45,6 +46,8 @@ type extractor struct {
 	pre  *extractor
 	// gelf strips the _ of GELF's additional fields (_order_id).
 	gelf bool
+	// tz is the zone of times written without one (nil: UTC).
+	tz *time.Location
 	// fromTemplate: the message is a Serilog message template (@mt), to be
 	// rendered with the line's properties.
 	fromTemplate bool

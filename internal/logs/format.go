@@ -236,3 +236,23 @@ func jsonFamily(l []byte) Format {
 	}
 	return FormatJSON
 }
+
+// LooksLikeLogs reports whether the head of a file is logs in a format
+// this package reads, rather than a table: a CSV header line (commas, no
+// time or level) is a table even when its rows start with timestamps.
+func LooksLikeLogs(head []byte) bool {
+	lines := firstLines(head, sampleLines)
+	if len(lines) == 0 {
+		return false
+	}
+	if bytes.IndexByte(lines[0], ',') >= 0 && lineFormat(lines[0]) == FormatAuto {
+		return false
+	}
+	n := 0
+	for _, l := range lines {
+		if lineFormat(l) != FormatAuto {
+			n++
+		}
+	}
+	return n*2 > len(lines)
+}

@@ -12,6 +12,10 @@ func (x *extractor) normalize(ev *Event) {
 	ev.Time = time.Time{}
 	if s := f[Timestamp]; s != "" {
 		ev.Time, _ = parseTime(s, x.unit[Timestamp])
+		if x.tz != nil && !ev.Time.IsZero() && !hasZone(s) {
+			t := ev.Time
+			ev.Time = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), x.tz).UTC()
+		}
 	}
 	ev.Attempt, ev.HasAttempt = 0, false
 	if s := f[Attempt]; s != "" {
@@ -45,6 +49,25 @@ func (x *extractor) normalize(ev *Event) {
 	if ev.Kind == KindDuplicate && ev.Hit == Unknown {
 		ev.Hit = True
 	}
+}
+
+// hasZone reports whether a time as written says its zone (an epoch
+// number is absolute; RFC 3339 ends in Z or an offset).
+func hasZone(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' && !strings.ContainsAny(s, "-:/ ") {
+		return true
+	}
+	if c := s[len(s)-1]; c == 'Z' || c == 'z' || strings.HasSuffix(s, "UTC") || strings.HasSuffix(s, "GMT") {
+		return true
+	}
+	for _, n := range []int{6, 5, 3} { // +01:00, +0100, +01
+		if len(s) > n+10 {
+			if c := s[len(s)-n]; c == '+' || c == '-' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func atoiLoose(s string) int {

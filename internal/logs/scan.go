@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -52,6 +53,8 @@ type Options struct {
 	// Format forces every source to be read in one format (FormatAuto:
 	// each source's own, detected from its first lines).
 	Format Format
+	// TZ is the zone of times written without one (nil: UTC).
+	TZ *time.Location
 	// Prepare, when set, runs on each event in the parsing goroutines,
 	// in parallel and out of order, before the event reaches the
 	// callback: per-event work that needs no shared state (hashing a
@@ -203,7 +206,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x := &extractor{m: o.Mapping, only: o.Only}
+			x := &extractor{m: o.Mapping, only: o.Only, tz: o.TZ}
 			if o.RecordPaths {
 				x.paths = new([NumFields]string)
 			}

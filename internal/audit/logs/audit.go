@@ -18,13 +18,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
-	"strings"
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
@@ -42,6 +39,10 @@ type Options struct {
 	Workers   int
 	ChunkSize int
 	Progress  progress.Meter
+	// Format forces the log format of every source (FormatAuto: each
+	// source's own); TZ is the zone of times written without one.
+	Format logread.Format
+	TZ     *time.Location
 }
 
 // Result is an audit's outcome: the data behind JSON output and the text
@@ -230,7 +231,8 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 			incidentHashes = append(incidentHashes, hashKey(seed, k, o.Incident))
 		}
 	}
-	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress}
+	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress,
+		Format: o.Format, TZ: o.TZ}
 	first := scan
 	first.Only = pass1Fields                 // no timestamps, locks or tokens: counting needs none
 	first.Prepare = func(e *logread.Event) { // hash on the parsing cores
@@ -239,9 +241,11 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		}
 	}
 	var kinds [logread.NumKinds]int64
+	var unmatched unmatchedLines
 	st, err := logread.Scan(ctx, sources, first, func(e *logread.Event) error {
 		kinds[e.Kind]++
 		ma.add(e)
+		unmatched.add(e)
 		if e.Tag == 0 {
 			return nil
 		}
@@ -277,16 +281,11 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 			res.EventKinds = append(res.EventKinds, KindCount{Kind: logread.Kind(k).String(), Events: n})
 		}
 	}
-	if changes := o.Mapping.Changes(); len(changes) > 0 && res.Effects == 0 && st.Events > 0 {
-		var seen []string
-		for _, k := range res.EventKinds {
-			seen = append(seen, fmt.Sprintf("%s %s", k.Kind, english.Number(k.Events)))
-		}
-		return nil, &problem.Input{
-			Why: fmt.Sprintf("with the mapping given (%s) none of the %s events is a side effect, so no duplicate can be found (%s)",
-				strings.Join(changes, ", "), english.Number(st.Events), strings.Join(seen, ", ")),
-			Hint: "{ExplainMapping} shows which line became which event and which matched nothing",
-			Err:  ErrMappingNoEffects}
+	if err := logread.NotRead(st); err != nil {
+		return nil, err
+	}
+	if res.Effects == 0 {
+		return nil, noEffects(o.Mapping, st, res.EventKinds, &unmatched)
 	}
 
 	// Second pass: the chunks of keys with more than one side effect (and
@@ -429,9 +428,6 @@ func (r *Result) Report() *findings.Report {
 		rep.Add(f)
 	}
 	rep.Add(logread.InputFindings(r.Input)...)
-	if r.Effects == 0 && r.Input.Events > 0 {
-		rep.Add(RuleNoEffects.New("input", fmt.Sprintf("none of %d events is a side effect", r.Input.Events)))
-	}
 	if r.NoKey > 0 {
 		rep.Add(RuleNoBusinessKey.New("input", fmt.Sprintf("%d of %d side effects carry no business or idempotency key", r.NoKey, r.Effects)))
 	}

@@ -32,8 +32,8 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*LogsOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "logs FILE|DIR|GLOB|- ...",
 		Short: "Find every business key whose side effect ran more than once in structured logs, and why",
-		Long: `Audit logs reads structured (JSON-lines) worker logs - files, directories,
-globs, .gz files or stdin, from any number of workers and in any order - and
+		Long: `Audit logs reads worker logs - files, directories, globs, .gz files or
+stdin, from any number of workers and in any order, in any common format - and
 rebuilds each business key's timeline. Every key whose side effect ran more
 than once is reported with its cause and the log lines that prove it:
 
@@ -64,6 +64,15 @@ celery, sidekiq, asynq, Spring AMQP and ShedLock word the steps. Map other
 fields with --field, other words with --event KIND=PHRASE (or logs.events
 in dupctl.yaml), or both with a --mapping file; --explain-mapping FILE shows
 which line became which event and which matched nothing (docs/audit-logs.md).
+
+Each file is read in the format its first lines show: JSON lines (slog, zap,
+logstash, ECS, pino, python-json-logger, ...), Serilog CLEF, GELF, OTLP/JSON,
+logfmt (logrus, go-kit), the console layouts of Spring Boot, logback, log4j2,
+Python logging, Ruby's Logger and Sidekiq, and Docker, CRI (Kubernetes) or
+journald files wrapping any of them; --format forces one. In text, ids come
+from key=value and key: value in the sentence. An input in which no line is
+a side effect, or most lines could not be read, is an input error (exit 2)
+naming the format read, an unread line and what would read it: never a pass.
 
 Memory follows the number of distinct keys, not the size of the logs: a
 first pass counts side effects per key, a second re-reads only the parts of
@@ -111,12 +120,16 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	if o.ExplainMapping != "" {
 		return runExplain(ctx, o, m)
 	}
+	format, tz, err := o.Log.Reading()
+	if err != nil {
+		return err
+	}
 	srcs, err := f.LogSources(ctx, o.Args)
 	if err != nil {
 		return err
 	}
 	res, err := auditlogs.Run(ctx, srcs, auditlogs.Options{
-		Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew,
+		Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew, Format: format, TZ: tz,
 		Incident: o.Incident, Timelines: f.Global.Verbose || o.Incident == "" && f.WantsHTML(),
 		Progress: f.IO.StartProgress("audit logs", "bytes"),
 	})
@@ -133,11 +146,15 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 // runExplain is --explain-mapping: how the mapping reads the file.
 func runExplain(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
 	f := o.Factory
+	format, tz, err := o.Log.Reading()
+	if err != nil {
+		return err
+	}
 	srcs, err := f.LogSources(ctx, append([]string{o.ExplainMapping}, o.Args...))
 	if err != nil {
 		return err
 	}
-	x, err := logs.Explain(ctx, srcs, logs.Options{Mapping: m, Progress: f.IO.StartProgress("explain mapping", "bytes")}, 0)
+	x, err := logs.Explain(ctx, srcs, logs.Options{Mapping: m, Format: format, TZ: tz, Progress: f.IO.StartProgress("explain mapping", "bytes")}, 0)
 	if err != nil {
 		return cmdutil.LogError(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/config"
@@ -21,13 +22,54 @@ type LogFlags struct {
 	Events  []string
 	Mapping string
 	Strict  bool
+	// Format forces the log format; TZ is the zone of times written
+	// without one.
+	Format string
+	TZ     string
 }
 
 // Register adds the flags to cmd, and names them for the mapping's errors
 // ({Fields} is --field, {Events} --event).
 func (l *LogFlags) Register(cmd *cobra.Command) {
 	l.RegisterMapping(cmd, "")
-	cmd.Flags().BoolVar(&l.Strict, "strict", false, "stop at the first line that is not a JSON object (default: count, sample and skip)")
+	cmd.Flags().BoolVar(&l.Strict, "strict", false, "stop at the first line that cannot be read in its file's format (default: count, sample and skip)")
+	l.RegisterFormat(cmd, "format")
+}
+
+// RegisterFormat adds the log format flag (named name: inspect ttl's
+// --format also chooses CSV) and --tz.
+func (l *LogFlags) RegisterFormat(cmd *cobra.Command, name string) {
+	fs := cmd.Flags()
+	if name != "" {
+		fs.StringVar(&l.Format, name, "auto", "log format of every file, instead of detecting each file's from its first lines: "+
+			strings.Join(logs.FormatNames(), ", "))
+	}
+	fs.StringVar(&l.TZ, "tz", "", "time zone of log times written without one, e.g. Europe/Berlin (default UTC)")
+	names := map[string]string{"TZ": "tz"}
+	if name != "" {
+		names["Format"] = name
+	}
+	FieldFlags(cmd, names)
+}
+
+// Reading is how to read the files: the format forced (FormatAuto: each
+// file's own) and the zone of zone-less times.
+func (l *LogFlags) Reading() (logs.Format, *time.Location, error) {
+	f := logs.FormatAuto
+	if l.Format != "" {
+		var err error
+		if f, err = logs.ParseFormat(l.Format); err != nil {
+			return 0, nil, problem.Inputf("Format", "%s", err.Error()).WithValue(l.Format)
+		}
+	}
+	if l.TZ == "" {
+		return f, nil, nil
+	}
+	loc, err := time.LoadLocation(l.TZ)
+	if err != nil {
+		return 0, nil, problem.Inputf("TZ", "unknown time zone: want an IANA name such as Europe/Berlin, or UTC").WithValue(l.TZ)
+	}
+	return f, loc, nil
 }
 
 // RegisterMapping adds only the mapping's flags, their help prefixed with
@@ -36,7 +78,7 @@ func (l *LogFlags) Register(cmd *cobra.Command) {
 func (l *LogFlags) RegisterMapping(cmd *cobra.Command, when string) {
 	fs := cmd.Flags()
 	fs.StringArrayVar(&l.Fields, "field", nil, when+"map a field to a JSON path, e.g. businessKey=payload.orderId (repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
-	fs.StringArrayVar(&l.Events, "event", nil, when+"KIND=PHRASE: lines whose event name or message holds these words record KIND, e.g. side_effect='charged card' or side_effect='ledger * booked' (* is up to four words; repeatable)")
+	fs.StringArrayVar(&l.Events, "event", nil, when+"KIND=PHRASE: lines whose event name or message holds these words record KIND, e.g. side_effect='charged card' or side_effect='ledger * booked' (a phrase, not a regular expression: words, * for up to four others, ^ and $ to anchor; repeatable)")
 	fs.StringVar(&l.Mapping, "mapping", "", when+"JSON file with field paths, event phrases and event names (see docs/audit-logs.md)")
 	FieldFlags(cmd, map[string]string{"Fields": "field", "Events": "event"})
 }

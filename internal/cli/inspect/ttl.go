@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/logs"
 	"io"
 	"os"
 	"strings"
@@ -25,7 +26,7 @@ type TTLOptions struct {
 
 // NewCmdTTL is `dupctl inspect ttl`.
 func NewCmdTTL(f *cmdutil.Factory, runF func(*TTLOptions) error) *cobra.Command {
-	var ttlSpec, ttlFile, unit string
+	var ttlSpec, ttlFile, unit, tz string
 	var exactMax int
 	var simProfiles []string
 	o := &TTLOptions{Factory: f}
@@ -49,9 +50,11 @@ job type, duration and optionally queue wait; a single column is durations
 of one job type (--job-type). Bare numbers are in --unit; Go durations
 (1m30s) and PostgreSQL interval text (00:01:30) work too. --query reads the
 same columns from a query's result, in a read-only transaction with a
-statement timeout. Structured logs (JSON lines, --format logs, detected
-from a leading '{') give a run per lock acquired -> released (or acked), or
-a duration field, and the lockTtl each lock was taken with.
+statement timeout. Logs in any format audit logs reads (JSON lines, logfmt,
+console text, CLEF, GELF, OTLP, Docker, CRI, journald; detected from the
+first lines, or --format logs or a log format) give a run per lock acquired
+-> released (or acked), or a duration field of a job's line, and the lockTtl
+each lock was taken with.
 
 TTLs come from --ttl (one value, or per job type), --ttl-file (YAML or JSON:
 "payment: 2m"), or the input itself (the logs' lockTtl, a ttl column);
@@ -98,6 +101,13 @@ under the current TTL, with and without idempotency.` + exitStatus,
 					cmdutil.FromJob(cmd, "ttl", &ttlSpec, time.Duration(job.LockTTL).String())
 				}
 			}
+			if tz != "" {
+				loc, err := time.LoadLocation(tz)
+				if err != nil {
+					return exitcode.UsageErrorf("--tz %q: unknown time zone: want an IANA name such as Europe/Berlin, or UTC", tz)
+				}
+				o.TZ = loc
+			}
 			if err := o.resolve(ttlSpec, ttlFile, unit, exactMax, simProfiles); err != nil {
 				return err
 			}
@@ -112,7 +122,9 @@ under the current TTL, with and without idempotency.` + exitStatus,
 	fs.StringVar(&ttlFile, "ttl-file", "", "YAML or JSON file mapping job type to lock TTL (payment: 2m; default: 1m)")
 	fs.StringVar(&unit, "unit", "ms", "unit of durations written as bare numbers: ns, us, ms, s, m or h")
 	fs.StringVar(&o.Table.DefaultType, "job-type", "all", "job type of rows that name none")
-	fs.StringVar(&o.Format, "format", ttl.FormatAuto, "input format of the files: auto, csv or logs")
+	fs.StringVar(&o.Format, "format", ttl.FormatAuto, "input format of the files: auto, csv, logs (any log format, detected per file) or one log format: "+
+		strings.Join(logs.FormatNames()[1:], ", "))
+	fs.StringVar(&tz, "tz", "", "time zone of log times written without one, e.g. Europe/Berlin (default UTC)")
 	fs.StringVar(&o.Query, "query", "", "read job type and duration from this PostgreSQL query (read-only; see --database-url)")
 	fs.DurationVar(&o.QueryTimeout, "query-timeout", time.Minute, "statement timeout of --query")
 	fs.BoolVar(&o.Collect.IncludeWait, "include-wait", false, "add the queue wait to every run (the lock is taken at enqueue)")
@@ -123,7 +135,8 @@ under the current TTL, with and without idempotency.` + exitStatus,
 	fs.BoolVar(&o.Simulate, "simulate", false, "estimate duplicates per million jobs under the current TTL with the simulator")
 	fs.IntVar(&o.Sim.Jobs, "sim-jobs", 20_000, "jobs simulated per job type and profile")
 	fs.StringSliceVar(&simProfiles, "sim-profile", ttl.DefaultSimProfiles, "profiles --simulate compares: "+strings.Join(worker.ProfileNames(), ", "))
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{ttl.FormatAuto, ttl.FormatCSV, ttl.FormatLogs}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(append([]string{ttl.FormatAuto, ttl.FormatCSV, ttl.FormatLogs}, logs.FormatNames()[1:]...),
+		cobra.ShellCompDirectiveNoFileComp))
 	cmdutil.FieldFlags(cmd, map[string]string{"Jobs": "sim-jobs", "TTLs": "ttl"})
 	return cmd
 }

@@ -101,7 +101,11 @@ func runUnstable(ctx context.Context, o *UnstableOptions) error {
 		}
 		srcs = append(srcs, keys.QuerySource(pool, o.Query))
 	}
-	res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m, Strict: o.Log.Strict, Progress: f.IO.StartProgress("keys unstable", "bytes")})
+	format, tz, err := o.Log.Reading()
+	if err != nil {
+		return err
+	}
+	res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m, Strict: o.Log.Strict, Format: format, TZ: tz, Progress: f.IO.StartProgress("keys unstable", "bytes")})
 	if err != nil {
 		var qe *keys.QueryError
 		if errors.As(err, &qe) {

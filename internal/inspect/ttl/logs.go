@@ -44,6 +44,9 @@ func ReadLogs(ctx context.Context, sources []logs.Source, o logs.Options, defaul
 	if err != nil {
 		return st, err
 	}
+	if err := logs.NotRead(st); err != nil {
+		return st, err
+	}
 	for _, s := range st.Samples {
 		c.Skip(fmt.Sprintf("%s: malformed line: %s", s.Where(), s.Reason))
 	}

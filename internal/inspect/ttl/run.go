@@ -31,8 +31,10 @@ type Options struct {
 	// Files are CSV or log files ("-" is Deps.Stdin); Query is a SQL
 	// query instead. One of the two.
 	Files  []string
-	Format string // FormatAuto, FormatCSV or FormatLogs
-	Query  string
+	Format string // FormatAuto, FormatCSV, FormatLogs or a log format (json, logfmt, text, ...)
+	// TZ is the zone of log times written without one.
+	TZ    *time.Location
+	Query string
 	// QueryTimeout is the statement timeout the query's session runs
 	// with (the caller opens it); it is named in the hint when it fires.
 	QueryTimeout time.Duration
@@ -101,8 +103,9 @@ func (o *Options) check() error {
 		return &problem.Input{Why: "give files or {Query}, not both"}
 	case o.Query == "" && len(o.Files) == 0:
 		return &problem.Input{Why: "no input: give CSV or log files, - for stdin, or {Query}"}
-	case o.Format != "" && o.Format != FormatAuto && o.Format != FormatCSV && o.Format != FormatLogs:
-		return problem.Inputf("Format", "want %s, %s or %s", FormatAuto, FormatCSV, FormatLogs).WithValue(o.Format)
+	case o.Format != "" && o.Format != FormatAuto && o.Format != FormatCSV && o.Format != FormatLogs && o.logFormat() == logs.FormatAuto:
+		return problem.Inputf("Format", "want %s, %s, %s or a log format (%s)", FormatAuto, FormatCSV, FormatLogs,
+			strings.Join(logs.FormatNames()[1:], ", ")).WithValue(o.Format)
 	case a.Quantile != 0 && (a.Quantile <= 0 || a.Quantile >= 1):
 		return problem.Inputf("Quantile", "must be between 0 and 1, e.g. 0.99").WithRawValue(fmt.Sprint(a.Quantile))
 	case a.Buffer != 0 && a.Buffer < 1:
@@ -143,8 +146,18 @@ func readFiles(ctx context.Context, d Deps, o Options, c *Collector) error {
 	}
 	m := meter(d, "inspect ttl logs", "bytes")
 	defer m.Done()
-	_, err := ReadLogs(ctx, logSources, logs.Options{Mapping: o.Mapping, Progress: m}, o.Table.DefaultType, c)
+	_, err := ReadLogs(ctx, logSources, logs.Options{Mapping: o.Mapping, Progress: m, Format: o.logFormat(), TZ: o.TZ}, o.Table.DefaultType, c)
 	return inputError(ctx, err)
+}
+
+// logFormat is the log format Format names (json, logfmt, text, ...), or
+// FormatAuto for auto, csv and logs.
+func (o *Options) logFormat() logs.Format {
+	f, err := logs.ParseFormat(o.Format)
+	if err != nil {
+		return logs.FormatAuto
+	}
+	return f
 }
 
 // readFile reads a CSV file (or stdin) now, or returns it as a log source
@@ -170,8 +183,11 @@ func readFile(ctx context.Context, d Deps, o Options, c *Collector, name string)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	format := o.Format
-	if format == "" || format == FormatAuto {
+	switch {
+	case format == "" || format == FormatAuto:
 		format = sniff(br)
+	case o.logFormat() != logs.FormatAuto:
+		format = FormatLogs
 	}
 	if format == FormatLogs {
 		if name == "-" {
@@ -196,14 +212,14 @@ func inputError(ctx context.Context, err error) error {
 	return &problem.Input{Why: err.Error(), Err: err}
 }
 
-// sniff tells logs (a JSON object per line) from a table by the first
-// non-blank byte.
+// sniff tells logs (in any format the log reader knows) from a table by
+// the first lines.
 func sniff(br *bufio.Reader) string {
-	head, _ := br.Peek(512)
+	head, _ := br.Peek(64 << 10)
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		return FormatLogs // gzip: the log reader decompresses it
 	}
-	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' || logs.LooksLikeLogs(head) {
 		return FormatLogs
 	}
 	return FormatCSV
