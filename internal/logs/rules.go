@@ -12,21 +12,25 @@ import (
 var (
 	RuleMalformed = findings.Rule{
 		Code: "LOG_MALFORMED_LINES", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "some log lines are not JSON objects and were skipped",
-		Doc: `Lines that are not one JSON object (plain text, truncated lines, a
-multi-line stack trace, binary data) were counted and skipped. Events on
-those lines are missing from the timelines, which can hide a cause; when
-most lines are skipped, the results rest on the few that were read.
---strict makes the first one an error.`,
-		Fix: "Log one JSON object per line (JSON layout for the whole output, stack traces inside a field); filter non-JSON lines before dupctl, or fix the exporter.",
+		Title: "some log lines could not be read in their file's format and were skipped",
+		Doc: `Each file is read in the format its first lines show (JSON lines, CLEF,
+GELF, OTLP/JSON, logfmt, a console layout, or Docker, CRI or journald
+wrapping one). Lines that are not in that format (truncated lines, binary
+data, another program's output mixed in) were counted and skipped; a stack
+trace under a console line belongs to that line and is not counted. Events
+on skipped lines are missing from the timelines, which can hide a cause.
+When most lines cannot be read the command stops with an input error
+instead. --strict makes the first one an error.`,
+		Fix: "Keep one format per file (a stack trace inside a JSON field or under its console line); filter other programs' lines before dupctl, or force the format with --format.",
 	}
 	RuleEmpty = findings.Rule{
 		Code: "LOG_INPUT_EMPTY", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "the input holds no log line to read",
-		Doc: `The files (or stdin) hold no line at all, or no line that is a JSON
-object: nothing was checked, so no finding means nothing here - not that
-the logs are clean.`,
-		Fix: "Point the command at the JSON-lines logs (a file, a directory, a glob or - for stdin); check the path, the time window of the export, and that the logs are JSON.",
+		Doc: `The files (or stdin) hold no line at all, or no line that could be read
+in a format dupctl knows: nothing was checked. audit logs, keys unstable
+and inspect ttl stop with an input error (exit 2) on such input; the
+finding remains for --explain-mapping, which shows what it could read.`,
+		Fix: "Point the command at the logs (a file, a directory, a glob or - for stdin); check the path and the time window of the export; --format forces a format.",
 	}
 )
 
@@ -44,14 +48,15 @@ func InputFindings(st Stats) []findings.Finding {
 	case st.Events == 0 && st.Lines == 0:
 		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("the input holds no line (%s)", english.Count(st.Sources, "source", "sources")))}
 	case st.Events == 0:
-		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("none of %s lines is a JSON object", english.Number(st.Lines)), ev...)}
+		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("none of %s lines could be read as %s", english.Number(st.Lines), formatsRead(st)), ev...)}
 	case st.Malformed > 0 && st.Malformed*2 > st.Lines:
 		return []findings.Finding{RuleMalformed.New(english.Count(st.Malformed, "line", "lines"),
-			fmt.Sprintf("most lines (%s of %s) are not JSON objects and were skipped: the results rest on the other %s",
-				english.Number(st.Malformed), english.Number(st.Lines), english.Number(st.Events)), ev...)}
+			fmt.Sprintf("most lines (%s of %s) could not be read as %s and were skipped: the results rest on the other %s",
+				english.Number(st.Malformed), english.Number(st.Lines), formatsRead(st), english.Number(st.Events)), ev...)}
 	case st.Malformed > 0:
 		return []findings.Finding{RuleMalformed.New(english.Count(st.Malformed, "line", "lines"),
-			fmt.Sprintf("%d of %s %s not JSON objects and were skipped", st.Malformed, english.Count(st.Lines, "line", "lines"), english.Plural(st.Malformed, "is", "are")), ev...)}
+			fmt.Sprintf("%d of %s could not be read as %s and %s skipped", st.Malformed, english.Count(st.Lines, "line", "lines"), formatsRead(st),
+				english.Plural(st.Malformed, "was", "were")), ev...)}
 	}
 	return nil
 }

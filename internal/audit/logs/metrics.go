@@ -227,7 +227,13 @@ func (m *metricsAcc) add(e *logread.Event) {
 	}
 }
 
+// duration counts a job's duration: only from a line of a job (one that
+// carries a job, message, business or idempotency key), never from an
+// access log's or a health check's latency mixed into the same file.
 func (m *metricsAcc) duration(e *logread.Event) {
+	if kind, _ := groupKey(e); kind == 0 {
+		return
+	}
 	m.dur.add(e.Duration)
 	t := m.typ(e)
 	if t.dur == nil {

@@ -143,8 +143,8 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *auditlogs.Timeline) error 
 // writeExplain is the table view of --explain-mapping.
 func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 	in := x.Input
-	fmt.Fprintf(w, "%s %s %s, %s lines (%s malformed), %s events\n", th.Strong("explain mapping:"),
-		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), count(in.Lines), count(in.Malformed), count(in.Events))
+	fmt.Fprintf(w, "%s %s %s read as %s, %s lines (%s unreadable), %s events\n", th.Strong("explain mapping:"),
+		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), formatText(in), count(in.Lines), count(in.Malformed), count(in.Events))
 	fmt.Fprintf(w, "\n%s\n", th.Strong("Fields (the JSON path each was read from)"))
 	t := report.NewTable("FIELD", "PATH", "LINES").AlignRight(2)
 	for _, u := range x.Fields {
@@ -162,6 +162,11 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 		return err
 	}
 	if x.OtherLines == 0 {
+		if in.Malformed > 0 || in.Events == 0 {
+			fmt.Fprintf(w, "\nEvery line read matched an event name or a phrase; %s %s could not be read as %s and %s not in these tables.\n",
+				count(in.Malformed), english.Plural(in.Malformed, "line", "lines"), formatText(in), english.Plural(in.Malformed, "is", "are"))
+			return nil
+		}
 		fmt.Fprintf(w, "\nEvery line matched an event name or a phrase.\n")
 		return nil
 	}
@@ -332,4 +337,20 @@ func leaseBars(worker string, acquired auditlogs.TimelineRow, until int64, how, 
 	lease.Title = fmt.Sprintf("%s's lock from +%s, TTL %s: it expired at +%s", worker, acquired.Offset, ttl, time.Duration(expiry)*time.Millisecond)
 	return []report.Bar{lease, {From: expiry, To: until, Kind: report.BarBelieved, Link: link,
 		Title: fmt.Sprintf("%s went on as the lock's holder after its TTL ran out, until %s", worker, how)}}
+}
+
+// formatText names what the files were read as.
+func formatText(st logs.Stats) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, f := range st.Formats {
+		if s := f.String(); !seen[s] {
+			seen[s] = true
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "json"
+	}
+	return strings.Join(parts, ", ")
 }
