@@ -3,6 +3,7 @@ package logs
 import (
 	"cmp"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cause"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,29 @@ type verdict struct {
 	absent      []Absence
 }
 
+// detector looks for one cause's evidence in a pair's lines: nil when it
+// does not hold, a verdict naming the cause when it does, or an
+// undetermined verdict with candidates when the lines fit this cause and
+// another equally.
+type detector func(*judge) *verdict
+
+// detectors run in the cause model's precedence; the first cause proven
+// is the pair's cause.
+var detectors = cause.NewDetectors(map[string]detector{
+	cause.UnstableKey.Code:     (*judge).unstableKey,
+	cause.StaleCache.Code:      (*judge).staleCache,
+	cause.UnlockNoToken.Code:   (*judge).unlockNoToken,
+	cause.LockExpiry.Code:      (*judge).lockExpiry,
+	cause.LockKeyJobID.Code:    (*judge).lockKeyJobID,
+	cause.NonAtomicCommit.Code: (*judge).nonAtomic,
+	cause.Redelivery.Code:      (*judge).redelivery,
+	cause.Race.Code:            (*judge).race,
+})
+
+// CauseOrder lists the causes audit logs detects, in the order it tries
+// them: the cause model's precedence (internal/cause holds it so).
+func CauseOrder() []string { return detectors.Codes() }
+
 // classify explains every side effect after the first against the one
 // before it.
 func (g *group) classify(skew time.Duration) Duplicate {
@@ -48,8 +72,8 @@ func (g *group) classify(skew time.Duration) Duplicate {
 		j := &judge{g: g, skew: skew, a: g.fx[i-1], b: g.fx[i]}
 		j.ra, j.rb = g.runOf[j.a], g.runOf[j.b]
 		var found, open []verdict
-		for _, rule := range []func() *verdict{j.unstableKey, j.staleCache, j.unlockNoToken, j.lockExpiry, j.lockKeyJobID, j.nonAtomic, j.redelivery, j.race} {
-			switch v := rule(); {
+		for _, detect := range detectors.All() {
+			switch v := detect(j); {
 			case v == nil:
 			case len(v.candidates) > 0:
 				open = append(open, *v)
