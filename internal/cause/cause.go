@@ -43,7 +43,8 @@ key, so the idempotency layer could not recognise the second as a
 duplicate. Keys that embed an attempt counter, a timestamp, a random UUID
 or a delivery id change on every retry ('dupctl keys unstable' says which
 part varies).`,
-			Fix: "Derive the idempotency key only from the business operation (payment:<orderId>), never from the attempt, time, delivery or a random value; generate it once at the producer and carry it with the message.",
+			Fix: "Derive the idempotency key only from the business operation (payment:<orderId>), never from the attempt, time, " +
+				"delivery or a random value; generate it once at the producer and carry it with the message.",
 		},
 		Needs: []string{
 			"two runs ran the side effect for one business key",
@@ -61,7 +62,8 @@ part varies).`,
 			Doc: `The second run asked a cache whether the operation was done and was told
 no, after the first run had already committed SUCCEEDED to the database:
 the cache lagged the source of truth.`,
-			Fix: "Decide 'already done' from the database (the source of truth) or an atomic claim there; use the cache only to skip work early, never to allow it.",
+			Fix: "Decide 'already done' from the database (the source of truth) or an atomic claim there; use the cache only to " +
+				"skip work early, never to allow it.",
 		},
 		Needs: []string{
 			"the first run committed its status to the database",
@@ -83,7 +85,8 @@ the cache lagged the source of truth.`,
 failed to acquire it, or its own lease had expired): the release deleted by
 key without checking the token. The next worker acquired the lock while
 the real holder was still running.`,
-			Fix: "Release with one atomic compare-and-delete script (if GET(key) == token then DEL(key)); never DEL by key, and skip the unlock when the lock was not acquired.",
+			Fix: "Release with one atomic compare-and-delete script (if GET(key) == token then DEL(key)); never DEL by key, and " +
+				"skip the unlock when the lock was not acquired.",
 		},
 		Needs: []string{
 			"a run held the business-key lock",
@@ -104,7 +107,9 @@ the real holder was still running.`,
 working (it logged steps after the TTL ran out) when a second worker
 acquired the same lock key with a different token. Between the two, the
 idempotency check of the second worker found nothing committed yet.`,
-			Fix: "Size the lock TTL from the real p99 job duration plus a buffer (dupctl inspect ttl), renew the lock while holding the same token for long jobs, and claim the idempotency key atomically (insert PROCESSING with a unique constraint) so a second holder cannot pass.",
+			Fix: "Size the lock TTL from the real p99 job duration plus a buffer (dupctl inspect ttl), renew the lock while " +
+				"holding the same token for long jobs, and claim the idempotency key atomically (insert PROCESSING with a unique " +
+				"constraint) so a second holder cannot pass.",
 		},
 		Needs: []string{
 			"the first holder acquired the business-key lock with a TTL",
@@ -124,7 +129,8 @@ idempotency check of the second worker found nothing committed yet.`,
 			Doc: `Both runs held a lock, but not the same one: the lock key is built from
 something per message (the job id, the message id) instead of the business
 key, so two messages for the same order never exclude each other.`,
-			Fix: "Build the lock key from the business key (lock:payment:order:<orderId>), never from the job or message id, and keep the idempotency claim as the last fence.",
+			Fix: "Build the lock key from the business key (lock:payment:order:<orderId>), never from the job or message id, and " +
+				"keep the idempotency claim as the last fence.",
 		},
 		Needs: []string{
 			"both runs held a lock",
@@ -143,7 +149,8 @@ key, so two messages for the same order never exclude each other.`,
 before it stored the final status, so the next run's idempotency check
 found nothing and performed the effect again. The effect and its record
 were not one atomic step.`,
-			Fix: "Claim the key as PROCESSING before the effect and store SUCCEEDED in the same transaction as the effect's local result (or use the provider's idempotency key for external calls); a redelivery must find the claim.",
+			Fix: "Claim the key as PROCESSING before the effect and store SUCCEEDED in the same transaction as the effect's local " +
+				"result (or use the provider's idempotency key for external calls); a redelivery must find the claim.",
 		},
 		Needs: []string{
 			"the first run's effect was written",
@@ -168,7 +175,8 @@ allowed to do. The redelivery ran the effect again: no idempotency check
 line is recognised on it before its effect, though a check would have
 found the committed status. (Without the commit logged either, the lines
 also fit a non-atomic commit: that is DUP_EFFECT_UNDETERMINED.)`,
-			Fix: "Absorb redeliveries in the application: before the side effect, check and claim a stable idempotency key (payment:<orderId>) in the database with a unique constraint, and ack only after the status commit.",
+			Fix: "Absorb redeliveries in the application: before the side effect, check and claim a stable idempotency key " +
+				"(payment:<orderId>) in the database with a unique constraint, and ack only after the status commit.",
 		},
 		Needs: []string{
 			"the first delivery ran the effect and committed its status",
@@ -192,7 +200,8 @@ also fit a non-atomic commit: that is DUP_EFFECT_UNDETERMINED.)`,
 			Doc: `Two different messages for the same business key were processed and
 neither run took a lock on the business key; both passed a check-then-act
 idempotency test (or none) before either committed.`,
-			Fix: "Take a business-key lock (SET lock:<key> <token> NX PX <ttl>) to limit concurrency, and make the idempotency claim atomic (unique constraint) so a race cannot pass both.",
+			Fix: "Take a business-key lock (SET lock:<key> <token> NX PX <ttl>) to limit concurrency, and make the idempotency " +
+				"claim atomic (unique constraint) so a race cannot pass both.",
 		},
 		Needs: []string{
 			"two different messages for one business key",
@@ -219,7 +228,9 @@ done" after the first effect may have lagged a commit that was not logged
 (DUP_EFFECT_STALE_CACHE) or there was no commit (NON_ATOMIC_COMMIT). The
 finding names both candidates and the log line that would decide, instead
 of guessing.`,
-		Fix: "Log the steps that decide (the idempotency check with its answer and source, the status commit) on every run; meanwhile fix both candidates: claim a stable idempotency key atomically before the effect and commit the status with it.",
+		Fix: "Log the steps that decide (the idempotency check with its answer and source, the status commit) on every run; " +
+			"meanwhile fix both candidates: claim a stable idempotency key atomically before the effect and commit the status " +
+			"with it.",
 	}
 	RuleUnexplained = findings.Rule{
 		Code: "DUP_EFFECT_UNEXPLAINED", Severity: findings.Error, Since: "v0.1.0",
@@ -228,7 +239,9 @@ of guessing.`,
 matches none of the known causes well enough to name one: dupctl does not
 guess. The evidence lines are the side effects and what the logs show
 around them.`,
-		Fix: "Log the fields every worker should log on every step (jobId, business key, idempotencyKey, lockKey, lockToken, attempt, consumerInstanceId, redelivered) and the lock, check, claim, commit and ack steps, then audit again; meanwhile make the effect idempotent with a stable key and an atomic claim.",
+		Fix: "Log the fields every worker should log on every step (jobId, business key, idempotencyKey, lockKey, lockToken, " +
+			"attempt, consumerInstanceId, redelivered) and the lock, check, claim, commit and ack steps, then audit again; " +
+			"meanwhile make the effect idempotent with a stable key and an atomic claim.",
 	}
 )
 

@@ -48,7 +48,8 @@ func TestEvidenceIsWritten(t *testing.T) {
 		}
 		seen[c.Code] = true
 		if len(c.Needs) < 2 || c.InLogs == "" || c.OnWire == "" {
-			t.Errorf("%s: the evidence it needs is not written down (Needs %d facts, InLogs %q, OnWire %q)", c.Code, len(c.Needs), c.InLogs, c.OnWire)
+			t.Errorf("%s: the evidence it needs is not written down (Needs %d facts, InLogs %q, OnWire %q)",
+				c.Code, len(c.Needs), c.InLogs, c.OnWire)
 		}
 		if c.Title == "" || c.Doc == "" || c.Fix == "" {
 			t.Errorf("%s: rule without title, doc or fix", c.Code)

@@ -174,8 +174,8 @@ func (r *run) redelivery(k *duplicated) (string, bool) {
 				if b.readFirst {
 					check = "after a check that found nothing recorded"
 				}
-				return fmt.Sprintf("%s's delivery of %s ended without an ack (%s); the broker redelivered it to %s at %s, which ran the effect again %s",
-					a.slot.lane(a.inst), k.key, r.endText(a), b.slot.lane(b.inst), r.at(b.from), check), true
+				return fmt.Sprintf("%s's delivery of %s ended without an ack (%s); the broker redelivered it to %s at %s, "+
+					"which ran the effect again %s", a.slot.lane(a.inst), k.key, r.endText(a), b.slot.lane(b.inst), r.at(b.from), check), true
 			}
 		}
 	}
@@ -187,7 +187,8 @@ func (r *run) race(k *duplicated) (string, bool) {
 	for i, a := range k.ds {
 		for _, b := range k.ds[i+1:] {
 			if b.from.Before(a.ended()) && len(k.leases) == 0 {
-				return fmt.Sprintf("%s and %s handled %s at the same time and neither took a lock on it", a.slot.lane(a.inst), b.slot.lane(b.inst), k.key), true
+				return fmt.Sprintf("%s and %s handled %s at the same time and neither took a lock on it",
+					a.slot.lane(a.inst), b.slot.lane(b.inst), k.key), true
 			}
 		}
 	}
@@ -200,8 +201,8 @@ func (r *run) unexplained(k *duplicated) string {
 	why := fmt.Sprintf("%s ran %d times; what dupctl saw on the wire matches no known cause", k.key, k.effects.n)
 	for _, b := range k.writers[min(1, len(k.writers)):] {
 		if !b.redelivered && !b.readFirst {
-			return why + fmt.Sprintf(" (at %s %s handled another message for %s and wrote without reading it first: nothing checked whether it was done)",
-				r.at(b.from), b.slot.lane(b.inst), k.key)
+			return why + fmt.Sprintf(" (at %s %s handled another message for %s and wrote without reading it first: "+
+				"nothing checked whether it was done)", r.at(b.from), b.slot.lane(b.inst), k.key)
 		}
 	}
 	if len(k.writers) < 2 {
