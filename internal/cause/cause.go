@@ -3,6 +3,10 @@
 // they are tried, the evidence each one needs, and the words shared by the
 // sources that name them.
 //
+// Besides the causes, two verdicts name none: UNDETERMINED when the lines
+// fit two causes equally (audit logs only; worker chaos names one cause
+// or none) and UNEXPLAINED when nothing fits.
+//
 // Two sources name causes from different evidence: `dupctl audit logs`
 // from a fleet's log lines (internal/audit/logs), and `dupctl simulate
 // <scenario> --worker` from what its proxies saw on the wire
@@ -50,7 +54,8 @@ part varies).`,
 			"two runs ran the side effect for one business key",
 			"their effects carry different idempotency keys",
 		},
-		InLogs: "two different runs whose side-effect lines name different idempotency keys",
+		InLogs: "two different runs whose idempotency keys differ (the key on each side-effect line, or else the first " +
+			"one its run logged)",
 		OnWire: "the effects query counts more than one distinct idempotency key for the business key, " +
 			"or two deliveries that committed writes wrote different values derived from it",
 		Remedy: "derive the idempotency key from the business key, never from the attempt or a fresh id",
@@ -94,7 +99,7 @@ the real holder was still running.`,
 			"a next worker acquired the lock while the holder was still running",
 		},
 		InLogs: "between two acquisitions of one lock key (the first not released, its lease not simply expired), " +
-			"a release line of a third run that did not hold the lock or named no token",
+			"a release line of a third run that did not hold the lock, or held it and named no token",
 		OnWire: "the Redis proxy saw a plain DEL remove a lock another worker held, then a different worker took " +
 			"the lock before the holder's delivery ended",
 		Remedy: "release the lock with a token-checked script, never a plain DEL",
@@ -159,8 +164,9 @@ were not one atomic step.`,
 		},
 		InLogs: "the first run has no ack and no status commit before the second side effect; the second run logged a " +
 			"check or claim, and no check of it found the record",
-		OnWire: "the fault (a kill, or the commit's reply lost with the connection) came right after the business " +
-			"key's first write committed, and a later delivery read the key before writing it",
+		OnWire: "the fault dupctl injected (a kill, or the commit's reply lost with the connection) came right after " +
+			"the business key's first write committed, and another delivery that read the key before writing " +
+			"committed a write too: the wire knows the status was cut off because it cut it",
 		Remedy: "replace check-then-act with one atomic step: the effect and its SUCCEEDED record in one transaction, " +
 			"or an INSERT claim under a unique constraint",
 	}
@@ -187,7 +193,7 @@ also fit a non-atomic commit: that is DUP_EFFECT_UNDETERMINED.)`,
 		InLogs: "one message (or job) id on both runs, no ack of the first before the second began, and no check or " +
 			"claim line of the second run before its effect; without the first run's commit logged, the lines are " +
 			"UNDETERMINED between REDELIVERY and NON_ATOMIC_COMMIT",
-		OnWire: "a delivery that ended without an ack (its connection closed, or the fault came before its ack), then " +
+		OnWire: "a delivery that ended without an ack (its connection closed, or the fault hit it before an ack), then " +
 			"a redelivered copy that committed a write; the wire names REDELIVERY whether or not that copy read the " +
 			"key first (its explanation says which), and does not look for the first run's commit",
 		Remedy: "make the effect idempotent at the source of truth: a stable key from the business key, " +
