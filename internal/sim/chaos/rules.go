@@ -69,8 +69,8 @@ func Rules() []findings.Rule {
 // causeRules are the rules a duplicate is reported under, from the cause
 // model, in the order the report has always declared them as checks (the
 // JSON and JUnit outputs list them so); the order they are tried in is
-// the cause model's precedence. Worker chaos never reports a duplicate
-// as undetermined: the wire shows which run checked and which committed.
+// the cause model's precedence. Worker chaos names one cause or none, so
+// DUP_EFFECT_UNDETERMINED is not among them.
 func causeRules() []findings.Rule {
 	return []findings.Rule{cause.Redelivery.Rule, cause.LockExpiry.Rule, cause.UnlockNoToken.Rule, cause.StaleCache.Rule,
 		cause.UnstableKey.Rule, cause.NonAtomicCommit.Rule, cause.LockKeyJobID.Rule, cause.Race.Rule, cause.RuleUnexplained}
