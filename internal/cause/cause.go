@@ -191,7 +191,7 @@ also fit a non-atomic commit: that is DUP_EFFECT_UNDETERMINED.)`,
 			"the second run did not consult the idempotency record",
 		},
 		InLogs: "one message (or job) id on both runs, no ack of the first before the second began, and no check or " +
-			"claim line of the second run before its effect; without the first run's commit logged, the lines are " +
+			"claim line of the second run at all; without the first run's commit logged, the lines are " +
 			"UNDETERMINED between REDELIVERY and NON_ATOMIC_COMMIT",
 		OnWire: "a delivery that ended without an ack (its connection closed, or the fault hit it before an ack), then " +
 			"a redelivered copy that committed a write; the wire names REDELIVERY whether or not that copy read the " +
