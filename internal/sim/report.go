@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cause"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
@@ -293,31 +294,33 @@ func (r *RiskResult) Report() *findings.Report {
 
 // duplicateFix is the fix for the mitigations this profile lacks that the
 // risk model exercises (duplicate deliveries, crashes, lock expiry; not
-// effect failures, so not the status race): no lock advice where no lock
-// is taken, no TTL advice where the lock never expired.
+// effect failures, so not the status race), in the words of the causes
+// each leaves open (internal/cause): no idempotency lets a redelivery run
+// again, check-then-act is a non-atomic commit. No lock advice where no
+// lock is taken, no TTL advice where the lock never expired.
 func duplicateFix(p worker.Profile, row RiskRow) string {
 	var parts []string
 	switch p.Idem {
 	case worker.IdemNone:
-		parts = append(parts, "make the effect idempotent at the source of truth: a stable key from the business key, and the effect with its SUCCEEDED record in one transaction (or an atomic claim)")
+		parts = append(parts, cause.Redelivery.Remedy)
 	case worker.IdemCheck:
-		parts = append(parts, "replace check-then-act with one atomic step: the effect and its SUCCEEDED record in one transaction, or an INSERT claim under a unique constraint")
+		parts = append(parts, cause.NonAtomicCommit.Remedy)
 	}
 	if p.Idem != worker.IdemNone && p.Key == worker.KeyPerAttempt {
-		parts = append(parts, "derive the idempotency key from the business key, never from the attempt or a fresh id")
+		parts = append(parts, cause.UnstableKey.Remedy)
 	}
 	if p.Idem != worker.IdemNone && p.StatusFrom == worker.StatusCache {
-		parts = append(parts, "decide 'already done?' from the database, not from the cache")
+		parts = append(parts, cause.StaleCache.Remedy)
 	}
 	if p.Lock {
 		if p.LockKey == worker.LockKeyJob {
-			parts = append(parts, "build the lock key from the business key, not the job id")
+			parts = append(parts, cause.LockKeyJobID.Remedy)
 		}
 		if p.Unlock == worker.UnlockDel {
-			parts = append(parts, "release the lock with a token-checked script, never a plain DEL")
+			parts = append(parts, cause.UnlockNoToken.Remedy)
 		}
 		if row.LockExpiriesPerM > 0 && !p.Renew {
-			parts = append(parts, "size the lock TTL above the p99 job duration plus a buffer, or renew it while the token is still yours")
+			parts = append(parts, cause.LockExpiry.Remedy)
 		}
 	}
 	if len(parts) == 0 {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cause"
 	"hash/maphash"
 	"slices"
 	"time"
@@ -385,7 +386,7 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		res.Timelines = []Timeline{}
 	}
 	res.Causes = []CauseCount{}
-	for _, r := range append(causeRules, RuleUndetermined, RuleUnexplained) {
+	for _, r := range cause.Rules() {
 		if n := causes[r.Code]; n > 0 {
 			res.Causes = append(res.Causes, CauseCount{Cause: r.Code, Count: n})
 		}

@@ -3,6 +3,7 @@ package logs
 import (
 	"cmp"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/cause"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,29 @@ type verdict struct {
 	absent      []Absence
 }
 
+// detector looks for one cause's evidence in a pair's lines: nil when it
+// does not hold, a verdict naming the cause when it does, or an
+// undetermined verdict with candidates when the lines fit this cause and
+// another equally.
+type detector func(*judge) *verdict
+
+// detectors run in the cause model's precedence; the first cause proven
+// is the pair's cause.
+var detectors = cause.NewDetectors(map[string]detector{
+	cause.UnstableKey.Code:     (*judge).unstableKey,
+	cause.StaleCache.Code:      (*judge).staleCache,
+	cause.UnlockNoToken.Code:   (*judge).unlockNoToken,
+	cause.LockExpiry.Code:      (*judge).lockExpiry,
+	cause.LockKeyJobID.Code:    (*judge).lockKeyJobID,
+	cause.NonAtomicCommit.Code: (*judge).nonAtomic,
+	cause.Redelivery.Code:      (*judge).redelivery,
+	cause.Race.Code:            (*judge).race,
+})
+
+// CauseOrder lists the causes audit logs detects, in the order it tries
+// them: the cause model's precedence (internal/cause holds it so).
+func CauseOrder() []string { return detectors.Codes() }
+
 // classify explains every side effect after the first against the one
 // before it.
 func (g *group) classify(skew time.Duration) Duplicate {
@@ -48,8 +72,8 @@ func (g *group) classify(skew time.Duration) Duplicate {
 		j := &judge{g: g, skew: skew, a: g.fx[i-1], b: g.fx[i]}
 		j.ra, j.rb = g.runOf[j.a], g.runOf[j.b]
 		var found, open []verdict
-		for _, rule := range []func() *verdict{j.unstableKey, j.staleCache, j.unlockNoToken, j.lockExpiry, j.lockKeyJobID, j.nonAtomic, j.redelivery, j.race} {
-			switch v := rule(); {
+		for _, detect := range detectors.All() {
+			switch v := detect(j); {
 			case v == nil:
 			case len(v.candidates) > 0:
 				open = append(open, *v)
@@ -127,7 +151,8 @@ func absence(r *run, what string, before *logread.Event) Absence {
 	case "ack":
 		a.Kinds = []string{logread.KindAcked.String()}
 	case "lock":
-		a.Kinds = []string{logread.KindLockAcquired.String(), logread.KindLockFailed.String(), logread.KindLockReleased.String(), logread.KindLockLost.String()}
+		a.Kinds = []string{logread.KindLockAcquired.String(), logread.KindLockFailed.String(),
+			logread.KindLockReleased.String(), logread.KindLockLost.String()}
 	}
 	for _, e := range r.events {
 		if before != nil && e == before {
@@ -182,8 +207,9 @@ func (j *judge) unstableKey() *verdict {
 		how = "changed only in letter case"
 	}
 	return &verdict{code: RuleUnstableKey.Code,
-		explanation: fmt.Sprintf("the idempotency key %s between the runs (%s, then %s), so the second run's check could not find the first", how, ka, kb),
-		evidence:    []Evidence{ev(j.a, "first side effect, key "+ka), ev(j.b, "second side effect, key "+kb)}}
+		explanation: fmt.Sprintf("the idempotency key %s between the runs (%s, then %s), so the second run's check could not find the first",
+			how, ka, kb),
+		evidence: []Evidence{ev(j.a, "first side effect, key "+ka), ev(j.b, "second side effect, key "+kb)}}
 }
 
 // staleCache: the later run's check was answered by a cache saying "not
@@ -202,18 +228,23 @@ func (j *judge) staleCache() *verdict {
 				continue
 			}
 			return &verdict{code: RuleStaleCache.Code,
-				explanation: fmt.Sprintf("%s committed at %s, then %s asked the cache at %s and was told it was not done", orDash(r.worker), clock(r.commit.Time), orDash(j.rb.worker), clock(c.Time)),
-				evidence:    []Evidence{ev(j.a, "first side effect"), ev(r.commit, "status committed to the database"), ev(c, "cache answered: not done"), ev(j.b, "side effect again")}}
+				explanation: fmt.Sprintf("%s committed at %s, then %s asked the cache at %s and was told it was not done",
+					orDash(r.worker), clock(r.commit.Time), orDash(j.rb.worker), clock(c.Time)),
+				evidence: []Evidence{ev(j.a, "first side effect"), ev(r.commit, "status committed to the database"),
+					ev(c, "cache answered: not done"), ev(j.b, "side effect again")}}
 		}
 		if open == nil && j.ra.commit == nil && j.before(j.a, c) {
 			ab := absence(j.ra, "status commit", nil)
 			open = &verdict{code: RuleUndetermined.Code,
-				explanation: fmt.Sprintf("%s ran the effect at %s and %s asked the cache at %s and was told it was not done; %s: the cache lagged a commit that was not logged (%s), or the first run never committed (%s)",
+				explanation: fmt.Sprintf("%s ran the effect at %s and %s asked the cache at %s and was told it was not done; %s: "+
+					"the cache lagged a commit that was not logged (%s), or the first run never committed (%s)",
 					orDash(j.ra.worker), clock(j.a.Time), orDash(j.rb.worker), clock(c.Time), ab.sentence(), RuleStaleCache.Code, RuleNonAtomic.Code),
-				evidence:   []Evidence{ev(j.a, "first side effect, no commit of it recognised"), ev(c, "cache answered: not done"), ev(j.b, "side effect again")},
+				evidence: []Evidence{ev(j.a, "first side effect, no commit of it recognised"), ev(c, "cache answered: not done"),
+					ev(j.b, "side effect again")},
 				candidates: []string{RuleStaleCache.Code, RuleNonAtomic.Code},
-				decide:     fmt.Sprintf("a status commit line of %s between %s and %s (then %s), or its absence from a log that logs commits (then %s)", orDash(j.ra.worker), clock(j.a.Time), clock(c.Time), RuleStaleCache.Code, RuleNonAtomic.Code),
-				absent:     []Absence{ab}}
+				decide: fmt.Sprintf("a status commit line of %s between %s and %s (then %s), or its absence from a log that logs commits (then %s)",
+					orDash(j.ra.worker), clock(j.a.Time), clock(c.Time), RuleStaleCache.Code, RuleNonAtomic.Code),
+				absent: []Absence{ab}}
 		}
 	}
 	return open
@@ -274,8 +305,9 @@ func (j *judge) unlockNoToken() *verdict {
 		}
 		evs = append(evs, ev(rel, why), ev(q.acquire, "acquires the lock while the holder still runs"))
 		return &verdict{code: RuleUnlockNoToken.Code,
-			explanation: fmt.Sprintf("%s %s at %s while %s held it; %s then acquired it and ran the effect again", orDash(x.worker), why, clock(rel.Time), orDash(p.worker), orDash(q.worker)),
-			evidence:    append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))}
+			explanation: fmt.Sprintf("%s %s at %s while %s held it; %s then acquired it and ran the effect again",
+				orDash(x.worker), why, clock(rel.Time), orDash(p.worker), orDash(q.worker)),
+			evidence: append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))}
 	}
 	return nil
 }
@@ -293,7 +325,8 @@ func (j *judge) lockExpiry() *verdict {
 	// The first holder must have been working after its lease ran out.
 	var late *logread.Event
 	for _, e := range p.events {
-		if e.Kind == logread.KindSideEffect || e.Kind == logread.KindCommitted || e.Kind == logread.KindLockReleased || e.Kind == logread.KindAcked {
+		if e.Kind == logread.KindSideEffect || e.Kind == logread.KindCommitted ||
+			e.Kind == logread.KindLockReleased || e.Kind == logread.KindAcked {
 			if (ttl > 0 && e.Time.Sub(p.acquire.Time) > ttl) || (ttl == 0 && j.before(q.acquire, e)) {
 				late = e
 				break
@@ -308,8 +341,14 @@ func (j *judge) lockExpiry() *verdict {
 		ttlText = "TTL " + ttl.String()
 	}
 	return &verdict{code: RuleLockExpiry.Code,
-		explanation: fmt.Sprintf("%s held %s with %s from %s and was still working at %s; %s acquired the same key at %s", orDash(p.worker), p.lockKey(), ttlText, clock(p.acquire.Time), clock(late.Time), orDash(q.worker), clock(q.acquire.Time)),
-		evidence:    []Evidence{ev(p.acquire, "first holder acquires the lock"), ev(q.acquire, fmt.Sprintf("second worker acquires it %s later", gap.Round(time.Millisecond))), ev(late, "first holder still working after its lease expired"), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
+		explanation: fmt.Sprintf("%s held %s with %s from %s and was still working at %s; %s acquired the same key at %s",
+			orDash(p.worker), p.lockKey(), ttlText, clock(p.acquire.Time), clock(late.Time), orDash(q.worker), clock(q.acquire.Time)),
+		evidence: []Evidence{
+			ev(p.acquire, "first holder acquires the lock"),
+			ev(q.acquire, fmt.Sprintf("second worker acquires it %s later", gap.Round(time.Millisecond))),
+			ev(late, "first holder still working after its lease expired"),
+			ev(j.a, "side effect"), ev(j.b, "side effect again"),
+		}}
 }
 
 func (j *judge) lockKeyJobID() *verdict {
@@ -335,8 +374,10 @@ func (j *judge) lockKeyJobID() *verdict {
 		}
 	}
 	return &verdict{code: RuleLockKeyJobID.Code,
-		explanation: fmt.Sprintf("%s locked %s and %s locked %s at the same time: %s", orDash(p.worker), p.lockKey(), orDash(q.worker), q.lockKey(), note),
-		evidence:    []Evidence{ev(p.acquire, "locks "+p.lockKey()), ev(q.acquire, "locks a different key "+q.lockKey()), ev(j.a, "side effect"), ev(j.b, "side effect again")}}
+		explanation: fmt.Sprintf("%s locked %s and %s locked %s at the same time: %s",
+			orDash(p.worker), p.lockKey(), orDash(q.worker), q.lockKey(), note),
+		evidence: []Evidence{ev(p.acquire, "locks "+p.lockKey()), ev(q.acquire, "locks a different key "+q.lockKey()),
+			ev(j.a, "side effect"), ev(j.b, "side effect again")}}
 }
 
 // hasCheck: the run consulted the idempotency layer (check or claim).
@@ -370,9 +411,11 @@ func (j *judge) nonAtomic() *verdict {
 	if len(j.rb.checks) > 0 {
 		evs = append(evs, ev(j.rb.checks[0], "the next run's check finds nothing"))
 	}
-	explanation := fmt.Sprintf("%s ran the effect and ended before committing its status; the next run's check found no record and it ran again", orDash(ra.worker))
+	explanation := fmt.Sprintf("%s ran the effect and ended before committing its status; "+
+		"the next run's check found no record and it ran again", orDash(ra.worker))
 	if ra.commit != nil {
-		explanation = fmt.Sprintf("%s ran the effect and committed its status only at %s; meanwhile the next run's check found no record and it ran again: the effect and its status are not one atomic step", orDash(ra.worker), clock(ra.commit.Time))
+		explanation = fmt.Sprintf("%s ran the effect and committed its status only at %s; meanwhile the next run's check found no record "+
+			"and it ran again: the effect and its status are not one atomic step", orDash(ra.worker), clock(ra.commit.Time))
 	}
 	return &verdict{code: RuleNonAtomic.Code, explanation: explanation,
 		evidence: append(evs, ev(j.b, "side effect again")), absent: absent}
@@ -416,17 +459,21 @@ func (j *judge) redelivery() *verdict {
 	msg := orDash(firstNonEmpty(ra.msg, ra.job))
 	if ra.commit != nil {
 		return &verdict{code: RuleRedelivery.Code,
-			explanation: fmt.Sprintf("%s ran the effect and committed, then %s; the broker delivered message %s again to %s, and %s, so nothing stopped it",
+			explanation: fmt.Sprintf("%s ran the effect and committed, then %s; the broker delivered message %s again to %s, and %s, "+
+				"so nothing stopped it",
 				orDash(ra.worker), end, msg, orDash(rb.worker), noCheck.sentence()),
-			evidence: []Evidence{ev(j.a, "side effect"), ev(ra.commit, "status committed: a check would find it"), ev(last, end), ev(recv, flag), ev(j.b, "side effect again, no check recognised before it")},
-			absent:   absent}
+			evidence: []Evidence{ev(j.a, "side effect"), ev(ra.commit, "status committed: a check would find it"), ev(last, end), ev(recv, flag),
+				ev(j.b, "side effect again, no check recognised before it")},
+			absent: absent}
 	}
 	noCommit := absence(ra, "status commit", nil)
 	absent = append(absent, noCommit)
 	return &verdict{code: RuleUndetermined.Code,
-		explanation: fmt.Sprintf("%s ran the effect, then %s; %s; message %s came again to %s, and %s: it ran without a check (%s), or its check found the status uncommitted (%s)",
+		explanation: fmt.Sprintf("%s ran the effect, then %s; %s; message %s came again to %s, and %s: it ran without a check (%s), "+
+			"or its check found the status uncommitted (%s)",
 			orDash(ra.worker), end, noCommit.sentence(), msg, orDash(rb.worker), noCheck.sentence(), RuleRedelivery.Code, RuleNonAtomic.Code),
-		evidence:   []Evidence{ev(j.a, "side effect, no commit of it recognised"), ev(last, end), ev(recv, flag), ev(j.b, "side effect again, no check recognised before it")},
+		evidence: []Evidence{ev(j.a, "side effect, no commit of it recognised"), ev(last, end), ev(recv, flag),
+			ev(j.b, "side effect again, no check recognised before it")},
 		candidates: []string{RuleRedelivery.Code, RuleNonAtomic.Code},
 		decide: fmt.Sprintf("an idempotency check line of %s before %s (then %s), or a status commit line of %s after %s (then %s)",
 			orDash(rb.worker), clock(j.b.Time), RuleNonAtomic.Code, orDash(ra.worker), clock(j.a.Time), RuleRedelivery.Code),
@@ -451,8 +498,9 @@ func (j *judge) race() *verdict {
 	}
 	absent := []Absence{absence(ra, "lock", nil), absence(rb, "lock", nil)}
 	return &verdict{code: RuleRace.Code,
-		explanation: fmt.Sprintf("two messages (%s, %s) for one business key were processed by %s and %s, and %s", orDash(firstNonEmpty(ra.msg, ra.job)),
-			orDash(firstNonEmpty(rb.msg, rb.job)), orDash(ra.worker), orDash(rb.worker), "no line of either run names a lock"),
+		explanation: fmt.Sprintf("two messages (%s, %s) for one business key were processed by %s and %s, and %s",
+			orDash(firstNonEmpty(ra.msg, ra.job)), orDash(firstNonEmpty(rb.msg, rb.job)), orDash(ra.worker), orDash(rb.worker),
+			"no line of either run names a lock"),
 		evidence: append(evs, ev(j.a, "side effect, no lock recognised in its run"), ev(j.b, "side effect again, no lock recognised in its run")),
 		absent:   absent}
 }
@@ -490,7 +538,8 @@ func (j *judge) unexplained() verdict {
 		}
 	}
 	evs = append(evs, ev(j.a, "side effect"), ev(j.b, "side effect again"))
-	return verdict{code: RuleUnexplained.Code, explanation: "no known cause fits the logged evidence: " + strings.Join(facts, "; "), evidence: evs, absent: absent}
+	return verdict{code: RuleUnexplained.Code, explanation: "no known cause fits the logged evidence: " + strings.Join(facts, "; "),
+		evidence: evs, absent: absent}
 }
 func firstNonEmpty(s ...string) string {
 	for _, x := range s {

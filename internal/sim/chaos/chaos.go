@@ -6,7 +6,7 @@
 // lock succeeded, a broker-side close, a lagging status cache), counts
 // the side effects with the user's own SQL and gives a verdict per
 // business key: effects, and for a duplicate the fault, the schedule and
-// the cause, in audit logs' codes; a key with no effect is loss.
+// the cause, in the cause model's codes (internal/cause); a key with no effect is loss.
 //
 // A seed picks each run's fault point and victim; consecutive seeds visit
 // every point of the scenario. Everything a run creates (processes,

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/cause"
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
@@ -187,7 +187,7 @@ func TestCrashNoIdempotencyIsARedeliveryDuplicate(t *testing.T) {
 	f.opts.At = []chaos.Point{chaos.BeforeAck}
 	res := f.run(t)
 	got := causes(res)
-	if got["DUP "+auditlogs.RuleRedelivery.Code] != 1 || len(got) != 1 {
+	if got["DUP "+cause.Redelivery.Code] != 1 || len(got) != 1 {
 		t.Fatalf("causes %v, want one redelivery duplicate\n%s", got, describe(res))
 	}
 	t.Log(describe(res))
@@ -219,7 +219,7 @@ func clean(t *testing.T, res *chaos.Result) {
 func TestCrashUnstableKeyIsCaughtByItsKey(t *testing.T) {
 	f := setup(t, "crash", "KEY=attempt")
 	f.opts.At = []chaos.Point{chaos.BeforeAck}
-	only(t, f.run(t), "DUP "+auditlogs.RuleUnstableKey.Code)
+	only(t, f.run(t), "DUP "+cause.UnstableKey.Code)
 }
 
 // Without the effects query's third column, the proxy's view of the
@@ -228,7 +228,7 @@ func TestUnstableKeyFromTheWireAlone(t *testing.T) {
 	f := setup(t, "unstable-key", "KEY=attempt")
 	f.opts.EffectsSQL = strings.Replace(f.opts.EffectsSQL, ", count(distinct idempotency_key)", "", 1)
 	f.opts.At = []chaos.Point{chaos.BeforeAck}
-	only(t, f.run(t), "DUP "+auditlogs.RuleUnstableKey.Code)
+	only(t, f.run(t), "DUP "+cause.UnstableKey.Code)
 }
 
 func TestCrashAckFirstIsLoss(t *testing.T) {
@@ -245,20 +245,20 @@ func TestCrashSafeFlowAtEveryPoint(t *testing.T) {
 
 func TestRedeliveryAfterBrokerCloseNoIdempotency(t *testing.T) {
 	f := setup(t, "redelivery", "IDEM=none")
-	only(t, f.run(t), "DUP "+auditlogs.RuleRedelivery.Code)
+	only(t, f.run(t), "DUP "+cause.Redelivery.Code)
 }
 
 func TestLockExpiryShortTTLWithoutRenewal(t *testing.T) {
 	f := setup(t, "lock-expiry", "IDEM=check", "LOCK_TTL=300ms", "RENEW=false", "WORK=400ms")
 	f.opts.Runs, f.opts.Keys = 2, 1
-	only(t, f.run(t), "DUP "+auditlogs.RuleLockExpiry.Code)
+	only(t, f.run(t), "DUP "+cause.LockExpiry.Code)
 }
 
 func TestLockExpiryPlainDelUnlock(t *testing.T) {
 	f := setup(t, "lock-expiry", "IDEM=check", "UNLOCK=del", "LOCK_TTL=600ms")
 	f.opts.Runs, f.opts.Keys = 2, 1
 	res := f.run(t)
-	only(t, res, "DUP "+auditlogs.RuleUnlockNoToken.Code)
+	only(t, res, "DUP "+cause.UnlockNoToken.Code)
 	t.Log(describe(res))
 	rep := res.Report()
 	foreign := 0
@@ -281,7 +281,7 @@ func TestLockExpirySafeFlow(t *testing.T) {
 func TestStaleCacheStatusFromCache(t *testing.T) {
 	f := setup(t, "stale-cache", "STATUS=cache")
 	f.opts.Keys, f.opts.CacheLag = 1, 700*time.Millisecond
-	only(t, f.run(t), "DUP "+auditlogs.RuleStaleCache.Code)
+	only(t, f.run(t), "DUP "+cause.StaleCache.Code)
 }
 
 func TestStaleCacheSafeFlow(t *testing.T) {
@@ -393,7 +393,7 @@ func TestEffectsCountedInTheWorkersOutput(t *testing.T) {
 	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
 	f.opts.At = []chaos.Point{chaos.BeforeAck}
 	res := f.run(t)
-	only(t, res, "DUP "+auditlogs.RuleRedelivery.Code)
+	only(t, res, "DUP "+cause.Redelivery.Code)
 	rows, err := f.deps.Postgres.Query(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +423,7 @@ func TestEffectsLogUnstableKey(t *testing.T) {
 	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
 	f.opts.At = []chaos.Point{chaos.BeforeAck}
 	res := f.run(t)
-	only(t, res, "DUP "+auditlogs.RuleUnstableKey.Code)
+	only(t, res, "DUP "+cause.UnstableKey.Code)
 	for _, k := range res.Runs[0].Keys {
 		if k.Outcome == chaos.OutcomeDup && (k.IdemKeys == nil || *k.IdemKeys != 2) {
 			t.Errorf("%s: idempotency keys %v, want 2 read off its effect lines", k.Key, k.IdemKeys)
@@ -436,7 +436,7 @@ func TestEffectsLogUnstableKey(t *testing.T) {
 func TestRaceWithoutLockIsARace(t *testing.T) {
 	f := setup(t, "race", "IDEM=check", "LOCK=off", "WORK=400ms")
 	f.opts.Keys = 1
-	only(t, f.run(t), "DUP "+auditlogs.RuleRace.Code)
+	only(t, f.run(t), "DUP "+cause.Race.Code)
 }
 
 // The seed's safe flow absorbs the same race: the lock serialises the two
@@ -456,7 +456,7 @@ func TestCommitReplyLostCheckThenAct(t *testing.T) {
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
 	res := f.run(t)
 	t.Log(describe(res))
-	only(t, res, "DUP "+auditlogs.RuleNonAtomic.Code)
+	only(t, res, "DUP "+cause.NonAtomicCommit.Code)
 	if rr := res.Runs[0]; rr.Fault == nil || !strings.Contains(rr.Fault.Text, "drops its PostgreSQL connection") {
 		t.Fatalf("fault %+v, want the dropped connection", rr.Fault)
 	}
@@ -501,7 +501,7 @@ func TestShellWorkerNoIdempotencyIsARedeliveryDuplicate(t *testing.T) {
 	f := setup(t, "crash")
 	shellWorker(t, f, "none")
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.BeforeAck}, 1
-	only(t, f.run(t), "DUP "+auditlogs.RuleRedelivery.Code)
+	only(t, f.run(t), "DUP "+cause.Redelivery.Code)
 }
 
 // The safe flow at every point the shell worker reaches (it takes no
@@ -543,8 +543,8 @@ func TestEffectsLogAfterWriteMayBeOneShort(t *testing.T) {
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
 	res := f.run(t)
 	codes := findingCodes(res)
-	if !slices.Equal(codes, []string{auditlogs.RuleRedelivery.Code}) && !slices.Equal(codes, []string{chaos.RuleUncounted.Code}) {
-		t.Fatalf("findings %v, want %s or %s\n%s", codes, auditlogs.RuleRedelivery.Code, chaos.RuleUncounted.Code, describe(res))
+	if !slices.Equal(codes, []string{cause.Redelivery.Code}) && !slices.Equal(codes, []string{chaos.RuleUncounted.Code}) {
+		t.Fatalf("findings %v, want %s or %s\n%s", codes, cause.Redelivery.Code, chaos.RuleUncounted.Code, describe(res))
 	}
 }
 

@@ -1,13 +1,13 @@
 package chaos
 
 import (
-	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
+	"github.com/dupctl/dupctl/internal/cause"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
-// The worker run's own rules. A duplicate is reported under the cause's
-// code from audit logs (DUP_EFFECT_REDELIVERY, DUP_EFFECT_LOCK_EXPIRY,
-// ...), the same words an audit of the production logs would use.
+// The worker run's own rules. A duplicate is reported under its cause's
+// code from the cause model (DUP_EFFECT_REDELIVERY, DUP_EFFECT_LOCK_EXPIRY,
+// ...), the same words an audit of the production logs uses.
 var (
 	RuleLoss = findings.Rule{
 		Code: "CHAOS_LOSS", Severity: findings.Error, Since: "v0.1.0",
@@ -66,8 +66,12 @@ func Rules() []findings.Rule {
 	return []findings.Rule{RuleLoss, RuleForeignUnlock, RuleNotReached, RuleUnsettled, RuleUncounted}
 }
 
-// causeRules are the duplicate causes, from audit logs.
+// causeRules are the rules a duplicate is reported under, from the cause
+// model, in the order the report has always declared them as checks (the
+// JSON and JUnit outputs list them so); the order they are tried in is
+// the cause model's precedence. Worker chaos names one cause or none, so
+// DUP_EFFECT_UNDETERMINED is not among them.
 func causeRules() []findings.Rule {
-	return []findings.Rule{auditlogs.RuleRedelivery, auditlogs.RuleLockExpiry, auditlogs.RuleUnlockNoToken, auditlogs.RuleStaleCache,
-		auditlogs.RuleUnstableKey, auditlogs.RuleNonAtomic, auditlogs.RuleLockKeyJobID, auditlogs.RuleRace, auditlogs.RuleUnexplained}
+	return []findings.Rule{cause.Redelivery.Rule, cause.LockExpiry.Rule, cause.UnlockNoToken.Rule, cause.StaleCache.Rule,
+		cause.UnstableKey.Rule, cause.NonAtomicCommit.Rule, cause.LockKeyJobID.Rule, cause.Race.Rule, cause.RuleUnexplained}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -40,8 +39,8 @@ type KeyVerdict struct {
 	// effect log lines (nil when not known).
 	IdemKeys *int   `json:"idempotency_keys,omitempty"`
 	Outcome  string `json:"outcome"`
-	// Cause is the finding code of a duplicate's cause (audit logs' codes)
-	// or of a loss.
+	// Cause is the finding code of a duplicate's cause (the cause model's
+	// codes, internal/cause) or of a loss.
 	Cause    string   `json:"cause,omitempty"`
 	Why      string   `json:"why,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
@@ -261,117 +260,6 @@ func (l *lease) over() time.Time {
 }
 
 func (r *run) at(t time.Time) string { return fmt.Sprintf("t=%dms", t.Sub(r.start).Milliseconds()) }
-
-// cause names why a key's side effect ran more than once, from what the
-// proxies saw, in audit logs' order of precedence (the unstable key, the
-// stale cache, the foreign unlock, the expired lock, the per-message lock
-// key, the non-atomic commit, the redelivery, the race). Where the wire
-// does not decide, the cause is "unexplained" and says what would.
-func (r *run) cause(key string, e effectRow) (string, string) {
-	ds := r.deliveriesOf(key)
-	var writers []*delivery
-	for _, d := range ds {
-		if d.committed > 0 {
-			writers = append(writers, d)
-		}
-	}
-	// An idempotency key that changes between attempts.
-	if e.idem != nil && *e.idem > 1 {
-		return auditlogs.RuleUnstableKey.Code, fmt.Sprintf("the %d effects on %s were made under %d different idempotency keys (%s): each attempt derived a new key, so none recognised the other", e.n, key, *e.idem, r.idemFrom())
-	}
-	for i, a := range writers {
-		for _, b := range writers[i+1:] {
-			if va, vb := strings.Join(a.values, ", "), strings.Join(b.values, ", "); va != "" && vb != "" && va != vb {
-				return auditlogs.RuleUnstableKey.Code, fmt.Sprintf("the two runs on %s wrote different values derived from it (%s wrote %s; %s wrote %s): an idempotency key that changes per attempt recognises nothing", key, a.slot.lane(a.inst), va, b.slot.lane(b.inst), vb)
-			}
-		}
-	}
-	// A status cache that lagged the database.
-	for _, s := range r.stale {
-		if s.key == key {
-			return auditlogs.RuleStaleCache.Code, fmt.Sprintf("at %s %s read the status of %s from the cache while the first run's status write was still on its way (the cache lagged by %s), found nothing and ran the effect again", r.at(s.at), s.slot.lane(s.inst), key, r.o.CacheLag)
-		}
-	}
-	leases := r.leasesOf(key)
-	// A plain DEL of another worker's lock, then a new holder.
-	for _, f := range r.foreign {
-		if f.key != key {
-			continue
-		}
-		for _, l := range leases {
-			if l.from.After(f.at) && (l.slot != f.of.slot || l.inst != f.of.inst) && (f.of.deliv == nil || f.of.deliv.ended().After(l.from)) {
-				return auditlogs.RuleUnlockNoToken.Code, fmt.Sprintf("at %s %s deleted the lock of %s that %s held (plain DEL, no token check); at %s %s took the lock while %s was still working", r.at(f.at), f.by, key, f.of.slot.lane(f.of.inst), r.at(l.from), l.slot.lane(l.inst), f.of.slot.lane(f.of.inst))
-			}
-		}
-	}
-	// A lease that expired while its holder still worked.
-	for i, a := range leases {
-		for _, b := range leases[i+1:] {
-			if a.lock != b.lock || (a.slot == b.slot && a.inst == b.inst) || a.ttl <= 0 {
-				continue
-			}
-			stillWorking := a.deliv == nil || a.deliv.ended().After(b.from)
-			if !b.from.Before(a.expires) && (a.released.IsZero() || a.released.After(b.from)) && stillWorking {
-				return auditlogs.RuleLockExpiry.Code, fmt.Sprintf("%s took the lock %s at %s with a TTL of %s and still held %s unfinished when the lock expired; at %s %s took the same lock and ran the effect too", a.slot.lane(a.inst), a.lock, r.at(a.from), a.ttl.Round(time.Millisecond), key, r.at(b.from), b.slot.lane(b.inst))
-			}
-		}
-	}
-	// Two holders at once under different lock keys.
-	for i, a := range leases {
-		for _, b := range leases[i+1:] {
-			if a.lock != b.lock && (a.slot != b.slot || a.inst != b.inst) && b.from.Before(a.over()) {
-				return auditlogs.RuleLockKeyJobID.Code, fmt.Sprintf("%s held %s while %s held %s, both for %s: the lock key is built from something per message, not the business key", a.slot.lane(a.inst), a.lock, b.slot.lane(b.inst), b.lock, key)
-			}
-		}
-	}
-	// A crash, or a lost commit reply, after the first write and before
-	// the rest of the commit.
-	if f := r.fired; f != nil && (r.plan.Fault == Kill || r.plan.Fault == Close) && r.plan.Point == AfterWrite && r.plan.Victim == key {
-		how := "the worker died before the rest of its commit"
-		if r.plan.Fault == Close {
-			how = "its reply was lost with the connection, so the worker failed before the rest of its commit"
-		}
-		for _, d := range writers {
-			if !d.faulted && d.readFirst {
-				return auditlogs.RuleNonAtomic.Code, fmt.Sprintf("the first run's write for %s committed and %s; at %s %s checked (it read %s before writing), found it not done, and ran the effect again", key, how, r.at(d.from), d.slot.lane(d.inst), key)
-			}
-		}
-	}
-	// A redelivery after a crash or a lost connection before the ack.
-	for i, a := range ds {
-		if a.end != "returned" && !(a.faulted && a.end != "ack") {
-			continue
-		}
-		for _, b := range ds[i+1:] {
-			if b.redelivered && b.committed > 0 {
-				check := "without reading " + key + " first: nothing checked whether it was done"
-				if b.readFirst {
-					check = "after a check that found nothing recorded"
-				}
-				return auditlogs.RuleRedelivery.Code, fmt.Sprintf("%s's delivery of %s ended without an ack (%s); the broker redelivered it to %s at %s, which ran the effect again %s", a.slot.lane(a.inst), key, r.endText(a), b.slot.lane(b.inst), r.at(b.from), check)
-			}
-		}
-	}
-	// Two deliveries at once with no lock between them.
-	for i, a := range ds {
-		for _, b := range ds[i+1:] {
-			if b.from.Before(a.ended()) && len(leases) == 0 {
-				return auditlogs.RuleRace.Code, fmt.Sprintf("%s and %s handled %s at the same time and neither took a lock on it", a.slot.lane(a.inst), b.slot.lane(b.inst), key)
-			}
-		}
-	}
-	why := fmt.Sprintf("%s ran %d times; what dupctl saw on the wire matches no known cause", key, e.n)
-	for _, b := range writers[min(1, len(writers)):] {
-		if !b.redelivered && !b.readFirst {
-			why += fmt.Sprintf(" (at %s %s handled another message for %s and wrote without reading it first: nothing checked whether it was done)", r.at(b.from), b.slot.lane(b.inst), key)
-			return auditlogs.RuleUnexplained.Code, why
-		}
-	}
-	if len(writers) < 2 {
-		why += " (the proxies saw fewer than two committed writes naming the key: does the worker write the effect through {postgres}, with the key as a parameter?)"
-	}
-	return auditlogs.RuleUnexplained.Code, why
-}
 
 func (r *run) endText(d *delivery) string {
 	switch d.end {

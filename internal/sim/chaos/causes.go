@@ -1,0 +1,213 @@
+package chaos
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cause"
+)
+
+// This file names why a key's side effect ran more than once, from what the
+// proxies saw: one detector per cause of the cause model, run in its
+// precedence (internal/cause); the evidence each needs on the wire is
+// written down there (Cause.OnWire).
+
+// duplicated is what the proxies saw of one key whose effect ran more than
+// once.
+type duplicated struct {
+	key     string
+	effects effectRow
+	ds      []*delivery // the key's deliveries, in order
+	writers []*delivery // those that committed a write for it
+	leases  []*lease    // the locks taken for it
+}
+
+// wireDetector reports whether its cause's evidence holds for the key,
+// and why in one sentence.
+type wireDetector func(*run, *duplicated) (why string, ok bool)
+
+var wireDetectors = cause.NewDetectors(map[string]wireDetector{
+	cause.UnstableKey.Code:     (*run).unstableKey,
+	cause.StaleCache.Code:      (*run).staleCache,
+	cause.UnlockNoToken.Code:   (*run).unlockNoToken,
+	cause.LockExpiry.Code:      (*run).lockExpiry,
+	cause.LockKeyJobID.Code:    (*run).lockKeyJobID,
+	cause.NonAtomicCommit.Code: (*run).nonAtomic,
+	cause.Redelivery.Code:      (*run).redelivery,
+	cause.Race.Code:            (*run).race,
+})
+
+// CauseOrder lists the causes worker chaos detects, in the order it tries
+// them: the cause model's precedence (internal/cause holds it so).
+func CauseOrder() []string { return wireDetectors.Codes() }
+
+// cause names the first cause, in precedence, whose evidence the wire
+// shows. Where none does, the cause is "unexplained" and says what would
+// tell.
+func (r *run) cause(key string, e effectRow) (string, string) {
+	k := &duplicated{key: key, effects: e, ds: r.deliveriesOf(key), leases: r.leasesOf(key)}
+	for _, d := range k.ds {
+		if d.committed > 0 {
+			k.writers = append(k.writers, d)
+		}
+	}
+	for code, detect := range wireDetectors.All() {
+		if why, ok := detect(r, k); ok {
+			return code, why
+		}
+	}
+	return cause.RuleUnexplained.Code, r.unexplained(k)
+}
+
+// unstableKey: the effects were made under several idempotency keys, or
+// two writers wrote different values derived from the key.
+func (r *run) unstableKey(k *duplicated) (string, bool) {
+	if e := k.effects; e.idem != nil && *e.idem > 1 {
+		return fmt.Sprintf("the %d effects on %s were made under %d different idempotency keys (%s): "+
+			"each attempt derived a new key, so none recognised the other", e.n, k.key, *e.idem, r.idemFrom()), true
+	}
+	for i, a := range k.writers {
+		for _, b := range k.writers[i+1:] {
+			if va, vb := strings.Join(a.values, ", "), strings.Join(b.values, ", "); va != "" && vb != "" && va != vb {
+				return fmt.Sprintf("the two runs on %s wrote different values derived from it (%s wrote %s; %s wrote %s): "+
+					"an idempotency key that changes per attempt recognises nothing", k.key, a.slot.lane(a.inst), va, b.slot.lane(b.inst), vb), true
+			}
+		}
+	}
+	return "", false
+}
+
+// staleCache: a worker read the key's status from the cache while the
+// status write was held back.
+func (r *run) staleCache(k *duplicated) (string, bool) {
+	for _, s := range r.stale {
+		if s.key == k.key {
+			return fmt.Sprintf("at %s %s read the status of %s from the cache while the first run's status write was still on its way "+
+				"(the cache lagged by %s), found nothing and ran the effect again", r.at(s.at), s.slot.lane(s.inst), k.key, r.o.CacheLag), true
+		}
+	}
+	return "", false
+}
+
+// unlockNoToken: a plain DEL of another worker's lock, then a new holder
+// while the old one still worked.
+func (r *run) unlockNoToken(k *duplicated) (string, bool) {
+	for _, f := range r.foreign {
+		if f.key != k.key {
+			continue
+		}
+		holder := f.of.slot.lane(f.of.inst)
+		for _, l := range k.leases {
+			if l.from.After(f.at) && (l.slot != f.of.slot || l.inst != f.of.inst) && (f.of.deliv == nil || f.of.deliv.ended().After(l.from)) {
+				return fmt.Sprintf("at %s %s deleted the lock of %s that %s held (plain DEL, no token check); "+
+					"at %s %s took the lock while %s was still working", r.at(f.at), f.by, k.key, holder, r.at(l.from), l.slot.lane(l.inst), holder), true
+			}
+		}
+	}
+	return "", false
+}
+
+// lockExpiry: a lease that expired while its holder still worked, and a
+// second holder of the same lock.
+func (r *run) lockExpiry(k *duplicated) (string, bool) {
+	for i, a := range k.leases {
+		for _, b := range k.leases[i+1:] {
+			if a.lock != b.lock || (a.slot == b.slot && a.inst == b.inst) || a.ttl <= 0 {
+				continue
+			}
+			stillWorking := a.deliv == nil || a.deliv.ended().After(b.from)
+			if !b.from.Before(a.expires) && (a.released.IsZero() || a.released.After(b.from)) && stillWorking {
+				return fmt.Sprintf("%s took the lock %s at %s with a TTL of %s and still held %s unfinished when the lock expired; "+
+					"at %s %s took the same lock and ran the effect too",
+					a.slot.lane(a.inst), a.lock, r.at(a.from), a.ttl.Round(time.Millisecond), k.key, r.at(b.from), b.slot.lane(b.inst)), true
+			}
+		}
+	}
+	return "", false
+}
+
+// lockKeyJobID: two holders at once under different lock keys.
+func (r *run) lockKeyJobID(k *duplicated) (string, bool) {
+	for i, a := range k.leases {
+		for _, b := range k.leases[i+1:] {
+			if a.lock != b.lock && (a.slot != b.slot || a.inst != b.inst) && b.from.Before(a.over()) {
+				return fmt.Sprintf("%s held %s while %s held %s, both for %s: the lock key is built from something per message, not the business key",
+					a.slot.lane(a.inst), a.lock, b.slot.lane(b.inst), b.lock, k.key), true
+			}
+		}
+	}
+	return "", false
+}
+
+// nonAtomic: a crash, or a lost commit reply, after the first write and
+// before the rest of the commit, and a later delivery that checked.
+func (r *run) nonAtomic(k *duplicated) (string, bool) {
+	p := r.plan
+	if r.fired == nil || (p.Fault != Kill && p.Fault != Close) || p.Point != AfterWrite || p.Victim != k.key {
+		return "", false
+	}
+	how := "the worker died before the rest of its commit"
+	if p.Fault == Close {
+		how = "its reply was lost with the connection, so the worker failed before the rest of its commit"
+	}
+	for _, d := range k.writers {
+		if !d.faulted && d.readFirst {
+			return fmt.Sprintf("the first run's write for %s committed and %s; at %s %s checked (it read %s before writing), "+
+				"found it not done, and ran the effect again", k.key, how, r.at(d.from), d.slot.lane(d.inst), k.key), true
+		}
+	}
+	return "", false
+}
+
+// redelivery: a delivery that ended without an ack (its connection
+// closed, or the fault came before its ack), then a redelivered copy that
+// committed a write.
+func (r *run) redelivery(k *duplicated) (string, bool) {
+	for i, a := range k.ds {
+		if a.end != "returned" && !(a.faulted && a.end != "ack") {
+			continue
+		}
+		for _, b := range k.ds[i+1:] {
+			if b.redelivered && b.committed > 0 {
+				check := "without reading " + k.key + " first: nothing checked whether it was done"
+				if b.readFirst {
+					check = "after a check that found nothing recorded"
+				}
+				return fmt.Sprintf("%s's delivery of %s ended without an ack (%s); the broker redelivered it to %s at %s, "+
+					"which ran the effect again %s", a.slot.lane(a.inst), k.key, r.endText(a), b.slot.lane(b.inst), r.at(b.from), check), true
+			}
+		}
+	}
+	return "", false
+}
+
+// race: two deliveries at once with no lock taken for the key.
+func (r *run) race(k *duplicated) (string, bool) {
+	for i, a := range k.ds {
+		for _, b := range k.ds[i+1:] {
+			if b.from.Before(a.ended()) && len(k.leases) == 0 {
+				return fmt.Sprintf("%s and %s handled %s at the same time and neither took a lock on it",
+					a.slot.lane(a.inst), b.slot.lane(b.inst), k.key), true
+			}
+		}
+	}
+	return "", false
+}
+
+// unexplained says what the wire shows of a duplicate no cause explains,
+// and what is missing to tell.
+func (r *run) unexplained(k *duplicated) string {
+	why := fmt.Sprintf("%s ran %d times; what dupctl saw on the wire matches no known cause", k.key, k.effects.n)
+	for _, b := range k.writers[min(1, len(k.writers)):] {
+		if !b.redelivered && !b.readFirst {
+			return why + fmt.Sprintf(" (at %s %s handled another message for %s and wrote without reading it first: "+
+				"nothing checked whether it was done)", r.at(b.from), b.slot.lane(b.inst), k.key)
+		}
+	}
+	if len(k.writers) < 2 {
+		why += " (the proxies saw fewer than two committed writes naming the key: does the worker write the effect through {postgres}, " +
+			"with the key as a parameter?)"
+	}
+	return why
+}
