@@ -30,14 +30,63 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)(?:([^\s/?#@:"'\\
 // parameter: lock owner tokens are evidence dupctl must show, not secrets.
 var secretParam = regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|sslpassword|secret|client_secret|access_token|auth_token|authtoken|apikey|api_key)|[?&](?:token|key|sig|signature|auth))(\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
 
-// String returns s with every secret it can recognise masked.
+// String returns s with every secret it can recognise masked. The
+// patterns run only when s may hold a secret (a "://" with an '@' after
+// it, or a '=' after a secret's name or after ? or &): a report of 20 MB is
+// mostly evidence such as key=payment:42, and the regular expressions over
+// all of it cost seconds.
 func String(s string) string {
-	if !strings.ContainsAny(s, "@=") {
+	if !strings.ContainsAny(s, "@=") || !mayHoldSecret(s) {
 		return s
 	}
 	s = userinfo.ReplaceAllStringFunc(s, maskUserinfo)
 	s = secretParam.ReplaceAllString(s, "${1}${2}"+Mask)
 	return s
+}
+
+// secretNames are the names secretParam masks after '=' (lower case).
+var secretNames = []string{"password", "passwd", "pwd", "sslpassword", "secret", "client_secret", "access_token", "auth_token", "authtoken",
+	"apikey", "api_key"}
+
+// mayHoldSecret is a fast test that holds wherever the patterns could
+// match (it may hold where they do not): a URL's userinfo (scheme:// then
+// an '@') or a '=' after a secret's name (blanks between, as \s allows) or
+// after ? or &.
+func mayHoldSecret(line string) bool {
+	if i := strings.Index(line, "://"); i >= 0 && strings.IndexByte(line[i:], '@') >= 0 {
+		return true
+	}
+	for i := strings.IndexByte(line, '='); i >= 0; {
+		j := i
+		for j > 0 && isSpace(line[j-1]) {
+			j--
+		}
+		k := j
+		for k > 0 && isNameByte(line[k-1]) {
+			k--
+		}
+		name := strings.ToLower(line[k:j])
+		for _, n := range secretNames {
+			if strings.HasSuffix(name, n) {
+				return true
+			}
+		}
+		if k > 0 && (line[k-1] == '?' || line[k-1] == '&') {
+			return true
+		}
+		next := strings.IndexByte(line[i+1:], '=')
+		if next < 0 {
+			break
+		}
+		i += next + 1
+	}
+	return false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 func maskUserinfo(m string) string {
