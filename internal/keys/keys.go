@@ -53,7 +53,7 @@ type Use struct {
 	JobID    string    `json:"job_id"`
 	Message  string    `json:"message_id"`
 	Consumer string    `json:"consumer"`
-	Time     time.Time `json:"time"`
+	Time     time.Time `json:"time,omitzero"`
 	Where    string    `json:"where"`
 	Effects  int       `json:"side_effects"`
 	// logged says the line carried an attempt (a 0 may be the first of

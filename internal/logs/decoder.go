@@ -20,7 +20,10 @@ type decoder struct {
 	inPieces bool
 }
 
-var errPartial = errors.New("partial line")
+var (
+	errPartial      = errors.New("partial line")
+	errContinuation = errors.New("continuation line")
+)
 
 // read decodes line l into events, calling add for each one (most
 // formats: one; an OTLP batch: one per record). errPartial means the line
@@ -38,6 +41,9 @@ func (d *decoder) read(x *extractor, l []byte, add func() *Event) error {
 		payload, fb, err := d.unwrap(l)
 		if err != nil {
 			return err
+		}
+		if (d.spec.inner == FormatText || d.spec.inner == FormatLogfmt) && isContinuation(payload) {
+			return errContinuation // a stack trace's line, wrapped
 		}
 		return d.payload(x, payload, d.spec.inner, fb, add)
 	}

@@ -36,11 +36,13 @@ func NotRead(st Stats) error {
 	return nil
 }
 
-// formatsRead names what the sources were read as: "text (spring-boot)",
-// or "json (2 files), logfmt (1 file)".
+// ReadAs names what the sources were read as: "text (spring-boot)", or
+// "json (2 files), logfmt (1 file)".
+func (st Stats) ReadAs() string { return formatsRead(st) }
+
 func formatsRead(st Stats) string {
 	if len(st.Formats) == 0 {
-		return "JSON"
+		return "json"
 	}
 	count := map[string]int{}
 	var order []string

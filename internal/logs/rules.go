@@ -32,10 +32,22 @@ and inspect ttl stop with an input error (exit 2) on such input; the
 finding remains for --explain-mapping, which shows what it could read.`,
 		Fix: "Point the command at the logs (a file, a directory, a glob or - for stdin); check the path and the time window of the export; --format forces a format.",
 	}
+
+	RuleNoTimes = findings.Rule{
+		Code: "LOG_TIMES_MISSING", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "log lines carry no time dupctl could read",
+		Doc: `Some lines of the keys judged carry no timestamp, or one in a form dupctl
+does not read (a time of day without a date, a custom layout). They are
+never given a made-up time: each keeps its place in its file, after the
+timed line before it. Order within one worker's file still decides; what
+needs times - a lock held past its TTL, which of two workers went first -
+is not claimed from those lines, so such duplicates may be undetermined.`,
+		Fix: "Log a full timestamp with a zone (ISO 8601); map the field with --field timestamp=PATH when it has another name, and give --tz for times written without a zone.",
+	}
 )
 
 // Rules are the input checks.
-func Rules() []findings.Rule { return []findings.Rule{RuleMalformed, RuleEmpty} }
+func Rules() []findings.Rule { return []findings.Rule{RuleMalformed, RuleEmpty, RuleNoTimes} }
 
 // InputFindings are the findings a scan's statistics call for: an empty
 // input, or malformed lines (saying so when they are most of it).

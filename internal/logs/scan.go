@@ -368,6 +368,10 @@ func parseChunk(x *extractor, c *chunk) *batch {
 			b.partial++
 			continue
 		}
+		if errors.Is(err, errContinuation) {
+			b.cont++
+			continue
+		}
 		if err != nil {
 			b.events = b.events[:from]
 			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})

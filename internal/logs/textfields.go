@@ -24,11 +24,22 @@ func (x *extractor) emitText(k, v []byte) {
 	}
 }
 
+// idNouns are the words a sentence names an id after, as Java and
+// Python services log them with a placeholder: "Received message {} for
+// order {}" becomes "Received message msg-1 for order ORD-1".
+var idNouns = map[string]string{
+	"order": "orderId", "message": "messageId", "msg": "messageId", "job": "jobId", "task": "taskId",
+	"payment": "paymentId", "key": "idempotencyKey", "lock": "lockKey", "attempt": "attempt", "delivery": "deliveryTag",
+	"token": "lockToken",
+}
+
 // sentenceFields reads the ids a sentence carries: key=value (quoted or
 // not, also inside [..], (..) and {..}: Java's toString, Spring's map),
 // key: value where the value looks like an id (has a digit, '-' or ':'),
-// and a JSON object inside the text.
+// "order ORD-1" where a noun that names an id is followed by one (a word
+// with a digit), and a JSON object inside the text.
 func (x *extractor) sentenceFields(msg []byte) {
+	x.nounIDs(msg)
 	for i := 0; i < len(msg); i++ {
 		switch msg[i] {
 		case '=':
@@ -64,6 +75,44 @@ func (x *extractor) sentenceFields(msg []byte) {
 		}
 	}
 }
+
+// nounIDs offers "noun id" pairs: "for order ORD-1", "message msg-1",
+// "attempt 2". Only an id with a digit counts ("order received" is not an
+// order id); the values are weaker than key=value ones, which come after
+// and win at the same rank only when offered first - so these go first
+// only where key=value did not name the field.
+func (x *extractor) nounIDs(msg []byte) {
+	for i := 0; i < len(msg); {
+		for i < len(msg) && !isWordStart(msg[i]) {
+			i++
+		}
+		j := i
+		for j < len(msg) && isKeyByte(msg[j]) && msg[j] != '.' {
+			j++
+		}
+		word := msg[i:j]
+		if j >= len(msg) || msg[j] != ' ' || len(word) < 3 || len(word) > 8 {
+			i = max(j, i+1)
+			continue
+		}
+		alias, ok := idNouns[string(bytes.ToLower(word))]
+		if !ok {
+			i = j
+			continue
+		}
+		v, end := valueAt(msg, j+1)
+		v = bytes.Trim(v, "'\"#")
+		if len(v) > 0 && bytes.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0 && bytes.IndexByte(v, '=') < 0 {
+			f := fieldAt(x, []byte(alias))
+			if f < NumFields && !x.has(f) {
+				x.emit([]byte(alias), v)
+			}
+		}
+		i = max(end, j+1)
+	}
+}
+
+func isWordStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // keyBefore is the word ending at msg[i] (letters, digits, _ . -), or nil.
 func keyBefore(msg []byte, i int) []byte {

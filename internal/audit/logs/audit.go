@@ -57,8 +57,12 @@ type Result struct {
 	Metrics    Metrics       `json:"metrics"`
 	Timelines  []Timeline    `json:"timelines"`
 	// EventKinds counts the lines of each kind the mapping read.
-	EventKinds []KindCount   `json:"event_kinds"`
-	ReadAgain  int           `json:"chunks_read_again"`
+	EventKinds []KindCount `json:"event_kinds"`
+	ReadAgain  int         `json:"chunks_read_again"`
+	// Untimed counts the lines of duplicated keys without a time dupctl
+	// could read: ordered by their place in their file, never by a time.
+	Untimed    int           `json:"lines_without_time"`
+	TimedLines int           `json:"lines_of_duplicates"`
 	NoKey      int64         `json:"side_effects_without_key"`
 	ClockSkew  time.Duration `json:"clock_skew_ns"`
 }
@@ -96,7 +100,7 @@ type Pair struct {
 // Evidence is one log line that supports a cause.
 type Evidence struct {
 	Where  string    `json:"where"` // file:line
-	Time   time.Time `json:"time"`
+	Time   time.Time `json:"time,omitzero"`
 	Worker string    `json:"worker"`
 	Event  string    `json:"event"`
 	Detail string    `json:"detail"`
@@ -368,6 +372,8 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		g.adopt(orphans)
 		g.build(o.ClockSkew)
 		if g.effects() > 1 {
+			res.Untimed += g.untimed
+			res.TimedLines += len(g.events)
 			d := g.classify(o.ClockSkew)
 			res.Duplicates = append(res.Duplicates, d)
 			causes[d.Cause]++
@@ -429,6 +435,10 @@ func (r *Result) Report() *findings.Report {
 		rep.Add(f)
 	}
 	rep.Add(logread.InputFindings(r.Input)...)
+	if r.Untimed > 0 {
+		rep.Add(logread.RuleNoTimes.New("input", fmt.Sprintf("%d of the %d lines of duplicated keys carry no time dupctl could read: they are ordered by "+
+			"their place in their file, and a cause that needs times (a lock's TTL, an order across workers) is not claimed from them", r.Untimed, r.TimedLines)))
+	}
 	if r.NoKey > 0 {
 		rep.Add(RuleNoBusinessKey.New("input", fmt.Sprintf("%d of %d side effects carry no business or idempotency key", r.NoKey, r.Effects)))
 	}

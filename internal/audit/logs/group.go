@@ -18,6 +18,8 @@ type group struct {
 	runs   []*run
 	fx     []*logread.Event // side effects in time order
 	runOf  map[*logread.Event]*run
+	// untimed counts the lines that carried no time dupctl could read.
+	untimed int
 }
 
 // run is one delivery processed by one worker: received ... ack/crash.
@@ -69,6 +71,7 @@ func (g *group) build(skew time.Duration) {
 	for i := range g.events {
 		e := &g.events[i]
 		if e.Time.IsZero() {
+			g.untimed++
 			e.Time = last[e.Source]
 		}
 		last[e.Source] = e.Time
@@ -211,7 +214,7 @@ type Timeline struct {
 
 // TimelineRow is one event on a worker's lane.
 type TimelineRow struct {
-	Time   time.Time     `json:"time"`
+	Time   time.Time     `json:"time,omitzero"`
 	Offset time.Duration `json:"offset_ns"`
 	Lane   int           `json:"lane"`
 	Worker string        `json:"worker"`

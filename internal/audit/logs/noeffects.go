@@ -74,7 +74,7 @@ func noEffects(m *logread.Mapping, st logread.Stats, kinds []KindCount, u *unmat
 		seen = append(seen, fmt.Sprintf("%s %s", k.Kind, english.Number(k.Events)))
 	}
 	why := fmt.Sprintf("none of the %s lines read is a side effect, so no duplicate can be found (read as %s: %s)",
-		english.Number(st.Events), formatsOf(st), strings.Join(seen, ", "))
+		english.Number(st.Events), st.ReadAs(), strings.Join(seen, ", "))
 	if changes := m.Changes(); len(changes) > 0 {
 		why = fmt.Sprintf("with the mapping given (%s) none of the %s events is a side effect, so no duplicate can be found (%s)",
 			strings.Join(changes, ", "), english.Number(st.Events), strings.Join(seen, ", "))
@@ -85,21 +85,6 @@ func noEffects(m *logread.Mapping, st logread.Stats, kinds []KindCount, u *unmat
 			"(a phrase: words, * for up to four others; not a regular expression); %s", ex.where, clipText(ex.text), phrase, hint)
 	}
 	return &problem.Input{Why: why, Hint: hint, Err: ErrMappingNoEffects}
-}
-
-func formatsOf(st logread.Stats) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, f := range st.Formats {
-		if s := f.String(); !seen[s] {
-			seen[s] = true
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) == 0 {
-		return "json"
-	}
-	return strings.Join(parts, ", ")
 }
 
 func clipText(s string) string { return text.Clip(s, 80, "...") }

@@ -19,8 +19,8 @@ func count(n int64) string { return english.Number(n) }
 // writeLogs is the table view of `audit logs`.
 func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOptions) error {
 	in := r.Input
-	fmt.Fprintf(w, "%s %s %s, %s lines (%s malformed), %s events\n", th.Strong("audit logs:"),
-		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), count(in.Lines), count(in.Malformed), count(in.Events))
+	fmt.Fprintf(w, "%s %s %s read as %s, %s lines (%s unreadable), %s events\n", th.Strong("audit logs:"),
+		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), in.ReadAs(), count(in.Lines), count(in.Malformed), count(in.Events))
 	fmt.Fprintf(w, "%s keys, %s side effects, %s %s with a duplicated side effect\n",
 		count(int64(r.Keys)), count(r.Effects), count(int64(len(r.Duplicates))), english.Plural(len(r.Duplicates), "key", "keys"))
 	if len(r.Causes) > 0 {
@@ -144,7 +144,7 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *auditlogs.Timeline) error 
 func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 	in := x.Input
 	fmt.Fprintf(w, "%s %s %s read as %s, %s lines (%s unreadable), %s events\n", th.Strong("explain mapping:"),
-		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), formatText(in), count(in.Lines), count(in.Malformed), count(in.Events))
+		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), in.ReadAs(), count(in.Lines), count(in.Malformed), count(in.Events))
 	fmt.Fprintf(w, "\n%s\n", th.Strong("Fields (the JSON path each was read from)"))
 	t := report.NewTable("FIELD", "PATH", "LINES").AlignRight(2)
 	for _, u := range x.Fields {
@@ -164,7 +164,7 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 	if x.OtherLines == 0 {
 		if in.Malformed > 0 || in.Events == 0 {
 			fmt.Fprintf(w, "\nEvery line read matched an event name or a phrase; %s %s could not be read as %s and %s not in these tables.\n",
-				count(in.Malformed), english.Plural(in.Malformed, "line", "lines"), formatText(in), english.Plural(in.Malformed, "is", "are"))
+				count(in.Malformed), english.Plural(in.Malformed, "line", "lines"), in.ReadAs(), english.Plural(in.Malformed, "is", "are"))
 			return nil
 		}
 		fmt.Fprintf(w, "\nEvery line matched an event name or a phrase.\n")
@@ -337,20 +337,4 @@ func leaseBars(worker string, acquired auditlogs.TimelineRow, until int64, how, 
 	lease.Title = fmt.Sprintf("%s's lock from +%s, TTL %s: it expired at +%s", worker, acquired.Offset, ttl, time.Duration(expiry)*time.Millisecond)
 	return []report.Bar{lease, {From: expiry, To: until, Kind: report.BarBelieved, Link: link,
 		Title: fmt.Sprintf("%s went on as the lock's holder after its TTL ran out, until %s", worker, how)}}
-}
-
-// formatText names what the files were read as.
-func formatText(st logs.Stats) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, f := range st.Formats {
-		if s := f.String(); !seen[s] {
-			seen[s] = true
-			parts = append(parts, s)
-		}
-	}
-	if len(parts) == 0 {
-		return "json"
-	}
-	return strings.Join(parts, ", ")
 }

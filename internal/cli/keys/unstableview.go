@@ -13,8 +13,8 @@ import (
 // writeUnstable is the table view of `keys unstable`.
 func writeUnstable(w io.Writer, th *report.Theme, r *keys.Result, verbose bool) error {
 	in := r.Input
-	fmt.Fprintf(w, "%s %s lines (%s malformed), %s idempotency keys on %s business keys\n", th.Strong("keys unstable:"),
-		english.Number(in.Lines), english.Number(in.Malformed), english.Number(int64(r.Keys)), english.Number(int64(r.Groups)))
+	fmt.Fprintf(w, "%s %s lines read as %s (%s unreadable), %s idempotency keys on %s business keys\n", th.Strong("keys unstable:"),
+		english.Number(in.Lines), in.ReadAs(), english.Number(in.Malformed), english.Number(int64(r.Keys)), english.Number(int64(r.Groups)))
 	fmt.Fprintf(w, "%d unstable, %d reused, %d job types with keyless side effects, %d case variants\n",
 		len(r.Unstable), len(r.Reused), len(r.Missing), len(r.CaseVariants))
 	if len(r.Unstable) == 0 {
