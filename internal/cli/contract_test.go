@@ -54,6 +54,14 @@ var urlCommands = []string{
 
 const secret = "Zq9Secret"
 
+// cutSecret is a password that raw URL characters cut into pieces (issue
+// 27: "p@ss/w#rd?x y" leaked 12 of its 13 characters); no piece may be
+// printed.
+var (
+	cutSecret    = "Qa7@Zk2/w#Wv3?x y"
+	secretPieces = []string{"Qa7", "Zk2", "Wv3"}
+)
+
 var (
 	binOnce sync.Once
 	binPath string
@@ -152,6 +160,11 @@ func holds(t *testing.T, line, format string, o outcome, codes ...int) {
 	for _, stream := range [][]byte{o.stdout, o.stderr} {
 		if bytes.Contains(stream, []byte(secret)) {
 			t.Errorf("dupctl %s: the password is printed: %s", line, stream)
+		}
+		for _, p := range secretPieces {
+			if bytes.Contains(stream, []byte(p)) {
+				t.Errorf("dupctl %s: a piece of the password (%s) is printed: %s", line, p, stream)
+			}
 		}
 		for i := 0; i < len(stream); i++ {
 			// (DEL is legal, and harmless, in JSON and XML)
@@ -286,6 +299,9 @@ func TestContractHostileServers(t *testing.T) {
 	cases := []serverCase{
 		{"raw special characters in the password", urls{
 			"redis://:" + secret + "/#?@127.0.0.1:6379/0", "postgres://u:" + secret + " /#?@127.0.0.1:5432/x", "amqp://u:" + secret + "/#?@127.0.0.1:5672/"},
+			"", 0, []int{2}, 10 * time.Second},
+		{"a password cut into pieces by raw characters", urls{
+			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "postgres://postgres:'" + cutSecret + "'@127.0.0.1:5432/test", "amqp://guest:'" + cutSecret + "'@127.0.0.1:5672/"},
 			"", 0, []int{2}, 10 * time.Second},
 		{"blackhole with --timeout", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" + secret + "@" + hole + "/"},
 			"--timeout 1s", 0, []int{3}, 6 * time.Second},

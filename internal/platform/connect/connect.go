@@ -43,6 +43,39 @@ func badURL(system, raw, why string) error {
 	return in
 }
 
+// parseError words a parser's refusal of raw with the same parser's words
+// about the masked URL, which can quote nothing of the password (issue 27:
+// a parser quoting the piece of a raw password it stopped at leaked 12 of
+// 13 characters). When only the raw URL fails, its password holds what a
+// URL cannot carry raw.
+func parseError(system, raw string, parse func(string) error) error {
+	if err := parse(redact.URL(raw)); err != nil {
+		return badURL(system, raw, err.Error())
+	}
+	return cutPassword(system, raw)
+}
+
+// cutPassword is the error for a URL whose password holds a raw '@', '/',
+// '#', '?' or space: a parser ends the password there and reads the rest
+// as the host, the path or the query - another server, another database.
+func cutPassword(system, raw string) error {
+	return &problem.Input{Why: fmt.Sprintf("%s URL %s: the password holds a character that ends it early in a URL, so the rest would be read as the host, path or query",
+		system, redact.URL(raw)),
+		Hint: "percent-encode '/', '#', '?', '@', '%' and spaces in a user or password: %2F %23 %3F %40 %25 %20"}
+}
+
+// sameAsMasked reports whether raw means what its masked form means: the
+// same scheme, user, host, path and query once the password is Mask.
+func sameAsMasked(raw string) bool {
+	u, err := url.Parse(raw)
+	m, errm := url.Parse(redact.URL(raw))
+	if err != nil || errm != nil {
+		return err == nil && errm == nil
+	}
+	return u.Scheme == m.Scheme && u.Host == m.Host && u.Path == m.Path && u.RawQuery == m.RawQuery && u.Fragment == m.Fragment &&
+		u.User.Username() == m.User.Username()
+}
+
 // noHost refuses a URL that names no host: libraries would silently
 // mean localhost, which is never what a user who typed a URL meant.
 func noHost(system, raw, want string) error {
@@ -69,8 +102,14 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	}
 	const want = "redis://host:port[/db] or rediss://host:port (a user and password go before the host)"
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+	if err != nil {
+		return nil, parseError("Redis", raw, func(s string) error { _, err := url.Parse(s); return err })
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
 		return nil, badURL("Redis", raw, "want "+want)
+	}
+	if !sameAsMasked(raw) {
+		return nil, cutPassword("Redis", raw)
 	}
 	if u.Host == "" || strings.HasPrefix(u.Host, ":") {
 		return nil, noHost("Redis", raw, want)
@@ -94,7 +133,16 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		u.RawQuery = q.Encode()
 		opts, err := redis.ParseURL(u.String())
 		if err != nil {
-			return nil, badURL("Redis", raw, err.Error())
+			return nil, parseError("Redis", raw, func(s string) error {
+				m, err := url.Parse(s)
+				if err == nil {
+					mq := m.Query()
+					mq.Del("cluster")
+					m.RawQuery = mq.Encode()
+					_, err = redis.ParseURL(m.String())
+				}
+				return err
+			})
 		}
 		opts.DialTimeout = DialTimeout
 		// Every command, and the dial itself, ends with its context:
@@ -191,7 +239,10 @@ func Postgres(ctx context.Context, raw string, o PostgresOptions) (*pgxpool.Pool
 	}
 	cfg, err := pgxpool.ParseConfig(raw)
 	if err != nil {
-		return nil, badURL("PostgreSQL", raw, err.Error())
+		return nil, parseError("PostgreSQL", raw, func(s string) error { _, err := pgxpool.ParseConfig(s); return err })
+	}
+	if err := pgSameAsMasked(raw, cfg.ConnConfig); err != nil {
+		return nil, err
 	}
 	cfg.ConnConfig.ConnectTimeout = DialTimeout
 	rp := cfg.ConnConfig.RuntimeParams
@@ -232,7 +283,10 @@ func PostgresConn(ctx context.Context, raw string) (*pgx.Conn, error) {
 	}
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
-		return nil, badURL("PostgreSQL", raw, err.Error())
+		return nil, parseError("PostgreSQL", raw, func(s string) error { _, err := pgx.ParseConfig(s); return err })
+	}
+	if err := pgSameAsMasked(raw, cfg); err != nil {
+		return nil, err
 	}
 	cfg.ConnectTimeout = DialTimeout
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -259,7 +313,10 @@ func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 	const want = "amqp://host[:port][/vhost] or amqps:// (a user and password go before the host)"
 	uri, err := amqp.ParseURI(raw)
 	if err != nil {
-		return nil, badURL("AMQP", raw, err.Error())
+		return nil, parseError("AMQP", raw, func(s string) error { _, err := amqp.ParseURI(s); return err })
+	}
+	if m, err := amqp.ParseURI(redact.URL(raw)); err != nil || m.Host != uri.Host || m.Port != uri.Port || m.Vhost != uri.Vhost || m.Username != uri.Username {
+		return nil, cutPassword("AMQP", raw)
 	}
 	if u, err := url.Parse(raw); err == nil && u.Host == "" || uri.Host == "" {
 		return nil, noHost("AMQP", raw, want)
@@ -305,6 +362,17 @@ func dialUnder(ctx context.Context) (dial func(network, addr string) (net.Conn, 
 		return conn, nil
 	}
 	return dial, func() { stop() }
+}
+
+// pgSameAsMasked refuses a connection string that the driver reads as
+// another server, database or user than its masked form: a raw character
+// in the password cut it early (a URL), or a raw space did (key=value).
+func pgSameAsMasked(raw string, cfg *pgx.ConnConfig) error {
+	m, err := pgx.ParseConfig(redact.URL(raw))
+	if err != nil || m.Host != cfg.Host || m.Port != cfg.Port || m.Database != cfg.Database || m.User != cfg.User {
+		return cutPassword("PostgreSQL", raw)
+	}
+	return nil
 }
 
 // pgHost refuses a postgres:// URL that names no host (neither in the

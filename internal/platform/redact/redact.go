@@ -128,7 +128,10 @@ func isUserOnlyScheme(scheme string) bool {
 func URL(raw string) string {
 	i := strings.Index(raw, "://")
 	at := strings.LastIndex(raw, "@")
-	if i <= 0 || at < i+3 || !isScheme(raw[:i]) {
+	if i <= 0 || !isScheme(raw[:i]) {
+		return String(DSN(raw))
+	}
+	if at < i+3 {
 		return String(raw)
 	}
 	scheme, info, rest := raw[:i+3], raw[i+3:at], raw[at:]
@@ -138,6 +141,108 @@ func URL(raw string) string {
 		info = Mask
 	}
 	return String(scheme + info + rest)
+}
+
+// DSN masks the secrets of a key=value connection string (libpq's
+// "host=db user=app password=..."), by position: a quoted value up to its
+// closing quote, an unquoted one up to the next " key=" - so a password
+// typed with a raw space ("password=p ss host=db") is masked whole, not
+// cut at the space the parser would stop at.
+func DSN(raw string) string {
+	var b strings.Builder
+	rest := raw
+	for {
+		k, vStart, ok := nextSecretKey(rest)
+		if !ok {
+			b.WriteString(rest)
+			return b.String()
+		}
+		end := dsnValueEnd(rest, vStart)
+		b.WriteString(rest[:vStart])
+		b.WriteString(Mask)
+		rest = rest[end:]
+		_ = k
+	}
+}
+
+// nextSecretKey finds the next secret's name followed by '=' in s (at a
+// word start) and returns where its value starts.
+func nextSecretKey(s string) (name string, valueStart int, ok bool) {
+	lower := strings.ToLower(s)
+	best := -1
+	var bestName string
+	for _, n := range secretNames {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], n)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(n)
+			if i > 0 && isNameByte(lower[i-1]) {
+				continue
+			}
+			j := i + len(n)
+			for j < len(s) && isSpace(s[j]) {
+				j++
+			}
+			if j < len(s) && s[j] == '=' && (best < 0 || i < best) {
+				best, bestName = i, n
+			}
+			break
+		}
+	}
+	if best < 0 {
+		return "", 0, false
+	}
+	j := best + len(bestName)
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	j++ // '='
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	return bestName, j, true
+}
+
+// dsnValueEnd is where the value at s[i] ends: after its closing quote, or
+// before the next blank-separated "key=" (or the end).
+func dsnValueEnd(s string, i int) int {
+	if i < len(s) && (s[i] == '\'' || s[i] == '"') {
+		q := s[i]
+		for j := i + 1; j < len(s); j++ {
+			if s[j] == '\\' {
+				j++
+				continue
+			}
+			if s[j] == q {
+				return j + 1
+			}
+		}
+		return len(s)
+	}
+	for j := i; j < len(s); j++ {
+		if !isSpace(s[j]) {
+			continue
+		}
+		k := j
+		for k < len(s) && isSpace(s[k]) {
+			k++
+		}
+		m := k
+		for m < len(s) && isNameByte(s[m]) {
+			m++
+		}
+		n := m
+		for n < len(s) && isSpace(s[n]) {
+			n++
+		}
+		if m > k && n < len(s) && s[n] == '=' {
+			return j
+		}
+	}
+	return len(s)
 }
 
 // InError redacts an error text that may quote the raw URL it failed on
