@@ -303,6 +303,9 @@ func TestContractHostileServers(t *testing.T) {
 		{"a password cut into pieces by raw characters", urls{
 			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "postgres://postgres:'" + cutSecret + "'@127.0.0.1:5432/test", "amqp://guest:'" + cutSecret + "'@127.0.0.1:5672/"},
 			"", 0, []int{2}, 10 * time.Second},
+		{"a key=value password with raw spaces", urls{
+			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "'host=127.0.0.1 user=postgres password=Qa7 Zk2 Wv3 dbname=test'", "amqp://guest:'" + cutSecret + "'@127.0.0.1:5672/"},
+			"", 0, []int{2}, 10 * time.Second},
 		{"blackhole with --timeout", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" + secret + "@" + hole + "/"},
 			"--timeout 1s", 0, []int{3}, 6 * time.Second},
 		{"Ctrl-C while connecting", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" + secret + "@" + hole + "/"},
