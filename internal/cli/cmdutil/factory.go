@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,6 +63,9 @@ func ParseOutputs(values []string, html string) (stdout string, files []OutputFi
 	seen := map[string]bool{}
 	for _, v := range values {
 		format, path, toFile := strings.Cut(v, "=")
+		if path == "-" {
+			toFile = false // FORMAT=- is stdout
+		}
 		if !slices.Contains(report.Formats, format) {
 			return "", nil, fmt.Errorf("unknown output format %q: want %s (FORMAT or FORMAT=PATH)", format, strings.Join(report.Formats, ", "))
 		}
@@ -70,6 +74,8 @@ func ParseOutputs(values []string, html string) (stdout string, files []OutputFi
 			return "", nil, fmt.Errorf("--output %s=: give a file path after the =", format)
 		case toFile && seen[path]:
 			return "", nil, fmt.Errorf("--output: %s is named twice", path)
+		case toFile && isDir(path):
+			return "", nil, fmt.Errorf("--output %s=%s: a directory: give a file path", format, path)
 		case toFile:
 			seen[path] = true
 			files = append(files, OutputFile{Format: format, Path: path})
@@ -82,6 +88,9 @@ func ParseOutputs(values []string, html string) (stdout string, files []OutputFi
 	if html != "" {
 		if seen[html] {
 			return "", nil, fmt.Errorf("--html: %s is named twice", html)
+		}
+		if isDir(html) {
+			return "", nil, fmt.Errorf("--html %s: a directory: give a file path", html)
 		}
 		files = append(files, OutputFile{Format: report.FormatHTML, Path: html})
 	}
@@ -270,9 +279,59 @@ func (f *Factory) Flush(command string, err error, code int, message string) err
 	return errors.Join(errs...)
 }
 
-// writeFile writes an output file whole: to a temporary file beside it,
-// then renamed, so a reader never sees half a report.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// writeFile writes an output file. A regular file (or a new one) is
+// written whole: to a temporary file beside it, then renamed over it, so
+// a reader never sees half a report. Anything else is written in place,
+// never replaced (issue 27: renaming over the path made /dev/null a
+// regular file for the whole machine): a device, a FIFO, /dev/stdout, and
+// a symlink's target (a regular target is replaced atomically, the link
+// kept).
 func writeFile(path string, b []byte) error {
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	st, err := os.Stat(target)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("write %s: a directory", path)
+	case err == nil && !st.Mode().IsRegular(), err == nil && strings.HasPrefix(target, "/proc/"):
+		return writeInPlace(path, b)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	mode := os.FileMode(0o644)
+	if err == nil {
+		mode = st.Mode().Perm()
+	}
+	return replaceFile(target, b, mode)
+}
+
+// writeInPlace writes to what path is (a device, a FIFO, a terminal),
+// appending: /dev/stdout redirected to a file keeps what was written
+// before.
+func writeInPlace(path string, b []byte) error {
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := fh.Write(b); err != nil {
+		fh.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// replaceFile writes a regular file whole, by rename.
+func replaceFile(path string, b []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -285,7 +344,7 @@ func writeFile(path string, b []byte) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
