@@ -179,6 +179,32 @@ func (m *Management) BindingsFrom(ctx context.Context, exchange string) ([]Bindi
 	return bs, err
 }
 
+// checkDefaultRouted checks dead-lettering through the default exchange
+// (x-dead-letter-exchange ""), which is common and routes by the routing
+// key alone: to the queue the dead-letter routing key names, or without
+// one to the queue named by each message's own routing key - the work
+// queue itself for messages published to it by name, nowhere for the
+// others. (The management API has no "" exchange to read: asking for it
+// returned the list of every exchange, and doctor stopped on it.)
+func checkDefaultRouted(ctx context.Context, r *findings.Report, m *Management, j Job, where, key string) error {
+	if key == "" {
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange (%s) with no dead-letter routing key: "+
+			"each message goes to the queue its own routing key names - back to %q for messages published to it by name, nowhere for the others",
+			j.Name, j.Queue, where, j.Queue)))
+		return nil
+	}
+	if _, err := m.Queue(ctx, key); errors.Is(err, ErrNotFound) {
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange to %q, which does not exist", j.Name, j.Queue, key)))
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if j.DLQ != "" && key != j.DLQ {
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange to %q, not to its DLQ %q", j.Name, j.Queue, key, j.DLQ)))
+	}
+	return nil
+}
+
 // setting reads a queue setting from its arguments (x-<name>) or its
 // effective policy (<name>); arguments win, as in RabbitMQ.
 func setting(q *QueueInfo, name string) (any, string) {
@@ -293,6 +319,10 @@ func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, d
 }
 
 func checkRouted(ctx context.Context, r *findings.Report, m *Management, j Job, dlx, where string, rk any) error {
+	if dlx == "" {
+		key, _ := rk.(string)
+		return checkDefaultRouted(ctx, r, m, j, where, key)
+	}
 	ok, err := m.Exchange(ctx, dlx)
 	if err != nil {
 		return err

@@ -60,11 +60,17 @@ func TestTopology(t *testing.T) {
 	declare(p+".good", amqp.Table{"x-dead-letter-exchange": p + ".dlx", "x-dead-letter-routing-key": "job"})
 	declare(p+".good.retry", amqp.Table{"x-dead-letter-exchange": p + ".work.x", "x-message-ttl": int32(5000)})
 	declare(p+".goodq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5), "x-dead-letter-exchange": p + ".dlx", "x-dead-letter-routing-key": "job"})
+	// Dead-lettering through the default exchange, common and right when
+	// the routing key names the DLQ (issue 27: doctor stopped with exit 3
+	// on it, reading "" as the list of every exchange).
+	declare(p+".viadefault", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": p + ".good.dlq"})
 	// Broken ones.
 	declare(p+".nodlx", nil)
 	declare(p+".unrouted", amqp.Table{"x-dead-letter-exchange": p + ".nowhere"})
 	declare(p+".quorum", amqp.Table{"x-queue-type": "quorum", "x-dead-letter-exchange": p + ".dlx", "x-dead-letter-routing-key": "job"})
 	declare(p+".noretryback", nil)
+	declare(p+".defaultnokey", amqp.Table{"x-dead-letter-exchange": ""})
+	declare(p+".defaultnoqueue", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": p + ".nosuchdlq"})
 	declare(p+".autoack", amqp.Table{"x-dead-letter-exchange": p + ".dlx", "x-dead-letter-routing-key": "job"})
 	cch, _ := conn.Channel()
 	if _, err := cch.Consume(p+".autoack", "lazy-consumer", true, false, false, false, nil); err != nil {
@@ -87,6 +93,7 @@ func TestTopology(t *testing.T) {
 	good := []Job{
 		{Name: "good", Queue: p + ".good", DLQ: p + ".good.dlq", RetryQueue: p + ".good.retry"},
 		{Name: "goodq", Queue: p + ".goodq", DLQ: p + ".good.dlq"},
+		{Name: "viadefault", Queue: p + ".viadefault", DLQ: p + ".good.dlq"},
 	}
 	r, err := Check(ctx, Prober{conn}, mgmt, good)
 	if err != nil {
@@ -102,6 +109,8 @@ func TestTopology(t *testing.T) {
 		{Name: "quorum", Queue: p + ".quorum"},
 		{Name: "retry", Queue: p + ".good", RetryQueue: p + ".noretryback"},
 		{Name: "autoack", Queue: p + ".autoack"},
+		{Name: "defaultnokey", Queue: p + ".defaultnokey"},
+		{Name: "defaultnoqueue", Queue: p + ".defaultnoqueue"},
 	}
 	r, err = Check(ctx, Prober{conn}, mgmt, bad)
 	if err != nil {
@@ -118,11 +127,17 @@ func TestTopology(t *testing.T) {
 		RuleAutoAck.Code:         p + ".autoack",
 	}
 	for code, subject := range want {
+		if code == RuleDLXUnrouted.Code {
+			continue
+		}
 		if len(got[code]) != 1 || got[code][0] != subject {
 			t.Errorf("%s: got %v, want [%s]", code, got[code], subject)
 		}
 	}
-	if len(r.Findings) != len(want) {
+	if u := got[RuleDLXUnrouted.Code]; len(u) != 3 || u[0] != p+".unrouted" || u[1] != p+".defaultnokey" || u[2] != p+".defaultnoqueue" {
+		t.Errorf("%s: got %v, want the unrouted queue and the two through the default exchange", RuleDLXUnrouted.Code, u)
+	}
+	if len(r.Findings) != len(want)+2 {
 		t.Errorf("findings: %v", got)
 	}
 	// Without the management API only existence is checked, and it says so.
