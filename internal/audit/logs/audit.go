@@ -16,9 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/cause"
 	"hash/maphash"
-	"slices"
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
@@ -293,110 +291,23 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		return nil, noEffects(o.Mapping, st, res.EventKinds, &unmatched)
 	}
 
-	// Second pass: the chunks of keys with more than one side effect (and
-	// of the incident asked for).
-	want := map[uint64]bool{}
-	var parse []bool
-	mark := func(h uint64, s keyStat) {
-		want[h] = true
-		for len(parse) <= int(s.last) {
-			parse = append(parse, false)
-		}
-		s.chunks(func(c uint32) { parse[c] = true })
-	}
+	p2 := newSecondPass(seed, o, res)
 	for h, s := range stats {
 		if s.effects > 1 {
-			mark(h, s)
+			p2.mark(h, s)
 		}
 	}
 	for _, h := range incidentHashes {
 		if s, ok := stats[h]; ok {
-			mark(h, s)
+			p2.mark(h, s)
 			break
 		}
 	}
 	stats = nil // the second pass needs only the chosen keys
-	groups := map[uint64]*group{}
-	orphans := map[string][]logread.Event{}
-	if len(want) > 0 {
-		for _, p := range parse {
-			if p {
-				res.ReadAgain++
-			}
-		}
-		scan.Progress = nil
-		scan.Strict = false
-		scan.Parse = func(c int) bool { return c < len(parse) && parse[c] }
-		// Read in full only the lines of the chosen keys (and the lines
-		// with only a job or message id, which may join them): the others
-		// cost the JSON scan alone.
-		scan.KeepFields = logread.Fields(logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID)
-		scan.Keep = func(e *logread.Event) bool {
-			kind, key := groupKey(e)
-			return kind == kJob || kind == kMessage || kind != 0 && want[hashKey(seed, kind, key)]
-		}
-		_, err := logread.Scan(ctx, sources, scan, func(e *logread.Event) error {
-			kind, key := groupKey(e)
-			if kind == 0 {
-				return nil
-			}
-			h := hashKey(seed, kind, key)
-			if !want[h] {
-				if kind == kJob || kind == kMessage {
-					// A line with only a job id: kept in case a chosen
-					// key's run has the same job.
-					k := string([]byte(key)) // the event's strings are borrowed
-					orphans[k] = append(orphans[k], e.Clone())
-				}
-				return nil
-			}
-			g := groups[h]
-			if g == nil {
-				g = &group{kind: kind, key: string([]byte(key))}
-				groups[h] = g
-			}
-			g.events = append(g.events, e.Clone())
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := p2.run(ctx, sources, scan); err != nil {
+		return nil, err
 	}
-	ordered := make([]*group, 0, len(groups))
-	for _, g := range groups {
-		ordered = append(ordered, g)
-	}
-	slices.SortFunc(ordered, func(a, b *group) int { return compareStrings(a.key, b.key) })
-	causes := map[string]int{}
-	for _, g := range ordered {
-		g.adopt(orphans)
-		g.build(o.ClockSkew)
-		if g.effects() > 1 {
-			res.Untimed += g.untimed
-			res.TimedLines += len(g.events)
-			d := g.classify(o.ClockSkew)
-			res.Duplicates = append(res.Duplicates, d)
-			causes[d.Cause]++
-			if o.Timelines {
-				res.Timelines = append(res.Timelines, g.timeline())
-			}
-		}
-		if o.Incident != "" && g.key == o.Incident && !(o.Timelines && g.effects() > 1) {
-			res.Timelines = append(res.Timelines, g.timeline())
-		}
-	}
-	if res.Duplicates == nil {
-		res.Duplicates = []Duplicate{}
-	}
-	if res.Timelines == nil {
-		res.Timelines = []Timeline{}
-	}
-	res.Causes = []CauseCount{}
-	for _, r := range cause.Rules() {
-		if n := causes[r.Code]; n > 0 {
-			res.Causes = append(res.Causes, CauseCount{Cause: r.Code, Count: n})
-		}
-	}
+	p2.finish()
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -122,8 +123,8 @@ type Factory struct {
 	// pending is the rendered report, written to stdout only once the
 	// command has ended without an error (Flush): a command that fails
 	// after rendering leaves stdout empty, as the contract says.
-	pending []byte
-	files   map[string][]byte // path -> rendered output, written by Flush
+	pending *spool
+	files   map[string]*spool // path -> rendered output, written by Flush
 	started time.Time
 }
 
@@ -209,7 +210,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	t := f.Global.Threshold
 	f.Config.ApplyAllow(doc.Report, f.Now())
 	report.Prepare(doc.Report)
-	render := func(format string, color bool) ([]byte, error) {
+	render := func(format string, color bool) (*spool, error) {
 		p, err := report.NewPrinter(format, report.Options{
 			FailOn:  t,
 			Color:   color,
@@ -221,26 +222,41 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 		if err != nil {
 			return nil, exitcode.UsageErrorf("%w", err)
 		}
-		var buf bytes.Buffer
-		if err := p.Print(&buf, doc); err != nil {
+		out := &spool{}
+		if err := p.Print(out, doc); err != nil {
+			out.Close()
 			return nil, fmt.Errorf("render %s output: %w", format, err)
 		}
-		return buf.Bytes(), nil
+		return out, nil
 	}
 	out, err := render(f.Global.Output, f.IO.ColorEnabled())
 	if err != nil {
 		return err
 	}
-	f.pending = append(f.pending, out...)
+	if f.pending != nil {
+		// A second document (a command that emits twice) follows the first.
+		_, err := out.WriteTo(f.pending)
+		out.Close()
+		if err != nil {
+			return err
+		}
+	} else {
+		f.pending = out
+		f.AddCleanup(out.Close)
+	}
 	for _, file := range f.Global.Files {
 		b, err := render(file.Format, false)
 		if err != nil {
 			return err
 		}
 		if f.files == nil {
-			f.files = map[string][]byte{}
+			f.files = map[string]*spool{}
+		}
+		if old := f.files[file.Path]; old != nil {
+			old.Close()
 		}
 		f.files[file.Path] = b
+		f.AddCleanup(b.Close)
 	}
 	if findings.Summarize(doc.Report, t).Failed {
 		return exitcode.FindingsFailed()
@@ -266,14 +282,14 @@ func (f *Factory) Flush(command string, err error, code int, message string) err
 		case !ok && file.Format == report.FormatJUnit:
 			var buf bytes.Buffer
 			if jerr := report.JUnitError(&buf, command, message, code, f.Elapsed()); jerr == nil {
-				errs = append(errs, writeFile(file.Path, buf.Bytes()))
+				errs = append(errs, writeFile(file.Path, bytesSpool(buf.Bytes())))
 			}
 		}
 	}
-	if ok {
-		_, werr := f.IO.Out.Write(pending)
+	if ok && pending != nil {
+		_, werr := pending.WriteTo(f.IO.Out)
 		errs = append(errs, werr)
-	} else if f.Global.Output == report.FormatJUnit {
+	} else if !ok && f.Global.Output == report.FormatJUnit {
 		errs = append(errs, report.JUnitError(f.IO.Out, command, message, code, f.Elapsed()))
 	}
 	return errors.Join(errs...)
@@ -291,7 +307,7 @@ func isDir(path string) bool {
 // regular file for the whole machine): a device, a FIFO, /dev/stdout, and
 // a symlink's target (a regular target is replaced atomically, the link
 // kept).
-func writeFile(path string, b []byte) error {
+func writeFile(path string, b io.WriterTo) error {
 	target := path
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		target = resolved
@@ -315,12 +331,12 @@ func writeFile(path string, b []byte) error {
 // writeInPlace writes to what path is (a device, a FIFO, a terminal),
 // appending: /dev/stdout redirected to a file keeps what was written
 // before.
-func writeInPlace(path string, b []byte) error {
+func writeInPlace(path string, b io.WriterTo) error {
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := fh.Write(b); err != nil {
+	if _, err := b.WriteTo(fh); err != nil {
 		fh.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -331,13 +347,13 @@ func writeInPlace(path string, b []byte) error {
 }
 
 // replaceFile writes a regular file whole, by rename.
-func replaceFile(path string, b []byte, mode os.FileMode) error {
+func replaceFile(path string, b io.WriterTo, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
+	if _, err := b.WriteTo(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

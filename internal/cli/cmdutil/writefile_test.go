@@ -18,7 +18,7 @@ func TestWriteFileWritesThePathNotOverIt(t *testing.T) {
 	if err := os.WriteFile(reg, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFile(reg, []byte("new")); err != nil {
+	if err := writeFile(reg, bytesSpool([]byte("new"))); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(reg); string(b) != "new" {
@@ -33,7 +33,7 @@ func TestWriteFileWritesThePathNotOverIt(t *testing.T) {
 	if err := os.Symlink(reg, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFile(link, []byte("via link")); err != nil {
+	if err := writeFile(link, bytesSpool([]byte("via link"))); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
@@ -59,7 +59,7 @@ func TestWriteFileWritesThePathNotOverIt(t *testing.T) {
 		fh.Close()
 		got <- string(b)
 	}()
-	if err := writeFile(fifo, []byte("through the pipe")); err != nil {
+	if err := writeFile(fifo, bytesSpool([]byte("through the pipe"))); err != nil {
 		t.Fatal(err)
 	}
 	if s := <-got; s != "through the pipe" {
@@ -70,7 +70,7 @@ func TestWriteFileWritesThePathNotOverIt(t *testing.T) {
 	}
 
 	// A character device stays one.
-	if err := writeFile("/dev/null", []byte("discarded")); err != nil {
+	if err := writeFile("/dev/null", bytesSpool([]byte("discarded"))); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Lstat("/dev/null"); st.Mode()&os.ModeCharDevice == 0 {
@@ -81,7 +81,7 @@ func TestWriteFileWritesThePathNotOverIt(t *testing.T) {
 	if _, _, err := ParseOutputs([]string{"json=" + dir}, ""); err == nil {
 		t.Fatal("-o json=DIR accepted")
 	}
-	if err := writeFile(dir, []byte("x")); err == nil {
+	if err := writeFile(dir, bytesSpool([]byte("x"))); err == nil {
 		t.Fatal("writing over a directory accepted")
 	}
 	// FORMAT=- is stdout.

@@ -8,6 +8,8 @@
 package redact
 
 import (
+	"bytes"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -295,4 +297,44 @@ func isScheme(s string) bool {
 		}
 	}
 	return true
+}
+
+// Writer redacts what is written through it, a block of whole lines at a
+// time, so a large output streams instead of being held whole. A secret
+// never spans lines in what it is used for (JSON: strings hold no raw
+// newline). Close writes the last, unterminated line.
+type Writer struct {
+	w   io.Writer
+	buf []byte
+}
+
+// NewWriter returns a redacting writer to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+const writerBlock = 256 << 10
+
+func (rw *Writer) Write(p []byte) (int, error) {
+	rw.buf = append(rw.buf, p...)
+	if len(rw.buf) < writerBlock {
+		return len(p), nil
+	}
+	cut := bytes.LastIndexByte(rw.buf, '\n') + 1
+	if cut == 0 {
+		return len(p), nil
+	}
+	if _, err := io.WriteString(rw.w, String(string(rw.buf[:cut]))); err != nil {
+		return 0, err
+	}
+	rw.buf = append(rw.buf[:0], rw.buf[cut:]...)
+	return len(p), nil
+}
+
+// Close writes what is left.
+func (rw *Writer) Close() error {
+	if len(rw.buf) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(rw.w, String(string(rw.buf)))
+	rw.buf = rw.buf[:0]
+	return err
 }

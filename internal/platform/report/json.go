@@ -1,11 +1,11 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
+	"bufio"
 	"io"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/redact"
 )
 
 // SchemaVersion is the version of the JSON report documented in
@@ -90,10 +90,13 @@ func lookup(c *findings.Catalog, code string) (findings.Rule, bool) {
 }
 
 func (p jsonPrinter) Print(w io.Writer, d Document) error {
-	return emit(w, func(buf *bytes.Buffer) error {
-		enc := json.NewEncoder(buf)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(p.build(d.Report))
-	})
+	rw := redact.NewWriter(w)
+	bw := bufio.NewWriterSize(rw, 64<<10)
+	if err := streamJSON(bw, p.build(d.Report)); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return rw.Close()
 }
