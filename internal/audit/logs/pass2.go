@@ -15,9 +15,9 @@ import (
 // not every duplicated key's lines (a 1 GB log in which a tenth of the
 // jobs ran twice held 1.3 GB before).
 type secondPass struct {
-	seed    maphash.Seed
-	o       Options
-	res     *Result
+	seed maphash.Seed
+	o    Options
+	res  *Result
 	// chosen is the set of chosen keys, read by the parsing goroutines
 	// (never written during the scan); last is each open key's last chunk.
 	chosen  map[uint64]bool
