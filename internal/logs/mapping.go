@@ -162,7 +162,13 @@ type Mapping struct {
 	names   map[string]Kind // normalized event names
 	vocab   *vocab
 	changes []string // what the user changed, as {Fields} name=path, {Events} kind=phrase, ...
+	// overrides are the fields the user mapped to paths of their own.
+	overrides map[Field][]string
 }
+
+// Overrides are the fields the user mapped to paths of their own (--field,
+// --mapping), with those paths.
+func (m *Mapping) Overrides() map[Field][]string { return m.overrides }
 
 // Config is the user's mapping: a JSON file (--mapping), the --field and
 // --event flags and dupctl.yaml's logs.events.
@@ -264,6 +270,7 @@ func Compile(c Config) (*Mapping, error) {
 	if err := keepsText(overridden); err != nil {
 		return nil, err
 	}
+	m.overrides = overridden
 	// Built-ins first, so an override of one field can claim a path that
 	// another field's alias also uses.
 	for i := range fieldSpecs {

@@ -46,8 +46,21 @@ is not claimed from those lines, so such duplicates may be undetermined.`,
 	}
 )
 
+// RuleMappingUnused: a field mapped to a path no line has.
+var RuleMappingUnused = findings.Rule{
+	Code: "LOG_MAPPING_UNUSED", Severity: findings.Warn, Since: "v0.3.0",
+	Title: "a field was mapped to a path no line has",
+	Doc: `A --field name=path (or a --mapping file entry) names a path that no line
+of the input carries, so the field is read from nowhere: a typo in the
+path, a nested field written flat (or the other way round), or logs of
+another service.`,
+	Fix: "Check the path against a line (dupctl audit logs --explain-mapping FILE lists the paths each field was read from).",
+}
+
 // Rules are the input checks.
-func Rules() []findings.Rule { return []findings.Rule{RuleMalformed, RuleEmpty, RuleNoTimes} }
+func Rules() []findings.Rule {
+	return []findings.Rule{RuleMalformed, RuleEmpty, RuleNoTimes, RuleMappingUnused}
+}
 
 // InputFindings are the findings a scan's statistics call for: an empty
 // input, or malformed lines (saying so when they are most of it).

@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
+	"strings"
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
@@ -57,6 +59,8 @@ type Result struct {
 	// EventKinds counts the lines of each kind the mapping read.
 	EventKinds []KindCount `json:"event_kinds"`
 	ReadAgain  int         `json:"chunks_read_again"`
+	// UnusedMappings are the --field mappings no line matched.
+	UnusedMappings []string `json:"unused_mappings,omitempty"`
 	// Untimed counts the lines of duplicated keys without a time dupctl
 	// could read: ordered by their place in their file, never by a time.
 	Untimed    int           `json:"lines_without_time"`
@@ -237,7 +241,11 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress,
 		Format: o.Format, TZ: o.TZ}
 	first := scan
-	first.Only = pass1Fields                 // no timestamps, locks or tokens: counting needs none
+	first.Only = pass1Fields            // no timestamps, locks or tokens: counting needs none
+	var mapped [logread.NumFields]int64 // lines carrying each field the user mapped
+	for f := range o.Mapping.Overrides() {
+		first.Only |= logread.Fields(f)
+	}
 	first.Prepare = func(e *logread.Event) { // hash on the parsing cores
 		if kind, key := groupKey(e); kind != 0 {
 			e.Tag = hashKey(seed, kind, key)
@@ -249,6 +257,11 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		kinds[e.Kind]++
 		ma.add(e)
 		unmatched.add(e)
+		for f := range o.Mapping.Overrides() {
+			if e.Fields[f] != "" {
+				mapped[f]++
+			}
+		}
 		if e.Tag == 0 {
 			return nil
 		}
@@ -277,6 +290,12 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		return nil, err
 	}
 	res.Keys = len(stats)
+	for f, paths := range o.Mapping.Overrides() {
+		if mapped[f] == 0 {
+			res.UnusedMappings = append(res.UnusedMappings, fmt.Sprintf("%s=%s", f, strings.Join(paths, ",")))
+		}
+	}
+	slices.Sort(res.UnusedMappings)
 	res.Metrics = ma.result()
 	res.EventKinds = []KindCount{}
 	for k, n := range kinds {
@@ -346,6 +365,9 @@ func (r *Result) Report() *findings.Report {
 		rep.Add(f)
 	}
 	rep.Add(logread.InputFindings(r.Input)...)
+	for _, m := range r.UnusedMappings {
+		rep.Add(logread.RuleMappingUnused.New(m, fmt.Sprintf("no line has a field at the path mapped (--field %s): the mapping reads nothing", m)))
+	}
 	if r.Untimed > 0 {
 		rep.Add(logread.RuleNoTimes.New("input", fmt.Sprintf("%d of the %d lines of duplicated keys carry no time dupctl could read: they are ordered by "+
 			"their place in their file, and a cause that needs times (a lock's TTL, an order across workers) is not claimed from them", r.Untimed, r.TimedLines)))
