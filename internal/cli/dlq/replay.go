@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/journal"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
@@ -156,7 +159,7 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue to replay")
 	fs.StringVar(&o.FromFile, "from-file", "", "replay an export file (dlq export) instead of a queue")
 	fs.StringVar(&o.To, "to", "", "send every message to EXCHANGE[:ROUTING-KEY] (no key: each message's original key; :QUEUE: straight to a queue)")
-	fs.StringVar(&o.Origin, "origin", replay.ViaQueue, "origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
+	fs.StringVar(&o.Origin, "origin", classify.ViaQueue, "origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
 	fs.StringArrayVar(&o.Where, "where", nil, "only messages where FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD (present); FIELD is header.NAME, body.PATH or prop.NAME; repeat to AND")
 	fs.StringSliceVar(&o.Reasons, "reason", nil, "only messages last dead-lettered for these reasons: rejected, expired, maxlen, delivery_limit, republished")
 	fs.StringSliceVar(&o.Groups, "group", nil, "only these stats groups (ids from 'dlq stats')")
@@ -199,7 +202,7 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	if err := o.WindowMB.check(); err != nil {
 		return nil, err
 	}
-	if o.Origin != replay.ViaQueue && o.Origin != replay.ViaExchange {
+	if o.Origin != classify.ViaQueue && o.Origin != classify.ViaExchange {
 		return nil, exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
 	}
 	if o.Succeeded != "leave" && o.Succeeded != "park" {
@@ -222,7 +225,7 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
-		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
+		Router: classify.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
 	if ro.ParkQueue == "" {
 		ro.ParkQueue = o.Queue + ".parked"
 		if o.Queue == "" {
@@ -230,14 +233,14 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		}
 	}
 	if o.To != "" {
-		t, keep, err := replay.ParseTo(o.To)
+		t, keep, err := classify.ParseTo(o.To)
 		if err != nil {
 			return nil, err
 		}
 		ro.Router.To, ro.Router.KeepKey = t, keep
 	}
 	for _, w := range o.Where {
-		c, err := replay.ParseWhere(w)
+		c, err := classify.ParseWhere(w)
 		if err != nil {
 			return nil, err
 		}
@@ -325,7 +328,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		}
 		defer jf.Close()
 		journalPath = path
-		deps.Journal = replay.NewJournal(jf, o.RunID, time.Now)
+		deps.Journal = journal.New(jf, o.RunID, time.Now)
 	}
 	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
 	defer oneProc(f.Getenv)()
@@ -364,13 +367,13 @@ func oneProc(getenv func(string) string) (restore func()) {
 	return func() { runtime.GOMAXPROCS(prev) }
 }
 
-func readJournal(path string) (*replay.JournalState, error) {
+func readJournal(path string) (*journal.State, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, exitcode.InputError(fmt.Errorf("--resume: %w", err), "give the journal file of the interrupted run")
 	}
 	defer fh.Close()
-	st, err := replay.ReadJournal(fh)
+	st, err := journal.Read(fh)
 	if err != nil {
 		return nil, exitcode.InputError(fmt.Errorf("--resume %s: %w", path, err), "give the journal file of the interrupted run")
 	}
@@ -382,7 +385,7 @@ func readJournal(path string) (*replay.JournalState, error) {
 // directory replayed (unless --again): it would publish every message a
 // second time. It leaves fh at its start.
 func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
-	digest, err := replay.FileDigest(fh)
+	digest, err := journal.FileDigest(fh)
 	if err == nil {
 		_, err = fh.Seek(0, io.SeekStart)
 	}
@@ -392,7 +395,7 @@ func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
 	if !o.Yes || o.Resume != "" || o.Again {
 		return digest, nil
 	}
-	if earlier := replay.FindJournals([]string{".", filepath.Dir(o.Journal)}, digest); len(earlier) > 0 {
+	if earlier := journal.Find([]string{".", filepath.Dir(o.Journal)}, digest); len(earlier) > 0 {
 		return "", exitcode.InputError(fmt.Errorf("--from-file %s was replayed before (journal %s): replaying it under a new journal publishes every message again", o.FromFile, earlier[0]),
 			"--resume "+earlier[0]+" continues that run; --again replays the file anew")
 	}
@@ -414,7 +417,7 @@ func openJournal(o *ReplayOptions) (*os.File, string, error) {
 		}
 		// A kill can leave a torn last line; appending after it would
 		// glue this run's first record to it.
-		if err := replay.TrimTornLine(fh); err != nil {
+		if err := journal.TrimTornLine(fh); err != nil {
 			fh.Close()
 			return nil, "", exitcode.InputError(fmt.Errorf("--resume %s: %w", o.Resume, err), "the journal must be writable")
 		}

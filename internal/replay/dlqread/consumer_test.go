@@ -1,4 +1,4 @@
-package replay
+package dlqread
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
+	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -33,17 +35,17 @@ func TestPrefetchFor(t *testing.T) {
 // the message count window says: a 100-message window of 1 MiB messages
 // under a 4 MiB budget holds 1 (the probe) + 4, not 20.
 func TestConsumerPrefetchFollowsMessageSize(t *testing.T) {
-	r := newRig(t, "")
+	r := dlqtest.NewRig(t, "")
 	body := bytes.Repeat([]byte("x"), 1<<20)
-	must(t, r.ch.Confirm(false))
+	must(t, r.Ch.Confirm(false))
 	for i := 0; i < 20; i++ {
-		dc, err := r.ch.PublishWithDeferredConfirmWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{Body: body})
+		dc, err := r.Ch.PublishWithDeferredConfirmWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{Body: body})
 		must(t, err)
 		if !dc.Wait() {
 			t.Fatal("publish nacked")
 		}
 	}
-	conn, err := r.dial(context.Background(), "consume")
+	conn, err := r.Dial(context.Background(), "consume")
 	must(t, err)
 	t.Cleanup(func() { conn.Close() })
 
@@ -53,11 +55,11 @@ func TestConsumerPrefetchFollowsMessageSize(t *testing.T) {
 		n := 0
 		for {
 			select {
-			case si, ok := <-c.deliveries():
+			case si, ok := <-c.Deliveries():
 				if !ok {
 					t.Fatal("consumer closed")
 				}
-				must(t, c.Seen(si.d))
+				must(t, c.Seen(si.Delivery))
 				n++
 			case <-time.After(time.Second):
 				return n
@@ -67,15 +69,15 @@ func TestConsumerPrefetchFollowsMessageSize(t *testing.T) {
 
 	c, err := NewConsumer(conn, r.DLQ, 100, 4<<20, false, "test-budget")
 	must(t, err)
-	if n := unacked(c); n != 5 || c.Prefetch() != 4 {
-		t.Errorf("with a 4 MiB budget: %d unacked, prefetch %d; want 5 and 4", n, c.Prefetch())
+	if n := unacked(c); n != 5 || c.prefetchWindow() != 4 {
+		t.Errorf("with a 4 MiB budget: %d unacked, prefetch %d; want 5 and 4", n, c.prefetchWindow())
 	}
 	must(t, c.Close()) // everything unacked goes back
 
 	c, err = NewConsumer(conn, r.DLQ, 100, -1, false, "test-nobudget")
 	must(t, err)
-	if n := unacked(c); n != 20 || c.Prefetch() != 100 {
-		t.Errorf("without a budget: %d unacked, prefetch %d; want 20 and 100", n, c.Prefetch())
+	if n := unacked(c); n != 20 || c.prefetchWindow() != 100 {
+		t.Errorf("without a budget: %d unacked, prefetch %d; want 20 and 100", n, c.prefetchWindow())
 	}
 	must(t, c.Close())
 }
@@ -88,16 +90,16 @@ func TestBackToBackReadsCountTheSame(t *testing.T) {
 	const n = 20_000
 	for _, qt := range []string{"classic", "quorum"} {
 		t.Run(qt, func(t *testing.T) {
-			r := newRig(t, qt)
-			must(t, r.ch.Confirm(false))
+			r := dlqtest.NewRig(t, qt)
+			must(t, r.Ch.Confirm(false))
 			body := []byte(`{"orderId":1}`)
 			for i := 0; i < n; i++ {
-				_, err := r.ch.PublishWithDeferredConfirmWithContext(t.Context(), "", r.DLQ, false, false, amqp.Publishing{Body: body})
+				_, err := r.Ch.PublishWithDeferredConfirmWithContext(t.Context(), "", r.DLQ, false, false, amqp.Publishing{Body: body})
 				must(t, err)
 			}
-			r.waitCount(r.DLQ, n)
+			r.WaitCount(r.DLQ, n)
 			for i := 0; i < 5; i++ {
-				res, err := readQueue(t.Context(), ReadDeps{Dial: r.dial}, ReadOptions{Queue: r.DLQ}, func(*Message) error { return nil }, false, nil)
+				res, err := readQueue(t.Context(), Deps{Dial: r.Dial}, Options{Queue: r.DLQ}, func(*deadletter.Message) error { return nil }, false, nil)
 				must(t, err)
 				if res.AtStart.Messages != n || res.Read != n || !res.Settled {
 					t.Fatalf("read %d: %d at the start, %d read, settled %v; want %d, %d, true", i+1, res.AtStart.Messages, res.Read, res.Settled, n, n)
@@ -105,4 +107,9 @@ func TestBackToBackReadsCountTheSame(t *testing.T) {
 			}
 		})
 	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	dlqtest.Must(t, err)
 }

@@ -1,4 +1,4 @@
-package replay
+package dlqread
 
 import (
 	"context"
@@ -38,12 +38,12 @@ const probeSlow = 200 * time.Millisecond
 
 // Default waits for the broker to settle a queue.
 const (
-	// DefaultStartWait bounds the wait for an earlier reader's messages
+	// defaultStartWait bounds the wait for an earlier reader's messages
 	// before a read starts.
-	DefaultStartWait = 5 * time.Second
-	// DefaultSettleWait bounds the wait, at the end, for this read's
+	defaultStartWait = 5 * time.Second
+	// defaultSettleWait bounds the wait, at the end, for this read's
 	// acks and requeues to be applied.
-	DefaultSettleWait = 30 * time.Second
+	defaultSettleWait = 30 * time.Second
 	// interruptedSettle bounds that wait after Ctrl-C or --timeout.
 	interruptedSettle = 5 * time.Second
 )
@@ -87,12 +87,12 @@ func waitQueue(ctx context.Context, conn *amqp.Connection, queue string, budget 
 	}
 }
 
-// settleContext is the context for the wait at the end: it outlives an
+// SettleContext is the context for the wait at the end: it outlives an
 // interrupt (the messages must still be settled before the channel
 // closes), but then waits only briefly.
-func settleContext(ctx context.Context, budget time.Duration) (context.Context, time.Duration) {
+func SettleContext(ctx context.Context, budget time.Duration) (context.Context, time.Duration) {
 	if budget <= 0 {
-		budget = DefaultSettleWait
+		budget = defaultSettleWait
 	}
 	if ctx.Err() != nil {
 		budget = min(budget, interruptedSettle)

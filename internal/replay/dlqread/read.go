@@ -1,34 +1,37 @@
-package replay
+package dlqread
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// ReadDeps are what the read verbs (stats, peek, export) use: the broker,
+// Deps are what the read verbs (stats, peek, export) use: the broker,
 // the clock and a progress meter.
-type ReadDeps struct {
+type Deps struct {
 	Dial     Dialer
 	Now      func() time.Time // nil: time.Now
 	Progress progress.Meter   // nil: none
 }
 
-func (d *ReadDeps) defaults() {
+func (d *Deps) defaults() {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
 	d.Progress = progress.Or(d.Progress)
 }
 
-// ReadOptions shape a non-destructive read of a queue (stats, peek,
-// export, replay --dry-run).
-type ReadOptions struct {
+// Options shape a non-destructive read of a queue (stats, peek, export,
+// and what replay --dry-run reads).
+type Options struct {
 	Queue  string
 	Limit  int // 0: every message counted at the start
 	Window int // prefetch
@@ -40,14 +43,14 @@ type ReadOptions struct {
 	Idle time.Duration
 	// StartWait bounds the wait for the queue to have no consumer before
 	// the count is taken (an earlier read's messages coming back); 0 is
-	// DefaultStartWait. SettleWait bounds the wait at the end for this
-	// read's messages to be back (settle.go); 0 is DefaultSettleWait.
+	// 5 s. SettleWait bounds the wait at the end for this read's messages
+	// to be back (settle.go); 0 is 30 s.
 	StartWait  time.Duration
 	SettleWait time.Duration
 }
 
-// ReadResult says what a read saw.
-type ReadResult struct {
+// Result says what a read saw.
+type Result struct {
 	AtStart QueueState `json:"at_start"`
 	// Target is how many messages the read meant to read: the count at
 	// the start, or --limit when lower.
@@ -76,98 +79,118 @@ type ReadResult struct {
 // calls fn for each. Every message is held and, at the end, requeued with
 // one basic.nack; with drain, commit runs first and the messages fn saw
 // are acked only when it succeeds (export --drain: ack after fsync).
-func readQueue(ctx context.Context, d ReadDeps, o ReadOptions, fn func(*Message) error, drain bool, commit func() error) (ReadResult, error) {
-	var res ReadResult
+func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Message) error, drain bool, commit func() error) (Result, error) {
+	var res Result
 	d.defaults()
 	conn, err := d.Dial(ctx, "read")
 	if err != nil {
 		return res, err
 	}
 	defer conn.Close()
-	st, err := startState(ctx, conn, o.Queue, o.StartWait)
+	st, err := StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
-		return res, queueError(o.Queue, err)
+		return res, QueueError(o.Queue, err)
 	}
 	res.AtStart = st
-	target := st.Messages
-	if o.Limit > 0 && o.Limit < target {
-		target = o.Limit
+	res.Target = st.Messages
+	if o.Limit > 0 && o.Limit < res.Target {
+		res.Target = o.Limit
 	}
-	res.Target = target
 	meter := d.Progress
 	defer meter.Done()
-	meter.SetTotal(int64(target))
-	if target == 0 {
+	meter.SetTotal(int64(res.Target))
+	if res.Target == 0 {
 		res.Settled, res.AtEnd = true, st
 		return res, commitIf(commit)
 	}
-	c, err := NewConsumer(conn, o.Queue, readWindow(o.Window, target), o.WindowBytes, false, "dupctl-read-"+NewRunID())
+	c, err := NewConsumer(conn, o.Queue, Window(o.Window, res.Target), o.WindowBytes, false, "dupctl-read-"+readTag())
 	if err != nil {
 		return res, err
 	}
 	defer c.Close()
-	idle := o.Idle
-	if idle <= 0 {
-		idle = 3 * time.Second
-	}
-	var lastTag uint64
-	timer := time.NewTimer(idle)
-	defer timer.Stop()
-	var readErr error
-loop:
-	for res.Read < target {
-		select {
-		case si, ok := <-c.deliveries():
-			if !ok {
-				readErr = fmt.Errorf("read %q: %w", o.Queue, ErrChannelClosed)
-				break loop
-			}
-			if err := c.Seen(si.d); err != nil {
-				readErr = err
-				break loop
-			}
-			lastTag = si.d.DeliveryTag
-			res.Read++
-			meter.Add(1)
-			m := si.m
-			res.note(m)
-			if err := fn(m); err != nil {
-				readErr = err
-				break loop
-			}
-			if err := c.Hold(si.d); err != nil {
-				readErr = err
-				break loop
-			}
-			timer.Reset(idle)
-		case <-timer.C:
-			break loop
-		case <-ctx.Done():
-			readErr = ctx.Err()
-			break loop
-		}
-	}
-	c.Rest() // prefetched beyond the target: requeued with the rest
-	if err := giveBack(c, readErr == nil && drain, lastTag, commit); err != nil {
+	r := &reader{c: c, res: &res, fn: fn, meter: meter}
+	readErr := r.run(ctx, o)
+	c.rest() // prefetched beyond the target: requeued with the rest
+	if err := giveBack(c, readErr == nil && drain, r.lastTag, commit); err != nil {
 		if readErr == nil {
 			readErr = err
 		}
 	} else if readErr == nil && !drain {
 		readErr = commitIf(commit)
 	}
-	sctx, budget := settleContext(ctx, o.SettleWait)
+	sctx, budget := SettleContext(ctx, o.SettleWait)
 	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
-	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
+	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.acked
 	return res, readErr
 }
 
-// startState waits (at most wait) until the queue has no consumer, so an
-// earlier reader's messages are back and in the count, and returns the
-// queue's state then. When a consumer stays, it returns the state with
-// that consumer: the caller reports it.
-func startState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
+// reader takes a read's messages off its consumer, one at a time.
+type reader struct {
+	c       *Consumer
+	res     *Result
+	fn      func(*deadletter.Message) error
+	meter   progress.Meter
+	lastTag uint64 // the last delivery handed to fn
+}
+
+// run reads until the target is read, no message arrives for o.Idle (3 s
+// when unset), or ctx ends; it returns why it stopped early.
+func (r *reader) run(ctx context.Context, o Options) error {
+	idle := o.Idle
+	if idle <= 0 {
+		idle = 3 * time.Second
+	}
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	for r.res.Read < r.res.Target {
+		select {
+		case si, ok := <-r.c.Deliveries():
+			if !ok {
+				return fmt.Errorf("read %q: %w", o.Queue, errChannelClosed)
+			}
+			if err := r.take(si); err != nil {
+				return err
+			}
+			timer.Reset(idle)
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// take hands one delivery to fn and holds it.
+func (r *reader) take(si Item) error {
+	if err := r.c.Seen(si.Delivery); err != nil {
+		return err
+	}
+	r.lastTag = si.Delivery.DeliveryTag
+	r.res.Read++
+	r.meter.Add(1)
+	r.res.note(si.Msg)
+	if err := r.fn(si.Msg); err != nil {
+		return err
+	}
+	return r.c.Hold(si.Delivery)
+}
+
+// readTag names a read's consumer: the time and random bits, like a
+// replay's run id.
+func readTag() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// StartState waits (at most wait; 0 is 5 s) until the queue has no
+// consumer, so an earlier reader's messages are back and in the count,
+// and returns the queue's state then. When a consumer stays, it returns
+// the state with that consumer: the caller reports it.
+func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
 	if wait <= 0 {
-		wait = DefaultStartWait
+		wait = defaultStartWait
 	}
 	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
 	return st, err
@@ -187,11 +210,11 @@ func giveBack(c *Consumer, drain bool, lastTag uint64, commit func() error) erro
 		// Requeue what came after the last message written, then ack
 		// everything up to it in one frame.
 		for tag := c.maxTag; tag > lastTag; tag-- {
-			if err := c.Requeue(tag); err != nil {
+			if err := c.requeue(tag); err != nil {
 				return fmt.Errorf("requeue: %w", err)
 			}
 		}
-		if err := c.AckUpTo(lastTag); err != nil {
+		if err := c.ackUpTo(lastTag); err != nil {
 			return fmt.Errorf("ack exported messages: %w", err)
 		}
 		return nil
@@ -212,36 +235,37 @@ func commitIf(commit func() error) error {
 	return commit()
 }
 
-// readWindow keeps the prefetch no larger than what will be read, so a
-// peek of 5 messages does not take 500 off the queue for its duration.
-func readWindow(w, target int) int {
+// Window keeps the prefetch w (500 when unset) no larger than what will
+// be read, so a peek of 5 messages does not take 500 off the queue for
+// its duration.
+func Window(w, target int) int {
 	if w <= 0 {
 		w = 500
 	}
 	return max(1, min(w, target))
 }
 
-func (r *ReadResult) note(m *Message) {
+func (r *Result) note(m *deadletter.Message) {
 	if m.Redelivered {
 		r.Redelivered++
 	}
 	if v, ok := m.Props.Headers["x-delivery-count"]; ok {
 		r.Quorum = true
-		if n, ok := asInt(v); ok {
+		if n, ok := deadletter.Int(v); ok {
 			r.MaxDeliveryCount = max(r.MaxDeliveryCount, n)
 		}
 	}
-	if len(ReadOrigin(m.Props.Headers).Malformed) > 0 {
+	if len(deadletter.ReadOrigin(m.Props.Headers).Malformed) > 0 {
 		r.Malformed++
 	}
 }
 
 // IsNotFound reports whether err says the queue does not exist.
-func IsNotFound(err error) bool { return errors.Is(err, ErrQueueNotFound) }
+func IsNotFound(err error) bool { return errors.Is(err, errQueueNotFound) }
 
-// queueError makes a missing queue bad input about the Queue option (the
+// QueueError makes a missing queue bad input about the Queue option (the
 // name or the vhost is wrong); other errors pass through.
-func queueError(queue string, err error) error {
+func QueueError(queue string, err error) error {
 	if !IsNotFound(err) {
 		return err
 	}

@@ -1,7 +1,6 @@
-package replay
+package deadletter
 
 import (
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -24,20 +23,6 @@ const (
 	HeaderReplayedAt  = "dupctl-replayed-at"
 	HeaderDeath       = "dupctl-death"
 )
-
-// brokerHeaders are set by the broker when it dead-letters, shovels or
-// redelivers; a replay moves them into dupctl-death instead of copying
-// them (a copied x-death feeds the broker's cycle detection on 3.x and
-// crashed dead-lettering after upgrades to 4.0.4).
-var brokerHeaders = []string{
-	"x-death", "x-first-death-queue", "x-first-death-reason", "x-first-death-exchange",
-	"x-last-death-queue", "x-last-death-reason", "x-last-death-exchange",
-	"x-delivery-count", "x-acquired-count", "x-shovelled", "x-shovelled-timestamp", "x-opt-deaths",
-}
-
-// springHeaders are written by Spring AMQP's RepublishMessageRecoverer;
-// a replay moves them into dupctl-death too.
-var springHeaders = []string{HeaderExceptionMessage, HeaderExceptionTrace, HeaderExceptionClass, HeaderOriginalExchange, HeaderOriginalRK}
 
 // Death is one x-death entry.
 type Death struct {
@@ -92,7 +77,7 @@ func ReadOrigin(h amqp.Table) Origin {
 		}
 	}
 	if v, ok := h[HeaderReplayCount]; ok {
-		n, ok := asInt(v)
+		n, ok := Int(v)
 		if !ok {
 			o.Malformed = append(o.Malformed, HeaderReplayCount)
 		}
@@ -109,7 +94,7 @@ func readDeath(t amqp.Table) Death {
 	d.Queue, _ = t["queue"].(string)
 	d.Reason, _ = t["reason"].(string)
 	d.Exchange, _ = t["exchange"].(string)
-	d.Count, _ = asInt(t["count"])
+	d.Count, _ = Int(t["count"])
 	d.Time, _ = t["time"].(time.Time)
 	if rks, ok := t["routing-keys"].([]any); ok {
 		for _, r := range rks {
@@ -121,7 +106,9 @@ func readDeath(t amqp.Table) Death {
 	return d
 }
 
-func asInt(v any) (int64, bool) {
+// Int reads an AMQP integer header value of any width (false for any
+// other type).
+func Int(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int8:
 		return int64(x), true
@@ -193,41 +180,4 @@ func (o *Origin) Route() (exchange string, keys []string, ok bool) {
 func (o *Origin) DiedAt() time.Time {
 	d, _ := o.Last()
 	return d.Time
-}
-
-// Default field candidates, in order, for the error message, job type and
-// idempotency key. --error-field, --job-type-field and --idempotency-key
-// replace them.
-var (
-	DefaultErrorFields = mustFields("header.x-exception-message", "header.x-last-error", "header.error",
-		"header.error-message", "header.error_message", "header.exception", "body.error", "body.lastError")
-	DefaultJobTypeFields = mustFields("prop.type", "header.job-type", "header.job_type", "header.jobType",
-		"header.x-job-type", "body.type", "body.jobType", "body.job_type")
-	DefaultIdempotencyFields = mustFields("header.idempotency-key", "header.idempotencyKey", "header.idempotency_key",
-		"header.x-idempotency-key", "body.idempotencyKey", "body.idempotency_key")
-)
-
-func mustFields(specs ...string) []Field {
-	out := make([]Field, len(specs))
-	for i, s := range specs {
-		f, err := ParseField(s)
-		if err != nil {
-			panic(err)
-		}
-		out[i] = f
-	}
-	return out
-}
-
-// FieldList parses comma-free lists of field specs given one per flag.
-func FieldList(specs []string) ([]Field, error) {
-	var out []Field
-	for _, s := range specs {
-		f, err := ParseField(strings.TrimSpace(s))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, nil
 }

@@ -1,19 +1,19 @@
-package replay
+package journal
 
 import "sort"
 
-// claim is what a resumed run does with a DLQ copy (or an export record)
+// Claim is what a resumed run does with a DLQ copy (or an export record)
 // an earlier part of the run may already have handled.
-type claim uint8
+type Claim uint8
 
 const (
-	claimNone    claim = iota // no earlier publish stands for it: decide it afresh
-	claimDone                 // at its destination; its copy is still in the DLQ: settle it
-	claimDoubt                // published, confirm never seen
-	claimAckSent              // confirmed, its DLQ ack sent: this copy may be that one, or an identical one
+	ClaimNone    Claim = iota // no earlier publish stands for it: decide it afresh
+	ClaimDone                 // at its destination; its copy is still in the DLQ: settle it
+	ClaimDoubt                // published, confirm never seen
+	ClaimAckSent              // confirmed, its DLQ ack sent: this copy may be that one, or an identical one
 )
 
-// resumeBook hands each copy read by a resumed run at most one earlier
+// Book hands each copy read by a resumed run at most one earlier
 // publish to stand for, so N byte-identical dead letters are N items: a
 // copy is settled without publishing only where the journal proves a
 // published copy of that content is still in the DLQ.
@@ -23,7 +23,7 @@ const (
 // book matches (fingerprint, copy) exactly. A queue gives no such
 // position, so the book holds, per fingerprint, the publishes whose DLQ
 // copy may still be there, the certain ones first.
-type resumeBook struct {
+type Book struct {
 	byCopy map[copyKey]int64
 	byFP   map[string][]int64
 	pubs   map[int64]*published
@@ -34,8 +34,10 @@ type copyKey struct {
 	occ int
 }
 
-func newResumeBook(st *JournalState, file bool) *resumeBook {
-	b := &resumeBook{pubs: st.pubs}
+// NewBook is the book of a journal's publishes, for a resumed run reading
+// an export file again (file) or the DLQ.
+func NewBook(st *State, file bool) *Book {
+	b := &Book{pubs: st.pubs}
 	if file {
 		b.byCopy = map[copyKey]int64{}
 		for seq, p := range st.pubs {
@@ -61,7 +63,7 @@ func newResumeBook(st *JournalState, file bool) *resumeBook {
 // rank orders the publishes a queue copy may stand for: an ack that never
 // left first (that copy is certainly there), then in doubt, then an ack
 // sent (the copy may be gone); by sequence within each.
-func (b *resumeBook) rank(x, y int64) bool {
+func (b *Book) rank(x, y int64) bool {
 	kx, ky := b.kind(b.pubs[x]), b.kind(b.pubs[y])
 	if kx != ky {
 		return kx < ky
@@ -69,41 +71,41 @@ func (b *resumeBook) rank(x, y int64) bool {
 	return x < y
 }
 
-func (b *resumeBook) kind(p *published) claim {
+func (b *Book) kind(p *published) Claim {
 	switch {
 	case p.outcome == OutcomeDoubt:
-		return claimDoubt
+		return ClaimDoubt
 	case p.ack == ackUnsent:
-		return claimDone
+		return ClaimDone
 	default:
-		return claimAckSent
+		return ClaimAckSent
 	}
 }
 
-// take gives the earlier publish that the copy (fingerprint fp, the occ-th
+// Take gives the earlier publish that the copy (fingerprint fp, the occ-th
 // copy of it read, redelivered as the broker says) stands for, and what to
 // do with it. A queue copy the broker never delivered before cannot be one
 // an earlier part read, so it stands for none.
-func (b *resumeBook) take(fp string, occ int, redelivered bool) (int64, claim) {
+func (b *Book) Take(fp string, occ int, redelivered bool) (int64, Claim) {
 	if b == nil {
-		return 0, claimNone
+		return 0, ClaimNone
 	}
 	if b.byCopy != nil {
 		seq, ok := b.byCopy[copyKey{fp, occ}]
 		if !ok {
-			return 0, claimNone
+			return 0, ClaimNone
 		}
 		switch p := b.pubs[seq]; p.outcome {
 		case OutcomeDone:
-			return seq, claimDone
+			return seq, ClaimDone
 		case OutcomeDoubt:
-			return seq, claimDoubt
+			return seq, ClaimDoubt
 		}
-		return 0, claimNone
+		return 0, ClaimNone
 	}
 	seqs := b.byFP[fp]
 	if len(seqs) == 0 || !redelivered {
-		return 0, claimNone
+		return 0, ClaimNone
 	}
 	seq := seqs[0]
 	b.byFP[fp] = seqs[1:]

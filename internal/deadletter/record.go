@@ -1,18 +1,13 @@
-package replay
+package deadletter
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"math"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -23,179 +18,6 @@ import (
 // Format names the export file format; it is the "format" field of every
 // record so a file says what it is.
 const Format = "dupctl-dlq/1"
-
-// Message is one dead-lettered message as read from a queue or an export
-// file: every basic property, the headers with their AMQP types, the body,
-// and how it was delivered.
-type Message struct {
-	Props       Properties
-	Body        []byte
-	Exchange    string // the exchange it was delivered through (the DLX)
-	RoutingKey  string // the routing key it was delivered with
-	Redelivered bool
-	// Tag is the delivery tag on the reading channel (0 for a file).
-	Tag uint64
-	// Line is the 1-based line of an export file (0 for a queue).
-	Line int
-
-	fp string
-}
-
-// Properties are the AMQP basic properties.
-type Properties struct {
-	ContentType     string
-	ContentEncoding string
-	DeliveryMode    uint8
-	Priority        uint8
-	CorrelationID   string
-	ReplyTo         string
-	Expiration      string
-	MessageID       string
-	Timestamp       time.Time
-	Type            string
-	UserID          string
-	AppID           string
-	Headers         amqp.Table
-}
-
-// FromDelivery copies what a replay and an export need out of a delivery.
-func FromDelivery(d *amqp.Delivery) *Message {
-	return &Message{
-		Props: Properties{
-			ContentType: d.ContentType, ContentEncoding: d.ContentEncoding,
-			DeliveryMode: d.DeliveryMode, Priority: d.Priority,
-			CorrelationID: d.CorrelationId, ReplyTo: d.ReplyTo, Expiration: d.Expiration,
-			MessageID: d.MessageId, Timestamp: d.Timestamp, Type: d.Type,
-			UserID: d.UserId, AppID: d.AppId, Headers: d.Headers,
-		},
-		Body: d.Body, Exchange: d.Exchange, RoutingKey: d.RoutingKey,
-		Redelivered: d.Redelivered, Tag: d.DeliveryTag,
-	}
-}
-
-// Publishing is the message as it would be published unchanged.
-func (m *Message) Publishing() amqp.Publishing {
-	p := m.Props
-	return amqp.Publishing{
-		ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
-		DeliveryMode: p.DeliveryMode, Priority: p.Priority,
-		CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo, Expiration: p.Expiration,
-		MessageId: p.MessageID, Timestamp: p.Timestamp, Type: p.Type,
-		UserId: p.UserID, AppId: p.AppID, Headers: p.Headers, Body: m.Body,
-	}
-}
-
-// readingHeaders change when a message is only read (requeued), so they
-// are left out of its fingerprint.
-var readingHeaders = []string{"x-delivery-count", "x-acquired-count"}
-
-// Fingerprint identifies the message's content: properties, headers (but
-// those that reading changes) and body. Two dead letterings of one job
-// differ (their x-death differs); reading a message does not change it.
-// It hashes a typed binary walk of the message (cheap enough to run on
-// every message of a replay).
-func (m *Message) Fingerprint() string {
-	if m.fp != "" {
-		return m.fp
-	}
-	h := sha256.New()
-	p := &m.Props
-	for _, s := range []string{p.ContentType, p.ContentEncoding, p.CorrelationID, p.ReplyTo, p.Expiration,
-		p.MessageID, p.Type, p.UserID, p.AppID} {
-		hashBytes(h, 'S', []byte(s))
-	}
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(p.Timestamp.Unix()))
-	h.Write([]byte{p.DeliveryMode, p.Priority})
-	if !p.Timestamp.IsZero() {
-		h.Write(b[:])
-	}
-	hashTable(h, p.Headers, readingHeaders)
-	hashBytes(h, 'x', m.Body)
-	m.fp = hex.EncodeToString(h.Sum(nil))[:32]
-	return m.fp
-}
-
-func hashBytes(h hash.Hash, tag byte, s []byte) {
-	var n [9]byte
-	n[0] = tag
-	binary.BigEndian.PutUint64(n[1:], uint64(len(s)))
-	h.Write(n[:])
-	h.Write(s)
-}
-
-func hashTable(h hash.Hash, t amqp.Table, skip []string) {
-	keys := sortedKeys(t)
-	hashBytes(h, 'F', nil)
-	for _, k := range keys {
-		if slices.Contains(skip, k) {
-			continue
-		}
-		hashBytes(h, 'k', []byte(k))
-		hashValue(h, t[k])
-	}
-	h.Write([]byte{'}'})
-}
-
-// hashValue writes a value with its type, so int32(1) and int64(1) differ.
-func hashValue(h hash.Hash, v any) {
-	var b [9]byte
-	num := func(tag byte, u uint64) {
-		b[0] = tag
-		binary.BigEndian.PutUint64(b[1:], u)
-		h.Write(b[:])
-	}
-	switch x := v.(type) {
-	case nil:
-		h.Write([]byte{'V'})
-	case bool:
-		if x {
-			num('t', 1)
-		} else {
-			num('t', 0)
-		}
-	case int8:
-		num('b', uint64(x))
-	case uint8:
-		num('B', uint64(x))
-	case int16:
-		num('s', uint64(x))
-	case uint16:
-		num('u', uint64(x))
-	case int:
-		num('I', uint64(int32(x)))
-	case int32:
-		num('I', uint64(x))
-	case uint32:
-		num('i', uint64(x))
-	case int64:
-		num('l', uint64(x))
-	case float32:
-		num('f', uint64(math.Float32bits(x)))
-	case float64:
-		num('d', math.Float64bits(x))
-	case amqp.Decimal:
-		num('D', uint64(x.Scale)<<32|uint64(uint32(x.Value)))
-	case string:
-		hashBytes(h, 'S', []byte(x))
-	case []byte:
-		hashBytes(h, 'x', x)
-	case time.Time:
-		num('T', uint64(x.Unix()))
-	case []any:
-		hashBytes(h, 'A', nil)
-		for _, e := range x {
-			hashValue(h, e)
-		}
-		h.Write([]byte{']'})
-	case amqp.Table:
-		hashTable(h, x, nil)
-	case map[string]any:
-		hashTable(h, amqp.Table(x), nil)
-	default:
-		hashBytes(h, '?', []byte(fmt.Sprintf("%T %v", v, v)))
-	}
-}
 
 // Record is one line of an export file (JSON Lines). Its field names are a
 // public contract (docs/dlq.md).
@@ -336,8 +158,8 @@ func ParseRecord(line []byte) (*Message, error) {
 	return m, nil
 }
 
-// MaxRecordBytes bounds one export line (a 128 MiB message, base64'd, fits).
-const MaxRecordBytes = 192 << 20
+// maxRecordBytes bounds one export line (a 128 MiB message, base64'd, fits).
+const maxRecordBytes = 192 << 20
 
 // ReadRecords calls fn for every record of an export file, in order.
 // Blank lines are skipped; a malformed line stops with its line number.
@@ -370,8 +192,8 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		out = append(out, chunk...)
-		if len(out) > MaxRecordBytes {
-			return nil, fmt.Errorf("record longer than %d bytes", MaxRecordBytes)
+		if len(out) > maxRecordBytes {
+			return nil, fmt.Errorf("record longer than %d bytes", maxRecordBytes)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue

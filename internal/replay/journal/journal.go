@@ -1,4 +1,15 @@
-package replay
+// Package journal is the replay journal: an append-only JSON Lines file,
+// one record per event of a replay run. It is written before each publish
+// ("pub") and after each outcome, so after a crash or a lost connection a --resume run knows which
+// messages are already at their destination (acked without republishing),
+// which are in doubt (published, confirm never seen: reported, never
+// silently retried) and which failed (replayed again). It is also the
+// audit trail: who ran what, with which filters, and what happened to every
+// message id.
+//
+// State reads a journal back; Book matches the DLQ copies a resumed run
+// reads to the publishes its earlier parts journaled (resume.go).
+package journal
 
 import (
 	"bufio"
@@ -17,33 +28,24 @@ import (
 	"time"
 )
 
-// The journal is an append-only JSON Lines file, one record per event of a
-// replay run. It is written before each publish ("pub") and after each
-// outcome, so after a crash or a lost connection a --resume run knows which
-// messages are already at their destination (acked without republishing),
-// which are in doubt (published, confirm never seen: reported, never
-// silently retried) and which failed (replayed again). It is also the
-// audit trail: who ran what, with which filters, and what happened to every
-// message id.
-
 // Journal record types.
 const (
-	JStart    = "start"
-	JPub      = "pub"      // about to publish (replay or park)
-	JOK       = "ok"       // confirmed and not returned: at the destination
-	JReturned = "returned" // unroutable (mandatory return): still in the DLQ
-	JNacked   = "nacked"   // broker nack: still in the DLQ
-	JDoubt    = "in-doubt" // connection lost before the confirm
-	JAckLost  = "ack-lost" // at the destination, but the DLQ ack failed
-	JSkip     = "skip"     // not replayed, and why (idempotency, no destination)
-	// JResumedAck: a resume acks the DLQ copy of an earlier publish (seq)
+	Start    = "start"
+	Pub      = "pub"      // about to publish (replay or park)
+	OK       = "ok"       // confirmed and not returned: at the destination
+	Returned = "returned" // unroutable (mandatory return): still in the DLQ
+	Nacked   = "nacked"   // broker nack: still in the DLQ
+	Doubt    = "in-doubt" // connection lost before the confirm
+	AckLost  = "ack-lost" // at the destination, but the DLQ ack failed
+	Skip     = "skip"     // not replayed, and why (idempotency, no destination)
+	// ResumedAck: a resume acks the DLQ copy of an earlier publish (seq)
 	// whose own ack never left; written before the ack is sent.
-	JResumedAck = "ack"
-	JEnd        = "end"
+	ResumedAck = "ack"
+	End        = "end"
 )
 
-// JournalRecord is one line of the journal.
-type JournalRecord struct {
+// Record is one line of the journal.
+type Record struct {
 	T   string    `json:"t"`
 	At  time.Time `json:"at"`
 	Run string    `json:"run,omitempty"`
@@ -69,10 +71,10 @@ type JournalRecord struct {
 	Count   int      `json:"count_at_start,omitempty"`
 	Version string   `json:"version,omitempty"`
 	// FileDigest is the SHA-256 of a replayed export file, so a later run
-	// can tell the same file was replayed before (FindJournals).
+	// can tell the same file was replayed before (Find).
 	FileDigest string `json:"file_sha256,omitempty"`
 	// End only.
-	Summary *Counts `json:"summary,omitempty"`
+	Summary any `json:"summary,omitempty"` // the run's counts
 	// Settled: the DLQ showed every ack and requeue of this part applied.
 	Settled bool `json:"settled,omitempty"`
 }
@@ -82,26 +84,26 @@ type JournalRecord struct {
 type Journal struct {
 	mu  sync.Mutex
 	w   *bufio.Writer
-	f   JournalFile
+	f   File
 	err error
 	now func() time.Time
 	run string
 }
 
-// JournalFile is what the journal writes to (an *os.File).
-type JournalFile interface {
+// File is what the journal writes to (an *os.File).
+type File interface {
 	io.Writer
 	Sync() error
 }
 
-// NewJournal writes to f.
-func NewJournal(f JournalFile, run string, now func() time.Time) *Journal {
+// New writes to f.
+func New(f File, run string, now func() time.Time) *Journal {
 	return &Journal{w: bufio.NewWriterSize(f, 256<<10), f: f, now: now, run: run}
 }
 
 // Add appends a record (the first write error sticks and is returned by
 // Flush).
-func (j *Journal) Add(r JournalRecord) {
+func (j *Journal) Add(r Record) {
 	if j == nil {
 		return
 	}
@@ -111,7 +113,7 @@ func (j *Journal) Add(r JournalRecord) {
 		return
 	}
 	r.At = j.now().UTC()
-	if r.T == JStart || r.T == JEnd {
+	if r.T == Start || r.T == End {
 		r.Run = j.run
 	}
 	b, err := json.Marshal(r)
@@ -185,10 +187,10 @@ type published struct {
 	superseded bool
 }
 
-// JournalState is what a journal says about a run so far. Every publish is
+// State is what a journal says about a run so far. Every publish is
 // its own item (a sequence number), so byte-identical dead letters are
 // as many items as copies were published, never one.
-type JournalState struct {
+type State struct {
 	Run     string
 	Queue   string
 	File    string
@@ -199,11 +201,11 @@ type JournalState struct {
 	skipped int
 }
 
-// ReadJournal replays a journal into its state. A torn last line (the
+// Read replays a journal into its state. A torn last line (the
 // process was killed mid-write) is ignored; any other malformed line is an
 // error.
-func ReadJournal(r io.Reader) (*JournalState, error) {
-	st := &JournalState{pubs: map[int64]*published{}}
+func Read(r io.Reader) (*State, error) {
+	st := &State{pubs: map[int64]*published{}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var pending error
 	for n := 1; ; n++ {
@@ -212,7 +214,7 @@ func ReadJournal(r io.Reader) (*JournalState, error) {
 			if pending != nil {
 				return nil, pending
 			}
-			var rec JournalRecord
+			var rec Record
 			if jerr := json.Unmarshal(line, &rec); jerr != nil {
 				// Only the last line may be torn.
 				pending = fmt.Errorf("journal line %d: %w", n, jerr)
@@ -237,45 +239,45 @@ func ReadJournal(r io.Reader) (*JournalState, error) {
 	return st, nil
 }
 
-func (st *JournalState) apply(r *JournalRecord) {
+func (st *State) apply(r *Record) {
 	p := st.pubs[r.Seq]
 	switch r.T {
-	case JStart:
+	case Start:
 		if st.Run == "" {
 			st.Run, st.Queue, st.File = r.Run, r.Queue, r.File
 		}
 		st.parts++
-	case JPub:
+	case Pub:
 		st.MaxSeq = max(st.MaxSeq, r.Seq)
 		// Until an outcome is recorded, a publish is in doubt.
 		st.pubs[r.Seq] = &published{fp: r.FP, occ: r.Occ, id: r.ID, part: st.parts, outcome: OutcomeDoubt}
 		if old := st.pubs[r.Of]; r.Of != 0 && old != nil {
 			old.superseded = true
 		}
-	case JOK:
+	case OK:
 		// The DLQ ack follows the "ok" line at once.
 		if p != nil {
 			p.outcome, p.ack = OutcomeDone, ackSent
 		}
-	case JResumedAck:
+	case ResumedAck:
 		if p != nil {
 			p.ack, p.part = ackSent, st.parts
 		}
-	case JAckLost:
+	case AckLost:
 		if p != nil && r.Unsent {
 			p.ack = ackUnsent
 		}
-	case JReturned, JNacked:
+	case Returned, Nacked:
 		if p != nil {
 			p.outcome = OutcomeFailed
 		}
-	case JDoubt:
+	case Doubt:
 		if p != nil {
 			p.outcome = OutcomeDoubt
 		}
-	case JSkip:
+	case Skip:
 		st.skipped++
-	case JEnd:
+	case End:
 		if r.Settled {
 			// The DLQ showed every ack of this part applied.
 			for _, q := range st.pubs {
@@ -288,7 +290,7 @@ func (st *JournalState) apply(r *JournalRecord) {
 }
 
 // Count tallies publishes by outcome (a republished copy counts once).
-func (st *JournalState) Count(o Outcome) int {
+func (st *State) Count(o Outcome) int {
 	n := 0
 	for _, p := range st.pubs {
 		if !p.superseded && p.outcome == o {
@@ -301,7 +303,7 @@ func (st *JournalState) Count(o Outcome) int {
 // AckUnknown counts confirmed publishes whose DLQ ack was sent by a part of
 // the run that did not see the DLQ settle: their DLQ copies may still be
 // there.
-func (st *JournalState) AckUnknown() int {
+func (st *State) AckUnknown() int {
 	n := 0
 	for _, p := range st.pubs {
 		if !p.superseded && p.outcome == OutcomeDone && p.ack == ackSent {
@@ -313,7 +315,7 @@ func (st *JournalState) AckUnknown() int {
 
 // Describe says what the journal holds for a fingerprint (for a person
 // reading a test failure or a problem list).
-func (st *JournalState) Describe(fp string) string {
+func (st *State) Describe(fp string) string {
 	var parts []string
 	for seq, p := range st.pubs {
 		if p.fp == fp {
@@ -328,7 +330,7 @@ func (st *JournalState) Describe(fp string) string {
 }
 
 // PublishedIDs are the message ids of publishes with outcome o.
-func (st *JournalState) PublishedFPs(o Outcome) []string {
+func (st *State) PublishedFPs(o Outcome) []string {
 	var out []string
 	for _, p := range st.pubs {
 		if !p.superseded && p.outcome == o {
@@ -348,11 +350,11 @@ func FileDigest(r io.Reader) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// FindJournals returns the journals in dirs (any file whose first line is
+// Find returns the journals in dirs (any file whose first line is
 // a start record) whose run replayed an export file with this digest:
 // replaying the same file again under a new journal would publish every
 // message a second time.
-func FindJournals(dirs []string, digest string) []string {
+func Find(dirs []string, digest string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, dir := range dirs {
@@ -390,15 +392,15 @@ func startDigest(path string) string {
 	if err != nil && len(line) == 0 {
 		return ""
 	}
-	var rec JournalRecord
-	if json.Unmarshal(line, &rec) != nil || rec.T != JStart {
+	var rec Record
+	if json.Unmarshal(line, &rec) != nil || rec.T != Start {
 		return ""
 	}
 	return rec.FileDigest
 }
 
 // TrimTornLine cuts a journal back to its last complete line: a process
-// killed mid-write leaves a fragment without its newline, which ReadJournal
+// killed mid-write leaves a fragment without its newline, which Read
 // skips only while it is the last line. f must be open for reading and
 // writing.
 func TrimTornLine(f *os.File) error {

@@ -1,15 +1,16 @@
-package replay
+package classify
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-func msg(headers amqp.Table, body string) *Message {
-	return &Message{Props: Properties{Headers: headers, MessageID: "m"}, Body: []byte(body)}
+func msg(headers amqp.Table, body string) *deadletter.Message {
+	return &deadletter.Message{Props: deadletter.Properties{Headers: headers, MessageID: "m"}, Body: []byte(body)}
 }
 
 func TestClassifyBuiltinAndUserRules(t *testing.T) {
@@ -50,8 +51,8 @@ func TestParseRulesErrors(t *testing.T) {
 }
 
 func TestNormalizeErrorGroupsOneFailureMode(t *testing.T) {
-	a := NormalizeError("order 1001 not found (id 3f2a9c1b-0000-4000-8000-00000000abcd at 2026-11-30T12:00:00Z)")
-	b := NormalizeError("order 77 not found (id 9e6b865f-1111-4000-8000-00000000ffff at 2026-12-01T08:30:01Z)")
+	a := normalizeError("order 1001 not found (id 3f2a9c1b-0000-4000-8000-00000000abcd at 2026-11-30T12:00:00Z)")
+	b := normalizeError("order 77 not found (id 9e6b865f-1111-4000-8000-00000000ffff at 2026-12-01T08:30:01Z)")
 	if a != b || a != "order <n> not found (id <uuid> at <time>)" {
 		t.Fatalf("%q vs %q", a, b)
 	}
@@ -86,51 +87,6 @@ func TestRouteChoosesOriginAndGuardsTheDLQ(t *testing.T) {
 	}
 }
 
-func TestRewriteMovesDeathHistory(t *testing.T) {
-	h := amqp.Table{"x-death": []any{amqp.Table{"queue": "work"}}, "x-first-death-queue": "work", "retry-count": int16(5),
-		"x-exception-message": "boom", HeaderReplayCount: int64(1),
-		HeaderDeath: []any{amqp.Table{"x-death": "older"}}, "tenant": "acme"}
-	m := &Message{Props: Properties{Headers: h, MessageID: "m", CorrelationID: "c", UserID: "someone"}}
-	rw := Rewrite{Run: "r1", ResetAttempts: "retry-count", User: "guest", Now: time.Unix(0, 0)}
-	p := rw.Replayed(m, 7, Target{RoutingKey: "work"})
-	for _, k := range []string{"x-death", "x-first-death-queue", "x-exception-message"} {
-		if _, ok := p.Headers[k]; ok {
-			t.Errorf("%s was copied", k)
-		}
-	}
-	hist := p.Headers[HeaderDeath].([]any)
-	if len(hist) != 2 || hist[0].(amqp.Table)["x-first-death-queue"] != "work" || hist[1].(amqp.Table)["x-death"] != "older" {
-		t.Fatalf("history: %#v", hist)
-	}
-	if p.Headers[HeaderReplayCount] != int64(2) || p.Headers[HeaderReplayRun] != "r1" || p.Headers[HeaderReplayID] != "r1-7" ||
-		p.Headers["retry-count"] != int16(0) || p.Headers["tenant"] != "acme" {
-		t.Fatalf("headers: %#v", p.Headers)
-	}
-	if p.MessageId != "m" || p.CorrelationId != "c" || p.UserId != "" || p.DeliveryMode != amqp.Persistent {
-		t.Fatalf("properties: %+v", p)
-	}
-	if _, ok := m.Props.Headers["x-death"]; !ok {
-		t.Fatal("the source message's headers were modified")
-	}
-}
-
-// A recoverer-style message (Spring's x-exception-message) replayed once
-// and dead-lettered again by the broker keeps its error and class: the
-// replay moved the exception headers into dupctl-death, and the broker
-// added only x-death (issue 21).
-func TestReplayedRecovererMessageKeepsItsClass(t *testing.T) {
-	m := &Message{Props: Properties{Headers: amqp.Table{"x-exception-message": "order 17 not found",
-		"x-original-exchange": "orders", "x-original-routingKey": "order.created"}}}
-	rw := Rewrite{Run: "r1", Now: time.Unix(0, 0)}
-	p := rw.Replayed(m, 1, Target{Exchange: "orders", RoutingKey: "order.created"})
-	p.Headers["x-death"] = []any{amqp.Table{"queue": "orders.work", "reason": "rejected", "count": int64(1)}}
-	again := &Message{Props: Properties{Headers: p.Headers}}
-	in := (&Analyzer{}).Analyze(again)
-	if in.Error != "order 17 not found" || in.Class != NonRetryable {
-		t.Fatalf("after one replay: error %q class %s (%s)", in.Error, in.Class, in.ClassRule)
-	}
-}
-
 func TestWhereMatchesHeadersAndBody(t *testing.T) {
 	m := msg(amqp.Table{"tenant": "acme", "meta": amqp.Table{"tries": int32(3)}}, `{"order":{"id":42,"tags":["a","b"]}}`)
 	for spec, want := range map[string]bool{
@@ -140,7 +96,7 @@ func TestWhereMatchesHeadersAndBody(t *testing.T) {
 	} {
 		w, err := ParseWhere(spec)
 		must(t, err)
-		if got := w.Match(m); got != want {
+		if got := w.match(m); got != want {
 			t.Errorf("%s: got %v, want %v", spec, got, want)
 		}
 	}
@@ -181,11 +137,18 @@ func FuzzParseWhere(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = w.Match(msg(amqp.Table{"a": body}, body))
+		_ = w.match(msg(amqp.Table{"a": body}, body))
 		// ... and writes back a condition that reads the same.
 		again, err := ParseWhere(w.String())
 		if err != nil || again.String() != w.String() || again.Op != w.Op || again.Value != w.Value {
 			t.Fatalf("%q: written back as %q, read as %q (%v)", spec, w.String(), again.String(), err)
 		}
 	})
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

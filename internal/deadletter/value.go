@@ -1,4 +1,4 @@
-package replay
+package deadletter
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dupctl/dupctl/internal/platform/text"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -87,54 +88,10 @@ func encodeValue(buf *bytes.Buffer, v any, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("value nested deeper than %d levels", maxDepth)
 	}
-	tagged := func(tag string, payload any) error {
-		b, err := json.Marshal(payload)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(buf, `{%q:%s}`, tag, b)
-		return nil
-	}
 	switch x := v.(type) {
 	case nil:
 		buf.WriteString(`{"void":null}`)
 		return nil
-	case bool:
-		return tagged("bool", x)
-	case int8:
-		return tagged("int8", x)
-	case uint8:
-		return tagged("uint8", x)
-	case int16:
-		return tagged("int16", x)
-	case uint16:
-		return tagged("uint16", x)
-	case int:
-		return tagged("int32", int32(x)) // amqp091-go writes int as 'I'
-	case int32:
-		return tagged("int32", x)
-	case uint32:
-		return tagged("uint32", x)
-	case int64:
-		return tagged("int64", x)
-	case float32:
-		return tagged("float32", floatJSON(float64(x), 32))
-	case float64:
-		return tagged("float64", floatJSON(x, 64))
-	case amqp.Decimal:
-		return tagged("decimal", struct {
-			Scale uint8 `json:"scale"`
-			Value int32 `json:"value"`
-		}{x.Scale, x.Value})
-	case string:
-		if utf8.ValidString(x) {
-			return tagged("string", x)
-		}
-		return tagged("string_base64", base64.StdEncoding.EncodeToString([]byte(x)))
-	case []byte:
-		return tagged("bytes", base64.StdEncoding.EncodeToString(x))
-	case time.Time:
-		return tagged("timestamp", x.UTC().Format(time.RFC3339))
 	case []any:
 		buf.WriteString(`{"array":[`)
 		for i, e := range x {
@@ -152,7 +109,60 @@ func encodeValue(buf *bytes.Buffer, v any, depth int) error {
 	case map[string]any:
 		return encodeTable(buf, amqp.Table(x), depth+1)
 	}
-	return fmt.Errorf("unsupported AMQP value type %T", v)
+	tag, payload, ok := scalarTag(v)
+	if !ok {
+		return fmt.Errorf("unsupported AMQP value type %T", v)
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(buf, `{%q:%s}`, tag, b)
+	return nil
+}
+
+// scalarTag is the type tag and JSON payload of a value that is neither
+// void nor an array nor a table.
+func scalarTag(v any) (tag string, payload any, ok bool) {
+	switch x := v.(type) {
+	case bool:
+		return "bool", x, true
+	case int8:
+		return "int8", x, true
+	case uint8:
+		return "uint8", x, true
+	case int16:
+		return "int16", x, true
+	case uint16:
+		return "uint16", x, true
+	case int:
+		return "int32", int32(x), true // amqp091-go writes int as 'I'
+	case int32:
+		return "int32", x, true
+	case uint32:
+		return "uint32", x, true
+	case int64:
+		return "int64", x, true
+	case float32:
+		return "float32", floatJSON(float64(x), 32), true
+	case float64:
+		return "float64", floatJSON(x, 64), true
+	case amqp.Decimal:
+		return "decimal", struct {
+			Scale uint8 `json:"scale"`
+			Value int32 `json:"value"`
+		}{x.Scale, x.Value}, true
+	case string:
+		if utf8.ValidString(x) {
+			return "string", x, true
+		}
+		return "string_base64", base64.StdEncoding.EncodeToString([]byte(x)), true
+	case []byte:
+		return "bytes", base64.StdEncoding.EncodeToString(x), true
+	case time.Time:
+		return "timestamp", x.UTC().Format(time.RFC3339), true
+	}
+	return "", nil, false
 }
 
 func encodeTable(buf *bytes.Buffer, t amqp.Table, depth int) error {
@@ -259,17 +269,8 @@ func decodeValue(raw json.RawMessage, depth int) (any, error) {
 func decodeTagged(tag string, p json.RawMessage, depth int) (any, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s value %s: %w", tag, clip(p), err) }
 	switch tag {
-	case "void":
-		if string(p) != "null" {
-			return nil, wrap(fmt.Errorf("want null"))
-		}
-		return nil, nil
-	case "bool":
-		var b bool
-		if err := json.Unmarshal(p, &b); err != nil {
-			return nil, wrap(err)
-		}
-		return b, nil
+	case "void", "bool", "decimal":
+		return decodeSimple(tag, p, wrap)
 	case "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64":
 		return decodeInt(tag, p, wrap)
 	case "float32", "float64":
@@ -285,44 +286,8 @@ func decodeTagged(tag string, p json.RawMessage, depth int) (any, error) {
 			return float32(f), nil
 		}
 		return f, nil
-	case "decimal":
-		var d struct {
-			Scale *uint8 `json:"scale"`
-			Value *int32 `json:"value"`
-		}
-		if err := strictUnmarshal(p, &d); err != nil || d.Scale == nil || d.Value == nil {
-			return nil, wrap(fmt.Errorf("want {\"scale\": n, \"value\": n}"))
-		}
-		return amqp.Decimal{Scale: *d.Scale, Value: *d.Value}, nil
-	case "string":
-		var s string
-		if err := json.Unmarshal(p, &s); err != nil {
-			return nil, wrap(err)
-		}
-		return s, nil
-	case "string_base64", "bytes":
-		var s string
-		if err := json.Unmarshal(p, &s); err != nil {
-			return nil, wrap(err)
-		}
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		if tag == "bytes" {
-			return b, nil
-		}
-		return string(b), nil
-	case "timestamp":
-		var s string
-		if err := json.Unmarshal(p, &s); err != nil {
-			return nil, wrap(err)
-		}
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		return t, nil
+	case "string", "string_base64", "bytes", "timestamp":
+		return decodeString(tag, p, wrap)
 	case "array":
 		var items []json.RawMessage
 		if err := json.Unmarshal(p, &items); err != nil {
@@ -343,6 +308,58 @@ func decodeTagged(tag string, p json.RawMessage, depth int) (any, error) {
 		return decodeTablePairs(p, depth+1)
 	}
 	return nil, fmt.Errorf("unknown AMQP value type %q", tag)
+}
+
+// decodeSimple reads a void, a bool or a decimal.
+func decodeSimple(tag string, p json.RawMessage, wrap func(error) error) (any, error) {
+	switch tag {
+	case "void":
+		if string(p) != "null" {
+			return nil, wrap(fmt.Errorf("want null"))
+		}
+		return nil, nil
+	case "bool":
+		var b bool
+		if err := json.Unmarshal(p, &b); err != nil {
+			return nil, wrap(err)
+		}
+		return b, nil
+	}
+	var d struct {
+		Scale *uint8 `json:"scale"`
+		Value *int32 `json:"value"`
+	}
+	if err := strictUnmarshal(p, &d); err != nil || d.Scale == nil || d.Value == nil {
+		return nil, wrap(fmt.Errorf("want {\"scale\": n, \"value\": n}"))
+	}
+	return amqp.Decimal{Scale: *d.Scale, Value: *d.Value}, nil
+}
+
+// decodeString reads the values written as a JSON string: a string (as
+// text or base64), bytes (base64) and a timestamp (RFC 3339).
+func decodeString(tag string, p json.RawMessage, wrap func(error) error) (any, error) {
+	var s string
+	if err := json.Unmarshal(p, &s); err != nil {
+		return nil, wrap(err)
+	}
+	switch tag {
+	case "string":
+		return s, nil
+	case "timestamp":
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		return t, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if tag == "bytes" {
+		return b, nil
+	}
+	return string(b), nil
 }
 
 func decodeInt(tag string, p json.RawMessage, wrap func(error) error) (any, error) {
@@ -445,10 +462,4 @@ func strictUnmarshal(p []byte, v any) error {
 }
 
 // clip shortens raw input for an error message.
-func clip(b []byte) string {
-	const n = 60
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "..."
-}
+func clip(b []byte) string { return text.Clip(string(b), 63, "...") }

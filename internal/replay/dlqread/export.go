@@ -1,16 +1,18 @@
-package replay
+package dlqread
 
 import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
 // ExportOptions are one `dlq export` run.
 type ExportOptions struct {
-	Read  ReadOptions
+	Read  Options
 	Vhost string
 	File  string // the name of Out, for messages
 	// Drain acks the exported messages once Out is synced (removing them
@@ -18,21 +20,28 @@ type ExportOptions struct {
 	Drain bool
 }
 
+// SyncWriter is what an export writes to (an *os.File): the records are
+// synced before a drain acks the messages.
+type SyncWriter interface {
+	io.Writer
+	Sync() error
+}
+
 // ExportDeps are a read's dependencies and the file the records go to.
 type ExportDeps struct {
-	ReadDeps
-	Out JournalFile
+	Deps
+	Out SyncWriter
 }
 
 // ExportResult is what `dlq export` wrote (its JSON data).
 type ExportResult struct {
-	Queue   string     `json:"queue"`
-	Vhost   string     `json:"vhost,omitempty"`
-	File    string     `json:"file"`
-	Read    ReadResult `json:"read"`
-	Written int        `json:"written"`
-	Bytes   int64      `json:"body_bytes"`
-	Drained bool       `json:"drained"`
+	Queue   string `json:"queue"`
+	Vhost   string `json:"vhost,omitempty"`
+	File    string `json:"file"`
+	Read    Result `json:"read"`
+	Written int    `json:"written"`
+	Bytes   int64  `json:"body_bytes"`
+	Drained bool   `json:"drained"`
 }
 
 // Export writes every message read to Out as export records, syncs it,
@@ -43,7 +52,7 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 	data := &ExportResult{Queue: o.Read.Queue, Vhost: o.Vhost, File: o.File}
 	bw := bufio.NewWriterSize(d.Out, 1<<20)
 	at := d.Now()
-	write := func(m *Message) error {
+	write := func(m *deadletter.Message) error {
 		rec, err := m.MarshalRecord(at, o.Read.Queue, o.Vhost)
 		if err != nil {
 			return fmt.Errorf("message %d: %w", data.Written+1, err)
@@ -64,7 +73,7 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 		}
 		return nil
 	}
-	res, err := readQueue(ctx, d.ReadDeps, o.Read, write, o.Drain, commit)
+	res, err := readQueue(ctx, d.Deps, o.Read, write, o.Drain, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +87,9 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 // error: the file is not the queue.
 func (x *ExportResult) Report() *findings.Report {
 	rep := readReport("dlq export", x, x.Queue, x.Read)
-	rep.Check(RuleExportIncomplete.Code)
+	rep.Check(ruleExportIncomplete.Code)
 	if x.Written < x.Read.Target {
-		rep.Add(RuleExportIncomplete.New("file "+x.File, fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
+		rep.Add(ruleExportIncomplete.New("file "+x.File, fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
 	}
 	return rep
 }

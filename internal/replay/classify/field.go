@@ -1,4 +1,4 @@
-package replay
+package classify
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -31,8 +32,8 @@ func (f Field) String() string { return f.Kind + "." + f.Path }
 var propNames = []string{"message_id", "correlation_id", "type", "app_id", "user_id", "content_type",
 	"content_encoding", "reply_to", "expiration", "priority", "delivery_mode", "timestamp"}
 
-// ParseField reads header.NAME, body.PATH or prop.NAME.
-func ParseField(s string) (Field, error) {
+// parseField reads header.NAME, body.PATH or prop.NAME.
+func parseField(s string) (Field, error) {
 	kind, path, ok := strings.Cut(s, ".")
 	if !ok || path == "" {
 		return Field{}, fmt.Errorf("field %q: want header.NAME, body.PATH or prop.NAME", s)
@@ -58,8 +59,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Lookup returns the field's value as text, and whether it is present.
-func (f Field) Lookup(m *Message) (string, bool) {
+// lookup returns the field's value as text, and whether it is present.
+func (f Field) lookup(m *deadletter.Message) (string, bool) {
 	switch f.Kind {
 	case "header":
 		v, ok := headerPath(m.Props.Headers, f.Path)
@@ -68,7 +69,7 @@ func (f Field) Lookup(m *Message) (string, bool) {
 		}
 		return valueText(v), true
 	case "body":
-		return m.bodyPath(f.Path)
+		return bodyPath(m, f.Path)
 	case "prop":
 		return propText(&m.Props, f.Path)
 	}
@@ -121,7 +122,7 @@ func walk(v any, rest []string) (any, bool) {
 
 // bodyPath reads a dot path from a JSON body; a body that is not JSON has
 // no fields.
-func (m *Message) bodyPath(path string) (string, bool) {
+func bodyPath(m *deadletter.Message, path string) (string, bool) {
 	trimmed := bytes.TrimSpace(m.Body)
 	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
 		return "", false
@@ -180,7 +181,7 @@ func decimalText(d amqp.Decimal) string {
 	return s
 }
 
-func propText(p *Properties, name string) (string, bool) {
+func propText(p *deadletter.Properties, name string) (string, bool) {
 	var s string
 	switch name {
 	case "message_id":
@@ -215,9 +216,9 @@ func propText(p *Properties, name string) (string, bool) {
 }
 
 // FirstOf returns the first present field's value among candidates.
-func FirstOf(m *Message, fields []Field) (string, Field, bool) {
+func FirstOf(m *deadletter.Message, fields []Field) (string, Field, bool) {
 	for _, f := range fields {
-		if v, ok := f.Lookup(m); ok && v != "" {
+		if v, ok := f.lookup(m); ok && v != "" {
 			return v, f, true
 		}
 	}
@@ -245,7 +246,7 @@ func (w Where) String() string {
 func ParseWhere(s string) (Where, error) {
 	i := strings.IndexAny(s, "=!~")
 	if i < 0 {
-		f, err := ParseField(s)
+		f, err := parseField(s)
 		if err != nil {
 			return Where{}, whereError(s, err.Error(), err)
 		}
@@ -262,7 +263,7 @@ func ParseWhere(s string) (Where, error) {
 	default:
 		return Where{}, whereError(s, "want FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD", nil)
 	}
-	f, err := ParseField(s[:i])
+	f, err := parseField(s[:i])
 	if err != nil {
 		return Where{}, whereError(s, err.Error(), err)
 	}
@@ -286,10 +287,10 @@ func whereError(s, why string, err error) error {
 	return &problem.Input{Field: "Where", Value: s, Quote: true, Why: why, Err: err}
 }
 
-// Match reports whether m satisfies the condition. A missing field matches
+// match reports whether m satisfies the condition. A missing field matches
 // only "!=".
-func (w Where) Match(m *Message) bool {
-	v, ok := w.Field.Lookup(m)
+func (w Where) match(m *deadletter.Message) bool {
+	v, ok := w.Field.lookup(m)
 	switch w.Op {
 	case "exists":
 		return ok
@@ -301,4 +302,41 @@ func (w Where) Match(m *Message) bool {
 		return ok && w.re.MatchString(v)
 	}
 	return false
+}
+
+// The field candidates, in order, for the error message, job type and
+// idempotency key (DefaultIdempotencyFields, the one used elsewhere). --error-field, --job-type-field and --idempotency-key
+// replace them.
+var (
+	defaultErrorFields = mustFields("header.x-exception-message", "header.x-last-error", "header.error",
+		"header.error-message", "header.error_message", "header.exception", "body.error", "body.lastError")
+	defaultJobTypeFields = mustFields("prop.type", "header.job-type", "header.job_type", "header.jobType",
+		"header.x-job-type", "body.type", "body.jobType", "body.job_type")
+	DefaultIdempotencyFields = mustFields("header.idempotency-key", "header.idempotencyKey", "header.idempotency_key",
+		"header.x-idempotency-key", "body.idempotencyKey", "body.idempotency_key")
+)
+
+func mustFields(specs ...string) []Field {
+	out := make([]Field, len(specs))
+	for i, s := range specs {
+		f, err := parseField(s)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// FieldList parses comma-free lists of field specs given one per flag.
+func FieldList(specs []string) ([]Field, error) {
+	var out []Field
+	for _, s := range specs {
+		f, err := parseField(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package replay
+package journal
 
 import (
 	"os"
@@ -18,15 +18,15 @@ func TestResumeAfterATornLine(t *testing.T) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	must(t, err)
 	must(t, TrimTornLine(f))
-	j := NewJournal(f, "r1", time.Now)
-	j.Add(JournalRecord{T: JStart, Queue: "q"})
-	j.Add(JournalRecord{T: JOK, Seq: 1})
+	j := New(f, "r1", time.Now)
+	j.Add(Record{T: Start, Queue: "q"})
+	j.Add(Record{T: OK, Seq: 1})
 	must(t, j.Sync())
 	must(t, f.Close())
 	f, err = os.Open(path)
 	must(t, err)
 	defer f.Close()
-	st, err := ReadJournal(f)
+	st, err := Read(f)
 	if err != nil {
 		b, _ := os.ReadFile(path)
 		t.Fatalf("resumed journal unreadable: %v\n%s", err, b)

@@ -1,4 +1,4 @@
-package replay
+package dlqread
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -20,8 +21,8 @@ type QueueState struct {
 	Consumers int `json:"consumers"`
 }
 
-// ErrQueueNotFound is returned when the queue does not exist.
-var ErrQueueNotFound = errors.New("queue not found")
+// errQueueNotFound is returned when the queue does not exist.
+var errQueueNotFound = errors.New("queue not found")
 
 // InspectQueue reads a queue's message and consumer counts without
 // changing it (passive declare on a channel of its own, since a missing
@@ -36,7 +37,7 @@ func InspectQueue(conn *amqp.Connection, queue string) (QueueState, error) {
 	if err != nil {
 		var ae *amqp.Error
 		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-			return QueueState{}, fmt.Errorf("queue %q: %w", queue, ErrQueueNotFound)
+			return QueueState{}, fmt.Errorf("queue %q: %w", queue, errQueueNotFound)
 		}
 		return QueueState{}, fmt.Errorf("queue %q: %w", queue, err)
 	}
@@ -102,7 +103,7 @@ type Consumer struct {
 	gen     int
 	tag     string
 	gens    chan generation
-	out     chan srcItem
+	out     chan Item
 	heldNow int
 	maxTag  uint64
 	maxHeld uint64
@@ -151,7 +152,7 @@ func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, 
 	}
 	c := &Consumer{conn: conn, ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0), exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
-		gens:   make(chan generation, 1<<16), out: make(chan srcItem, deliveryBuffer),
+		gens:   make(chan generation, 1<<16), out: make(chan Item, deliveryBuffer),
 		settled: map[uint64]bool{}, pending: map[uint64]bool{}}
 	// One goroutine forwards each consumer generation in turn, so the
 	// reader sees one ordered stream whatever restarts happened; it also
@@ -160,7 +161,7 @@ func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, 
 		defer close(c.out)
 		for g := range c.gens {
 			for d := range g.ch {
-				c.out <- srcItem{m: FromDelivery(&d), d: Delivery{Delivery: &d, gen: g.n}}
+				c.out <- Item{Msg: deadletter.FromDelivery(&d), Delivery: Delivery{Delivery: &d, gen: g.n}}
 			}
 		}
 	}()
@@ -191,10 +192,17 @@ func (c *Consumer) start() error {
 	return nil
 }
 
-// deliveries is the stream of deliveries, decoded; it closes after Stop
+// Item is one message a Consumer hands over: decoded, with its delivery
+// (zero for a message read from a file).
+type Item struct {
+	Msg      *deadletter.Message
+	Delivery Delivery
+}
+
+// Deliveries is the stream of deliveries, decoded; it closes after Stop
 // once every delivery already sent has come out, or when the channel
 // closes.
-func (c *Consumer) deliveries() <-chan srcItem { return c.out }
+func (c *Consumer) Deliveries() <-chan Item { return c.out }
 
 // Closed fires when the channel or its connection closes: every
 // unsettled delivery is then back in the queue.
@@ -222,8 +230,8 @@ func (c *Consumer) Seen(d Delivery) error {
 	return c.restart()
 }
 
-// Prefetch is the current prefetch window.
-func (c *Consumer) Prefetch() int { return c.prefetch }
+// prefetchWindow is the current prefetch window.
+func (c *Consumer) prefetchWindow() int { return c.prefetch }
 
 // Hold leaves d unacked until ReleaseAll; when half the window is held, a
 // fresh consumer takes over so the window never fills with held messages.
@@ -308,8 +316,8 @@ func (c *Consumer) AckMany(tags []uint64) (unsent []uint64, err error) {
 	return nil, nil
 }
 
-// Requeue returns one delivery to the queue now.
-func (c *Consumer) Requeue(tag uint64) error { return c.ch.Nack(tag, false, true) }
+// requeue returns one delivery to the queue now.
+func (c *Consumer) requeue(tag uint64) error { return c.ch.Nack(tag, false, true) }
 
 // Stop cancels the consumer. Deliveries already on their way still come
 // out of C, which then closes.
@@ -322,15 +330,15 @@ func (c *Consumer) Stop() error {
 	return c.ch.Cancel(c.tag, false)
 }
 
-// Rest stops the consumer and returns the deliveries that were on their
+// rest stops the consumer and returns the deliveries that were on their
 // way (unacked: hold or settle them).
-func (c *Consumer) Rest() []Delivery {
+func (c *Consumer) rest() []Delivery {
 	_ = c.Stop()
 	var out []Delivery
 	for si := range c.out {
-		c.maxTag = max(c.maxTag, si.d.DeliveryTag)
-		c.maxHeld = max(c.maxHeld, si.d.DeliveryTag)
-		out = append(out, si.d)
+		c.maxTag = max(c.maxTag, si.Delivery.DeliveryTag)
+		c.maxHeld = max(c.maxHeld, si.Delivery.DeliveryTag)
+		out = append(out, si.Delivery)
 	}
 	return out
 }
@@ -348,9 +356,9 @@ func (c *Consumer) ReleaseAll() error {
 	return c.ch.Nack(c.maxHeld, true, true)
 }
 
-// AckUpTo acks every delivery up to tag (export --drain, after the file
+// ackUpTo acks every delivery up to tag (export --drain, after the file
 // is synced; nothing was acked before it).
-func (c *Consumer) AckUpTo(tag uint64) error {
+func (c *Consumer) ackUpTo(tag uint64) error {
 	if tag == 0 {
 		return nil
 	}
@@ -367,8 +375,15 @@ func (c *Consumer) Settle(ctx context.Context, others, atStart int, budget time.
 	return waitQueue(ctx, c.conn, c.queue, budget, settled(others, atStart-c.acked))
 }
 
-// Acked is how many deliveries were acked (removed from the queue).
-func (c *Consumer) Acked() int { return c.acked }
+// Probe reads the queue's counts (false: no answer to trust).
+func (c *Consumer) Probe() (QueueState, bool) {
+	st, ok, err := probeQueue(c.conn, c.queue)
+	return st, ok && err == nil
+}
+
+// Taken is how many deliveries the consumer has seen (delivery tags are
+// consecutive on its channel).
+func (c *Consumer) Taken() int { return int(c.maxTag) }
 
 // Close closes the channel (the broker requeues anything unsettled).
 func (c *Consumer) Close() error {
@@ -379,6 +394,6 @@ func (c *Consumer) Close() error {
 	return c.ch.Close()
 }
 
-// ErrChannelClosed means the channel or connection went away; every
+// errChannelClosed means the channel or connection went away; every
 // unsettled delivery is back in the queue.
-var ErrChannelClosed = errors.New("consumer channel closed")
+var errChannelClosed = errors.New("consumer channel closed")
