@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/redis/go-redis/v9"
 )
@@ -30,7 +31,7 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 	rep, d := res.Report(), &res.Data
 	orphans := map[string]bool{}
 	for _, f := range rep.Findings {
-		if f.Code == RuleIdleOrphan.Code {
+		if f.Code == judge.RuleIdleOrphan.Code {
 			orphans[strings.TrimPrefix(f.Subject, p)] = true
 		}
 	}
@@ -41,7 +42,7 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 		t.Errorf("observations %+v, want 2 candidates, 1 touched, 1 orphan", d.Observe)
 	}
 	res, err = Run(ctx, c, Options{Patterns: []string{p + ":*"}})
-	if err != nil || slices.Contains(res.Checks, RuleIdleOrphan.Code) {
+	if err != nil || slices.Contains(res.Checks, judge.RuleIdleOrphan.Code) {
 		t.Errorf("a single snapshot evaluated the orphan check (%v)", err)
 	}
 }

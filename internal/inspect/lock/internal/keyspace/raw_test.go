@@ -1,4 +1,4 @@
-package lock
+package keyspace
 
 import (
 	"bufio"
@@ -61,7 +61,7 @@ func TestReadBatchPlans(t *testing.T) {
 	c.HSet(ctx, p+":h", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
 	c.RPush(ctx, p+":l", "a")
 	time.Sleep(1100 * time.Millisecond)
-	n := &node{name: "test", conn: c}
+	n := &Node{Name: "test", Conn: c}
 	rc, err := dialRaw(ctx, n)
 	if err != nil {
 		t.Fatal(err)
@@ -69,16 +69,16 @@ func TestReadBatchPlans(t *testing.T) {
 	defer rc.close()
 	keys := []string{p + ":s", p + ":h", p + ":l"}
 
-	pg := &page{}
+	pg := &Page{}
 	if err := rc.readBatch(n, keys, nil, pg); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range pg.obs {
-		if o.read || o.typ == "" || o.idle < 1 {
+	for _, o := range pg.Keys {
+		if o.Read || o.Type == "" || o.Idle < 1 {
 			t.Errorf("no values: %+v", o)
 		}
-		if idle := c.ObjectIdleTime(ctx, o.key).Val(); idle < time.Second {
-			t.Errorf("no values: %s touched (idle %s)", o.key, idle)
+		if idle := c.ObjectIdleTime(ctx, o.Key).Val(); idle < time.Second {
+			t.Errorf("no values: %s touched (idle %s)", o.Key, idle)
 		}
 	}
 	for _, c := range []struct {
@@ -89,16 +89,16 @@ func TestReadBatchPlans(t *testing.T) {
 		{[]uint8{readString, readHash, readType}, 0},
 		{[]uint8{readHash, readString, readString}, 3},
 	} {
-		pg := &page{}
+		pg := &Page{}
 		if err := rc.readBatch(n, keys, c.want, pg); err != nil {
 			t.Fatal(err)
 		}
-		if len(pg.obs) != 3 || pg.secondReads != c.second {
-			t.Fatalf("plan %v: %d keys, %d second reads, want 3 and %d", c.want, len(pg.obs), pg.secondReads, c.second)
+		if len(pg.Keys) != 3 || pg.SecondReads != c.second {
+			t.Fatalf("plan %v: %d keys, %d second reads, want 3 and %d", c.want, len(pg.Keys), pg.SecondReads, c.second)
 		}
-		s, h, l := pg.obs[0], pg.obs[1], pg.obs[2]
-		if s.typ != "string" || s.value != "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f" || h.typ != "hash" || len(h.fields) != 2 || h.fields[1] != "1" || l.typ != "list" || l.read {
-			t.Errorf("plan %v: read %+v", c.want, pg.obs)
+		s, h, l := pg.Keys[0], pg.Keys[1], pg.Keys[2]
+		if s.Type != "string" || s.Value != "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f" || h.Type != "hash" || len(h.Fields) != 2 || h.Fields[1] != "1" || l.Type != "list" || l.Read {
+			t.Errorf("plan %v: read %+v", c.want, pg.Keys)
 		}
 	}
 }

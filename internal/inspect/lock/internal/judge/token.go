@@ -1,4 +1,4 @@
-package lock
+package judge
 
 import (
 	"net"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 )
 
 // OwnerClass says what a lock's owner value is, judged by the seed's rule:
@@ -88,7 +90,7 @@ func classifyOwner(v, key string, now time.Time) Owner {
 			host++
 		case isTimePart(p, now):
 			when++
-		case allDigits(p):
+		case keyshape.AllDigits(p):
 			num++
 		default:
 			words++
@@ -115,9 +117,9 @@ func classifyOwner(v, key string, now time.Time) Owner {
 // tokenPart recognises a piece that is a token on its own and estimates
 // its random bits.
 func tokenPart(p string, now time.Time) (Owner, bool) {
-	sh := classify(p, now)
+	sh := keyshape.Classify(p, now)
 	switch sh.Kind {
-	case KindUUID:
+	case keyshape.KindUUID:
 		switch sh.Version {
 		case 4:
 			return Owner{Class: OwnerUUID, Bits: 122}, true
@@ -127,16 +129,16 @@ func tokenPart(p string, now time.Time) (Owner, bool) {
 			return Owner{Class: OwnerUUIDTime, Bits: 64}, true
 		}
 		return Owner{Class: OwnerRandom, Bits: 122}, true
-	case KindULID:
+	case keyshape.KindULID:
 		return Owner{Class: OwnerUUIDTime, Bits: 80}, true
-	case KindJID, KindObjectID, KindMD5, KindSHA1, KindSHA256, KindHex:
+	case keyshape.KindJID, keyshape.KindObjectID, keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256, keyshape.KindHex:
 		if len(p) < 16 {
 			return Owner{Class: OwnerLowEntropy, Bits: 4 * len(p)}, true
 		}
 		return Owner{Class: OwnerRandom, Bits: 4 * len(p)}, true
-	case KindBase64:
+	case keyshape.KindBase64:
 		return Owner{Class: OwnerRandom, Bits: base64Bits(p)}, true
-	case KindEpoch:
+	case keyshape.KindEpoch:
 		return Owner{}, false
 	}
 	return Owner{}, false
@@ -178,19 +180,19 @@ func isHostname(p string) bool {
 		}
 	}
 	tld := labels[len(labels)-1]
-	return hasLetter(tld) && !hasDigit(tld)
+	return keyshape.HasLetter(tld) && !keyshape.HasDigit(tld)
 }
 
 // isTimePart recognises an epoch or an ISO-8601 date-time (or a piece of
 // one that a ':' split left: 2021-05-12T13, 45.006Z).
 func isTimePart(p string, now time.Time) bool {
-	if classify(p, now).Kind == KindEpoch {
+	if keyshape.Classify(p, now).Kind == keyshape.KindEpoch {
 		return true
 	}
-	if len(p) >= 10 && isDate(p[:10]) {
+	if len(p) >= 10 && keyshape.IsDate(p[:10]) {
 		return true
 	}
-	if strings.HasSuffix(p, "Z") && allDigits(strings.ReplaceAll(strings.TrimSuffix(p, "Z"), ".", "")) {
+	if strings.HasSuffix(p, "Z") && keyshape.AllDigits(strings.ReplaceAll(strings.TrimSuffix(p, "Z"), ".", "")) {
 		return true
 	}
 	return false

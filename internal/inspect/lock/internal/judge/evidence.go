@@ -1,9 +1,13 @@
-package lock
+package judge
 
 import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 )
 
 // Discovery by shape: a key is a lock candidate by what it holds, how it
@@ -49,9 +53,9 @@ const (
 // keys in a Redis are not locks.
 const priorLogit = -1.5
 
-// candidateConfidence is the least confidence that makes a key a
+// CandidateConfidence is the least confidence that makes a key a
 // candidate: more likely a lock than not.
-const candidateConfidence = 0.5
+const CandidateConfidence = 0.5
 
 // DefaultMinConfidence is the confidence a family needs for its findings
 // to keep their warn or error severity.
@@ -85,13 +89,13 @@ var signalInfo = [numSignals]struct {
 
 func (s signal) String() string { return signalInfo[s].name }
 
-// signals is a set of signals.
-type signals uint32
+// Signals is a set of Signals.
+type Signals uint32
 
-func (s signals) has(x signal) bool { return s&(1<<x) != 0 }
+func (s Signals) has(x signal) bool { return s&(1<<x) != 0 }
 
-// names lists the set's signal names, strongest first.
-func (s signals) names() []string {
+// Names lists the set's signal Names, strongest first.
+func (s Signals) Names() []string {
 	out := []string{}
 	for _, x := range s.byStrength() {
 		out = append(out, x.String())
@@ -100,7 +104,7 @@ func (s signals) names() []string {
 }
 
 // byStrength orders the set by the size of its weight.
-func (s signals) byStrength() []signal {
+func (s Signals) byStrength() []signal {
 	var out []signal
 	for x := range numSignals {
 		if s.has(x) {
@@ -115,29 +119,29 @@ func (s signals) byStrength() []signal {
 	return out
 }
 
-// verdict is what the evidence says of one key.
-type verdict struct {
+// Verdict is what the evidence says of one key.
+type Verdict struct {
 	logit float64
-	set   signals
+	Set   Signals
 }
 
-func (v *verdict) add(x signal) {
-	if !v.set.has(x) {
-		v.set |= 1 << x
+func (v *Verdict) add(x signal) {
+	if !v.Set.has(x) {
+		v.Set |= 1 << x
 		v.logit += signalInfo[x].weight
 	}
 }
 
-// confidence is the probability the evidence gives that the key is a lock.
-func (v verdict) confidence() float64 { return 1 / (1 + math.Exp(-v.logit)) }
+// Confidence is the probability the evidence gives that the key is a lock.
+func (v Verdict) Confidence() float64 { return 1 / (1 + math.Exp(-v.logit)) }
 
-// candidate reports whether the key is more likely a lock than not.
-func (v verdict) candidate() bool { return v.confidence() >= candidateConfidence }
+// Candidate reports whether the key is more likely a lock than not.
+func (v Verdict) Candidate() bool { return v.Confidence() >= CandidateConfidence }
 
-// against is the strongest evidence against the key being a lock (for a
+// Against is the strongest evidence Against the key being a lock (for a
 // skipped key's reason), or "no lock signal".
-func (v verdict) against() string {
-	for _, x := range v.set.byStrength() {
+func (v Verdict) Against() string {
+	for _, x := range v.Set.byStrength() {
 		if signalInfo[x].weight < 0 {
 			return x.String()
 		}
@@ -147,20 +151,20 @@ func (v verdict) against() string {
 
 // weigh gathers the evidence of one read key: against are the value's
 // signals against a lock (valueSignals), own its owner's class.
-func weigh(o *observed, r *recognised, own Owner, segs []segment, against []signal) verdict {
-	v := verdict{logit: priorLogit}
+func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Segment, against []signal) Verdict {
+	v := Verdict{logit: priorLogit}
 	switch {
-	case o.typ != "" && o.typ != "string" && o.typ != "hash" && o.typ != "none":
+	case o.Type != "" && o.Type != "string" && o.Type != "hash" && o.Type != "none":
 		v.add(sigNotLockType)
 		return v
-	case r.role == RoleFence || r.role == RoleMeta || r.role == RoleIndex:
+	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex:
 		v.add(sigCompanion)
 		return v
 	}
-	if r.signature {
+	if r.Signature {
 		v.add(sigMaker)
 	}
-	lockWord, otherWord := nameWords(o.key)
+	lockWord, otherWord := nameWords(o.Key)
 	if lockWord {
 		v.add(sigNameLock)
 	}
@@ -168,16 +172,16 @@ func weigh(o *observed, r *recognised, own Owner, segs []segment, against []sign
 		v.add(sigNameOther)
 	}
 	for i := range segs {
-		if randomKind(segs[i].shape.Kind) {
+		if randomKind(segs[i].Shape.Kind) {
 			v.add(sigRandomName)
 			break
 		}
 	}
 	switch {
-	case o.pttl == -1:
+	case o.PTTL == -1:
 		v.add(sigNoTTL)
-	case o.pttl >= 0:
-		switch g := o.pttl + max(o.idle, 0)*1000; {
+	case o.PTTL >= 0:
+		switch g := o.PTTL + max(o.Idle, 0)*1000; {
 		case g <= 2*60_000:
 			v.add(sigLeaseTTL)
 		case g <= 3_600_000:
@@ -186,15 +190,15 @@ func weigh(o *observed, r *recognised, own Owner, segs []segment, against []sign
 			v.add(sigLongTTL)
 		}
 	}
-	if !o.read {
+	if !o.Read {
 		return v
 	}
-	if o.typ == "hash" {
+	if o.Type == "hash" {
 		switch {
-		case r.signature:
-		case o.moreFields:
+		case r.Signature:
+		case o.MoreFields:
 			v.add(sigBigHash)
-		case namedFields(o.fields):
+		case namedFields(o.Fields):
 			v.add(sigHashFields)
 		default:
 			v.add(sigHashOther)
@@ -202,10 +206,10 @@ func weigh(o *observed, r *recognised, own Owner, segs []segment, against []sign
 		return v
 	}
 	switch {
-	case r.signature:
-	case r.maker == MakerRedislock && r.metadata != "":
+	case r.Signature:
+	case r.Maker == makers.Redislock && r.Metadata != "":
 		v.add(sigMakerMeta)
-	case r.maker == MakerRedsync || r.maker == MakerRedislock || r.maker == MakerBullMQ:
+	case r.Maker == makers.Redsync || r.Maker == makers.Redislock || r.Maker == makers.BullMQ:
 		v.add(sigMakerToken)
 	case len(against) > 0:
 		for _, x := range against {
@@ -220,9 +224,9 @@ func weigh(o *observed, r *recognised, own Owner, segs []segment, against []sign
 // randomKind reports key segments that are random ids or digests: a key
 // named by one is more often a session, a token or a cache entry than a
 // lock, which is named by what it protects.
-func randomKind(k Kind) bool {
+func randomKind(k keyshape.Kind) bool {
 	switch k {
-	case KindUUID, KindBase64, KindJID, KindMD5, KindSHA1, KindSHA256, KindHex, KindULID:
+	case keyshape.KindUUID, keyshape.KindBase64, keyshape.KindJID, keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256, keyshape.KindHex, keyshape.KindULID:
 		return true
 	}
 	return false
@@ -237,7 +241,7 @@ func valueSignals(v string, now time.Time) []signal {
 	case isStatusWord(t):
 		return []signal{sigStatus}
 	case isNumber(t) && t != "0" && t != "1":
-		if allDigits(t) && classifyInt(t, now).Kind == KindEpoch {
+		if keyshape.AllDigits(t) && keyshape.ClassifyInt(t, now).Kind == keyshape.KindEpoch {
 			return nil
 		}
 		return []signal{sigInteger}

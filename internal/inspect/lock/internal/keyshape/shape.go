@@ -1,4 +1,4 @@
-package lock
+package keyshape
 
 import (
 	"encoding/binary"
@@ -34,23 +34,23 @@ const (
 	KindDate                  // 2026-12-01, 2026-12, 20261201: a period bucket
 	KindID                    // letters and digits: ORD-1234, user42
 	KindName                  // a word that varies among many siblings
-	numKinds
+	NumKinds
 )
 
-var kindNames = [numKinds]string{"word", "empty", "int", "epoch", "snowflake", "uuid", "ulid", "objectid", "jid",
+var kindNames = [NumKinds]string{"word", "empty", "int", "epoch", "snowflake", "uuid", "ulid", "objectid", "jid",
 	"md5", "sha1", "sha256", "hex", "base64", "date", "id", "name"}
 
 func (k Kind) String() string {
-	if k < numKinds {
+	if k < NumKinds {
 		return kindNames[k]
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// placeholder is the family template's name for a varying segment.
-func (k Kind) placeholder() string { return placeholders[k] }
+// Placeholder is the family template's name for a varying segment.
+func (k Kind) Placeholder() string { return placeholders[k] }
 
-var placeholders = func() (p [numKinds]string) {
+var placeholders = func() (p [NumKinds]string) {
 	for k := range p {
 		p[k] = Kind(k).placeholderName()
 	}
@@ -89,26 +89,26 @@ func isSep(c byte) bool {
 	return false
 }
 
-// segment is one piece of a key between separators.
-type segment struct {
-	text  string
-	shape Shape
-	sep   string // the separator run that follows it
+// Segment is one piece of a key between separators.
+type Segment struct {
+	Text  string
+	Shape Shape
+	Sep   string // the separator run that follows it
 }
 
-// splitKey cuts a key into segments. At most maxSegments are classified;
+// Split cuts a key into segments. At most maxSegments are classified;
 // the rest of a longer key stays one literal tail. now bounds the times
 // an id may carry.
-func splitKey(key string, now time.Time) []segment { return appendSegments(nil, key, now) }
+func Split(key string, now time.Time) []Segment { return AppendSegments(nil, key, now) }
 
 // splitKeyInto is splitKey reusing dst's memory.
-func splitKeyInto(dst []segment, key string, now time.Time) []segment {
-	return appendSegments(dst[:0], key, now)
+func splitKeyInto(dst []Segment, key string, now time.Time) []Segment {
+	return AppendSegments(dst[:0], key, now)
 }
 
-// appendSegments appends key's segments to dst (the scan's hot path keeps
+// AppendSegments appends key's segments to dst (the scan's hot path keeps
 // a page's segments in one slice).
-func appendSegments(dst []segment, key string, now time.Time) []segment {
+func AppendSegments(dst []Segment, key string, now time.Time) []Segment {
 	out, start := dst, len(dst)
 	i := 0
 	for i <= len(key) {
@@ -121,10 +121,10 @@ func appendSegments(dst []segment, key string, now time.Time) []segment {
 			k++
 		}
 		if len(out)-start == maxSegments-1 {
-			out = append(out, segment{text: key[i:], shape: Shape{Kind: KindWord}})
+			out = append(out, Segment{Text: key[i:], Shape: Shape{Kind: KindWord}})
 			break
 		}
-		out = append(out, segment{text: key[i:j], shape: classify(key[i:j], now), sep: key[j:k]})
+		out = append(out, Segment{Text: key[i:j], Shape: Classify(key[i:j], now), Sep: key[j:k]})
 		if k >= len(key) {
 			break
 		}
@@ -135,23 +135,23 @@ func appendSegments(dst []segment, key string, now time.Time) []segment {
 
 const maxSegments = 12
 
-// classify gives one segment (or owner-value part) its shape; ids
+// Classify gives one segment (or owner-value part) its shape; ids
 // carrying a time count only when it falls between 2009 and a day after
 // now.
-func classify(s string, now time.Time) Shape {
+func Classify(s string, now time.Time) Shape {
 	n := len(s)
 	if n == 0 {
 		return Shape{Kind: KindEmpty}
 	}
-	if allDigits(s) {
-		return classifyInt(s, now)
+	if AllDigits(s) {
+		return ClassifyInt(s, now)
 	}
 	if n == 36 {
-		if u, ok := parseUUID(s); ok {
+		if u, ok := ParseUUID(s); ok {
 			return u
 		}
 	}
-	if isHex(s) && hasDigit(s) && hasLetter(s) {
+	if IsHex(s) && HasDigit(s) && HasLetter(s) {
 		switch n {
 		case 24:
 			if t, ok := objectIDTime(s, now); ok {
@@ -174,19 +174,19 @@ func classify(s string, now time.Time) Shape {
 			return Shape{Kind: KindULID, Time: t}
 		}
 	}
-	if isDate(s) {
+	if IsDate(s) {
 		return Shape{Kind: KindDate}
 	}
 	if looksRandom(s) {
 		return Shape{Kind: KindBase64}
 	}
-	if hasDigit(s) && n > 3 {
+	if HasDigit(s) && n > 3 {
 		return Shape{Kind: KindID}
 	}
 	return Shape{Kind: KindWord}
 }
 
-func classifyInt(s string, now time.Time) Shape {
+func ClassifyInt(s string, now time.Time) Shape {
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil || (len(s) > 1 && s[0] == '0') {
 		return Shape{Kind: KindID} // zero-padded or huge: a code, not a number
@@ -215,8 +215,8 @@ func plausible(t, now time.Time) bool {
 	return t.After(time.Date(2009, 1, 1, 0, 0, 0, 0, time.UTC)) && t.Before(now.Add(24*time.Hour))
 }
 
-// parseUUID reads the 8-4-4-4-12 form and decodes v1, v6 and v7 times.
-func parseUUID(s string) (Shape, bool) {
+// ParseUUID reads the 8-4-4-4-12 form and decodes v1, v6 and v7 times.
+func ParseUUID(s string) (Shape, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return Shape{}, false
 	}
@@ -308,21 +308,21 @@ func ulidTime(s string, now time.Time) (time.Time, bool) {
 	return t, hasLetter && plausible(t, now)
 }
 
-func isDate(s string) bool {
+func IsDate(s string) bool {
 	switch len(s) {
 	case 7: // 2026-12
-		return allDigits(s[:4]) && s[4] == '-' && allDigits(s[5:]) && validMonth(s[5:7])
+		return AllDigits(s[:4]) && s[4] == '-' && AllDigits(s[5:]) && validMonth(s[5:7])
 	case 8: // 20261201
-		return allDigits(s) && (s[:2] == "19" || s[:2] == "20") && validMonth(s[4:6])
+		return AllDigits(s) && (s[:2] == "19" || s[:2] == "20") && validMonth(s[4:6])
 	case 10: // 2026-12-01
-		return allDigits(s[:4]) && s[4] == '-' && allDigits(s[5:7]) && s[7] == '-' && allDigits(s[8:]) && validMonth(s[5:7])
+		return AllDigits(s[:4]) && s[4] == '-' && AllDigits(s[5:7]) && s[7] == '-' && AllDigits(s[8:]) && validMonth(s[5:7])
 	}
 	return false
 }
 
 func validMonth(m string) bool { return m >= "01" && m <= "12" }
 
-func allDigits(s string) bool {
+func AllDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -334,7 +334,7 @@ func allDigits(s string) bool {
 	return true
 }
 
-func isHex(s string) bool {
+func IsHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
@@ -344,9 +344,9 @@ func isHex(s string) bool {
 	return s != ""
 }
 
-func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+func HasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
-func hasLetter(s string) bool {
+func HasLetter(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
 			return true
@@ -400,18 +400,18 @@ func capitalPairs(s string) int {
 	return n
 }
 
-// template builds a key's family template from its segments.
-func template(segs []segment) string { return string(appendTemplate(nil, segs)) }
+// Template builds a key's family Template from its segments.
+func Template(segs []Segment) string { return string(AppendTemplate(nil, segs)) }
 
-// appendTemplate appends the template to b (allocation-free lookups).
-func appendTemplate(b []byte, segs []segment) []byte {
+// AppendTemplate appends the template to b (allocation-free lookups).
+func AppendTemplate(b []byte, segs []Segment) []byte {
 	for _, s := range segs {
-		if s.shape.Kind == KindWord || s.shape.Kind == KindEmpty {
-			b = append(b, s.text...)
+		if s.Shape.Kind == KindWord || s.Shape.Kind == KindEmpty {
+			b = append(b, s.Text...)
 		} else {
-			b = append(b, s.shape.Kind.placeholder()...)
+			b = append(b, s.Shape.Kind.Placeholder()...)
 		}
-		b = append(b, s.sep...)
+		b = append(b, s.Sep...)
 	}
 	return b
 }

@@ -1,4 +1,4 @@
-package lock
+package judge
 
 import (
 	"cmp"
@@ -7,7 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/platform/text"
 )
 
 // A family aggregates every key of one template while the scan streams:
@@ -15,7 +19,7 @@ import (
 // lists. Nothing in it grows with the number of keys.
 
 const (
-	maxFamilies  = 2000 // beyond: one "(other families)" bucket
+	MaxFamilies  = 2000 // beyond: one "(other families)" bucket
 	collapseAt   = 16   // literal variants at one position that make it {name}
 	exampleCount = 3
 	outlierRatio = 10
@@ -25,9 +29,9 @@ const (
 	repeatsTracked = 256
 )
 
-type family struct {
-	tmpl      string
-	segs      []segment // the first key's segments: literal texts and labels
+type Tally struct {
+	Tmpl      string
+	segs      []keyshape.Segment // the first key's segments: literal texts and labels
 	keys      int64
 	lockish   int64 // role lock or dedup
 	confSum   float64
@@ -35,7 +39,7 @@ type family struct {
 	signals   [numSignals]int64
 	reasons   map[string]int64 // skipped families: why, per key
 	noIdle    int64            // candidates read without an idle time
-	roles     map[Role]int64
+	roles     map[makers.Role]int64
 	makers    map[string]int64
 	types     map[string]int64
 	pos       []posStats
@@ -47,15 +51,15 @@ type family struct {
 	grMin     int64
 	grMax     int64
 	overMax   int64 // granted TTL above --max-ttl (exact: the threshold is known up front)
-	hiTTL     *topN[keyTTL]
-	loTTL     *topN[keyTTL]
+	hiTTL     *TopN[keyTTL]
+	loTTL     *TopN[keyTTL]
 	noTTL     int64
 	noTTLEx   []string
 	owners    map[OwnerClass]int64
 	ownerEx   map[OwnerClass][]string
 	values    *repeats
-	orphans   int64
-	orphanEx  []string
+	Orphans   int64
+	OrphanEx  []string
 	examples  []string
 }
 
@@ -65,7 +69,7 @@ type keyTTL struct {
 }
 
 type posStats struct {
-	kinds   [numKinds]int64
+	kinds   [keyshape.NumKinds]int64
 	uuidVer [9]int64
 	timed   int64 // segments carrying a creation time
 	minted  int64 // ... created within mintedWithin of the lock's last write
@@ -78,25 +82,25 @@ var bucketEdges = [...]struct {
 	name string
 }{{1000, "1s"}, {10_000, "10s"}, {60_000, "1m"}, {600_000, "10m"}, {3_600_000, "1h"}, {86_400_000, "1d"}, {1 << 62, "inf"}}
 
-func newFamily(tmpl string, segs []segment) *family {
-	return &family{
-		tmpl: tmpl, segs: slices.Clone(segs),
-		roles: map[Role]int64{}, makers: map[string]int64{}, types: map[string]int64{},
+func newFamily(tmpl string, segs []keyshape.Segment) *Tally {
+	return &Tally{
+		Tmpl: tmpl, segs: slices.Clone(segs),
+		roles: map[makers.Role]int64{}, makers: map[string]int64{}, types: map[string]int64{},
 		pos:    make([]posStats, len(segs)),
-		hiTTL:  newTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(b.key, a.key)) < 0 }),
-		loTTL:  newTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
+		hiTTL:  NewTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(b.key, a.key)) < 0 }),
+		loTTL:  NewTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		owners: map[OwnerClass]int64{}, ownerEx: map[OwnerClass][]string{},
 		values: newRepeats(repeatsTracked), remMin: -1, grMin: -1, reasons: map[string]int64{},
 	}
 }
 
-// addSkipped counts a key that is not a lock candidate: its type, the
+// AddSkipped counts a key that is not a lock candidate: its type, the
 // strongest evidence against it and the first names seen.
-func (f *family) addSkipped(o *observed, why string) {
+func (f *Tally) AddSkipped(o *keyspace.Key, why string) {
 	f.keys++
-	f.types[typeName(o.typ)]++
+	f.types[typeName(o.Type)]++
 	f.reasons[why]++
-	f.examples = appendEx(f.examples, o.key)
+	f.examples = AppendEx(f.examples, o.Key)
 }
 
 func typeName(t string) string {
@@ -106,46 +110,46 @@ func typeName(t string) string {
 	return t
 }
 
-// skippedReport is the JSON of a skipped family.
-func (f *family) skippedReport() SkippedFamily {
-	return SkippedFamily{Template: f.tmpl, Keys: f.keys, Types: f.types, Reasons: f.reasons, Examples: slices.Sorted(slices.Values(f.examples))}
+// SkippedReport is the JSON of a skipped family.
+func (f *Tally) SkippedReport() SkippedFamily {
+	return SkippedFamily{Template: f.Tmpl, Keys: f.keys, Types: f.types, Reasons: f.reasons, Examples: slices.Sorted(slices.Values(f.examples))}
 }
 
-func appendEx(list []string, s string) []string {
+func AppendEx(list []string, s string) []string {
 	if len(list) < exampleCount {
-		return append(list, clip(s, maxShown))
+		return append(list, text.Clip(s, MaxShown, "..."))
 	}
 	return list
 }
 
-// add folds one key into the family and returns its per-key problems.
-func (f *family) add(j *judged, now time.Time, maxTTL time.Duration, minConfidence float64) []string {
-	o, r, segs, own := &j.o, &j.r, j.segs, j.own
+// Add folds one key into the family and returns its per-key problems.
+func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidence float64) []string {
+	o, r, segs, own := &j.Obs, &j.Rec, j.Segs, j.Own
 	var problems []string
 	f.keys++
-	f.roles[r.role]++
-	f.makers[r.maker]++
-	f.types[typeName(o.typ)]++
-	conf := j.v.confidence()
+	f.roles[r.Role]++
+	f.makers[r.Maker]++
+	f.types[typeName(o.Type)]++
+	conf := j.V.Confidence()
 	f.confSum += conf
 	if conf >= minConfidence {
 		f.confident++
 	}
 	for x := range numSignals {
-		if j.v.set.has(x) {
+		if j.V.Set.has(x) {
 			f.signals[x]++
 		}
 	}
-	f.examples = appendEx(f.examples, o.key)
+	f.examples = AppendEx(f.examples, o.Key)
 	written := now
-	if o.idle >= 0 {
-		written = now.Add(-time.Duration(o.idle) * time.Second)
+	if o.Idle >= 0 {
+		written = now.Add(-time.Duration(o.Idle) * time.Second)
 	}
 	for i := range min(len(segs), len(f.pos)) {
-		sh := segs[i].shape
+		sh := segs[i].Shape
 		p := &f.pos[i]
 		p.kinds[sh.Kind]++
-		if sh.Kind == KindUUID && sh.Version < len(p.uuidVer) {
+		if sh.Kind == keyshape.KindUUID && sh.Version < len(p.uuidVer) {
 			p.uuidVer[sh.Version]++
 		}
 		if !sh.Time.IsZero() {
@@ -153,31 +157,31 @@ func (f *family) add(j *judged, now time.Time, maxTTL time.Duration, minConfiden
 			if d := sh.Time.Sub(written); d < mintedWithin && d > -mintedWithin {
 				p.minted++
 			}
-			if sh.Kind == KindEpoch && sh.Time.Unix()%60 == 0 {
+			if sh.Kind == keyshape.KindEpoch && sh.Time.Unix()%60 == 0 {
 				p.aligned++
 			}
 		}
 	}
-	if r.role != RoleLock && r.role != RoleDedup {
+	if r.Role != makers.RoleLock && r.Role != makers.RoleDedup {
 		return nil
 	}
 	f.lockish++
 	if g := f.addTTL(o); maxTTL > 0 && time.Duration(g)*time.Millisecond > maxTTL+time.Second {
 		f.overMax++
 	}
-	if o.pttl == -1 {
+	if o.PTTL == -1 {
 		f.noTTL++
-		f.noTTLEx = appendEx(f.noTTLEx, o.key)
+		f.noTTLEx = AppendEx(f.noTTLEx, o.Key)
 		problems = append(problems, RuleNoTTL.Code)
 	}
-	if r.role == RoleLock && o.read {
+	if r.Role == makers.RoleLock && o.Read {
 		f.owners[own.Class]++
 		if !own.Class.good() {
-			f.ownerEx[own.Class] = appendEx(f.ownerEx[own.Class], o.key+" = "+quote(r.owner))
+			f.ownerEx[own.Class] = AppendEx(f.ownerEx[own.Class], o.Key+" = "+Quote(r.Owner))
 			problems = append(problems, ownerRule(own.Class).Code)
 		}
-		if r.owner != "" && own.Class != OwnerConstant {
-			f.values.add(r.owner)
+		if r.Owner != "" && own.Class != OwnerConstant {
+			f.values.add(r.Owner)
 		}
 	}
 	return problems
@@ -185,26 +189,26 @@ func (f *family) add(j *judged, now time.Time, maxTTL time.Duration, minConfiden
 
 // addTTL counts a lock's TTL and returns the TTL it was granted (PTTL plus
 // idle time; -1 without a TTL).
-func (f *family) addTTL(o *observed) int64 {
-	if o.pttl < 0 {
+func (f *Tally) addTTL(o *keyspace.Key) int64 {
+	if o.PTTL < 0 {
 		f.buckets[len(bucketEdges)]++
 		return -1
 	}
 	for i, e := range bucketEdges {
-		if o.pttl <= e.ms {
+		if o.PTTL <= e.ms {
 			f.buckets[i]++
 			break
 		}
 	}
-	f.remain.add(o.pttl)
-	if f.remMin < 0 || o.pttl < f.remMin {
-		f.remMin = o.pttl
+	f.remain.add(o.PTTL)
+	if f.remMin < 0 || o.PTTL < f.remMin {
+		f.remMin = o.PTTL
 	}
-	f.remMax = max(f.remMax, o.pttl)
-	g := o.pttl
-	if o.idle > 0 {
-		g += o.idle * 1000
-	} else if o.idle < 0 {
+	f.remMax = max(f.remMax, o.PTTL)
+	g := o.PTTL
+	if o.Idle > 0 {
+		g += o.Idle * 1000
+	} else if o.Idle < 0 {
 		f.noIdle++
 	}
 	f.granted.add(g)
@@ -212,8 +216,8 @@ func (f *family) addTTL(o *observed) int64 {
 		f.grMin = g
 	}
 	f.grMax = max(f.grMax, g)
-	f.hiTTL.offer(keyTTL{o.key, g})
-	f.loTTL.offer(keyTTL{o.key, g})
+	f.hiTTL.Offer(keyTTL{o.Key, g})
+	f.loTTL.Offer(keyTTL{o.Key, g})
 	return g
 }
 
@@ -229,7 +233,7 @@ func ownerRule(c OwnerClass) findings.Rule {
 }
 
 // merge folds another family (a sibling collapsed into this one) in.
-func (f *family) merge(o *family) {
+func (f *Tally) merge(o *Tally) {
 	f.keys += o.keys
 	f.lockish += o.lockish
 	f.confSum += o.confSum
@@ -269,10 +273,10 @@ func (f *family) merge(o *family) {
 	}
 	f.remMax = max(f.remMax, o.remMax)
 	for _, k := range o.hiTTL.items {
-		f.hiTTL.offer(k)
+		f.hiTTL.Offer(k)
 	}
 	for _, k := range o.loTTL.items {
-		f.loTTL.offer(k)
+		f.loTTL.Offer(k)
 	}
 	f.noTTL += o.noTTL
 	f.noTTLEx = appendAll(f.noTTLEx, o.noTTLEx)
@@ -281,8 +285,8 @@ func (f *family) merge(o *family) {
 		f.ownerEx[c] = appendAll(f.ownerEx[c], ex)
 	}
 	f.values.merge(o.values)
-	f.orphans += o.orphans
-	f.orphanEx = appendAll(f.orphanEx, o.orphanEx)
+	f.Orphans += o.Orphans
+	f.OrphanEx = appendAll(f.OrphanEx, o.OrphanEx)
 	f.examples = appendAll(f.examples, o.examples)
 }
 
@@ -294,60 +298,60 @@ func addMap[K comparable](dst, src map[K]int64) {
 
 func appendAll(dst, src []string) []string {
 	for _, s := range src {
-		dst = appendEx(dst, s)
+		dst = AppendEx(dst, s)
 	}
 	return dst
 }
 
-// families indexes families by template and collapses literal words that
+// Families indexes Families by template and collapses literal words that
 // vary among many siblings (lock:report:alice, lock:report:bob, ...) into
 // {name}, like a streaming log-template miner.
-type families struct {
+type Families struct {
 	buf       []byte // scratch for template lookups
-	byTmpl    map[string]*family
+	byTmpl    map[string]*Tally
 	siblings  map[string]int
 	collapsed map[string]bool
-	overflow  *family
+	overflow  *Tally
 }
 
-func newFamilies() *families {
-	return &families{byTmpl: map[string]*family{}, siblings: map[string]int{}, collapsed: map[string]bool{}}
+func NewFamilies() *Families {
+	return &Families{byTmpl: map[string]*Tally{}, siblings: map[string]int{}, collapsed: map[string]bool{}}
 }
 
 // wildcard is tmpl with literal position i replaced by {name}.
-func wildcard(segs []segment, i int) string {
-	saved := segs[i].shape
-	segs[i].shape = Shape{Kind: KindName}
-	t := template(segs)
-	segs[i].shape = saved
+func wildcard(segs []keyshape.Segment, i int) string {
+	saved := segs[i].Shape
+	segs[i].Shape = keyshape.Shape{Kind: keyshape.KindName}
+	t := keyshape.Template(segs)
+	segs[i].Shape = saved
 	return t
 }
 
-// resolve applies every collapse already decided to segs (in place) and
+// Resolve applies every collapse already decided to segs (in place) and
 // returns the template.
-func (fs *families) resolve(segs []segment) string {
+func (fs *Families) Resolve(segs []keyshape.Segment) string {
 	for i := 1; i < len(segs); i++ {
-		if segs[i].shape.Kind == KindWord && fs.collapsed[wildcard(segs, i)] {
-			segs[i].shape = Shape{Kind: KindName}
+		if segs[i].Shape.Kind == keyshape.KindWord && fs.collapsed[wildcard(segs, i)] {
+			segs[i].Shape = keyshape.Shape{Kind: keyshape.KindName}
 		}
 	}
-	return template(segs)
+	return keyshape.Template(segs)
 }
 
-// get returns the family of a key, creating it when new.
-func (fs *families) get(segs []segment) *family {
+// Get returns the family of a key, creating it when new.
+func (fs *Families) Get(segs []keyshape.Segment) *Tally {
 	// Fast path: a known template. A family made before one of its
 	// positions collapsed keeps its keys; finish merges it.
-	fs.buf = appendTemplate(fs.buf[:0], segs)
+	fs.buf = keyshape.AppendTemplate(fs.buf[:0], segs)
 	if f, ok := fs.byTmpl[string(fs.buf)]; ok {
 		return f
 	}
-	tmpl := fs.resolve(segs)
+	tmpl := fs.Resolve(segs)
 	if f, ok := fs.byTmpl[tmpl]; ok {
 		return f
 	}
 	for i := 1; i < len(segs); i++ {
-		if segs[i].shape.Kind != KindWord {
+		if segs[i].Shape.Kind != keyshape.KindWord {
 			continue
 		}
 		w := wildcard(segs, i)
@@ -356,11 +360,11 @@ func (fs *families) get(segs []segment) *family {
 			fs.collapsed[w] = true
 		}
 	}
-	tmpl = fs.resolve(segs)
+	tmpl = fs.Resolve(segs)
 	if f, ok := fs.byTmpl[tmpl]; ok {
 		return f
 	}
-	if len(fs.byTmpl) >= maxFamilies {
+	if len(fs.byTmpl) >= MaxFamilies {
 		if fs.overflow == nil {
 			fs.overflow = newFamily("(other families)", nil)
 		}
@@ -371,13 +375,13 @@ func (fs *families) get(segs []segment) *family {
 	return f
 }
 
-// finish merges families created before their position collapsed into
+// Finish merges families created before their position collapsed into
 // the collapsed family, and returns them all, largest first.
-func (fs *families) finish() []*family {
+func (fs *Families) Finish() []*Tally {
 	for _, tmpl := range slices.Sorted(maps.Keys(fs.byTmpl)) {
 		f := fs.byTmpl[tmpl]
 		segs := slices.Clone(f.segs)
-		to := fs.resolve(segs)
+		to := fs.Resolve(segs)
 		if to == tmpl {
 			continue
 		}
@@ -393,16 +397,16 @@ func (fs *families) finish() []*family {
 	if fs.overflow != nil {
 		out = append(out, fs.overflow)
 	}
-	slices.SortFunc(out, func(a, b *family) int { return cmp.Or(cmp.Compare(b.keys, a.keys), cmp.Compare(a.tmpl, b.tmpl)) })
+	slices.SortFunc(out, func(a, b *Tally) int { return cmp.Or(cmp.Compare(b.keys, a.keys), cmp.Compare(a.Tmpl, b.Tmpl)) })
 	return out
 }
 
 // label is the literal word nearest before position i, lowercased: the
 // name of what the segment identifies (order, job, user).
-func (f *family) label(i int) string {
+func (f *Tally) label(i int) string {
 	for j := i - 1; j >= 0; j-- {
-		if f.segs[j].shape.Kind == KindWord && f.segs[j].text != "" {
-			return strings.ToLower(f.segs[j].text)
+		if f.segs[j].Shape.Kind == keyshape.KindWord && f.segs[j].Text != "" {
+			return strings.ToLower(f.segs[j].Text)
 		}
 	}
 	return ""

@@ -1,4 +1,4 @@
-package lock
+package keyspace
 
 import (
 	"bufio"
@@ -30,8 +30,8 @@ type rawConn struct {
 }
 
 // dialRaw opens a raw connection like the node's client would.
-func dialRaw(ctx context.Context, n *node) (*rawConn, error) {
-	cl, ok := n.conn.(*redis.Client)
+func dialRaw(ctx context.Context, n *Node) (*rawConn, error) {
+	cl, ok := n.Conn.(*redis.Client)
 	if !ok {
 		return nil, errNoRaw
 	}
@@ -41,7 +41,7 @@ func dialRaw(ctx context.Context, n *node) (*rawConn, error) {
 	}
 	c, err := o.Dialer(ctx, o.Network, o.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", n.name, err)
+		return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
 	}
 	rc := &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
 	rc.stop = context.AfterFunc(ctx, func() { c.Close() })
@@ -56,7 +56,7 @@ func dialRaw(ctx context.Context, n *node) (*rawConn, error) {
 	if o.DB != 0 {
 		setup = append(setup, []string{"SELECT", strconv.Itoa(o.DB)})
 	}
-	if n.noTouch {
+	if n.NoTouch {
 		setup = append(setup, []string{"CLIENT", "NO-TOUCH", "ON"})
 	}
 	for _, cmd := range setup {
@@ -64,7 +64,7 @@ func dialRaw(ctx context.Context, n *node) (*rawConn, error) {
 	}
 	if err := rc.w.Flush(); err != nil {
 		rc.close()
-		return nil, fmt.Errorf("connect to %s: %w", n.name, err)
+		return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
 	}
 	for _, cmd := range setup {
 		kind, text, err := rc.reply()
@@ -74,7 +74,7 @@ func dialRaw(ctx context.Context, n *node) (*rawConn, error) {
 		}
 		if err != nil {
 			rc.close()
-			return nil, fmt.Errorf("connect to %s: %w", n.name, err)
+			return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
 		}
 	}
 	return rc, nil
@@ -296,7 +296,7 @@ func (rc *rawConn) hscanPage() (fields []string, more bool, errText string, err 
 // before the value, because reading a value marks the key as just used.
 // A key whose read the plan got wrong (a hash in a template that had only
 // had strings) gets the rest in a second, small round trip.
-func (rc *rawConn) readBatch(n *node, keys []string, want []uint8, p *page) error {
+func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) error {
 	values := want != nil
 	if !values {
 		want = make([]uint8, len(keys))
@@ -313,9 +313,9 @@ func (rc *rawConn) readBatch(n *node, keys []string, want []uint8, p *page) erro
 		rc.writeReads(bulk, want[i])
 	}
 	if err := rc.w.Flush(); err != nil {
-		return fmt.Errorf("read keys on %s: %w", n.name, err)
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
 	}
-	p.obs = make([]observed, 0, len(keys))
+	p.Keys = make([]Key, 0, len(keys))
 	type again struct {
 		obs  int
 		read uint8
@@ -328,29 +328,29 @@ func (rc *rawConn) readBatch(n *node, keys []string, want []uint8, p *page) erro
 			id, err = rc.one()
 		}
 		if err != nil {
-			return fmt.Errorf("read keys on %s: %w", n.name, err)
+			return fmt.Errorf("read keys on %s: %w", n.Name, err)
 		}
 		var rs reads
 		if err := rc.reads(want[i], &rs); err != nil {
-			return fmt.Errorf("read keys on %s: %w", n.name, err)
+			return fmt.Errorf("read keys on %s: %w", n.Name, err)
 		}
-		o := observed{key: k, node: n.name, idle: -1, idx: i}
+		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
 		switch pt.kind {
 		case replyInt:
-			o.pttl = pt.n
+			o.PTTL = pt.n
 		case replyError:
 			if err := n.refused("PTTL", pt.text, p); err != nil {
 				return err
 			}
 			continue // a key this user may not read
 		default:
-			return fmt.Errorf("PTTL on %s: unexpected reply", n.name)
+			return fmt.Errorf("PTTL on %s: unexpected reply", n.Name)
 		}
-		if o.pttl == -2 {
+		if o.PTTL == -2 {
 			continue // gone since SCAN
 		}
 		if id.kind == replyInt {
-			o.idle = id.n
+			o.Idle = id.n
 		} else if err := n.refused("OBJECT", id.text, p); err != nil {
 			return err
 		}
@@ -359,26 +359,26 @@ func (rc *rawConn) readBatch(n *node, keys []string, want []uint8, p *page) erro
 			return err
 		}
 		if missing != 0 && values {
-			retry = append(retry, again{len(p.obs), missing})
+			retry = append(retry, again{len(p.Keys), missing})
 		}
-		p.obs = append(p.obs, o)
+		p.Keys = append(p.Keys, o)
 	}
 	if len(retry) == 0 {
 		return nil
 	}
-	p.secondReads += int64(len(retry))
+	p.SecondReads += int64(len(retry))
 	for _, a := range retry {
-		rc.writeReads(rc.keyBulk(p.obs[a.obs].key), a.read)
+		rc.writeReads(rc.keyBulk(p.Keys[a.obs].Key), a.read)
 	}
 	if err := rc.w.Flush(); err != nil {
-		return fmt.Errorf("read keys on %s: %w", n.name, err)
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
 	}
 	for _, a := range retry {
 		var rs reads
 		if err := rc.reads(a.read, &rs); err != nil {
-			return fmt.Errorf("read keys on %s: %w", n.name, err)
+			return fmt.Errorf("read keys on %s: %w", n.Name, err)
 		}
-		if _, err := n.apply(&p.obs[a.obs], &rs, a.read, p); err != nil {
+		if _, err := n.apply(&p.Keys[a.obs], &rs, a.read, p); err != nil {
 			return err
 		}
 	}
@@ -438,20 +438,20 @@ func (rc *rawConn) reads(want uint8, rs *reads) error {
 
 // apply sets a key's type and value from its reads (sent: which were
 // sent) and returns the reads still missing to know them.
-func (n *node) apply(o *observed, rs *reads, sent uint8, p *page) (missing uint8, err error) {
+func (n *Node) apply(o *Key, rs *reads, sent uint8, p *Page) (missing uint8, err error) {
 	if sent&readType != 0 {
 		if rs.typ.kind == replyStatus {
-			o.typ = rs.typ.text
+			o.Type = rs.typ.text
 		} else if err := n.refused("TYPE", rs.typ.text, p); err != nil {
 			return 0, err
 		}
 	}
 	switch {
-	case sent&readString != 0 && rs.getrange.kind == replyBulk && (o.typ == "" || o.typ == "string"):
-		o.typ, o.value, o.read = "string", rs.getrange.text, true
+	case sent&readString != 0 && rs.getrange.kind == replyBulk && (o.Type == "" || o.Type == "string"):
+		o.Type, o.Value, o.Read = "string", rs.getrange.text, true
 		return 0, nil
-	case sent&readHash != 0 && rs.hscanErr == "" && (o.typ == "" || o.typ == "hash"):
-		o.typ, o.fields, o.moreFields, o.read = "hash", rs.fields, rs.more, true
+	case sent&readHash != 0 && rs.hscanErr == "" && (o.Type == "" || o.Type == "hash"):
+		o.Type, o.Fields, o.MoreFields, o.Read = "hash", rs.fields, rs.more, true
 		return 0, nil
 	}
 	if sent&readString != 0 && rs.getrange.kind == replyError {
@@ -465,11 +465,11 @@ func (n *node) apply(o *observed, rs *reads, sent uint8, p *page) (missing uint8
 		}
 	}
 	switch {
-	case o.typ == "string":
+	case o.Type == "string":
 		missing = readString
-	case o.typ == "hash":
+	case o.Type == "hash":
 		missing = readHash
-	case o.typ == "" && sent&readType == 0:
+	case o.Type == "" && sent&readType == 0:
 		missing = readAll // the planned read did not fit: ask what it is
 	}
 	return missing &^ sent, nil
@@ -480,7 +480,7 @@ func (n *node) apply(o *observed, rs *reads, sent uint8, p *page) (missing uint8
 // counted as denied; a NOPERM for a whole command is recorded for the
 // report (its checks did not run) - fatal only for PTTL, without which
 // nothing can be judged. Any other error fails the read.
-func (n *node) refused(cmd, text string, p *page) error {
+func (n *Node) refused(cmd, text string, p *Page) error {
 	if text == "" || strings.HasPrefix(text, "WRONGTYPE") {
 		return nil
 	}
@@ -490,15 +490,15 @@ func (n *node) refused(cmd, text string, p *page) error {
 	command, denied := connect.NoPermission(text)
 	switch {
 	case !denied:
-		return fmt.Errorf("%s on %s: %s", cmd, n.name, text)
+		return fmt.Errorf("%s on %s: %s", cmd, n.Name, text)
 	case command == "":
 		if cmd == "PTTL" {
-			p.denied++
+			p.Denied++
 		}
 		return nil
 	case cmd == "PTTL":
 		return permissionError(n, cmd, text)
 	}
-	n.deny(command)
+	n.Deny(command)
 	return nil
 }

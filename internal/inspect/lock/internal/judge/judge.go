@@ -1,4 +1,4 @@
-package lock
+package judge
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
@@ -48,25 +50,25 @@ const (
 	ClassUnknown    = "unknown"
 )
 
-// judgeOptions are the thresholds of a run.
-type judgeOptions struct {
-	maxTTL        time.Duration
-	fenced        bool
-	minConfidence float64
+// Options are the thresholds of a run.
+type Options struct {
+	MaxTTL        time.Duration
+	Fenced        bool
+	MinConfidence float64
 }
 
 // dominant returns the most common kind at a position and its share.
-func (p *posStats) dominant() (Kind, float64) {
-	var best Kind
+func (p *posStats) dominant() (keyshape.Kind, float64) {
+	var best keyshape.Kind
 	var total int64
 	for k, n := range p.kinds {
 		total += n
 		if n > p.kinds[best] {
-			best = Kind(k)
+			best = keyshape.Kind(k)
 		}
 	}
 	if total == 0 {
-		return KindWord, 0
+		return keyshape.KindWord, 0
 	}
 	return best, float64(p.kinds[best]) / float64(total)
 }
@@ -105,7 +107,7 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 		return ClassBusiness, "an id created long before its lock" + under + ": an entity's id"
 	}
 	switch k {
-	case KindUUID:
+	case keyshape.KindUUID:
 		v := p.uuidVersion()
 		shape = fmt.Sprintf("uuid v%d", v)
 		if v == 1 || v == 6 || v == 7 {
@@ -119,20 +121,20 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 			return shape, ClassPerRun, "a random per-job id" + under
 		}
 		return shape, ClassPerRun, "a random UUID v4" + under + ": a per-job or per-message id unless it is the entity's own id"
-	case KindULID, KindObjectID, KindSnowflake:
+	case keyshape.KindULID, keyshape.KindObjectID, keyshape.KindSnowflake:
 		class, why = timeBased()
 		return
-	case KindJID:
+	case keyshape.KindJID:
 		if entity {
 			return shape, ClassBusiness, "a 24-hex entity id" + under
 		}
 		return shape, ClassPerRun, "24 random hex digits" + under + ": the shape of a Sidekiq JID (SecureRandom.hex(12))"
-	case KindInt:
+	case keyshape.KindInt:
 		if job {
 			return shape, ClassPerRun, "a job counter" + under
 		}
 		return shape, ClassBusiness, "an integer id" + under
-	case KindEpoch:
+	case keyshape.KindEpoch:
 		switch {
 		case p.timed > 0 && float64(p.aligned)/float64(p.timed) >= 0.8:
 			return shape, ClassTimeBucket, "a timestamp on whole minutes: a period bucket"
@@ -140,13 +142,13 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 			return shape, ClassPerRun, "a timestamp taken when the lock was: every run makes a new key"
 		}
 		return shape, ClassTimeBucket, "a timestamp" + under
-	case KindMD5, KindSHA1, KindSHA256:
+	case keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256:
 		return shape, ClassHashed, "a digest: stable only if what it hashes holds no per-run field (trace id, timestamp, attempt)"
-	case KindBase64:
+	case keyshape.KindBase64:
 		return shape, ClassPerRun, "a random token in the key name"
-	case KindDate:
+	case keyshape.KindDate:
 		return shape, ClassTimeBucket, "a date: a period bucket"
-	case KindHex:
+	case keyshape.KindHex:
 		switch {
 		case entity:
 			return shape, ClassBusiness, "a hex id" + under
@@ -162,8 +164,8 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 }
 
 // mainMaker is the family's most common maker.
-func (f *family) mainMaker() string {
-	best, n := MakerUnknown, int64(-1)
+func (f *Tally) mainMaker() string {
+	best, n := makers.Unknown, int64(-1)
 	for _, m := range slices.Sorted(maps.Keys(f.makers)) {
 		if f.makers[m] > n {
 			best, n = m, f.makers[m]
@@ -173,46 +175,46 @@ func (f *family) mainMaker() string {
 }
 
 // keyClass judges the family's key shape from its varying segments.
-func (f *family) keyClass() (string, []Segment) {
+func (f *Tally) keyClass() (string, []Segment) {
 	var segs []Segment
 	rank := map[string]int{ClassPerRun: 5, ClassHashed: 4, ClassUnknown: 3, ClassBusiness: 2, ClassTimeBucket: 1}
 	class := ClassConstant
 	for i, s := range f.segs {
-		if s.shape.Kind == KindWord || s.shape.Kind == KindEmpty {
+		if s.Shape.Kind == keyshape.KindWord || s.Shape.Kind == keyshape.KindEmpty {
 			continue
 		}
 		p := &f.pos[i]
 		_, share := p.dominant()
 		label := f.label(i)
 		shape, c, why := judgePosition(p, label)
-		segs = append(segs, Segment{Position: i, Placeholder: s.shape.Kind.placeholder(), Label: label, Shape: shape, Share: round2(share), Class: c, Why: why})
+		segs = append(segs, Segment{Position: i, Placeholder: s.Shape.Kind.Placeholder(), Label: label, Shape: shape, Share: Round2(share), Class: c, Why: why})
 		if class == ClassConstant || rank[c] > rank[class] {
 			class = c
 		}
 	}
-	if f.mainMaker() == MakerBullMQ && f.roles[RoleLock] > 0 {
+	if f.mainMaker() == makers.BullMQ && f.roles[makers.RoleLock] > 0 {
 		class = ClassByDesign
 	}
 	return class, segs
 }
 
-func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
+func Round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
 
 // mutexMakers are the makers whose locks are mutexes (fencing applies);
 // the others are uniqueness keys or job locks checked by their library.
-var mutexMakers = map[string]bool{MakerSetNXPX: true, MakerRedsync: true, MakerRedislock: true, MakerRedisson: true,
-	MakerSpring: true, MakerShedLock: true, MakerUnknown: true}
+var mutexMakers = map[string]bool{makers.SetNXPX: true, makers.Redsync: true, makers.Redislock: true, makers.Redisson: true,
+	makers.Spring: true, makers.ShedLock: true, makers.Unknown: true}
 
-// report turns a family into its JSON summary and findings.
-func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
+// Report turns a family into its JSON summary and findings.
+func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 	class, varying := f.keyClass()
 	out := Family{
-		Template: f.tmpl, Keys: f.keys, KeyClass: class, Varying: varying, Confident: f.confident, Signals: map[string]int64{},
+		Template: f.Tmpl, Keys: f.keys, KeyClass: class, Varying: varying, Confident: f.confident, Signals: map[string]int64{},
 		Roles: map[string]int64{}, Makers: f.makers, Types: f.types, Owners: map[string]int64{},
 		Fencing: "n/a", Problems: []string{}, Examples: slices.Sorted(slices.Values(f.examples)),
 	}
 	if f.keys > 0 {
-		out.Confidence = round2(f.confSum / float64(f.keys))
+		out.Confidence = Round2(f.confSum / float64(f.keys))
 	}
 	for x, n := range f.signals {
 		if n > 0 {
@@ -225,7 +227,7 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 	for _, ex := range f.ownerEx {
 		slices.Sort(ex)
 	}
-	slices.Sort(f.orphanEx)
+	slices.Sort(f.OrphanEx)
 	for r, n := range f.roles {
 		out.Roles[string(r)] = n
 	}
@@ -240,16 +242,16 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 		out.KeyClass = "n/a" // fence counters, metadata, indexes
 		return out, nil
 	}
-	if out.Confidence < candidateConfidence {
+	if out.Confidence < CandidateConfidence {
 		return out, nil // a key shown with --key that is no lock: nothing to judge
 	}
 	var fs []findings.Finding
 	add := func(fi findings.Finding) {
 		// Below the minimum confidence the family may not be locks at all:
 		// what would be wrong with a lock is said, as info only.
-		if out.Confidence < o.minConfidence && fi.Severity > findings.Info {
+		if out.Confidence < o.MinConfidence && fi.Severity > findings.Info {
 			fi.Severity = findings.Info
-			fi.Message = fmt.Sprintf("if these are locks (confidence %.2f, under %.2f): %s", out.Confidence, o.minConfidence, fi.Message)
+			fi.Message = fmt.Sprintf("if these are locks (confidence %.2f, under %.2f): %s", out.Confidence, o.MinConfidence, fi.Message)
 		}
 		fs = append(fs, fi)
 		if !slices.Contains(out.Problems, fi.Code) {
@@ -258,14 +260,14 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 	}
 	maker := f.mainMaker()
 	if f.noTTL > 0 {
-		add(RuleNoTTL.New(f.tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish), english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")),
-			prefixed("no TTL: ", f.noTTLEx)...))
+		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish), english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")),
+			Prefixed("no TTL: ", f.noTTLEx)...))
 	}
 	if class == ClassPerRun {
 		for _, s := range varying {
 			if s.Class == ClassPerRun {
-				add(RuleRandomKey.New(f.tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why),
-					append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)}, prefixed("e.g. ", out.Examples)...)...))
+				add(RuleRandomKey.New(f.Tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why),
+					append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)}, Prefixed("e.g. ", out.Examples)...)...))
 				break
 			}
 		}
@@ -275,14 +277,14 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 		maker = m
 	}
 	f.ttlFindings(add, out.TTL, o)
-	if mutexMakers[maker] && f.roles[RoleLock] > 0 {
+	if mutexMakers[maker] && f.roles[makers.RoleLock] > 0 {
 		out.Fencing = "absent"
-		if o.fenced {
+		if o.Fenced {
 			out.Fencing = "present"
 		}
 	}
-	if f.orphans > 0 {
-		add(RuleIdleOrphan.New(f.tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.orphans)), f.orphanEx...))
+	if f.Orphans > 0 {
+		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.Orphans)), f.OrphanEx...))
 	}
 	return out, fs
 }
@@ -290,7 +292,7 @@ func (f *family) report(o judgeOptions) (Family, []findings.Finding) {
 // locks says "1 lock" or "N locks".
 func locks(n int64) string { return english.Count(n, "lock", "locks") }
 
-func prefixed(p string, list []string) []string {
+func Prefixed(p string, list []string) []string {
 	out := make([]string, len(list))
 	for i, s := range list {
 		out[i] = p + s
@@ -304,7 +306,7 @@ func prefixed(p string, list []string) []string {
 // the lock key is registryKey + ':' + path, its value the registry's
 // clientId = UUID.randomUUID().toString(), SET with PX expireAfter,
 // 60000 ms by default; every lock one registry holds has that value).
-func (f *family) ownerFindings(add func(findings.Finding), maker string) string {
+func (f *Tally) ownerFindings(add func(findings.Finding), maker string) string {
 	var weak []string
 	var weakN int64
 	for _, c := range []OwnerClass{OwnerConstant, OwnerHost, OwnerTimestamp, OwnerCounter, OwnerLowEntropy} {
@@ -314,40 +316,40 @@ func (f *family) ownerFindings(add func(findings.Finding), maker string) string 
 		}
 		switch c {
 		case OwnerConstant:
-			add(RuleTokenConstant.New(f.tmpl, fmt.Sprintf("owner value is a constant, not a token (%s)", locks(n)), f.ownerEx[c]...))
+			add(RuleTokenConstant.New(f.Tmpl, fmt.Sprintf("owner value is a constant, not a token (%s)", locks(n)), f.ownerEx[c]...))
 		case OwnerHost:
-			add(RuleTokenHost.New(f.tmpl, fmt.Sprintf("owner names a host or process with nothing random (%s)", locks(n)), f.ownerEx[c]...))
+			add(RuleTokenHost.New(f.Tmpl, fmt.Sprintf("owner names a host or process with nothing random (%s)", locks(n)), f.ownerEx[c]...))
 		default:
 			weakN += n
 			weak = append(weak, fmt.Sprintf("%d %s", n, c))
 			for _, e := range f.ownerEx[c] {
-				weak = appendEx(weak, e)
+				weak = AppendEx(weak, e)
 			}
 		}
 	}
 	if weakN > 0 {
-		add(RuleTokenWeak.New(f.tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", minTokenBits, locks(weakN)), weak...))
+		add(RuleTokenWeak.New(f.Tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", minTokenBits, locks(weakN)), weak...))
 	}
-	if maker == MakerRedisson { // one field per client thread, reentrant by design
+	if maker == makers.Redisson { // one field per client thread, reentrant by design
 		return ""
 	}
 	if rep := f.values.repeated(2); len(rep) > 0 {
 		ev := []string{}
 		allUUID := true
 		for i, it := range rep {
-			if _, ok := parseUUID(it.value); !ok {
+			if _, ok := keyshape.ParseUUID(it.value); !ok {
 				allUUID = false
 			}
 			if i < exampleCount {
-				ev = append(ev, fmt.Sprintf("%s on %d live locks", quote(it.value), it.count))
+				ev = append(ev, fmt.Sprintf("%s on %d live locks", Quote(it.value), it.count))
 			}
 		}
 		if allUUID {
 			ev = append(ev, "UUID values shared across locks: the shape of Spring Integration's RedisLockRegistry clientId (safe there only because a local lock serialises threads)")
 		}
-		add(RuleTokenShared.New(f.tmpl, english.Count(len(rep), "owner value is", "owner values are each")+" held on several live locks", ev...))
-		if allUUID && (maker == MakerSetNXPX || maker == MakerUnknown) {
-			return MakerSpring
+		add(RuleTokenShared.New(f.Tmpl, english.Count(len(rep), "owner value is", "owner values are each")+" held on several live locks", ev...))
+		if allUUID && (maker == makers.SetNXPX || maker == makers.Unknown) {
+			return makers.Spring
 		}
 	}
 	return ""
@@ -357,8 +359,8 @@ func (f *family) ownerFindings(add func(findings.Finding), maker string) string 
 // histograms (within ~9%), clamped to the values seen; the granted median
 // is never below the remaining one, as no lock's granted TTL (PTTL + idle)
 // is below its PTTL - a histogram's rounding could say otherwise.
-func (f *family) ttlStats() TTLStats {
-	t := TTLStats{NoTTL: f.noTTL, MinMs: max(f.remMin, 0), MaxMs: f.remMax, OrphansConfirmed: f.orphans}
+func (f *Tally) ttlStats() TTLStats {
+	t := TTLStats{NoTTL: f.noTTL, MinMs: max(f.remMin, 0), MaxMs: f.remMax, OrphansConfirmed: f.Orphans}
 	if f.remain.count > 0 {
 		t.MedianMs = min(max(f.remain.quantile(0.5), t.MinMs), t.MaxMs)
 		t.GrantedMedianMs = max(min(max(f.granted.quantile(0.5), f.grMin), f.grMax), t.MedianMs)
@@ -384,17 +386,17 @@ func (f *family) ttlStats() TTLStats {
 }
 
 // ttlOutliers returns the kept extreme keys beyond the outlier ratio.
-func (f *family) ttlOutliers(med int64, above bool) []keyTTL {
+func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
 	var out []keyTTL
 	if above {
-		for _, k := range f.hiTTL.sorted() {
+		for _, k := range f.hiTTL.Sorted() {
 			if k.ms > med*outlierRatio {
 				out = append(out, k)
 			}
 		}
 		return out
 	}
-	for _, k := range f.loTTL.sorted() {
+	for _, k := range f.loTTL.Sorted() {
 		if k.ms*outlierRatio < med {
 			out = append(out, k)
 		}
@@ -402,7 +404,7 @@ func (f *family) ttlOutliers(med int64, above bool) []keyTTL {
 	return out
 }
 
-func (f *family) ttlFindings(add func(findings.Finding), t TTLStats, o judgeOptions) {
+func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 	med := t.GrantedMedianMs
 	if t.OutliersAbove+t.OutliersBelow > 0 {
 		ev := []string{fmt.Sprintf("family median TTL %s over %d locks with a TTL", FormatMs(med), f.granted.count)}
@@ -412,11 +414,11 @@ func (f *family) ttlFindings(add func(findings.Finding), t TTLStats, o judgeOpti
 		for _, k := range f.ttlOutliers(med, false) {
 			ev = append(ev, fmt.Sprintf("%s: TTL %s, 1/%.0f of the median", k.key, FormatMs(k.ms), float64(med)/float64(max(k.ms, 1))))
 		}
-		add(RuleTTLOutlier.New(f.tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove, t.OutliersBelow, outlierRatio), ev...))
+		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove, t.OutliersBelow, outlierRatio), ev...))
 	}
-	if n := f.granted.count; o.maxTTL > 0 && n > 0 && 2*f.overMax > n {
-		add(RuleTTLLong.New(f.tmpl, fmt.Sprintf("%d of %d locks were given a TTL above --max-ttl %s (median %s): a crashed holder blocks its key that long",
-			f.overMax, n, FormatMs(o.maxTTL.Milliseconds()), FormatMs(med))))
+	if n := f.granted.count; o.MaxTTL > 0 && n > 0 && 2*f.overMax > n {
+		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%d of %d locks were given a TTL above --max-ttl %s (median %s): a crashed holder blocks its key that long",
+			f.overMax, n, FormatMs(o.MaxTTL.Milliseconds()), FormatMs(med))))
 	}
 }
 

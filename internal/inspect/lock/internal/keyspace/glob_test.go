@@ -1,4 +1,4 @@
-package lock
+package keyspace
 
 import (
 	"strings"
@@ -80,36 +80,6 @@ func FuzzGlob(f *testing.F) {
 			around, _ := CompileGlob("*" + esc.String() + "*")
 			if !around.Match("pre" + s + "post") {
 				t.Fatalf("*%q* does not match a string containing it", s)
-			}
-		}
-	})
-}
-
-// FuzzClassifyOwner: any value gets a class and never panics; splitting and
-// classifying any key never panics and keeps the key's bytes.
-func FuzzClassifyOwner(f *testing.F) {
-	for _, s := range []string{"1", "ADDED:2021-05-12T13:31:45.006Z@lixin-macbook.local", "MCiQIxzoyJVISKvLAwhztw==",
-		"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "\xff\xfe", "a:b{c}d/e|f.g"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		if c := classifyOwner(v, "k", testNow); c.Class == "" || c.Bits < 0 {
-			t.Fatalf("classifyOwner(%q) = %+v", v, c)
-		}
-		segs := splitKey(v, testNow)
-		var b strings.Builder
-		for _, s := range segs {
-			b.WriteString(s.text + s.sep)
-		}
-		if b.String() != v {
-			t.Fatalf("splitKey(%q, testNow) lost bytes: %q", v, b.String())
-		}
-		_ = template(segs)
-		for _, typ := range []string{"string", "hash"} {
-			j := judged{o: observed{key: v, typ: typ, read: true, value: v, fields: []string{v, v}, pttl: 1}, segs: segs}
-			judgeKey(&j, testNow)
-			if c := j.v.confidence(); !(c >= 0 && c <= 1) {
-				t.Fatalf("%s %q: confidence %v", typ, v, c)
 			}
 		}
 	})

@@ -1,9 +1,12 @@
-package lock
+package makers
 
 import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 )
 
 // Maker recognition: which library wrote a key, from its name, type and
@@ -13,16 +16,16 @@ import (
 
 // Makers dupctl recognises.
 const (
-	MakerSetNXPX   = "set-nx-px"           // the seed's SET key <random token> NX PX ttl
-	MakerRedsync   = "redsync"             // github.com/go-redsync/redsync
-	MakerRedislock = "redislock"           // github.com/bsm/redislock
-	MakerRedisson  = "redisson"            // org.redisson RLock / RFencedLock
-	MakerSpring    = "spring-integration"  // RedisLockRegistry (judged per family)
-	MakerShedLock  = "shedlock"            // net.javacrumbs.shedlock Redis providers
-	MakerBullMQ    = "bullmq"              // BullMQ job locks and deduplication keys
-	MakerSidekiq   = "sidekiq-unique-jobs" // mhenrixon/sidekiq-unique-jobs
-	MakerAsynq     = "asynq"               // github.com/hibiken/asynq unique tasks
-	MakerUnknown   = "unknown"
+	SetNXPX   = "set-nx-px"           // the seed's SET key <random token> NX PX ttl
+	Redsync   = "redsync"             // github.com/go-redsync/redsync
+	Redislock = "redislock"           // github.com/bsm/redislock
+	Redisson  = "redisson"            // org.redisson RLock / RFencedLock
+	Spring    = "spring-integration"  // RedisLockRegistry (judged per family)
+	ShedLock  = "shedlock"            // net.javacrumbs.shedlock Redis providers
+	BullMQ    = "bullmq"              // BullMQ job locks and deduplication keys
+	Sidekiq   = "sidekiq-unique-jobs" // mhenrixon/sidekiq-unique-jobs
+	Asynq     = "asynq"               // github.com/hibiken/asynq unique tasks
+	Unknown   = "unknown"
 )
 
 // Role is what a key is for. Only locks and dedup keys are judged as locks.
@@ -43,34 +46,19 @@ type Holder struct {
 	Value string `json:"value"`
 }
 
-// observed is what one pipeline read of a key returned.
-type observed struct {
-	key, node string
-	typ       string // "string", "hash", ...; "" when not read
-	pttl      int64  // ms; -1 no TTL
-	idle      int64  // s; -1 not tracked (LFU policy) or not permitted
-	value     string // string value (first maxValue bytes)
-	read      bool   // the value was read
-	// fields are a hash's first HSCAN page (field, value, ...);
-	// moreFields is set when the hash has more (HSCAN's cursor was not 0).
-	fields     []string
-	moreFields bool
-	idx        int // the key's place in its batch
-}
-
-// recognised is a key after maker recognition.
-type recognised struct {
-	maker string
-	role  Role
-	// signature is set when the key's layout is its maker's exactly (key
+// Recognised is a key after maker recognition.
+type Recognised struct {
+	Maker string
+	Role  Role
+	// Signature is set when the key's layout is its maker's exactly (key
 	// convention and value, or a value no other data has): it decides
 	// alone that the key is a lock.
-	signature  bool
-	owner      string
-	holders    []Holder
-	metadata   string
-	acquiredAt time.Time
-	guarded    string // for a fence counter: the lock key it fences
+	Signature  bool
+	Owner      string
+	Holders    []Holder
+	Metadata   string
+	AcquiredAt time.Time
+	Guarded    string // for a fence counter: the lock key it fences
 }
 
 // The makers' formats are matched by hand where a key or value is checked
@@ -90,12 +78,12 @@ func isRedsyncValue(v string) bool {
 	return true
 }
 
-// isUUIDCounter matches "<uuid>:<digits>": Redisson's lock field
+// IsUUIDCounter matches "<uuid>:<digits>": Redisson's lock field
 // (RedissonBaseLock.getLockName: the client's UUID + ":" + threadId,
 // which RedissonLock's Lua HINCRBYs) and BullMQ's lock token (worker.ts:
 // `${this.id}:${tokenPostfix++}`, id = randomUUID(), lowercase).
-func isUUIDCounter(v string, lowerOnly bool) bool {
-	if len(v) < 38 || v[36] != ':' || !allDigits(v[37:]) {
+func IsUUIDCounter(v string, lowerOnly bool) bool {
+	if len(v) < 38 || v[36] != ':' || !keyshape.AllDigits(v[37:]) {
 		return false
 	}
 	for i := 0; i < 36; i++ {
@@ -167,34 +155,34 @@ func sidekiqMatch(key string) (suffix string, ok bool) {
 	return "", false
 }
 
-// recognise decides maker and role and extracts the owner. Whether the
+// Recognise decides maker and role and extracts the owner. Whether the
 // key is a lock at all is for the evidence to say (weigh): a key no maker
 // claims is a tentative RoleLock.
-func recognise(o *observed) recognised {
-	key := o.key
-	switch o.typ {
+func Recognise(o *keyspace.Key) Recognised {
+	key := o.Key
+	switch o.Type {
 	case "list", "set", "zset", "stream":
-		r := recognised{maker: MakerUnknown, role: RoleIndex}
+		r := Recognised{Maker: Unknown, Role: RoleIndex}
 		if _, ok := sidekiqMatch(key); ok || strings.HasPrefix(key, "uniquejobs:") {
-			r.maker = MakerSidekiq
+			r.Maker = Sidekiq
 		}
 		return r
 	}
 	if r, ok := recogniseByKey(o); ok {
 		return r
 	}
-	if o.typ == "hash" {
+	if o.Type == "hash" {
 		return recogniseHash(o)
 	}
-	if !o.read {
-		return recognised{maker: MakerUnknown, role: RoleLock}
+	if !o.Read {
+		return Recognised{Maker: Unknown, Role: RoleLock}
 	}
 	return recogniseString(o)
 }
 
 // recogniseByKey handles the makers whose key layout is their signature.
-func recogniseByKey(o *observed) (recognised, bool) {
-	key, v := o.key, o.value
+func recogniseByKey(o *keyspace.Key) (Recognised, bool) {
+	key, v := o.Key, o.Value
 	// Redisson RedissonFencedLock: tokenName = prefixName("redisson_lock_token",
 	// name), i.e. redisson_lock_token:{name}; INCR on every acquisition.
 	if rest, ok := strings.CutPrefix(key, "redisson_lock_token:"); ok {
@@ -202,18 +190,18 @@ func recogniseByKey(o *observed) (recognised, bool) {
 		if strings.HasPrefix(rest, "{") && strings.HasSuffix(rest, "}") {
 			name = rest[1 : len(rest)-1]
 		}
-		return recognised{maker: MakerRedisson, role: RoleFence, guarded: name}, true
+		return Recognised{Maker: Redisson, Role: RoleFence, Guarded: name}, true
 	}
 	if suffix, ok := sidekiqMatch(key); ok && (suffix != "" || strings.HasPrefix(key, "uniquejobs:")) {
-		r := recognised{maker: MakerSidekiq, role: RoleMeta}
-		if suffix == "LOCKED" && o.typ != "string" {
+		r := Recognised{Maker: Sidekiq, Role: RoleMeta}
+		if suffix == "LOCKED" && o.Type != "string" {
 			// lock.lua: HSET locked job_id current_time.
-			r.role, r.signature = RoleLock, true
-			r.holders = hashHolders(o.fields)
-			if len(r.holders) > 0 {
-				r.owner = r.holders[0].Owner
-				if f, err := strconv.ParseFloat(r.holders[0].Value, 64); err == nil && f > 1e9 {
-					r.acquiredAt = time.Unix(0, int64(f*1e9))
+			r.Role, r.Signature = RoleLock, true
+			r.Holders = hashHolders(o.Fields)
+			if len(r.Holders) > 0 {
+				r.Owner = r.Holders[0].Owner
+				if f, err := strconv.ParseFloat(r.Holders[0].Value, 64); err == nil && f > 1e9 {
+					r.AcquiredAt = time.Unix(0, int64(f*1e9))
 				}
 			}
 		}
@@ -221,8 +209,8 @@ func recogniseByKey(o *observed) (recognised, bool) {
 	}
 	// asynq base.go UniqueKey: asynq:{<queue>}:unique:<type>:<md5(payload)>;
 	// rdb.go enqueueUniqueCmd: SET key <task id> NX EX ttl.
-	if strings.HasPrefix(key, "asynq:{") && strings.Contains(key, "}:unique:") && o.typ != "hash" {
-		return recognised{maker: MakerAsynq, role: RoleDedup, owner: v, signature: true}, true
+	if strings.HasPrefix(key, "asynq:{") && strings.Contains(key, "}:unique:") && o.Type != "hash" {
+		return Recognised{Maker: Asynq, Role: RoleDedup, Owner: v, Signature: true}, true
 	}
 	// BullMQ: <prefix>:<queue>:<jobId>:lock holds the worker token
 	// (worker.ts); <prefix>:<queue>:de:<id> maps a deduplication id to a
@@ -230,28 +218,28 @@ func recogniseByKey(o *observed) (recognised, bool) {
 	if strings.Count(key, ":") >= 3 {
 		bull := strings.HasPrefix(key, "bull:")
 		switch {
-		case strings.HasSuffix(key, ":lock") && o.typ != "hash" && (bull || isUUIDCounter(v, true)):
-			return recognised{maker: MakerBullMQ, role: RoleLock, owner: v, signature: true}, true
-		case strings.Contains(key, ":de:") && o.typ != "hash" && !strings.Contains(key[strings.LastIndex(key, ":de:")+4:], ":") && (bull || allDigits(v)):
-			return recognised{maker: MakerBullMQ, role: RoleDedup, owner: v, signature: true}, true
+		case strings.HasSuffix(key, ":lock") && o.Type != "hash" && (bull || IsUUIDCounter(v, true)):
+			return Recognised{Maker: BullMQ, Role: RoleLock, Owner: v, Signature: true}, true
+		case strings.Contains(key, ":de:") && o.Type != "hash" && !strings.Contains(key[strings.LastIndex(key, ":de:")+4:], ":") && (bull || keyshape.AllDigits(v)):
+			return Recognised{Maker: BullMQ, Role: RoleDedup, Owner: v, Signature: true}, true
 		}
 	}
-	return recognised{}, false
+	return Recognised{}, false
 }
 
-func recogniseHash(o *observed) recognised {
-	holders := hashHolders(o.fields)
-	r := recognised{maker: MakerUnknown, role: RoleLock, holders: holders}
+func recogniseHash(o *keyspace.Key) Recognised {
+	holders := hashHolders(o.Fields)
+	r := Recognised{Maker: Unknown, Role: RoleLock, Holders: holders}
 	if len(holders) > 0 {
-		r.owner = holders[0].Owner
+		r.Owner = holders[0].Owner
 		redisson := true
 		for _, h := range holders {
-			if !isUUIDCounter(h.Owner, false) || !allDigits(h.Value) {
+			if !IsUUIDCounter(h.Owner, false) || !keyshape.AllDigits(h.Value) {
 				redisson = false
 			}
 		}
-		if redisson && !o.moreFields {
-			r.maker, r.signature = MakerRedisson, true
+		if redisson && !o.MoreFields {
+			r.Maker, r.Signature = Redisson, true
 		}
 	}
 	return r
@@ -265,11 +253,11 @@ func hashHolders(fields []string) []Holder {
 	return out
 }
 
-func recogniseString(o *observed) recognised {
-	v := o.value
-	r := recognised{maker: MakerUnknown, role: RoleLock, owner: v}
-	if isFenceKey(o.key) && allDigits(v) {
-		r.role, r.guarded = RoleFence, fencedKey(o.key)
+func recogniseString(o *keyspace.Key) Recognised {
+	v := o.Value
+	r := Recognised{Maker: Unknown, Role: RoleLock, Owner: v}
+	if isFenceKey(o.Key) && keyshape.AllDigits(v) {
+		r.Role, r.Guarded = RoleFence, fencedKey(o.Key)
 		return r
 	}
 	switch {
@@ -278,20 +266,20 @@ func recogniseString(o *observed) recognised {
 		if !ok {
 			break
 		}
-		r.maker, r.signature = MakerShedLock, true
-		r.metadata = "host " + host
+		r.Maker, r.Signature = ShedLock, true
+		r.Metadata = "host " + host
 		if t, err := time.Parse(time.RFC3339Nano, when); err == nil {
-			r.acquiredAt = t
+			r.AcquiredAt = t
 		}
 	case isRedsyncValue(v):
-		r.maker = MakerRedsync
+		r.Maker = Redsync
 	default:
 		if tok, meta, ok := splitRedislock(v); ok {
-			r.maker = MakerRedislock
-			r.owner, r.metadata = tok, meta
+			r.Maker = Redislock
+			r.Owner, r.Metadata = tok, meta
 			break
 		}
-		r.maker = MakerSetNXPX // if the owner turns out to be a good token
+		r.Maker = SetNXPX // if the owner turns out to be a good token
 	}
 	return r
 }
@@ -406,17 +394,17 @@ func isFenceKey(key string) bool {
 
 // fencedKey removes the fence segment, giving the lock key it guards.
 func fencedKey(key string) string {
-	segs := splitKey(key, time.Time{}) // words only: no time needed
+	segs := keyshape.Split(key, time.Time{}) // words only: no time needed
 	for i, s := range segs {
-		if s.shape.Kind != KindWord || !fenceWords[strings.ToLower(s.text)] {
+		if s.Shape.Kind != keyshape.KindWord || !fenceWords[strings.ToLower(s.Text)] {
 			continue
 		}
 		kept := append(segs[:i:i], segs[i+1:]...)
 		var b strings.Builder
 		for j, t := range kept {
-			b.WriteString(t.text)
+			b.WriteString(t.Text)
 			if j < len(kept)-1 {
-				b.WriteString(t.sep)
+				b.WriteString(t.Sep)
 			}
 		}
 		return b.String()

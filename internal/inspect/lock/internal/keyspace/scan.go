@@ -1,4 +1,4 @@
-package lock
+package keyspace
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/redis/go-redis/v9"
@@ -35,13 +36,13 @@ type masterLister interface {
 	ForEachMaster(ctx context.Context, fn func(ctx context.Context, c *redis.Client) error) error
 }
 
-type node struct {
-	name    string
-	conn    Conn
-	noTouch bool
+type Node struct {
+	Name    string
+	Conn    Conn
+	NoTouch bool
 
 	mu     sync.Mutex
-	denied []string // commands the ACL refused while reading keys
+	Denied []string // commands the ACL refused while reading keys
 
 	// types remembers, per raw key template, the types its keys had, so
 	// that a batch asks for the one read of the value each key needs.
@@ -62,7 +63,7 @@ const maxTemplates = 1 << 16
 // plan says which read of its value each key of a batch gets: the one its
 // template's keys needed so far, or both for a template not seen yet or
 // of mixed types.
-func (n *node) plan(tmpls []uint64) []uint8 {
+func (n *Node) plan(tmpls []uint64) []uint8 {
 	want := make([]uint8, len(tmpls))
 	n.tmu.RLock()
 	defer n.tmu.RUnlock()
@@ -82,7 +83,7 @@ func (n *node) plan(tmpls []uint64) []uint8 {
 }
 
 // learn records the types a batch's keys turned out to have.
-func (n *node) learn(tmpls []uint64, obs []observed) {
+func (n *Node) learn(tmpls []uint64, obs []Key) {
 	n.tmu.Lock()
 	defer n.tmu.Unlock()
 	if n.types == nil {
@@ -90,7 +91,7 @@ func (n *node) learn(tmpls []uint64, obs []observed) {
 	}
 	for i := range obs {
 		var bit uint8
-		switch obs[i].typ {
+		switch obs[i].Type {
 		case "string":
 			bit = typeString
 		case "hash":
@@ -100,19 +101,19 @@ func (n *node) learn(tmpls []uint64, obs []observed) {
 		default:
 			bit = typeOther
 		}
-		h := tmpls[obs[i].idx]
+		h := tmpls[obs[i].Idx]
 		if t, ok := n.types[h]; ok || len(n.types) < maxTemplates {
 			n.types[h] = t | bit
 		}
 	}
 }
 
-// deny records a command the ACL refused.
-func (n *node) deny(cmd string) {
+// Deny records a command the ACL refused.
+func (n *Node) Deny(cmd string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !slices.Contains(n.denied, cmd) {
-		n.denied = append(n.denied, cmd)
+	if !slices.Contains(n.Denied, cmd) {
+		n.Denied = append(n.Denied, cmd)
 	}
 }
 
@@ -123,33 +124,51 @@ const maxValue = 1024
 // hashFields bounds the fields read of a hash (HSCAN COUNT hint).
 const hashFields = 16
 
-// nodesOf lists the nodes to scan: every master of a cluster, or the one
+// Nodes lists the nodes to scan: every master of a cluster, or the one
 // server.
-func nodesOf(ctx context.Context, c redis.UniversalClient) ([]*node, error) {
+func Nodes(ctx context.Context, c Conn) ([]*Node, error) {
 	if cl, ok := c.(masterLister); ok {
 		var mu sync.Mutex
-		var out []*node
+		var out []*Node
 		err := cl.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
 			mu.Lock()
 			defer mu.Unlock()
-			out = append(out, &node{name: m.Options().Addr, conn: m})
+			out = append(out, &Node{Name: m.Options().Addr, Conn: m})
 			return nil
 		})
 		if err != nil {
-			return nil, redisError(err, "list cluster masters", "")
+			return nil, RedisError(err, "list cluster masters", "")
 		}
-		slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.name, b.name) })
+		slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
 		return out, nil
 	}
-	conn, ok := c.(Conn)
-	if !ok {
-		return nil, fmt.Errorf("unsupported Redis client %T", c)
-	}
 	name := "redis"
-	if s, ok := c.(interface{ Options() *redis.Options }); ok {
-		name = s.Options().Addr
+	if o := options(c); o != nil {
+		name = o.Addr
 	}
-	return []*node{{name: name, conn: conn}}, nil
+	return []*Node{{Name: name, Conn: c}}, nil
+}
+
+// IsCluster reports whether c is a Redis Cluster client.
+func IsCluster(c Conn) bool {
+	_, ok := c.(masterLister)
+	return ok
+}
+
+// DB is the database c selects (0 when it does not say).
+func DB(c Conn) int {
+	if o := options(c); o != nil {
+		return o.DB
+	}
+	return 0
+}
+
+// options are a go-redis client's options (nil for another client).
+func options(c Conn) *redis.Options {
+	if s, ok := c.(interface{ Options() *redis.Options }); ok {
+		return s.Options()
+	}
+	return nil
 }
 
 // isServerError tells a per-key error reply (WRONGTYPE, an LFU policy
@@ -161,17 +180,17 @@ func isServerError(err error) bool {
 
 // permissionError is a command the ACL refused and the run cannot do
 // without: it names the command and the permission to grant.
-func permissionError(n *node, cmd, text string) error {
+func permissionError(n *Node, cmd, text string) error {
 	name, _ := connect.NoPermission(text)
 	if name == "" {
 		name = strings.ToLower(cmd)
 	}
-	return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user (%s)", n.name, strings.ToUpper(name), text),
+	return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user (%s)", n.Name, strings.ToUpper(name), text),
 		connect.GrantHint(name))
 }
 
-// redisError words a failed command: a NOPERM names the permission.
-func redisError(err error, what, node string) error {
+// RedisError words a failed command: a NOPERM names the permission.
+func RedisError(err error, what, node string) error {
 	if cmd, denied := connect.NoPermission(err.Error()); denied {
 		if cmd == "" {
 			cmd = strings.ToLower(what)
@@ -196,122 +215,49 @@ func on(node string) string {
 	return " on " + node
 }
 
-// page is one batch of keys, read and judged.
-type page struct {
-	obs  []observed
-	keys []judged
-	// segs are each batch key's segments (by batch index), when split
+// Page is one batch of keys, read.
+type Page struct {
+	Keys []Key
+	// Segs are each batch key's segments (by batch index), when split
 	// before the read; tmpls their raw templates' hashes.
-	segs        [][]segment
-	tmpls       []uint64
-	scanned     int64
-	vanished    int64 // keys gone between SCAN and the read
-	denied      int64 // keys the ACL user may not read
-	secondReads int64 // keys whose value took a second round trip
+	Segs        [][]keyshape.Segment
+	Tmpls       []uint64
+	Scanned     int64
+	Vanished    int64 // keys gone between SCAN and the read
+	Denied      int64 // keys the ACL user may not read
+	SecondReads int64 // keys whose value took a second round trip
 }
 
 // split cuts every key of a batch into segments and hashes its raw
 // template (for the read plan).
-func (p *page) split(keys []string, now time.Time) {
-	p.segs = make([][]segment, len(keys))
-	p.tmpls = make([]uint64, len(keys))
-	arena := make([]segment, 0, 6*len(keys))
+func (p *Page) split(keys []string, now time.Time) {
+	p.Segs = make([][]keyshape.Segment, len(keys))
+	p.Tmpls = make([]uint64, len(keys))
+	arena := make([]keyshape.Segment, 0, 6*len(keys))
 	var buf []byte
 	for i, k := range keys {
 		start := len(arena)
-		arena = appendSegments(arena, k, now)
-		p.segs[i] = arena[start:len(arena):len(arena)]
-		buf = appendTemplate(buf[:0], p.segs[i])
-		p.tmpls[i] = xxhash.Sum64(buf)
+		arena = keyshape.AppendSegments(arena, k, now)
+		p.Segs[i] = arena[start:len(arena):len(arena)]
+		buf = keyshape.AppendTemplate(buf[:0], p.Segs[i])
+		p.Tmpls[i] = xxhash.Sum64(buf)
 	}
 }
 
-// judged is a read key with what dupctl makes of it.
-type judged struct {
-	o    observed
-	segs []segment
-	r    recognised
-	own  Owner
-	v    verdict
+// ReadOptions shape one pass.
+type ReadOptions struct {
+	Match  string // server-side MATCH ("" for client-side globs)
+	Globs  Globs
+	Count  int64
+	Values bool
+	Dedupe bool
+	Now    func() time.Time
 }
 
-// judge recognises the maker, classifies the owner and weighs the
-// evidence of every key of the page.
-func (p *page) judge(now time.Time) {
-	p.keys = make([]judged, len(p.obs))
-	var arena []segment
-	for i := range p.obs {
-		j := &p.keys[i]
-		j.o = p.obs[i]
-		if p.segs != nil {
-			j.segs = p.segs[j.o.idx]
-		} else {
-			start := len(arena)
-			arena = appendSegments(arena, j.o.key, now)
-			j.segs = arena[start:len(arena):len(arena)]
-		}
-		judgeKey(j, now)
-	}
-	p.obs, p.segs, p.tmpls = nil, nil, nil
-}
-
-func judgeKey(j *judged, now time.Time) {
-	o := &j.o
-	j.r = recognise(o)
-	r := &j.r
-	j.own = Owner{Class: OwnerNone}
-	// A value that is plainly not a token (a number, a status word, a
-	// document, text) needs no owner classification unless the key turns
-	// out a candidate all the same: this keeps the costly part off most
-	// non-lock keys.
-	var against []signal
-	owned := false
-	switch {
-	case r.role == RoleDedup:
-		j.own, owned = Owner{Class: OwnerJobID}, true
-	case r.role != RoleLock || !o.read:
-	case r.maker == MakerRedsync || r.maker == MakerRedislock:
-		// 16 random bytes, base64 (redsync genValue, redislock randomToken).
-		j.own, owned = Owner{Class: OwnerRandom, Bits: 128}, true
-	case (r.maker == MakerBullMQ || r.maker == MakerRedisson) && isUUIDCounter(r.owner, false):
-		// <random UUID>:<counter>: BullMQ's worker token, Redisson's
-		// client id and thread.
-		j.own, owned = Owner{Class: OwnerUUID, Bits: 122}, true
-	case r.maker == MakerSidekiq && len(r.owner) == 24 && isHex(r.owner):
-		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
-		// happen to be all decimal ones.
-		j.own, owned = Owner{Class: OwnerRandom, Bits: 96}, true
-	case o.typ == "string" && !r.signature:
-		if against = valueSignals(o.value, now); against == nil {
-			j.own, owned = classifyOwner(r.owner, o.key, now), true
-		}
-	default:
-		j.own, owned = classifyOwner(r.owner, o.key, now), true
-	}
-	// The seed's SET key <token> NX PX ttl: a good token with a TTL.
-	if r.maker == MakerSetNXPX && (o.pttl <= 0 || !owned || !j.own.Class.good()) {
-		r.maker = MakerUnknown
-	}
-	j.v = weigh(o, r, j.own, j.segs, against)
-	if !owned && r.role == RoleLock && o.read && j.v.candidate() {
-		j.own = classifyOwner(r.owner, o.key, now)
-	}
-}
-
-// readOptions shape one pass.
-type readOptions struct {
-	match  string // server-side MATCH ("" for client-side globs)
-	globs  Globs
-	count  int64
-	values bool
-	dedupe bool
-	now    func() time.Time
-}
-
-// nodeResult is what a node's walk counted besides its pages.
-type nodeResult struct {
-	repeats    int64
-	falseDrops float64
+// NodeResult is what a node's walk counted besides its pages.
+type NodeResult struct {
+	Repeats    int64
+	FalseDrops float64
 }
 
 // readers is how many pipelines per node are in flight at once (4 measured
@@ -326,29 +272,37 @@ type batch struct {
 	scanned int64
 }
 
-// walk scans every node concurrently (each is single-threaded, so one
-// stream per node) and hands judged pages to fn on the caller's goroutine.
-func walk(ctx context.Context, nodes []*node, ro readOptions, fn func(*page)) ([]nodeResult, error) {
+// Walk scans every node concurrently (each is single-threaded, so one
+// stream per node). Each page read is handed to prep on its reader's
+// goroutine (judging the keys there keeps the one aggregator folding
+// only), then with what prep made of it to fn on the caller's goroutine.
+func Walk[T any](ctx context.Context, nodes []*Node, ro ReadOptions, prep func(*Page) T, fn func(*Page, T)) ([]NodeResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := make(chan *page, 2*len(nodes))
-	res := make([]nodeResult, len(nodes))
+	out := make(chan prepared[T], 2*len(nodes))
+	res := make([]NodeResult, len(nodes))
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if res[i], errs[i] = scanNode(ctx, n, ro, out); errs[i] != nil {
+			if res[i], errs[i] = scanNode(ctx, n, ro, prep, out); errs[i] != nil {
 				cancel()
 			}
 		}()
 	}
 	go func() { wg.Wait(); close(out) }()
 	for p := range out {
-		fn(p)
+		fn(p.page, p.made)
 	}
 	return res, firstError(errs)
+}
+
+// prepared is a page and what prep made of it.
+type prepared[T any] struct {
+	page *Page
+	made T
 }
 
 // firstError prefers a real failure over the cancellations it caused.
@@ -367,8 +321,8 @@ func firstError(errs []error) error {
 }
 
 // scanNode walks one node: one goroutine SCANs and filters, readers
-// pipeline the reads and judge them, and every page goes to out.
-func scanNode(ctx context.Context, n *node, ro readOptions, out chan<- *page) (nodeResult, error) {
+// pipeline the reads and prepare them, and every page goes to out.
+func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, prep func(*Page) T, out chan<- prepared[T]) (NodeResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan batch, readers)
@@ -378,44 +332,8 @@ func scanNode(ctx context.Context, n *node, ro readOptions, out chan<- *page) (n
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			read := func(keys []string, p *page) error { return readKeys(ctx, n, keys, ro.values, p, nil) }
-			rc, err := dialRaw(ctx, n)
-			switch {
-			case err == nil:
-				defer rc.close()
-				read = func(keys []string, p *page) error {
-					var want []uint8
-					if ro.values {
-						p.split(keys, ro.now())
-						want = n.plan(p.tmpls)
-					}
-					if err := rc.readBatch(n, keys, want, p); err != nil {
-						return err
-					}
-					if ro.values {
-						n.learn(p.tmpls, p.obs)
-					}
-					return nil
-				}
-			case !errors.Is(err, errNoRaw):
-				errs[r] = err
+			if errs[r] = readPages(ctx, n, ro, batches, prep, out); errs[r] != nil {
 				cancel()
-				return
-			}
-			for b := range batches {
-				p := &page{scanned: b.scanned}
-				if err := read(b.keys, p); err != nil {
-					errs[r] = err
-					cancel()
-					return
-				}
-				p.vanished = int64(len(b.keys)) - int64(len(p.obs)) - p.denied
-				p.judge(ro.now())
-				select {
-				case out <- p:
-				case <-ctx.Done():
-					return
-				}
 			}
 		}()
 	}
@@ -426,56 +344,102 @@ func scanNode(ctx context.Context, n *node, ro readOptions, out chan<- *page) (n
 	return res, firstError(errs)
 }
 
+// readPages is one reader: it reads the batches it takes (over a raw
+// connection where the client allows one), prepares each page and sends
+// it on, until the batches end or ctx does.
+func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, batches <-chan batch, prep func(*Page) T, out chan<- prepared[T]) error {
+	read := func(keys []string, p *Page) error { return ReadKeys(ctx, n, keys, ro.Values, p, nil) }
+	rc, err := dialRaw(ctx, n)
+	switch {
+	case err == nil:
+		defer rc.close()
+		read = func(keys []string, p *Page) error { return rc.readPlanned(n, keys, ro, p) }
+	case !errors.Is(err, errNoRaw):
+		return err
+	}
+	for b := range batches {
+		p := &Page{Scanned: b.scanned}
+		if err := read(b.keys, p); err != nil {
+			return err
+		}
+		p.Vanished = int64(len(b.keys)) - int64(len(p.Keys)) - p.Denied
+		made := prep(p)
+		select {
+		case out <- prepared[T]{p, made}:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// readPlanned reads a batch over the raw connection, asking each key for
+// the read of its value its template's keys needed so far.
+func (rc *rawConn) readPlanned(n *Node, keys []string, ro ReadOptions, p *Page) error {
+	var want []uint8
+	if ro.Values {
+		p.split(keys, ro.Now())
+		want = n.plan(p.Tmpls)
+	}
+	if err := rc.readBatch(n, keys, want, p); err != nil {
+		return err
+	}
+	if ro.Values {
+		n.learn(p.Tmpls, p.Keys)
+	}
+	return nil
+}
+
 // scanKeys runs SCAN to the end, filtering by the globs and deduplicating,
 // and sends batches of about ro.count keys.
-func scanKeys(ctx context.Context, n *node, ro readOptions, batches chan<- batch) (nodeResult, error) {
-	var res nodeResult
-	var filter *seen
-	if ro.dedupe {
-		filter = newSeen()
+func scanKeys(ctx context.Context, n *Node, ro ReadOptions, batches chan<- batch) (NodeResult, error) {
+	var res NodeResult
+	var filter *Seen
+	if ro.Dedupe {
+		filter = NewSeen()
 	}
 	var cursor uint64
-	cur := batch{keys: make([]string, 0, ro.count)}
+	cur := batch{keys: make([]string, 0, ro.Count)}
 	for {
-		keys, next, err := n.conn.Scan(ctx, cursor, ro.match, ro.count).Result()
+		keys, next, err := n.Conn.Scan(ctx, cursor, ro.Match, ro.Count).Result()
 		if err != nil {
-			return res, redisError(err, "SCAN", n.name)
+			return res, RedisError(err, "SCAN", n.Name)
 		}
 		cur.scanned += int64(len(keys))
 		for _, k := range keys {
-			if ro.globs != nil && !ro.globs.Match(k) {
+			if ro.Globs != nil && !ro.Globs.Match(k) {
 				continue
 			}
 			if filter != nil && filter.add(k) {
-				res.repeats++
+				res.Repeats++
 				continue
 			}
 			cur.keys = append(cur.keys, k)
 		}
-		if cursor = next; cursor == 0 || int64(len(cur.keys)) >= ro.count {
+		if cursor = next; cursor == 0 || int64(len(cur.keys)) >= ro.Count {
 			select {
 			case batches <- cur:
 			case <-ctx.Done():
 				return res, ctx.Err()
 			}
-			cur = batch{keys: make([]string, 0, ro.count)}
+			cur = batch{keys: make([]string, 0, ro.Count)}
 		}
 		if cursor == 0 {
 			break
 		}
 	}
 	if filter != nil {
-		res.falseDrops = filter.FalseDropEstimate()
+		res.FalseDrops = filter.FalseDropEstimate()
 	}
 	return res, nil
 }
 
-// readKeys is readBatch through go-redis, for clients without a raw
+// ReadKeys is readBatch through go-redis, for clients without a raw
 // connection and for single reads (--key, the middle observations); extra
 // adds commands to the same pipeline.
-func readKeys(ctx context.Context, n *node, keys []string, values bool, p *page, extra func(redis.Pipeliner)) error {
-	pl := n.conn.Pipeline()
-	if values && n.noTouch {
+func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page, extra func(redis.Pipeliner)) error {
+	pl := n.Conn.Pipeline()
+	if values && n.NoTouch {
 		pl.Do(ctx, "client", "no-touch", "on")
 	}
 	type cmds struct {
@@ -504,7 +468,7 @@ func readKeys(ctx context.Context, n *node, keys []string, values bool, p *page,
 		return nil
 	}
 	if _, err := pl.Exec(ctx); err != nil && !isServerError(err) {
-		return fmt.Errorf("read keys on %s: %w", n.name, err)
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
 	}
 	text := func(err error) string {
 		if err == nil || err == redis.Nil {
@@ -512,38 +476,38 @@ func readKeys(ctx context.Context, n *node, keys []string, values bool, p *page,
 		}
 		return err.Error()
 	}
-	p.obs = make([]observed, 0, len(keys))
+	p.Keys = make([]Key, 0, len(keys))
 	for i, k := range keys {
 		c := cs[i]
-		o := observed{key: k, node: n.name, idle: -1, idx: i}
+		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
 		if err := c.pttl.Err(); err != nil {
 			if !isServerError(err) {
-				return fmt.Errorf("PTTL on %s: %w", n.name, err)
+				return fmt.Errorf("PTTL on %s: %w", n.Name, err)
 			}
 			if err := n.refused("PTTL", text(err), p); err != nil {
 				return err
 			}
 			continue
 		}
-		if o.pttl = c.pttl.Val(); o.pttl == -2 {
+		if o.PTTL = c.pttl.Val(); o.PTTL == -2 {
 			continue // gone since SCAN
 		}
 		if err := n.refused("TYPE", text(c.typ.Err()), p); err != nil {
 			return err
 		}
-		o.typ = c.typ.Val()
+		o.Type = c.typ.Val()
 		if c.idle.Err() == nil {
-			o.idle = c.idle.Val()
+			o.Idle = c.idle.Val()
 		} else if err := n.refused("OBJECT", text(c.idle.Err()), p); err != nil {
 			return err
 		}
 		if values {
 			switch {
-			case c.value.Err() == nil && (o.typ == "string" || o.typ == ""):
-				o.typ, o.value, o.read = "string", c.value.Val(), true
-			case c.hscan.Err() == nil && c.value.Err() != nil && (o.typ == "hash" || o.typ == ""):
+			case c.value.Err() == nil && (o.Type == "string" || o.Type == ""):
+				o.Type, o.Value, o.Read = "string", c.value.Val(), true
+			case c.hscan.Err() == nil && c.value.Err() != nil && (o.Type == "hash" || o.Type == ""):
 				fields, cursor := c.hscan.Val()
-				o.typ, o.fields, o.moreFields, o.read = "hash", fields[:min(len(fields), 2*hashFields)], cursor != 0 || len(fields) > 2*hashFields, true
+				o.Type, o.Fields, o.MoreFields, o.Read = "hash", fields[:min(len(fields), 2*hashFields)], cursor != 0 || len(fields) > 2*hashFields, true
 			default:
 				if err := n.refused("GETRANGE", text(c.value.Err()), p); err != nil {
 					return err
@@ -553,7 +517,7 @@ func readKeys(ctx context.Context, n *node, keys []string, values bool, p *page,
 				}
 			}
 		}
-		p.obs = append(p.obs, o)
+		p.Keys = append(p.Keys, o)
 	}
 	return nil
 }
