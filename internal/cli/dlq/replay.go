@@ -209,29 +209,8 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 
 // options validates the flags into the capability's options (no I/O).
 func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
-	if (o.Queue == "") == (o.FromFile == "") {
-		return nil, exitcode.UsageErrorf("give exactly one of --queue or --from-file")
-	}
-	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
-		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
-	}
-	if err := o.WindowMB.check(); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
-	}
-	if o.Origin != classify.ViaQueue && o.Origin != classify.ViaExchange {
-		return nil, exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
-	}
-	if o.Succeeded != "leave" && o.Succeeded != "park" {
-		return nil, exitcode.UsageErrorf("--succeeded %q: want leave or park", o.Succeeded)
-	}
-	if o.RetryDbt && o.Resume == "" {
-		return nil, exitcode.UsageErrorf("--retry-in-doubt needs --resume JOURNAL")
-	}
-	if o.Journal != "" && o.Resume != "" {
-		return nil, exitcode.UsageErrorf("--resume appends to its journal: do not give --journal too")
-	}
-	if o.SkipSucceeded && o.IdemTable == "" {
-		return nil, exitcode.UsageErrorf("--skip-succeeded needs --idempotency-table (and --database-url)")
 	}
 	an, idem, err := o.analyzer()
 	if err != nil {
@@ -255,30 +234,69 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		}
 		ro.Router.To, ro.Router.KeepKey = t, keep
 	}
+	if ro.Filter, err = o.filter(); err != nil {
+		return nil, err
+	}
+	return ro, nil
+}
+
+// check validates the flags that stand alone and the ones that need or
+// exclude each other.
+func (o *ReplayOptions) check() error {
+	if (o.Queue == "") == (o.FromFile == "") {
+		return exitcode.UsageErrorf("give exactly one of --queue or --from-file")
+	}
+	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
+		return exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
+	}
+	if err := o.WindowMB.check(); err != nil {
+		return err
+	}
+	if o.Origin != classify.ViaQueue && o.Origin != classify.ViaExchange {
+		return exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
+	}
+	if o.Succeeded != "leave" && o.Succeeded != "park" {
+		return exitcode.UsageErrorf("--succeeded %q: want leave or park", o.Succeeded)
+	}
+	if o.RetryDbt && o.Resume == "" {
+		return exitcode.UsageErrorf("--retry-in-doubt needs --resume JOURNAL")
+	}
+	if o.Journal != "" && o.Resume != "" {
+		return exitcode.UsageErrorf("--resume appends to its journal: do not give --journal too")
+	}
+	if o.SkipSucceeded && o.IdemTable == "" {
+		return exitcode.UsageErrorf("--skip-succeeded needs --idempotency-table (and --database-url)")
+	}
+	return nil
+}
+
+// filter is which dead letters to replay: --where, --reason, --group and
+// --older-than.
+func (o *ReplayOptions) filter() (classify.Filter, error) {
+	var f classify.Filter
 	for _, w := range o.Where {
 		c, err := classify.ParseWhere(w)
 		if err != nil {
-			return nil, err
+			return f, err
 		}
-		ro.Filter.Where = append(ro.Filter.Where, c)
+		f.Where = append(f.Where, c)
 	}
 	for _, r := range o.Reasons {
 		switch r {
 		case "rejected", "expired", "maxlen", "delivery_limit", "republished", "unknown":
 		default:
-			return nil, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
+			return f, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
 		}
 	}
 	for _, g := range o.Groups {
 		if !groupID.MatchString(g) {
-			return nil, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
+			return f, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
 		}
 	}
-	ro.Filter.Reasons, ro.Filter.Groups = o.Reasons, o.Groups
-	if ro.Filter.OlderThan, err = parseAge("--older-than", o.Older); err != nil {
-		return nil, err
-	}
-	return ro, nil
+	f.Reasons, f.Groups = o.Reasons, o.Groups
+	var err error
+	f.OlderThan, err = parseAge("--older-than", o.Older)
+	return f, err
 }
 
 func runReplay(ctx context.Context, o *ReplayOptions) error {

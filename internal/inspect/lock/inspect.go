@@ -319,14 +319,14 @@ func lockRanksBelow(a, b Lock) bool {
 // add folds one judged key in: a lock candidate into its family, anything
 // else into the skipped families.
 func (a *aggregator) add(j *judge.Judged) {
-	o, r := &j.Obs, &j.Rec
+	o, r := &j.Observed, &j.Recognised
 	a.stats.KeysMatched++
 	if r.Role == makers.RoleFence && r.Guarded != "" && len(a.fenced) < judge.MaxFamilies {
 		a.fenced = append(a.fenced, keyshape.Split(r.Guarded, a.now))
 	}
-	conf := j.V.Confidence()
+	conf := j.Verdict.Confidence()
 	switch lockish := r.Role == makers.RoleLock || r.Role == makers.RoleDedup; {
-	case lockish && j.V.Candidate():
+	case lockish && j.Verdict.Candidate():
 		a.stats.Candidates++
 		if conf >= a.o.MinConfidence {
 			a.stats.Locks++
@@ -337,7 +337,7 @@ func (a *aggregator) add(j *judge.Judged) {
 		a.stats.Skipped++ // --key shows the key in full all the same
 	default:
 		a.stats.Skipped++
-		a.skipped.Get(j.Segs).AddSkipped(o, j.V.Against())
+		a.skipped.Get(j.Segs).AddSkipped(o, j.Verdict.Against())
 		return
 	}
 	if o.Idle < 0 {
@@ -345,7 +345,7 @@ func (a *aggregator) add(j *judge.Judged) {
 	}
 	f := a.fams.Get(j.Segs)
 	problems := f.Add(j, a.now, a.o.MaxTTL, a.o.MinConfidence)
-	if !j.V.Candidate() {
+	if !j.Verdict.Candidate() {
 		problems = nil // shown with --key, but no lock to judge
 	}
 	if c, ok := a.cands[o.Key]; ok {
@@ -361,8 +361,8 @@ func (a *aggregator) add(j *judge.Judged) {
 		return
 	}
 	l := Lock{Key: o.Key, Node: o.Node, Family: f.Tmpl, Type: o.Type, Role: string(r.Role), Maker: r.Maker,
-		Confidence: judge.Round2(conf), Signals: j.V.Set.Names(), PTTLMs: o.PTTL, IdleS: o.Idle,
-		Owner: text.Clip(r.Owner, judge.MaxShown, "..."), OwnerClass: string(j.Own.Class), OwnerBits: j.Own.Bits, Holders: r.Holders, Metadata: text.Clip(r.Metadata, judge.MaxShown, "..."),
+		Confidence: judge.Round2(conf), Signals: j.Verdict.Set.Names(), PTTLMs: o.PTTL, IdleS: o.Idle,
+		Owner: text.Clip(r.Owner, judge.MaxShown, "..."), OwnerClass: string(j.Owner.Class), OwnerBits: j.Owner.Bits, Holders: r.Holders, Metadata: text.Clip(r.Metadata, judge.MaxShown, "..."),
 		Problems: problems}
 	if !r.AcquiredAt.IsZero() {
 		l.AcquiredAt = r.AcquiredAt.UTC().Format(time.RFC3339)

@@ -164,7 +164,22 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	if r.Signature {
 		v.add(sigMaker)
 	}
-	lockWord, otherWord := nameWords(o.Key)
+	v.weighName(o.Key, segs)
+	v.weighTTL(o)
+	switch {
+	case !o.Read:
+	case o.Type == "hash":
+		v.weighHash(o, r)
+	default:
+		v.weighString(r, own, against)
+	}
+	return v
+}
+
+// weighName adds what the key's name says: its words, and a random id in
+// it.
+func (v *Verdict) weighName(key string, segs []keyshape.Segment) {
+	lockWord, otherWord := nameWords(key)
 	if lockWord {
 		v.add(sigNameLock)
 	}
@@ -177,6 +192,10 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 			break
 		}
 	}
+}
+
+// weighTTL adds what the TTL it was granted (PTTL plus idle time) says.
+func (v *Verdict) weighTTL(o *keyspace.Key) {
 	switch {
 	case o.PTTL == -1:
 		v.add(sigNoTTL)
@@ -190,21 +209,25 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 			v.add(sigLongTTL)
 		}
 	}
-	if !o.Read {
-		return v
+}
+
+// weighHash adds what a hash's fields say, unless a maker's layout
+// decided already.
+func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised) {
+	switch {
+	case r.Signature:
+	case o.MoreFields:
+		v.add(sigBigHash)
+	case namedFields(o.Fields):
+		v.add(sigHashFields)
+	default:
+		v.add(sigHashOther)
 	}
-	if o.Type == "hash" {
-		switch {
-		case r.Signature:
-		case o.MoreFields:
-			v.add(sigBigHash)
-		case namedFields(o.Fields):
-			v.add(sigHashFields)
-		default:
-			v.add(sigHashOther)
-		}
-		return v
-	}
+}
+
+// weighString adds what a string value says: a maker's token, the
+// signals against a lock, or a random token.
+func (v *Verdict) weighString(r *makers.Recognised, own Owner, against []signal) {
 	switch {
 	case r.Signature:
 	case r.Maker == makers.Redislock && r.Metadata != "":
@@ -218,7 +241,6 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	case own.Class == OwnerUUID || own.Class == OwnerUUIDTime || own.Class == OwnerRandom:
 		v.add(sigToken)
 	}
-	return v
 }
 
 // randomKind reports key segments that are random ids or digests: a key
@@ -354,15 +376,10 @@ func nameWords(key string) (lock, other bool) {
 			}
 			continue
 		}
-		if upper && i > 0 {
-			p := key[i-1]
-			prevLower := p >= 'a' && p <= 'z'
-			nextLower := i+1 < len(key) && key[i+1] >= 'a' && key[i+1] <= 'z'
-			if prevLower || (p >= 'A' && p <= 'Z' && nextLower) {
+		if upper {
+			if camelStart(key, i) {
 				flush()
 			}
-			c += 'a' - 'A'
-		} else if upper {
 			c += 'a' - 'A'
 		}
 		if n < len(buf) {
@@ -372,6 +389,19 @@ func nameWords(key string) (lock, other bool) {
 	}
 	flush()
 	return lock, other
+}
+
+// camelStart reports whether the upper-case letter at i starts a word:
+// after a lower-case letter (orderLock), or the last capital before a
+// lower-case one (HTTPLock).
+func camelStart(key string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	p := key[i-1]
+	prevLower := p >= 'a' && p <= 'z'
+	nextLower := i+1 < len(key) && key[i+1] >= 'a' && key[i+1] <= 'z'
+	return prevLower || (p >= 'A' && p <= 'Z' && nextLower)
 }
 
 // hashFieldWords are the field names of records kept in hashes.

@@ -70,11 +70,11 @@ func TestWeigh(t *testing.T) {
 		{"big hash", keyspace.Key{Key: "orders:index", Type: "hash", PTTL: -1, Read: true, MoreFields: true, Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, false},
 		{"cache with lock in the name", keyspace.Key{Key: "cache:lock_screen", Type: "string", PTTL: -1, Read: true, Value: `{"enabled":true}`}, false},
 	} {
-		j := Judged{Obs: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
+		j := Judged{Observed: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
 		judgeKey(&j, testNow)
-		isLock := (j.Rec.Role == makers.RoleLock || j.Rec.Role == makers.RoleDedup) && j.V.Confidence() >= DefaultMinConfidence
-		if isLock != c.lock || (!c.lock && j.V.Candidate()) {
-			t.Errorf("%s: confidence %.2f (%s), want a lock: %v", c.name, j.V.Confidence(), strings.Join(j.V.Set.Names(), ", "), c.lock)
+		isLock := (j.Recognised.Role == makers.RoleLock || j.Recognised.Role == makers.RoleDedup) && j.Verdict.Confidence() >= DefaultMinConfidence
+		if isLock != c.lock || (!c.lock && j.Verdict.Candidate()) {
+			t.Errorf("%s: confidence %.2f (%s), want a lock: %v", c.name, j.Verdict.Confidence(), strings.Join(j.Verdict.Set.Names(), ", "), c.lock)
 		}
 	}
 }
@@ -87,7 +87,7 @@ func TestGrantedNeverBelowRemaining(t *testing.T) {
 	segs := keyshape.Split("lock:order:1", testNow)
 	f := newFamily(keyshape.Template(segs), segs)
 	for range 9 {
-		j := Judged{Obs: keyspace.Key{Key: "lock:order:1", Type: "string", PTTL: 59_000, Idle: 0, Read: true, Value: "x"}, Segs: segs, Rec: makers.Recognised{Role: makers.RoleLock}}
+		j := Judged{Observed: keyspace.Key{Key: "lock:order:1", Type: "string", PTTL: 59_000, Idle: 0, Read: true, Value: "x"}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock}}
 		f.Add(&j, testNow, 0, DefaultMinConfidence)
 	}
 	ts := f.ttlStats()
@@ -105,8 +105,8 @@ func TestUncertainFamiliesAreInfoOnly(t *testing.T) {
 	segs := keyshape.Split("payment:order:1", testNow)
 	f := newFamily(keyshape.Template(segs), segs)
 	for range 3 {
-		j := Judged{Obs: keyspace.Key{Key: "payment:order:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, Segs: segs, Rec: makers.Recognised{Role: makers.RoleLock},
-			Own: Owner{Class: OwnerConstant}, V: Verdict{logit: 0.2}}
+		j := Judged{Observed: keyspace.Key{Key: "payment:order:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock},
+			Owner: Owner{Class: OwnerConstant}, Verdict: Verdict{logit: 0.2}}
 		f.Add(&j, testNow, 0, DefaultMinConfidence)
 	}
 	_, fs := f.Report(Options{MinConfidence: DefaultMinConfidence})

@@ -124,19 +124,19 @@ func AppendEx(list []string, s string) []string {
 
 // Add folds one key into the family and returns its per-key problems.
 func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidence float64) []string {
-	o, r, segs, own := &j.Obs, &j.Rec, j.Segs, j.Own
+	o, r, segs, own := &j.Observed, &j.Recognised, j.Segs, j.Owner
 	var problems []string
 	f.keys++
 	f.roles[r.Role]++
 	f.makers[r.Maker]++
 	f.types[typeName(o.Type)]++
-	conf := j.V.Confidence()
+	conf := j.Verdict.Confidence()
 	f.confSum += conf
 	if conf >= minConfidence {
 		f.confident++
 	}
 	for x := range numSignals {
-		if j.V.Set.has(x) {
+		if j.Verdict.Set.has(x) {
 			f.signals[x]++
 		}
 	}

@@ -87,61 +87,27 @@ func (p *posStats) uuidVersion() int {
 // label before it.
 func judgePosition(p *posStats, label string) (shape, class, why string) {
 	k, _ := p.dominant()
+	pos := newPosition(p, label)
 	shape = k.String()
-	entity, job := entityLabels[label], jobLabels[label]
-	under := ""
-	if label != "" {
-		under = fmt.Sprintf(" after %q", label)
-	}
-	mintedShare := 0.0
-	if p.timed > 0 {
-		mintedShare = float64(p.minted) / float64(p.timed)
-	}
-	timeBased := func() (string, string) {
-		switch {
-		case job:
-			return ClassPerRun, "a per-job id" + under
-		case mintedShare >= 0.5:
-			return ClassPerRun, fmt.Sprintf("a time-based id minted when the lock was taken (%.0f%% within %s of the lock's write)", 100*mintedShare, mintedWithin)
-		}
-		return ClassBusiness, "an id created long before its lock" + under + ": an entity's id"
-	}
 	switch k {
 	case keyshape.KindUUID:
-		v := p.uuidVersion()
-		shape = fmt.Sprintf("uuid v%d", v)
-		if v == 1 || v == 6 || v == 7 {
-			class, why = timeBased()
-			return
-		}
-		switch {
-		case entity:
-			return shape, ClassBusiness, "a random entity id" + under
-		case job:
-			return shape, ClassPerRun, "a random per-job id" + under
-		}
-		return shape, ClassPerRun, "a random UUID v4" + under + ": a per-job or per-message id unless it is the entity's own id"
+		return pos.uuid()
 	case keyshape.KindULID, keyshape.KindObjectID, keyshape.KindSnowflake:
-		class, why = timeBased()
+		class, why = pos.timeBased()
 		return
 	case keyshape.KindJID:
-		if entity {
-			return shape, ClassBusiness, "a 24-hex entity id" + under
+		if pos.entity {
+			return shape, ClassBusiness, "a 24-hex entity id" + pos.under
 		}
-		return shape, ClassPerRun, "24 random hex digits" + under + ": the shape of a Sidekiq JID (SecureRandom.hex(12))"
+		return shape, ClassPerRun, "24 random hex digits" + pos.under + ": the shape of a Sidekiq JID (SecureRandom.hex(12))"
 	case keyshape.KindInt:
-		if job {
-			return shape, ClassPerRun, "a job counter" + under
+		if pos.job {
+			return shape, ClassPerRun, "a job counter" + pos.under
 		}
-		return shape, ClassBusiness, "an integer id" + under
+		return shape, ClassBusiness, "an integer id" + pos.under
 	case keyshape.KindEpoch:
-		switch {
-		case p.timed > 0 && float64(p.aligned)/float64(p.timed) >= 0.8:
-			return shape, ClassTimeBucket, "a timestamp on whole minutes: a period bucket"
-		case mintedShare >= 0.5:
-			return shape, ClassPerRun, "a timestamp taken when the lock was: every run makes a new key"
-		}
-		return shape, ClassTimeBucket, "a timestamp" + under
+		class, why = pos.epoch()
+		return
 	case keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256:
 		return shape, ClassHashed, "a digest: stable only if what it hashes holds no per-run field (trace id, timestamp, attempt)"
 	case keyshape.KindBase64:
@@ -149,18 +115,86 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 	case keyshape.KindDate:
 		return shape, ClassTimeBucket, "a date: a period bucket"
 	case keyshape.KindHex:
-		switch {
-		case entity:
-			return shape, ClassBusiness, "a hex id" + under
-		case job:
-			return shape, ClassPerRun, "a hex per-job id" + under
-		}
-		return shape, ClassUnknown, "a hex id" + under
+		class, why = pos.hex()
+		return
 	}
-	if job {
-		return shape, ClassPerRun, "a per-job id" + under
+	if pos.job {
+		return shape, ClassPerRun, "a per-job id" + pos.under
 	}
-	return shape, ClassBusiness, "a name or code" + under
+	return shape, ClassBusiness, "a name or code" + pos.under
+}
+
+// position is what judging one varying segment goes by: its counters,
+// what the label before it names, and how many of its times were minted
+// with the lock.
+type position struct {
+	p           *posStats
+	entity, job bool
+	under       string // ` after "label"`, or ""
+	mintedShare float64
+}
+
+func newPosition(p *posStats, label string) position {
+	pos := position{p: p, entity: entityLabels[label], job: jobLabels[label]}
+	if label != "" {
+		pos.under = fmt.Sprintf(" after %q", label)
+	}
+	if p.timed > 0 {
+		pos.mintedShare = float64(p.minted) / float64(p.timed)
+	}
+	return pos
+}
+
+// timeBased classifies an id that carries its creation time.
+func (pos position) timeBased() (class, why string) {
+	switch {
+	case pos.job:
+		return ClassPerRun, "a per-job id" + pos.under
+	case pos.mintedShare >= 0.5:
+		return ClassPerRun, fmt.Sprintf("a time-based id minted when the lock was taken (%.0f%% within %s of the lock's write)", 100*pos.mintedShare, mintedWithin)
+	}
+	return ClassBusiness, "an id created long before its lock" + pos.under + ": an entity's id"
+}
+
+// uuid classifies a UUID position by its version: time-based or random.
+func (pos position) uuid() (shape, class, why string) {
+	v := pos.p.uuidVersion()
+	shape = fmt.Sprintf("uuid v%d", v)
+	if v == 1 || v == 6 || v == 7 {
+		class, why = pos.timeBased()
+		return
+	}
+	switch {
+	case pos.entity:
+		return shape, ClassBusiness, "a random entity id" + pos.under
+	case pos.job:
+		return shape, ClassPerRun, "a random per-job id" + pos.under
+	}
+	return shape, ClassPerRun, "a random UUID v4" + pos.under + ": a per-job or per-message id unless it is the entity's own id"
+}
+
+// epoch classifies a timestamp position: a period bucket or a per-run
+// time.
+func (pos position) epoch() (class, why string) {
+	p := pos.p
+	switch {
+	case p.timed > 0 && float64(p.aligned)/float64(p.timed) >= 0.8:
+		return ClassTimeBucket, "a timestamp on whole minutes: a period bucket"
+	case pos.mintedShare >= 0.5:
+		return ClassPerRun, "a timestamp taken when the lock was: every run makes a new key"
+	}
+	return ClassTimeBucket, "a timestamp" + pos.under
+}
+
+// hex classifies a hex id by the label before it.
+func (pos position) hex() (class, why string) {
+	switch {
+	case pos.entity:
+		return ClassBusiness, "a hex id" + pos.under
+	case pos.job:
+		return ClassPerRun, "a hex per-job id" + pos.under
+	}
+	return ClassUnknown, "a hex id" + pos.under
 }
 
 // mainMaker is the family's most common maker.
@@ -207,6 +241,49 @@ var mutexMakers = map[string]bool{makers.SetNXPX: true, makers.Redsync: true, ma
 
 // Report turns a family into its JSON summary and findings.
 func (f *Tally) Report(o Options) (Family, []findings.Finding) {
+	out := f.summary()
+	if f.lockish == 0 {
+		out.KeyClass = "n/a" // fence counters, metadata, indexes
+		return out, nil
+	}
+	if out.Confidence < CandidateConfidence {
+		return out, nil // a key shown with --key that is no lock: nothing to judge
+	}
+	var fs []findings.Finding
+	add := func(fi findings.Finding) {
+		// Below the minimum confidence the family may not be locks at all:
+		// what would be wrong with a lock is said, as info only.
+		if out.Confidence < o.MinConfidence && fi.Severity > findings.Info {
+			fi.Severity = findings.Info
+			fi.Message = fmt.Sprintf("if these are locks (confidence %.2f, under %.2f): %s", out.Confidence, o.MinConfidence, fi.Message)
+		}
+		fs = append(fs, fi)
+		if !slices.Contains(out.Problems, fi.Code) {
+			out.Problems = append(out.Problems, fi.Code)
+		}
+	}
+	maker := f.mainMaker()
+	f.keyFindings(add, &out)
+	if m := f.ownerFindings(add, maker); m != "" {
+		out.Makers = map[string]int64{m: f.keys}
+		maker = m
+	}
+	f.ttlFindings(add, out.TTL, o)
+	if mutexMakers[maker] && f.roles[makers.RoleLock] > 0 {
+		out.Fencing = "absent"
+		if o.Fenced {
+			out.Fencing = "present"
+		}
+	}
+	if f.Orphans > 0 {
+		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.Orphans)), f.OrphanEx...))
+	}
+	return out, fs
+}
+
+// summary is the family's JSON summary before its findings: counts,
+// confidence, key class, TTLs and examples.
+func (f *Tally) summary() Family {
 	class, varying := f.keyClass()
 	out := Family{
 		Template: f.Tmpl, Keys: f.keys, KeyClass: class, Varying: varying, Confident: f.confident, Signals: map[string]int64{},
@@ -238,55 +315,26 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 		out.Varying = []Segment{}
 	}
 	out.TTL = f.ttlStats()
-	if f.lockish == 0 {
-		out.KeyClass = "n/a" // fence counters, metadata, indexes
-		return out, nil
-	}
-	if out.Confidence < CandidateConfidence {
-		return out, nil // a key shown with --key that is no lock: nothing to judge
-	}
-	var fs []findings.Finding
-	add := func(fi findings.Finding) {
-		// Below the minimum confidence the family may not be locks at all:
-		// what would be wrong with a lock is said, as info only.
-		if out.Confidence < o.MinConfidence && fi.Severity > findings.Info {
-			fi.Severity = findings.Info
-			fi.Message = fmt.Sprintf("if these are locks (confidence %.2f, under %.2f): %s", out.Confidence, o.MinConfidence, fi.Message)
-		}
-		fs = append(fs, fi)
-		if !slices.Contains(out.Problems, fi.Code) {
-			out.Problems = append(out.Problems, fi.Code)
-		}
-	}
-	maker := f.mainMaker()
+	return out
+}
+
+// keyFindings judges the keys themselves: missing TTLs, and a name that
+// varies per run.
+func (f *Tally) keyFindings(add func(findings.Finding), out *Family) {
 	if f.noTTL > 0 {
 		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish), english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")),
 			Prefixed("no TTL: ", f.noTTLEx)...))
 	}
-	if class == ClassPerRun {
-		for _, s := range varying {
-			if s.Class == ClassPerRun {
-				add(RuleRandomKey.New(f.Tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why),
-					append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)}, Prefixed("e.g. ", out.Examples)...)...))
-				break
-			}
+	if out.KeyClass != ClassPerRun {
+		return
+	}
+	for _, s := range out.Varying {
+		if s.Class == ClassPerRun {
+			add(RuleRandomKey.New(f.Tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why),
+				append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)}, Prefixed("e.g. ", out.Examples)...)...))
+			return
 		}
 	}
-	if m := f.ownerFindings(add, maker); m != "" {
-		out.Makers = map[string]int64{m: f.keys}
-		maker = m
-	}
-	f.ttlFindings(add, out.TTL, o)
-	if mutexMakers[maker] && f.roles[makers.RoleLock] > 0 {
-		out.Fencing = "absent"
-		if o.Fenced {
-			out.Fencing = "present"
-		}
-	}
-	if f.Orphans > 0 {
-		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.Orphans)), f.OrphanEx...))
-	}
-	return out, fs
 }
 
 // locks says "1 lock" or "N locks".

@@ -59,9 +59,9 @@ func TestRecogniseLibraries(t *testing.T) {
 			want{makers.Unknown, makers.RoleLock, "locked", OwnerConstant}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			j := Judged{Obs: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
+			j := Judged{Observed: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
 			judgeKey(&j, testNow)
-			got := want{j.Rec.Maker, j.Rec.Role, j.Rec.Owner, j.Own.Class}
+			got := want{j.Recognised.Maker, j.Recognised.Role, j.Recognised.Owner, j.Owner.Class}
 			if got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
 			}

@@ -29,9 +29,9 @@ func FuzzClassifyOwner(f *testing.F) {
 		}
 		_ = keyshape.Template(segs)
 		for _, typ := range []string{"string", "hash"} {
-			j := Judged{Obs: keyspace.Key{Key: v, Type: typ, Read: true, Value: v, Fields: []string{v, v}, PTTL: 1}, Segs: segs}
+			j := Judged{Observed: keyspace.Key{Key: v, Type: typ, Read: true, Value: v, Fields: []string{v, v}, PTTL: 1}, Segs: segs}
 			judgeKey(&j, testNow)
-			if c := j.V.Confidence(); !(c >= 0 && c <= 1) {
+			if c := j.Verdict.Confidence(); !(c >= 0 && c <= 1) {
 				t.Fatalf("%s %q: confidence %v", typ, v, c)
 			}
 		}

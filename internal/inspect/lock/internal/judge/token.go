@@ -74,41 +74,57 @@ func classifyOwner(v, key string, now time.Time) Owner {
 	parts := strings.FieldsFunc(t, func(r rune) bool {
 		return r == ':' || r == '@' || r == '|' || r == ',' || r == ';' || r == ' ' || r == '\t'
 	})
-	var bits int
-	var host, when, num, words int
-	var best Owner
+	return tallyParts(parts, now).owner()
+}
+
+// ownerParts tallies the parts of a composite owner value.
+type ownerParts struct {
+	n                      int   // parts
+	bits                   int   // random bits in the token parts
+	best                   Owner // the token part with the most bits
+	host, when, num, words int   // hostnames, times, numbers, other words
+}
+
+func tallyParts(parts []string, now time.Time) ownerParts {
+	t := ownerParts{n: len(parts)}
 	for _, p := range parts {
 		if o, ok := tokenPart(p, now); ok {
-			bits += o.Bits
-			if best.Bits < o.Bits {
-				best = o
+			t.bits += o.Bits
+			if t.best.Bits < o.Bits {
+				t.best = o
 			}
 			continue
 		}
 		switch {
 		case isHostname(p):
-			host++
+			t.host++
 		case isTimePart(p, now):
-			when++
+			t.when++
 		case keyshape.AllDigits(p):
-			num++
+			t.num++
 		default:
-			words++
+			t.words++
 		}
 	}
+	return t
+}
+
+// owner classifies the composite: by its randomness, else by what names
+// a host, a time or a counter.
+func (t ownerParts) owner() Owner {
 	switch {
-	case bits >= minTokenBits:
-		if best.Bits >= minTokenBits {
-			return Owner{Class: best.Class, Bits: bits}
+	case t.bits >= minTokenBits:
+		if t.best.Bits >= minTokenBits {
+			return Owner{Class: t.best.Class, Bits: t.bits}
 		}
-		return Owner{Class: OwnerRandom, Bits: bits}
-	case bits > 0:
-		return Owner{Class: OwnerLowEntropy, Bits: bits}
-	case host > 0 || (len(parts) == 2 && num == 1 && words == 1):
+		return Owner{Class: OwnerRandom, Bits: t.bits}
+	case t.bits > 0:
+		return Owner{Class: OwnerLowEntropy, Bits: t.bits}
+	case t.host > 0 || (t.n == 2 && t.num == 1 && t.words == 1):
 		return Owner{Class: OwnerHost}
-	case when > 0 && words <= 1 && num <= 2:
+	case t.when > 0 && t.words <= 1 && t.num <= 2:
 		return Owner{Class: OwnerTimestamp}
-	case num == len(parts) && num > 0:
+	case t.num == t.n && t.num > 0:
 		return Owner{Class: OwnerCounter}
 	}
 	return Owner{Class: OwnerLowEntropy, Bits: 0}

@@ -1,3 +1,10 @@
+// Package keyshape gives a Redis key's segments their shapes: a key is
+// split into segments at ':' '/' '|' '{' '}' '.' and each segment gets a
+// Kind (a word, an int, an epoch, a UUID and its version, a ULID, a digest,
+// a date, ...). Literal words stay in the family template; anything that
+// varies becomes a placeholder, so lock:payment:order:8d0c...e1 and
+// lock:payment:order:3f2a...9b share the family lock:payment:order:{uuid}.
+// Owner values are judged with the same shapes.
 package keyshape
 
 import (
@@ -6,12 +13,6 @@ import (
 	"strings"
 	"time"
 )
-
-// Key shapes: a lock key is split into segments at ':' '/' '|' '{' '}' '.'
-// and each segment gets a Kind. Literal words stay in the family
-// template; anything that varies becomes a placeholder, so
-// lock:payment:order:8d0c...e1 and lock:payment:order:3f2a...9b share the
-// family lock:payment:order:{uuid}.
 
 // Kind is the shape of one key segment (or one part of an owner value).
 type Kind uint8
@@ -363,31 +364,44 @@ func looksRandom(s string) bool {
 	if len(s) < 16 {
 		return false
 	}
-	var digits, upper, lower, punct int
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c >= 'A' && c <= 'Z':
-			upper++
-		case c >= 'a' && c <= 'z':
-			lower++
-		case c == '+' || c == '/' || c == '-' || c == '_':
-			punct++
-		case c == '=' && i >= len(s)-2:
-		default:
-			return false
-		}
+	c, ok := countAlphabet(s)
+	if !ok {
+		return false
 	}
-	if upper > 0 && lower > 0 && digits > 0 {
+	if c.upper > 0 && c.lower > 0 && c.digits > 0 {
 		return true
 	}
 	// base64 of random bytes may lack digits: take padding, punctuation or
 	// runs of capitals (which CamelCase words lack) as the sign.
-	if upper > 0 && lower > 0 && len(s) >= 20 && (punct > 0 || strings.HasSuffix(s, "=") || capitalPairs(s) >= 2) {
+	if c.upper > 0 && c.lower > 0 && len(s) >= 20 && (c.punct > 0 || strings.HasSuffix(s, "=") || capitalPairs(s) >= 2) {
 		return true
 	}
-	return upper == 0 && punct == 0 && digits*5 >= len(s) && lower > 0
+	return c.upper == 0 && c.punct == 0 && c.digits*5 >= len(s) && c.lower > 0
+}
+
+// alphabet counts a token's characters by class.
+type alphabet struct{ digits, upper, lower, punct int }
+
+// countAlphabet counts s's characters; false when one is outside base64,
+// base64url and their padding (at the end).
+func countAlphabet(s string) (alphabet, bool) {
+	var a alphabet
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			a.digits++
+		case c >= 'A' && c <= 'Z':
+			a.upper++
+		case c >= 'a' && c <= 'z':
+			a.lower++
+		case c == '+' || c == '/' || c == '-' || c == '_':
+			a.punct++
+		case c == '=' && i >= len(s)-2:
+		default:
+			return a, false
+		}
+	}
+	return a, true
 }
 
 func capitalPairs(s string) int {

@@ -316,59 +316,75 @@ func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) erro
 		return fmt.Errorf("read keys on %s: %w", n.Name, err)
 	}
 	p.Keys = make([]Key, 0, len(keys))
-	type again struct {
-		obs  int
-		read uint8
-	}
-	var retry []again
+	var retry []secondRead
 	for i, k := range keys {
-		var pt, id reply
-		var err error
-		if pt, err = rc.one(); err == nil {
-			id, err = rc.one()
-		}
-		if err != nil {
-			return fmt.Errorf("read keys on %s: %w", n.Name, err)
-		}
-		var rs reads
-		if err := rc.reads(want[i], &rs); err != nil {
-			return fmt.Errorf("read keys on %s: %w", n.Name, err)
-		}
 		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
-		switch pt.kind {
-		case replyInt:
-			o.PTTL = pt.n
-		case replyError:
-			if err := n.refused("PTTL", pt.text, p); err != nil {
-				return err
-			}
-			continue // a key this user may not read
-		default:
-			return fmt.Errorf("PTTL on %s: unexpected reply", n.Name)
-		}
-		if o.PTTL == -2 {
-			continue // gone since SCAN
-		}
-		if id.kind == replyInt {
-			o.Idle = id.n
-		} else if err := n.refused("OBJECT", id.text, p); err != nil {
-			return err
-		}
-		missing, err := n.apply(&o, &rs, want[i], p)
+		keep, missing, err := rc.readKey(n, &o, want[i], p)
 		if err != nil {
 			return err
+		}
+		if !keep {
+			continue
 		}
 		if missing != 0 && values {
-			retry = append(retry, again{len(p.Keys), missing})
+			retry = append(retry, secondRead{len(p.Keys), missing})
 		}
 		p.Keys = append(p.Keys, o)
 	}
+	return rc.readAgain(n, retry, p)
+}
+
+// secondRead is a key whose planned read did not fit its type: the reads
+// it still needs (p.Keys[key]).
+type secondRead struct {
+	key  int
+	read uint8
+}
+
+// readKey parses one key's replies (PTTL, OBJECT IDLETIME, then the reads
+// in want) into o; false when the key is gone or the ACL user may not
+// read it. missing are the reads still needed to know its value.
+func (rc *rawConn) readKey(n *Node, o *Key, want uint8, p *Page) (keep bool, missing uint8, err error) {
+	var pt, id reply
+	if pt, err = rc.one(); err == nil {
+		id, err = rc.one()
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	var rs reads
+	if err := rc.reads(want, &rs); err != nil {
+		return false, 0, fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	switch pt.kind {
+	case replyInt:
+		o.PTTL = pt.n
+	case replyError:
+		return false, 0, n.refused("PTTL", pt.text, p) // a key this user may not read
+	default:
+		return false, 0, fmt.Errorf("PTTL on %s: unexpected reply", n.Name)
+	}
+	if o.PTTL == -2 {
+		return false, 0, nil // gone since SCAN
+	}
+	if id.kind == replyInt {
+		o.Idle = id.n
+	} else if err := n.refused("OBJECT", id.text, p); err != nil {
+		return false, 0, err
+	}
+	missing, err = n.apply(o, &rs, want, p)
+	return err == nil, missing, err
+}
+
+// readAgain makes the second round trip for the keys whose planned read
+// did not fit their type.
+func (rc *rawConn) readAgain(n *Node, retry []secondRead, p *Page) error {
 	if len(retry) == 0 {
 		return nil
 	}
 	p.SecondReads += int64(len(retry))
 	for _, a := range retry {
-		rc.writeReads(rc.keyBulk(p.Keys[a.obs].Key), a.read)
+		rc.writeReads(rc.keyBulk(p.Keys[a.key].Key), a.read)
 	}
 	if err := rc.w.Flush(); err != nil {
 		return fmt.Errorf("read keys on %s: %w", n.Name, err)
@@ -378,7 +394,7 @@ func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) erro
 		if err := rc.reads(a.read, &rs); err != nil {
 			return fmt.Errorf("read keys on %s: %w", n.Name, err)
 		}
-		if _, err := n.apply(&p.Keys[a.obs], &rs, a.read, p); err != nil {
+		if _, err := n.apply(&p.Keys[a.key], &rs, a.read, p); err != nil {
 			return err
 		}
 	}

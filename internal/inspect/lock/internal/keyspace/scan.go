@@ -1,3 +1,12 @@
+// Package keyspace reads a Redis server's or cluster's keyspace,
+// read-only: the nodes to scan (every master of a cluster), SCAN per node
+// deduplicated with a fixed-size filter (seen.go) and filtered by globs
+// (glob.go), and per batch of keys one pipelined round trip of TYPE, PTTL,
+// OBJECT IDLETIME, GETRANGE and HSCAN, planned from what the keys of the
+// same template turned out to be, with four pipelines in flight while SCAN
+// goes on. The hot path writes RESP and parses the replies itself
+// (raw.go). Readers hand each page to a prepare function on their own
+// goroutine (the judging), so the single aggregator only folds.
 package keyspace
 
 import (
@@ -15,12 +24,6 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/redis/go-redis/v9"
 )
-
-// Reading Redis: SCAN each node and, per batch of keys, one pipelined
-// round trip of TYPE, PTTL, OBJECT IDLETIME, GETRANGE and HSCAN for every
-// key, whatever its type, with batches read by four pipelines in flight
-// while SCAN goes on. Readers judge their batch (maker, owner, evidence)
-// before handing it on, so the single aggregator only folds.
 
 // Conn is what dupctl needs of one Redis node; *redis.Client has it.
 type Conn interface {
@@ -442,14 +445,43 @@ func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page,
 	if values && n.NoTouch {
 		pl.Do(ctx, "client", "no-touch", "on")
 	}
-	type cmds struct {
-		typ   *redis.StatusCmd
-		pttl  *redis.IntCmd
-		idle  *redis.IntCmd
-		value *redis.StringCmd
-		hscan *redis.ScanCmd
+	cs := queueReads(ctx, pl, keys, values)
+	if extra != nil {
+		extra(pl)
 	}
-	cs := make([]cmds, len(keys))
+	if pl.Len() == 0 {
+		return nil
+	}
+	if _, err := pl.Exec(ctx); err != nil && !isServerError(err) {
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	p.Keys = make([]Key, 0, len(keys))
+	for i, k := range keys {
+		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
+		keep, err := n.applyCmds(&cs[i], &o, values, p)
+		if err != nil {
+			return err
+		}
+		if keep {
+			p.Keys = append(p.Keys, o)
+		}
+	}
+	return nil
+}
+
+// keyCmds are the commands one key's read queues in a go-redis pipeline.
+type keyCmds struct {
+	typ   *redis.StatusCmd
+	pttl  *redis.IntCmd
+	idle  *redis.IntCmd
+	value *redis.StringCmd
+	hscan *redis.ScanCmd
+}
+
+// queueReads queues TYPE, PTTL, OBJECT IDLETIME and, with values, GETRANGE
+// and HSCAN for every key.
+func queueReads(ctx context.Context, pl redis.Pipeliner, keys []string, values bool) []keyCmds {
+	cs := make([]keyCmds, len(keys))
 	for i, k := range keys {
 		cs[i].typ = pl.Type(ctx, k)
 		cs[i].pttl = redis.NewIntCmd(ctx, "pttl", k) // raw milliseconds, -1 and -2 kept
@@ -461,63 +493,54 @@ func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page,
 			cs[i].hscan = pl.HScan(ctx, k, 0, "", hashFields)
 		}
 	}
-	if extra != nil {
-		extra(pl)
+	return cs
+}
+
+// errText is a per-key error reply's text ("" for none, or nil).
+func errText(err error) string {
+	if err == nil || err == redis.Nil {
+		return ""
 	}
-	if pl.Len() == 0 {
-		return nil
+	return err.Error()
+}
+
+// applyCmds sets what one key's replies say; false when the key is gone
+// or the ACL user may not read it.
+func (n *Node) applyCmds(c *keyCmds, o *Key, values bool, p *Page) (bool, error) {
+	if err := c.pttl.Err(); err != nil {
+		if !isServerError(err) {
+			return false, fmt.Errorf("PTTL on %s: %w", n.Name, err)
+		}
+		return false, n.refused("PTTL", errText(err), p)
 	}
-	if _, err := pl.Exec(ctx); err != nil && !isServerError(err) {
-		return fmt.Errorf("read keys on %s: %w", n.Name, err)
+	if o.PTTL = c.pttl.Val(); o.PTTL == -2 {
+		return false, nil // gone since SCAN
 	}
-	text := func(err error) string {
-		if err == nil || err == redis.Nil {
-			return ""
-		}
-		return err.Error()
+	if err := n.refused("TYPE", errText(c.typ.Err()), p); err != nil {
+		return false, err
 	}
-	p.Keys = make([]Key, 0, len(keys))
-	for i, k := range keys {
-		c := cs[i]
-		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
-		if err := c.pttl.Err(); err != nil {
-			if !isServerError(err) {
-				return fmt.Errorf("PTTL on %s: %w", n.Name, err)
-			}
-			if err := n.refused("PTTL", text(err), p); err != nil {
-				return err
-			}
-			continue
-		}
-		if o.PTTL = c.pttl.Val(); o.PTTL == -2 {
-			continue // gone since SCAN
-		}
-		if err := n.refused("TYPE", text(c.typ.Err()), p); err != nil {
-			return err
-		}
-		o.Type = c.typ.Val()
-		if c.idle.Err() == nil {
-			o.Idle = c.idle.Val()
-		} else if err := n.refused("OBJECT", text(c.idle.Err()), p); err != nil {
-			return err
-		}
-		if values {
-			switch {
-			case c.value.Err() == nil && (o.Type == "string" || o.Type == ""):
-				o.Type, o.Value, o.Read = "string", c.value.Val(), true
-			case c.hscan.Err() == nil && c.value.Err() != nil && (o.Type == "hash" || o.Type == ""):
-				fields, cursor := c.hscan.Val()
-				o.Type, o.Fields, o.MoreFields, o.Read = "hash", fields[:min(len(fields), 2*hashFields)], cursor != 0 || len(fields) > 2*hashFields, true
-			default:
-				if err := n.refused("GETRANGE", text(c.value.Err()), p); err != nil {
-					return err
-				}
-				if err := n.refused("HSCAN", text(c.hscan.Err()), p); err != nil {
-					return err
-				}
-			}
-		}
-		p.Keys = append(p.Keys, o)
+	o.Type = c.typ.Val()
+	if c.idle.Err() == nil {
+		o.Idle = c.idle.Val()
+	} else if err := n.refused("OBJECT", errText(c.idle.Err()), p); err != nil {
+		return false, err
 	}
-	return nil
+	if !values {
+		return true, nil
+	}
+	switch {
+	case c.value.Err() == nil && (o.Type == "string" || o.Type == ""):
+		o.Type, o.Value, o.Read = "string", c.value.Val(), true
+	case c.hscan.Err() == nil && c.value.Err() != nil && (o.Type == "hash" || o.Type == ""):
+		fields, cursor := c.hscan.Val()
+		o.Type, o.Fields, o.MoreFields, o.Read = "hash", fields[:min(len(fields), 2*hashFields)], cursor != 0 || len(fields) > 2*hashFields, true
+	default:
+		if err := n.refused("GETRANGE", errText(c.value.Err()), p); err != nil {
+			return false, err
+		}
+		if err := n.refused("HSCAN", errText(c.hscan.Err()), p); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }

@@ -1,3 +1,10 @@
+// Package makers recognises which lock library wrote a key, from its name,
+// type and value, each rule citing the library source that writes those
+// bytes: redsync, bsm/redislock, Redisson, Spring Integration, ShedLock,
+// BullMQ, sidekiq-unique-jobs, asynq. Anything else is "unknown" (or
+// "set-nx-px" when it looks like the practice's SET key <random token> NX
+// PX pattern). It also says what a key is for (Role): a lock, a dedup key,
+// a fencing counter, metadata or an index.
 package makers
 
 import (
@@ -8,11 +15,6 @@ import (
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 )
-
-// Maker recognition: which library wrote a key, from its name, type and
-// value, each rule citing the library source that writes those bytes.
-// Anything else is "unknown" (or "set-nx-px" when it looks like the seed's
-// SET key <random token> NX PX pattern).
 
 // Makers dupctl recognises.
 const (
