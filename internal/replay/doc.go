@@ -6,9 +6,11 @@
 //
 // Its parts, each a package of its own:
 //
-//	dlqread    reading a DLQ: stats, peek, export, and the consumer a replay reads with
-//	classify   what a dead letter says: fields, error class, stats group, filters, origin routing
-//	journal    the replay journal, and what a resumed run may settle without publishing
+//	dlqread            reading a DLQ: stats, peek and export
+//	classify           what a dead letter says: fields, error class, stats group, filters, origin routing
+//	journal            the replay journal, and what a resumed run may settle without publishing
+//	internal/consume   the consumer both read with (prefetch bounded in messages and bytes,
+//	                   held messages, batched acks) and the waits for a queue to settle
 //
 // The message, its death history and its export-file record are
 // internal/deadletter, shared with keys unstable. Rules gathers every dlq

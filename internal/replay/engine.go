@@ -7,9 +7,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
+
 	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/replay/classify"
-	"github.com/dupctl/dupctl/internal/replay/dlqread"
 	"github.com/dupctl/dupctl/internal/replay/journal"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
@@ -25,7 +26,7 @@ const maxProblems = 1000
 // item is one message moving through a run.
 type item struct {
 	m   *deadletter.Message
-	d   dlqread.Delivery // zero for a file source
+	d   consume.Delivery // zero for a file source
 	in  classify.Info
 	fp  string
 	dst classify.Target
@@ -96,10 +97,10 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := dlqread.StartState(ctx, conn, e.o.Queue, e.o.StartWait)
+	st, err := consume.StartState(ctx, conn, e.o.Queue, e.o.StartWait)
 	if err != nil {
 		conn.Close()
-		return nil, dlqread.QueueError(e.o.Queue, err)
+		return nil, consume.QueueError(e.o.Queue, err)
 	}
 	e.res.AtStart = st
 	if st.Consumers > 0 && e.o.Yes {
@@ -111,14 +112,14 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	window := e.o.Window
 	switch {
 	case !e.o.Yes:
-		window = dlqread.Window(window, st.Messages)
+		window = consume.Window(window, st.Messages)
 	case e.o.Rate > 0:
 		// Paced: a quarter second of messages is enough ahead, and what
 		// the broker has sent but the run has not read yet is what the
 		// DLQ's depth cannot tell from bounces (checkArrivals).
 		window = min(window, max(10, int(e.o.Rate/4)))
 	}
-	c, err := dlqread.NewConsumer(conn, e.o.Queue, window, e.o.WindowBytes, e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
+	c, err := consume.New(conn, e.o.Queue, window, e.o.WindowBytes, e.o.Yes, "dupctl-replay-"+e.o.Rewrite.Run)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -252,7 +253,7 @@ func (l *runLoop) checkStop() bool {
 // end of ctx (then it drains the confirms and reports done).
 func (l *runLoop) wait(ctx context.Context) (done bool, err error) {
 	e, o := l.e, l.e.o
-	var in <-chan dlqread.Item
+	var in <-chan consume.Item
 	var idleC <-chan time.Time
 	if l.consuming && len(e.queued) == 0 && len(e.outst) < o.Window {
 		in, idleC = e.src.items(), l.idle.C
@@ -299,7 +300,7 @@ func (l *runLoop) wait(ctx context.Context) (done bool, err error) {
 
 // received handles a message from the source (ok false: the source ended)
 // with whatever else is ready, as one batch.
-func (l *runLoop) received(ctx context.Context, si dlqread.Item, ok bool, in <-chan dlqread.Item) error {
+func (l *runLoop) received(ctx context.Context, si consume.Item, ok bool, in <-chan consume.Item) error {
 	e := l.e
 	if !ok {
 		l.consuming = false
@@ -315,7 +316,7 @@ func (l *runLoop) received(ctx context.Context, si dlqread.Item, ok bool, in <-c
 	if e.bounceCheck == 0 {
 		resetTimer(l.idle, e.o.Idle)
 	}
-	batch := append(make([]dlqread.Item, 0, 64), si)
+	batch := append(make([]consume.Item, 0, 64), si)
 	batch = e.more(batch, in, e.batchSize(l.bound))
 	return e.handle(ctx, batch, l.meter)
 }
@@ -353,7 +354,7 @@ func (e *engine) batchSize(bound int) int {
 
 // more takes what else is ready without waiting, to batch journal writes
 // and idempotency look-ups.
-func (e *engine) more(batch []dlqread.Item, in <-chan dlqread.Item, limit int) []dlqread.Item {
+func (e *engine) more(batch []consume.Item, in <-chan consume.Item, limit int) []consume.Item {
 	for len(batch) < limit {
 		select {
 		case si, ok := <-in:
@@ -371,7 +372,7 @@ func (e *engine) more(batch []dlqread.Item, in <-chan dlqread.Item, limit int) [
 }
 
 // handle decides a batch of messages and queues those to replay or park.
-func (e *engine) handle(ctx context.Context, batch []dlqread.Item, meter progress.Meter) error {
+func (e *engine) handle(ctx context.Context, batch []consume.Item, meter progress.Meter) error {
 	o := e.o
 	now := e.d.Now()
 	items := make([]*item, 0, len(batch))
@@ -489,7 +490,7 @@ func (e *engine) finish(ctx context.Context) {
 	res.Settled = true
 	seen := false // the DLQ was seen to apply every ack and requeue
 	if e.lost == "" {
-		sctx, budget := dlqread.SettleContext(ctx, e.o.DrainGrace)
+		sctx, budget := consume.SettleContext(ctx, e.o.DrainGrace)
 		res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
 		seen = res.Settled
 	}

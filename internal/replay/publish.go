@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
+
 	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/replay/classify"
@@ -177,7 +179,7 @@ func declareQueue(conn *amqp.Connection, name string) error {
 }
 
 func queueExists(conn *amqp.Connection, name string) (bool, error) {
-	_, err := dlqread.InspectQueue(conn, name)
+	_, err := consume.InspectQueue(conn, name)
 	if dlqread.IsNotFound(err) {
 		return false, nil
 	}
@@ -190,7 +192,7 @@ func destinationExists(conn *amqp.Connection, t classify.Target) (bool, error) {
 	if t.Exchange == "" {
 		return queueExists(conn, t.RoutingKey)
 	}
-	return dlqread.ExchangeExists(conn, t.Exchange)
+	return consume.ExchangeExists(conn, t.Exchange)
 }
 
 // settleReady handles every return and confirm that has arrived, then

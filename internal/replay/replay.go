@@ -70,7 +70,7 @@ type ReplayOptions struct {
 	// one. A missing exchange is never created.
 	CreateDestination bool
 	// DrainGrace bounds the waits when stopping: for outstanding confirms,
-	// then for the broker to apply the DLQ acks and requeues (dlqread/settle.go).
+	// then for the broker to apply the DLQ acks and requeues (internal/consume/settle.go).
 	DrainGrace time.Duration
 	// StartWait bounds the wait for the DLQ to have no consumer before the
 	// count is taken (0: 5 s).
@@ -159,7 +159,7 @@ type ReplayResult struct {
 	// Lost is set when a connection went away mid-run.
 	Lost string `json:"connection_lost,omitempty"`
 	// Settled is false when, at the end, the DLQ did not show every ack
-	// and requeue of the run applied within --drain-grace (dlqread/settle.go).
+	// and requeue of the run applied within --drain-grace (internal/consume/settle.go).
 	Settled bool `json:"settled"`
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
+
 	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/replay/dlqread"
 
@@ -16,15 +18,15 @@ import (
 // source is where a replay reads: a DLQ (ack removes, hold leaves) or an
 // export file (nothing to settle: the journal is the record).
 type source interface {
-	items() <-chan dlqread.Item
-	seen(dlqread.Item) error
+	items() <-chan consume.Item
+	seen(consume.Item) error
 	ack(*item) error
 	// ackMany acks; on an error it names the delivery tags whose ack
 	// certainly never left.
 	ackMany([]*item) ([]uint64, error)
 	hold(*item) error
 	stop()
-	rest() []dlqread.Item
+	rest() []consume.Item
 	release() error
 	// settle waits until the broker shows every ack and requeue applied
 	// (false when it did not within budget).
@@ -41,14 +43,14 @@ type source interface {
 }
 
 type queueSource struct {
-	c    *dlqread.Consumer
+	c    *consume.Consumer
 	conn *amqp.Connection
 	n    int
 }
 
-func (q *queueSource) items() <-chan dlqread.Item { return q.c.Deliveries() }
+func (q *queueSource) items() <-chan consume.Item { return q.c.Deliveries() }
 
-func (q *queueSource) seen(si dlqread.Item) error { return q.c.Seen(si.Delivery) }
+func (q *queueSource) seen(si consume.Item) error { return q.c.Seen(si.Delivery) }
 func (q *queueSource) ack(it *item) error         { return q.c.Ack(it.d.DeliveryTag) }
 
 func (q *queueSource) ackMany(its []*item) ([]uint64, error) {
@@ -77,9 +79,9 @@ func (q *queueSource) settle(ctx context.Context, others, atStart int, budget ti
 	return ok && err == nil
 }
 
-func (q *queueSource) rest() []dlqread.Item {
+func (q *queueSource) rest() []consume.Item {
 	q.stop()
-	var out []dlqread.Item
+	var out []consume.Item
 	for si := range q.items() {
 		out = append(out, si)
 	}
@@ -87,7 +89,7 @@ func (q *queueSource) rest() []dlqread.Item {
 }
 
 type fileSource struct {
-	out  chan dlqread.Item
+	out  chan consume.Item
 	done chan struct{}
 	mu   sync.Mutex
 	rerr error
@@ -97,12 +99,12 @@ type fileSource struct {
 var errStopped = errors.New("stopped")
 
 func newFileSource(r io.Reader) *fileSource {
-	f := &fileSource{out: make(chan dlqread.Item), done: make(chan struct{})}
+	f := &fileSource{out: make(chan consume.Item), done: make(chan struct{})}
 	go func() {
 		defer close(f.out)
 		err := deadletter.ReadRecords(r, func(m *deadletter.Message) error {
 			select {
-			case f.out <- dlqread.Item{Msg: m}:
+			case f.out <- consume.Item{Msg: m}:
 				return nil
 			case <-f.done:
 				return errStopped
@@ -117,8 +119,8 @@ func newFileSource(r io.Reader) *fileSource {
 	return f
 }
 
-func (f *fileSource) items() <-chan dlqread.Item        { return f.out }
-func (f *fileSource) seen(dlqread.Item) error           { return nil }
+func (f *fileSource) items() <-chan consume.Item        { return f.out }
+func (f *fileSource) seen(consume.Item) error           { return nil }
 func (f *fileSource) ack(*item) error                   { return nil }
 func (f *fileSource) ackMany([]*item) ([]uint64, error) { return nil, nil }
 func (f *fileSource) hold(*item) error                  { return nil }
@@ -134,7 +136,7 @@ func (f *fileSource) bound() int        { return -1 }
 func (f *fileSource) endReason() string { return "end of file" }
 func (f *fileSource) close()            { f.stop() }
 
-func (f *fileSource) rest() []dlqread.Item {
+func (f *fileSource) rest() []consume.Item {
 	f.stop()
 	for range f.out {
 	}

@@ -2,17 +2,30 @@ package dlqread
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/deadletter"
-	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
+
+// Dialer opens one AMQP connection. The role ("read", "consume",
+// "publish") goes into the connection name, so an operator can tell
+// dupctl's two connections apart in the management UI and close one.
+type Dialer func(ctx context.Context, role string) (*amqp.Connection, error)
+
+// QueueState is what a passive queue.declare says: the messages ready
+// and the consumers attached.
+type QueueState = consume.QueueState
+
+// DefaultWindowBytes bounds what a read lets the broker push ahead of
+// it, in bytes (Options.WindowBytes 0).
+const DefaultWindowBytes = consume.DefaultWindowBytes
+
+// IsNotFound reports whether err says the queue does not exist.
+func IsNotFound(err error) bool { return consume.IsNotFound(err) }
 
 // Deps are what the read verbs (stats, peek, export) use: the broker,
 // the clock and a progress meter.
@@ -44,7 +57,7 @@ type Options struct {
 	// StartWait bounds the wait for the queue to have no consumer before
 	// the count is taken (an earlier read's messages coming back); 0 is
 	// 5 s. SettleWait bounds the wait at the end for this read's messages
-	// to be back (settle.go); 0 is 30 s.
+	// to be back (internal/consume/settle.go); 0 is 30 s.
 	StartWait  time.Duration
 	SettleWait time.Duration
 }
@@ -87,9 +100,9 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		return res, err
 	}
 	defer conn.Close()
-	st, err := StartState(ctx, conn, o.Queue, o.StartWait)
+	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
-		return res, QueueError(o.Queue, err)
+		return res, consume.QueueError(o.Queue, err)
 	}
 	res.AtStart = st
 	res.Target = st.Messages
@@ -103,14 +116,14 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		res.Settled, res.AtEnd = true, st
 		return res, commitIf(commit)
 	}
-	c, err := NewConsumer(conn, o.Queue, Window(o.Window, res.Target), o.WindowBytes, false, "dupctl-read-"+readTag())
+	c, err := consume.New(conn, o.Queue, consume.Window(o.Window, res.Target), o.WindowBytes, false, "dupctl-read-"+consume.NewID())
 	if err != nil {
 		return res, err
 	}
 	defer c.Close()
 	r := &reader{c: c, res: &res, fn: fn, meter: meter}
 	readErr := r.run(ctx, o)
-	c.rest() // prefetched beyond the target: requeued with the rest
+	c.Rest() // prefetched beyond the target: requeued with the rest
 	if err := giveBack(c, readErr == nil && drain, r.lastTag, commit); err != nil {
 		if readErr == nil {
 			readErr = err
@@ -118,15 +131,15 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	} else if readErr == nil && !drain {
 		readErr = commitIf(commit)
 	}
-	sctx, budget := SettleContext(ctx, o.SettleWait)
+	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
 	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
-	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.acked
+	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
 	return res, readErr
 }
 
 // reader takes a read's messages off its consumer, one at a time.
 type reader struct {
-	c       *Consumer
+	c       *consume.Consumer
 	res     *Result
 	fn      func(*deadletter.Message) error
 	meter   progress.Meter
@@ -146,7 +159,7 @@ func (r *reader) run(ctx context.Context, o Options) error {
 		select {
 		case si, ok := <-r.c.Deliveries():
 			if !ok {
-				return fmt.Errorf("read %q: %w", o.Queue, errChannelClosed)
+				return fmt.Errorf("read %q: %w", o.Queue, consume.ErrChannelClosed)
 			}
 			if err := r.take(si); err != nil {
 				return err
@@ -162,7 +175,7 @@ func (r *reader) run(ctx context.Context, o Options) error {
 }
 
 // take hands one delivery to fn and holds it.
-func (r *reader) take(si Item) error {
+func (r *reader) take(si consume.Item) error {
 	if err := r.c.Seen(si.Delivery); err != nil {
 		return err
 	}
@@ -176,30 +189,10 @@ func (r *reader) take(si Item) error {
 	return r.c.Hold(si.Delivery)
 }
 
-// readTag names a read's consumer: the time and random bits, like a
-// replay's run id.
-func readTag() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// StartState waits (at most wait; 0 is 5 s) until the queue has no
-// consumer, so an earlier reader's messages are back and in the count,
-// and returns the queue's state then. When a consumer stays, it returns
-// the state with that consumer: the caller reports it.
-func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
-	if wait <= 0 {
-		wait = defaultStartWait
-	}
-	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
-	return st, err
-}
-
 // giveBack requeues every message the read holds - or, with drain, runs
 // commit and acks those up to lastTag (requeuing what was prefetched past
 // it) once commit succeeded.
-func giveBack(c *Consumer, drain bool, lastTag uint64, commit func() error) error {
+func giveBack(c *consume.Consumer, drain bool, lastTag uint64, commit func() error) error {
 	if drain && lastTag > 0 {
 		if err := commitIf(commit); err != nil {
 			if rerr := c.ReleaseAll(); rerr != nil {
@@ -209,12 +202,12 @@ func giveBack(c *Consumer, drain bool, lastTag uint64, commit func() error) erro
 		}
 		// Requeue what came after the last message written, then ack
 		// everything up to it in one frame.
-		for tag := c.maxTag; tag > lastTag; tag-- {
-			if err := c.requeue(tag); err != nil {
+		for tag := uint64(c.Taken()); tag > lastTag; tag-- {
+			if err := c.Requeue(tag); err != nil {
 				return fmt.Errorf("requeue: %w", err)
 			}
 		}
-		if err := c.ackUpTo(lastTag); err != nil {
+		if err := c.AckUpTo(lastTag); err != nil {
 			return fmt.Errorf("ack exported messages: %w", err)
 		}
 		return nil
@@ -235,16 +228,6 @@ func commitIf(commit func() error) error {
 	return commit()
 }
 
-// Window keeps the prefetch w (500 when unset) no larger than what will
-// be read, so a peek of 5 messages does not take 500 off the queue for
-// its duration.
-func Window(w, target int) int {
-	if w <= 0 {
-		w = 500
-	}
-	return max(1, min(w, target))
-}
-
 func (r *Result) note(m *deadletter.Message) {
 	if m.Redelivered {
 		r.Redelivered++
@@ -258,17 +241,4 @@ func (r *Result) note(m *deadletter.Message) {
 	if len(deadletter.ReadOrigin(m.Props.Headers).Malformed) > 0 {
 		r.Malformed++
 	}
-}
-
-// IsNotFound reports whether err says the queue does not exist.
-func IsNotFound(err error) bool { return errors.Is(err, errQueueNotFound) }
-
-// QueueError makes a missing queue bad input about the Queue option (the
-// name or the vhost is wrong); other errors pass through.
-func QueueError(queue string, err error) error {
-	if !IsNotFound(err) {
-		return err
-	}
-	return &problem.Input{Field: "Queue", Value: queue, Quote: true, Why: "queue not found",
-		Hint: "check the name and the vhost in {AMQPURL}", Err: err}
 }

@@ -1,4 +1,4 @@
-package dlqread
+package consume
 
 import (
 	"context"

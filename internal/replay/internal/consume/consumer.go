@@ -1,4 +1,9 @@
-package dlqread
+// Package consume is the consumer every read of a DLQ and every replay
+// reads with: a prefetch window bounded in messages and bytes, messages
+// held unacked and given back together, batched acks that never cover a
+// held message, and the waits for the broker to show a queue settled
+// (settle.go).
+package consume
 
 import (
 	"context"
@@ -9,11 +14,6 @@ import (
 	"github.com/dupctl/dupctl/internal/deadletter"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// Dialer opens one AMQP connection. The role ("read", "consume",
-// "publish") goes into the connection name, so an operator can tell
-// dupctl's two connections apart in the management UI and close one.
-type Dialer func(ctx context.Context, role string) (*amqp.Connection, error)
 
 // QueueState is what a passive queue.declare says.
 type QueueState struct {
@@ -134,10 +134,10 @@ type Delivery struct {
 	gen int
 }
 
-// NewConsumer starts consuming queue on a new channel of conn, with at most
+// New starts consuming queue on a new channel of conn, with at most
 // window messages and about budget bytes in flight (0: DefaultWindowBytes;
 // negative: no byte bound).
-func NewConsumer(conn *amqp.Connection, queue string, window int, budget int64, exclusive bool, tag string) (*Consumer, error) {
+func New(conn *amqp.Connection, queue string, window int, budget int64, exclusive bool, tag string) (*Consumer, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
@@ -316,8 +316,8 @@ func (c *Consumer) AckMany(tags []uint64) (unsent []uint64, err error) {
 	return nil, nil
 }
 
-// requeue returns one delivery to the queue now.
-func (c *Consumer) requeue(tag uint64) error { return c.ch.Nack(tag, false, true) }
+// Requeue returns one delivery to the queue now.
+func (c *Consumer) Requeue(tag uint64) error { return c.ch.Nack(tag, false, true) }
 
 // Stop cancels the consumer. Deliveries already on their way still come
 // out of C, which then closes.
@@ -330,9 +330,9 @@ func (c *Consumer) Stop() error {
 	return c.ch.Cancel(c.tag, false)
 }
 
-// rest stops the consumer and returns the deliveries that were on their
+// Rest stops the consumer and returns the deliveries that were on their
 // way (unacked: hold or settle them).
-func (c *Consumer) rest() []Delivery {
+func (c *Consumer) Rest() []Delivery {
 	_ = c.Stop()
 	var out []Delivery
 	for si := range c.out {
@@ -356,9 +356,9 @@ func (c *Consumer) ReleaseAll() error {
 	return c.ch.Nack(c.maxHeld, true, true)
 }
 
-// ackUpTo acks every delivery up to tag (export --drain, after the file
+// AckUpTo acks every delivery up to tag (export --drain, after the file
 // is synced; nothing was acked before it).
-func (c *Consumer) ackUpTo(tag uint64) error {
+func (c *Consumer) AckUpTo(tag uint64) error {
 	if tag == 0 {
 		return nil
 	}
@@ -381,6 +381,9 @@ func (c *Consumer) Probe() (QueueState, bool) {
 	return st, ok && err == nil
 }
 
+// Acked is how many deliveries were acked (removed from the queue).
+func (c *Consumer) Acked() int { return c.acked }
+
 // Taken is how many deliveries the consumer has seen (delivery tags are
 // consecutive on its channel).
 func (c *Consumer) Taken() int { return int(c.maxTag) }
@@ -394,6 +397,6 @@ func (c *Consumer) Close() error {
 	return c.ch.Close()
 }
 
-// errChannelClosed means the channel or connection went away; every
+// ErrChannelClosed means the channel or connection went away; every
 // unsettled delivery is back in the queue.
-var errChannelClosed = errors.New("consumer channel closed")
+var ErrChannelClosed = errors.New("consumer channel closed")
