@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
-	"github.com/dupctl/dupctl/internal/testenv"
-	"github.com/redis/go-redis/v9"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/locktest"
 )
 
 // TestOrphansNeedTwoObservations: a lock left alone is an orphan after two
@@ -17,7 +16,7 @@ import (
 // none. The renewal runs in
 // the hook between the looks, so the test holds however slow the machine.
 func TestOrphansNeedTwoObservations(t *testing.T) {
-	c, p := testRedis(t, "orphan", ":left:1", ":renewed:1")
+	c, p := locktest.Redis(t, "orphan", ":left:1", ":renewed:1")
 	ctx := context.Background()
 	c.Set(ctx, p+":left:1", "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	c.Set(ctx, p+":renewed:1", "8d0c5a02-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
@@ -45,23 +44,4 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 	if err != nil || slices.Contains(res.Checks, judge.RuleIdleOrphan.Code) {
 		t.Errorf("a single snapshot evaluated the orphan check (%v)", err)
 	}
-}
-
-// testRedis connects to the test Redis and returns a unique key prefix;
-// the keys prefix+suffix are deleted when the test ends.
-func testRedis(t *testing.T, name string, suffixes ...string) (*redis.Client, string) {
-	t.Helper()
-	opts, err := redis.ParseURL(testenv.Need(t, testenv.Redis))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	p := testenv.WordName(name)
-	t.Cleanup(func() {
-		for _, s := range suffixes {
-			c.Del(context.Background(), p+s)
-		}
-		c.Close()
-	})
-	return c, p
 }

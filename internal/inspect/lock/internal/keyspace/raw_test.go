@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/locktest"
 )
 
 func rawReader(s string) *rawConn { return &rawConn{r: bufio.NewReader(strings.NewReader(s))} }
@@ -55,7 +57,7 @@ func FuzzRawReply(f *testing.F) {
 // had only had strings) gets the value in a second, and no plan (no
 // values) reads no value and leaves the idle time alone.
 func TestReadBatchPlans(t *testing.T) {
-	c, p := testRedis(t, "plans", ":s", ":h", ":l")
+	c, p := locktest.Redis(t, "plans", ":s", ":h", ":l")
 	ctx := context.Background()
 	c.Set(ctx, p+":s", "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	c.HSet(ctx, p+":h", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")

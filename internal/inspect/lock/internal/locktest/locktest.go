@@ -1,4 +1,6 @@
-package keyspace
+// Package locktest holds what the inspect lock tests share: a client of
+// the test Redis and a unique key prefix.
+package locktest
 
 import (
 	"context"
@@ -8,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// testRedis connects to the test Redis and returns a unique key prefix;
+// Redis connects to the test Redis and returns a unique key prefix;
 // the keys prefix+suffix are deleted when the test ends.
-func testRedis(t *testing.T, name string, suffixes ...string) (*redis.Client, string) {
+func Redis(t *testing.T, name string, suffixes ...string) (*redis.Client, string) {
 	t.Helper()
 	opts, err := redis.ParseURL(testenv.Need(t, testenv.Redis))
 	if err != nil {
