@@ -149,7 +149,8 @@ func (e *engine) newPending(it *item, kind string) *pending {
 	}
 	it.seq = seq
 	p := &pending{it: it, seq: seq, kind: kind, id: fmt.Sprintf("%s-%d", e.o.Rewrite.Run, seq)}
-	e.d.Journal.Add(journal.Record{T: journal.Pub, Seq: seq, FP: it.fp, Occ: it.occ, Of: it.of, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
+	e.d.Journal.Add(journal.Record{T: journal.Pub, Seq: seq, FP: it.fp, Occ: it.occ, Of: it.of, ID: it.m.Props.MessageID, Kind: kind,
+		To: it.dst.String()})
 	return p
 }
 

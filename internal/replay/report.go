@@ -58,7 +58,8 @@ func (res *ReplayResult) Report() *findings.Report {
 		rep.Add(ruleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))
 	}
 	res.addDestinations(rep)
-	rep.Add(dlqread.Findings(res.Queue, dlqread.Result{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true})...)
+	read := dlqread.Result{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true}
+	rep.Add(dlqread.Findings(res.Queue, read)...)
 	if !res.Settled {
 		if res.DryRun {
 			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))

@@ -22,7 +22,8 @@ var brokerHeaders = []string{
 
 // springHeaders are written by Spring AMQP's RepublishMessageRecoverer;
 // a replay moves them into dupctl-death too.
-var springHeaders = []string{deadletter.HeaderExceptionMessage, deadletter.HeaderExceptionTrace, deadletter.HeaderExceptionClass, deadletter.HeaderOriginalExchange, deadletter.HeaderOriginalRK}
+var springHeaders = []string{deadletter.HeaderExceptionMessage, deadletter.HeaderExceptionTrace, deadletter.HeaderExceptionClass,
+	deadletter.HeaderOriginalExchange, deadletter.HeaderOriginalRK}
 
 // Rewrite is how a replay changes a message's headers and properties.
 type Rewrite struct {

@@ -183,7 +183,8 @@ func (r readFlags) readOptions(queue string) dlqread.Options {
 type windowMiB int
 
 func (w *windowMiB) register(fs *pflag.FlagSet) {
-	fs.IntVar((*int)(w), "window-mib", dlqread.DefaultWindowBytes>>20, "keep at most about this many MiB of messages prefetched: lowers --window for large messages (0: no byte bound)")
+	fs.IntVar((*int)(w), "window-mib", dlqread.DefaultWindowBytes>>20,
+		"keep at most about this many MiB of messages prefetched: lowers --window for large messages (0: no byte bound)")
 }
 
 func (w windowMiB) check() error {

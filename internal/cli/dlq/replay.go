@@ -178,7 +178,8 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue to replay")
 	fs.StringVar(&o.FromFile, "from-file", "", "replay an export file (dlq export) instead of a queue")
 	fs.StringVar(&o.To, "to", "", "send every message to EXCHANGE[:ROUTING-KEY] (no key: each message's original key; :QUEUE: straight to a queue)")
-	fs.StringVar(&o.Origin, "origin", classify.ViaQueue, "origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
+	fs.StringVar(&o.Origin, "origin", classify.ViaQueue,
+		"origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
 	fs.StringArrayVar(&o.Where, "where", nil, "only messages where FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD (present); FIELD is header.NAME, body.PATH or prop.NAME; repeat to AND")
 	fs.StringSliceVar(&o.Reasons, "reason", nil, "only messages last dead-lettered for these reasons: rejected, expired, maxlen, delivery_limit, republished")
 	fs.StringSliceVar(&o.Groups, "group", nil, "only these stats groups (ids from 'dlq stats')")
@@ -192,7 +193,8 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.CreateDest, "create-destination", false, "declare a destination queue that does not exist (durable) instead of refusing to replay into it")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
 	fs.StringVar(&o.Reset, "reset-attempts", "", "set this header (your app's attempt counter, e.g. retry-count) to 0")
-	fs.StringVar(&o.Journal, "journal", "", "journal file (default $XDG_STATE_HOME/dupctl/dupctl-replay-RUN.journal, or under ~/.local/state/dupctl/)")
+	fs.StringVar(&o.Journal, "journal", "",
+		"journal file (default $XDG_STATE_HOME/dupctl/dupctl-replay-RUN.journal, or under ~/.local/state/dupctl/)")
 	fs.StringVar(&o.Resume, "resume", "", "continue the run recorded in this journal (appends to it)")
 	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
 	fs.StringVar(&o.RunID, "run-id", "", "name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")

@@ -362,7 +362,8 @@ func (a *aggregator) add(j *judge.Judged) {
 	}
 	l := Lock{Key: o.Key, Node: o.Node, Family: f.Tmpl, Type: o.Type, Role: string(r.Role), Maker: r.Maker,
 		Confidence: judge.Round2(conf), Signals: j.Verdict.Set.Names(), PTTLMs: o.PTTL, IdleS: o.Idle,
-		Owner: text.Clip(r.Owner, judge.MaxShown, "..."), OwnerClass: string(j.Owner.Class), OwnerBits: j.Owner.Bits, Holders: r.Holders, Metadata: text.Clip(r.Metadata, judge.MaxShown, "..."),
+		Owner: text.Clip(r.Owner, judge.MaxShown, "..."), OwnerClass: string(j.Owner.Class), OwnerBits: j.Owner.Bits, Holders: r.Holders,
+		Metadata: text.Clip(r.Metadata, judge.MaxShown, "..."),
 		Problems: problems}
 	if !r.AcquiredAt.IsZero() {
 		l.AcquiredAt = r.AcquiredAt.UTC().Format(time.RFC3339)
@@ -373,7 +374,8 @@ func (a *aggregator) add(j *judge.Judged) {
 // finish judges the families and fills the result.
 func (a *aggregator) finish(res *Result) {
 	d := &res.Data
-	res.check(judge.RuleNoTTL.Code, judge.RuleRandomKey.Code, judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code, judge.RuleNoFencing.Code)
+	res.check(judge.RuleNoTTL.Code, judge.RuleRandomKey.Code, judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code,
+		judge.RuleNoFencing.Code)
 	if a.o.Key == "" {
 		res.check(judge.RuleTokenShared.Code, judge.RuleTTLOutlier.Code, judge.RuleTTLLong.Code)
 	}
@@ -398,7 +400,8 @@ func (a *aggregator) finish(res *Result) {
 		// One finding for the run: the same advice per family is noise.
 		ev := judge.Prefixed("no counter: ", unfenced[:min(len(unfenced), 10)])
 		ev = append(ev, "looked for redisson_lock_token:{<key>}, <key>:fence and fence:<key> counters among the scanned keys")
-		res.Findings = append(res.Findings, judge.RuleNoFencing.New(english.Count(len(unfenced), "lock family", "lock families"), "no fencing counter next to these mutex families", ev...))
+		res.Findings = append(res.Findings, judge.RuleNoFencing.New(english.Count(len(unfenced), "lock family", "lock families"),
+			"no fencing counter next to these mutex families", ev...))
 	}
 	for _, f := range a.skipped.Finish() {
 		d.Skipped = append(d.Skipped, f.SkippedReport())

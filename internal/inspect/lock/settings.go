@@ -93,7 +93,8 @@ func settingsFindings(s Server) []findings.Finding {
 	}
 	if !s.AOF {
 		ev := []string{"aof_enabled:0"}
-		out = append(out, judge.RulePersistence.New(subject, "AOF is off: a restart or failover loses the locks taken since the last snapshot", ev...))
+		out = append(out, judge.RulePersistence.New(subject,
+			"AOF is off: a restart or failover loses the locks taken since the last snapshot", ev...))
 	}
 	return out
 }

@@ -92,7 +92,8 @@ type Result struct {
 // calls fn for each. Every message is held and, at the end, requeued with
 // one basic.nack; with drain, commit runs first and the messages fn saw
 // are acked only when it succeeds (export --drain: ack after fsync).
-func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Message) error, drain bool, commit func() error) (Result, error) {
+func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Message) error, drain bool,
+	commit func() error) (Result, error) {
 	var res Result
 	d.defaults()
 	conn, err := d.Dial(ctx, "read")

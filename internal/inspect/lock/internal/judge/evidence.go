@@ -248,7 +248,8 @@ func (v *Verdict) weighString(r *makers.Recognised, own Owner, against []signal)
 // lock, which is named by what it protects.
 func randomKind(k keyshape.Kind) bool {
 	switch k {
-	case keyshape.KindUUID, keyshape.KindBase64, keyshape.KindJID, keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256, keyshape.KindHex, keyshape.KindULID:
+	case keyshape.KindUUID, keyshape.KindBase64, keyshape.KindJID, keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256,
+		keyshape.KindHex, keyshape.KindULID:
 		return true
 	}
 	return false

@@ -151,7 +151,8 @@ func (pos position) timeBased() (class, why string) {
 	case pos.job:
 		return ClassPerRun, "a per-job id" + pos.under
 	case pos.mintedShare >= 0.5:
-		return ClassPerRun, fmt.Sprintf("a time-based id minted when the lock was taken (%.0f%% within %s of the lock's write)", 100*pos.mintedShare, mintedWithin)
+		return ClassPerRun, fmt.Sprintf("a time-based id minted when the lock was taken (%.0f%% within %s of the lock's write)",
+			100*pos.mintedShare, mintedWithin)
 	}
 	return ClassBusiness, "an id created long before its lock" + pos.under + ": an entity's id"
 }
@@ -221,7 +222,8 @@ func (f *Tally) keyClass() (string, []Segment) {
 		_, share := p.dominant()
 		label := f.label(i)
 		shape, c, why := judgePosition(p, label)
-		segs = append(segs, Segment{Position: i, Placeholder: s.Shape.Kind.Placeholder(), Label: label, Shape: shape, Share: Round2(share), Class: c, Why: why})
+		segs = append(segs, Segment{Position: i, Placeholder: s.Shape.Kind.Placeholder(), Label: label, Shape: shape, Share: Round2(share),
+			Class: c, Why: why})
 		if class == ClassConstant || rank[c] > rank[class] {
 			class = c
 		}
@@ -276,7 +278,8 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 		}
 	}
 	if f.Orphans > 0 {
-		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.Orphans)), f.OrphanEx...))
+		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.Orphans)),
+			f.OrphanEx...))
 	}
 	return out, fs
 }
@@ -322,16 +325,17 @@ func (f *Tally) summary() Family {
 // varies per run.
 func (f *Tally) keyFindings(add func(findings.Finding), out *Family) {
 	if f.noTTL > 0 {
-		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish), english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")),
-			Prefixed("no TTL: ", f.noTTLEx)...))
+		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish),
+			english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")), Prefixed("no TTL: ", f.noTTLEx)...))
 	}
 	if out.KeyClass != ClassPerRun {
 		return
 	}
 	for _, s := range out.Varying {
 		if s.Class == ClassPerRun {
-			add(RuleRandomKey.New(f.Tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why),
-				append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)}, Prefixed("e.g. ", out.Examples)...)...))
+			ev := append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)},
+				Prefixed("e.g. ", out.Examples)...)
+			add(RuleRandomKey.New(f.Tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why), ev...))
 			return
 		}
 	}

@@ -350,7 +350,8 @@ func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, prep func(*Pa
 // readPages is one reader: it reads the batches it takes (over a raw
 // connection where the client allows one), prepares each page and sends
 // it on, until the batches end or ctx does.
-func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, batches <-chan batch, prep func(*Page) T, out chan<- prepared[T]) error {
+func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, batches <-chan batch,
+	prep func(*Page) T, out chan<- prepared[T]) error {
 	read := func(keys []string, p *Page) error { return ReadKeys(ctx, n, keys, ro.Values, p, nil) }
 	rc, err := dialRaw(ctx, n)
 	switch {
