@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/bench/internal/deadletter"
-	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/replay/journal"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -66,9 +66,9 @@ func (b *bench) killRound(after time.Duration) (*killRound, error) {
 	if err := deadletter.Fill(conn, dlq, dest, b.n, paymentDeadLetter); err != nil {
 		return nil, fmt.Errorf("fill: %w", err)
 	}
-	journal := os.TempDir() + "/" + base + ".journal"
-	defer os.Remove(journal)
-	cmd := exec.Command(b.dupctl, "dlq", "replay", "--queue", dlq, "--yes", "--journal", journal,
+	jpath := os.TempDir() + "/" + base + ".journal"
+	defer os.Remove(jpath)
+	cmd := exec.Command(b.dupctl, "dlq", "replay", "--queue", dlq, "--yes", "--journal", jpath,
 		"--window", fmt.Sprint(b.window), "--amqp-url", b.url, "-o", "json")
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (b *bench) killRound(after time.Duration) (*killRound, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	k, doubt, err := readKilledJournal(journal)
+	k, doubt, err := readKilledJournal(jpath)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +131,15 @@ func readKilledJournal(path string) (*killRound, map[string]bool, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var r replay.JournalRecord
+		var r journal.Record
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue // the torn last line
 		}
 		switch r.T {
-		case replay.JPub:
+		case journal.Pub:
 			pubs = append(pubs, pub{r.ID, r.At})
 			bySeq[r.Seq] = r.ID
-		case replay.JOK, replay.JReturned, replay.JNacked:
+		case journal.OK, journal.Returned, journal.Nacked:
 			done[bySeq[r.Seq]] = true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/testenv"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -45,7 +45,7 @@ func cmdAMQP(ts *testscript.TestScript, neg bool, args []string) {
 		// $VARS in the file are the script's, so fixtures can name the
 		// script's queues.
 		text := os.Expand(ts.ReadFile(args[2]), ts.Getenv)
-		ts.Check(replay.ReadRecords(strings.NewReader(text), func(m *replay.Message) error {
+		ts.Check(deadletter.ReadRecords(strings.NewReader(text), func(m *deadletter.Message) error {
 			dc, err := ch.PublishWithDeferredConfirm("", args[1], true, false, m.Publishing())
 			if err == nil && !dc.Wait() {
 				err = fmt.Errorf("not confirmed")

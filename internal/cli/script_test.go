@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,9 @@ func TestScript(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("DUPCTL_NOW", "2026-12-01T12:00:00Z")
+			// A replay's default journal goes under the script's own work
+			// directory, wherever HOME points.
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
 			// Connection settings come only from what a script sets.
 			for _, k := range []string{"REDIS_URL", "DATABASE_URL", "AMQP_URL", "DUPCTL_REDIS_URL", "DUPCTL_DATABASE_URL", "DUPCTL_AMQP_URL", "CI", "CLICOLOR_FORCE"} {
 				env.Setenv(k, "")

@@ -26,7 +26,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
-	"github.com/dupctl/dupctl/internal/replay"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
 	"github.com/dupctl/dupctl/internal/worker"
@@ -410,16 +410,17 @@ func dlqCheck(e *env, j config.Job) Check {
 		if u, err := amqp.ParseURI(e.AMQPURL); err == nil {
 			vhost = u.Vhost
 		}
-		s, err := replay.Stats(ctx, replay.ReadDeps{
+		s, err := dlqread.Stats(ctx, dlqread.Deps{
 			Dial: func(ctx context.Context, role string) (*amqp.Connection, error) {
 				return e.AMQP(connect.WithAMQPName(ctx, "doctor dlq "+role))
 			},
 			Now: e.Now,
-		}, replay.StatsOptions{
-			Read:  replay.ReadOptions{Queue: j.DLQ, Limit: 10_000, Window: 500, Idle: 2 * time.Second},
-			Vhost: vhost, Analyzer: &replay.Analyzer{}, IdempotencyKeys: replay.DefaultIdempotencyFields,
+		}, dlqread.StatsOptions{
+			// The built-in rules and fields: no analyzer or keys given.
+			Read:  dlqread.Options{Queue: j.DLQ, Limit: 10_000, Window: 500, Idle: 2 * time.Second},
+			Vhost: vhost,
 		})
-		if replay.IsNotFound(err) {
+		if dlqread.IsNotFound(err) {
 			// The topology check reports the missing DLQ itself.
 			return nil, &NothingError{Reason: "the DLQ does not exist"}
 		}

@@ -11,13 +11,13 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/replay"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // exportAware reads a `dupctl dlq export` file (JSON lines of
-// replay.Record, format dupctl-dlq/1) as one flat JSON object per message,
+// deadletter.Record, format dupctl-dlq/1) as one flat JSON object per message,
 // so the usual field names find the keys wherever the producer put them:
 // the body's fields (a JSON body), the headers (typed in the record,
 // plain here), and the message id, correlation id and redelivered flag.
@@ -28,7 +28,7 @@ type exportSource struct{ logs.Source }
 
 // exportPrefix is how every export record begins (encoding/json writes
 // the Record's fields in order, format first).
-var exportPrefix = []byte(`{"format":"` + replay.Format + `"`)
+var exportPrefix = []byte(`{"format":"` + deadletter.Format + `"`)
 
 func (s *exportSource) Open(ctx context.Context) (io.ReadCloser, error) {
 	rc, err := s.Source.Open(ctx)
@@ -72,7 +72,7 @@ func flattenExport(ctx context.Context, br *bufio.Reader, w io.Writer) error {
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) > 0 {
-			m, perr := replay.ParseRecord(line)
+			m, perr := deadletter.ParseRecord(line)
 			if perr != nil {
 				fmt.Fprintf(bw, "dlq export record: %v", perr)
 			} else {
@@ -94,7 +94,7 @@ func flattenExport(ctx context.Context, br *bufio.Reader, w io.Writer) error {
 // flatten is a message as one JSON object: its ids and delivery flag, its
 // headers as plain values, and a JSON body's own fields (a body that is
 // not a JSON object is kept as "body").
-func flatten(m *replay.Message) []byte {
+func flatten(m *deadletter.Message) []byte {
 	obj := map[string]any{}
 	for k, v := range m.Props.Headers {
 		obj[k] = plain(v)
@@ -111,7 +111,7 @@ func flatten(m *replay.Message) []byte {
 		obj["timestamp"] = m.Props.Timestamp.UTC().Format(time.RFC3339)
 	}
 	obj["redelivered"] = m.Redelivered
-	if o := replay.ReadOrigin(m.Props.Headers); o.DeathCount() > 0 {
+	if o := deadletter.ReadOrigin(m.Props.Headers); o.DeathCount() > 0 {
 		d := o.DeathCount()
 		obj["deaths"] = d
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/replay"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -20,13 +20,13 @@ import (
 func TestDLQExport(t *testing.T) {
 	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
 	death := amqp.Table{"x-death": []any{amqp.Table{"count": int64(3), "queue": "payments", "reason": "rejected"}}}
-	msgs := []*replay.Message{
+	msgs := []*deadletter.Message{
 		// The producer minted a new key per attempt: the body says so.
-		{Props: replay.Properties{MessageID: "m-1", Headers: death}, Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:1","attempt":1}`)},
-		{Props: replay.Properties{MessageID: "m-1", Headers: death}, Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:2","attempt":2}`), Redelivered: true},
+		{Props: deadletter.Properties{MessageID: "m-1", Headers: death}, Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:1","attempt":1}`)},
+		{Props: deadletter.Properties{MessageID: "m-1", Headers: death}, Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:2","attempt":2}`), Redelivered: true},
 		// Keys in headers, a body that is not JSON.
-		{Props: replay.Properties{MessageID: "m-2", Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696400000", "x-retry-count": int32(0)}}, Body: []byte{0xff, 0xfe}},
-		{Props: replay.Properties{MessageID: "m-2", Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696403000", "x-retry-count": int32(1)}}, Body: []byte("not json")},
+		{Props: deadletter.Properties{MessageID: "m-2", Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696400000", "x-retry-count": int32(0)}}, Body: []byte{0xff, 0xfe}},
+		{Props: deadletter.Properties{MessageID: "m-2", Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696403000", "x-retry-count": int32(1)}}, Body: []byte("not json")},
 	}
 	var b bytes.Buffer
 	for _, m := range msgs {

@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/journal"
 )
 
 // decide is every rule of the replay for one message, in order. It returns
@@ -52,13 +55,13 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		return e.park(it, fmt.Sprintf("replayed %d times already (--max-replays %d)", in.Origin.ReplayCount, o.MaxReplays))
 	}
 	if succeeded != nil {
-		key, _, ok := FirstOf(m, o.IdempotencyKeys)
+		key, _, ok := classify.FirstOf(m, o.IdempotencyKeys)
 		switch {
 		case !ok:
 			c.NoKey++
 		case succeeded[key]:
 			c.Succeeded++
-			e.d.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
+			e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
 			if o.ParkSucceeded {
 				return e.park(it, "idempotency key "+key+" already SUCCEEDED")
 			}
@@ -74,7 +77,7 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	if !ok {
 		c.NoDestination++
 		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give --to")
-		e.d.Journal.Add(JournalRecord{T: JSkip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
+		e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
 		e.hold(it)
 		return nil
 	}
@@ -82,7 +85,7 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	e.selected++
 	e.count(dst, "replay", it)
 	if !o.Yes {
-		if in.Class == NonRetryable {
+		if in.Class == classify.NonRetryable {
 			c.NonRetryable++
 		}
 		e.hold(it)
@@ -96,25 +99,25 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 // afresh (with --retry-in-doubt, its publish names the earlier one).
 func (e *engine) resumed(it *item) bool {
 	c := &e.res.Counts
-	seq, cl := e.book.take(it.fp, it.occ, it.m.Redelivered)
+	seq, cl := e.book.Take(it.fp, it.occ, it.m.Redelivered)
 	switch cl {
-	case claimDone:
+	case journal.ClaimDone:
 		// At its destination, and this copy's ack never left: settle it.
 		c.AlreadyDone++
 		if e.src.bound() >= 0 {
 			it.seq = seq
-			e.d.Journal.Add(JournalRecord{T: JResumedAck, Seq: seq})
+			e.d.Journal.Add(journal.Record{T: journal.ResumedAck, Seq: seq})
 			e.ack(it)
 		}
 		return true
-	case claimDoubt, claimAckSent:
+	case journal.ClaimDoubt, journal.ClaimAckSent:
 		if e.o.RetryInDoubt {
 			it.of = seq
 			return false
 		}
 		c.InDoubtEarlier++
 		why := "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then --retry-in-doubt)"
-		if cl == claimAckSent {
+		if cl == journal.ClaimAckSent {
 			why = "an earlier part of this run published a copy with this exact content and sent its DLQ ack, then stopped before the DLQ " +
 				"showed the ack applied: this may be that copy (the ack was lost) or an identical dead letter not yet replayed. " +
 				"Left in the DLQ (check the destination, then --retry-in-doubt)"
@@ -128,7 +131,7 @@ func (e *engine) resumed(it *item) bool {
 
 func (e *engine) park(it *item, why string) *pending {
 	q := e.o.ParkQueue
-	it.dst = Target{RoutingKey: q, From: "park"}
+	it.dst = classify.Target{RoutingKey: q, From: "park"}
 	it.in.ClassRule = why
 	e.count(it.dst, "park", it)
 	if !e.o.Yes {
@@ -146,11 +149,12 @@ func (e *engine) newPending(it *item, kind string) *pending {
 	}
 	it.seq = seq
 	p := &pending{it: it, seq: seq, kind: kind, id: fmt.Sprintf("%s-%d", e.o.Rewrite.Run, seq)}
-	e.d.Journal.Add(JournalRecord{T: JPub, Seq: seq, FP: it.fp, Occ: it.occ, Of: it.of, ID: it.m.Props.MessageID, Kind: kind, To: it.dst.String()})
+	e.d.Journal.Add(journal.Record{T: journal.Pub, Seq: seq, FP: it.fp, Occ: it.occ, Of: it.of, ID: it.m.Props.MessageID, Kind: kind,
+		To: it.dst.String()})
 	return p
 }
 
-func (e *engine) count(t Target, kind string, it *item) {
+func (e *engine) count(t classify.Target, kind string, it *item) {
 	key := kind + "\x00" + t.String()
 	d := e.dest[key]
 	if d == nil {
@@ -189,7 +193,7 @@ func (e *engine) lookup(ctx context.Context, items []*item) (map[string]bool, er
 	}
 	var keys []string
 	for _, it := range items {
-		if k, _, ok := FirstOf(it.m, e.o.IdempotencyKeys); ok {
+		if k, _, ok := classify.FirstOf(it.m, e.o.IdempotencyKeys); ok {
 			keys = append(keys, k)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,11 +37,11 @@ func TestSkipSucceededLeavesOrParksFinishedJobs(t *testing.T) {
 	}
 	for _, park := range []bool{false, true} {
 		t.Run(fmt.Sprintf("park=%v", park), func(t *testing.T) {
-			r := newRig(t, "")
-			r.deadLetter(jobs(20))
+			r := dlqtest.NewRig(t, "")
+			r.DeadLetter(dlqtest.Jobs(20))
 			o, _ := replayOpts(r, true)
 			o.Idempotency = &PGIdempotency{Pool: pool, Table: schema + ".payments", KeyColumn: "idempotency_key", Status: "status", Done: "SUCCEEDED"}
-			o.IdempotencyKeys = DefaultIdempotencyFields
+			o.IdempotencyKeys = classify.DefaultIdempotencyFields
 			o.ParkSucceeded = park
 			res, err := o.run(ctx)
 			must(t, err)
@@ -47,15 +49,15 @@ func TestSkipSucceededLeavesOrParksFinishedJobs(t *testing.T) {
 			if c.Succeeded != 10 || c.Replayed != 10 {
 				t.Fatalf("counts: %+v", c)
 			}
-			if n := r.count(r.Work); n != 10 {
+			if n := r.Count(r.Work); n != 10 {
 				t.Fatalf("work got %d", n)
 			}
 			if park {
-				if c.Parked != 10 || r.count(r.DLQ+".parked") != 10 || r.count(r.DLQ) != 0 {
-					t.Fatalf("parked %d, park queue %d, dlq %d", c.Parked, r.count(r.DLQ+".parked"), r.count(r.DLQ))
+				if c.Parked != 10 || r.Count(r.DLQ+".parked") != 10 || r.Count(r.DLQ) != 0 {
+					t.Fatalf("parked %d, park queue %d, dlq %d", c.Parked, r.Count(r.DLQ+".parked"), r.Count(r.DLQ))
 				}
 			} else {
-				r.waitCount(r.DLQ, 10)
+				r.WaitCount(r.DLQ, 10)
 			}
 		})
 	}

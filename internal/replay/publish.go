@@ -8,7 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
+
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+	"github.com/dupctl/dupctl/internal/replay/journal"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -40,7 +46,7 @@ func (e *engine) publishQueued(ctx context.Context) error {
 func (e *engine) unqueue(why string) {
 	for _, p := range e.queued {
 		e.res.Counts.NotPublished++
-		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
+		e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: why})
 		e.hold(p.it)
 	}
 	e.queued = nil
@@ -50,7 +56,7 @@ func (e *engine) publish(ctx context.Context, p *pending) error {
 	o := e.o
 	if e.refused {
 		e.res.Counts.NotPublished++
-		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: the broker closed the publishing channel"})
+		e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: "not published: the broker closed the publishing channel"})
 		e.hold(p.it)
 		return nil
 	}
@@ -66,14 +72,14 @@ func (e *engine) publish(ctx context.Context, p *pending) error {
 	rw.Now = e.d.Now().UTC().Truncate(time.Second)
 	var pub amqp.Publishing
 	if p.kind == "park" {
-		pub = rw.Parked(p.it.m, p.seq, p.it.in.ClassRule)
+		pub = rw.parked(p.it.m, p.seq, p.it.in.ClassRule)
 	} else {
-		pub = rw.Replayed(p.it.m, p.seq, p.it.dst)
+		pub = rw.replayed(p.it.m, p.seq, p.it.dst)
 	}
 	if p.it.m.Props.UserID != "" && pub.UserId == "" {
 		e.res.Counts.UserIDDropped++
 	}
-	pub.Headers[HeaderReplayID] = p.id
+	pub.Headers[deadletter.HeaderReplayID] = p.id
 	tag := e.pubCh.GetNextPublishSeqNo()
 	// Publishing does not take ctx: once started, a publish completes and
 	// its confirm is awaited, even on Ctrl-C.
@@ -81,7 +87,7 @@ func (e *engine) publish(ctx context.Context, p *pending) error {
 	if errors.Is(err, amqp.ErrClosed) {
 		// Refused before anything was sent: not published, not in doubt.
 		e.res.Counts.NotPublished++
-		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: "not published: publisher channel closed"})
+		e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: "not published: publisher channel closed"})
 		e.hold(p.it)
 		e.publisherLost("publisher channel closed")
 		return nil
@@ -116,14 +122,14 @@ func (e *engine) destinationReady(p *pending) bool {
 	if !ok {
 		e.res.Counts.DestinationMissing++
 		why := "not published: " + t.String() + " does not exist"
-		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
+		e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: why})
 		e.problem(p.it, "destination-missing", why)
 		e.hold(p.it)
 	}
 	return ok
 }
 
-func (e *engine) checkDestination(t Target) bool {
+func (e *engine) checkDestination(t classify.Target) bool {
 	ok, err := destinationExists(e.pubConn, t)
 	if err != nil {
 		return true // cannot tell: mandatory returns and the channel say it
@@ -173,8 +179,8 @@ func declareQueue(conn *amqp.Connection, name string) error {
 }
 
 func queueExists(conn *amqp.Connection, name string) (bool, error) {
-	_, err := InspectQueue(conn, name)
-	if errors.Is(err, ErrQueueNotFound) {
+	_, err := consume.InspectQueue(conn, name)
+	if dlqread.IsNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err
@@ -182,11 +188,11 @@ func queueExists(conn *amqp.Connection, name string) (bool, error) {
 
 // destinationExists checks a target with passive declares (nothing is
 // created): the queue behind the default exchange, or the exchange.
-func destinationExists(conn *amqp.Connection, t Target) (bool, error) {
+func destinationExists(conn *amqp.Connection, t classify.Target) (bool, error) {
 	if t.Exchange == "" {
 		return queueExists(conn, t.RoutingKey)
 	}
-	return ExchangeExists(conn, t.Exchange)
+	return consume.ExchangeExists(conn, t.Exchange)
 }
 
 // settleReady handles every return and confirm that has arrived, then
@@ -248,7 +254,7 @@ func (e *engine) confirm(c amqp.Confirmation) {
 		delete(e.ret, p.id)
 		e.res.Counts.Returned++
 		why := fmt.Sprintf("returned %d %s: no queue is bound for %s", r.ReplyCode, r.ReplyText, p.it.dst)
-		e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
+		e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: why})
 		e.problem(p.it, "returned", why)
 		e.hold(p.it)
 		return
@@ -261,12 +267,12 @@ func (e *engine) confirm(c amqp.Confirmation) {
 			return
 		}
 		e.res.Counts.Nacked++
-		e.d.Journal.Add(JournalRecord{T: JNacked, Seq: p.seq, Why: "broker nack"})
+		e.d.Journal.Add(journal.Record{T: journal.Nacked, Seq: p.seq, Why: "broker nack"})
 		e.problem(p.it, "nacked", "the broker refused it (nack): still in the DLQ")
 		e.hold(p.it)
 		return
 	}
-	e.d.Journal.Add(JournalRecord{T: JOK, Seq: p.seq})
+	e.d.Journal.Add(journal.Record{T: journal.OK, Seq: p.seq})
 	if p.kind == "park" {
 		e.res.Counts.Parked++
 	} else {
@@ -287,7 +293,7 @@ func (e *engine) drainReturns() {
 }
 
 func replayIDOf(h amqp.Table) string {
-	s, _ := h[HeaderReplayID].(string)
+	s, _ := h[deadletter.HeaderReplayID].(string)
 	return s
 }
 
@@ -335,7 +341,7 @@ func (e *engine) channelClosed(err *amqp.Error) {
 		if p.it.dst.Exchange == ex {
 			e.res.Counts.DestinationMissing++
 			why := "not published: " + err.Reason
-			e.d.Journal.Add(JournalRecord{T: JReturned, Seq: p.seq, Why: why})
+			e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: why})
 			e.problem(p.it, "destination-missing", why)
 			e.hold(p.it)
 			continue
@@ -390,7 +396,7 @@ func (e *engine) flushAcks() {
 			why = "at its destination, but the DLQ ack failed and may or may not have reached the broker: a --resume run leaves its copy in doubt"
 		}
 		e.problem(it, "ack-lost", why)
-		e.d.Journal.Add(JournalRecord{T: JAckLost, Seq: it.seq, FP: it.fp, ID: it.m.Props.MessageID, Unsent: never[it.d.DeliveryTag],
+		e.d.Journal.Add(journal.Record{T: journal.AckLost, Seq: it.seq, FP: it.fp, ID: it.m.Props.MessageID, Unsent: never[it.d.DeliveryTag],
 			Why: err.Error()})
 	}
 }
@@ -404,7 +410,7 @@ func (e *engine) hold(it *item) {
 
 func (e *engine) doubt(p *pending, why string) {
 	e.res.Counts.InDoubt++
-	e.d.Journal.Add(JournalRecord{T: JDoubt, Seq: p.seq, Why: why})
+	e.d.Journal.Add(journal.Record{T: journal.Doubt, Seq: p.seq, Why: why})
 	e.problem(p.it, "in-doubt", why)
 	e.hold(p.it)
 }

@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
+	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
+	"github.com/dupctl/dupctl/internal/replay/journal"
 	"github.com/dupctl/dupctl/internal/testenv"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -100,7 +103,7 @@ func cpuLoad(n int) (stop func()) {
 var sink atomic.Uint64
 
 func reliability(t *testing.T, queueType string, sc soak) {
-	r := newRig(t, queueType)
+	r := dlqtest.NewRig(t, queueType)
 	ctl, err := exec.LookPath("rabbitmqctl")
 	if err != nil {
 		if testenv.Required() {
@@ -117,7 +120,7 @@ func reliability(t *testing.T, queueType string, sc soak) {
 	// Identical dead letters (issue 27): groups of byte-identical copies,
 	// one message id per group, so the destination can be counted per
 	// group.
-	msgs := jobs(sc.messages)
+	msgs := dlqtest.Jobs(sc.messages)
 	want := map[string]int{}
 	for g := 0; g < 5; g++ {
 		for _, p := range identical(40, fmt.Sprintf("group-%d", g)) {
@@ -137,33 +140,33 @@ func reliability(t *testing.T, queueType string, sc soak) {
 		case i < 20:
 			msgs[i].Body = []byte{0xff, 0xfe, byte(i), 0x00}
 		case i < 25:
-			msgs[i].Headers[HeaderReplayCount] = "not-a-number"
-			msgs[i].Headers[HeaderOriginalExchange] = int32(7)
+			msgs[i].Headers[deadletter.HeaderReplayCount] = "not-a-number"
+			msgs[i].Headers[deadletter.HeaderOriginalExchange] = int32(7)
 		}
 		sums[msgs[i].MessageId] = sha256.Sum256(msgs[i].Body)
 		want[msgs[i].MessageId]++
 	}
-	r.deadLetter(msgs)
+	r.DeadLetter(msgs)
 	for i := 0; i < 3; i++ {
 		id := fmt.Sprintf("bad-%d", i)
-		must(t, r.ch.PublishWithContext(t.Context(), "", r.DLQ, false, false, amqp.Publishing{
+		must(t, r.Ch.PublishWithContext(t.Context(), "", r.DLQ, false, false, amqp.Publishing{
 			MessageId: id, Headers: amqp.Table{"x-death": "garbage"}, Body: []byte("?")}))
 	}
-	r.waitCount(r.DLQ, len(msgs)+3)
+	r.WaitCount(r.DLQ, len(msgs)+3)
 	t.Logf("%s: %d messages dead-lettered in %s", queueType, len(msgs)+3, time.Since(start).Round(time.Millisecond))
 
 	dir := t.TempDir()
-	journal := filepath.Join(dir, "replay.journal")
+	jpath := filepath.Join(dir, "replay.journal")
 	run := "rel-" + NewRunID()
 	runs := map[string]int{}
 	interruptions := 0
 	for _, action := range sc.actions {
-		code, did := runInterrupted(t, r, bin, ctl, journal, run, sc, action, false)
+		code, did := runInterrupted(t, r, bin, ctl, jpath, run, sc, action, false)
 		runs[fmt.Sprintf("%s exit %d", action, code)]++
 		if did {
 			interruptions++
 		}
-		if r.count(r.DLQ) <= 3+inDoubt(journal) {
+		if r.Count(r.DLQ) <= 3+inDoubt(jpath) {
 			break // only what is in doubt (and has no destination) is left
 		}
 	}
@@ -171,19 +174,19 @@ func reliability(t *testing.T, queueType string, sc soak) {
 		t.Fatal("no run was interrupted: the test proved nothing")
 	}
 	// The last run resumes and retries what the journal holds in doubt.
-	code, _ := runInterrupted(t, r, bin, ctl, journal, run, sc, "", true)
+	code, _ := runInterrupted(t, r, bin, ctl, jpath, run, sc, "", true)
 	if code != 0 {
 		t.Fatalf("final run exited %d", code)
 	}
 	t.Logf("%s: %d interruptions, runs %v, %s", queueType, interruptions, runs, time.Since(start).Round(time.Millisecond))
 
-	dest := r.drainAll(r.Work)
-	left := r.drainAll(r.DLQ)
+	dest := r.DrainAll(r.Work)
+	left := r.DrainAll(r.DLQ)
 	seen := map[string]int{}
 	for _, d := range dest {
 		seen[d.MessageId]++
-		if d.Headers[HeaderReplayRun] != run {
-			t.Fatalf("message %s at the destination lacks the replay mark: %v", d.MessageId, d.Headers[HeaderReplayRun])
+		if d.Headers[deadletter.HeaderReplayRun] != run {
+			t.Fatalf("message %s at the destination lacks the replay mark: %v", d.MessageId, d.Headers[deadletter.HeaderReplayRun])
 		}
 		if sha256.Sum256(d.Body) != sums[d.MessageId] {
 			t.Fatalf("message %s: body changed (%d bytes)", d.MessageId, len(d.Body))
@@ -212,7 +215,7 @@ func reliability(t *testing.T, queueType string, sc soak) {
 		delivered += min(seen[id], n)
 	}
 	if len(left) != 3 || inDLQ["bad-0"] != 1 || delivered != len(msgs) {
-		explainLeftovers(t, journal, left, seen)
+		explainLeftovers(t, jpath, left, seen)
 		t.Fatalf("after the final run: %d delivered of %d, DLQ holds %d (%v), want only the 3 without a destination",
 			delivered, len(msgs), len(left), inDLQ)
 	}
@@ -221,15 +224,15 @@ func reliability(t *testing.T, queueType string, sc soak) {
 // explainLeftovers logs, for messages still in the DLQ after the final
 // run, what the journal says of them and how often they were delivered,
 // so a failure says which path left them.
-func explainLeftovers(t *testing.T, journal string, left []amqp.Delivery, seen map[string]int) {
+func explainLeftovers(t *testing.T, jpath string, left []amqp.Delivery, seen map[string]int) {
 	t.Helper()
-	f, err := os.Open(journal)
+	f, err := os.Open(jpath)
 	if err != nil {
 		t.Logf("journal: %v", err)
 		return
 	}
 	defer f.Close()
-	st, err := ReadJournal(f)
+	st, err := journal.Read(f)
 	if err != nil {
 		t.Logf("journal: %v", err)
 		return
@@ -239,7 +242,7 @@ func explainLeftovers(t *testing.T, journal string, left []amqp.Delivery, seen m
 			t.Logf("... and %d more", len(left)-20)
 			break
 		}
-		m := FromDelivery(&d)
+		m := deadletter.FromDelivery(&d)
 		t.Logf("left in the DLQ: %s (at the destination %d times) journal %q redelivered %v x-delivery-count %v",
 			d.MessageId, seen[d.MessageId], st.Describe(m.Fingerprint()), d.Redelivered, d.Headers["x-delivery-count"])
 	}
@@ -248,16 +251,16 @@ func explainLeftovers(t *testing.T, journal string, left []amqp.Delivery, seen m
 // runInterrupted runs one replay; unless final, it interrupts it after a
 // random delay. It reports the exit code and whether the interruption hit
 // a running replay.
-func runInterrupted(t *testing.T, r *rig, bin, ctl, journal, run string, sc soak, action string, final bool) (int, bool) {
+func runInterrupted(t *testing.T, r *dlqtest.Rig, bin, ctl, jpath, run string, sc soak, action string, final bool) (int, bool) {
 	t.Helper()
 	waitNoConsumers(t, r)
 	args := []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(sc.window),
-		"--rate", strconv.Itoa(sc.rate), "--run-id", run, "--amqp-url", r.url, "--drain-grace", "10s"}
-	if st, err := os.Stat(journal); err == nil && st.Size() > 0 && journalStarted(journal) {
-		args = append(args, "--resume", journal)
+		"--rate", strconv.Itoa(sc.rate), "--run-id", run, "--amqp-url", r.URL, "--drain-grace", "10s"}
+	if st, err := os.Stat(jpath); err == nil && st.Size() > 0 && journalStarted(jpath) {
+		args = append(args, "--resume", jpath)
 	} else {
-		_ = os.Remove(journal) // killed before its start record: nothing was done
-		args = append(args, "--journal", journal)
+		_ = os.Remove(jpath) // killed before its start record: nothing was done
+		args = append(args, "--journal", jpath)
 	}
 	if final {
 		args = append(args, "--retry-in-doubt")
@@ -328,11 +331,11 @@ func inDoubt(path string) int {
 		return 0
 	}
 	defer f.Close()
-	st, err := ReadJournal(f)
+	st, err := journal.Read(f)
 	if err != nil {
 		return 0
 	}
-	return st.Count(OutcomeDoubt) + st.AckUnknown()
+	return st.Count(journal.OutcomeDoubt) + st.AckUnknown()
 }
 
 func journalStarted(path string) bool {
@@ -341,7 +344,7 @@ func journalStarted(path string) bool {
 		return false
 	}
 	defer f.Close()
-	_, err = ReadJournal(f)
+	_, err = journal.Read(f)
 	return err == nil
 }
 
@@ -364,9 +367,9 @@ func findConnection(ctl, name string, exited <-chan struct{}) string {
 	}
 }
 
-func waitNoConsumers(t *testing.T, r *rig) {
+func waitNoConsumers(t *testing.T, r *dlqtest.Rig) {
 	for i := 0; i < 200; i++ {
-		q, err := r.ch.QueueDeclarePassive(r.DLQ, true, false, false, false, nil)
+		q, err := r.Ch.QueueDeclarePassive(r.DLQ, true, false, false, false, nil)
 		must(t, err)
 		if q.Consumers == 0 {
 			return
@@ -425,12 +428,12 @@ func TestReplayCtrlCStopsCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
-	r := newRig(t, "")
+	r := dlqtest.NewRig(t, "")
 	bin := buildDupctl(t)
-	r.deadLetter(jobs(3000))
-	journal := filepath.Join(t.TempDir(), "j")
+	r.DeadLetter(dlqtest.Jobs(3000))
+	jpath := filepath.Join(t.TempDir(), "j")
 	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "1000", "--window", "100",
-		"--journal", journal, "--amqp-url", r.url, "-o", "json")
+		"--journal", jpath, "--amqp-url", r.URL, "-o", "json")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	must(t, cmd.Start())
@@ -455,14 +458,14 @@ func TestReplayCtrlCStopsCleanly(t *testing.T) {
 		t.Fatalf("the summary accounts for %d of the %d messages read: %+v", got, c.Read, c)
 	}
 	waitNoConsumers(t, r)
-	work, dlq := r.count(r.Work), r.count(r.DLQ)
+	work, dlq := r.Count(r.Work), r.Count(r.DLQ)
 	if work+dlq != 3000 || work == 0 || dlq == 0 || work != c.Replayed {
 		t.Fatalf("after Ctrl-C: %d at the destination + %d in the DLQ, want 3000 with both non-zero (replayed %d)", work, dlq, c.Replayed)
 	}
-	st, err := ReadJournal(mustOpen(t, journal))
+	st, err := journal.Read(mustOpen(t, jpath))
 	must(t, err)
-	if st.Count(OutcomeDone) != work || st.Count(OutcomeDoubt) != 0 {
-		t.Fatalf("journal: %d done (work %d), %d in doubt", st.Count(OutcomeDone), work, st.Count(OutcomeDoubt))
+	if st.Count(journal.OutcomeDone) != work || st.Count(journal.OutcomeDoubt) != 0 {
+		t.Fatalf("journal: %d done (work %d), %d in doubt", st.Count(journal.OutcomeDone), work, st.Count(journal.OutcomeDoubt))
 	}
 }
 
@@ -483,19 +486,19 @@ func TestConfirmsAreJournaledAsTheyArrive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
 	}
-	r := newRig(t, "")
+	r := dlqtest.NewRig(t, "")
 	bin := buildDupctl(t)
-	r.deadLetter(jobs(1000))
-	journal := filepath.Join(t.TempDir(), "j")
-	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "100", "--journal", journal, "--amqp-url", r.url)
+	r.DeadLetter(dlqtest.Jobs(1000))
+	jpath := filepath.Join(t.TempDir(), "j")
+	cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "100", "--journal", jpath, "--amqp-url", r.URL)
 	must(t, cmd.Start())
 	time.Sleep(2 * time.Second)
 	must(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	waitNoConsumers(t, r)
-	st, err := ReadJournal(mustOpen(t, journal))
+	st, err := journal.Read(mustOpen(t, jpath))
 	must(t, err)
-	pubs, doubt := st.Count(OutcomeDone)+st.Count(OutcomeDoubt), st.Count(OutcomeDoubt)
+	pubs, doubt := st.Count(journal.OutcomeDone)+st.Count(journal.OutcomeDoubt), st.Count(journal.OutcomeDoubt)
 	t.Logf("killed after 2 s: %d published, %d in doubt", pubs, doubt)
 	if pubs < 50 {
 		t.Fatalf("only %d published in 2 s at 100/s: the test proved nothing", pubs)
@@ -506,10 +509,10 @@ func TestConfirmsAreJournaledAsTheyArrive(t *testing.T) {
 		t.Fatalf("%d of %d in doubt after a kill at 100 msgs/s: confirms were handled behind the publishes", doubt, pubs)
 	}
 	inDLQ := map[string]bool{}
-	for _, d := range r.drainAll(r.DLQ) {
-		inDLQ[FromDelivery(&d).Fingerprint()] = true
+	for _, d := range r.DrainAll(r.DLQ) {
+		inDLQ[deadletter.FromDelivery(&d).Fingerprint()] = true
 	}
-	for _, fp := range st.PublishedFPs(OutcomeDoubt) {
+	for _, fp := range st.PublishedFPs(journal.OutcomeDoubt) {
 		if !inDLQ[fp] {
 			t.Fatalf("message %s is in doubt in the journal but gone from the DLQ: acked before its outcome was journaled", st.Describe(fp))
 		}

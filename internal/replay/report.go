@@ -3,13 +3,15 @@ package replay
 import (
 	"fmt"
 
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
 )
 
 // Report turns a replay result into findings.
 func (res *ReplayResult) Report() *findings.Report {
 	rep := &findings.Report{Command: "dlq replay", Data: res}
-	rep.Check(ReplayChecks...)
+	rep.Check(replayChecks...)
 	subject := "queue " + res.Queue
 	if res.File != "" {
 		subject = "file " + res.File
@@ -28,59 +30,69 @@ func (res *ReplayResult) Report() *findings.Report {
 			rep.Add(r.New(subject, fmt.Sprintf(msg, msgs(n)), evidence(byWhat[what])...))
 		}
 	}
-	add(RuleInDoubt, c.InDoubt+c.InDoubtEarlier, "in-doubt", "%s in doubt: possibly at the destination and still in the DLQ")
-	add(RuleReturned, c.Returned, "returned", "%s unroutable (returned): left in the DLQ")
-	add(RuleNacked, c.Nacked, "nacked", "%s refused by the broker (nack): left in the DLQ")
+	add(ruleInDoubt, c.InDoubt+c.InDoubtEarlier, "in-doubt", "%s in doubt: possibly at the destination and still in the DLQ")
+	add(ruleReturned, c.Returned, "returned", "%s unroutable (returned): left in the DLQ")
+	add(ruleNacked, c.Nacked, "nacked", "%s refused by the broker (nack): left in the DLQ")
 	switch {
 	case c.Bounced > res.MaxBounces:
-		add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
+		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
 	case c.Bounced > 0:
-		add(RuleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ (--max-bounces allows it)")
+		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ (--max-bounces allows it)")
 		rep.Findings[len(rep.Findings)-1].Severity = findings.Warn
 	case c.Arrived > res.MaxBounces && c.Replayed > 0 && !res.DryRun && res.StoppedBy != "count at start reached":
-		rep.Add(RuleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped (they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
+		rep.Add(ruleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped (they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
 	}
-	add(RuleDestMissing, c.DestinationMissing, "destination-missing", "%s not published: the destination does not exist (left in the DLQ)")
-	add(RuleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
-	add(RuleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
-	add(RuleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
-	add(RuleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
+	add(ruleDestMissing, c.DestinationMissing, "destination-missing", "%s not published: the destination does not exist (left in the DLQ)")
+	add(ruleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
+	add(ruleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
+	add(ruleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
+	add(ruleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
 	for _, g := range res.UnmatchedGroups {
-		rep.Add(RuleGroupUnmatched.New("group "+g, "no message read belongs to group "+g+": nothing of it was replayed"))
+		rep.Add(ruleGroupUnmatched.New("group "+g, "no message read belongs to group "+g+": nothing of it was replayed"))
 	}
 	if res.Lost != "" {
-		rep.Add(RuleConnectionLost.New(subject, "connection lost during the replay: "+res.Lost))
+		rep.Add(ruleConnectionLost.New(subject, "connection lost during the replay: "+res.Lost))
 	}
-	if n := c.Parked; n > 0 || (res.DryRun && parkPreview(res) > 0) {
-		if res.DryRun {
-			n = parkPreview(res)
-		}
-		verb := "were"
-		if res.DryRun {
-			verb = "would be"
-		}
-		rep.Add(RuleParked.New(subject, fmt.Sprintf("%s %s parked in %s", msgs(n), verb, res.ParkQueue)))
-	}
+	res.addParked(rep, subject)
 	if c.Succeeded > 0 {
-		rep.Add(RuleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))
+		rep.Add(ruleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))
 	}
-	for _, d := range res.Destinations {
-		if d.Kind == "replay" && d.Target.Exchange != "" {
-			rep.Add(RuleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy", msgs(d.Messages), d.Target.Exchange)))
-		}
-		if d.Exists != nil && !*d.Exists {
-			rep.Add(RuleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
-		}
-	}
-	rep.Add(readFindings(res.Queue, ReadResult{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true})...)
+	res.addDestinations(rep)
+	read := dlqread.Result{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true}
+	rep.Add(dlqread.Findings(res.Queue, read)...)
 	if !res.Settled {
 		if res.DryRun {
-			rep.Add(RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
+			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
 		} else {
-			rep.Add(RuleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a --resume run acks them without republishing)"))
+			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a --resume run acks them without republishing)"))
 		}
 	}
 	return rep
+}
+
+// addParked adds what was (or, in a dry run, would be) parked.
+func (res *ReplayResult) addParked(rep *findings.Report, subject string) {
+	n := res.Counts.Parked
+	verb := "were"
+	if res.DryRun {
+		n, verb = parkPreview(res), "would be"
+	}
+	if n > 0 {
+		rep.Add(ruleParked.New(subject, fmt.Sprintf("%s %s parked in %s", msgs(n), verb, res.ParkQueue)))
+	}
+}
+
+// addDestinations adds, per destination, a fan-out through an exchange and
+// a destination the dry run found missing.
+func (res *ReplayResult) addDestinations(rep *findings.Report) {
+	for _, d := range res.Destinations {
+		if d.Kind == "replay" && d.Target.Exchange != "" {
+			rep.Add(ruleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy", msgs(d.Messages), d.Target.Exchange)))
+		}
+		if d.Exists != nil && !*d.Exists {
+			rep.Add(ruleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
+		}
+	}
 }
 
 func parkPreview(res *ReplayResult) int {
@@ -101,3 +113,6 @@ func evidence(lines []string) []string {
 	}
 	return append(lines[:max:max], fmt.Sprintf("... and %d more (see the journal or -o json)", len(lines)-max))
 }
+
+// msgs is "1 message" or "n messages".
+func msgs(n int) string { return english.Count(n, "message", "messages") }

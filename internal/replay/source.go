@@ -7,27 +7,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
+
+	"github.com/dupctl/dupctl/internal/deadletter"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// srcItem is one message from a source.
-type srcItem struct {
-	m *Message
-	d Delivery
-}
 
 // source is where a replay reads: a DLQ (ack removes, hold leaves) or an
 // export file (nothing to settle: the journal is the record).
 type source interface {
-	items() <-chan srcItem
-	seen(srcItem) error
+	items() <-chan consume.Item
+	seen(consume.Item) error
 	ack(*item) error
 	// ackMany acks; on an error it names the delivery tags whose ack
 	// certainly never left.
 	ackMany([]*item) ([]uint64, error)
 	hold(*item) error
 	stop()
-	rest() []srcItem
+	rest() []consume.Item
 	release() error
 	// settle waits until the broker shows every ack and requeue applied
 	// (false when it did not within budget).
@@ -35,7 +34,7 @@ type source interface {
 	closed() <-chan *amqp.Error
 	// probe reads the queue's counts (false: no queue, or no answer to
 	// trust); taken is how many deliveries the consumer has seen.
-	probe() (QueueState, bool)
+	probe() (dlqread.QueueState, bool)
 	taken() int
 	bound() int // messages to read at most (-1: until the end)
 	endReason() string
@@ -44,15 +43,15 @@ type source interface {
 }
 
 type queueSource struct {
-	c    *Consumer
+	c    *consume.Consumer
 	conn *amqp.Connection
 	n    int
 }
 
-func (q *queueSource) items() <-chan srcItem { return q.c.deliveries() }
+func (q *queueSource) items() <-chan consume.Item { return q.c.Deliveries() }
 
-func (q *queueSource) seen(si srcItem) error { return q.c.Seen(si.d) }
-func (q *queueSource) ack(it *item) error    { return q.c.Ack(it.d.DeliveryTag) }
+func (q *queueSource) seen(si consume.Item) error { return q.c.Seen(si.Delivery) }
+func (q *queueSource) ack(it *item) error         { return q.c.Ack(it.d.DeliveryTag) }
 
 func (q *queueSource) ackMany(its []*item) ([]uint64, error) {
 	tags := make([]uint64, len(its))
@@ -71,21 +70,18 @@ func (q *queueSource) endReason() string { return "queue drained" }
 func (q *queueSource) err() error        { return nil }
 func (q *queueSource) close()            { q.conn.Close() }
 
-func (q *queueSource) probe() (QueueState, bool) {
-	st, ok, err := probeQueue(q.conn, q.c.queue)
-	return st, ok && err == nil
-}
+func (q *queueSource) probe() (dlqread.QueueState, bool) { return q.c.Probe() }
 
-func (q *queueSource) taken() int { return int(q.c.maxTag) }
+func (q *queueSource) taken() int { return q.c.Taken() }
 
 func (q *queueSource) settle(ctx context.Context, others, atStart int, budget time.Duration) bool {
 	_, ok, err := q.c.Settle(ctx, others, atStart, budget)
 	return ok && err == nil
 }
 
-func (q *queueSource) rest() []srcItem {
+func (q *queueSource) rest() []consume.Item {
 	q.stop()
-	var out []srcItem
+	var out []consume.Item
 	for si := range q.items() {
 		out = append(out, si)
 	}
@@ -93,7 +89,7 @@ func (q *queueSource) rest() []srcItem {
 }
 
 type fileSource struct {
-	out  chan srcItem
+	out  chan consume.Item
 	done chan struct{}
 	mu   sync.Mutex
 	rerr error
@@ -103,12 +99,12 @@ type fileSource struct {
 var errStopped = errors.New("stopped")
 
 func newFileSource(r io.Reader) *fileSource {
-	f := &fileSource{out: make(chan srcItem), done: make(chan struct{})}
+	f := &fileSource{out: make(chan consume.Item), done: make(chan struct{})}
 	go func() {
 		defer close(f.out)
-		err := ReadRecords(r, func(m *Message) error {
+		err := deadletter.ReadRecords(r, func(m *deadletter.Message) error {
 			select {
-			case f.out <- srcItem{m: m}:
+			case f.out <- consume.Item{Msg: m}:
 				return nil
 			case <-f.done:
 				return errStopped
@@ -123,15 +119,15 @@ func newFileSource(r io.Reader) *fileSource {
 	return f
 }
 
-func (f *fileSource) items() <-chan srcItem             { return f.out }
-func (f *fileSource) seen(srcItem) error                { return nil }
+func (f *fileSource) items() <-chan consume.Item        { return f.out }
+func (f *fileSource) seen(consume.Item) error           { return nil }
 func (f *fileSource) ack(*item) error                   { return nil }
 func (f *fileSource) ackMany([]*item) ([]uint64, error) { return nil, nil }
 func (f *fileSource) hold(*item) error                  { return nil }
 func (f *fileSource) stop()                             { f.once.Do(func() { close(f.done) }) }
 func (f *fileSource) release() error                    { return nil }
 func (f *fileSource) closed() <-chan *amqp.Error        { return nil }
-func (f *fileSource) probe() (QueueState, bool)         { return QueueState{}, false }
+func (f *fileSource) probe() (dlqread.QueueState, bool) { return dlqread.QueueState{}, false }
 func (f *fileSource) taken() int                        { return 0 }
 func (f *fileSource) settle(context.Context, int, int, time.Duration) bool {
 	return true
@@ -140,7 +136,7 @@ func (f *fileSource) bound() int        { return -1 }
 func (f *fileSource) endReason() string { return "end of file" }
 func (f *fileSource) close()            { f.stop() }
 
-func (f *fileSource) rest() []srcItem {
+func (f *fileSource) rest() []consume.Item {
 	f.stop()
 	for range f.out {
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
+	"github.com/dupctl/dupctl/internal/replay/journal"
 	"github.com/dupctl/dupctl/internal/testenv"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -44,7 +46,7 @@ func TestReplayInAVhost(t *testing.T) {
 		Headers: amqp.Table{"x-death": []any{amqp.Table{"queue": "work", "reason": "rejected", "count": int64(1), "time": time.Now()}}}}))
 
 	run := NewRunID()
-	res, err := Replay(context.Background(), ReplayDeps{Journal: NewJournal(&memFile{}, run, time.Now),
+	res, err := Replay(context.Background(), ReplayDeps{Journal: journal.New(&dlqtest.MemFile{}, run, time.Now),
 		Dial: func(context.Context, string) (*amqp.Connection, error) { return amqp.Dial(vurl) }},
 		ReplayOptions{Queue: "dlq", Vhost: vhost, Yes: true, Window: 10, Rewrite: Rewrite{Run: run, User: "guest"}})
 	must(t, err)

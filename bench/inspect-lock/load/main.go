@@ -4,7 +4,7 @@
 // types (counters and caches whose names contain "lock", sessions, user
 // hashes, status caches, CSRF tokens, sets, lists, sorted sets). Each
 // value is the bytes the maker's source writes (cited in
-// internal/inspect/lock/maker.go).
+// internal/inspect/lock/internal/makers/maker.go).
 //
 //	go run ./bench/inspect-lock/load -locks 1000000 -others 200000 | redis-cli -n 14 --pipe
 //

@@ -11,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/replay"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -82,8 +84,8 @@ func (a *analysisFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.rules, "rules", "", "file of extra retryable/non-retryable rules, checked before the built-in ones (see docs/dlq.md)")
 }
 
-func (a *analysisFlags) analyzer() (*replay.Analyzer, []replay.Field, error) {
-	an := &replay.Analyzer{}
+func (a *analysisFlags) analyzer() (*classify.Analyzer, []classify.Field, error) {
+	an := &classify.Analyzer{}
 	var err error
 	if an.ErrorFields, err = fields("--error-field", a.errorFields); err != nil {
 		return nil, nil, err
@@ -96,7 +98,7 @@ func (a *analysisFlags) analyzer() (*replay.Analyzer, []replay.Field, error) {
 		return nil, nil, err
 	}
 	if idem == nil {
-		idem = replay.DefaultIdempotencyFields
+		idem = classify.DefaultIdempotencyFields
 	}
 	if a.rules != "" {
 		fh, err := os.Open(a.rules)
@@ -104,18 +106,18 @@ func (a *analysisFlags) analyzer() (*replay.Analyzer, []replay.Field, error) {
 			return nil, nil, exitcode.InputError(fmt.Errorf("--rules: %w", err), "give a readable rules file")
 		}
 		defer fh.Close()
-		if an.Rules, err = replay.ParseRules(fh, a.rules); err != nil {
+		if an.Rules, err = classify.ParseRules(fh, a.rules); err != nil {
 			return nil, nil, exitcode.InputError(err, "each line is CLASS FIELD REGEX, e.g. non-retryable error (?i)insufficient funds")
 		}
 	}
 	return an, idem, nil
 }
 
-func fields(flag string, specs []string) ([]replay.Field, error) {
+func fields(flag string, specs []string) ([]classify.Field, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
-	out, err := replay.FieldList(specs)
+	out, err := classify.FieldList(specs)
 	if err != nil {
 		return nil, exitcode.UsageErrorf("%s: %v", flag, err)
 	}
@@ -126,12 +128,12 @@ func fields(flag string, specs []string) ([]replay.Field, error) {
 type conn struct {
 	vhost string
 	user  string
-	dial  replay.Dialer
+	dial  dlqread.Dialer
 }
 
 // readDeps are a read verb's broker, clock and progress meter.
-func (c *conn) readDeps(f *cmdutil.Factory, command string) replay.ReadDeps {
-	return replay.ReadDeps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+func (c *conn) readDeps(f *cmdutil.Factory, command string) dlqread.Deps {
+	return dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
 }
 
 // amqpConn reads the URL's vhost and user and returns a dialer whose
@@ -172,8 +174,8 @@ func (r readFlags) checkRead() error {
 }
 
 // readOptions is what the capability reads with these flags.
-func (r readFlags) readOptions(queue string) replay.ReadOptions {
-	return replay.ReadOptions{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes()}
+func (r readFlags) readOptions(queue string) dlqread.Options {
+	return dlqread.Options{Queue: queue, Limit: r.Limit, Window: r.Window, WindowBytes: r.WindowMB.bytes()}
 }
 
 // windowMiB is the --window-mib flag of every command that consumes a DLQ:
@@ -181,7 +183,8 @@ func (r readFlags) readOptions(queue string) replay.ReadOptions {
 type windowMiB int
 
 func (w *windowMiB) register(fs *pflag.FlagSet) {
-	fs.IntVar((*int)(w), "window-mib", replay.DefaultWindowBytes>>20, "keep at most about this many MiB of messages prefetched: lowers --window for large messages (0: no byte bound)")
+	fs.IntVar((*int)(w), "window-mib", dlqread.DefaultWindowBytes>>20,
+		"keep at most about this many MiB of messages prefetched: lowers --window for large messages (0: no byte bound)")
 }
 
 func (w windowMiB) check() error {

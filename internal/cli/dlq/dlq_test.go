@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/classify"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
-	"github.com/dupctl/dupctl/internal/replay"
 )
 
 func factory() *cmdutil.Factory {
@@ -44,7 +45,7 @@ func TestReplayFlagsBecomeOptions(t *testing.T) {
 	if ro.Rewrite.ResetAttempts != "retry-count" || ro.MaxReplays != 3 {
 		t.Fatalf("rewrite: %+v", ro.Rewrite)
 	}
-	if len(ro.IdempotencyKeys) != len(replay.DefaultIdempotencyFields) {
+	if len(ro.IdempotencyKeys) != len(classify.DefaultIdempotencyFields) {
 		t.Fatalf("idempotency keys: %v", ro.IdempotencyKeys)
 	}
 }

@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 )
 
 // The text helpers every dlq view shares.
 
 // readNote is the side effect of the read that just happened.
-func readNote(r replay.ReadResult) string {
+func readNote(r dlqread.Result) string {
 	note := fmt.Sprintf("Read %s and requeued %s: %s now marked redelivered.", english.Count(r.Read, "message", "messages"), english.Plural(r.Read, "it", "them"), english.Plural(r.Read, "it is", "they are"))
 	if r.Quorum {
 		note += " Quorum queue: each read added 1 to x-delivery-count and moved them behind the others."
@@ -21,11 +23,11 @@ func readNote(r replay.ReadResult) string {
 	return note
 }
 
-func classText(th *report.Theme, c replay.Class) string {
+func classText(th *report.Theme, c classify.Class) string {
 	switch c {
-	case replay.NonRetryable:
+	case classify.NonRetryable:
 		return th.Severity(findings.Error, string(c))
-	case replay.Retryable:
+	case classify.Retryable:
 		return th.Pass(string(c))
 	}
 	return th.Faint(string(c))

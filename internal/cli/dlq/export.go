@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/spf13/cobra"
 )
 
@@ -90,7 +91,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	if err != nil {
 		return err
 	}
-	var w replay.JournalFile = stdoutFile{f.IO.Out}
+	var w dlqread.SyncWriter = stdoutFile{f.IO.Out}
 	if o.Out != "-" {
 		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 		if o.Force {
@@ -106,7 +107,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		defer fh.Close()
 		w = fh
 	}
-	data, err := replay.Export(ctx, replay.ExportDeps{ReadDeps: c.readDeps(f, "dlq export"), Out: w}, replay.ExportOptions{
+	data, err := dlqread.Export(ctx, dlqread.ExportDeps{Deps: c.readDeps(f, "dlq export"), Out: w}, dlqread.ExportOptions{
 		Read: o.readOptions(o.Queue), Vhost: c.vhost, File: o.Out, Drain: o.Drain,
 	})
 	if err != nil {

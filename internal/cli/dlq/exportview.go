@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 )
 
-func writeExport(w io.Writer, th *report.Theme, data *replay.ExportResult) error {
+func writeExport(w io.Writer, th *report.Theme, data *dlqread.ExportResult) error {
 	fmt.Fprintf(w, "%s %s messages (%s of bodies) from queue %s (vhost %s) to %s\n", th.Strong("dlq export:"),
 		english.Number(int64(data.Written)), bytesText(data.Bytes), data.Queue, data.Vhost, data.File)
 	if data.Drained {

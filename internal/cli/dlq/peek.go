@@ -4,10 +4,11 @@ import (
 	"context"
 	"io"
 
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/spf13/cobra"
 )
 
@@ -69,8 +70,8 @@ func runPeek(ctx context.Context, o *PeekOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := replay.Peek(ctx, c.readDeps(f, "dlq peek"), replay.PeekOptions{
-		Read:  replay.ReadOptions{Queue: o.Queue, Limit: o.N, Window: o.N},
+	data, err := dlqread.Peek(ctx, c.readDeps(f, "dlq peek"), dlqread.PeekOptions{
+		Read:  dlqread.Options{Queue: o.Queue, Limit: o.N, Window: o.N},
 		Vhost: c.vhost, Analyzer: an,
 	})
 	if err != nil {

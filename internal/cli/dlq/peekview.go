@@ -4,20 +4,22 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/dupctl/dupctl/internal/deadletter"
+	"github.com/dupctl/dupctl/internal/platform/text"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 )
 
-func writePeek(w io.Writer, th *report.Theme, data *replay.PeekResult, now time.Time, bodyMax int, verbose bool) error {
+func writePeek(w io.Writer, th *report.Theme, data *dlqread.PeekResult, now time.Time, bodyMax int, verbose bool) error {
 	fmt.Fprintf(w, "%s queue %s (vhost %s): %d of %d messages\n", th.Strong("dlq peek:"), data.Queue, data.Vhost, len(data.Messages), data.Read.AtStart.Messages)
 	for i, p := range data.Messages {
 		writePeeked(w, th, i+1, p, now, bodyMax, verbose)
@@ -26,7 +28,7 @@ func writePeek(w io.Writer, th *report.Theme, data *replay.PeekResult, now time.
 	return nil
 }
 
-func writePeeked(w io.Writer, th *report.Theme, n int, p *replay.Peeked, now time.Time, bodyMax int, verbose bool) {
+func writePeeked(w io.Writer, th *report.Theme, n int, p *dlqread.Peeked, now time.Time, bodyMax int, verbose bool) {
 	m := p.Msg
 	id := m.Props.MessageID
 	if id == "" {
@@ -58,7 +60,7 @@ func writePeeked(w io.Writer, th *report.Theme, n int, p *replay.Peeked, now tim
 	fmt.Fprintf(w, "  body:     %s\n", bodyText(m.Body, bodyMax, verbose))
 }
 
-func propsText(p *replay.Properties) string {
+func propsText(p *deadletter.Properties) string {
 	var parts []string
 	add := func(k, v string) {
 		if v != "" {
@@ -102,7 +104,7 @@ func headerLines(h map[string]any, verbose bool) []string {
 		if i == 0 {
 			label = "headers:  "
 		}
-		raw, err := replay.EncodeValue(h[k])
+		raw, err := deadletter.EncodeValue(h[k])
 		v := string(raw)
 		if err != nil {
 			v = "(" + err.Error() + ")"

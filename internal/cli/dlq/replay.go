@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/journal"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
@@ -19,6 +22,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // ReplayOptions are one `dlq replay` run.
@@ -65,13 +69,9 @@ type ReplayOptions struct {
 // groupID is what 'dlq stats' prints as a group's id.
 var groupID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
-// NewCmdReplay is `dupctl dlq replay`.
-func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Command {
-	o := &ReplayOptions{Factory: f}
-	cmd := &cobra.Command{
-		Use:   "replay --queue QUEUE | --from-file FILE",
-		Short: "Republish dead letters where they came from: dry run first, nothing lost, nothing doubled",
-		Long: `Replay sends dead letters back to where they came from - the queue named in
+// replayLong and replayExamples are replay's help.
+const (
+	replayLong = `Replay sends dead letters back to where they came from - the queue named in
 x-death, through the default exchange, or (--origin exchange) the original
 exchange and routing keys; for Spring's recoverer, x-original-exchange and
 x-original-routingKey - or to --to EXCHANGE[:ROUTING-KEY].
@@ -109,15 +109,18 @@ published into: the run stops and exits 2, the messages stay in the DLQ
 (--create-destination declares a missing queue; an exchange is never
 created).
 
-Every run writes a journal (JSON Lines: start, each publish, each outcome,
-end); --resume JOURNAL continues an interrupted run. Each DLQ copy is its
-own item, so byte-identical dead letters are each published once: a copy
-is acked without republishing only where the journal proves a published
-copy of that content is still in the DLQ; where it cannot tell (an ack
-sent just before a crash), the copy is left in doubt and reported.
+Every --yes run writes a journal (JSON Lines: start, each publish, each
+outcome, end) to --journal PATH, by default to $XDG_STATE_HOME/dupctl/
+(~/.local/state/dupctl/ when XDG_STATE_HOME is unset) as
+dupctl-replay-RUN.journal; the summary prints where. --resume JOURNAL
+continues an interrupted run. Each DLQ copy is its own item, so
+byte-identical dead letters are each published once: a copy is acked
+without republishing only where the journal proves a published copy of
+that content is still in the DLQ; where it cannot tell (an ack sent just
+before a crash), the copy is left in doubt and reported.
 Ctrl-C stops consuming, requeues what was prefetched, waits for outstanding
-confirms and prints the summary.` + replayExitStatus,
-		Example: `  # what would happen (reads and requeues; publishes nothing)
+confirms and prints the summary.`
+	replayExamples = `  # what would happen (reads and requeues; publishes nothing)
   dupctl dlq replay --queue orders.dlq
 
   # one stats group, 20 msgs/s, journal in ./replay.journal
@@ -132,8 +135,18 @@ confirms and prints the summary.` + replayExitStatus,
   dupctl dlq replay --queue orders.dlq --resume replay.journal --yes
 
   # from an export file, to an explicit exchange and key
-  dupctl dlq replay --from-file orders-dlq.jsonl --to orders:order.retry --yes`,
-		Args: cobra.NoArgs,
+  dupctl dlq replay --from-file orders-dlq.jsonl --to orders:order.retry --yes`
+)
+
+// NewCmdReplay is `dupctl dlq replay`.
+func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Command {
+	o := &ReplayOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:     "replay --queue QUEUE | --from-file FILE",
+		Short:   "Republish dead letters where they came from: dry run first, nothing lost, nothing doubled",
+		Long:    replayLong + replayExitStatus,
+		Example: replayExamples,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args = os.Args
 			if !cmd.Flags().Changed("from-file") {
@@ -153,10 +166,20 @@ confirms and prints the summary.` + replayExitStatus,
 		},
 	}
 	fs := cmd.Flags()
+	o.registerFlags(fs)
+	o.register(fs)
+	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination"})
+	return cmd
+}
+
+// registerFlags declares replay's own flags (the analysis flags are
+// registered with them).
+func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue to replay")
 	fs.StringVar(&o.FromFile, "from-file", "", "replay an export file (dlq export) instead of a queue")
 	fs.StringVar(&o.To, "to", "", "send every message to EXCHANGE[:ROUTING-KEY] (no key: each message's original key; :QUEUE: straight to a queue)")
-	fs.StringVar(&o.Origin, "origin", replay.ViaQueue, "origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
+	fs.StringVar(&o.Origin, "origin", classify.ViaQueue,
+		"origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
 	fs.StringArrayVar(&o.Where, "where", nil, "only messages where FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD (present); FIELD is header.NAME, body.PATH or prop.NAME; repeat to AND")
 	fs.StringSliceVar(&o.Reasons, "reason", nil, "only messages last dead-lettered for these reasons: rejected, expired, maxlen, delivery_limit, republished")
 	fs.StringSliceVar(&o.Groups, "group", nil, "only these stats groups (ids from 'dlq stats')")
@@ -170,7 +193,8 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.BoolVar(&o.CreateDest, "create-destination", false, "declare a destination queue that does not exist (durable) instead of refusing to replay into it")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
 	fs.StringVar(&o.Reset, "reset-attempts", "", "set this header (your app's attempt counter, e.g. retry-count) to 0")
-	fs.StringVar(&o.Journal, "journal", "", "journal file (default ./dupctl-replay-RUN.journal)")
+	fs.StringVar(&o.Journal, "journal", "",
+		"journal file (default $XDG_STATE_HOME/dupctl/dupctl-replay-RUN.journal, or under ~/.local/state/dupctl/)")
 	fs.StringVar(&o.Resume, "resume", "", "continue the run recorded in this journal (appends to it)")
 	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
 	fs.StringVar(&o.RunID, "run-id", "", "name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
@@ -183,36 +207,12 @@ confirms and prints the summary.` + replayExitStatus,
 	fs.StringVar(&o.StatusColumn, "status-column", "status", "column of the status")
 	fs.StringVar(&o.DoneValue, "succeeded-value", "SUCCEEDED", "status value that means the job is done")
 	fs.StringVar(&o.Succeeded, "succeeded", "leave", "what to do with already-succeeded messages: leave (in the DLQ) or park")
-	o.register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination"})
-	return cmd
 }
 
 // options validates the flags into the capability's options (no I/O).
 func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
-	if (o.Queue == "") == (o.FromFile == "") {
-		return nil, exitcode.UsageErrorf("give exactly one of --queue or --from-file")
-	}
-	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
-		return nil, exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
-	}
-	if err := o.WindowMB.check(); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
-	}
-	if o.Origin != replay.ViaQueue && o.Origin != replay.ViaExchange {
-		return nil, exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
-	}
-	if o.Succeeded != "leave" && o.Succeeded != "park" {
-		return nil, exitcode.UsageErrorf("--succeeded %q: want leave or park", o.Succeeded)
-	}
-	if o.RetryDbt && o.Resume == "" {
-		return nil, exitcode.UsageErrorf("--retry-in-doubt needs --resume JOURNAL")
-	}
-	if o.Journal != "" && o.Resume != "" {
-		return nil, exitcode.UsageErrorf("--resume appends to its journal: do not give --journal too")
-	}
-	if o.SkipSucceeded && o.IdemTable == "" {
-		return nil, exitcode.UsageErrorf("--skip-succeeded needs --idempotency-table (and --database-url)")
 	}
 	an, idem, err := o.analyzer()
 	if err != nil {
@@ -222,7 +222,7 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
-		Router: replay.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
+		Router: classify.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
 	if ro.ParkQueue == "" {
 		ro.ParkQueue = o.Queue + ".parked"
 		if o.Queue == "" {
@@ -230,36 +230,75 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		}
 	}
 	if o.To != "" {
-		t, keep, err := replay.ParseTo(o.To)
+		t, keep, err := classify.ParseTo(o.To)
 		if err != nil {
 			return nil, err
 		}
 		ro.Router.To, ro.Router.KeepKey = t, keep
 	}
+	if ro.Filter, err = o.filter(); err != nil {
+		return nil, err
+	}
+	return ro, nil
+}
+
+// check validates the flags that stand alone and the ones that need or
+// exclude each other.
+func (o *ReplayOptions) check() error {
+	if (o.Queue == "") == (o.FromFile == "") {
+		return exitcode.UsageErrorf("give exactly one of --queue or --from-file")
+	}
+	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
+		return exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
+	}
+	if err := o.WindowMB.check(); err != nil {
+		return err
+	}
+	if o.Origin != classify.ViaQueue && o.Origin != classify.ViaExchange {
+		return exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
+	}
+	if o.Succeeded != "leave" && o.Succeeded != "park" {
+		return exitcode.UsageErrorf("--succeeded %q: want leave or park", o.Succeeded)
+	}
+	if o.RetryDbt && o.Resume == "" {
+		return exitcode.UsageErrorf("--retry-in-doubt needs --resume JOURNAL")
+	}
+	if o.Journal != "" && o.Resume != "" {
+		return exitcode.UsageErrorf("--resume appends to its journal: do not give --journal too")
+	}
+	if o.SkipSucceeded && o.IdemTable == "" {
+		return exitcode.UsageErrorf("--skip-succeeded needs --idempotency-table (and --database-url)")
+	}
+	return nil
+}
+
+// filter is which dead letters to replay: --where, --reason, --group and
+// --older-than.
+func (o *ReplayOptions) filter() (classify.Filter, error) {
+	var f classify.Filter
 	for _, w := range o.Where {
-		c, err := replay.ParseWhere(w)
+		c, err := classify.ParseWhere(w)
 		if err != nil {
-			return nil, err
+			return f, err
 		}
-		ro.Filter.Where = append(ro.Filter.Where, c)
+		f.Where = append(f.Where, c)
 	}
 	for _, r := range o.Reasons {
 		switch r {
 		case "rejected", "expired", "maxlen", "delivery_limit", "republished", "unknown":
 		default:
-			return nil, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
+			return f, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
 		}
 	}
 	for _, g := range o.Groups {
 		if !groupID.MatchString(g) {
-			return nil, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
+			return f, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
 		}
 	}
-	ro.Filter.Reasons, ro.Filter.Groups = o.Reasons, o.Groups
-	if ro.Filter.OlderThan, err = parseAge("--older-than", o.Older); err != nil {
-		return nil, err
-	}
-	return ro, nil
+	f.Reasons, f.Groups = o.Reasons, o.Groups
+	var err error
+	f.OlderThan, err = parseAge("--older-than", o.Older)
+	return f, err
 }
 
 func runReplay(ctx context.Context, o *ReplayOptions) error {
@@ -270,6 +309,46 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	}
 	deps := replay.ReplayDeps{Now: f.Now}
 	ro.Args, ro.Version = redactArgs(o.args), f.BuildInfo().Version
+	if err := o.runIdentity(ro); err != nil {
+		return err
+	}
+	c, err := amqpConn(f, "run="+o.RunID)
+	if err != nil {
+		return err
+	}
+	ro.Vhost, ro.Rewrite.User, deps.Dial = c.vhost, c.user, c.dial
+	if o.FromFile != "" {
+		fh, err := os.Open(o.FromFile)
+		if err != nil {
+			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
+		}
+		defer fh.Close()
+		if ro.FileDigest, err = fileOnce(o, fh); err != nil {
+			return err
+		}
+		deps.Records = fh
+	}
+	if deps.Idempotency, err = o.idempotency(ctx); err != nil {
+		return err
+	}
+	journalPath := ""
+	if o.Yes {
+		jf, path, err := openJournal(o)
+		if err != nil {
+			return err
+		}
+		defer jf.Close()
+		journalPath = path
+		deps.Journal = journal.New(jf, o.RunID, time.Now)
+	}
+	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
+	defer oneProc(f.Getenv)()
+	return o.replay(ctx, deps, ro, journalPath)
+}
+
+// runIdentity names the run: the resumed journal's run (checked against
+// --queue, --from-file and --run-id), --run-id, or a new id.
+func (o *ReplayOptions) runIdentity(ro *replay.ReplayOptions) error {
 	if o.Resume != "" {
 		st, err := readJournal(o.Resume)
 		if err != nil {
@@ -290,45 +369,27 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		return exitcode.UsageErrorf("--run-id %q: at most 100 characters, no spaces", o.RunID)
 	}
 	ro.Rewrite.Run = o.RunID
-	c, err := amqpConn(f, "run="+o.RunID)
+	return nil
+}
+
+// idempotency is the --skip-succeeded look-up (nil without it).
+func (o *ReplayOptions) idempotency(ctx context.Context) (replay.Idempotency, error) {
+	if !o.SkipSucceeded {
+		return nil, nil
+	}
+	pool, err := o.Factory.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: 30 * time.Second, MaxConns: 2})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ro.Vhost, ro.Rewrite.User, deps.Dial = c.vhost, c.user, c.dial
-	if o.FromFile != "" {
-		fh, err := os.Open(o.FromFile)
-		if err != nil {
-			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
-		}
-		defer fh.Close()
-		if ro.FileDigest, err = fileOnce(o, fh); err != nil {
-			return err
-		}
-		deps.Records = fh
+	pg := &replay.PGIdempotency{Pool: pool, Table: o.IdemTable, KeyColumn: o.IdemColumn, Status: o.StatusColumn, Done: o.DoneValue}
+	if err := pg.Prepare(ctx); err != nil {
+		return nil, exitcode.InputError(err, "check --idempotency-table, --key-column and --status-column")
 	}
-	if o.SkipSucceeded {
-		pool, err := f.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: 30 * time.Second, MaxConns: 2})
-		if err != nil {
-			return err
-		}
-		pg := &replay.PGIdempotency{Pool: pool, Table: o.IdemTable, KeyColumn: o.IdemColumn, Status: o.StatusColumn, Done: o.DoneValue}
-		if err := pg.Prepare(ctx); err != nil {
-			return exitcode.InputError(err, "check --idempotency-table, --key-column and --status-column")
-		}
-		deps.Idempotency = pg
-	}
-	journalPath := ""
-	if o.Yes {
-		jf, path, err := openJournal(o)
-		if err != nil {
-			return err
-		}
-		defer jf.Close()
-		journalPath = path
-		deps.Journal = replay.NewJournal(jf, o.RunID, time.Now)
-	}
-	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
-	defer oneProc(f.Getenv)()
+	return pg, nil
+}
+
+// replay runs the replay and prints its summary, then says how it ended.
+func (o *ReplayOptions) replay(ctx context.Context, deps replay.ReplayDeps, ro *replay.ReplayOptions, journalPath string) error {
 	res, err := replay.Replay(ctx, deps, *ro)
 	if err != nil && res == nil {
 		if journalPath != "" && o.Resume == "" {
@@ -336,7 +397,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		}
 		return err
 	}
-	emitErr := f.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
+	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeReplay(w, th, res, journalPath)
 	}})
 	switch {
@@ -364,13 +425,13 @@ func oneProc(getenv func(string) string) (restore func()) {
 	return func() { runtime.GOMAXPROCS(prev) }
 }
 
-func readJournal(path string) (*replay.JournalState, error) {
+func readJournal(path string) (*journal.State, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, exitcode.InputError(fmt.Errorf("--resume: %w", err), "give the journal file of the interrupted run")
 	}
 	defer fh.Close()
-	st, err := replay.ReadJournal(fh)
+	st, err := journal.Read(fh)
 	if err != nil {
 		return nil, exitcode.InputError(fmt.Errorf("--resume %s: %w", path, err), "give the journal file of the interrupted run")
 	}
@@ -378,11 +439,12 @@ func readJournal(path string) (*replay.JournalState, error) {
 }
 
 // fileOnce reads an export file's digest and, for a replay under a new
-// journal, refuses a file an earlier run in the journal's or the current
-// directory replayed (unless --again): it would publish every message a
-// second time. It leaves fh at its start.
+// journal, refuses a file an earlier run replayed (unless --again): it
+// would publish every message a second time. It looks for that run's
+// journal in the current directory, the --journal directory and the state
+// directory where journals go by default. It leaves fh at its start.
 func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
-	digest, err := replay.FileDigest(fh)
+	digest, err := journal.FileDigest(fh)
 	if err == nil {
 		_, err = fh.Seek(0, io.SeekStart)
 	}
@@ -392,7 +454,11 @@ func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
 	if !o.Yes || o.Resume != "" || o.Again {
 		return digest, nil
 	}
-	if earlier := replay.FindJournals([]string{".", filepath.Dir(o.Journal)}, digest); len(earlier) > 0 {
+	dirs := []string{".", filepath.Dir(o.Journal)}
+	if dir := stateDir(o.Factory.Getenv); dir != "" {
+		dirs = append(dirs, dir)
+	}
+	if earlier := journal.Find(dirs, digest); len(earlier) > 0 {
 		return "", exitcode.InputError(fmt.Errorf("--from-file %s was replayed before (journal %s): replaying it under a new journal publishes every message again", o.FromFile, earlier[0]),
 			"--resume "+earlier[0]+" continues that run; --again replays the file anew")
 	}
@@ -414,7 +480,7 @@ func openJournal(o *ReplayOptions) (*os.File, string, error) {
 		}
 		// A kill can leave a torn last line; appending after it would
 		// glue this run's first record to it.
-		if err := replay.TrimTornLine(fh); err != nil {
+		if err := journal.TrimTornLine(fh); err != nil {
 			fh.Close()
 			return nil, "", exitcode.InputError(fmt.Errorf("--resume %s: %w", o.Resume, err), "the journal must be writable")
 		}
@@ -422,7 +488,11 @@ func openJournal(o *ReplayOptions) (*os.File, string, error) {
 	}
 	path := o.Journal
 	if path == "" {
-		path = "dupctl-replay-" + o.RunID + ".journal"
+		dir, err := journalDir(o.Factory.Getenv)
+		if err != nil {
+			return nil, "", err
+		}
+		path = filepath.Join(dir, "dupctl-replay-"+o.RunID+".journal")
 	}
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, os.ErrExist) {
@@ -432,6 +502,37 @@ func openJournal(o *ReplayOptions) (*os.File, string, error) {
 		return nil, "", exitcode.InputError(fmt.Errorf("--journal: %w", err), "check the path")
 	}
 	return fh, filepath.Clean(path), nil
+}
+
+// stateDir is where replay journals go unless --journal says otherwise:
+// $XDG_STATE_HOME/dupctl, or ~/.local/state/dupctl when XDG_STATE_HOME is
+// unset or not absolute (the XDG base directory rules); "" when there is
+// no home either.
+func stateDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "dupctl")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "dupctl")
+}
+
+// journalDir is the state directory, created (0700: a journal names
+// queues and message ids) when it does not exist yet.
+func journalDir(getenv func(string) string) (string, error) {
+	dir := stateDir(getenv)
+	if dir == "" {
+		return "", exitcode.InputError(fmt.Errorf("no directory for the journal: neither XDG_STATE_HOME nor HOME is set"), "give --journal PATH")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", exitcode.InputError(fmt.Errorf("journal directory: %w", err), "give --journal PATH")
+	}
+	return dir, nil
 }
 
 // redactArgs keeps URLs' passwords out of the journal.

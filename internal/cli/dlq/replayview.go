@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
@@ -54,7 +56,7 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 			english.Number(int64(would)), english.Number(int64(parkCount(res))), leftText(c))
 		fmt.Fprintf(w, "Nothing was published: add --yes to replay.\n")
 		if res.File == "" {
-			fmt.Fprintf(w, "%s\n", th.Faint(readNote(replay.ReadResult{Read: c.Read, Quorum: res.Quorum})))
+			fmt.Fprintf(w, "%s\n", th.Faint(readNote(dlqread.Result{Read: c.Read, Quorum: res.Quorum})))
 		}
 		return nil
 	}

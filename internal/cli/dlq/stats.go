@@ -5,9 +5,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 	"github.com/spf13/cobra"
 )
 
@@ -75,7 +76,7 @@ func runStats(ctx context.Context, o *StatsOptions) error {
 	}
 	read := o.readOptions(o.Queue)
 	read.Idle = o.Idle
-	s, err := replay.Stats(ctx, c.readDeps(f, "dlq stats"), replay.StatsOptions{
+	s, err := dlqread.Stats(ctx, c.readDeps(f, "dlq stats"), dlqread.StatsOptions{
 		Read: read, Vhost: c.vhost, Analyzer: an, IdempotencyKeys: idem,
 	})
 	if err != nil {

@@ -2,18 +2,19 @@ package dlq
 
 import (
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/text"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
-	"github.com/dupctl/dupctl/internal/replay"
 )
 
-func writeStats(w io.Writer, th *report.Theme, s *replay.StatsResult, now time.Time, verbose bool) error {
+func writeStats(w io.Writer, th *report.Theme, s *dlqread.StatsResult, now time.Time, verbose bool) error {
 	head := fmt.Sprintf("%s queue %s (vhost %s): %s messages, %s", th.Strong("dlq stats:"), s.Queue, s.Vhost,
 		english.Number(int64(s.Messages)), bytesText(s.Bytes))
 	if s.Oldest != nil {
@@ -49,7 +50,7 @@ func writeStats(w io.Writer, th *report.Theme, s *replay.StatsResult, now time.T
 	return nil
 }
 
-func deathsText(g *replay.Group) string {
+func deathsText(g *dlqread.Group) string {
 	avg := float64(g.DeathsTotal) / float64(max(g.Messages, 1))
 	s := fmt.Sprintf("%.1f avg, %d max", avg, g.DeathsMax)
 	if g.ReplayedMax > 0 {

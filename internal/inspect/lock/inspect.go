@@ -8,11 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
-	"github.com/redis/go-redis/v9"
+	"github.com/dupctl/dupctl/internal/platform/text"
 )
 
 // Options are one inspection.
@@ -66,7 +70,7 @@ func (o *Options) Validate() error {
 		return problem.Inputf("Interval", "must be at least 1s with {Observe} (Redis counts idle time in seconds), got %s", o.Interval)
 	case o.IdleAfter < 0 || o.MaxTTL < 0:
 		return &problem.Input{Why: "{IdleAfter} and {MaxTTL} must not be negative"}
-	case o.MinConfidence != 0 && (o.MinConfidence < candidateConfidence || o.MinConfidence > 1):
+	case o.MinConfidence != 0 && (o.MinConfidence < judge.CandidateConfidence || o.MinConfidence > 1):
 		return problem.Inputf("MinConfidence", "must be 0.5..1 (a key under 0.5 is not a lock candidate at all), got %g", o.MinConfidence)
 	}
 	return nil
@@ -80,7 +84,7 @@ func (o *Options) defaults() {
 		o.Observe = 1
 	}
 	if o.MinConfidence == 0 {
-		o.MinConfidence = DefaultMinConfidence
+		o.MinConfidence = judge.DefaultMinConfidence
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -118,41 +122,76 @@ func (r *Result) notChecked(why string, codes ...string) {
 }
 
 // settingsRules are the checks INFO feeds.
-var settingsRules = []string{RuleEviction.Code, RuleEvicted.Code, RuleReplica.Code, RulePersistence.Code}
+var settingsRules = []string{judge.RuleEviction.Code, judge.RuleEvicted.Code, judge.RuleReplica.Code, judge.RulePersistence.Code}
+
+// Conn is what an inspection sends to Redis: SCAN, pipelined reads of
+// TYPE, PTTL, OBJECT IDLETIME and the value, INFO, CONFIG GET and CLIENT
+// NO-TOUCH. A *redis.Client has it; so does a *redis.ClusterClient, whose
+// masters are then each scanned on their own.
+type Conn = keyspace.Conn
 
 // Run inspects the locks of a Redis server or cluster, read-only.
-func Run(ctx context.Context, c redis.UniversalClient, o Options) (*Result, error) {
+func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 	o.defaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	start := o.Now()
-	nodes, err := nodesOf(ctx, c)
+	nodes, err := keyspace.Nodes(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	res := newResult(o, nodes, keyspace.IsCluster(c))
+	total, err := res.settings(ctx, nodes, keyspace.DB(c))
+	if err != nil {
+		return nil, err
+	}
+	res.Data.Scan.NoTouch = !o.NoValues && nodes[0].NoTouch
+	agg := newAggregator(o)
+	if o.Key != "" {
+		err = agg.one(ctx, c, nodes[0])
+	} else {
+		err = agg.scan(ctx, nodes, total, &res.Data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	agg.finish(res)
+	agg.permissions(res, nodes)
+	res.Data.Scan.ElapsedMs = o.Now().Sub(start).Milliseconds()
+	return res, nil
+}
+
+// newResult is an inspection's result before anything was read: what it
+// inspects, and empty lists (never null in JSON).
+func newResult(o Options, nodes []*keyspace.Node, cluster bool) *Result {
 	res := &Result{}
-	data := &res.Data
-	*data = Data{Target: Target{URL: o.URL, Cluster: len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key, Values: !o.NoValues, MinConfidence: o.MinConfidence},
+	res.Data = Data{Target: Target{URL: o.URL, Cluster: cluster || len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key,
+		Values: !o.NoValues, MinConfidence: o.MinConfidence},
 		Families: []Family{}, Skipped: []SkippedFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{}}
-	if _, ok := c.(masterLister); ok {
-		data.Target.Cluster = true
-	}
 	if len(o.Patterns) == 0 {
-		data.Target.Patterns = []string{"*"}
+		res.Data.Target.Patterns = []string{"*"}
 	}
+	for _, n := range nodes {
+		res.Data.Target.Nodes = append(res.Data.Target.Nodes, n.Name)
+	}
+	return res
+}
+
+// settings reads every node's settings and judges those that lose locks;
+// it returns how many keys the nodes hold (for the progress meter).
+func (res *Result) settings(ctx context.Context, nodes []*keyspace.Node, db int) (int64, error) {
 	var total int64
 	var refusedInfo []string
 	for _, n := range nodes {
-		data.Target.Nodes = append(data.Target.Nodes, n.name)
-		s, fs, err := serverInfo(ctx, n, dbOf(c))
+		s, fs, err := serverInfo(ctx, n, db)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if s.Info != "ok" {
-			refusedInfo = append(refusedInfo, n.name)
+			refusedInfo = append(refusedInfo, n.Name)
 		}
-		data.Servers = append(data.Servers, s)
+		res.Data.Servers = append(res.Data.Servers, s)
 		res.Findings = append(res.Findings, fs...)
 		total += s.Keys
 	}
@@ -163,75 +202,64 @@ func Run(ctx context.Context, c redis.UniversalClient, o Options) (*Result, erro
 		res.notChecked(fmt.Sprintf("Redis refused INFO to this ACL user on %s: eviction policy, evicted keys, role and persistence unknown (grant +info)",
 			strings.Join(refusedInfo, ", ")), settingsRules...)
 	}
-	data.Scan.NoTouch = !o.NoValues && nodes[0].noTouch
+	return total, nil
+}
 
-	agg := newAggregator(o)
-	if o.Key != "" {
-		if err := agg.one(ctx, c, nodes[0]); err != nil {
-			return nil, err
-		}
-	} else {
-		ro, err := o.readOptions()
-		if err != nil {
-			return nil, err
-		}
-		if o.Observe > 1 {
-			if err := agg.observe(ctx, nodes, ro); err != nil {
-				return nil, err
-			}
-			data.Observe = &agg.obs
-		}
-		o.Progress.SetTotal(total)
-		walked, err := walk(ctx, nodes, ro, func(p *page) {
-			o.Progress.Add(p.scanned)
-			agg.stats.KeysScanned += p.scanned
-			agg.stats.Vanished += p.vanished
-			agg.stats.Denied += p.denied
-			agg.stats.SecondReads += p.secondReads
-			for i := range p.keys {
-				agg.add(&p.keys[i])
-			}
-		})
-		o.Progress.Done()
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range walked {
-			agg.stats.Repeats += r.repeats
-			agg.stats.FalseDrops += r.falseDrops
-		}
+// scan walks the keyspace (after the first observations, with --observe)
+// and folds every key read into the aggregation.
+func (a *aggregator) scan(ctx context.Context, nodes []*keyspace.Node, total int64, data *Data) error {
+	o := a.o
+	ro, err := o.readOptions()
+	if err != nil {
+		return err
 	}
-	agg.finish(res)
-	agg.permissions(res, nodes)
-	data.Scan.ElapsedMs = o.Now().Sub(start).Milliseconds()
-	return res, nil
+	if o.Observe > 1 {
+		if err := a.observe(ctx, nodes, ro); err != nil {
+			return err
+		}
+		data.Observe = &a.obs
+	}
+	o.Progress.SetTotal(total)
+	judgePage := func(p *keyspace.Page) []judge.Judged { return judge.Page(p, ro.Now()) }
+	walked, err := keyspace.Walk(ctx, nodes, ro, judgePage, func(p *keyspace.Page, keys []judge.Judged) {
+		o.Progress.Add(p.Scanned)
+		a.stats.KeysScanned += p.Scanned
+		a.stats.Vanished += p.Vanished
+		a.stats.Denied += p.Denied
+		a.stats.SecondReads += p.SecondReads
+		for i := range keys {
+			a.add(&keys[i])
+		}
+	})
+	o.Progress.Done()
+	if err != nil {
+		return err
+	}
+	for _, r := range walked {
+		a.stats.Repeats += r.Repeats
+		a.stats.FalseDrops += r.FalseDrops
+	}
+	return nil
 }
 
 // readOptions turns the patterns into a pass's MATCH and client-side globs.
-func (o *Options) readOptions() (readOptions, error) {
-	ro := readOptions{count: o.Count, values: !o.NoValues, dedupe: true, now: o.Now}
+func (o *Options) readOptions() (keyspace.ReadOptions, error) {
+	ro := keyspace.ReadOptions{Count: o.Count, Values: !o.NoValues, Dedupe: true, Now: o.Now}
 	switch len(o.Patterns) {
 	case 0:
 		return ro, nil
 	case 1:
-		ro.match = o.Patterns[0] // the server filters: less over the wire
+		ro.Match = o.Patterns[0] // the server filters: less over the wire
 		return ro, nil
 	}
 	for _, p := range o.Patterns {
-		g, err := CompileGlob(p)
+		g, err := keyspace.CompileGlob(p)
 		if err != nil {
 			return ro, problem.Inputf("Patterns", "%q: %w", p, err)
 		}
-		ro.globs = append(ro.globs, g)
+		ro.Globs = append(ro.Globs, g)
 	}
 	return ro, nil
-}
-
-func dbOf(c redis.UniversalClient) int {
-	if s, ok := c.(interface{ Options() *redis.Options }); ok {
-		return s.Options().DB
-	}
-	return 0
 }
 
 // aggregator folds the stream into lock families, skipped families and
@@ -239,10 +267,10 @@ func dbOf(c redis.UniversalClient) int {
 type aggregator struct {
 	o       Options
 	now     time.Time
-	fams    *families
-	skipped *families
-	top     *topN[Lock]
-	fenced  [][]segment // the keys fence counters guard (bounded)
+	fams    *judge.Families
+	skipped *judge.Families
+	top     *judge.TopN[Lock]
+	fenced  [][]keyshape.Segment // the keys fence counters guard (bounded)
 	stats   ScanStats
 	cands   map[string]candidate
 	obs     Observations
@@ -262,13 +290,13 @@ type candidate struct {
 const maxCandidates = 100_000
 
 func newAggregator(o Options) *aggregator {
-	return &aggregator{o: o, now: o.Now(), fams: newFamilies(), skipped: newFamilies(), top: newTopN(o.Top, lockRanksBelow)}
+	return &aggregator{o: o, now: o.Now(), fams: judge.NewFamilies(), skipped: judge.NewFamilies(), top: judge.NewTopN(o.Top, lockRanksBelow)}
 }
 
 // severityOf ranks per-key problems for the per-key table.
 var severityOf = func() map[string]int {
 	m := map[string]int{}
-	for _, r := range Rules() {
+	for _, r := range judge.Rules() {
 		m[r.Code] = int(r.Severity)
 	}
 	return m
@@ -290,15 +318,15 @@ func lockRanksBelow(a, b Lock) bool {
 
 // add folds one judged key in: a lock candidate into its family, anything
 // else into the skipped families.
-func (a *aggregator) add(j *judged) {
-	o, r := &j.o, &j.r
+func (a *aggregator) add(j *judge.Judged) {
+	o, r := &j.Observed, &j.Recognised
 	a.stats.KeysMatched++
-	if r.role == RoleFence && r.guarded != "" && len(a.fenced) < maxFamilies {
-		a.fenced = append(a.fenced, splitKey(r.guarded, a.now))
+	if r.Role == makers.RoleFence && r.Guarded != "" && len(a.fenced) < judge.MaxFamilies {
+		a.fenced = append(a.fenced, keyshape.Split(r.Guarded, a.now))
 	}
-	conf := j.v.confidence()
-	switch lockish := r.role == RoleLock || r.role == RoleDedup; {
-	case lockish && j.v.candidate():
+	conf := j.Verdict.Confidence()
+	switch lockish := r.Role == makers.RoleLock || r.Role == makers.RoleDedup; {
+	case lockish && j.Verdict.Candidate():
 		a.stats.Candidates++
 		if conf >= a.o.MinConfidence {
 			a.stats.Locks++
@@ -309,57 +337,59 @@ func (a *aggregator) add(j *judged) {
 		a.stats.Skipped++ // --key shows the key in full all the same
 	default:
 		a.stats.Skipped++
-		a.skipped.get(j.segs).addSkipped(o, j.v.against())
+		a.skipped.Get(j.Segs).AddSkipped(o, j.Verdict.Against())
 		return
 	}
-	if o.idle < 0 {
+	if o.Idle < 0 {
 		a.noIdle++
 	}
-	f := a.fams.get(j.segs)
-	problems := f.add(j, a.now, a.o.MaxTTL, a.o.MinConfidence)
-	if !j.v.candidate() {
+	f := a.fams.Get(j.Segs)
+	problems := f.Add(j, a.now, a.o.MaxTTL, a.o.MinConfidence)
+	if !j.Verdict.Candidate() {
 		problems = nil // shown with --key, but no lock to judge
 	}
-	if c, ok := a.cands[o.key]; ok {
+	if c, ok := a.cands[o.Key]; ok {
 		if a.orphan(o, c) {
-			problems = append(problems, RuleIdleOrphan.Code)
-			f.orphans++
-			f.orphanEx = appendEx(f.orphanEx, fmt.Sprintf("%s: idle %s at the first look, %s now; TTL %s then, %s now; owner %s",
-				o.key, FormatMs(c.idle*1000), FormatMs(o.idle*1000), FormatMs(c.pttl), FormatMs(o.pttl), quote(r.owner)))
+			problems = append(problems, judge.RuleIdleOrphan.Code)
+			f.Orphans++
+			f.OrphanEx = judge.AppendEx(f.OrphanEx, fmt.Sprintf("%s: idle %s at the first look, %s now; TTL %s then, %s now; owner %s",
+				o.Key, judge.FormatMs(c.idle*1000), judge.FormatMs(o.Idle*1000), judge.FormatMs(c.pttl), judge.FormatMs(o.PTTL), judge.Quote(r.Owner)))
 			a.obs.Orphans++
 		}
 	}
-	if a.o.Top <= 0 || !a.top.wants(Lock{Key: o.key, IdleS: o.idle, Problems: problems, Confidence: round2(conf)}) {
+	if a.o.Top <= 0 || !a.top.Wants(Lock{Key: o.Key, IdleS: o.Idle, Problems: problems, Confidence: judge.Round2(conf)}) {
 		return
 	}
-	l := Lock{Key: o.key, Node: o.node, Family: f.tmpl, Type: o.typ, Role: string(r.role), Maker: r.maker,
-		Confidence: round2(conf), Signals: j.v.set.names(), PTTLMs: o.pttl, IdleS: o.idle,
-		Owner: clip(r.owner, maxShown), OwnerClass: string(j.own.Class), OwnerBits: j.own.Bits, Holders: r.holders, Metadata: clip(r.metadata, maxShown),
+	l := Lock{Key: o.Key, Node: o.Node, Family: f.Tmpl, Type: o.Type, Role: string(r.Role), Maker: r.Maker,
+		Confidence: judge.Round2(conf), Signals: j.Verdict.Set.Names(), PTTLMs: o.PTTL, IdleS: o.Idle,
+		Owner: text.Clip(r.Owner, judge.MaxShown, "..."), OwnerClass: string(j.Owner.Class), OwnerBits: j.Owner.Bits, Holders: r.Holders,
+		Metadata: text.Clip(r.Metadata, judge.MaxShown, "..."),
 		Problems: problems}
-	if !r.acquiredAt.IsZero() {
-		l.AcquiredAt = r.acquiredAt.UTC().Format(time.RFC3339)
+	if !r.AcquiredAt.IsZero() {
+		l.AcquiredAt = r.AcquiredAt.UTC().Format(time.RFC3339)
 	}
-	a.top.offer(l)
+	a.top.Offer(l)
 }
 
 // finish judges the families and fills the result.
 func (a *aggregator) finish(res *Result) {
 	d := &res.Data
-	res.check(RuleNoTTL.Code, RuleRandomKey.Code, RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code, RuleNoFencing.Code)
+	res.check(judge.RuleNoTTL.Code, judge.RuleRandomKey.Code, judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code,
+		judge.RuleNoFencing.Code)
 	if a.o.Key == "" {
-		res.check(RuleTokenShared.Code, RuleTTLOutlier.Code, RuleTTLLong.Code)
+		res.check(judge.RuleTokenShared.Code, judge.RuleTTLOutlier.Code, judge.RuleTTLLong.Code)
 	}
 	if a.o.Observe > 1 {
-		res.check(RuleIdleOrphan.Code)
+		res.check(judge.RuleIdleOrphan.Code)
 	}
-	fams := a.fams.finish()
+	fams := a.fams.Finish()
 	fenced := map[string]bool{}
 	for _, segs := range a.fenced {
-		fenced[a.fams.resolve(segs)] = true
+		fenced[a.fams.Resolve(segs)] = true
 	}
 	var unfenced []string
 	for _, f := range fams {
-		fj, fs := f.report(judgeOptions{maxTTL: a.o.MaxTTL, fenced: fenced[f.tmpl] || a.fenceOfKey, minConfidence: a.o.MinConfidence})
+		fj, fs := f.Report(judge.Options{MaxTTL: a.o.MaxTTL, Fenced: fenced[f.Tmpl] || a.fenceOfKey, MinConfidence: a.o.MinConfidence})
 		d.Families = append(d.Families, fj)
 		res.Findings = append(res.Findings, fs...)
 		if fj.Fencing == "absent" && fj.Confidence >= a.o.MinConfidence {
@@ -368,17 +398,18 @@ func (a *aggregator) finish(res *Result) {
 	}
 	if len(unfenced) > 0 {
 		// One finding for the run: the same advice per family is noise.
-		ev := prefixed("no counter: ", unfenced[:min(len(unfenced), 10)])
+		ev := judge.Prefixed("no counter: ", unfenced[:min(len(unfenced), 10)])
 		ev = append(ev, "looked for redisson_lock_token:{<key>}, <key>:fence and fence:<key> counters among the scanned keys")
-		res.Findings = append(res.Findings, RuleNoFencing.New(english.Count(len(unfenced), "lock family", "lock families"), "no fencing counter next to these mutex families", ev...))
+		res.Findings = append(res.Findings, judge.RuleNoFencing.New(english.Count(len(unfenced), "lock family", "lock families"),
+			"no fencing counter next to these mutex families", ev...))
 	}
-	for _, f := range a.skipped.finish() {
-		d.Skipped = append(d.Skipped, f.skippedReport())
+	for _, f := range a.skipped.Finish() {
+		d.Skipped = append(d.Skipped, f.SkippedReport())
 	}
-	for _, l := range a.top.sorted() {
-		l.Family = a.fams.resolve(splitKey(l.Key, a.now))
+	for _, l := range a.top.Sorted() {
+		l.Family = a.fams.Resolve(keyshape.Split(l.Key, a.now))
 		if l.Holders == nil {
-			l.Holders = []Holder{}
+			l.Holders = []makers.Holder{}
 		}
 		if l.Problems == nil {
 			l.Problems = []string{}
@@ -388,25 +419,25 @@ func (a *aggregator) finish(res *Result) {
 	a.stats.Families = len(d.Families)
 	a.stats.NoTouch = d.Scan.NoTouch
 	d.Scan = a.stats
-	slices.SortStableFunc(d.Families, func(x, y Family) int { return cmp.Compare(y.Keys, x.Keys) })
-	slices.SortStableFunc(d.Skipped, func(x, y SkippedFamily) int {
+	slices.SortStableFunc(d.Families, func(x, y judge.Family) int { return cmp.Compare(y.Keys, x.Keys) })
+	slices.SortStableFunc(d.Skipped, func(x, y judge.SkippedFamily) int {
 		return cmp.Or(cmp.Compare(y.Keys, x.Keys), cmp.Compare(x.Template, y.Template))
 	})
 }
 
 // permissions reports the checks that commands the ACL refused kept from
 // running, and the keys it hid.
-func (a *aggregator) permissions(res *Result, nodes []*node) {
+func (a *aggregator) permissions(res *Result, nodes []*keyspace.Node) {
 	denied := map[string]bool{}
 	for _, n := range nodes {
-		for _, c := range n.denied {
+		for _, c := range n.Denied {
 			name, _, _ := strings.Cut(c, "|") // Redis 7 names subcommands object|idletime
 			denied[name] = true
 		}
 	}
 	if denied["object"] {
 		res.notChecked("Redis refused OBJECT IDLETIME to this ACL user: idle times unknown, granted TTLs are remaining TTLs (grant +object|idletime)",
-			RuleIdleOrphan.Code, RuleTTLOutlier.Code, RuleTTLLong.Code)
+			judge.RuleIdleOrphan.Code, judge.RuleTTLOutlier.Code, judge.RuleTTLLong.Code)
 	}
 	if denied["getrange"] || denied["hscan"] {
 		var cmds []string
@@ -416,7 +447,7 @@ func (a *aggregator) permissions(res *Result, nodes []*node) {
 			}
 		}
 		res.notChecked("Redis refused reading values to this ACL user: owners and makers unknown, locks found by name and TTL only (grant "+strings.Join(cmds, " ")+")",
-			RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code, RuleTokenShared.Code)
+			judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code, judge.RuleTokenShared.Code)
 	}
 	if denied["type"] {
 		res.Data.Notes = append(res.Data.Notes, "Redis refused TYPE to this ACL user: types taken from which read succeeded (grant +type)")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/bsm/redislock"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/go-redsync/redsync/v4"
@@ -165,16 +167,16 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 		Top: 100, MaxTTL: time.Hour})
 
 	for tmpl, want := range map[string]struct{ maker, class string }{
-		p + ":redsync:order:{int}":                    {lock.MakerRedsync, lock.ClassBusiness},
-		p + ":bsm:invoice:{int}":                      {lock.MakerRedislock, lock.ClassBusiness},
-		p + ":redisson:orders":                        {lock.MakerRedisson, lock.ClassConstant},
-		"job-lock:" + p + ":nightly":                  {lock.MakerShedLock, lock.ClassConstant},
-		"job-lock:" + p + ":hourly":                   {lock.MakerShedLock, lock.ClassConstant},
-		"bull:" + p + ":{int}:lock":                   {lock.MakerBullMQ, lock.ClassByDesign},
-		p + ":{hex32}:LOCKED":                         {lock.MakerSidekiq, lock.ClassHashed},
-		"asynq:{" + p + "}:unique:email:send:{hex32}": {lock.MakerAsynq, lock.ClassHashed},
-		p + ":billing:{id}":                           {lock.MakerSpring, lock.ClassBusiness},
-		p + ":lock:job:{uuid}":                        {lock.MakerSetNXPX, lock.ClassPerRun},
+		p + ":redsync:order:{int}":                    {makers.Redsync, judge.ClassBusiness},
+		p + ":bsm:invoice:{int}":                      {makers.Redislock, judge.ClassBusiness},
+		p + ":redisson:orders":                        {makers.Redisson, judge.ClassConstant},
+		"job-lock:" + p + ":nightly":                  {makers.ShedLock, judge.ClassConstant},
+		"job-lock:" + p + ":hourly":                   {makers.ShedLock, judge.ClassConstant},
+		"bull:" + p + ":{int}:lock":                   {makers.BullMQ, judge.ClassByDesign},
+		p + ":{hex32}:LOCKED":                         {makers.Sidekiq, judge.ClassHashed},
+		"asynq:{" + p + "}:unique:email:send:{hex32}": {makers.Asynq, judge.ClassHashed},
+		p + ":billing:{id}":                           {makers.Spring, judge.ClassBusiness},
+		p + ":lock:job:{uuid}":                        {makers.SetNXPX, judge.ClassPerRun},
 	} {
 		f := family(t, d, tmpl)
 		if f.Makers[want.maker] != f.Keys || f.KeyClass != want.class || f.Confidence < lock.DefaultMinConfidence {

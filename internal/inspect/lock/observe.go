@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,29 +25,31 @@ import (
 // clockSlack absorbs Redis's 1 s LRU clock and the time a pass takes.
 const clockSlack = 2 * time.Second
 
-func (a *aggregator) observe(ctx context.Context, nodes []*node, ro readOptions) error {
+func (a *aggregator) observe(ctx context.Context, nodes []*keyspace.Node, ro keyspace.ReadOptions) error {
 	o := a.o
 	a.obs = Observations{Count: o.Observe, IntervalMs: o.Interval.Milliseconds(), IdleAfterS: int64(o.IdleAfter.Seconds())}
 	a.cands = map[string]candidate{}
 	ahead := time.Duration(o.Observe-1) * o.Interval
 	light := ro
-	light.values = false
+	light.Values = false
 	idx := map[string]int{}
 	for i, n := range nodes {
-		idx[n.name] = i
+		idx[n.Name] = i
 	}
-	_, err := walk(ctx, nodes, light, func(p *page) {
+	// The first look reads names, TTLs and idle times: nothing to judge.
+	none := func(*keyspace.Page) struct{} { return struct{}{} }
+	_, err := keyspace.Walk(ctx, nodes, light, none, func(p *keyspace.Page, _ struct{}) {
 		at := a.o.Now()
-		for i := range p.keys {
-			ob := &p.keys[i].o
-			if (ob.typ != "string" && ob.typ != "hash") || ob.idle < 0 || time.Duration(ob.idle)*time.Second+ahead < o.IdleAfter {
+		for i := range p.Keys {
+			ob := &p.Keys[i]
+			if (ob.Type != "string" && ob.Type != "hash") || ob.Idle < 0 || time.Duration(ob.Idle)*time.Second+ahead < o.IdleAfter {
 				continue
 			}
 			if len(a.cands) >= maxCandidates {
 				a.obs.Dropped++
 				continue
 			}
-			a.cands[ob.key] = candidate{node: idx[ob.node], pttl: ob.pttl, idle: ob.idle, at: at}
+			a.cands[ob.Key] = candidate{node: idx[ob.Node], pttl: ob.PTTL, idle: ob.Idle, at: at}
 		}
 	})
 	if err != nil {
@@ -80,7 +85,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // recheck re-reads every candidate's TTL and idle time (a middle
 // observation) and drops those that were touched.
-func (a *aggregator) recheck(ctx context.Context, nodes []*node) error {
+func (a *aggregator) recheck(ctx context.Context, nodes []*keyspace.Node) error {
 	byNode := make([][]string, len(nodes))
 	for k, c := range a.cands {
 		byNode[c.node] = append(byNode[c.node], k)
@@ -89,16 +94,16 @@ func (a *aggregator) recheck(ctx context.Context, nodes []*node) error {
 		for len(keys) > 0 {
 			batch := keys[:min(len(keys), int(a.o.Count))]
 			keys = keys[len(batch):]
-			p := &page{}
-			if err := readKeys(ctx, nodes[i], batch, false, p, nil); err != nil {
+			p := &keyspace.Page{}
+			if err := keyspace.ReadKeys(ctx, nodes[i], batch, false, p, nil); err != nil {
 				return err
 			}
-			obs := p.obs
+			obs := p.Keys
 			live := map[string]bool{}
 			for j := range obs {
-				live[obs[j].key] = true
-				if !a.orphan(&obs[j], a.cands[obs[j].key]) {
-					delete(a.cands, obs[j].key)
+				live[obs[j].Key] = true
+				if !a.orphan(&obs[j], a.cands[obs[j].Key]) {
+					delete(a.cands, obs[j].Key)
 					a.obs.Touched++
 				}
 			}
@@ -114,32 +119,32 @@ func (a *aggregator) recheck(ctx context.Context, nodes []*node) error {
 
 // orphan reports whether a key is still untouched since its first look and
 // idle past --idle.
-func (a *aggregator) orphan(now *observed, c candidate) bool {
+func (a *aggregator) orphan(now *keyspace.Key, c candidate) bool {
 	elapsed := a.o.Now().Sub(c.at)
 	// Untouched: its idle time grew by the whole interval (a renewal, a
 	// read or a rewrite resets it).
-	if now.idle < 0 || time.Duration(now.idle-c.idle)*time.Second+clockSlack < elapsed {
+	if now.Idle < 0 || time.Duration(now.Idle-c.idle)*time.Second+clockSlack < elapsed {
 		a.obs.Touched++
 		return false
 	}
-	if time.Duration(now.idle)*time.Second < a.o.IdleAfter {
+	if time.Duration(now.Idle)*time.Second < a.o.IdleAfter {
 		return false
 	}
 	// Not renewed: the TTL only ran down (or there is none, as before).
-	if c.pttl == -1 || now.pttl == -1 {
-		return c.pttl == now.pttl
+	if c.pttl == -1 || now.PTTL == -1 {
+		return c.pttl == now.PTTL
 	}
-	return time.Duration(now.pttl)*time.Millisecond <= time.Duration(c.pttl)*time.Millisecond-elapsed+clockSlack
+	return time.Duration(now.PTTL)*time.Millisecond <= time.Duration(c.pttl)*time.Millisecond-elapsed+clockSlack
 }
 
 // one reads a single key in full (--key), routed to its node.
-func (a *aggregator) one(ctx context.Context, c redis.UniversalClient, first *node) error {
-	n := &node{name: first.name, conn: c, noTouch: first.noTouch}
+func (a *aggregator) one(ctx context.Context, c Conn, first *keyspace.Node) error {
+	n := &keyspace.Node{Name: first.Name, Conn: c, NoTouch: first.NoTouch}
 	key := a.o.Key
 	fences := []string{"redisson_lock_token:{" + key + "}", key + ":fence", "fence:" + key, key + ":fencing_token"}
 	var exists []*redis.IntCmd
-	p := &page{}
-	err := readKeys(ctx, n, []string{key}, !a.o.NoValues, p, func(pl redis.Pipeliner) {
+	p := &keyspace.Page{}
+	err := keyspace.ReadKeys(ctx, n, []string{key}, !a.o.NoValues, p, func(pl redis.Pipeliner) {
 		for _, f := range fences {
 			exists = append(exists, pl.Exists(ctx, f))
 		}
@@ -147,22 +152,22 @@ func (a *aggregator) one(ctx context.Context, c redis.UniversalClient, first *no
 	if err != nil {
 		return err
 	}
-	if len(p.obs) == 0 {
-		if p.denied > 0 {
-			return problem.System(fmt.Errorf("Redis refused key %q to this ACL user", clip(key, maxShown)), connect.GrantHint(""))
+	if len(p.Keys) == 0 {
+		if p.Denied > 0 {
+			return problem.System(fmt.Errorf("Redis refused key %q to this ACL user", text.Clip(key, judge.MaxShown, "...")), connect.GrantHint(""))
 		}
-		return problem.Inputf("Key", "does not exist (or expired): nothing to inspect").WithValue(clip(key, maxShown))
+		return problem.Inputf("Key", "does not exist (or expired): nothing to inspect").WithValue(text.Clip(key, judge.MaxShown, "..."))
 	}
 	for _, e := range exists {
 		if e.Val() > 0 {
 			a.fenceOfKey = true
 		}
 	}
-	for _, c := range n.denied {
-		first.deny(c)
+	for _, c := range n.Denied {
+		first.Deny(c)
 	}
 	a.stats.KeysScanned = 1
-	p.judge(a.now)
-	a.add(&p.keys[0])
+	keys := judge.Page(p, a.now)
+	a.add(&keys[0])
 	return nil
 }

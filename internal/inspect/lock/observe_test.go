@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/testenv"
-	"github.com/redis/go-redis/v9"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/locktest"
 )
 
 // TestOrphansNeedTwoObservations: a lock left alone is an orphan after two
@@ -16,7 +16,7 @@ import (
 // none. The renewal runs in
 // the hook between the looks, so the test holds however slow the machine.
 func TestOrphansNeedTwoObservations(t *testing.T) {
-	c, p := testRedis(t, "orphan", ":left:1", ":renewed:1")
+	c, p := locktest.Redis(t, "orphan", ":left:1", ":renewed:1")
 	ctx := context.Background()
 	c.Set(ctx, p+":left:1", "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	c.Set(ctx, p+":renewed:1", "8d0c5a02-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
@@ -30,7 +30,7 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 	rep, d := res.Report(), &res.Data
 	orphans := map[string]bool{}
 	for _, f := range rep.Findings {
-		if f.Code == RuleIdleOrphan.Code {
+		if f.Code == judge.RuleIdleOrphan.Code {
 			orphans[strings.TrimPrefix(f.Subject, p)] = true
 		}
 	}
@@ -41,26 +41,7 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 		t.Errorf("observations %+v, want 2 candidates, 1 touched, 1 orphan", d.Observe)
 	}
 	res, err = Run(ctx, c, Options{Patterns: []string{p + ":*"}})
-	if err != nil || slices.Contains(res.Checks, RuleIdleOrphan.Code) {
+	if err != nil || slices.Contains(res.Checks, judge.RuleIdleOrphan.Code) {
 		t.Errorf("a single snapshot evaluated the orphan check (%v)", err)
 	}
-}
-
-// testRedis connects to the test Redis and returns a unique key prefix;
-// the keys prefix+suffix are deleted when the test ends.
-func testRedis(t *testing.T, name string, suffixes ...string) (*redis.Client, string) {
-	t.Helper()
-	opts, err := redis.ParseURL(testenv.Need(t, testenv.Redis))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	p := testenv.WordName(name)
-	t.Cleanup(func() {
-		for _, s := range suffixes {
-			c.Del(context.Background(), p+s)
-		}
-		c.Close()
-	})
-	return c, p
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
@@ -43,18 +45,18 @@ func keyCount(line string) int64 {
 // NO-TOUCH, and judges the settings that lose locks. An ACL user may lack
 // INFO (-@all +@read): the node is then returned with Info "denied" and
 // no findings, and the run goes on without the settings checks.
-func serverInfo(ctx context.Context, n *node, db int) (Server, []findings.Finding, error) {
-	s := Server{Node: n.name, Info: "ok", ConfigGet: "ok"}
+func serverInfo(ctx context.Context, n *keyspace.Node, db int) (Server, []findings.Finding, error) {
+	s := Server{Node: n.Name, Info: "ok", ConfigGet: "ok"}
 	// CLIENT NO-TOUCH OFF (the default) answers OK where the server has it
 	// (7.2+) and the user may use it, and changes nothing.
-	n.noTouch = n.conn.Do(ctx, "CLIENT", "NO-TOUCH", "OFF").Err() == nil
-	raw, err := n.conn.Info(ctx).Result()
+	n.NoTouch = n.Conn.Do(ctx, "CLIENT", "NO-TOUCH", "OFF").Err() == nil
+	raw, err := n.Conn.Info(ctx).Result()
 	if err != nil {
 		if _, denied := connect.NoPermission(err.Error()); denied {
 			s.Info, s.ConfigGet = "denied", "not tried"
 			return s, nil, nil
 		}
-		return Server{}, nil, redisError(err, "INFO", n.name)
+		return Server{}, nil, keyspace.RedisError(err, "INFO", n.Name)
 	}
 	info := parseInfo(raw)
 	s.Version, s.Role, s.Policy = info["redis_version"], info["role"], info["maxmemory_policy"]
@@ -62,7 +64,7 @@ func serverInfo(ctx context.Context, n *node, db int) (Server, []findings.Findin
 	s.EvictedKeys, _ = strconv.ParseInt(info["evicted_keys"], 10, 64)
 	s.AOF = info["aof_enabled"] == "1"
 	s.Keys = keyCount(info[fmt.Sprintf("db%d", db)])
-	if cfg, err := n.conn.ConfigGet(ctx, "appendfsync").Result(); err == nil {
+	if cfg, err := n.Conn.ConfigGet(ctx, "appendfsync").Result(); err == nil {
 		s.AppendFsync = cfg["appendfsync"]
 	} else {
 		s.ConfigGet = "denied" // NOPERM for a read-only user, or renamed away
@@ -74,7 +76,7 @@ func settingsFindings(s Server) []findings.Finding {
 	var out []findings.Finding
 	subject := "redis " + s.Node
 	if p := s.Policy; strings.HasPrefix(p, "allkeys-") || strings.HasPrefix(p, "volatile-") {
-		f := RuleEviction.New(subject, fmt.Sprintf("maxmemory-policy %s lets Redis delete locks under memory pressure", p),
+		f := judge.RuleEviction.New(subject, fmt.Sprintf("maxmemory-policy %s lets Redis delete locks under memory pressure", p),
 			fmt.Sprintf("maxmemory %d bytes", s.MaxMemory))
 		if s.MaxMemory == 0 {
 			f.Severity = findings.Warn
@@ -83,15 +85,16 @@ func settingsFindings(s Server) []findings.Finding {
 		out = append(out, f)
 	}
 	if s.EvictedKeys > 0 {
-		out = append(out, RuleEvicted.New(subject, fmt.Sprintf("%d keys evicted since the server started", s.EvictedKeys),
+		out = append(out, judge.RuleEvicted.New(subject, fmt.Sprintf("%d keys evicted since the server started", s.EvictedKeys),
 			"maxmemory-policy "+s.Policy))
 	}
 	if s.Role == "slave" || s.Role == "replica" {
-		out = append(out, RuleReplica.New(subject, "this node is a replica: what it shows of locks lags the master"))
+		out = append(out, judge.RuleReplica.New(subject, "this node is a replica: what it shows of locks lags the master"))
 	}
 	if !s.AOF {
 		ev := []string{"aof_enabled:0"}
-		out = append(out, RulePersistence.New(subject, "AOF is off: a restart or failover loses the locks taken since the last snapshot", ev...))
+		out = append(out, judge.RulePersistence.New(subject,
+			"AOF is off: a restart or failover loses the locks taken since the last snapshot", ev...))
 	}
 	return out
 }

@@ -1,0 +1,72 @@
+package judge
+
+// Family is one key family: the keys that share a template.
+type Family struct {
+	Template string `json:"template"`
+	Keys     int64  `json:"keys"`
+	// Confidence is the mean confidence of the family's keys that they are
+	// locks; Confident counts those at or above the minimum.
+	Confidence float64 `json:"confidence"`
+	Confident  int64   `json:"confident"`
+	// Signals counts the evidence seen on the family's keys, by name.
+	Signals map[string]int64 `json:"signals"`
+	Roles   map[string]int64 `json:"roles"`
+	Makers  map[string]int64 `json:"makers"`
+	Types   map[string]int64 `json:"types"`
+	// KeyClass is business, per-run, hashed, time-bucket, constant,
+	// by-design (a library's per-job lock) or unknown.
+	KeyClass string           `json:"key_class"`
+	Varying  []Segment        `json:"varying"`
+	TTL      TTLStats         `json:"ttl"`
+	Owners   map[string]int64 `json:"owner_classes"`
+	// Fencing is present, absent or n/a (not a mutex family).
+	Fencing  string   `json:"fencing"`
+	Problems []string `json:"problems"`
+	Examples []string `json:"examples"`
+}
+
+// Segment is one varying segment of a family template.
+type Segment struct {
+	Position    int     `json:"position"`
+	Placeholder string  `json:"placeholder"`
+	Label       string  `json:"label"`
+	Shape       string  `json:"shape"`
+	Share       float64 `json:"share"`
+	Class       string  `json:"class"`
+	Why         string  `json:"why"`
+}
+
+// TTLStats describes a family's TTLs. Remaining TTLs are PTTL at the read.
+// A lock's granted TTL is its PTTL plus its idle time: the TTL it had at
+// its last write (exact to Redis's one-second idle clock when nothing read
+// it since, lower when something did), never below its PTTL;
+// GrantedFrom says how the family's figure was derived.
+type TTLStats struct {
+	NoTTL            int64    `json:"no_ttl"`
+	MinMs            int64    `json:"remaining_min_ms"`
+	MedianMs         int64    `json:"remaining_median_ms"`
+	MaxMs            int64    `json:"remaining_max_ms"`
+	GrantedMedianMs  int64    `json:"granted_median_ms"`
+	GrantedFrom      string   `json:"granted_from"`
+	Histogram        []Bucket `json:"histogram"`
+	OutliersAbove    int64    `json:"outliers_above"`
+	OutliersBelow    int64    `json:"outliers_below"`
+	OrphansConfirmed int64    `json:"orphans"`
+}
+
+// Bucket is one bar of the remaining-TTL histogram: keys with a remaining
+// TTL up to Le (or "none": no TTL).
+type Bucket struct {
+	Le    string `json:"le"`
+	Count int64  `json:"count"`
+}
+
+// SkippedFamily is one family of keys read and not taken for locks.
+type SkippedFamily struct {
+	Template string           `json:"template"`
+	Keys     int64            `json:"keys"`
+	Types    map[string]int64 `json:"types"`
+	// Reasons counts, per key, the strongest evidence against a lock.
+	Reasons  map[string]int64 `json:"reasons"`
+	Examples []string         `json:"examples"`
+}

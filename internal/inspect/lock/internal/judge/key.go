@@ -1,0 +1,82 @@
+package judge
+
+import (
+	"time"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
+)
+
+// Judged is a read key with what dupctl makes of it.
+type Judged struct {
+	Observed   keyspace.Key
+	Segs       []keyshape.Segment
+	Recognised makers.Recognised
+	Owner      Owner
+	Verdict    Verdict
+}
+
+// Page recognises the maker, classifies the owner and weighs the evidence
+// of every key of a page read (keyspace.Walk calls it on the reader's
+// goroutine).
+func Page(p *keyspace.Page, now time.Time) []Judged {
+	out := make([]Judged, len(p.Keys))
+	var arena []keyshape.Segment
+	for i := range p.Keys {
+		j := &out[i]
+		j.Observed = p.Keys[i]
+		if p.Segs != nil {
+			j.Segs = p.Segs[j.Observed.Idx]
+		} else {
+			start := len(arena)
+			arena = keyshape.AppendSegments(arena, j.Observed.Key, now)
+			j.Segs = arena[start:len(arena):len(arena)]
+		}
+		judgeKey(j, now)
+	}
+	return out
+}
+
+func judgeKey(j *Judged, now time.Time) {
+	o := &j.Observed
+	j.Recognised = makers.Recognise(o)
+	r := &j.Recognised
+	j.Owner = Owner{Class: OwnerNone}
+	// A value that is plainly not a token (a number, a status word, a
+	// document, text) needs no owner classification unless the key turns
+	// out a candidate all the same: this keeps the costly part off most
+	// non-lock keys.
+	var against []signal
+	owned := false
+	switch {
+	case r.Role == makers.RoleDedup:
+		j.Owner, owned = Owner{Class: OwnerJobID}, true
+	case r.Role != makers.RoleLock || !o.Read:
+	case r.Maker == makers.Redsync || r.Maker == makers.Redislock:
+		// 16 random bytes, base64 (redsync genValue, redislock randomToken).
+		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 128}, true
+	case (r.Maker == makers.BullMQ || r.Maker == makers.Redisson) && makers.IsUUIDCounter(r.Owner, false):
+		// <random UUID>:<counter>: BullMQ's worker token, Redisson's
+		// client id and thread.
+		j.Owner, owned = Owner{Class: OwnerUUID, Bits: 122}, true
+	case r.Maker == makers.Sidekiq && len(r.Owner) == 24 && keyshape.IsHex(r.Owner):
+		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
+		// happen to be all decimal ones.
+		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
+	case o.Type == "string" && !r.Signature:
+		if against = valueSignals(o.Value, now); against == nil {
+			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
+		}
+	default:
+		j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
+	}
+	// The seed's SET key <token> NX PX ttl: a good token with a TTL.
+	if r.Maker == makers.SetNXPX && (o.PTTL <= 0 || !owned || !j.Owner.Class.good()) {
+		r.Maker = makers.Unknown
+	}
+	j.Verdict = weigh(o, r, j.Owner, j.Segs, against)
+	if !owned && r.Role == makers.RoleLock && o.Read && j.Verdict.Candidate() {
+		j.Owner = classifyOwner(r.Owner, o.Key, now)
+	}
+}

@@ -1,0 +1,520 @@
+package keyspace
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/redis/go-redis/v9"
+)
+
+// rawConn is the scan's hot path: a connection of its own to one node,
+// opened with the node client's own dialer, credentials and database, that
+// writes the per-key commands as RESP straight into a buffer and parses
+// their replies straight into observed values. go-redis builds a command
+// object per command; at a million keys that was half of dupctl's CPU,
+// which on a busy machine is CPU taken from Redis itself. Everything else
+// still goes through go-redis.
+type rawConn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
+	buf  []byte // bulk reply scratch
+	stop func() bool
+}
+
+// dialRaw opens a raw connection like the node's client would.
+func dialRaw(ctx context.Context, n *Node) (*rawConn, error) {
+	cl, ok := n.Conn.(*redis.Client)
+	if !ok {
+		return nil, errNoRaw
+	}
+	o := cl.Options()
+	if o.Dialer == nil || o.CredentialsProvider != nil || o.CredentialsProviderContext != nil || o.StreamingCredentialsProvider != nil {
+		return nil, errNoRaw
+	}
+	c, err := o.Dialer(ctx, o.Network, o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
+	}
+	rc := &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
+	rc.stop = context.AfterFunc(ctx, func() { c.Close() })
+	var setup [][]string
+	if o.Password != "" {
+		if o.Username != "" {
+			setup = append(setup, []string{"AUTH", o.Username, o.Password})
+		} else {
+			setup = append(setup, []string{"AUTH", o.Password})
+		}
+	}
+	if o.DB != 0 {
+		setup = append(setup, []string{"SELECT", strconv.Itoa(o.DB)})
+	}
+	if n.NoTouch {
+		setup = append(setup, []string{"CLIENT", "NO-TOUCH", "ON"})
+	}
+	for _, cmd := range setup {
+		rc.write(cmd...)
+	}
+	if err := rc.w.Flush(); err != nil {
+		rc.close()
+		return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
+	}
+	for _, cmd := range setup {
+		kind, text, err := rc.reply()
+		if err == nil && kind == replyError {
+			// AUTH errors never echo the password.
+			err = fmt.Errorf("%s: %s", cmd[0], text)
+		}
+		if err != nil {
+			rc.close()
+			return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
+		}
+	}
+	return rc, nil
+}
+
+var errNoRaw = errors.New("no raw connection for this client")
+
+// maxBulk bounds the length a bulk reply may claim (Redis's own
+// proto-max-bulk-len default): anything longer is a broken stream. Only
+// the first maxValue bytes of a bulk are kept; the rest is skipped.
+const maxBulk = 512 << 20
+
+// maxArray bounds an array reply's length (HSCAN pages are small).
+const maxArray = 1 << 20
+
+func (rc *rawConn) close() {
+	rc.stop()
+	rc.c.Close()
+}
+
+// write appends one command in RESP.
+func (rc *rawConn) write(args ...string) {
+	var num [20]byte
+	rc.w.WriteByte('*')
+	rc.w.Write(strconv.AppendInt(num[:0], int64(len(args)), 10))
+	rc.w.WriteString("\r\n")
+	for _, a := range args {
+		rc.w.WriteByte('$')
+		rc.w.Write(strconv.AppendInt(num[:0], int64(len(a)), 10))
+		rc.w.WriteString("\r\n")
+		rc.w.WriteString(a)
+		rc.w.WriteString("\r\n")
+	}
+}
+
+// The per-key commands in RESP around the key's bulk string: the hot
+// path writes each key's length once and copies these.
+var (
+	respType     = "*2\r\n$4\r\nTYPE\r\n"
+	respPTTL     = "*2\r\n$4\r\nPTTL\r\n"
+	respIdle     = "*3\r\n$6\r\nOBJECT\r\n$8\r\nIDLETIME\r\n"
+	respGetRange = "*4\r\n$8\r\nGETRANGE\r\n"
+	respRange    = "$1\r\n0\r\n$" + strconv.Itoa(len(strconv.Itoa(maxValue-1))) + "\r\n" + strconv.Itoa(maxValue-1) + "\r\n"
+	respHScan    = "*5\r\n$5\r\nHSCAN\r\n"
+	respPage     = "$1\r\n0\r\n$5\r\nCOUNT\r\n$" + strconv.Itoa(len(strconv.Itoa(hashFields))) + "\r\n" + strconv.Itoa(hashFields) + "\r\n"
+)
+
+// writeReads writes the reads of key (as a bulk string) that want names.
+func (rc *rawConn) writeReads(bulk []byte, want uint8) {
+	if want&readString != 0 {
+		rc.w.WriteString(respGetRange)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respRange)
+	}
+	if want&readHash != 0 {
+		rc.w.WriteString(respHScan)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respPage)
+	}
+	if want&readType != 0 {
+		rc.w.WriteString(respType)
+		rc.w.Write(bulk)
+	}
+}
+
+// keyBulk is key as a RESP bulk string, in rc.buf.
+func (rc *rawConn) keyBulk(key string) []byte {
+	var num [20]byte
+	bulk := append(append(append(rc.buf[:0], '$'), strconv.AppendInt(num[:0], int64(len(key)), 10)...), "\r\n"...)
+	bulk = append(append(bulk, key...), "\r\n"...)
+	rc.buf = bulk
+	return bulk
+}
+
+// replyKind is what a reply was.
+type replyKind uint8
+
+const (
+	replyInt replyKind = iota
+	replyBulk
+	replyNil
+	replyError
+	replyStatus
+	replyArray
+)
+
+// reply reads one reply that is not an array: an integer, a bulk string
+// (returned as text), nil, an error (text) or a status.
+func (rc *rawConn) reply() (replyKind, string, error) {
+	kind, n, text, err := rc.next()
+	switch {
+	case err != nil:
+	case kind == replyInt:
+		text = strconv.FormatInt(n, 10)
+	case kind == replyArray:
+		return 0, "", fmt.Errorf("unexpected array of %d", n)
+	}
+	return kind, text, err
+}
+
+// next reads one reply; integers (and array lengths) come back in n
+// without a string, which keeps the replies per key to few allocations.
+// A bulk string is clipped to maxValue bytes.
+func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
+	line, err := rc.r.ReadSlice('\n')
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return 0, 0, "", fmt.Errorf("bad reply line %q", line)
+	}
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case ':':
+		v, ok := parseInt(body)
+		if !ok {
+			return 0, 0, "", fmt.Errorf("bad integer %q", body)
+		}
+		return replyInt, v, "", nil
+	case '+':
+		return replyStatus, 0, string(body), nil
+	case '-':
+		return replyError, 0, string(body), nil
+	case '_':
+		return replyNil, 0, "", nil
+	case '*':
+		size, ok := parseInt(body)
+		if !ok || size > maxArray {
+			return 0, 0, "", fmt.Errorf("bad array length %q", body)
+		}
+		if size < 0 {
+			return replyNil, 0, "", nil
+		}
+		return replyArray, size, "", nil
+	case '$':
+		size, ok := parseInt(body)
+		if !ok || size > maxBulk {
+			return 0, 0, "", fmt.Errorf("bad bulk length %q", body)
+		}
+		if size < 0 {
+			return replyNil, 0, "", nil
+		}
+		keep := min(size, maxValue)
+		if cap(rc.buf) < int(keep) {
+			rc.buf = make([]byte, keep)
+		}
+		buf := rc.buf[:keep]
+		if _, err := io.ReadFull(rc.r, buf); err != nil {
+			return 0, 0, "", err
+		}
+		if _, err := rc.r.Discard(int(size-keep) + 2); err != nil {
+			return 0, 0, "", err
+		}
+		return replyBulk, 0, string(buf), nil
+	}
+	return 0, 0, "", fmt.Errorf("unexpected reply type %q", line[0])
+}
+
+// parseInt reads a RESP integer without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// hscanPage reads an HSCAN reply: the cursor and up to hashFields pairs
+// of the page (more are read and dropped), or an error reply's text.
+func (rc *rawConn) hscanPage() (fields []string, more bool, errText string, err error) {
+	kind, n, text, err := rc.next()
+	switch {
+	case err != nil:
+		return nil, false, "", err
+	case kind == replyError:
+		return nil, false, text, nil
+	case kind != replyArray || n != 2:
+		return nil, false, "", fmt.Errorf("HSCAN: unexpected reply")
+	}
+	kind, _, cursor, err := rc.next()
+	if err != nil || kind != replyBulk {
+		return nil, false, "", fmt.Errorf("HSCAN cursor: %v", err)
+	}
+	kind, n, _, err = rc.next()
+	if err != nil || kind != replyArray {
+		return nil, false, "", fmt.Errorf("HSCAN page: %v", err)
+	}
+	for i := int64(0); i < n; i++ {
+		kind, _, text, err := rc.next()
+		if err != nil || kind != replyBulk {
+			return nil, false, "", fmt.Errorf("HSCAN element: %v", err)
+		}
+		if i < 2*hashFields {
+			fields = append(fields, text)
+		}
+	}
+	return fields, cursor != "0" || n > 2*hashFields, "", nil
+}
+
+// readBatch reads keys in one pipelined round trip: per key PTTL and
+// OBJECT IDLETIME, then what want names - GETRANGE 0 maxValue-1 for a
+// string, HSCAN 0 COUNT hashFields for a hash, TYPE where neither read
+// will tell the type (a key of a new template gets all three; nil want:
+// TYPE and no value at all). A read that succeeds tells the type: only a
+// string answers GETRANGE, only a hash HSCAN. The idle time is read
+// before the value, because reading a value marks the key as just used.
+// A key whose read the plan got wrong (a hash in a template that had only
+// had strings) gets the rest in a second, small round trip.
+func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) error {
+	values := want != nil
+	if !values {
+		want = make([]uint8, len(keys))
+		for i := range want {
+			want[i] = readType
+		}
+	}
+	for i, k := range keys {
+		bulk := rc.keyBulk(k)
+		rc.w.WriteString(respPTTL)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respIdle)
+		rc.w.Write(bulk)
+		rc.writeReads(bulk, want[i])
+	}
+	if err := rc.w.Flush(); err != nil {
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	p.Keys = make([]Key, 0, len(keys))
+	var retry []secondRead
+	for i, k := range keys {
+		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
+		keep, missing, err := rc.readKey(n, &o, want[i], p)
+		if err != nil {
+			return err
+		}
+		if !keep {
+			continue
+		}
+		if missing != 0 && values {
+			retry = append(retry, secondRead{len(p.Keys), missing})
+		}
+		p.Keys = append(p.Keys, o)
+	}
+	return rc.readAgain(n, retry, p)
+}
+
+// secondRead is a key whose planned read did not fit its type: the reads
+// it still needs (p.Keys[key]).
+type secondRead struct {
+	key  int
+	read uint8
+}
+
+// readKey parses one key's replies (PTTL, OBJECT IDLETIME, then the reads
+// in want) into o; false when the key is gone or the ACL user may not
+// read it. missing are the reads still needed to know its value.
+func (rc *rawConn) readKey(n *Node, o *Key, want uint8, p *Page) (keep bool, missing uint8, err error) {
+	var pt, id reply
+	if pt, err = rc.one(); err == nil {
+		id, err = rc.one()
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	var rs reads
+	if err := rc.reads(want, &rs); err != nil {
+		return false, 0, fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	switch pt.kind {
+	case replyInt:
+		o.PTTL = pt.n
+	case replyError:
+		return false, 0, n.refused("PTTL", pt.text, p) // a key this user may not read
+	default:
+		return false, 0, fmt.Errorf("PTTL on %s: unexpected reply", n.Name)
+	}
+	if o.PTTL == -2 {
+		return false, 0, nil // gone since SCAN
+	}
+	if id.kind == replyInt {
+		o.Idle = id.n
+	} else if err := n.refused("OBJECT", id.text, p); err != nil {
+		return false, 0, err
+	}
+	missing, err = n.apply(o, &rs, want, p)
+	return err == nil, missing, err
+}
+
+// readAgain makes the second round trip for the keys whose planned read
+// did not fit their type.
+func (rc *rawConn) readAgain(n *Node, retry []secondRead, p *Page) error {
+	if len(retry) == 0 {
+		return nil
+	}
+	p.SecondReads += int64(len(retry))
+	for _, a := range retry {
+		rc.writeReads(rc.keyBulk(p.Keys[a.key].Key), a.read)
+	}
+	if err := rc.w.Flush(); err != nil {
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	for _, a := range retry {
+		var rs reads
+		if err := rc.reads(a.read, &rs); err != nil {
+			return fmt.Errorf("read keys on %s: %w", n.Name, err)
+		}
+		if _, err := n.apply(&p.Keys[a.key], &rs, a.read, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Which of TYPE and a value's reads a key gets.
+const (
+	readString uint8 = 1 << iota // GETRANGE
+	readHash                     // HSCAN
+	readType                     // TYPE
+	readAll    = readString | readHash | readType
+)
+
+// reply is one reply that is not an array.
+type reply struct {
+	kind replyKind
+	n    int64
+	text string
+}
+
+func (rc *rawConn) one() (reply, error) {
+	kind, n, text, err := rc.next()
+	if err == nil && kind == replyArray {
+		err = fmt.Errorf("unexpected array of %d", n)
+	}
+	return reply{kind, n, text}, err
+}
+
+// reads are the replies to a key's value reads.
+type reads struct {
+	getrange reply
+	fields   []string
+	more     bool
+	hscanErr string
+	typ      reply
+}
+
+// reads parses the replies to the reads in want, in writeReads' order.
+func (rc *rawConn) reads(want uint8, rs *reads) error {
+	var err error
+	if want&readString != 0 {
+		if rs.getrange, err = rc.one(); err != nil {
+			return err
+		}
+	}
+	if want&readHash != 0 {
+		if rs.fields, rs.more, rs.hscanErr, err = rc.hscanPage(); err != nil {
+			return err
+		}
+	}
+	if want&readType != 0 {
+		rs.typ, err = rc.one()
+	}
+	return err
+}
+
+// apply sets a key's type and value from its reads (sent: which were
+// sent) and returns the reads still missing to know them.
+func (n *Node) apply(o *Key, rs *reads, sent uint8, p *Page) (missing uint8, err error) {
+	if sent&readType != 0 {
+		if rs.typ.kind == replyStatus {
+			o.Type = rs.typ.text
+		} else if err := n.refused("TYPE", rs.typ.text, p); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case sent&readString != 0 && rs.getrange.kind == replyBulk && (o.Type == "" || o.Type == "string"):
+		o.Type, o.Value, o.Read = "string", rs.getrange.text, true
+		return 0, nil
+	case sent&readHash != 0 && rs.hscanErr == "" && (o.Type == "" || o.Type == "hash"):
+		o.Type, o.Fields, o.MoreFields, o.Read = "hash", rs.fields, rs.more, true
+		return 0, nil
+	}
+	if sent&readString != 0 && rs.getrange.kind == replyError {
+		if err := n.refused("GETRANGE", rs.getrange.text, p); err != nil {
+			return 0, err
+		}
+	}
+	if sent&readHash != 0 {
+		if err := n.refused("HSCAN", rs.hscanErr, p); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case o.Type == "string":
+		missing = readString
+	case o.Type == "hash":
+		missing = readHash
+	case o.Type == "" && sent&readType == 0:
+		missing = readAll // the planned read did not fit: ask what it is
+	}
+	return missing &^ sent, nil
+}
+
+// refused sorts a per-key error reply: WRONGTYPE and LFU's "idle time not
+// tracked" are expected and mean nothing was read; a NOPERM on one key is
+// counted as denied; a NOPERM for a whole command is recorded for the
+// report (its checks did not run) - fatal only for PTTL, without which
+// nothing can be judged. Any other error fails the read.
+func (n *Node) refused(cmd, text string, p *Page) error {
+	if text == "" || strings.HasPrefix(text, "WRONGTYPE") {
+		return nil
+	}
+	if cmd == "OBJECT" && strings.Contains(text, "LFU") {
+		return nil
+	}
+	command, denied := connect.NoPermission(text)
+	switch {
+	case !denied:
+		return fmt.Errorf("%s on %s: %s", cmd, n.Name, text)
+	case command == "":
+		if cmd == "PTTL" {
+			p.Denied++
+		}
+		return nil
+	case cmd == "PTTL":
+		return permissionError(n, cmd, text)
+	}
+	n.Deny(command)
+	return nil
+}

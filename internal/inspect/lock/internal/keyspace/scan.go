@@ -1,0 +1,547 @@
+// Package keyspace reads a Redis server's or cluster's keyspace,
+// read-only: the nodes to scan (every master of a cluster), SCAN per node
+// deduplicated with a fixed-size filter (seen.go) and filtered by globs
+// (glob.go), and per batch of keys one pipelined round trip of TYPE, PTTL,
+// OBJECT IDLETIME, GETRANGE and HSCAN, planned from what the keys of the
+// same template turned out to be, with four pipelines in flight while SCAN
+// goes on. The hot path writes RESP and parses the replies itself
+// (raw.go). Readers hand each page to a prepare function on their own
+// goroutine (the judging), so the single aggregator only folds.
+package keyspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/redis/go-redis/v9"
+)
+
+// Conn is what dupctl needs of one Redis node; *redis.Client has it.
+type Conn interface {
+	Pipeline() redis.Pipeliner
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// masterLister is a Redis Cluster client.
+type masterLister interface {
+	ForEachMaster(ctx context.Context, fn func(ctx context.Context, c *redis.Client) error) error
+}
+
+type Node struct {
+	Name    string
+	Conn    Conn
+	NoTouch bool
+
+	mu     sync.Mutex
+	Denied []string // commands the ACL refused while reading keys
+
+	// types remembers, per raw key template, the types its keys had, so
+	// that a batch asks for the one read of the value each key needs.
+	tmu   sync.RWMutex
+	types map[uint64]uint8
+}
+
+// Type bits of the template memo.
+const (
+	typeString uint8 = 1 << iota
+	typeHash
+	typeOther
+)
+
+// maxTemplates bounds the memo; keys of templates beyond it get both reads.
+const maxTemplates = 1 << 16
+
+// plan says which read of its value each key of a batch gets: the one its
+// template's keys needed so far, or both for a template not seen yet or
+// of mixed types.
+func (n *Node) plan(tmpls []uint64) []uint8 {
+	want := make([]uint8, len(tmpls))
+	n.tmu.RLock()
+	defer n.tmu.RUnlock()
+	for i, h := range tmpls {
+		switch n.types[h] {
+		case typeString:
+			want[i] = readString
+		case typeHash:
+			want[i] = readHash
+		case typeOther:
+			want[i] = readType
+		default:
+			want[i] = readAll
+		}
+	}
+	return want
+}
+
+// learn records the types a batch's keys turned out to have.
+func (n *Node) learn(tmpls []uint64, obs []Key) {
+	n.tmu.Lock()
+	defer n.tmu.Unlock()
+	if n.types == nil {
+		n.types = map[uint64]uint8{}
+	}
+	for i := range obs {
+		var bit uint8
+		switch obs[i].Type {
+		case "string":
+			bit = typeString
+		case "hash":
+			bit = typeHash
+		case "":
+			continue
+		default:
+			bit = typeOther
+		}
+		h := tmpls[obs[i].Idx]
+		if t, ok := n.types[h]; ok || len(n.types) < maxTemplates {
+			n.types[h] = t | bit
+		}
+	}
+}
+
+// Deny records a command the ACL refused.
+func (n *Node) Deny(cmd string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.Denied, cmd) {
+		n.Denied = append(n.Denied, cmd)
+	}
+}
+
+// maxValue bounds the bytes read of a string value: lock values are short,
+// and a big non-lock value must not be copied.
+const maxValue = 1024
+
+// hashFields bounds the fields read of a hash (HSCAN COUNT hint).
+const hashFields = 16
+
+// Nodes lists the nodes to scan: every master of a cluster, or the one
+// server.
+func Nodes(ctx context.Context, c Conn) ([]*Node, error) {
+	if cl, ok := c.(masterLister); ok {
+		var mu sync.Mutex
+		var out []*Node
+		err := cl.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			out = append(out, &Node{Name: m.Options().Addr, Conn: m})
+			return nil
+		})
+		if err != nil {
+			return nil, RedisError(err, "list cluster masters", "")
+		}
+		slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
+		return out, nil
+	}
+	name := "redis"
+	if o := options(c); o != nil {
+		name = o.Addr
+	}
+	return []*Node{{Name: name, Conn: c}}, nil
+}
+
+// IsCluster reports whether c is a Redis Cluster client.
+func IsCluster(c Conn) bool {
+	_, ok := c.(masterLister)
+	return ok
+}
+
+// DB is the database c selects (0 when it does not say).
+func DB(c Conn) int {
+	if o := options(c); o != nil {
+		return o.DB
+	}
+	return 0
+}
+
+// options are a go-redis client's options (nil for another client).
+func options(c Conn) *redis.Options {
+	if s, ok := c.(interface{ Options() *redis.Options }); ok {
+		return s.Options()
+	}
+	return nil
+}
+
+// isServerError tells a per-key error reply (WRONGTYPE, an LFU policy
+// refusing IDLETIME) from a failed connection.
+func isServerError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
+}
+
+// permissionError is a command the ACL refused and the run cannot do
+// without: it names the command and the permission to grant.
+func permissionError(n *Node, cmd, text string) error {
+	name, _ := connect.NoPermission(text)
+	if name == "" {
+		name = strings.ToLower(cmd)
+	}
+	return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user (%s)", n.Name, strings.ToUpper(name), text),
+		connect.GrantHint(name))
+}
+
+// RedisError words a failed command: a NOPERM names the permission.
+func RedisError(err error, what, node string) error {
+	if cmd, denied := connect.NoPermission(err.Error()); denied {
+		if cmd == "" {
+			cmd = strings.ToLower(what)
+		}
+		return problem.System(fmt.Errorf("Redis %srefused %s to this ACL user (%s)", at(node), strings.ToUpper(cmd), err),
+			connect.GrantHint(cmd))
+	}
+	return fmt.Errorf("%s%s: %w", what, on(node), err)
+}
+
+func at(node string) string {
+	if node == "" {
+		return ""
+	}
+	return "at " + node + " "
+}
+
+func on(node string) string {
+	if node == "" {
+		return ""
+	}
+	return " on " + node
+}
+
+// Page is one batch of keys, read.
+type Page struct {
+	Keys []Key
+	// Segs are each batch key's segments (by batch index), when split
+	// before the read; tmpls their raw templates' hashes.
+	Segs        [][]keyshape.Segment
+	Tmpls       []uint64
+	Scanned     int64
+	Vanished    int64 // keys gone between SCAN and the read
+	Denied      int64 // keys the ACL user may not read
+	SecondReads int64 // keys whose value took a second round trip
+}
+
+// split cuts every key of a batch into segments and hashes its raw
+// template (for the read plan).
+func (p *Page) split(keys []string, now time.Time) {
+	p.Segs = make([][]keyshape.Segment, len(keys))
+	p.Tmpls = make([]uint64, len(keys))
+	arena := make([]keyshape.Segment, 0, 6*len(keys))
+	var buf []byte
+	for i, k := range keys {
+		start := len(arena)
+		arena = keyshape.AppendSegments(arena, k, now)
+		p.Segs[i] = arena[start:len(arena):len(arena)]
+		buf = keyshape.AppendTemplate(buf[:0], p.Segs[i])
+		p.Tmpls[i] = xxhash.Sum64(buf)
+	}
+}
+
+// ReadOptions shape one pass.
+type ReadOptions struct {
+	Match  string // server-side MATCH ("" for client-side globs)
+	Globs  Globs
+	Count  int64
+	Values bool
+	Dedupe bool
+	Now    func() time.Time
+}
+
+// NodeResult is what a node's walk counted besides its pages.
+type NodeResult struct {
+	Repeats    int64
+	FalseDrops float64
+}
+
+// readers is how many pipelines per node are in flight at once (4 measured
+// faster than 2 on a busy 2-core machine, bench/inspect-lock): while one
+// batch's replies are parsed, the server works on the next, and SCAN
+// pages arrive on their own connection meanwhile.
+const readers = 4
+
+// batch is a page of keys to read, with how many keys SCAN returned for it.
+type batch struct {
+	keys    []string
+	scanned int64
+}
+
+// Walk scans every node concurrently (each is single-threaded, so one
+// stream per node). Each page read is handed to prep on its reader's
+// goroutine (judging the keys there keeps the one aggregator folding
+// only), then with what prep made of it to fn on the caller's goroutine.
+func Walk[T any](ctx context.Context, nodes []*Node, ro ReadOptions, prep func(*Page) T, fn func(*Page, T)) ([]NodeResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make(chan prepared[T], 2*len(nodes))
+	res := make([]NodeResult, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res[i], errs[i] = scanNode(ctx, n, ro, prep, out); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(out) }()
+	for p := range out {
+		fn(p.page, p.made)
+	}
+	return res, firstError(errs)
+}
+
+// prepared is a page and what prep made of it.
+type prepared[T any] struct {
+	page *Page
+	made T
+}
+
+// firstError prefers a real failure over the cancellations it caused.
+func firstError(errs []error) error {
+	var canceled error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			canceled = err
+		default:
+			return err
+		}
+	}
+	return canceled
+}
+
+// scanNode walks one node: one goroutine SCANs and filters, readers
+// pipeline the reads and prepare them, and every page goes to out.
+func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, prep func(*Page) T, out chan<- prepared[T]) (NodeResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan batch, readers)
+	errs := make([]error, readers+1)
+	var wg sync.WaitGroup
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[r] = readPages(ctx, n, ro, batches, prep, out); errs[r] != nil {
+				cancel()
+			}
+		}()
+	}
+	res, err := scanKeys(ctx, n, ro, batches)
+	close(batches)
+	wg.Wait()
+	errs[readers] = err
+	return res, firstError(errs)
+}
+
+// readPages is one reader: it reads the batches it takes (over a raw
+// connection where the client allows one), prepares each page and sends
+// it on, until the batches end or ctx does.
+func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, batches <-chan batch,
+	prep func(*Page) T, out chan<- prepared[T]) error {
+	read := func(keys []string, p *Page) error { return ReadKeys(ctx, n, keys, ro.Values, p, nil) }
+	rc, err := dialRaw(ctx, n)
+	switch {
+	case err == nil:
+		defer rc.close()
+		read = func(keys []string, p *Page) error { return rc.readPlanned(n, keys, ro, p) }
+	case !errors.Is(err, errNoRaw):
+		return err
+	}
+	for b := range batches {
+		p := &Page{Scanned: b.scanned}
+		if err := read(b.keys, p); err != nil {
+			return err
+		}
+		p.Vanished = int64(len(b.keys)) - int64(len(p.Keys)) - p.Denied
+		made := prep(p)
+		select {
+		case out <- prepared[T]{p, made}:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// readPlanned reads a batch over the raw connection, asking each key for
+// the read of its value its template's keys needed so far.
+func (rc *rawConn) readPlanned(n *Node, keys []string, ro ReadOptions, p *Page) error {
+	var want []uint8
+	if ro.Values {
+		p.split(keys, ro.Now())
+		want = n.plan(p.Tmpls)
+	}
+	if err := rc.readBatch(n, keys, want, p); err != nil {
+		return err
+	}
+	if ro.Values {
+		n.learn(p.Tmpls, p.Keys)
+	}
+	return nil
+}
+
+// scanKeys runs SCAN to the end, filtering by the globs and deduplicating,
+// and sends batches of about ro.count keys.
+func scanKeys(ctx context.Context, n *Node, ro ReadOptions, batches chan<- batch) (NodeResult, error) {
+	var res NodeResult
+	var filter *Seen
+	if ro.Dedupe {
+		filter = NewSeen()
+	}
+	var cursor uint64
+	cur := batch{keys: make([]string, 0, ro.Count)}
+	for {
+		keys, next, err := n.Conn.Scan(ctx, cursor, ro.Match, ro.Count).Result()
+		if err != nil {
+			return res, RedisError(err, "SCAN", n.Name)
+		}
+		cur.scanned += int64(len(keys))
+		for _, k := range keys {
+			if ro.Globs != nil && !ro.Globs.Match(k) {
+				continue
+			}
+			if filter != nil && filter.add(k) {
+				res.Repeats++
+				continue
+			}
+			cur.keys = append(cur.keys, k)
+		}
+		if cursor = next; cursor == 0 || int64(len(cur.keys)) >= ro.Count {
+			select {
+			case batches <- cur:
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
+			cur = batch{keys: make([]string, 0, ro.Count)}
+		}
+		if cursor == 0 {
+			break
+		}
+	}
+	if filter != nil {
+		res.FalseDrops = filter.FalseDropEstimate()
+	}
+	return res, nil
+}
+
+// ReadKeys is readBatch through go-redis, for clients without a raw
+// connection and for single reads (--key, the middle observations); extra
+// adds commands to the same pipeline.
+func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page, extra func(redis.Pipeliner)) error {
+	pl := n.Conn.Pipeline()
+	if values && n.NoTouch {
+		pl.Do(ctx, "client", "no-touch", "on")
+	}
+	cs := queueReads(ctx, pl, keys, values)
+	if extra != nil {
+		extra(pl)
+	}
+	if pl.Len() == 0 {
+		return nil
+	}
+	if _, err := pl.Exec(ctx); err != nil && !isServerError(err) {
+		return fmt.Errorf("read keys on %s: %w", n.Name, err)
+	}
+	p.Keys = make([]Key, 0, len(keys))
+	for i, k := range keys {
+		o := Key{Key: k, Node: n.Name, Idle: -1, Idx: i}
+		keep, err := n.applyCmds(&cs[i], &o, values, p)
+		if err != nil {
+			return err
+		}
+		if keep {
+			p.Keys = append(p.Keys, o)
+		}
+	}
+	return nil
+}
+
+// keyCmds are the commands one key's read queues in a go-redis pipeline.
+type keyCmds struct {
+	typ   *redis.StatusCmd
+	pttl  *redis.IntCmd
+	idle  *redis.IntCmd
+	value *redis.StringCmd
+	hscan *redis.ScanCmd
+}
+
+// queueReads queues TYPE, PTTL, OBJECT IDLETIME and, with values, GETRANGE
+// and HSCAN for every key.
+func queueReads(ctx context.Context, pl redis.Pipeliner, keys []string, values bool) []keyCmds {
+	cs := make([]keyCmds, len(keys))
+	for i, k := range keys {
+		cs[i].typ = pl.Type(ctx, k)
+		cs[i].pttl = redis.NewIntCmd(ctx, "pttl", k) // raw milliseconds, -1 and -2 kept
+		_ = pl.Process(ctx, cs[i].pttl)
+		cs[i].idle = redis.NewIntCmd(ctx, "object", "idletime", k)
+		_ = pl.Process(ctx, cs[i].idle)
+		if values {
+			cs[i].value = pl.GetRange(ctx, k, 0, maxValue-1)
+			cs[i].hscan = pl.HScan(ctx, k, 0, "", hashFields)
+		}
+	}
+	return cs
+}
+
+// errText is a per-key error reply's text ("" for none, or nil).
+func errText(err error) string {
+	if err == nil || err == redis.Nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// applyCmds sets what one key's replies say; false when the key is gone
+// or the ACL user may not read it.
+func (n *Node) applyCmds(c *keyCmds, o *Key, values bool, p *Page) (bool, error) {
+	if err := c.pttl.Err(); err != nil {
+		if !isServerError(err) {
+			return false, fmt.Errorf("PTTL on %s: %w", n.Name, err)
+		}
+		return false, n.refused("PTTL", errText(err), p)
+	}
+	if o.PTTL = c.pttl.Val(); o.PTTL == -2 {
+		return false, nil // gone since SCAN
+	}
+	if err := n.refused("TYPE", errText(c.typ.Err()), p); err != nil {
+		return false, err
+	}
+	o.Type = c.typ.Val()
+	if c.idle.Err() == nil {
+		o.Idle = c.idle.Val()
+	} else if err := n.refused("OBJECT", errText(c.idle.Err()), p); err != nil {
+		return false, err
+	}
+	if !values {
+		return true, nil
+	}
+	switch {
+	case c.value.Err() == nil && (o.Type == "string" || o.Type == ""):
+		o.Type, o.Value, o.Read = "string", c.value.Val(), true
+	case c.hscan.Err() == nil && c.value.Err() != nil && (o.Type == "hash" || o.Type == ""):
+		fields, cursor := c.hscan.Val()
+		o.Type, o.Fields, o.MoreFields, o.Read = "hash", fields[:min(len(fields), 2*hashFields)], cursor != 0 || len(fields) > 2*hashFields, true
+	default:
+		if err := n.refused("GETRANGE", errText(c.value.Err()), p); err != nil {
+			return false, err
+		}
+		if err := n.refused("HSCAN", errText(c.hscan.Err()), p); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,95 @@
+package dlqread
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/dupctl/dupctl/internal/deadletter"
+	"github.com/dupctl/dupctl/internal/platform/findings"
+)
+
+// ExportOptions are one `dlq export` run.
+type ExportOptions struct {
+	Read  Options
+	Vhost string
+	File  string // the name of Out, for messages
+	// Drain acks the exported messages once Out is synced (removing them
+	// from the queue); without it they are requeued.
+	Drain bool
+}
+
+// SyncWriter is what an export writes to (an *os.File): the records are
+// synced before a drain acks the messages.
+type SyncWriter interface {
+	io.Writer
+	Sync() error
+}
+
+// ExportDeps are a read's dependencies and the file the records go to.
+type ExportDeps struct {
+	Deps
+	Out SyncWriter
+}
+
+// ExportResult is what `dlq export` wrote (its JSON data).
+type ExportResult struct {
+	Queue   string `json:"queue"`
+	Vhost   string `json:"vhost,omitempty"`
+	File    string `json:"file"`
+	Read    Result `json:"read"`
+	Written int    `json:"written"`
+	Bytes   int64  `json:"body_bytes"`
+	Drained bool   `json:"drained"`
+}
+
+// Export writes every message read to Out as export records, syncs it,
+// and requeues the messages - or, with Drain, acks them only after the
+// sync succeeded.
+func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, error) {
+	d.defaults()
+	data := &ExportResult{Queue: o.Read.Queue, Vhost: o.Vhost, File: o.File}
+	bw := bufio.NewWriterSize(d.Out, 1<<20)
+	at := d.Now()
+	write := func(m *deadletter.Message) error {
+		rec, err := m.MarshalRecord(at, o.Read.Queue, o.Vhost)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", data.Written+1, err)
+		}
+		if _, err := bw.Write(append(rec, '\n')); err != nil {
+			return fmt.Errorf("write %s: %w", o.File, err)
+		}
+		data.Written++
+		data.Bytes += int64(len(m.Body))
+		return nil
+	}
+	commit := func() error {
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", o.File, err)
+		}
+		if err := d.Out.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", o.File, err)
+		}
+		return nil
+	}
+	res, err := readQueue(ctx, d.Deps, o.Read, write, o.Drain, commit)
+	if err != nil {
+		return nil, err
+	}
+	data.Read, data.Drained = res, o.Drain && data.Written > 0
+	return data, nil
+}
+
+// Report has the findings of the read (consumers, quorum reads, malformed
+// headers).
+// An export that wrote fewer messages than it counted at the start is an
+// error: the file is not the queue.
+func (x *ExportResult) Report() *findings.Report {
+	rep := readReport("dlq export", x, x.Queue, x.Read)
+	rep.Check(ruleExportIncomplete.Code)
+	if x.Written < x.Read.Target {
+		rep.Add(ruleExportIncomplete.New("file "+x.File, fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
+	}
+	return rep
+}

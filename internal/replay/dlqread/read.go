@@ -1,0 +1,245 @@
+package dlqread
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/deadletter"
+	"github.com/dupctl/dupctl/internal/platform/progress"
+	"github.com/dupctl/dupctl/internal/replay/internal/consume"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Dialer opens one AMQP connection. The role ("read", "consume",
+// "publish") goes into the connection name, so an operator can tell
+// dupctl's two connections apart in the management UI and close one.
+type Dialer func(ctx context.Context, role string) (*amqp.Connection, error)
+
+// QueueState is what a passive queue.declare says: the messages ready
+// and the consumers attached.
+type QueueState = consume.QueueState
+
+// DefaultWindowBytes bounds what a read lets the broker push ahead of
+// it, in bytes (Options.WindowBytes 0).
+const DefaultWindowBytes = consume.DefaultWindowBytes
+
+// IsNotFound reports whether err says the queue does not exist.
+func IsNotFound(err error) bool { return consume.IsNotFound(err) }
+
+// Deps are what the read verbs (stats, peek, export) use: the broker,
+// the clock and a progress meter.
+type Deps struct {
+	Dial     Dialer
+	Now      func() time.Time // nil: time.Now
+	Progress progress.Meter   // nil: none
+}
+
+func (d *Deps) defaults() {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	d.Progress = progress.Or(d.Progress)
+}
+
+// Options shape a non-destructive read of a queue (stats, peek, export,
+// and what replay --dry-run reads).
+type Options struct {
+	Queue  string
+	Limit  int // 0: every message counted at the start
+	Window int // prefetch
+	// WindowBytes bounds the prefetch in bytes: 0 is DefaultWindowBytes,
+	// a negative value no bound.
+	WindowBytes int64
+	// Idle ends the read when no message arrives for this long (the queue
+	// held fewer messages than it said, or another consumer took them).
+	Idle time.Duration
+	// StartWait bounds the wait for the queue to have no consumer before
+	// the count is taken (an earlier read's messages coming back); 0 is
+	// 5 s. SettleWait bounds the wait at the end for this read's messages
+	// to be back (internal/consume/settle.go); 0 is 30 s.
+	StartWait  time.Duration
+	SettleWait time.Duration
+}
+
+// Result says what a read saw.
+type Result struct {
+	AtStart QueueState `json:"at_start"`
+	// Target is how many messages the read meant to read: the count at
+	// the start, or --limit when lower.
+	Target int `json:"target"`
+	Read   int `json:"read"`
+	// Settled is false when the messages the read took were not all back
+	// in the queue (or, with drain, gone from it) when it ended.
+	Settled bool `json:"settled"`
+	// AtEnd is the queue once the read's messages were back (or the last
+	// reading when they were not); Acked are those a drain removed.
+	AtEnd QueueState `json:"at_end"`
+	Acked int        `json:"acked"`
+	// Redelivered counts messages that were already marked redelivered
+	// when read: someone (or an earlier peek) read them before.
+	Redelivered int `json:"redelivered"`
+	// Quorum is true when a message carried x-delivery-count: the queue is
+	// a quorum queue and reading counts toward its delivery limit.
+	Quorum bool `json:"quorum"`
+	// MaxDeliveryCount is the highest x-delivery-count seen.
+	MaxDeliveryCount int64 `json:"max_delivery_count"`
+	// Malformed counts messages whose death headers had the wrong shape.
+	Malformed int `json:"malformed_headers"`
+}
+
+// readQueue reads up to the count at the start (or Limit) messages and
+// calls fn for each. Every message is held and, at the end, requeued with
+// one basic.nack; with drain, commit runs first and the messages fn saw
+// are acked only when it succeeds (export --drain: ack after fsync).
+func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Message) error, drain bool,
+	commit func() error) (Result, error) {
+	var res Result
+	d.defaults()
+	conn, err := d.Dial(ctx, "read")
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
+	if err != nil {
+		return res, consume.QueueError(o.Queue, err)
+	}
+	res.AtStart = st
+	res.Target = st.Messages
+	if o.Limit > 0 && o.Limit < res.Target {
+		res.Target = o.Limit
+	}
+	meter := d.Progress
+	defer meter.Done()
+	meter.SetTotal(int64(res.Target))
+	if res.Target == 0 {
+		res.Settled, res.AtEnd = true, st
+		return res, commitIf(commit)
+	}
+	c, err := consume.New(conn, o.Queue, consume.Window(o.Window, res.Target), o.WindowBytes, false, "dupctl-read-"+consume.NewID())
+	if err != nil {
+		return res, err
+	}
+	defer c.Close()
+	r := &reader{c: c, res: &res, fn: fn, meter: meter}
+	readErr := r.run(ctx, o)
+	c.Rest() // prefetched beyond the target: requeued with the rest
+	if err := giveBack(c, readErr == nil && drain, r.lastTag, commit); err != nil {
+		if readErr == nil {
+			readErr = err
+		}
+	} else if readErr == nil && !drain {
+		readErr = commitIf(commit)
+	}
+	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
+	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
+	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
+	return res, readErr
+}
+
+// reader takes a read's messages off its consumer, one at a time.
+type reader struct {
+	c       *consume.Consumer
+	res     *Result
+	fn      func(*deadletter.Message) error
+	meter   progress.Meter
+	lastTag uint64 // the last delivery handed to fn
+}
+
+// run reads until the target is read, no message arrives for o.Idle (3 s
+// when unset), or ctx ends; it returns why it stopped early.
+func (r *reader) run(ctx context.Context, o Options) error {
+	idle := o.Idle
+	if idle <= 0 {
+		idle = 3 * time.Second
+	}
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	for r.res.Read < r.res.Target {
+		select {
+		case si, ok := <-r.c.Deliveries():
+			if !ok {
+				return fmt.Errorf("read %q: %w", o.Queue, consume.ErrChannelClosed)
+			}
+			if err := r.take(si); err != nil {
+				return err
+			}
+			timer.Reset(idle)
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// take hands one delivery to fn and holds it.
+func (r *reader) take(si consume.Item) error {
+	if err := r.c.Seen(si.Delivery); err != nil {
+		return err
+	}
+	r.lastTag = si.Delivery.DeliveryTag
+	r.res.Read++
+	r.meter.Add(1)
+	r.res.note(si.Msg)
+	if err := r.fn(si.Msg); err != nil {
+		return err
+	}
+	return r.c.Hold(si.Delivery)
+}
+
+// giveBack requeues every message the read holds - or, with drain, runs
+// commit and acks those up to lastTag (requeuing what was prefetched past
+// it) once commit succeeded.
+func giveBack(c *consume.Consumer, drain bool, lastTag uint64, commit func() error) error {
+	if drain && lastTag > 0 {
+		if err := commitIf(commit); err != nil {
+			if rerr := c.ReleaseAll(); rerr != nil {
+				return fmt.Errorf("%w (and requeue read messages: %v)", err, rerr)
+			}
+			return err
+		}
+		// Requeue what came after the last message written, then ack
+		// everything up to it in one frame.
+		for tag := uint64(c.Taken()); tag > lastTag; tag-- {
+			if err := c.Requeue(tag); err != nil {
+				return fmt.Errorf("requeue: %w", err)
+			}
+		}
+		if err := c.AckUpTo(lastTag); err != nil {
+			return fmt.Errorf("ack exported messages: %w", err)
+		}
+		return nil
+	}
+	if err := c.ReleaseAll(); err != nil {
+		return fmt.Errorf("requeue read messages: %w", err)
+	}
+	if drain {
+		return commitIf(commit)
+	}
+	return nil
+}
+
+func commitIf(commit func() error) error {
+	if commit == nil {
+		return nil
+	}
+	return commit()
+}
+
+func (r *Result) note(m *deadletter.Message) {
+	if m.Redelivered {
+		r.Redelivered++
+	}
+	if v, ok := m.Props.Headers["x-delivery-count"]; ok {
+		r.Quorum = true
+		if n, ok := deadletter.Int(v); ok {
+			r.MaxDeliveryCount = max(r.MaxDeliveryCount, n)
+		}
+	}
+	if len(deadletter.ReadOrigin(m.Props.Headers).Malformed) > 0 {
+		r.Malformed++
+	}
+}

@@ -1,0 +1,45 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/problem"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// StartState waits (at most wait; 0 is 5 s) until the queue has no
+// consumer, so an earlier reader's messages are back and in the count,
+// and returns the queue's state then. When a consumer stays, it returns
+// the state with that consumer: the caller reports it.
+func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
+	if wait <= 0 {
+		wait = defaultStartWait
+	}
+	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
+	return st, err
+}
+
+// Window keeps the prefetch w (500 when unset) no larger than what will
+// be read, so a peek of 5 messages does not take 500 off the queue for
+// its duration.
+func Window(w, target int) int {
+	if w <= 0 {
+		w = 500
+	}
+	return max(1, min(w, target))
+}
+
+// IsNotFound reports whether err says the queue does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, errQueueNotFound) }
+
+// QueueError makes a missing queue bad input about the Queue option (the
+// name or the vhost is wrong); other errors pass through.
+func QueueError(queue string, err error) error {
+	if !IsNotFound(err) {
+		return err
+	}
+	return &problem.Input{Field: "Queue", Value: queue, Quote: true, Why: "queue not found",
+		Hint: "check the name and the vhost in {AMQPURL}", Err: err}
+}
