@@ -518,3 +518,60 @@ func TestConfirmsAreJournaledAsTheyArrive(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaySummaryOnEveryExit: a replay whose publisher connection the
+// broker closes mid-run ends with exit 3 and still writes its summary in
+// the format asked for, as table and as JSON (issue 27: stdout was empty
+// on exit 2 and 3; the counts were only in the journal).
+func TestReplaySummaryOnEveryExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	ctl, err := exec.LookPath("rabbitmqctl")
+	if err != nil {
+		t.Skip("no rabbitmqctl to close a connection from the broker side")
+	}
+	bin := buildDupctl(t)
+	for _, format := range []string{"json", "table"} {
+		t.Run(format, func(t *testing.T) {
+			r := dlqtest.NewRig(t, "")
+			r.DeadLetter(dlqtest.Jobs(2000))
+			run := "summary-" + NewRunID()
+			cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "300", "--run-id", run,
+				"--journal", filepath.Join(t.TempDir(), "j"), "--amqp-url", r.URL, "-o", format)
+			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			must(t, cmd.Start())
+			exited := make(chan struct{})
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait(); close(exited) }()
+			pid := findConnection(ctl, "dlq publish run="+run, exited)
+			if pid == "" {
+				t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
+			}
+			must(t, exec.Command(ctl, "close_connection", pid, "summary test").Run())
+			err := <-done
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+				t.Fatalf("exit %v, want 3:\n%s\n%s", err, out.String(), errOut.String())
+			}
+			if format == "table" {
+				if !strings.Contains(out.String(), "Replayed ") || !strings.Contains(out.String(), "DLQ_REPLAY_CONNECTION_LOST") {
+					t.Fatalf("no summary on stdout:\n%s", out.String())
+				}
+				return
+			}
+			var doc struct {
+				Data ReplayResult `json:"data"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+				t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
+			}
+			c := doc.Data.Counts
+			if c.Read == 0 || doc.Data.Lost == "" || c.Replayed+c.Parked+c.AlreadyDone+c.Left() != c.Read {
+				t.Fatalf("summary: read %d, lost %q, counts %+v", c.Read, doc.Data.Lost, c)
+			}
+		})
+	}
+}

@@ -400,14 +400,17 @@ func (o *ReplayOptions) replay(ctx context.Context, deps replay.ReplayDeps, ro *
 	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeReplay(w, th, res, journalPath)
 	}})
+	// The summary stands on every exit (issue 27: a replay that stopped on
+	// a lost connection, a refused publish or a malformed line printed
+	// nothing; its counts were only in the journal).
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case err != nil:
-		return err
+		return exitcode.KeepOutput(err)
 	case res.Lost != "":
 		hint := "nothing was lost: run again with --resume " + journalPath
-		return exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint)
+		return exitcode.KeepOutput(exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint))
 	}
 	return emitErr
 }

@@ -41,7 +41,24 @@ type Error struct {
 // KeepsOutput reports whether err lets the rendered report stand.
 func KeepsOutput(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.KeepOutput
+	var k *kept
+	return errors.As(err, &e) && e.KeepOutput || errors.As(err, &k)
+}
+
+// kept is an error after which the rendered report stands, whatever the
+// error's own exit code.
+type kept struct{ error }
+
+func (k *kept) Unwrap() error { return k.error }
+
+// KeepOutput marks err (any error, its exit code unchanged) as one after
+// which the report the command rendered stands: a replay that stopped on
+// a lost connection or a missing destination still prints what it did.
+func KeepOutput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &kept{err}
 }
 
 func (e *Error) Error() string {
