@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -43,6 +44,11 @@ func (s Str) MarshalJSON() ([]byte, error) {
 func (s *Str) UnmarshalJSON(b []byte) error {
 	var plain string
 	if err := json.Unmarshal(b, &plain); err == nil {
+		if strings.ContainsRune(plain, utf8.RuneError) && !bytes.Contains(b, []byte("\xef\xbf\xbd")) && !bytes.Contains(bytes.ToLower(b), []byte(`\ufffd`)) {
+			// A lone surrogate escape (\udc80): decoded as U+FFFD, it
+			// would be published as a character that was never there.
+			return fmt.Errorf("%s: an escape that is not a character (a lone surrogate); write raw bytes as {\"base64\": ...}", clip(b))
+		}
 		*s = Str(plain)
 		return nil
 	}

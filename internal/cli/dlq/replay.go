@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -251,6 +252,9 @@ func (o *ReplayOptions) check() error {
 	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
 		return exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
 	}
+	if math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
+		return exitcode.UsageErrorf("--rate %v: want a finite number of messages per second (0: no limit)", o.Rate)
+	}
 	if err := o.WindowMB.check(); err != nil {
 		return err
 	}
@@ -318,15 +322,20 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	}
 	ro.Vhost, ro.Rewrite.User, deps.Dial = c.vhost, c.user, c.dial
 	if o.FromFile != "" {
-		fh, err := os.Open(o.FromFile)
+		fh, err := openCtx(ctx, o.FromFile)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			return exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give an export file written by 'dupctl dlq export'")
 		}
 		defer fh.Close()
-		if ro.FileDigest, err = fileOnce(o, fh); err != nil {
+		if ro.FileDigest, err = fileOnce(ctx, o, fh); err != nil {
 			return err
 		}
-		deps.Records = fh
+		// Reading ends with --timeout and Ctrl-C (issue 27: a replay of
+		// /dev/zero or an idle FIFO ran forever and ignored SIGINT).
+		deps.Records = ctxReader{ctx, fh}
 	}
 	if deps.Idempotency, err = o.idempotency(ctx); err != nil {
 		return err
@@ -446,10 +455,18 @@ func readJournal(path string) (*journal.State, error) {
 // would publish every message a second time. It looks for that run's
 // journal in the current directory, the --journal directory and the state
 // directory where journals go by default. It leaves fh at its start.
-func fileOnce(o *ReplayOptions, fh *os.File) (string, error) {
-	digest, err := journal.FileDigest(fh)
+func fileOnce(ctx context.Context, o *ReplayOptions, fh *os.File) (string, error) {
+	if st, err := fh.Stat(); err == nil && !st.Mode().IsRegular() {
+		// A FIFO or a device cannot be read twice: no digest, so no
+		// "replayed before" check (docs/dlq.md).
+		return "", nil
+	}
+	digest, err := journal.FileDigest(ctxReader{ctx, fh})
 	if err == nil {
 		_, err = fh.Seek(0, io.SeekStart)
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
 	}
 	if err != nil {
 		return "", exitcode.InputError(fmt.Errorf("--from-file: %w", err), "give a readable export file")
@@ -545,4 +562,46 @@ func redactArgs(args []string) []string {
 		out[i] = redact.String(a)
 	}
 	return out
+}
+
+// ctxReader ends a read when ctx does.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// openCtx opens a file for reading, ending the wait with ctx: opening a
+// FIFO blocks until a writer comes, in a system call no signal handler
+// interrupts (issue 27: Ctrl-C did nothing then).
+func openCtx(ctx context.Context, path string) (*os.File, error) {
+	if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() {
+		return os.Open(path)
+	}
+	type opened struct {
+		fh  *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		fh, err := os.Open(path)
+		done <- opened{fh, err}
+	}()
+	select {
+	case o := <-done:
+		return o.fh, o.err
+	case <-ctx.Done():
+		go func() { // the open may still finish: close what it gives
+			if o := <-done; o.fh != nil {
+				o.fh.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }

@@ -39,7 +39,11 @@ func parseField(s string) (Field, error) {
 		return Field{}, fmt.Errorf("field %q: want header.NAME, body.PATH or prop.NAME", s)
 	}
 	switch kind {
-	case "header", "body":
+	case "header":
+	case "body":
+		if strings.HasPrefix(path, ".") || strings.HasSuffix(path, ".") || strings.Contains(path, "..") {
+			return Field{}, fmt.Errorf("field %q: an empty step in the body path (want body.a.b)", s)
+		}
 	case "prop":
 		if !contains(propNames, path) {
 			return Field{}, fmt.Errorf("field %q: unknown property %q (want one of %s)", s, path, strings.Join(propNames, ", "))

@@ -209,7 +209,10 @@ func Read(r io.Reader) (*State, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var pending error
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if errors.Is(err, errLineTooLong) {
+			return nil, fmt.Errorf("journal line %d: %w", n, err)
+		}
 		if len(line) > 0 {
 			if pending != nil {
 				return nil, pending
@@ -348,6 +351,29 @@ func FileDigest(r io.Reader) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// maxLine bounds one journal line: a record names a message by its id and
+// fingerprint, never its body (a hostile 300 MiB line took 639 MB).
+const maxLine = 1 << 20
+
+var errLineTooLong = fmt.Errorf("longer than %d bytes: not a dupctl journal line", maxLine)
+
+// readLine reads one line (with its newline, when it has one) of at most
+// maxLine bytes.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > maxLine {
+			return nil, errLineTooLong
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return out, err
+	}
 }
 
 // Find returns the journals in dirs (any file whose first line is

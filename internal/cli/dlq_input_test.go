@@ -1,0 +1,61 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReplayInputIsBounded: a replay's input is bounded in time and size
+// and never rewritten silently (issue 27): /dev/zero and an idle FIFO end
+// with --timeout and Ctrl-C, a journal line is capped, invalid UTF-8 in a
+// file is refused, and so are a non-finite --rate and an empty step in a
+// body path.
+func TestReplayInputIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "idle.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badUTF8 := filepath.Join(dir, "bad.jsonl")
+	rec := `{"format":"dupctl-dlq-export/1","properties":{"message_id":"m-` + "\xff\xfe" + `"},"body_encoding":"text","body":"x","body_bytes":1}` + "\n"
+	if err := os.WriteFile(badUTF8, []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bigJournal := filepath.Join(dir, "big.journal")
+	j := `{"t":"start","run":"r1","file":"` + badUTF8 + `"}` + "\n" + `{"t":"pub","seq":1,"fp":"` + strings.Repeat("a", 2<<20) + `"}` + "\n"
+	if err := os.WriteFile(bigJournal, []byte(j), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	amqpURL := "amqp://guest:guest@127.0.0.1:1/"
+	for _, c := range []struct {
+		line      string
+		interrupt time.Duration
+		code      int
+		stderr    string
+		within    time.Duration
+	}{
+		{"dlq replay --from-file /dev/zero --timeout 2s --amqp-url " + amqpURL, 0, 2, "record longer than", 20 * time.Second},
+		{"dlq replay --from-file " + fifo + " --timeout 1s --amqp-url " + amqpURL, 0, 3, "timed out", 5 * time.Second},
+		{"dlq replay --from-file " + fifo + " --amqp-url " + amqpURL, 500 * time.Millisecond, 130, "interrupted", 5 * time.Second},
+		{"dlq replay --from-file " + badUTF8 + " --amqp-url " + amqpURL, 0, 2, "not valid UTF-8", 10 * time.Second},
+		{"dlq replay --from-file " + badUTF8 + " --resume " + bigJournal + " --yes --amqp-url " + amqpURL, 0, 2, "longer than 1048576 bytes", 10 * time.Second},
+		{"dlq replay --queue q --rate NaN --amqp-url " + amqpURL, 0, 2, "--rate NaN: want a finite number", 5 * time.Second},
+		{"dlq replay --queue q --rate +Inf --amqp-url " + amqpURL, 0, 2, "--rate +Inf: want a finite number", 5 * time.Second},
+		{"dlq replay --queue q --where body.a..b=1 --amqp-url " + amqpURL, 0, 2, "an empty step in the body path", 5 * time.Second},
+	} {
+		o := runDupctl(t, c.line, c.interrupt)
+		if o.code != c.code || !strings.Contains(string(o.stderr), c.stderr) {
+			t.Errorf("dupctl %s: exit %d, stderr %q; want exit %d and %q", c.line, o.code, o.stderr, c.code, c.stderr)
+		}
+		if o.took > c.within {
+			t.Errorf("dupctl %s took %s, bound %s", c.line, o.took.Round(time.Millisecond), c.within)
+		}
+	}
+}
