@@ -220,8 +220,8 @@ func (w *liveWorker) EffectFails(m worker.Message) bool {
 }
 
 // Event records an operation for the timeline.
-func (w *liveWorker) Event(m worker.Message, op worker.Op, res worker.Result, note string) {
-	w.run.rec.op(w.name, m, op, res, note)
+func (w *liveWorker) Event(m worker.Message, st *worker.Step) {
+	w.run.rec.op(w.name, m, st)
 }
 
 // delivery settles one message with RabbitMQ.
