@@ -85,7 +85,7 @@ func (r *ProfileResult) demonstrates(sc *Scenario, demo bool) bool {
 // Counterexample is one failing schedule, reduced and rendered.
 type Counterexample struct {
 	Violation      Violation
-	Replay         Replay
+	Schedule       Schedule
 	Token          string
 	OriginalSteps  int
 	Steps          int
@@ -183,8 +183,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if example != nil {
 			pr.Example = explain(sc, cfg, seed, example, violation)
 			if pr.demonstrates(sc, demo) {
-				pr.Example.Replay.Expected = true
-				pr.Example.Token = pr.Example.Replay.Token()
+				pr.Example.Schedule.Expected = true
+				pr.Example.Token = pr.Example.Schedule.Token()
 			}
 		}
 		res.Profiles = append(res.Profiles, pr)
@@ -229,20 +229,17 @@ func pick(found Violation, examples map[Violation][]Action) (Violation, []Action
 func explain(sc *Scenario, cfg Config, seed uint64, actions []Action, v Violation) *Counterexample {
 	scfg, short := shrink(cfg, seed, actions, v)
 	ce := &Counterexample{Violation: v, OriginalSteps: len(actions), Steps: len(short)}
-	ce.Replay = Replay{Scenario: sc.Name, Config: scfg, Seed: seed, Actions: short}
-	ce.Token = ce.Replay.Token()
-	tl, stats, _, _ := Record(ce.Replay)
+	ce.Schedule = Schedule{Scenario: sc.Name, Config: scfg, Seed: seed, Actions: short}
+	ce.Token = ce.Schedule.Token()
+	tl, stats, _, _ := record(ce.Schedule)
 	ce.Timeline, ce.Stats = tl, stats
-	ce.Counterfactual = counterfactuals(ce.Replay, sc.Safe)
+	ce.Counterfactual = counterfactuals(ce.Schedule, sc.Safe)
 	return ce
 }
 
-// Counterfactuals replays a schedule under every profile.
-func Counterfactuals(r Replay) []Counterfactual { return counterfactuals(r, "") }
-
 // counterfactuals replays the schedule under every profile; the one named
 // withTimeline also gets its timeline recorded.
-func counterfactuals(r Replay, withTimeline string) []Counterfactual {
+func counterfactuals(r Schedule, withTimeline string) []Counterfactual {
 	var out []Counterfactual
 	for _, p := range worker.Profiles() {
 		c := r.Config
@@ -263,9 +260,9 @@ func counterfactuals(r Replay, withTimeline string) []Counterfactual {
 	return out
 }
 
-// Record replays a schedule exactly and returns its timeline. ok is false
+// record replays a schedule exactly and returns its timeline. ok is false
 // when the schedule does not fit this engine (a token from another build).
-func Record(r Replay) (tl Timeline, st Stats, found Violation, ok bool) {
+func record(r Schedule) (tl Timeline, st Stats, found Violation, ok bool) {
 	cfg := r.Config
 	e := &engine{cfg: &cfg, rec: newRecorder()}
 	found, _, ok = e.replay(r.Seed, r.Actions, true, false)

@@ -14,7 +14,7 @@ import (
 const tokenVersion = "dsim1"
 
 // Replay is everything needed to re-run one schedule bit for bit.
-type Replay struct {
+type Schedule struct {
 	Scenario string
 	Config   Config
 	Seed     uint64
@@ -69,8 +69,8 @@ func parseProfileCode(s string) (worker.Profile, error) {
 
 var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x'}
 
-// Token encodes a replay as one copy-pasteable string.
-func (r Replay) Token() string {
+// Token encodes a schedule as one copy-pasteable string.
+func (r Schedule) Token() string {
 	c := r.Config
 	f := c.Faults
 	var acts []string
@@ -97,9 +97,9 @@ func (r Replay) Token() string {
 }
 
 // ParseToken decodes a token written by Token.
-func ParseToken(tok string) (Replay, error) {
-	bad := func(why string) (Replay, error) {
-		return Replay{}, fmt.Errorf("replay token is not valid (%s): copy it whole from the simulate output", why)
+func ParseToken(tok string) (Schedule, error) {
+	bad := func(why string) (Schedule, error) {
+		return Schedule{}, fmt.Errorf("replay token is not valid (%s): copy it whole from the simulate output", why)
 	}
 	tok = strings.TrimSpace(tok)
 	prefix, body, ok := strings.Cut(tok, "_")
@@ -107,7 +107,7 @@ func ParseToken(tok string) (Replay, error) {
 		return bad("no dsim prefix")
 	}
 	if prefix != tokenVersion {
-		return Replay{}, fmt.Errorf("replay token is version %s; this dupctl replays %s tokens: use the dupctl that printed it", prefix, tokenVersion)
+		return Schedule{}, fmt.Errorf("replay token is version %s; this dupctl replays %s tokens: use the dupctl that printed it", prefix, tokenVersion)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(body)
 	if err != nil {
@@ -149,7 +149,7 @@ func ParseToken(tok string) (Replay, error) {
 	if err != nil {
 		return bad("seed")
 	}
-	r := Replay{Scenario: sc.Name, Config: c, Seed: seed, Expected: len(fields) == 9}
+	r := Schedule{Scenario: sc.Name, Config: c, Seed: seed, Expected: len(fields) == 9}
 	if fields[7] == "" {
 		return r, nil
 	}

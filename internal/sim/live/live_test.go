@@ -34,13 +34,16 @@ func TestLiveVerdictsEqualVirtual(t *testing.T) {
 		for _, p := range profiles {
 			t.Run(name+"/"+p.Name, func(t *testing.T) {
 				cfg := sc.Config(p)
-				virtual, _, _ := sim.RunPlan(cfg, plan)
+				virtual, err := sim.Play(context.Background(), sim.PlayOptions{Scenario: name, Config: cfg, Plan: plan})
+				if err != nil {
+					t.Fatal(err)
+				}
 				out, err := Run(context.Background(), Options{Scenario: name, Config: cfg, Plan: plan,
 					RedisURL: redisURL, PGURL: pgURL, AMQPURL: amqpURL})
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := sim.OutcomeOf(virtual)
+				want := sim.OutcomeOf(virtual.Found)
 				if got := sim.OutcomeOf(out.Found); got != want {
 					t.Errorf("live %s (effects %d, DLQ %d), virtual %s", got, out.Effects, out.DeadLettered, want)
 					for _, ev := range out.Timeline.Events {

@@ -47,8 +47,10 @@ type Options struct {
 	OnStart func(prefix string)
 }
 
-// Outcome is what the live run counted on the real systems.
-type Outcome struct {
+// Result is what the live run counted on the real systems.
+type Result struct {
+	Scenario     string
+	Profile      string
 	Found        sim.Violation
 	Effects      int
 	Duplicates   int
@@ -100,8 +102,10 @@ func (r *run) real(virtualMs int64) time.Duration {
 	return time.Duration(virtualMs) * r.o.Scale / 1000
 }
 
-// Run plays one scenario plan under one profile on the real servers.
-func Run(ctx context.Context, o Options) (*Outcome, error) {
+// Run plays one scenario plan under one profile on the real servers. It
+// takes the servers' URLs rather than connections: each worker process
+// dials its own, and a planned crash closes them for real.
+func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Scale <= 0 {
 		o.Scale = 20 * time.Millisecond
 	}
@@ -253,8 +257,8 @@ func (r *run) waitQuiet(ctx context.Context, ch *amqp.Channel, dupDone <-chan st
 }
 
 // verdict counts effects and dead letters and applies the invariants.
-func (r *run) verdict(ctx context.Context, l *Ledger, ch *amqp.Channel) (*Outcome, error) {
-	out := &Outcome{Prefix: r.prefix, Elapsed: time.Since(r.start), Crashes: r.crashes}
+func (r *run) verdict(ctx context.Context, l *Ledger, ch *amqp.Channel) (*Result, error) {
+	out := &Result{Scenario: r.o.Scenario, Profile: r.cfg.Profile.Name, Prefix: r.prefix, Elapsed: time.Since(r.start), Crashes: r.crashes}
 	per, err := l.EffectsPerKey(ctx)
 	if err != nil {
 		return nil, err
