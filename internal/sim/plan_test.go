@@ -24,6 +24,10 @@ func TestPlansShowTheirCause(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := pn == sc.Faulty
+			rep := res.Report()
+			if got := len(rep.Findings) > 0 && rep.Findings[0].Code == RuleDuplicate.Code; got != want {
+				t.Errorf("%s under %s: report %+v, want a duplicate finding=%v", name, pn, rep.Findings, want)
+			}
 			if res.Found.Has(VDuplicate) != want {
 				t.Errorf("%s under %s: %s, want duplicate=%v", name, pn, res.Found, want)
 				for _, ev := range res.Timeline.Events {
