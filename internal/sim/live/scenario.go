@@ -226,7 +226,7 @@ func (r *Result) Report() *findings.Report {
 	rep.Data = map[string]any{
 		"scenario": r.Scenario, "profile": r.Profile, "outcome": sim.OutcomeOf(r.Found).String(), "violations": r.Found.String(),
 		"effects": r.Effects, "duplicates": r.Duplicates, "lost": r.Lost, "dead_lettered": r.DeadLettered, "crashes": r.Crashes,
-		"elapsed": r.Elapsed.Round(time.Millisecond).String(), "timeline": r.Timeline,
+		"elapsed": r.Elapsed.Round(time.Millisecond).String(), "slip": r.Slip.Round(time.Millisecond).String(), "timeline": r.Timeline,
 	}
 	return rep
 }
