@@ -9,18 +9,32 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/dupctl/dupctl/internal/worker"
+	"github.com/redis/go-redis/v9"
 )
 
-func TestLocker(t *testing.T) {
-	ctx := context.Background()
-	rdb, err := connect.Redis(ctx, testenv.Need(t, testenv.Redis))
+// testLocker is a Locker on the test Redis and a key of the test's own;
+// the key, and the others named, are deleted at the end.
+func testLocker(t *testing.T, name, suffix string, others ...string) (*Locker, redis.UniversalClient, string) {
+	t.Helper()
+	rdb, err := connect.Redis(context.Background(), testenv.Need(t, testenv.Redis))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	key := testenv.UniqueName("locker") + ":lock:order:1"
-	t.Cleanup(func() { rdb.Del(ctx, key, key+":fence") })
-	l := &Locker{Client: rdb}
+	key := testenv.UniqueName(name) + suffix
+	t.Cleanup(func() {
+		keys := []string{key}
+		for _, o := range others {
+			keys = append(keys, key+o)
+		}
+		rdb.Del(context.Background(), keys...)
+	})
+	return &Locker{Client: rdb}, rdb, key
+}
+
+func TestLocker(t *testing.T) {
+	ctx := context.Background()
+	l, rdb, key := testLocker(t, "locker", ":lock:order:1", ":fence")
 
 	a, ok, err := l.Acquire(ctx, key, time.Second, true)
 	if err != nil || !ok || len(a.Token) != 32 || a.Fence != 1 {
@@ -65,14 +79,7 @@ func TestLocker(t *testing.T) {
 // has been acted on, so nothing depends on how fast the machine is.
 func TestRenewer(t *testing.T) {
 	ctx := context.Background()
-	rdb, err := connect.Redis(ctx, testenv.Need(t, testenv.Redis))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
-	key := testenv.UniqueName("renew") + ":lock"
-	t.Cleanup(func() { rdb.Del(ctx, key, key+":paused") })
-	l := &Locker{Client: rdb}
+	l, rdb, key := testLocker(t, "renew", ":lock", ":paused")
 	ticks, acted := make(chan time.Time), make(chan struct{})
 	tick := func() {
 		ticks <- time.Now()
@@ -121,14 +128,7 @@ func TestRenewer(t *testing.T) {
 // ttl/3. It waits for the first renewal, however long the machine takes.
 func TestRenewerTicksOnItsOwn(t *testing.T) {
 	ctx := context.Background()
-	rdb, err := connect.Redis(ctx, testenv.Need(t, testenv.Redis))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
-	key := testenv.UniqueName("renew") + ":lock"
-	t.Cleanup(func() { rdb.Del(ctx, key) })
-	l := &Locker{Client: rdb}
+	l, _, key := testLocker(t, "renew", ":lock")
 	lease, ok, err := l.Acquire(ctx, key, time.Minute, false)
 	if !ok || err != nil {
 		t.Fatal(err)
