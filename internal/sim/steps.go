@@ -150,7 +150,8 @@ func (x *executor) DeadLetter(st *worker.Step) error {
 		reason = reasonRetries
 	}
 	m := &s.Msgs[ws.Msg]
-	s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
+	s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason,
+		Dup: m.Dup, At: s.Now})
 	st.Note = x.e.ack(x.w) // ack re-reads the message: the append may have moved the slice
 	return nil
 }

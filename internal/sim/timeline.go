@@ -227,7 +227,8 @@ func (lw *lineWriter) Retry(st *worker.Step) error {
 		why = "lock busy"
 	}
 	m := lw.msg()
-	lw.add("retry", fmt.Sprintf("republish %s with attempt %d (%s, backoff), ack %s", jobName(m.Job), m.Attempt+1, why, msgName(int(lw.ws.Msg))))
+	lw.add("retry", fmt.Sprintf("republish %s with attempt %d (%s, backoff), ack %s",
+		jobName(m.Job), m.Attempt+1, why, msgName(int(lw.ws.Msg))))
 	lw.r.endDelivery(lw.e, lw.w, "retry")
 	return nil
 }

@@ -49,14 +49,15 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	if err != nil {
 		return exitcode.InputError(err, "use the dupctl version that printed it")
 	}
+	title := fmt.Sprintf("%s under %s: %s", r.Scenario.Name, r.Schedule.Config.Profile.Name, sim.OutcomeOf(r.Found))
 	return o.Factory.Emit(ctx, report.Document{Report: r.Report(),
 		Text: func(w io.Writer, th *report.Theme) error { return writeReplay(w, th, r) },
 		Markdown: func(w io.Writer) error {
-			writeScheduleMarkdown(w, fmt.Sprintf("%s under %s: %s", r.Scenario.Name, r.Schedule.Config.Profile.Name, sim.OutcomeOf(r.Found)), &r.Timeline)
+			writeScheduleMarkdown(w, title, &r.Timeline)
 			return nil
 		},
 		HTML: func(w io.Writer) error {
-			if err := writeTimelineHTML(w, &r.Timeline, fmt.Sprintf("replay of %s under %s: %s", r.Scenario.Name, r.Schedule.Config.Profile.Name, sim.OutcomeOf(r.Found))); err != nil {
+			if err := writeTimelineHTML(w, &r.Timeline, "replay of "+title); err != nil {
 				return err
 			}
 			writeCounterfactualsHTML(w, r.Counterfactual)

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts of the seed's safe lock. redis.Script runs EVALSHA and
+// The Lua scripts of the practice's safe lock. redis.Script runs EVALSHA and
 // falls back to EVAL when the server answers NOSCRIPT (after a restart or
 // SCRIPT FLUSH), so the script body crosses the wire only when needed.
 var (
@@ -23,7 +23,7 @@ var (
 	renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
-// Locker is the seed's Redis lock: SET key token NX PX ttl with a random
+// Locker is the practice's Redis lock: SET key token NX PX ttl with a random
 // token, compare-and-delete unlock, token-checked renewal and an optional
 // fencing counter.
 type Locker struct {

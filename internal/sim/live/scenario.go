@@ -119,7 +119,8 @@ func Scenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error) {
 		}
 		meter.Add(1)
 		pr := &search.Profiles[0]
-		row := Row{Profile: p.Name, Search: pr.Outcome().String(), Virtual: sim.OutcomeOf(virtual.Found).String(), Live: sim.OutcomeOf(out.Found).String(),
+		row := Row{Profile: p.Name, Search: pr.Outcome().String(),
+			Virtual: sim.OutcomeOf(virtual.Found).String(), Live: sim.OutcomeOf(out.Found).String(),
 			Effects: out.Effects, DLQ: out.DeadLettered, Crashes: out.Crashes, Elapsed: out.Elapsed.Round(time.Millisecond).String(), Found: out.Found}
 		row.Match = row.Virtual == row.Live
 		row.Why = why(pr, row.Search, row.Virtual, pl, out)
@@ -222,7 +223,8 @@ func violationFindings(subject, profile string, found sim.Violation, effects, dl
 func (r *Result) Report() *findings.Report {
 	rep := &findings.Report{Command: "simulate " + r.Scenario + " --live"}
 	rep.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code, sim.RuleNonOwnerUnlock.Code)
-	rep.Add(violationFindings(r.Scenario+"/"+r.Profile+" (live)", r.Profile, r.Found, r.Effects, r.DeadLettered, sim.KeyEvents(&r.Timeline))...)
+	subject := r.Scenario + "/" + r.Profile + " (live)"
+	rep.Add(violationFindings(subject, r.Profile, r.Found, r.Effects, r.DeadLettered, sim.KeyEvents(&r.Timeline))...)
 	rep.Data = map[string]any{
 		"scenario": r.Scenario, "profile": r.Profile, "outcome": sim.OutcomeOf(r.Found).String(), "violations": r.Found.String(),
 		"effects": r.Effects, "duplicates": r.Duplicates, "lost": r.Lost, "dead_lettered": r.DeadLettered, "crashes": r.Crashes,
