@@ -197,7 +197,7 @@ func simulateChecks(e *env) []Check {
 	// the user's system: it runs under no checklist line, and only its
 	// findings (a claim that no longer holds) are reported.
 	out := []Check{{Name: "simulate matrix (the simulator's own documented claims)", Run: func(ctx context.Context) (*findings.Report, error) {
-		m, err := sim.RunMatrix(ctx, sim.Scenarios(), worker.Profiles(), 5_000_000, sim.Shard{})
+		m, err := sim.Matrix(ctx, sim.MatrixOptions{Scenarios: sim.Scenarios(), Profiles: worker.Profiles(), MaxStates: 5_000_000})
 		if err != nil {
 			return nil, err
 		}

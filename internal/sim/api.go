@@ -85,7 +85,7 @@ func (r *ProfileResult) demonstrates(sc *Scenario, demo bool) bool {
 // Counterexample is one failing schedule, reduced and rendered.
 type Counterexample struct {
 	Violation      Violation
-	Replay         Replay
+	Schedule       Schedule
 	Token          string
 	OriginalSteps  int
 	Steps          int
@@ -120,76 +120,104 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer meter.Done()
 	res := &Result{Scenario: sc, Demo: demo}
 	for _, p := range profiles {
-		cfg := sc.Config(p)
-		if o.Tune != nil {
-			if err := o.Tune(&cfg); err != nil {
-				return nil, err
-			}
-		}
-		if err := cfg.Validate(); err != nil {
+		pr, err := exploreProfile(ctx, &o, p, demo, meter)
+		if err != nil {
 			return nil, err
 		}
-		pr := ProfileResult{Profile: p, Config: cfg, Explore: o.Explore}
-		// The documented outcome is about the scenario's own scope: once a
-		// flag changes it (--at, --lock-ttl, ...) there is none to compare.
-		pr.ScopeChanged = !reflect.DeepEqual(cfg, sc.Config(p))
-		if p.Name != "custom" && !pr.ScopeChanged {
-			pr.Expected, pr.HasExpected = sc.Expected(p.Name), true
-		}
-		var example []Action
-		var seed uint64
-		var violation Violation
-		switch o.Explore {
-		case ExploreExhaustive:
-			e := &engine{cfg: &cfg}
-			r := e.exhaustiveShard(ctx, o.MaxStates, o.Shard)
-			pr.States, pr.Transitions, pr.Complete, pr.Found, pr.Coverage = r.States, r.Transitions, r.Complete, r.Found, r.Reached
-			violation, example = pick(r.Found, r.Examples)
-			meter.Add(int64(r.States))
-		case ExploreRandom:
-			runs := max(o.Runs, 1)
-			meter.SetTotal(int64(runs))
-			e := &engine{cfg: &cfg}
-			var buf []Action
-			pr.Complete = true
-			for i := 0; i < runs; i++ {
-				if i&4095 == 0 {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
-					meter.Add(int64(min(4096, runs-i)))
-				}
-				if !o.Shard.mine(i) {
-					continue
-				}
-				s := mix(o.Seed, uint64(i))
-				var v Violation
-				v, buf = e.runRandom(s, true, nil, buf)
-				pr.Runs++
-				if v == 0 {
-					continue
-				}
-				pr.FailingRuns++
-				pr.Found |= v
-				if example == nil || rank(v) > rank(violation) {
-					var trace []Action
-					e.runRandom(s, true, &trace, buf)
-					example, seed, violation = trace, s, mostSerious(v)
-				}
-			}
-		default:
-			return nil, fmt.Errorf("unknown --explore %q: want exhaustive or random", o.Explore)
-		}
-		if example != nil {
-			pr.Example = explain(sc, cfg, seed, example, violation)
-			if pr.demonstrates(sc, demo) {
-				pr.Example.Replay.Expected = true
-				pr.Example.Token = pr.Example.Replay.Token()
-			}
-		}
-		res.Profiles = append(res.Profiles, pr)
+		res.Profiles = append(res.Profiles, *pr)
 	}
 	return res, nil
+}
+
+// discovered is the schedule an exploration keeps: the first that shows
+// the most serious violation it found (example nil: none).
+type discovered struct {
+	violation Violation
+	seed      uint64
+	example   []Action
+}
+
+// exploreProfile explores the scenario under one profile and explains the
+// schedule it found.
+func exploreProfile(ctx context.Context, o *Options, p worker.Profile, demo bool, meter progress.Meter) (*ProfileResult, error) {
+	sc := o.Scenario
+	cfg := sc.Config(p)
+	if o.Tune != nil {
+		if err := o.Tune(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pr := &ProfileResult{Profile: p, Config: cfg, Explore: o.Explore}
+	// The documented outcome is about the scenario's own scope: once a
+	// flag changes it (--at, --lock-ttl, ...) there is none to compare.
+	pr.ScopeChanged = !reflect.DeepEqual(cfg, sc.Config(p))
+	if p.Name != "custom" && !pr.ScopeChanged {
+		pr.Expected, pr.HasExpected = sc.Expected(p.Name), true
+	}
+	var f discovered
+	switch o.Explore {
+	case ExploreExhaustive:
+		e := &engine{cfg: &cfg}
+		r := e.exhaustiveShard(ctx, o.MaxStates, o.Shard)
+		pr.States, pr.Transitions, pr.Complete, pr.Found, pr.Coverage = r.States, r.Transitions, r.Complete, r.Found, r.Reached
+		f.violation, f.example = pick(r.Found, r.Examples)
+		meter.Add(int64(r.States))
+	case ExploreRandom:
+		var err error
+		if f, err = exploreRandom(ctx, o, &cfg, pr, meter); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown --explore %q: want exhaustive or random", o.Explore)
+	}
+	if f.example != nil {
+		pr.Example = explain(sc, cfg, f.seed, f.example, f.violation)
+		if pr.demonstrates(sc, demo) {
+			pr.Example.Schedule.Expected = true
+			pr.Example.Token = pr.Example.Schedule.Token()
+		}
+	}
+	return pr, nil
+}
+
+// exploreRandom runs o.Runs seeded schedules (this shard's), counting them
+// in pr, and keeps the first schedule of the most serious violation.
+func exploreRandom(ctx context.Context, o *Options, cfg *Config, pr *ProfileResult, meter progress.Meter) (discovered, error) {
+	runs := max(o.Runs, 1)
+	meter.SetTotal(int64(runs))
+	e := &engine{cfg: cfg}
+	var buf []Action
+	var f discovered
+	pr.Complete = true
+	for i := 0; i < runs; i++ {
+		if i&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return discovered{}, err
+			}
+			meter.Add(int64(min(4096, runs-i)))
+		}
+		if !o.Shard.mine(i) {
+			continue
+		}
+		s := mix(o.Seed, uint64(i))
+		var v Violation
+		v, buf = e.runRandom(s, true, nil, buf)
+		pr.Runs++
+		if v == 0 {
+			continue
+		}
+		pr.FailingRuns++
+		pr.Found |= v
+		if f.example == nil || rank(v) > rank(f.violation) {
+			var trace []Action
+			e.runRandom(s, true, &trace, buf)
+			f = discovered{violation: mostSerious(v), seed: s, example: trace}
+		}
+	}
+	return f, nil
 }
 
 // rank orders violations by how much they matter to the reader.
@@ -229,20 +257,17 @@ func pick(found Violation, examples map[Violation][]Action) (Violation, []Action
 func explain(sc *Scenario, cfg Config, seed uint64, actions []Action, v Violation) *Counterexample {
 	scfg, short := shrink(cfg, seed, actions, v)
 	ce := &Counterexample{Violation: v, OriginalSteps: len(actions), Steps: len(short)}
-	ce.Replay = Replay{Scenario: sc.Name, Config: scfg, Seed: seed, Actions: short}
-	ce.Token = ce.Replay.Token()
-	tl, stats, _, _ := Record(ce.Replay)
+	ce.Schedule = Schedule{Scenario: sc.Name, Config: scfg, Seed: seed, Actions: short}
+	ce.Token = ce.Schedule.Token()
+	tl, stats, _, _ := record(ce.Schedule)
 	ce.Timeline, ce.Stats = tl, stats
-	ce.Counterfactual = counterfactuals(ce.Replay, sc.Safe)
+	ce.Counterfactual = counterfactuals(ce.Schedule, sc.Safe)
 	return ce
 }
 
-// Counterfactuals replays a schedule under every profile.
-func Counterfactuals(r Replay) []Counterfactual { return counterfactuals(r, "") }
-
 // counterfactuals replays the schedule under every profile; the one named
 // withTimeline also gets its timeline recorded.
-func counterfactuals(r Replay, withTimeline string) []Counterfactual {
+func counterfactuals(r Schedule, withTimeline string) []Counterfactual {
 	var out []Counterfactual
 	for _, p := range worker.Profiles() {
 		c := r.Config
@@ -263,9 +288,9 @@ func counterfactuals(r Replay, withTimeline string) []Counterfactual {
 	return out
 }
 
-// Record replays a schedule exactly and returns its timeline. ok is false
+// record replays a schedule exactly and returns its timeline. ok is false
 // when the schedule does not fit this engine (a token from another build).
-func Record(r Replay) (tl Timeline, st Stats, found Violation, ok bool) {
+func record(r Schedule) (tl Timeline, st Stats, found Violation, ok bool) {
 	cfg := r.Config
 	e := &engine{cfg: &cfg, rec: newRecorder()}
 	found, _, ok = e.replay(r.Seed, r.Actions, true, false)

@@ -1,16 +1,3 @@
-// Package sim is dupctl's deterministic simulator: N workers running the
-// worker core (internal/worker) over an in-memory at-least-once broker,
-// Redis lock semantics, a database ledger and a lagging status cache, with a
-// virtual clock and a seeded scheduler deciding every interleaving.
-//
-// It is a pure step machine: no goroutine, clock or network inside. Its
-// state is a plain value; the engine's enabled lists what may happen next
-// and apply makes one thing happen (both unexported: callers drive the
-// machine through Run, RunMatrix, RunPlan, RunReplay and Risk). Random
-// exploration, exhaustive exploration, replay, shrinking and risk
-// estimation are all drivers over those two functions, so the same seed
-// always gives the same run, byte for byte. Report methods turn what the
-// drivers found into findings.
 package sim
 
 import (

@@ -88,6 +88,10 @@ type engine struct {
 	nextDue   uint8 // the timer sources due at nextAt
 	nextSteps int32
 	flow      *flowTable // the profile's flow as lookups
+	// x and st are the operation being carried out, kept here so that a
+	// step allocates nothing.
+	x  executor
+	st worker.Step
 }
 
 func (e *engine) reset(seed uint64) {
@@ -420,122 +424,22 @@ func (e *engine) receive(w int) {
 // exec is worker w's next step: its flow's current operation, or a receive
 // when it is idle. fail makes a side effect fail (a retryable error).
 func (e *engine) exec(w int, fail bool) {
-	s := &e.s
-	p := &e.cfg.Profile
-	ws := &s.W[w]
+	ws := &e.s.W[w]
 	if ws.Msg < 0 {
 		e.receive(w)
 		return
 	}
 	op := ws.Op
-	r := worker.ResOK
-	note := ""
-	switch op {
-	case worker.OpAckEarly, worker.OpAck:
-		note = e.ack(w)
-	case worker.OpLock:
-		l := &s.Locks[ws.LockID]
-		if l.Token != 0 && l.Exp > s.Now {
-			r = worker.ResBusy
-			break
-		}
-		s.NextToken++
-		s.setLock(ws.LockID, lockEntry{Token: s.NextToken, Exp: s.Now + e.cfg.LockTTL, Holder: int8(w)})
-		ws.Token = s.NextToken
-		if p.Fence {
-			s.FenceCtr[ws.LockID]++
-			ws.Fence = s.FenceCtr[ws.LockID]
-		}
-	case worker.OpUnlockBusy:
-		// defer unlock() on the busy path: a plain DEL of a lock this
-		// worker never held.
-		l := &s.Locks[ws.LockID]
-		if l.Token != 0 {
-			s.NonOwnerUnlocks++
-			if e.rec != nil {
-				note = "deleted the lock of W" + itoa(int(l.Holder)+1)
-			}
-			s.clearLock(ws.LockID)
-		}
-	case worker.OpCheck:
-		st := s.Ledger[ws.IdemKey]
-		if p.StatusFrom == worker.StatusCache {
-			st = s.Cache[ws.IdemKey].Visible
-		}
-		note = statusNames[st]
-		if st == stSucceeded {
-			r = worker.ResBusy
-			s.Caught++
-		}
-	case worker.OpClaim:
-		switch s.Ledger[ws.IdemKey] {
-		case stAbsent, stFailed:
-			e.writeStatus(ws.IdemKey, stProcessing)
-		default:
-			note = statusNames[s.Ledger[ws.IdemKey]]
-			r = worker.ResBusy
-			s.Caught++
-		}
-	case worker.OpWork:
-		d := e.cfg.Duration.draw(e.seed, uint64(ws.Delivery))
-		ws.Until = s.Now + d
-		if e.rec != nil {
-			note = fmtDur(d)
-		}
-	case worker.OpEffect, worker.OpEffectTxn:
-		r, note = e.effect(w, op == worker.OpEffectTxn, fail)
-	case worker.OpCommit:
-		e.writeStatus(ws.IdemKey, stSucceeded)
-	case worker.OpMarkFailed:
-		if p.StatusWrite == worker.StatusGuarded && s.Ledger[ws.IdemKey] == stSucceeded {
-			note = "kept SUCCEEDED"
-			break
-		}
-		if s.Ledger[ws.IdemKey] == stSucceeded {
-			s.Overwrites++
-			note = "overwrote SUCCEEDED"
-		}
-		e.writeStatus(ws.IdemKey, stFailed)
-		s.Attempts[ws.IdemKey]++
-	case worker.OpUnlock:
-		l := &s.Locks[ws.LockID]
-		switch {
-		case l.Token == ws.Token && l.Token != 0:
-			s.clearLock(ws.LockID)
-		case p.Unlock == worker.UnlockDel && l.Token != 0:
-			s.NonOwnerUnlocks++
-			note = "deleted the lock of another holder"
-			if e.rec != nil {
-				note = "deleted the lock of W" + itoa(int(l.Holder)+1)
-			}
-			s.clearLock(ws.LockID)
-		case p.Unlock == worker.UnlockDel:
-			note = "lock already gone"
-			s.clearLock(ws.LockID)
-		default:
-			note = "not ours any more: left alone"
-		}
-	case worker.OpRetry, worker.OpRetryBusy:
-		e.publishRetry(ws)
-		note = e.ack(w)
-	case worker.OpDeadLetter:
-		reason := reasonLockBusy
-		switch {
-		case ws.Flow.Fatal():
-			reason = reasonFatal
-		case ws.Flow.Failed():
-			reason = reasonRetries
-		}
-		m := &s.Msgs[ws.Msg]
-		s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt, State: msgDead, Worker: -1, Reason: reason, Dup: m.Dup, At: s.Now})
-		note = e.ack(w) // ack re-reads the message: the append may have moved the slice
-	}
+	e.x = executor{e: e, w: w, ws: ws, fail: fail}
+	e.st = worker.Step{Op: op}
+	_ = worker.Interpret(&e.x, &e.st) // the engine's operations never fail
+	r := e.st.Result
 	next, at, ok := e.flow.lookup(&ws.Flow, op, r)
 	if !ok {
 		next, at = e.flow.slowStep(&ws.Flow, op, r)
 	}
 	if e.rec != nil {
-		e.rec.exec(e, w, op, r, note)
+		e.rec.exec(e, w, &e.st)
 	}
 	ws.At = at
 	if next == worker.OpDone {

@@ -20,29 +20,46 @@ type Cell struct {
 // Match reports whether the cell came out as documented.
 func (c Cell) Match() bool { return c.Complete && c.Expected == c.Observed }
 
-// Matrix is every scenario under every profile.
-type Matrix struct {
+// MatrixOptions choose what one `dupctl simulate matrix` explores.
+type MatrixOptions struct {
+	Scenarios []*Scenario      // the rows; empty: every scenario
+	Profiles  []worker.Profile // the columns; empty: every profile
+	MaxStates int              // a cell's exploration stops here; 0: 5,000,000
+	Shard     Shard
+}
+
+// MatrixResult is every scenario under every profile.
+type MatrixResult struct {
 	Scenarios []*Scenario
 	Profiles  []worker.Profile
 	Cells     [][]Cell // [scenario][profile]
 	States    int
 }
 
-// RunMatrix explores every scenario under every profile exhaustively.
-func RunMatrix(ctx context.Context, scenarios []*Scenario, profiles []worker.Profile, maxStates int, sh Shard) (*Matrix, error) {
-	m := &Matrix{Scenarios: scenarios, Profiles: profiles}
+// Matrix explores every scenario under every profile exhaustively.
+func Matrix(ctx context.Context, o MatrixOptions) (*MatrixResult, error) {
+	if len(o.Scenarios) == 0 {
+		o.Scenarios = Scenarios()
+	}
+	if len(o.Profiles) == 0 {
+		o.Profiles = worker.Profiles()
+	}
+	if o.MaxStates == 0 {
+		o.MaxStates = 5_000_000
+	}
+	m := &MatrixResult{Scenarios: o.Scenarios, Profiles: o.Profiles}
 	i := 0
-	for _, sc := range scenarios {
-		row := make([]Cell, 0, len(profiles))
-		for _, p := range profiles {
+	for _, sc := range o.Scenarios {
+		row := make([]Cell, 0, len(o.Profiles))
+		for _, p := range o.Profiles {
 			cell := Cell{Scenario: sc.Name, Profile: p.Name, Expected: sc.Expected(p.Name)}
-			if sh.mine(i) {
+			if o.Shard.mine(i) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
 				cfg := sc.Config(p)
 				e := &engine{cfg: &cfg}
-				r := e.exhaustive(ctx, maxStates)
+				r := e.exhaustive(ctx, o.MaxStates)
 				cell.Found, cell.Observed, cell.States, cell.Complete = r.Found, expectOf(r.Found), r.States, r.Complete
 				m.States += r.States
 			} else {

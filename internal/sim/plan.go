@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -65,13 +66,46 @@ func Plans() map[string]Plan {
 	}
 }
 
-// RunPlan runs a config under a plan with the default scheduling policy
-// (the first worker that can move moves; the clock jumps when all wait)
-// and returns what happened, with its timeline.
-func RunPlan(cfg Config, plan Plan) (Violation, Stats, Timeline) {
-	plan.Apply(&cfg)
+// PlayOptions choose one plan to play in the simulator.
+type PlayOptions struct {
+	Scenario string // the scenario the config comes from, for the findings
+	Config   Config
+	Plan     Plan
+}
+
+// PlayResult is what one plan did in the simulator.
+type PlayResult struct {
+	Scenario string
+	Config   Config // as played: the plan's timers and fault budget applied
+	Plan     Plan
+	Found    Violation
+	Stats    Stats
+	Timeline Timeline
+}
+
+// Play runs a config under a plan with the default scheduling policy (the
+// first worker that can move moves; the clock jumps when all wait) and
+// returns what happened, with its timeline: the simulator's side of what
+// the live runner plays on real servers.
+func Play(ctx context.Context, o PlayOptions) (*PlayResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg := o.Plan.budget(o.Config)
+	e := &engine{cfg: &cfg, rec: newRecorder()}
+	e.reset(0)
+	pl := &player{plan: o.Plan, e: e, deliveries: map[int32]int{}, current: make([][2]int, cfg.Workers), fired: map[[4]int]bool{}}
+	found := pl.run()
+	e.rec.finish(e)
+	return &PlayResult{Scenario: o.Scenario, Config: cfg, Plan: o.Plan, Found: found, Stats: e.stats(), Timeline: e.rec.tl}, nil
+}
+
+// budget is cfg adapted to the plan, with a fault budget that lets each of
+// the plan's faults fire (once per job for a fault on every job).
+func (p Plan) budget(cfg Config) Config {
+	p.Apply(&cfg)
 	cfg.Faults = Faults{CrashAt: allPoints, PauseAt: allPoints}
-	for _, f := range plan.Faults {
+	for _, f := range p.Faults {
 		n := 1
 		if f.Job < 0 {
 			n = cfg.Jobs
@@ -87,56 +121,74 @@ func RunPlan(cfg Config, plan Plan) (Violation, Stats, Timeline) {
 			cfg.Faults.EffectFail += n
 		}
 	}
-	cfg.DupAt = plan.DupAt
-	e := &engine{cfg: &cfg, rec: newRecorder()}
-	e.reset(0)
-	deliveries := map[int32]int{} // job -> deliveries so far
-	current := make([][2]int, cfg.Workers)
-	fired := map[[4]int]bool{} // fault index, job, delivery, worker instance
+	cfg.DupAt = p.DupAt
+	return cfg
+}
+
+// player drives an engine through one plan.
+type player struct {
+	plan       Plan
+	e          *engine
+	deliveries map[int32]int   // job -> deliveries so far
+	current    [][2]int        // worker -> its job and that job's delivery number
+	fired      map[[4]int]bool // fault index, job, delivery, worker instance
+}
+
+// faultKinds names the plan fault each fault action is.
+var faultKinds = map[int]string{aCrash: FaultCrash, aPause: FaultPause, aDrop: FaultDrop, aFail: FaultFail}
+
+// run plays until nothing more happens, or the step limit: a livelock.
+func (pl *player) run() Violation {
+	e := pl.e
 	var buf []Action
-	v := Violation(0)
-	for int(e.s.Steps) < cfg.MaxSteps {
+	for int(e.s.Steps) < e.cfg.MaxSteps {
 		buf = e.enabled(buf[:0])
-		next := firstProgress(buf)
-		// A planned fault takes precedence over its worker's next step.
-		for _, a := range buf {
-			w := a.Arg()
-			kind := map[int]string{aCrash: FaultCrash, aPause: FaultPause, aDrop: FaultDrop, aFail: FaultFail}[a.Kind()]
-			if kind == "" {
-				continue
-			}
-			for i, f := range plan.Faults {
-				job, n := current[w][0], current[w][1]
-				id := [4]int{i, job, n, int(e.s.W[w].Instance)}
-				if f.Kind == kind && !fired[id] && f.Matches(job, n, e.s.W[w].At) {
-					fired[id] = true
-					next = a
-				}
-			}
-			if next == a {
-				break
+		next := pl.choose(buf)
+		if next == 0 {
+			return e.violations(true)
+		}
+		pl.apply(next)
+	}
+	return e.violations(false) | VLivelock
+}
+
+// choose is the next action: a planned fault takes precedence over its
+// worker's next step.
+func (pl *player) choose(buf []Action) Action {
+	next := firstProgress(buf)
+	for _, a := range buf {
+		kind := faultKinds[a.Kind()]
+		if kind == "" {
+			continue
+		}
+		w := a.Arg()
+		ws := &pl.e.s.W[w]
+		job, n := pl.current[w][0], pl.current[w][1]
+		for i, f := range pl.plan.Faults {
+			id := [4]int{i, job, n, int(ws.Instance)}
+			if f.Kind == kind && !pl.fired[id] && f.Matches(job, n, ws.At) {
+				pl.fired[id] = true
+				next = a
 			}
 		}
-		if next == 0 {
-			v = e.violations(true)
+		if next == a {
 			break
 		}
-		idle := make([]bool, len(e.s.W))
-		for w := range e.s.W {
-			idle[w] = e.s.W[w].Msg < 0
-		}
-		e.apply(next)
-		if w := next.Arg(); next.Kind() == aStep && idle[w] && e.s.W[w].Msg >= 0 {
-			job := e.s.Msgs[e.s.W[w].Msg].Job
-			deliveries[job]++
-			current[w] = [2]int{int(job), deliveries[job]}
-		}
 	}
-	if int(e.s.Steps) >= cfg.MaxSteps {
-		v = e.violations(false) | VLivelock
+	return next
+}
+
+// apply makes the action happen and counts the delivery a receive starts.
+func (pl *player) apply(a Action) {
+	e := pl.e
+	w := a.Arg()
+	receive := a.Kind() == aStep && e.s.W[w].Msg < 0
+	e.apply(a)
+	if receive && e.s.W[w].Msg >= 0 {
+		job := e.s.Msgs[e.s.W[w].Msg].Job
+		pl.deliveries[job]++
+		pl.current[w] = [2]int{int(job), pl.deliveries[job]}
 	}
-	e.rec.finish(e)
-	return v, e.stats(), e.rec.tl
 }
 
 // CrashingAt is the plan with its crashes moved to point pt (--at on a

@@ -19,11 +19,18 @@ func TestPlansShowTheirCause(t *testing.T) {
 		}
 		for _, pn := range []string{sc.Faulty, sc.Safe} {
 			p, _ := worker.ProfileByName(pn)
-			v, _, tl := RunPlan(sc.Config(p), plan)
+			res, err := Play(context.Background(), PlayOptions{Scenario: name, Config: sc.Config(p), Plan: plan})
+			if err != nil {
+				t.Fatal(err)
+			}
 			want := pn == sc.Faulty
-			if v.Has(VDuplicate) != want {
-				t.Errorf("%s under %s: %s, want duplicate=%v", name, pn, v, want)
-				for _, ev := range tl.Events {
+			rep := res.Report()
+			if got := len(rep.Findings) > 0 && rep.Findings[0].Code == RuleDuplicate.Code; got != want {
+				t.Errorf("%s under %s: report %+v, want a duplicate finding=%v", name, pn, rep.Findings, want)
+			}
+			if res.Found.Has(VDuplicate) != want {
+				t.Errorf("%s under %s: %s, want duplicate=%v", name, pn, res.Found, want)
+				for _, ev := range res.Timeline.Events {
 					t.Logf("  %s %s %s", fmtDur(ev.T), ev.Lane, ev.Text)
 				}
 			}

@@ -170,7 +170,7 @@ func pointsText(ps worker.Points) string {
 // Report is the matrix's findings: a cell that differs from its
 // documentation is an error, a cell whose exploration stopped early a
 // warning.
-func (m *Matrix) Report() *findings.Report {
+func (m *MatrixResult) Report() *findings.Report {
 	rep := &findings.Report{Command: "simulate matrix"}
 	rep.Check(RuleMatrixMismatch.Code, RuleIncomplete.Code)
 	cells := []cellJSON{}
@@ -204,31 +204,9 @@ type cellJSON struct {
 	Skipped  bool   `json:"skipped_by_shard,omitempty"`
 }
 
-// Replayed is one schedule replayed from its token, and the same schedule
-// under every profile.
-type Replayed struct {
-	Replay         Replay
-	Scenario       *Scenario
-	Timeline       Timeline
-	Stats          Stats
-	Found          Violation
-	Counterfactual []Counterfactual
-}
-
-// RunReplay replays a token's schedule exactly. An error means the token
-// does not fit this simulator (a token from another build).
-func RunReplay(r Replay) (*Replayed, error) {
-	tl, stats, found, ok := Record(r)
-	if !ok {
-		return nil, fmt.Errorf("replay token does not fit this simulator: its schedule diverged at step %d", len(tl.Events))
-	}
-	sc, _ := ScenarioByName(r.Scenario)
-	return &Replayed{Replay: r, Scenario: sc, Timeline: tl, Stats: stats, Found: found, Counterfactual: Counterfactuals(r)}, nil
-}
-
 // Report is the replayed schedule's findings.
-func (r *Replayed) Report() *findings.Report {
-	p := r.Replay.Config.Profile
+func (r *ReplayResult) Report() *findings.Report {
+	p := r.Schedule.Config.Profile
 	rep := &findings.Report{Command: "simulate replay"}
 	rep.Check(RuleDuplicate.Code, RuleLoss.Code, RuleNonOwnerUnlock.Code, RuleLivelock.Code)
 	subject := r.Scenario.Name + "/" + p.Name
@@ -238,7 +216,7 @@ func (r *Replayed) Report() *findings.Report {
 			continue
 		}
 		f := x.rule.New(subject, fmt.Sprintf("profile %s: %s in this schedule", p.Name, ViolationText(x.v)), ev...)
-		if r.Replay.Expected {
+		if r.Schedule.Expected {
 			// The same severity as the command that printed the token.
 			f.Severity = findings.Info
 			f.Message += " (expected: the scenario's demonstration of the cause)"
@@ -246,7 +224,7 @@ func (r *Replayed) Report() *findings.Report {
 		rep.Add(f)
 	}
 	rep.Data = map[string]any{
-		"scenario": r.Scenario.Name, "profile": p.Name, "switches": p.Describe(), "scope": scopeOf(&r.Replay.Config), "seed": r.Replay.Seed,
+		"scenario": r.Scenario.Name, "profile": p.Name, "switches": p.Describe(), "scope": scopeOf(&r.Schedule.Config), "seed": r.Schedule.Seed,
 		"outcome": OutcomeOf(r.Found).String(), "violations": r.Found.String(), "stats": r.Stats, "timeline": r.Timeline,
 		"counterfactual": counterfactualData(r.Counterfactual),
 	}
@@ -456,4 +434,24 @@ func scenarioData(res *Result) scenarioDataJSON {
 		out.Profiles = append(out.Profiles, p)
 	}
 	return out
+}
+
+// Report is the played plan's findings: the invariants its one schedule
+// broke in the simulator.
+func (r *PlayResult) Report() *findings.Report {
+	p := r.Config.Profile
+	rep := &findings.Report{Command: "simulate " + r.Scenario + " (plan)"}
+	rep.Check(RuleDuplicate.Code, RuleLoss.Code, RuleNonOwnerUnlock.Code, RuleLivelock.Code)
+	subject := r.Scenario + "/" + p.Name
+	ev := KeyEvents(&r.Timeline)
+	for _, x := range violationRules {
+		if r.Found.Has(x.v) {
+			rep.Add(x.rule.New(subject, fmt.Sprintf("profile %s: %s in the plan's schedule", p.Name, ViolationText(x.v)), ev...))
+		}
+	}
+	rep.Data = map[string]any{
+		"scenario": r.Scenario, "profile": p.Name, "plan": r.Plan.Describe(), "scope": scopeOf(&r.Config),
+		"outcome": OutcomeOf(r.Found).String(), "violations": r.Found.String(), "stats": r.Stats, "timeline": r.Timeline,
+	}
+	return rep
 }

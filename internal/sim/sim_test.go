@@ -15,7 +15,7 @@ import (
 // (docs/simulate.md): exhaustive exploration must find exactly the
 // documented outcome, and finish.
 func TestMatrixExpectations(t *testing.T) {
-	m, err := RunMatrix(context.Background(), Scenarios(), worker.Profiles(), 5_000_000, Shard{})
+	m, err := Matrix(context.Background(), MatrixOptions{Scenarios: Scenarios(), Profiles: worker.Profiles(), MaxStates: 5_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestShrinkNeverLonger(t *testing.T) {
 			if len(short) > len(trace) {
 				t.Errorf("%s seed %d: shrunk %d > original %d", sc.Name, i, len(short), len(trace))
 			}
-			_, _, got, ok := Record(Replay{Scenario: sc.Name, Config: scfg, Seed: i, Actions: short})
+			_, _, got, ok := record(Schedule{Scenario: sc.Name, Config: scfg, Seed: i, Actions: short})
 			if !ok || !got.Has(VDuplicate) {
 				t.Errorf("%s seed %d: shrunk schedule does not reproduce the duplicate (ok=%v, got %s)", sc.Name, i, ok, got)
 			}
@@ -201,7 +201,7 @@ func TestTokenRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", sc.Name, err)
 		}
-		tl, _, found, ok := Record(r)
+		tl, _, found, ok := record(r)
 		if !ok || !found.Has(ex.Violation) {
 			t.Fatalf("%s: token replay ok=%v found %s, want %s", sc.Name, ok, found, ex.Violation)
 		}
@@ -247,7 +247,7 @@ func FuzzParseToken(f *testing.F) {
 			return
 		}
 		// Whatever parses must replay without panicking.
-		Record(r)
+		record(r)
 		// ... and write back a token that parses to the same replay.
 		again, err := ParseToken(r.Token())
 		if err != nil {

@@ -155,127 +155,189 @@ func (r *recorder) stopBelieving(e *engine, w int, token uint32) {
 	}
 }
 
-func (r *recorder) exec(e *engine, w int, op worker.Op, res worker.Result, note string) {
-	s := &e.s
-	ws := &s.W[w]
-	m := s.Msgs[ws.Msg]
-	p := &e.cfg.Profile
-	ln := lane(w)
-	switch op {
-	case worker.OpAckEarly, worker.OpAck:
-		text := "basic.ack " + msgName(int(ws.Msg))
-		if op == worker.OpAckEarly {
-			text += " on receipt (before any work)"
-		}
-		if note != "" {
-			text += ": " + note
-		}
-		r.add(e, ln, "ack", text)
-		if note == "" {
-			r.endDelivery(e, w, "ack")
-		}
-	case worker.OpLock:
-		lk := e.lockName(ws.LockID)
-		if res == worker.ResBusy {
-			l := s.Locks[ws.LockID]
-			r.add(e, ln, "lock", fmt.Sprintf("SET %s NX PX %s -> busy (held by W%d, token %d)", lk, fmtDur(e.cfg.LockTTL), l.Holder+1, l.Token))
-			return
-		}
-		text := fmt.Sprintf("SET %s NX PX %s -> OK token=%d, expires %s", lk, fmtDur(e.cfg.LockTTL), ws.Token, at(s.Now+e.cfg.LockTTL))
-		if p.Fence {
-			text += fmt.Sprintf(", fencing token %d", ws.Fence)
-		}
-		r.add(e, ln, "lock", text)
-		r.openLease[ws.LockID] = len(r.tl.Leases)
-		r.tl.Leases = append(r.tl.Leases, Lease{Lock: lk, Worker: w, Token: ws.Token, From: s.Now})
-	case worker.OpUnlockBusy:
-		text := "deferred unlock on the busy path: DEL " + e.lockName(ws.LockID)
-		if note != "" {
-			text += " -> " + note
-			r.endLease(e, ws.LockID, "deleted")
-		} else {
-			text += " -> nothing to delete"
-		}
-		r.add(e, ln, "unlock", text)
-	case worker.OpCheck:
-		src := "SELECT status FROM job_execution WHERE key=" + e.idemName(ws)
-		if p.StatusFrom == worker.StatusCache {
-			src = "GET job:status:" + e.idemName(ws) + " (cache)"
-		}
-		verdict := "proceed"
-		if res == worker.ResBusy {
-			verdict = "already done: skip"
-		}
-		r.add(e, ln, "check", fmt.Sprintf("%s -> %s: %s", src, note, verdict))
-	case worker.OpClaim:
-		text := "INSERT " + e.idemName(ws) + " PROCESSING ON CONFLICT DO NOTHING -> inserted"
-		if res == worker.ResBusy {
-			text = "INSERT " + e.idemName(ws) + " PROCESSING ON CONFLICT DO NOTHING -> conflict (" + note + "): treated as done"
-		}
-		r.add(e, ln, "claim", text)
-	case worker.OpWork:
-		r.add(e, ln, "work", fmt.Sprintf("work %s (until %s)", note, at(ws.Until)))
-	case worker.OpEffect, worker.OpEffectTxn:
-		prefix := "SIDE EFFECT"
-		if op == worker.OpEffectTxn {
-			prefix = "BEGIN; SIDE EFFECT + INSERT SUCCEEDED; COMMIT"
-		}
-		if res != worker.ResOK {
-			r.add(e, ln, "effect", prefix+" "+keyName(m.Key)+" -> "+note)
-			return
-		}
-		n := int(s.Effects[m.Key])
-		text := fmt.Sprintf("%s %s -> effects on %s = %d", prefix, keyName(m.Key), keyName(m.Key), n)
-		if p.Fence {
-			text += fmt.Sprintf(" (fencing token %d accepted)", ws.Fence)
-		}
-		ev := r.add(e, ln, "effect", text)
-		if n > 1 {
-			ev.Mark = true
-			ev.Kind = "duplicate-effect"
-			ev.Text += "   <- SECOND SIDE EFFECT"
-		}
-		r.tl.Effects = append(r.tl.Effects, EffectMark{Worker: w, Key: keyName(m.Key), T: s.Now, N: n})
-	case worker.OpCommit:
-		r.add(e, ln, "commit", "UPDATE job_execution SET status=SUCCEEDED WHERE key="+e.idemName(ws))
-	case worker.OpMarkFailed:
-		text := "UPDATE job_execution SET status=FAILED, attempts=attempts+1 WHERE key=" + e.idemName(ws)
-		if note != "" {
-			text += " -> " + note
-		}
-		r.add(e, ln, "mark-failed", text)
-	case worker.OpUnlock:
-		cmd := "EVAL compare-and-delete " + e.lockName(ws.LockID) + " token=" + itoa(int(ws.Token))
-		if p.Unlock == worker.UnlockDel {
-			cmd = "DEL " + e.lockName(ws.LockID)
-		}
-		if note == "" {
-			r.add(e, ln, "unlock", cmd+" -> released")
-			r.endLease(e, ws.LockID, "released")
-		} else {
-			r.add(e, ln, "unlock", cmd+" -> "+note)
-			r.stopBelieving(e, w, ws.Token)
-			if p.Unlock == worker.UnlockDel {
-				r.endLease(e, ws.LockID, "deleted")
-			}
-		}
-	case worker.OpRetry, worker.OpRetryBusy:
-		why := "after the failure"
-		if op == worker.OpRetryBusy {
-			why = "lock busy"
-		}
-		r.add(e, ln, "retry", fmt.Sprintf("republish %s with attempt %d (%s, backoff), ack %s", jobName(m.Job), m.Attempt+1, why, msgName(int(ws.Msg))))
-		r.endDelivery(e, w, "retry")
-	case worker.OpDeadLetter:
-		r.add(e, ln, "dead-letter", fmt.Sprintf("dead-letter %s (jobId, businessKey %s, idempotencyKey %s, attempt %d, error, time), ack %s",
-			jobName(m.Job), keyName(m.Key), e.idemName(ws), m.Attempt, msgName(int(ws.Msg))))
-		r.endDelivery(e, w, "dead-letter")
+// exec writes worker w's operation st, which the engine just carried out.
+func (r *recorder) exec(e *engine, w int, st *worker.Step) {
+	_ = worker.Interpret(&lineWriter{r: r, e: e, w: w, ws: &e.s.W[w], ln: lane(w)}, st)
+}
+
+// lineWriter is the timeline's side of worker.Observer: it writes the line
+// (and the lease, delivery and effect marks) of worker w's operation once
+// the engine has carried it out.
+type lineWriter struct {
+	r  *recorder
+	e  *engine
+	w  int
+	ws *workerState
+	ln string // the worker's lane
+}
+
+// msg is the message the worker is handling.
+func (lw *lineWriter) msg() message { return lw.e.s.Msgs[lw.ws.Msg] }
+
+func (lw *lineWriter) add(kind, text string) *Event { return lw.r.add(lw.e, lw.ln, kind, text) }
+
+func (lw *lineWriter) Ack(st *worker.Step) error {
+	text := "basic.ack " + msgName(int(lw.ws.Msg))
+	if st.Op == worker.OpAckEarly {
+		text += " on receipt (before any work)"
 	}
-	if (op == worker.OpCheck || op == worker.OpClaim || op == worker.OpEffectTxn) && res == worker.ResBusy {
-		if i, ok := r.openDeliv[w]; ok {
-			r.tl.Deliveries[i].End = "skipped"
-		}
+	if st.Note != "" {
+		text += ": " + st.Note
 	}
+	lw.add("ack", text)
+	if st.Note == "" {
+		lw.r.endDelivery(lw.e, lw.w, "ack")
+	}
+	return nil
+}
+
+func (lw *lineWriter) Lock(st *worker.Step) error {
+	e, ws := lw.e, lw.ws
+	lk := e.lockName(ws.LockID)
+	if st.Result == worker.ResBusy {
+		l := e.s.Locks[ws.LockID]
+		lw.add("lock", fmt.Sprintf("SET %s NX PX %s -> busy (held by W%d, token %d)", lk, fmtDur(e.cfg.LockTTL), l.Holder+1, l.Token))
+		return nil
+	}
+	text := fmt.Sprintf("SET %s NX PX %s -> OK token=%d, expires %s", lk, fmtDur(e.cfg.LockTTL), ws.Token, at(e.s.Now+e.cfg.LockTTL))
+	if e.cfg.Profile.Fence {
+		text += fmt.Sprintf(", fencing token %d", ws.Fence)
+	}
+	lw.add("lock", text)
+	lw.r.openLease[ws.LockID] = len(lw.r.tl.Leases)
+	lw.r.tl.Leases = append(lw.r.tl.Leases, Lease{Lock: lk, Worker: lw.w, Token: ws.Token, From: e.s.Now})
+	return nil
+}
+
+func (lw *lineWriter) UnlockBusy(st *worker.Step) error {
+	text := "deferred unlock on the busy path: DEL " + lw.e.lockName(lw.ws.LockID)
+	if st.Note != "" {
+		text += " -> " + st.Note
+		lw.r.endLease(lw.e, lw.ws.LockID, "deleted")
+	} else {
+		text += " -> nothing to delete"
+	}
+	lw.add("unlock", text)
+	return nil
+}
+
+func (lw *lineWriter) Retry(st *worker.Step) error {
+	why := "after the failure"
+	if st.Op == worker.OpRetryBusy {
+		why = "lock busy"
+	}
+	m := lw.msg()
+	lw.add("retry", fmt.Sprintf("republish %s with attempt %d (%s, backoff), ack %s",
+		jobName(m.Job), m.Attempt+1, why, msgName(int(lw.ws.Msg))))
+	lw.r.endDelivery(lw.e, lw.w, "retry")
+	return nil
+}
+
+func (lw *lineWriter) Check(st *worker.Step) error {
+	src := "SELECT status FROM job_execution WHERE key=" + lw.e.idemName(lw.ws)
+	if lw.e.cfg.Profile.StatusFrom == worker.StatusCache {
+		src = "GET job:status:" + lw.e.idemName(lw.ws) + " (cache)"
+	}
+	verdict := "proceed"
+	if st.Result == worker.ResBusy {
+		verdict = "already done: skip"
+	}
+	lw.add("check", fmt.Sprintf("%s -> %s: %s", src, st.Note, verdict))
+	lw.skipped(st)
+	return nil
+}
+
+func (lw *lineWriter) Claim(st *worker.Step) error {
+	text := "INSERT " + lw.e.idemName(lw.ws) + " PROCESSING ON CONFLICT DO NOTHING -> inserted"
+	if st.Result == worker.ResBusy {
+		text = "INSERT " + lw.e.idemName(lw.ws) + " PROCESSING ON CONFLICT DO NOTHING -> conflict (" + st.Note + "): treated as done"
+	}
+	lw.add("claim", text)
+	lw.skipped(st)
+	return nil
+}
+
+// skipped marks the delivery as skipped when the idempotency layer found
+// its job done.
+func (lw *lineWriter) skipped(st *worker.Step) {
+	if st.Result != worker.ResBusy {
+		return
+	}
+	if i, ok := lw.r.openDeliv[lw.w]; ok {
+		lw.r.tl.Deliveries[i].End = "skipped"
+	}
+}
+
+func (lw *lineWriter) Work(st *worker.Step) error {
+	lw.add("work", fmt.Sprintf("work %s (until %s)", st.Note, at(lw.ws.Until)))
+	return nil
+}
+
+func (lw *lineWriter) Effect(st *worker.Step) error {
+	e, m := lw.e, lw.msg()
+	prefix := "SIDE EFFECT"
+	if st.Op == worker.OpEffectTxn {
+		prefix = "BEGIN; SIDE EFFECT + INSERT SUCCEEDED; COMMIT"
+	}
+	if st.Result != worker.ResOK {
+		lw.add("effect", prefix+" "+keyName(m.Key)+" -> "+st.Note)
+		return nil
+	}
+	n := int(e.s.Effects[m.Key])
+	text := fmt.Sprintf("%s %s -> effects on %s = %d", prefix, keyName(m.Key), keyName(m.Key), n)
+	if e.cfg.Profile.Fence {
+		text += fmt.Sprintf(" (fencing token %d accepted)", lw.ws.Fence)
+	}
+	ev := lw.add("effect", text)
+	if n > 1 {
+		ev.Mark = true
+		ev.Kind = "duplicate-effect"
+		ev.Text += "   <- SECOND SIDE EFFECT"
+	}
+	lw.r.tl.Effects = append(lw.r.tl.Effects, EffectMark{Worker: lw.w, Key: keyName(m.Key), T: e.s.Now, N: n})
+	return nil
+}
+
+func (lw *lineWriter) Commit(*worker.Step) error {
+	lw.add("commit", "UPDATE job_execution SET status=SUCCEEDED WHERE key="+lw.e.idemName(lw.ws))
+	return nil
+}
+
+func (lw *lineWriter) MarkFailed(st *worker.Step) error {
+	text := "UPDATE job_execution SET status=FAILED, attempts=attempts+1 WHERE key=" + lw.e.idemName(lw.ws)
+	if st.Note != "" {
+		text += " -> " + st.Note
+	}
+	lw.add("mark-failed", text)
+	return nil
+}
+
+func (lw *lineWriter) Unlock(st *worker.Step) error {
+	e, ws := lw.e, lw.ws
+	del := e.cfg.Profile.Unlock == worker.UnlockDel
+	cmd := "EVAL compare-and-delete " + e.lockName(ws.LockID) + " token=" + itoa(int(ws.Token))
+	if del {
+		cmd = "DEL " + e.lockName(ws.LockID)
+	}
+	if st.Note == "" {
+		lw.add("unlock", cmd+" -> released")
+		lw.r.endLease(e, ws.LockID, "released")
+		return nil
+	}
+	lw.add("unlock", cmd+" -> "+st.Note)
+	lw.r.stopBelieving(e, lw.w, ws.Token)
+	if del {
+		lw.r.endLease(e, ws.LockID, "deleted")
+	}
+	return nil
+}
+
+func (lw *lineWriter) DeadLetter(*worker.Step) error {
+	m := lw.msg()
+	lw.add("dead-letter", fmt.Sprintf("dead-letter %s (jobId, businessKey %s, idempotencyKey %s, attempt %d, error, time), ack %s",
+		jobName(m.Job), keyName(m.Key), lw.e.idemName(lw.ws), m.Attempt, msgName(int(lw.ws.Msg))))
+	lw.r.endDelivery(lw.e, lw.w, "dead-letter")
+	return nil
 }
 
 func (r *recorder) crash(e *engine, w int) {

@@ -14,7 +14,7 @@ import (
 const tokenVersion = "dsim1"
 
 // Replay is everything needed to re-run one schedule bit for bit.
-type Replay struct {
+type Schedule struct {
 	Scenario string
 	Config   Config
 	Seed     uint64
@@ -69,8 +69,8 @@ func parseProfileCode(s string) (worker.Profile, error) {
 
 var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x'}
 
-// Token encodes a replay as one copy-pasteable string.
-func (r Replay) Token() string {
+// Token encodes a schedule as one copy-pasteable string.
+func (r Schedule) Token() string {
 	c := r.Config
 	f := c.Faults
 	var acts []string
@@ -97,65 +97,93 @@ func (r Replay) Token() string {
 }
 
 // ParseToken decodes a token written by Token.
-func ParseToken(tok string) (Replay, error) {
-	bad := func(why string) (Replay, error) {
-		return Replay{}, fmt.Errorf("replay token is not valid (%s): copy it whole from the simulate output", why)
+func ParseToken(tok string) (Schedule, error) {
+	fields, err := tokenFields(tok)
+	if err != nil {
+		return Schedule{}, err
 	}
+	sc, c, err := tokenConfig(fields)
+	if err != nil {
+		return Schedule{}, err
+	}
+	seed, err := strconv.ParseUint(fields[6], 10, 64)
+	if err != nil {
+		return Schedule{}, badToken("seed")
+	}
+	r := Schedule{Scenario: sc.Name, Config: c, Seed: seed, Expected: len(fields) == 9}
+	if r.Actions, err = tokenActions(fields[7]); err != nil {
+		return Schedule{}, err
+	}
+	return r, nil
+}
+
+func badToken(why string) error {
+	return fmt.Errorf("replay token is not valid (%s): copy it whole from the simulate output", why)
+}
+
+// tokenFields are a token's fields, once its version is this one.
+func tokenFields(tok string) ([]string, error) {
 	tok = strings.TrimSpace(tok)
 	prefix, body, ok := strings.Cut(tok, "_")
 	if !ok || !strings.HasPrefix(prefix, "dsim") {
-		return bad("no dsim prefix")
+		return nil, badToken("no dsim prefix")
 	}
 	if prefix != tokenVersion {
-		return Replay{}, fmt.Errorf("replay token is version %s; this dupctl replays %s tokens: use the dupctl that printed it", prefix, tokenVersion)
+		return nil, fmt.Errorf("replay token is version %s; this dupctl replays %s tokens: use the dupctl that printed it", prefix, tokenVersion)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(body)
 	if err != nil {
-		return bad("not base64url")
+		return nil, badToken("not base64url")
 	}
 	fields := strings.Split(string(raw), "|")
 	// A ninth field marks the expected demonstration; tokens without it
 	// (and those printed before it existed) replay as chosen schedules.
 	if len(fields) < 8 || len(fields) > 9 || fields[0] != tokenVersion || (len(fields) == 9 && fields[8] != "expected") {
-		return bad("wrong number of fields")
+		return nil, badToken("wrong number of fields")
 	}
+	return fields, nil
+}
+
+// tokenConfig reads a token's scenario and config fields.
+func tokenConfig(fields []string) (*Scenario, Config, error) {
 	sc, err := ScenarioByName(fields[1])
 	if err != nil {
-		return bad("unknown scenario")
+		return nil, Config{}, badToken("unknown scenario")
 	}
 	p, err := parseProfileCode(fields[2])
 	if err != nil {
-		return bad(err.Error())
+		return nil, Config{}, badToken(err.Error())
 	}
 	c := sc.Config(p)
 	var crashAt, pauseAt uint16
 	var att, ren, dl uint8
 	if _, err := fmt.Sscanf(fields[3], "w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
 		&c.Workers, &c.Jobs, &c.Keys, &c.LockTTL, &c.AckTimeout, &c.PauseFor, &c.CacheLag, &c.BackoffBase, &att, &ren, &c.MaxSteps, &c.JitterPercent, &c.DupAt, &dl); err != nil {
-		return bad("config")
+		return nil, Config{}, badToken("config")
 	}
 	c.MaxAttempts, c.MaxRenewals, c.DeliveryLimit = att, ren, dl
 	if _, err := fmt.Sscanf(fields[4], "c%d.%d.p%d.%d.d%d.u%d.f%d", &c.Faults.Crash, &crashAt, &c.Faults.Pause, &pauseAt, &c.Faults.DropAck, &c.Faults.DupPublish, &c.Faults.EffectFail); err != nil {
-		return bad("faults")
+		return nil, Config{}, badToken("faults")
 	}
 	c.Faults.CrashAt, c.Faults.PauseAt = worker.Points(crashAt), worker.Points(pauseAt)
 	if c.Duration, err = ParseDist(fields[5]); err != nil {
-		return bad("duration")
+		return nil, Config{}, badToken("duration")
 	}
 	if err := c.Validate(); err != nil {
-		return bad(err.Error())
+		return nil, Config{}, badToken(err.Error())
 	}
-	seed, err := strconv.ParseUint(fields[6], 10, 64)
-	if err != nil {
-		return bad("seed")
+	return sc, c, nil
+}
+
+// tokenActions reads a token's schedule field.
+func tokenActions(field string) ([]Action, error) {
+	if field == "" {
+		return nil, nil
 	}
-	r := Replay{Scenario: sc.Name, Config: c, Seed: seed, Expected: len(fields) == 9}
-	if fields[7] == "" {
-		return r, nil
-	}
-	for _, s := range strings.Split(fields[7], ".") {
+	var actions []Action
+	for _, s := range strings.Split(field, ".") {
 		if s == "" {
-			return bad("empty action")
+			return nil, badToken("empty action")
 		}
 		kind := 0
 		for k, l := range actionLetters {
@@ -164,18 +192,19 @@ func ParseToken(tok string) (Replay, error) {
 			}
 		}
 		if kind == 0 {
-			return bad("unknown action")
+			return nil, badToken("unknown action")
 		}
 		if (kind == aTick || kind == aStop) && len(s) > 1 {
-			return bad("action argument") // Token writes none for these
+			return nil, badToken("action argument") // Token writes none for these
 		}
 		arg := 0
 		if len(s) > 1 {
+			var err error
 			if arg, err = strconv.Atoi(s[1:]); err != nil || arg < 0 || arg >= 1<<24 {
-				return bad("action argument")
+				return nil, badToken("action argument")
 			}
 		}
-		r.Actions = append(r.Actions, act(kind, arg))
+		actions = append(actions, act(kind, arg))
 	}
-	return r, nil
+	return actions, nil
 }

@@ -100,11 +100,12 @@ type Hooks interface {
 	Work(ctx context.Context, m Message) error
 	// EffectFails reports whether this side effect should fail (retryable).
 	EffectFails(m Message) bool
-	// Event records what happened, for the timeline.
-	Event(m Message, op Op, r Result, note string)
+	// Event records what an operation did, for the timeline.
+	Event(m Message, s *Step)
 }
 
-// Core is the seed's consumer flow over real systems.
+// Core is the consumer flow over real systems: the adapters of the
+// interfaces above carry out each operation Flow decides on.
 type Core struct {
 	Profile     Profile
 	Name        string // the worker's instance name, recorded with its effects
@@ -123,22 +124,20 @@ type Core struct {
 // simulator makes, executed one operation at a time.
 func (c *Core) Handle(ctx context.Context, m Message, d Delivery) error {
 	p := &c.Profile
-	f := Flow{Attempt: uint8(min(m.Attempt, 255)), MaxAttempts: uint8(c.MaxAttempts)}
-	key := c.IdemKey(m)
-	lockKey := c.LockKey(m)
-	var lease Lease
+	h := &handling{ctx: ctx, c: c, m: m, d: d, key: c.IdemKey(m), lockKey: c.LockKey(m)}
+	h.flow = Flow{Attempt: uint8(min(m.Attempt, 255)), MaxAttempts: uint8(c.MaxAttempts)}
 	if err := c.Hooks.At(ctx, m, Of(PointAfterReceive)); err != nil {
 		return err
 	}
-	for op := f.Start(p); op != OpDone; {
-		r, note, err := c.exec(ctx, op, m, d, &f, key, lockKey, &lease)
+	for op := h.flow.Start(p); op != OpDone; {
+		s := Step{Op: op}
+		next, at, err := h.flow.Advance(p, h, &s)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		c.Hooks.Event(m, op, r, note)
-		next := f.Next(p, op, r)
-		if ps := Reached(p, op, r, next); ps != 0 {
-			if err := c.Hooks.At(ctx, m, ps); err != nil {
+		c.Hooks.Event(m, &s)
+		if at != 0 {
+			if err := c.Hooks.At(ctx, m, at); err != nil {
 				return err
 			}
 		}
@@ -147,92 +146,118 @@ func (c *Core) Handle(ctx context.Context, m Message, d Delivery) error {
 	return nil
 }
 
-func (c *Core) exec(ctx context.Context, op Op, m Message, d Delivery, f *Flow, key, lockKey string, lease *Lease) (Result, string, error) {
-	p := &c.Profile
-	switch op {
-	case OpAckEarly, OpAck:
-		return ResOK, "", d.Ack(ctx)
-	case OpLock:
-		l, ok, err := c.Locker.Acquire(ctx, lockKey, c.LockTTL, p.Fence)
-		if err != nil || !ok {
-			return ResBusy, "", err
-		}
-		*lease = l
-		return ResOK, "token " + l.Token, nil
-	case OpUnlockBusy:
-		deleted, err := c.Locker.Delete(ctx, lockKey)
-		if deleted {
-			return ResOK, "deleted another worker's lock", err
-		}
-		return ResOK, "", err
-	case OpRetryBusy:
-		return ResOK, "", d.Retry(ctx, m.Attempt+1, c.backoff(m.Attempt), "lock busy")
-	case OpCheck:
-		var st Status
-		var err error
-		if p.StatusFrom == StatusCache {
-			st, err = c.Cache.Status(ctx, key)
-		} else {
-			st, err = c.Ledger.Status(ctx, key)
-		}
-		if st == StatusSucceeded {
-			return ResBusy, string(st), err
-		}
-		return ResOK, string(st), err
-	case OpClaim:
-		ok, err := c.Ledger.Claim(ctx, key)
-		if !ok {
-			return ResBusy, "", err
-		}
-		return ResOK, "", err
-	case OpWork:
-		return ResOK, "", c.Hooks.Work(ctx, m)
-	case OpEffect, OpEffectTxn:
-		if c.Hooks.EffectFails(m) {
-			return ResRetryable, "failed (retryable)", nil
-		}
-		e := Effect{BusinessKey: m.BusinessKey, IdempotencyKey: key, Worker: c.Name, Attempt: m.Attempt}
-		if p.Fence {
-			e.Fence = lease.Fence
-		}
-		var applied bool
-		var err error
-		if op == OpEffectTxn {
-			applied, err = c.Ledger.EffectTxn(ctx, e)
-		} else {
-			applied, err = c.Ledger.Effect(ctx, e)
-		}
-		if !applied {
-			return ResBusy, "not applied", err
-		}
-		return ResOK, "", err
-	case OpCommit:
-		return ResOK, "", c.Ledger.Commit(ctx, key)
-	case OpMarkFailed:
-		return ResOK, "", c.Ledger.MarkFailed(ctx, key, p.StatusWrite == StatusGuarded, "side effect failed")
-	case OpUnlock:
-		if p.Unlock == UnlockDel {
-			deleted, err := c.Locker.Delete(ctx, lockKey)
-			if !deleted {
-				return ResOK, "lock already gone", err
-			}
-			return ResOK, "", err
-		}
-		released, err := c.Locker.Release(ctx, *lease)
-		if !released {
-			return ResOK, "not ours any more: left alone", err
-		}
-		return ResOK, "", err
-	case OpRetry:
-		return ResOK, "", d.Retry(ctx, m.Attempt+1, c.backoff(m.Attempt), "side effect failed")
-	case OpDeadLetter:
-		reason := "lock busy"
-		if f.Failed() {
-			reason = "side effect failed"
-		}
-		return ResOK, "", d.DeadLetter(ctx, reason)
+// handling is one delivery on its way through Core's flow: Core's side of
+// Observer, carrying out each operation on the real systems. It lives for
+// one Handle call, so it keeps that call's context.
+type handling struct {
+	ctx          context.Context
+	c            *Core
+	m            Message
+	d            Delivery
+	flow         Flow
+	key, lockKey string // the idempotency key and the lock key
+	lease        Lease  // the lock, once held
+}
+
+func (h *handling) Ack(*Step) error { return h.d.Ack(h.ctx) }
+
+func (h *handling) Lock(s *Step) error {
+	l, ok, err := h.c.Locker.Acquire(h.ctx, h.lockKey, h.c.LockTTL, h.c.Profile.Fence)
+	if err != nil || !ok {
+		s.Result = ResBusy
+		return err
 	}
-	return ResOK, "", fmt.Errorf("unknown operation %d", op)
+	h.lease = l
+	s.Note = "token " + l.Token
+	return nil
+}
+
+func (h *handling) UnlockBusy(s *Step) error {
+	deleted, err := h.c.Locker.Delete(h.ctx, h.lockKey)
+	if deleted {
+		s.Note = "deleted another worker's lock"
+	}
+	return err
+}
+
+func (h *handling) Retry(s *Step) error {
+	reason := "side effect failed"
+	if s.Op == OpRetryBusy {
+		reason = "lock busy"
+	}
+	return h.d.Retry(h.ctx, h.m.Attempt+1, h.c.backoff(h.m.Attempt), reason)
+}
+
+func (h *handling) Check(s *Step) error {
+	read := h.c.Ledger.Status
+	if h.c.Profile.StatusFrom == StatusCache {
+		read = h.c.Cache.Status
+	}
+	st, err := read(h.ctx, h.key)
+	s.Note = string(st)
+	if st == StatusSucceeded {
+		s.Result = ResBusy
+	}
+	return err
+}
+
+func (h *handling) Claim(s *Step) error {
+	ok, err := h.c.Ledger.Claim(h.ctx, h.key)
+	if !ok {
+		s.Result = ResBusy
+	}
+	return err
+}
+
+func (h *handling) Work(*Step) error { return h.c.Hooks.Work(h.ctx, h.m) }
+
+func (h *handling) Effect(s *Step) error {
+	if h.c.Hooks.EffectFails(h.m) {
+		s.Result, s.Note = ResRetryable, "failed (retryable)"
+		return nil
+	}
+	e := Effect{BusinessKey: h.m.BusinessKey, IdempotencyKey: h.key, Worker: h.c.Name, Attempt: h.m.Attempt}
+	if h.c.Profile.Fence {
+		e.Fence = h.lease.Fence
+	}
+	apply := h.c.Ledger.Effect
+	if s.Op == OpEffectTxn {
+		apply = h.c.Ledger.EffectTxn
+	}
+	applied, err := apply(h.ctx, e)
+	if !applied {
+		s.Result, s.Note = ResBusy, "not applied"
+	}
+	return err
+}
+
+func (h *handling) Commit(*Step) error { return h.c.Ledger.Commit(h.ctx, h.key) }
+
+func (h *handling) MarkFailed(*Step) error {
+	return h.c.Ledger.MarkFailed(h.ctx, h.key, h.c.Profile.StatusWrite == StatusGuarded, "side effect failed")
+}
+
+func (h *handling) Unlock(s *Step) error {
+	if h.c.Profile.Unlock == UnlockDel {
+		deleted, err := h.c.Locker.Delete(h.ctx, h.lockKey)
+		if !deleted {
+			s.Note = "lock already gone"
+		}
+		return err
+	}
+	released, err := h.c.Locker.Release(h.ctx, h.lease)
+	if !released {
+		s.Note = "not ours any more: left alone"
+	}
+	return err
+}
+
+func (h *handling) DeadLetter(*Step) error {
+	reason := "lock busy"
+	if h.flow.Failed() {
+		reason = "side effect failed"
+	}
+	return h.d.DeadLetter(h.ctx, reason)
 }
 
 // backoff is base * 2^(attempt-1).

@@ -1,13 +1,3 @@
-// Package worker is the seed's consumer flow, written once: receive -> lock
-// by key -> idempotency check / reserve -> side effect -> commit status ->
-// release lock with token check -> ack, with retries, backoff and a DLQ.
-//
-// Every mitigation is a switch on a Profile, and named profiles bundle
-// them. The flow itself is a small state machine (Flow) that says which
-// operation comes next given the result of the last one; the simulator
-// (internal/sim) executes those operations against in-memory fakes one
-// scheduler step at a time, and the live runner executes them against real
-// Redis, PostgreSQL and RabbitMQ. Both therefore run the same decisions.
 package worker
 
 import (
@@ -19,7 +9,7 @@ import (
 type LockKey uint8
 
 const (
-	LockKeyBusiness LockKey = iota // lock:payment:order:<orderId>: the seed's rule
+	LockKeyBusiness LockKey = iota // lock:payment:order:<orderId>: the practice's rule
 	LockKeyJob                     // lock:<jobId>: a random id, one lock per message
 )
 
@@ -89,7 +79,7 @@ type Profile struct {
 	Summary     string
 }
 
-// Profiles are the named bundles, from the naive consumer to the seed's
+// Profiles are the named bundles, from the naive consumer to the practice's
 // safe flow. The order is the matrix's column order.
 func Profiles() []Profile {
 	return []Profile{

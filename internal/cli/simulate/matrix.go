@@ -86,7 +86,7 @@ func scenarioNames() []string {
 }
 
 func runMatrix(ctx context.Context, o *MatrixOptions) error {
-	m, err := sim.RunMatrix(ctx, o.Scenarios, o.Profiles, o.MaxStates, o.Shard)
+	m, err := sim.Matrix(ctx, sim.MatrixOptions{Scenarios: o.Scenarios, Profiles: o.Profiles, MaxStates: o.MaxStates, Shard: o.Shard})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/dupctl/dupctl/internal/sim"
 )
 
-func writeMatrix(w io.Writer, th *report.Theme, m *sim.Matrix) error {
+func writeMatrix(w io.Writer, th *report.Theme, m *sim.MatrixResult) error {
 	header := []string{"PROFILE"}
 	for _, sc := range m.Scenarios {
 		header = append(header, sc.Short)

@@ -15,9 +15,9 @@ import (
 
 // ReplayOptions are one `dupctl simulate replay` run.
 type ReplayOptions struct {
-	Factory *cmdutil.Factory
-	Replay  sim.Replay
-	Token   string
+	Factory  *cmdutil.Factory
+	Schedule sim.Schedule
+	Token    string
 }
 
 // NewCmdReplay is `dupctl simulate replay TOKEN`.
@@ -35,7 +35,7 @@ timeline, then replays the same schedule under every profile.` + exitStatus,
 			if err != nil {
 				return exitcode.InputError(err, "")
 			}
-			opts := &ReplayOptions{Factory: f, Replay: r, Token: args[0]}
+			opts := &ReplayOptions{Factory: f, Schedule: r, Token: args[0]}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -45,18 +45,19 @@ timeline, then replays the same schedule under every profile.` + exitStatus,
 }
 
 func runReplay(ctx context.Context, o *ReplayOptions) error {
-	r, err := sim.RunReplay(o.Replay)
+	r, err := sim.Replay(ctx, sim.ReplayOptions{Schedule: o.Schedule})
 	if err != nil {
 		return exitcode.InputError(err, "use the dupctl version that printed it")
 	}
+	title := fmt.Sprintf("%s under %s: %s", r.Scenario.Name, r.Schedule.Config.Profile.Name, sim.OutcomeOf(r.Found))
 	return o.Factory.Emit(ctx, report.Document{Report: r.Report(),
 		Text: func(w io.Writer, th *report.Theme) error { return writeReplay(w, th, r) },
 		Markdown: func(w io.Writer) error {
-			writeScheduleMarkdown(w, fmt.Sprintf("%s under %s: %s", r.Scenario.Name, r.Replay.Config.Profile.Name, sim.OutcomeOf(r.Found)), &r.Timeline)
+			writeScheduleMarkdown(w, title, &r.Timeline)
 			return nil
 		},
 		HTML: func(w io.Writer) error {
-			if err := writeTimelineHTML(w, &r.Timeline, fmt.Sprintf("replay of %s under %s: %s", r.Scenario.Name, r.Replay.Config.Profile.Name, sim.OutcomeOf(r.Found))); err != nil {
+			if err := writeTimelineHTML(w, &r.Timeline, "replay of "+title); err != nil {
 				return err
 			}
 			writeCounterfactualsHTML(w, r.Counterfactual)

@@ -8,10 +8,10 @@ import (
 	"github.com/dupctl/dupctl/internal/sim"
 )
 
-func writeReplay(w io.Writer, th *report.Theme, r *sim.Replayed) error {
-	p := r.Replay.Config.Profile
+func writeReplay(w io.Writer, th *report.Theme, r *sim.ReplayResult) error {
+	p := r.Schedule.Config.Profile
 	fmt.Fprintf(w, "%s %s under %s: %s\n", th.Strong("replay "+r.Scenario.Name+":"), r.Scenario.Title, p.Name, outcomeText(th, r.Found))
-	fmt.Fprintf(w, "Scope: %s\n\n", scopeText(&r.Replay.Config))
+	fmt.Fprintf(w, "Scope: %s\n\n", scopeText(&r.Schedule.Config))
 	if err := writeTimeline(w, th, &r.Timeline); err != nil {
 		return err
 	}

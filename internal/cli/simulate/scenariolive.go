@@ -35,7 +35,7 @@ func runLive(ctx context.Context, o *ScenarioOptions) error {
 			return nil
 		}
 	}
-	res, err := live.RunScenario(ctx, live.ScenarioOptions{
+	res, err := live.Scenario(ctx, live.ScenarioOptions{
 		Scenario: o.Scenario, Profiles: o.Sim.Profiles, Tune: tune, MaxStates: o.Sim.MaxStates,
 		RedisURL: g.RedisURL, PGURL: g.DatabaseURL, AMQPURL: g.AMQPURL, Scale: o.Live.Scale, AllowRemote: o.Live.AllowRemote,
 		Progress: o.Factory.IO.StartProgress("simulate "+o.Scenario.Name+" --live", "profiles"),

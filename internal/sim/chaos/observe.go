@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/resp"
 	"github.com/dupctl/dupctl/internal/sim/chaos/amqpproxy"
 	"github.com/dupctl/dupctl/internal/sim/chaos/pgproxy"
 	"github.com/dupctl/dupctl/internal/sim/chaos/respproxy"
@@ -256,7 +257,7 @@ func ttlOf(cmd *respproxy.Cmd) time.Duration {
 	return 0
 }
 
-func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *respproxy.Value) {
+func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 	r, s := o.r, o.s
 	name, key := cmd.Name(), cmd.Arg(1)
 	if !strings.Contains(string(joinArgs(cmd)), r.id) {

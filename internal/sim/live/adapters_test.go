@@ -9,18 +9,32 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/dupctl/dupctl/internal/worker"
+	"github.com/redis/go-redis/v9"
 )
 
-func TestLocker(t *testing.T) {
-	ctx := context.Background()
-	rdb, err := connect.Redis(ctx, testenv.Need(t, testenv.Redis))
+// testLocker is a Locker on the test Redis and a key of the test's own;
+// the key, and the others named, are deleted at the end.
+func testLocker(t *testing.T, name, suffix string, others ...string) (*Locker, redis.UniversalClient, string) {
+	t.Helper()
+	rdb, err := connect.Redis(context.Background(), testenv.Need(t, testenv.Redis))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	key := testenv.UniqueName("locker") + ":lock:order:1"
-	t.Cleanup(func() { rdb.Del(ctx, key, key+":fence") })
-	l := &Locker{Client: rdb}
+	key := testenv.UniqueName(name) + suffix
+	t.Cleanup(func() {
+		keys := []string{key}
+		for _, o := range others {
+			keys = append(keys, key+o)
+		}
+		rdb.Del(context.Background(), keys...)
+	})
+	return &Locker{Client: rdb}, rdb, key
+}
+
+func TestLocker(t *testing.T) {
+	ctx := context.Background()
+	l, rdb, key := testLocker(t, "locker", ":lock:order:1", ":fence")
 
 	a, ok, err := l.Acquire(ctx, key, time.Second, true)
 	if err != nil || !ok || len(a.Token) != 32 || a.Fence != 1 {
@@ -61,38 +75,72 @@ func TestLocker(t *testing.T) {
 	}
 }
 
+// TestRenewer drives the renewer with its own ticks and waits until each
+// has been acted on, so nothing depends on how fast the machine is.
 func TestRenewer(t *testing.T) {
 	ctx := context.Background()
-	rdb, err := connect.Redis(ctx, testenv.Need(t, testenv.Redis))
-	if err != nil {
-		t.Fatal(err)
+	l, rdb, key := testLocker(t, "renew", ":lock", ":paused")
+	ticks, acted := make(chan time.Time), make(chan struct{})
+	tick := func() {
+		ticks <- time.Now()
+		<-acted
 	}
-	t.Cleanup(func() { rdb.Close() })
-	key := testenv.UniqueName("renew") + ":lock"
-	t.Cleanup(func() { rdb.Del(ctx, key) })
-	l := &Locker{Client: rdb}
-	lease, ok, err := l.Acquire(ctx, key, 150*time.Millisecond, false)
+	lease, ok, err := l.Acquire(ctx, key, 5*time.Second, false)
 	if !ok || err != nil {
 		t.Fatal(err)
 	}
-	r := l.StartRenewer(ctx, lease, 150*time.Millisecond, 1000)
-	time.Sleep(400 * time.Millisecond) // longer than the TTL: renewal keeps it
-	if rdb.Get(ctx, key).Val() != lease.Token {
-		t.Fatal("the lock expired while renewed")
+	r := l.startRenewer(ctx, lease, time.Minute, 1000, ticks, acted)
+	tick()
+	tick()
+	if pttl := rdb.PTTL(ctx, key).Val(); pttl <= 5*time.Second || rdb.Get(ctx, key).Val() != lease.Token {
+		t.Fatalf("after renewals the lock has PTTL %s: renewal did not extend it to a minute", pttl)
 	}
 	// Someone takes the key over: the renewer stops and says why.
 	rdb.Set(ctx, key, "other", time.Minute)
-	time.Sleep(150 * time.Millisecond)
-	if _, err := r.Stop(); !errors.Is(err, ErrLockLost) {
-		t.Fatalf("renewer after takeover: %v", err)
+	tick()
+	if n, err := r.Stop(); n != 2 || !errors.Is(err, ErrLockLost) {
+		t.Fatalf("renewer after takeover: %d renewals, %v", n, err)
 	}
 	// A capped renewer gives up: no lock lives forever.
 	rdb.Del(ctx, key)
-	lease, _, _ = l.Acquire(ctx, key, 60*time.Millisecond, false)
-	r = l.StartRenewer(ctx, lease, 60*time.Millisecond, 2)
-	time.Sleep(300 * time.Millisecond)
+	if lease, ok, err = l.Acquire(ctx, key, 5*time.Second, false); !ok || err != nil {
+		t.Fatal(err)
+	}
+	r = l.startRenewer(ctx, lease, time.Minute, 2, ticks, acted)
+	tick()
+	tick()
 	if n, err := r.Stop(); n != 2 || err == nil {
 		t.Fatalf("capped renewer: %d renewals, %v", n, err)
+	}
+	// A paused renewer leaves the lease alone.
+	if lease, ok, err = l.Acquire(ctx, key+":paused", 5*time.Second, false); !ok || err != nil {
+		t.Fatal(err)
+	}
+	r = l.startRenewer(ctx, lease, time.Minute, 10, ticks, acted)
+	r.Pause()
+	tick()
+	if n, err := r.Stop(); n != 0 || err != nil {
+		t.Fatalf("paused renewer: %d renewals, %v", n, err)
+	}
+}
+
+// TestRenewerTicksOnItsOwn: without given ticks, the renewer renews every
+// ttl/3. It waits for the first renewal, however long the machine takes.
+func TestRenewerTicksOnItsOwn(t *testing.T) {
+	ctx := context.Background()
+	l, _, key := testLocker(t, "renew", ":lock")
+	lease, ok, err := l.Acquire(ctx, key, time.Minute, false)
+	if !ok || err != nil {
+		t.Fatal(err)
+	}
+	r := l.StartRenewer(ctx, lease, 30*time.Millisecond, 1) // stops after its first renewal
+	select {
+	case <-r.done:
+	case <-time.After(time.Minute):
+		t.Fatal("no renewal within a minute")
+	}
+	if n, err := r.Stop(); n != 1 || err == nil {
+		t.Fatalf("renewer: %d renewals, %v", n, err)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/dupctl/dupctl/internal/testenv"
 )
 
-// BenchmarkLockerAcquireRelease measures the seed's lock round trip on one
+// BenchmarkLockerAcquireRelease measures the practice's lock round trip on one
 // connection: SET key token NX PX ttl, then the compare-and-delete script
 // (EVALSHA). bench/live-locker compares it with redis-benchmark's SET and
 // DEL on the same server.

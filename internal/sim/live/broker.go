@@ -69,12 +69,6 @@ func (t Topology) Delete(ch *amqp.Channel) error {
 	return errors.Join(errs...)
 }
 
-// Depth returns a queue's ready message count.
-func Depth(ch *amqp.Channel, queue string) (int, error) {
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-	return q.Messages, err
-}
-
 // Job is a message body.
 type Job struct {
 	JobID       string `json:"jobId"`

@@ -124,12 +124,17 @@ type liveWorker struct {
 
 	job, n  int  // job index and its delivery number
 	dropped bool // the planned drop closed the channel
+	// mark is when the worker last handed control back to its core, and
+	// behind how far the delivery has fallen behind the plan's timing:
+	// the simulator's operations take no time and its timers are exact.
+	mark   time.Time
+	behind time.Duration
 }
 
 func (w *liveWorker) handle(ctx context.Context, core *worker.Core, d amqp.Delivery) error {
 	r := w.run
-	r.busy.Add(1)
-	defer r.busy.Add(-1)
+	r.flight.add(0, 1)
+	defer r.flight.add(0, -1)
 	jobID, _ := d.Headers["jobId"].(string)
 	key, _ := d.Headers["orderId"].(string)
 	attempt := 1
@@ -152,6 +157,7 @@ func (w *liveWorker) handle(ctx context.Context, core *worker.Core, d amqp.Deliv
 	}
 	r.rec.add(w.name, "receive", text+")")
 	r.rec.receive(w.lane, jobID)
+	w.mark, w.behind = time.Now(), 0
 	err := core.Handle(ctx, m, &delivery{w: w, d: d, job: Job{JobID: jobID, BusinessKey: key}, attempt: attempt, idemKey: core.IdemKey(m)})
 	if w.dropped && err != nil && !errors.Is(err, errCrash) {
 		r.rec.add(w.name, "ack", "ack failed: the broker took the delivery back ("+err.Error()+")")
@@ -163,6 +169,7 @@ func (w *liveWorker) handle(ctx context.Context, core *worker.Core, d amqp.Deliv
 // At injects the plan's faults.
 func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points) error {
 	r := w.run
+	defer func() { w.mark = time.Now() }()
 	switch {
 	case r.plannedFault(sim.FaultCrash, w.job, w.n, at):
 		r.mu.Lock()
@@ -176,11 +183,9 @@ func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points)
 		r.rec.add(w.name, "pause", fmt.Sprintf("PAUSE %s (stop-the-world; renewal stops too) (%s)", sim.FormatMillis(r.cfg.PauseFor), pointName(at)))
 		w.locker.pause(true)
 		defer w.locker.pause(false)
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		late, err := r.sleep(ctx, d)
+		w.fellBehind(late)
+		return err
 	case r.plannedFault(sim.FaultDrop, w.job, w.n, at):
 		// Close the channel before the ack: the broker requeues the
 		// delivery; this worker does not know yet and tries to ack.
@@ -206,12 +211,17 @@ func (w *liveWorker) Work(ctx context.Context, m worker.Message) error {
 	r := w.run
 	v := r.cfg.Duration.Sample(sim.Uniform(uint64(m.Delivery)))
 	r.rec.add(w.name, "work", "work "+sim.FormatMillis(v))
-	select {
-	case <-time.After(r.real(v)):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	late, err := r.sleep(ctx, r.real(v))
+	w.fellBehind(late)
+	w.mark = time.Now()
+	return err
+}
+
+// fellBehind adds d to how far the delivery is behind the plan's timing,
+// and notes the run's worst.
+func (w *liveWorker) fellBehind(d time.Duration) {
+	w.behind += d
+	w.run.slip.note(w.behind)
 }
 
 // EffectFails follows the plan.
@@ -220,8 +230,10 @@ func (w *liveWorker) EffectFails(m worker.Message) bool {
 }
 
 // Event records an operation for the timeline.
-func (w *liveWorker) Event(m worker.Message, op worker.Op, res worker.Result, note string) {
-	w.run.rec.op(w.name, m, op, res, note)
+func (w *liveWorker) Event(m worker.Message, st *worker.Step) {
+	w.fellBehind(time.Since(w.mark)) // the operation's own time
+	w.run.rec.op(w.name, m, st)
+	w.mark = time.Now()
 }
 
 // delivery settles one message with RabbitMQ.
@@ -231,17 +243,25 @@ type delivery struct {
 	job     Job
 	attempt int
 	idemKey string
+	acked   bool // counted as settled (a flow that acks on receipt may ack again)
 }
 
 func (d *delivery) Ack(ctx context.Context) error {
 	if err := d.d.Ack(false); err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
+	if !d.acked {
+		d.acked = true
+		d.w.run.flight.add(-1, 0)
+	}
 	return nil
 }
 
 func (d *delivery) Retry(ctx context.Context, attempt int, backoff time.Duration, reason string) error {
+	flight := d.w.run.flight
+	flight.add(1, 0) // the copy in the retry queue, before any worker can take it
 	if err := d.w.pub.Publish(ctx, d.w.run.topo.Retry(), d.job, attempt, amqp.Table{"x-retry-reason": reason}, backoff); err != nil {
+		flight.add(-1, 0)
 		return err
 	}
 	return d.Ack(ctx)
@@ -309,6 +329,7 @@ type laggingCache struct {
 	rdb     redis.UniversalClient
 	prefix  string
 	lag     time.Duration
+	slip    *slip
 	pending sync.WaitGroup
 }
 
@@ -322,11 +343,13 @@ func (c *laggingCache) Status(ctx context.Context, key string) (worker.Status, e
 
 func (c *laggingCache) write(key string, st worker.Status) {
 	c.pending.Add(1)
+	start := time.Now()
 	time.AfterFunc(c.lag, func() {
 		defer c.pending.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		c.rdb.Set(ctx, c.prefix+key, string(st), 0)
+		c.slip.note(time.Since(start) - c.lag) // how late the cache showed it
 	})
 }
 

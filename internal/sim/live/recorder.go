@@ -53,88 +53,135 @@ func workerIndex(lane string) int {
 }
 
 // op records one operation of the worker core.
-func (rec *recorder) op(lane string, m worker.Message, op worker.Op, res worker.Result, note string) {
+func (rec *recorder) op(lane string, m worker.Message, st *worker.Step) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	text := op.String()
-	switch op {
-	case worker.OpLock:
-		if res == worker.ResBusy {
-			text = "SET lock NX PX -> busy"
-		} else {
-			text = "SET lock NX PX -> OK (" + note + ")"
-			now := rec.now()
-			if i, ok := rec.openLease[m.BusinessKey]; ok {
-				// Another worker got the lock, so the old lease is gone:
-				// Redis expires keys silently, at the end of their TTL.
-				l := &rec.tl.Leases[i]
-				l.Until, l.Ended = min(now, l.From+rec.r.cfg.LockTTL), "expired"
-			}
-			rec.tokens++
-			rec.openLease[m.BusinessKey] = len(rec.tl.Leases)
-			rec.tl.Leases = append(rec.tl.Leases, sim.Lease{Lock: m.BusinessKey, Worker: workerIndex(lane), Token: rec.tokens, From: now})
-		}
-	case worker.OpUnlockBusy:
-		text = "deferred unlock on the busy path: DEL"
-		if note != "" {
-			text += " -> " + rec.deleteOthers(lane, m.BusinessKey)
-			rec.nonOwner = true
-		}
-	case worker.OpUnlock:
-		text = "unlock -> released"
-		if note != "" {
-			text = "unlock -> " + note
-		}
-		if i, ok := rec.openLease[m.BusinessKey]; ok && rec.tl.Leases[i].Worker != workerIndex(lane) && rec.r.cfg.Profile.Unlock == worker.UnlockDel {
-			text = "DEL -> " + rec.deleteOthers(lane, m.BusinessKey)
-			rec.nonOwner = true
-		}
-		rec.stopBelieving(lane, m.BusinessKey, note == "")
-	case worker.OpCheck:
-		text = "check status -> " + orAbsent(note)
-		if res == worker.ResBusy {
-			text += ": skip"
-		}
-	case worker.OpClaim:
-		text = "claim PROCESSING -> inserted"
-		if res == worker.ResBusy {
-			text = "claim PROCESSING -> conflict: treated as done"
-		}
-	case worker.OpEffect, worker.OpEffectTxn:
-		if res != worker.ResOK {
-			text += " -> " + note
-			break
-		}
-		rec.effects[m.BusinessKey]++
-		n := rec.effects[m.BusinessKey]
-		text = fmt.Sprintf("SIDE EFFECT %s -> effects on %s = %d", m.BusinessKey, m.BusinessKey, n)
-		if op == worker.OpEffectTxn {
-			text = "BEGIN; " + text + " + SUCCEEDED; COMMIT"
-		}
-		ev := rec.addLocked(lane, "effect", text)
-		if n > 1 {
-			ev.Mark, ev.Kind = true, "duplicate-effect"
-			ev.Text += "   <- SECOND SIDE EFFECT"
-		}
-		rec.tl.Effects = append(rec.tl.Effects, sim.EffectMark{Worker: workerIndex(lane), Key: m.BusinessKey, T: ev.T, N: n})
-		return
-	case worker.OpCommit:
-		text = "UPDATE status = SUCCEEDED"
-	case worker.OpMarkFailed:
-		text = "UPDATE status = FAILED"
-	case worker.OpWork:
-		return // recorded when the work starts
-	case worker.OpAck, worker.OpAckEarly:
-		text = "basic.ack"
-		rec.endDelivery(lane, "ack")
-	case worker.OpRetry, worker.OpRetryBusy:
-		text = fmt.Sprintf("republish with attempt %d to the retry queue (backoff), ack", m.Attempt+1)
-		rec.endDelivery(lane, "retry")
-	case worker.OpDeadLetter:
-		text = "publish to the DLQ with its context, ack"
-		rec.endDelivery(lane, "dead-letter")
+	_ = worker.Interpret(&opWriter{rec: rec, lane: lane, m: m}, st)
+}
+
+// opWriter is the live timeline's side of worker.Observer: it writes the
+// line of one operation a worker's core carried out, under rec.mu.
+type opWriter struct {
+	rec  *recorder
+	lane string
+	m    worker.Message
+}
+
+// add writes the operation's line, of the operation's own kind.
+func (w *opWriter) add(st *worker.Step, text string) { w.rec.addLocked(w.lane, st.Op.String(), text) }
+
+func (w *opWriter) Ack(st *worker.Step) error {
+	w.rec.endDelivery(w.lane, "ack")
+	w.add(st, "basic.ack")
+	return nil
+}
+
+func (w *opWriter) Lock(st *worker.Step) error {
+	if st.Result == worker.ResBusy {
+		w.add(st, "SET lock NX PX -> busy")
+		return nil
 	}
-	rec.addLocked(lane, op.String(), text)
+	rec, now := w.rec, w.rec.now()
+	if i, ok := rec.openLease[w.m.BusinessKey]; ok {
+		// Another worker got the lock, so the old lease is gone: Redis
+		// expires keys silently, at the end of their TTL.
+		l := &rec.tl.Leases[i]
+		l.Until, l.Ended = min(now, l.From+rec.r.cfg.LockTTL), "expired"
+	}
+	rec.tokens++
+	rec.openLease[w.m.BusinessKey] = len(rec.tl.Leases)
+	rec.tl.Leases = append(rec.tl.Leases, sim.Lease{Lock: w.m.BusinessKey, Worker: workerIndex(w.lane), Token: rec.tokens, From: now})
+	w.add(st, "SET lock NX PX -> OK ("+st.Note+")")
+	return nil
+}
+
+func (w *opWriter) UnlockBusy(st *worker.Step) error {
+	text := "deferred unlock on the busy path: DEL"
+	if st.Note != "" {
+		text += " -> " + w.rec.deleteOthers(w.lane, w.m.BusinessKey)
+		w.rec.nonOwner = true
+	}
+	w.add(st, text)
+	return nil
+}
+
+func (w *opWriter) Retry(st *worker.Step) error {
+	w.rec.endDelivery(w.lane, "retry")
+	w.add(st, fmt.Sprintf("republish with attempt %d to the retry queue (backoff), ack", w.m.Attempt+1))
+	return nil
+}
+
+func (w *opWriter) Check(st *worker.Step) error {
+	text := "check status -> " + orAbsent(st.Note)
+	if st.Result == worker.ResBusy {
+		text += ": skip"
+	}
+	w.add(st, text)
+	return nil
+}
+
+func (w *opWriter) Claim(st *worker.Step) error {
+	text := "claim PROCESSING -> inserted"
+	if st.Result == worker.ResBusy {
+		text = "claim PROCESSING -> conflict: treated as done"
+	}
+	w.add(st, text)
+	return nil
+}
+
+// Work writes nothing: the work's line is written when it starts.
+func (w *opWriter) Work(*worker.Step) error { return nil }
+
+func (w *opWriter) Effect(st *worker.Step) error {
+	rec, key := w.rec, w.m.BusinessKey
+	if st.Result != worker.ResOK {
+		w.add(st, st.Op.String()+" -> "+st.Note)
+		return nil
+	}
+	rec.effects[key]++
+	n := rec.effects[key]
+	text := fmt.Sprintf("SIDE EFFECT %s -> effects on %s = %d", key, key, n)
+	if st.Op == worker.OpEffectTxn {
+		text = "BEGIN; " + text + " + SUCCEEDED; COMMIT"
+	}
+	ev := rec.addLocked(w.lane, "effect", text)
+	if n > 1 {
+		ev.Mark, ev.Kind = true, "duplicate-effect"
+		ev.Text += "   <- SECOND SIDE EFFECT"
+	}
+	rec.tl.Effects = append(rec.tl.Effects, sim.EffectMark{Worker: workerIndex(w.lane), Key: key, T: ev.T, N: n})
+	return nil
+}
+
+func (w *opWriter) Commit(st *worker.Step) error {
+	w.add(st, "UPDATE status = SUCCEEDED")
+	return nil
+}
+
+func (w *opWriter) MarkFailed(st *worker.Step) error {
+	w.add(st, "UPDATE status = FAILED")
+	return nil
+}
+
+func (w *opWriter) Unlock(st *worker.Step) error {
+	rec, key := w.rec, w.m.BusinessKey
+	text := "unlock -> released"
+	if st.Note != "" {
+		text = "unlock -> " + st.Note
+	}
+	if i, ok := rec.openLease[key]; ok && rec.tl.Leases[i].Worker != workerIndex(w.lane) && rec.r.cfg.Profile.Unlock == worker.UnlockDel {
+		text = "DEL -> " + rec.deleteOthers(w.lane, key)
+		rec.nonOwner = true
+	}
+	rec.stopBelieving(w.lane, key, st.Note == "")
+	w.add(st, text)
+	return nil
+}
+
+func (w *opWriter) DeadLetter(st *worker.Step) error {
+	w.rec.endDelivery(w.lane, "dead-letter")
+	w.add(st, "publish to the DLQ with its context, ack")
+	return nil
 }
 
 // deleteOthers ends another worker's open lease on key: deleted now.

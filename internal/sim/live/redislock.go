@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts of the seed's safe lock. redis.Script runs EVALSHA and
+// The Lua scripts of the practice's safe lock. redis.Script runs EVALSHA and
 // falls back to EVAL when the server answers NOSCRIPT (after a restart or
 // SCRIPT FLUSH), so the script body crosses the wire only when needed.
 var (
@@ -23,7 +23,7 @@ var (
 	renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
-// Locker is the seed's Redis lock: SET key token NX PX ttl with a random
+// Locker is the practice's Redis lock: SET key token NX PX ttl with a random
 // token, compare-and-delete unlock, token-checked renewal and an optional
 // fencing counter.
 type Locker struct {
@@ -119,50 +119,70 @@ type Renewer struct {
 	done    chan struct{}
 }
 
-// StartRenewer begins renewing lease.
+// StartRenewer begins renewing lease, every ttl/3.
 func (l *Locker) StartRenewer(ctx context.Context, lease worker.Lease, ttl time.Duration, max int) *Renewer {
+	return l.startRenewer(ctx, lease, ttl, max, nil, nil)
+}
+
+// startRenewer renews lease on every tick; nil ticks: every ttl/3. acted,
+// when not nil, hears after each tick has been acted on: a test gives its
+// own ticks and waits for each, so nothing depends on the machine's speed.
+func (l *Locker) startRenewer(ctx context.Context, lease worker.Lease, ttl time.Duration, max int,
+	ticks <-chan time.Time, acted chan<- struct{}) *Renewer {
 	r := &Renewer{locker: l, lease: lease, ttl: ttl, max: max, stop: make(chan struct{}), done: make(chan struct{})}
-	go r.loop(ctx)
+	go r.loop(ctx, ticks, acted)
 	return r
 }
 
-func (r *Renewer) loop(ctx context.Context) {
+func (r *Renewer) loop(ctx context.Context, ticks <-chan time.Time, acted chan<- struct{}) {
 	defer close(r.done)
-	t := time.NewTicker(max(r.ttl/3, time.Millisecond))
-	defer t.Stop()
+	if ticks == nil {
+		t := time.NewTicker(max(r.ttl/3, time.Millisecond))
+		defer t.Stop()
+		ticks = t.C
+	}
 	for {
 		select {
 		case <-r.stop:
 			return
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 		}
-		r.mu.Lock()
-		paused := r.paused
-		r.mu.Unlock()
-		if paused {
-			continue
+		goOn := r.renew(ctx)
+		if acted != nil {
+			acted <- struct{}{}
 		}
-		ok, err := r.locker.Renew(ctx, r.lease, r.ttl)
-		r.mu.Lock()
-		switch {
-		case err != nil:
-			r.err = err
-		case !ok:
-			r.err = ErrLockLost
-		default:
-			r.renewed++
-			if r.renewed >= r.max {
-				r.err = fmt.Errorf("renewed %d times: giving up so a stuck job cannot hold the lock forever", r.renewed)
-			}
-		}
-		stop := r.err != nil
-		r.mu.Unlock()
-		if stop {
+		if !goOn {
 			return
 		}
 	}
+}
+
+// renew extends the lease once, unless paused, and reports whether to go
+// on: not once the lock is lost, renewal failed or the cap is reached.
+func (r *Renewer) renew(ctx context.Context) bool {
+	r.mu.Lock()
+	paused := r.paused
+	r.mu.Unlock()
+	if paused {
+		return true
+	}
+	ok, err := r.locker.Renew(ctx, r.lease, r.ttl)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err != nil:
+		r.err = err
+	case !ok:
+		r.err = ErrLockLost
+	default:
+		r.renewed++
+		if r.renewed >= r.max {
+			r.err = fmt.Errorf("renewed %d times: giving up so a stuck job cannot hold the lock forever", r.renewed)
+		}
+	}
+	return r.err == nil
 }
 
 // Pause stops renewals until Resume.

@@ -47,8 +47,10 @@ type Options struct {
 	OnStart func(prefix string)
 }
 
-// Outcome is what the live run counted on the real systems.
-type Outcome struct {
+// Result is what the live run counted on the real systems.
+type Result struct {
+	Scenario     string
+	Profile      string
 	Found        sim.Violation
 	Effects      int
 	Duplicates   int
@@ -56,8 +58,15 @@ type Outcome struct {
 	DeadLettered int
 	Crashes      int
 	Elapsed      time.Duration
-	Prefix       string
-	Timeline     sim.Timeline
+	// Slip is how far the run fell behind its plan's timing at worst, in
+	// real time: a delivery's operations (which take no time in the
+	// simulator) and its timers firing late, the duplicate sent late, the
+	// cache showing a write late. A machine too busy to keep the timing
+	// plays another schedule than the simulator's, with a verdict of its
+	// own.
+	Slip     time.Duration
+	Prefix   string
+	Timeline sim.Timeline
 }
 
 // CheckTargets refuses non-loopback servers unless allowed: a live run
@@ -92,7 +101,8 @@ type run struct {
 	deliveries map[int]int // job -> deliveries so far
 	fired      map[string]bool
 	crashes    int
-	busy       atomic.Int32
+	flight     *inflight
+	slip       slip
 	seq        atomic.Int64
 }
 
@@ -100,8 +110,10 @@ func (r *run) real(virtualMs int64) time.Duration {
 	return time.Duration(virtualMs) * r.o.Scale / 1000
 }
 
-// Run plays one scenario plan under one profile on the real servers.
-func Run(ctx context.Context, o Options) (*Outcome, error) {
+// Run plays one scenario plan under one profile on the real servers. It
+// takes the servers' URLs rather than connections: each worker process
+// dials its own, and a planned crash closes them for real.
+func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Scale <= 0 {
 		o.Scale = 20 * time.Millisecond
 	}
@@ -114,57 +126,89 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	var rb [4]byte
 	_, _ = rand.Read(rb[:])
 	o.Plan.Apply(&o.Config)
-	r := &run{o: o, cfg: o.Config, prefix: "dupctl_live_" + hex.EncodeToString(rb[:]), deliveries: map[int]int{}, fired: map[string]bool{}}
+	r := &run{o: o, cfg: o.Config, prefix: "dupctl_live_" + hex.EncodeToString(rb[:]), deliveries: map[int]int{}, fired: map[string]bool{},
+		flight: newInflight()}
 	r.topo = Topology{Prefix: r.prefix}
 	if o.OnStart != nil {
 		o.OnStart(r.prefix)
 	}
-
-	rdb, err := connect.Redis(ctx, o.RedisURL)
-	if err != nil {
-		return nil, err
-	}
-	defer rdb.Close()
-	r.cache = &laggingCache{rdb: rdb, prefix: r.prefix + ":cache:", lag: r.real(r.cfg.CacheLag)}
-	pool, err := connect.Postgres(ctx, o.PGURL, connect.PostgresOptions{MaxConns: int32(2*r.cfg.Workers + 2)})
-	if err != nil {
-		return nil, err
-	}
-	defer pool.Close()
-	admin, err := connect.AMQP(ctx, o.AMQPURL)
-	if err != nil {
-		return nil, err
-	}
-	defer admin.Close()
-	ach, err := admin.Channel()
-	if err != nil {
-		return nil, fmt.Errorf("open channel: %w", err)
-	}
-	ledger, err := NewLedger(pool, r.prefix)
+	s, err := r.connect(ctx)
+	defer s.close()
 	if err != nil {
 		return nil, err
 	}
 	// Cleanup runs whatever happened, with its own context: a Ctrl-C or a
 	// failed run leaves nothing behind.
-	defer r.cleanup(rdb, ledger, admin)
-	if err := r.topo.Declare(ach); err != nil {
+	defer r.cleanup(s.rdb, s.ledger, s.admin)
+	if err := r.topo.Declare(s.ach); err != nil {
 		return nil, err
 	}
-	if err := ledger.Create(ctx); err != nil {
+	if err := s.ledger.Create(ctx); err != nil {
 		return nil, err
 	}
-	pub, err := NewPublisher(admin)
+	pub, err := NewPublisher(s.admin)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.play(ctx, s.pool, pub); err != nil {
+		return nil, err
+	}
+	return r.verdict(ctx, s.ledger, s.ach)
+}
 
-	runCtx, cancel := context.WithTimeout(ctx, o.Deadline)
+// systems are the run's own connections: for setting up, publishing the
+// jobs and reading the verdict (each worker dials its own).
+type systems struct {
+	rdb     redis.UniversalClient
+	pool    *pgxpool.Pool
+	admin   *amqp.Connection
+	ach     *amqp.Channel
+	ledger  *Ledger
+	closers []func()
+}
+
+// close closes what was opened, last first.
+func (s *systems) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+func (r *run) connect(ctx context.Context) (*systems, error) {
+	s := &systems{}
+	var err error
+	if s.rdb, err = connect.Redis(ctx, r.o.RedisURL); err != nil {
+		return s, err
+	}
+	s.closers = append(s.closers, func() { s.rdb.Close() })
+	r.cache = &laggingCache{rdb: s.rdb, prefix: r.prefix + ":cache:", lag: r.real(r.cfg.CacheLag), slip: &r.slip}
+	if s.pool, err = connect.Postgres(ctx, r.o.PGURL, connect.PostgresOptions{MaxConns: int32(2*r.cfg.Workers + 2)}); err != nil {
+		return s, err
+	}
+	s.closers = append(s.closers, s.pool.Close)
+	if s.admin, err = connect.AMQP(ctx, r.o.AMQPURL); err != nil {
+		return s, err
+	}
+	s.closers = append(s.closers, func() { s.admin.Close() })
+	if s.ach, err = s.admin.Channel(); err != nil {
+		return s, fmt.Errorf("open channel: %w", err)
+	}
+	if s.ledger, err = NewLedger(s.pool, r.prefix); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// play publishes the jobs, runs the workers and the planned duplicate, and
+// returns once the run has settled.
+func (r *run) play(ctx context.Context, pool *pgxpool.Pool, pub *Publisher) error {
+	runCtx, cancel := context.WithTimeout(ctx, r.o.Deadline)
 	defer cancel()
 	r.start = time.Now()
 	r.rec = newRecorder(r)
 	for j := 0; j < r.cfg.Jobs; j++ {
-		if err := pub.Publish(runCtx, r.topo.Work(), r.job(j), 1, nil, 0); err != nil {
-			return nil, err
+		if err := r.publish(runCtx, pub, r.job(j), nil); err != nil {
+			return err
 		}
 	}
 	var wg sync.WaitGroup
@@ -180,45 +224,61 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			}
 		}()
 	}
-	dupDone := make(chan struct{})
-	if o.Plan.DupAt > 0 {
-		go func() {
-			defer close(dupDone)
-			select {
-			case <-time.After(r.real(o.Plan.DupAt)):
-			case <-workerCtx.Done():
-				return
-			}
-			r.rec.add("broker", "duplicate", "publisher sends "+r.job(0).JobID+" again")
-			if err := pub.Publish(workerCtx, r.topo.Work(), r.job(0), 1, amqp.Table{"duplicate": true}, 0); err != nil && workerCtx.Err() == nil {
-				errs <- err
-			}
-		}()
-	} else {
-		close(dupDone)
-	}
-	waitErr := r.waitQuiet(runCtx, ach, dupDone, errs)
+	dupDone := r.duplicate(workerCtx, pub, errs)
+	err := r.waitSettled(runCtx, dupDone, errs)
 	stopWorkers()
 	wg.Wait()
-	if waitErr != nil {
-		return nil, waitErr
+	return err
+}
+
+// publish sends a job to the work queue, counted in flight from before it
+// is sent, so that no worker can settle it before it counts.
+func (r *run) publish(ctx context.Context, pub *Publisher, j Job, headers amqp.Table) error {
+	r.flight.add(1, 0)
+	if err := pub.Publish(ctx, r.topo.Work(), j, 1, headers, 0); err != nil {
+		r.flight.add(-1, 0)
+		return err
 	}
-	return r.verdict(ctx, ledger, ach)
+	return nil
+}
+
+// duplicate publishes the plan's duplicate of the first job at its time;
+// the channel is closed once it is sent, or when there is none.
+func (r *run) duplicate(ctx context.Context, pub *Publisher, errs chan<- error) <-chan struct{} {
+	done := make(chan struct{})
+	if r.o.Plan.DupAt <= 0 {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		late, err := r.sleep(ctx, r.real(r.o.Plan.DupAt))
+		if err != nil {
+			return
+		}
+		r.slip.note(late)
+		r.rec.add("broker", "duplicate", "publisher sends "+r.job(0).JobID+" again")
+		if err := r.publish(ctx, pub, r.job(0), amqp.Table{"duplicate": true}); err != nil && ctx.Err() == nil {
+			errs <- err
+		}
+	}()
+	return done
 }
 
 func (r *run) job(j int) Job {
 	return Job{JobID: "job-" + strconv.Itoa(j+1), BusinessKey: "order-" + strconv.Itoa(j%r.cfg.Keys+1)}
 }
 
-// waitQuiet returns when nothing is left to do: no ready message in the
-// work or retry queue, no worker busy, the planned duplicate sent, for a
-// quiet period longer than a retry's backoff.
-func (r *run) waitQuiet(ctx context.Context, ch *amqp.Channel, dupDone <-chan struct{}, errs <-chan error) error {
-	quiet := max(3*r.real(r.cfg.BackoffBase), 2*r.real(r.cfg.Duration.Quantile(0.99)), 300*time.Millisecond)
-	var since time.Time
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
+// waitSettled returns when nothing is left to happen: every message
+// published to the work or retry queue acked, no delivery being handled,
+// the planned duplicate sent. It waits for those events, not for a quiet
+// period on the clock, so a slow machine cannot end the run early.
+func (r *run) waitSettled(ctx context.Context, dupDone <-chan struct{}, errs <-chan error) error {
 	for {
+		changed, settled := r.flight.state()
+		if settled && dupDone == nil {
+			return nil
+		}
 		select {
 		case err := <-errs:
 			return err
@@ -227,34 +287,74 @@ func (r *run) waitQuiet(ctx context.Context, ch *amqp.Channel, dupDone <-chan st
 				return fmt.Errorf("live run did not settle within %s", r.o.Deadline)
 			}
 			return ctx.Err()
-		case <-tick.C:
-		}
-		work, err1 := Depth(ch, r.topo.Work())
-		retry, err2 := Depth(ch, r.topo.Retry())
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		select {
+		case <-changed:
 		case <-dupDone:
-		default:
-			since = time.Time{}
-			continue
-		}
-		if work+retry > 0 || r.busy.Load() > 0 {
-			since = time.Time{}
-			continue
-		}
-		if since.IsZero() {
-			since = time.Now()
-		} else if time.Since(since) >= quiet {
-			return nil
+			dupDone = nil
 		}
 	}
 }
 
+// sleep waits d, a modelled duration (work, a pause, the time to the
+// planned duplicate); late is how much longer it took.
+func (r *run) sleep(ctx context.Context, d time.Duration) (late time.Duration, err error) {
+	start := time.Now()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return time.Since(start) - d, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// slip is how far a run fell behind its plan's timing, at worst.
+type slip struct{ worst atomic.Int64 }
+
+// note records one measure of how far behind the run is.
+func (s *slip) note(d time.Duration) {
+	late := int64(d)
+	for {
+		cur := s.worst.Load()
+		if late <= cur || s.worst.CompareAndSwap(cur, late) {
+			return
+		}
+	}
+}
+
+// inflight counts what is still to happen in a live run: messages
+// published to the work or retry queue and not yet acked (a requeued
+// delivery is still unacked), and deliveries being handled.
+type inflight struct {
+	mu       sync.Mutex
+	messages int
+	handling int
+	changed  chan struct{} // closed, and replaced, on every change
+}
+
+func newInflight() *inflight { return &inflight{changed: make(chan struct{})} }
+
+func (f *inflight) add(messages, handling int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.messages += messages
+	f.handling += handling
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// state is the channel the next change closes, and whether the run has
+// settled now.
+func (f *inflight) state() (changed <-chan struct{}, settled bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changed, f.messages == 0 && f.handling == 0
+}
+
 // verdict counts effects and dead letters and applies the invariants.
-func (r *run) verdict(ctx context.Context, l *Ledger, ch *amqp.Channel) (*Outcome, error) {
-	out := &Outcome{Prefix: r.prefix, Elapsed: time.Since(r.start), Crashes: r.crashes}
+func (r *run) verdict(ctx context.Context, l *Ledger, ch *amqp.Channel) (*Result, error) {
+	out := &Result{Scenario: r.o.Scenario, Profile: r.cfg.Profile.Name, Prefix: r.prefix, Elapsed: time.Since(r.start), Crashes: r.crashes,
+		Slip: time.Duration(r.slip.worst.Load())}
 	per, err := l.EffectsPerKey(ctx)
 	if err != nil {
 		return nil, err

@@ -72,10 +72,10 @@ func PlannedScenarios() string {
 	return strings.Join(names, ", ")
 }
 
-// RunScenario plays a scenario's plan on the real servers under each
-// profile, and compares every verdict with the simulator's for the same
-// plan and with the full virtual search.
-func RunScenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error) {
+// Scenario plays a scenario's plan on the real servers under each profile,
+// and compares every verdict with the simulator's for the same plan and
+// with the full virtual search.
+func Scenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error) {
 	sc := o.Scenario
 	plan, ok := sim.Plans()[sc.Name]
 	if !ok {
@@ -104,7 +104,10 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error
 			c := cfg
 			res.Scope, res.Plan = &c, pl.Describe()
 		}
-		virtual, _, _ := sim.RunPlan(cfg, pl)
+		virtual, err := sim.Play(ctx, sim.PlayOptions{Scenario: sc.Name, Config: cfg, Plan: pl})
+		if err != nil {
+			return nil, err
+		}
 		search, err := sim.Run(ctx, sim.Options{Scenario: sc, Profiles: []worker.Profile{p}, Tune: o.Tune, MaxStates: o.MaxStates})
 		if err != nil {
 			return nil, err
@@ -116,7 +119,8 @@ func RunScenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error
 		}
 		meter.Add(1)
 		pr := &search.Profiles[0]
-		row := Row{Profile: p.Name, Search: pr.Outcome().String(), Virtual: sim.OutcomeOf(virtual).String(), Live: sim.OutcomeOf(out.Found).String(),
+		row := Row{Profile: p.Name, Search: pr.Outcome().String(),
+			Virtual: sim.OutcomeOf(virtual.Found).String(), Live: sim.OutcomeOf(out.Found).String(),
 			Effects: out.Effects, DLQ: out.DeadLettered, Crashes: out.Crashes, Elapsed: out.Elapsed.Round(time.Millisecond).String(), Found: out.Found}
 		row.Match = row.Virtual == row.Live
 		row.Why = why(pr, row.Search, row.Virtual, pl, out)
@@ -150,7 +154,7 @@ func planFor(plan sim.Plan, cfg sim.Config, scenarioAt worker.Points) (sim.Plan,
 
 // why explains a row whose verdicts differ: the plan is one schedule, the
 // search every schedule of the scope; or the planned crash never fired.
-func why(pr *sim.ProfileResult, search, virtual string, pl sim.Plan, out *Outcome) string {
+func why(pr *sim.ProfileResult, search, virtual string, pl sim.Plan, out *Result) string {
 	var parts []string
 	if pl.Crashes() && out.Crashes == 0 {
 		parts = append(parts, "the planned crash never fired: the profile never reaches its point")
@@ -183,14 +187,7 @@ func (r *ScenarioResult) Report() *findings.Report {
 		if !row.Match {
 			rep.Add(sim.RuleLiveMismatch.New(subject, fmt.Sprintf("simulator %s, real servers %s", row.Virtual, row.Live), ev...))
 		}
-		for _, x := range []struct {
-			v    sim.Violation
-			rule findings.Rule
-		}{{sim.VDuplicate, sim.RuleDuplicate}, {sim.VLoss, sim.RuleLoss}, {sim.VNonOwnerUnlock, sim.RuleNonOwnerUnlock}} {
-			if !row.Found.Has(x.v) {
-				continue
-			}
-			f := x.rule.New(subject, fmt.Sprintf("profile %s: %s on the real servers (%d effects, %d dead-lettered)", row.Profile, sim.ViolationText(x.v), row.Effects, row.DLQ), ev...)
+		for _, f := range violationFindings(subject, row.Profile, row.Found, row.Effects, row.DLQ, ev) {
 			if row.expected && row.Match {
 				f.Severity = findings.Info
 				f.Message += " (expected: the scenario's demonstration of the cause)"
@@ -203,5 +200,35 @@ func (r *ScenarioResult) Report() *findings.Report {
 		data["scope"] = sim.ScopeOf(r.Scope)
 	}
 	rep.Data = data
+	return rep
+}
+
+// violationFindings are the findings for the invariants a live run broke.
+func violationFindings(subject, profile string, found sim.Violation, effects, dlq int, ev []string) []findings.Finding {
+	var out []findings.Finding
+	for _, x := range []struct {
+		v    sim.Violation
+		rule findings.Rule
+	}{{sim.VDuplicate, sim.RuleDuplicate}, {sim.VLoss, sim.RuleLoss}, {sim.VNonOwnerUnlock, sim.RuleNonOwnerUnlock}} {
+		if found.Has(x.v) {
+			out = append(out, x.rule.New(subject,
+				fmt.Sprintf("profile %s: %s on the real servers (%d effects, %d dead-lettered)", profile, sim.ViolationText(x.v), effects, dlq), ev...))
+		}
+	}
+	return out
+}
+
+// Report is one live run's findings: the invariants the real servers
+// showed broken under its plan.
+func (r *Result) Report() *findings.Report {
+	rep := &findings.Report{Command: "simulate " + r.Scenario + " --live"}
+	rep.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code, sim.RuleNonOwnerUnlock.Code)
+	subject := r.Scenario + "/" + r.Profile + " (live)"
+	rep.Add(violationFindings(subject, r.Profile, r.Found, r.Effects, r.DeadLettered, sim.KeyEvents(&r.Timeline))...)
+	rep.Data = map[string]any{
+		"scenario": r.Scenario, "profile": r.Profile, "outcome": sim.OutcomeOf(r.Found).String(), "violations": r.Found.String(),
+		"effects": r.Effects, "duplicates": r.Duplicates, "lost": r.Lost, "dead_lettered": r.DeadLettered, "crashes": r.Crashes,
+		"elapsed": r.Elapsed.Round(time.Millisecond).String(), "slip": r.Slip.Round(time.Millisecond).String(), "timeline": r.Timeline,
+	}
 	return rep
 }

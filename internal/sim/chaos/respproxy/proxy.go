@@ -1,3 +1,8 @@
+// Package respproxy is a proxy that speaks just enough RESP to see a
+// worker's Redis commands and their replies, and to answer a command
+// itself (a cache write dupctl delays, to make the cache lag). It reads the
+// protocol with internal/platform/resp, keeping every byte it read so that
+// what it forwards is exactly what it received.
 package respproxy
 
 import (
@@ -5,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dupctl/dupctl/internal/platform/resp"
 	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
 )
 
@@ -40,7 +46,7 @@ type Handler interface {
 	Command(c *Conn, cmd *Cmd) (reply []byte)
 	// Reply is called once the reply to a forwarded command reached the
 	// worker.
-	Reply(c *Conn, cmd *Cmd, v *Value)
+	Reply(c *Conn, cmd *Cmd, v *resp.Value)
 	// Closed is called when the connection is gone.
 	Closed(c *Conn)
 }
@@ -89,7 +95,7 @@ func (p *pumps) ClientToServer(pr *proxy.Pair) error {
 	br := bufio.NewReaderSize(pr.Client, 64<<10)
 	var raw []byte
 	for {
-		args, b, err := ReadCommand(br, raw[:0])
+		args, b, err := resp.ReadCommand(br, raw[:0])
 		raw = b
 		if err != nil {
 			return err
@@ -147,13 +153,13 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 	br := bufio.NewReaderSize(pr.Server, 64<<10)
 	var raw []byte
 	for {
-		v, b, err := ReadValue(br, raw[:0])
+		v, b, err := resp.ReadValue(br, raw[:0])
 		raw = b
 		if err != nil {
 			return err
 		}
 		for v.Type == '|' { // an attribute annotates the reply that follows
-			v, raw, err = ReadValue(br, raw)
+			v, raw, err = resp.ReadValue(br, raw)
 			if err != nil {
 				return err
 			}

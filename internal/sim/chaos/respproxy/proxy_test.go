@@ -1,8 +1,6 @@
 package respproxy_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"net/url"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/resp"
 	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
 	"github.com/dupctl/dupctl/internal/sim/chaos/respproxy"
 	"github.com/dupctl/dupctl/internal/testenv"
@@ -29,7 +28,7 @@ func (r *recorder) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	return nil
 }
 
-func (r *recorder) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *respproxy.Value) {
+func (r *recorder) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.replies = append(r.replies, cmd.Name()+" "+cmd.Arg(1)+" -> "+v.String())
@@ -76,24 +75,6 @@ func TestProxyPairsRepliesWithCommands(t *testing.T) {
 	want := []string{"SET " + key + " -> OK", "GET " + key + " -> tok", "SET " + key + " -> nil"}
 	if !strings.Contains(strings.Join(rec.replies, "\n"), strings.Join(want, "\n")) {
 		t.Fatalf("hook saw %q, want %q in a row", rec.replies, want)
-	}
-}
-
-func TestReadValueRoundTrip(t *testing.T) {
-	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$-1\r\n|1\r\n+ttl\r\n:5\r\n%1\r\n+a\r\n#t\r\n>2\r\n+p\r\n_\r\n=7\r\ntxt:abc\r\n"
-	br := bufio.NewReader(bytes.NewReader([]byte(in)))
-	var raw []byte
-	var types []byte
-	for {
-		v, b, err := respproxy.ReadValue(br, raw)
-		if err != nil {
-			break
-		}
-		raw = b
-		types = append(types, v.Type)
-	}
-	if string(raw) != in || string(types) != "*|%>=" {
-		t.Fatalf("types %q, raw %q", types, raw)
 	}
 }
 
