@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,8 +146,9 @@ type jvmCase struct {
 	scenario string
 	at       []chaos.Point
 	switches []string
-	keys     int
 	want     string
+	// finding is a code the report must also hold (a foreign unlock).
+	finding string
 }
 
 // jvmMatrix: the safe flow at every point of every scenario, then one
@@ -174,7 +176,8 @@ func jvmMatrix() []jvmCase {
 		{name: "RENEW=false/lock-expiry", scenario: "lock-expiry",
 			switches: []string{"IDEM=check", "CACHE=off", "LOCK_TTL=300ms", "RENEW=false", "WORK=400ms"}, want: dup(cause.LockExpiry)},
 		{name: "UNLOCK=del/lock-expiry", scenario: "lock-expiry",
-			switches: []string{"IDEM=check", "CACHE=off", "UNLOCK=del", "LOCK_TTL=600ms"}, want: dup(cause.UnlockNoToken)},
+			switches: []string{"IDEM=check", "CACHE=off", "UNLOCK=del", "LOCK_TTL=600ms"}, want: dup(cause.UnlockNoToken),
+			finding: chaos.RuleForeignUnlock.Code},
 		{name: "KEY=attempt/unstable-key", scenario: "unstable-key",
 			switches: []string{"KEY=attempt", "CACHE=off"}, want: dup(cause.UnstableKey)},
 		{name: "KEY=message-id/race", scenario: "race",
@@ -200,7 +203,9 @@ func TestJVMWorkerMatrix(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.opts.At = c.at
-			f.opts.Keys = max(c.keys, 1)
+			// One business key per run: the victim is the run's only
+			// message, and the matrix stays within minutes.
+			f.opts.Keys = 1
 			f.opts.CacheLag = 700 * time.Millisecond
 			f.opts.Runs = len(spec.Points)
 			if len(c.at) > 0 {
@@ -217,6 +222,9 @@ func TestJVMWorkerMatrix(t *testing.T) {
 				return
 			}
 			only(t, res, c.want)
+			if c.finding != "" && !slices.Contains(findingCodes(res), c.finding) {
+				t.Fatalf("no %s finding\n%s", c.finding, describe(res))
+			}
 		})
 	}
 }
@@ -284,4 +292,102 @@ func effectsInTable(t *testing.T, f *fixture, query string) map[string]int {
 		t.Fatal(rows.Err())
 	}
 	return out
+}
+
+// Known failures: JVM cases the judge gets wrong today (issue 31). Each
+// runs, and passes once the verdict is right; while the run shows the
+// recorded observation it is skipped with it, and anything else fails.
+
+// A worker whose only "already paid?" check is the status cache, killed
+// right after its charge committed and before it wrote the status: the
+// redelivery reads the cache, finds nothing and charges again. That is a
+// non-atomic commit (the check ran and found nothing because the status
+// was never written); today the cause is REDELIVERY, "nothing checked",
+// while its own evidence shows the cache read.
+//
+//	dupctl simulate crash --worker '<jvm worker>' ... --worker-env STATUS=cache \
+//	  --cache-keys 'status:*' --at after-write --jobs 1
+func TestJVMWorkerCacheOnlyCheckKilledAfterWrite(t *testing.T) {
+	f := jvmSetup(t, "crash", "STATUS=cache")
+	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
+	start := time.Now()
+	res := f.run(t)
+	logRuns(t, res, time.Since(start))
+	k := res.Runs[0].Keys[0]
+	if k.Outcome == chaos.OutcomeDup && k.Cause == cause.NonAtomicCommit.Code {
+		return
+	}
+	read := "GET status:" + k.Key + " -> nil"
+	if k.Outcome == chaos.OutcomeDup && k.Cause == cause.Redelivery.Code && strings.Contains(k.Why, "nothing checked") && hasEvidence(k, read) {
+		t.Skipf("known failure (issue 31, a cause its own evidence contradicts): %s is %s %s %q while its evidence has %q",
+			k.Key, k.Outcome, k.Cause, k.Why, read)
+	}
+	t.Fatalf("key %s %s %s, want DUP %s\n%s", k.Key, k.Outcome, k.Cause, cause.NonAtomicCommit.Code, describe(res))
+}
+
+// Counted in the console log, a key charged twice in the table (no
+// idempotency, killed right after its first charge committed - before the
+// JVM logged it) must not be "ok": today it is ok with an
+// CHAOS_EFFECT_UNCOUNTED warning when the log holds one of the two lines.
+//
+//	dupctl simulate crash --worker '<jvm worker>' ... --worker-env IDEM=none --worker-env CACHE=off \
+//	  --effects-log - --at after-write --jobs 1
+func TestJVMWorkerEffectsLogAfterWriteDoubled(t *testing.T) {
+	f := jvmSetup(t, "crash", "IDEM=none", "CACHE=off")
+	query := f.opts.EffectsSQL
+	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
+	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
+	start := time.Now()
+	res := f.run(t)
+	logRuns(t, res, time.Since(start))
+	k := res.Runs[0].Keys[0]
+	inTable := effectsInTable(t, f, query)[k.Key]
+	switch {
+	case inTable != 2:
+		t.Fatalf("%s: %d charges in the table, want 2 (no idempotency, redelivered)\n%s", k.Key, inTable, describe(res))
+	case k.Outcome == chaos.OutcomeOK && k.Effects < inTable:
+		t.Skipf("known failure (issue 31, --effects-log calls a doubled key ok): %s charged %d times in the table, "+
+			"%d effect line(s) in the log, outcome %s with %s", k.Key, inTable, k.Effects, k.Outcome, k.Cause)
+	case k.Outcome == chaos.OutcomeOK:
+		t.Fatalf("%s: ok with %d effects counted, %d in the table\n%s", k.Key, k.Effects, inTable, describe(res))
+	}
+}
+
+// Spring AMQP's default prefetch (250) lets the paused worker take the
+// lock-expiry scenario's second message: the other worker finds the lock
+// still held (the TTL has not run out), requeues it, and the broker gives
+// it to the paused one, which handles it after it resumes. No other holder
+// ever takes the expired lock, yet the run says "reached, ok" for a worker
+// whose lock (300ms, no renewal) is shorter than its job (400ms); it should
+// be CHAOS_FAULT_NOT_REACHED (or retried) until another holder took it.
+//
+//	dupctl simulate lock-expiry --worker '<jvm worker>' ... --worker-env PREFETCH=250 --worker-env IDEM=check \
+//	  --worker-env CACHE=off --worker-env LOCK_TTL=300ms --worker-env RENEW=false --worker-env WORK=400ms --at after-lock
+func TestJVMWorkerLockExpiryPrefetchedToThePausedWorker(t *testing.T) {
+	f := jvmSetup(t, "lock-expiry", "PREFETCH=250", "IDEM=check", "CACHE=off", "LOCK_TTL=300ms", "RENEW=false", "WORK=400ms")
+	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterLock}, 1
+	start := time.Now()
+	res := f.run(t)
+	logRuns(t, res, time.Since(start))
+	rr := res.Runs[0]
+	if rr.Fault == nil || rr.Outcome != chaos.OutcomeOK {
+		only(t, res, chaos.OutcomeDup+" "+cause.LockExpiry.Code)
+		return
+	}
+	for _, e := range rr.Events {
+		if e.Kind == "lock" && e.Lane != rr.Fault.Lane {
+			t.Fatalf("ok although %s took the lock (%s)\n%s", e.Lane, e.Line(), describe(res))
+		}
+	}
+	t.Skipf("known failure (issue 31, a verdict the run did not earn): %s is ok with its fault reached (%s), "+
+		"but only %s ever took the lock: the second message went to the paused worker", rr.Plan, rr.Fault.Text, rr.Fault.Lane)
+}
+
+func hasEvidence(k chaos.KeyVerdict, s string) bool {
+	for _, e := range k.Evidence {
+		if strings.Contains(e, s) {
+			return true
+		}
+	}
+	return false
 }
