@@ -27,16 +27,17 @@ import (
 // javaLib is where Debian installs the jars.
 const javaLib = "/usr/share/java"
 
-// jvmJars are the worker's classpath and the Debian packages that ship them.
-var jvmJars = map[string]string{
-	"amqp-client.jar":         "librabbitmq-client-java",
-	"postgresql.jar":          "libpostgresql-jdbc-java",
-	"logback-classic.jar":     "liblogback-java",
-	"logback-core.jar":        "liblogback-java",
-	"slf4j-api.jar":           "libslf4j-java",
-	"jackson-databind.jar":    "libjackson2-databind-java",
-	"jackson-core.jar":        "libjackson2-core-java",
-	"jackson-annotations.jar": "libjackson2-annotations-java",
+// jvmJars are the worker's classpath, in order, and the Debian packages
+// that ship them.
+var jvmJars = []struct{ jar, pkg string }{
+	{"amqp-client.jar", "librabbitmq-client-java"},
+	{"postgresql.jar", "libpostgresql-jdbc-java"},
+	{"logback-classic.jar", "liblogback-java"},
+	{"logback-core.jar", "liblogback-java"},
+	{"slf4j-api.jar", "libslf4j-java"},
+	{"jackson-databind.jar", "libjackson2-databind-java"},
+	{"jackson-core.jar", "libjackson2-core-java"},
+	{"jackson-annotations.jar", "libjackson2-annotations-java"},
 }
 
 var (
@@ -57,11 +58,11 @@ func jvmWorker(t *testing.T) string {
 			missing = append(missing, tool+" (openjdk-17-jdk-headless)")
 		}
 	}
-	cp := []string{}
-	for jar, pkg := range jvmJars {
-		p := filepath.Join(javaLib, jar)
+	var cp []string
+	for _, j := range jvmJars {
+		p := filepath.Join(javaLib, j.jar)
 		if _, err := os.Stat(p); err != nil {
-			missing = append(missing, p+" ("+pkg+")")
+			missing = append(missing, p+" ("+j.pkg+")")
 		}
 		cp = append(cp, p)
 	}
