@@ -215,9 +215,7 @@ func TestJVMWorkerMatrix(t *testing.T) {
 			if c.want == "" {
 				f.opts.Runs *= soak()
 			}
-			start := time.Now()
-			res := f.run(t)
-			logRuns(t, res, time.Since(start))
+			res := runLogged(t, f)
 			if c.want == "" {
 				clean(t, res)
 				return
@@ -230,9 +228,12 @@ func TestJVMWorkerMatrix(t *testing.T) {
 	}
 }
 
-// logRuns records each run's plan, verdict and time.
-func logRuns(t *testing.T, res *chaos.Result, took time.Duration) {
+// runLogged runs the fixture and logs each run's plan, verdict and time.
+func runLogged(t *testing.T, f *fixture) *chaos.Result {
 	t.Helper()
+	start := time.Now()
+	res := f.run(t)
+	took := time.Since(start)
 	var b strings.Builder
 	for _, rr := range res.Runs {
 		fmt.Fprintf(&b, "seed %d: %s: %s in %dms", rr.Seed, rr.Plan, rr.Outcome, rr.ElapsedMs)
@@ -247,6 +248,16 @@ func logRuns(t *testing.T, res *chaos.Result, took time.Duration) {
 		b.WriteByte('\n')
 	}
 	t.Logf("%d run(s) in %s\n%s", len(res.Runs), took.Round(time.Millisecond), b.String())
+	return res
+}
+
+// countInLog has the fixture count the effects in the workers' console
+// output instead of the query, and returns the query (the table is the
+// reference the log's counts are compared with).
+func countInLog(f *fixture) string {
+	query := f.opts.EffectsSQL
+	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
+	return query
 }
 
 // The same bug counted in the JVM worker's console output - Spring Boot's
@@ -255,12 +266,9 @@ func logRuns(t *testing.T, res *chaos.Result, took time.Duration) {
 // table.
 func TestJVMWorkerEffectsFromConsoleLog(t *testing.T) {
 	f := jvmSetup(t, "crash", "IDEM=none", "CACHE=off")
-	query := f.opts.EffectsSQL
-	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
+	query := countInLog(f)
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.BeforeAck}, 2
-	start := time.Now()
-	res := f.run(t)
-	logRuns(t, res, time.Since(start))
+	res := runLogged(t, f)
 	only(t, res, chaos.OutcomeDup+" "+cause.Redelivery.Code)
 	inTable := effectsInTable(t, f, query)
 	for _, k := range res.Runs[0].Keys {
@@ -311,9 +319,7 @@ func effectsInTable(t *testing.T, f *fixture, query string) map[string]int {
 func TestJVMWorkerCacheOnlyCheckKilledAfterWrite(t *testing.T) {
 	f := jvmSetup(t, "crash", "STATUS=cache")
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
-	start := time.Now()
-	res := f.run(t)
-	logRuns(t, res, time.Since(start))
+	res := runLogged(t, f)
 	k := res.Runs[0].Keys[0]
 	if k.Outcome == chaos.OutcomeDup && k.Cause == cause.NonAtomicCommit.Code {
 		return
@@ -335,12 +341,9 @@ func TestJVMWorkerCacheOnlyCheckKilledAfterWrite(t *testing.T) {
 //	  --effects-log - --at after-write --jobs 1
 func TestJVMWorkerEffectsLogAfterWriteDoubled(t *testing.T) {
 	f := jvmSetup(t, "crash", "IDEM=none", "CACHE=off")
-	query := f.opts.EffectsSQL
-	f.opts.EffectsSQL, f.opts.EffectsLog = "", chaos.WorkerOutput
+	query := countInLog(f)
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterWrite}, 1
-	start := time.Now()
-	res := f.run(t)
-	logRuns(t, res, time.Since(start))
+	res := runLogged(t, f)
 	k := res.Runs[0].Keys[0]
 	inTable := effectsInTable(t, f, query)[k.Key]
 	switch {
@@ -367,9 +370,7 @@ func TestJVMWorkerEffectsLogAfterWriteDoubled(t *testing.T) {
 func TestJVMWorkerLockExpiryPrefetchedToThePausedWorker(t *testing.T) {
 	f := jvmSetup(t, "lock-expiry", "PREFETCH=250", "IDEM=check", "CACHE=off", "LOCK_TTL=300ms", "RENEW=false", "WORK=400ms")
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterLock}, 1
-	start := time.Now()
-	res := f.run(t)
-	logRuns(t, res, time.Since(start))
+	res := runLogged(t, f)
 	rr := res.Runs[0]
 	if rr.Fault == nil || rr.Outcome != chaos.OutcomeOK {
 		only(t, res, chaos.OutcomeDup+" "+cause.LockExpiry.Code)
