@@ -155,7 +155,9 @@ func noEffectsRead(where string, t logTally) error {
 	case t.lines == 0:
 		return problem.Inputf("EffectsLog", "%s held no line during the run: point it at what the workers log (- for their stdout and stderr)", src)
 	case t.effects == 0 && t.malformed == t.lines:
-		return problem.Inputf("EffectsLog", "none of the %d lines of %s is a JSON object: effects are counted in structured (JSON) logs, one object per line; have the worker log JSON (slog's JSONHandler, logstash-logback-encoder, pino, structlog's JSONRenderer)", t.lines, src)
+		return problem.Inputf("EffectsLog", "none of the %d lines of %s could be read as log lines: effects are counted in JSON lines, logfmt, CLEF, "+
+			"GELF, OTLP/JSON or a common console layout (Spring Boot, logback, Python logging, ...); check what the worker writes with "+
+			"`dupctl audit logs --explain-mapping` on a saved copy ({WorkerLog} FILE)", t.lines, src)
 	case t.effects == 0:
 		return problem.Inputf("EffectsLog", "none of the %d lines of %s was read as a side effect: check the mapping with `dupctl audit logs --explain-mapping` on a saved copy ({WorkerLog} FILE) and name the phrase with {Events} side_effect='...'", t.lines, src)
 	default:
