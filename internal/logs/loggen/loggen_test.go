@@ -9,7 +9,7 @@ import (
 )
 
 func TestDeterministic(t *testing.T) {
-	for _, d := range Dialects() {
+	for _, d := range append(Dialects(), Formats()...) {
 		var a, b bytes.Buffer
 		c := Config{Seed: 9, Jobs: 300, IncidentEvery: 10, Dialect: d, Skew: 0}
 		sa, err := Write(c, Single(&a))
