@@ -69,12 +69,14 @@ func (d *decoder) payload(x *extractor, l []byte, f Format, fb *wrapperFields, a
 			x.sentenceFields(x.val[Message])
 		}
 	case FormatText:
-		c, ok := parseConsole(l)
-		if !ok {
-			if fb == nil || d.spec.layout != layoutMessage {
-				return errNotConsole
-			}
-			c = consoleLine{msg: l} // a bare message inside a wrapper
+		var c consoleLine
+		var ok bool
+		if fb != nil && d.spec.layout == layoutMessage {
+			// A bare message inside a wrapper, whole: "Error processing
+			// message ..." is a sentence, not a level and a message.
+			c = consoleLine{msg: l}
+		} else if c, ok = parseConsole(l); !ok {
+			return errNotConsole
 		}
 		local = x.console(&c)
 	default: // the JSON family

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,3 +79,69 @@ func TestFormatsReadWithNoFlags(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { os.Exit(m.Run()) }
+
+// readerCase is lines in a real shape that a reader once got wrong, and
+// what they must read as.
+type readerCase struct {
+	name, format string
+	lines        string // one source; a name ending in /N.log names several (see scanCase)
+	check        func(t *testing.T, evs []Event)
+}
+
+// TestReaderBugs holds a real-shaped case for each reader bug the
+// generated fleets of every format (loggen, audit logs' TestCorpusFormats)
+// found: each must now read with no flags, every line an event, none
+// malformed.
+func TestReaderBugs(t *testing.T) {
+	for _, c := range readerBugs {
+		t.Run(c.name, func(t *testing.T) {
+			evs, st := scanCase(t, c.lines)
+			if len(st.Formats) == 0 || st.Formats[0].String() != c.format {
+				t.Errorf("read as %v, want %s", st.Formats, c.format)
+			}
+			if st.Malformed != 0 || int64(len(evs)) != st.Lines {
+				t.Fatalf("%d events of %d lines, %d malformed %v", len(evs), st.Lines, st.Malformed, st.Samples)
+			}
+			c.check(t, evs)
+		})
+	}
+}
+
+var readerBugs = []readerCase{
+	{
+		// A wrapper's payloads were read as a console layout as soon as
+		// one sentence of the sample began with a level word, and every
+		// other sentence was then malformed; that sentence lost its
+		// first word ("Error processing message" read as a received).
+		name: "journald sentences, one starting with a level word", format: "journald+text (message)",
+		lines: `{"__REALTIME_TIMESTAMP":"1796202470115000","_HOSTNAME":"node-1","_PID":"4242","MESSAGE":"Error processing message msg-7 for order ORD-1: TimeoutError","PRIORITY":"3"}
+{"__REALTIME_TIMESTAMP":"1796202470215000","_HOSTNAME":"node-1","_PID":"4242","MESSAGE":"payment charged order=ORD-1 key=pay-ORD-1 attempt=2","PRIORITY":"6"}
+`,
+		check: func(t *testing.T, evs []Event) {
+			wantKinds(t, evs, KindFailed, KindSideEffect)
+		},
+	},
+}
+
+// scanCase reads lines as one source with no flags.
+func scanCase(t *testing.T, lines string) ([]Event, Stats) {
+	t.Helper()
+	var evs []Event
+	st, err := Scan(context.Background(), []Source{ReaderSource("case.log", strings.NewReader(lines))}, Options{}, func(e *Event) error {
+		evs = append(evs, e.Clone())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, st
+}
+
+func wantKinds(t *testing.T, evs []Event, kinds ...Kind) {
+	t.Helper()
+	for i, e := range evs {
+		if i < len(kinds) && e.Kind != kinds[i] {
+			t.Errorf("line %d %q: kind %s, want %s", e.Line, e.Get(Message), e.Kind, kinds[i])
+		}
+	}
+}
