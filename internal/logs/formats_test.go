@@ -121,6 +121,24 @@ var readerBugs = []readerCase{
 			wantKinds(t, evs, KindFailed, KindSideEffect)
 		},
 	},
+	{
+		// The worker of a Serilog line is its WithMachineName enricher's
+		// MachineName; it was not read, so every evidence line named no
+		// worker and one file's workers were one.
+		name: "clef MachineName", format: "clef",
+		lines: `{"@t":"2026-12-02T09:07:50.2150000Z","@mt":"Charged card for order {OrderId}","OrderId":"ORD-1","Attempt":2,"MachineName":"pod-a"}
+`,
+		check: func(t *testing.T, evs []Event) { wantField(t, evs[0], Consumer, "pod-a") },
+	},
+	{
+		// ECS names a service's instance service.node.name (Spring Boot's
+		// ECS structured logging writes it); it was not read.
+		name: "ecs service.node.name", format: "json",
+		lines: `{"@timestamp":"2026-12-02T09:07:50.215Z","log.level":"INFO","message":"Charged card for order ORD-1",` +
+			`"service":{"name":"payments","node":{"name":"pod-a"}},"ecs":{"version":"8.11"}}
+`,
+		check: func(t *testing.T, evs []Event) { wantField(t, evs[0], Consumer, "pod-a") },
+	},
 }
 
 // scanCase reads lines as one source with no flags.
@@ -143,5 +161,12 @@ func wantKinds(t *testing.T, evs []Event, kinds ...Kind) {
 		if i < len(kinds) && e.Kind != kinds[i] {
 			t.Errorf("line %d %q: kind %s, want %s", e.Line, e.Get(Message), e.Kind, kinds[i])
 		}
+	}
+}
+
+func wantField(t *testing.T, e Event, f Field, want string) {
+	t.Helper()
+	if got := e.Fields[f]; got != want {
+		t.Errorf("line %d: %s %q, want %q", e.Line, f, got, want)
 	}
 }
