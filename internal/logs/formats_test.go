@@ -139,6 +139,32 @@ var readerBugs = []readerCase{
 `,
 		check: func(t *testing.T, evs []Event) { wantField(t, evs[0], Consumer, "pod-a") },
 	},
+	{
+		// ECS and OpenTelemetry nest a service's own fields with a
+		// snake_case leaf: "lock":{"ttl_ms":300} is lock.ttl_ms, which no
+		// spelling of the lockTtlMs alias wrote, so findings spoke of an
+		// unlogged TTL on lines that log it (issue 29).
+		name: "ecs lock.ttl_ms", format: "json",
+		lines: `{"@timestamp":"2026-12-02T09:07:50.215Z","log.level":"INFO","message":"Lock acquired for order ORD-1",` +
+			`"lock":{"key":"lock:ORD-1","ttl_ms":300},"labels":{"order_id":"ORD-1"}}
+`,
+		check: func(t *testing.T, evs []Event) {
+			if evs[0].LockTTL != 300*time.Millisecond || evs[0].LockKey() != "lock:ORD-1" {
+				t.Errorf("lock %q ttl %s, want lock:ORD-1 300ms", evs[0].LockKey(), evs[0].LockTTL)
+			}
+		},
+	},
+	{
+		name: "otlp lock.ttl_ms attribute", format: "otlp",
+		lines: `{"resourceLogs":[{"resource":{"attributes":[]},"scopeLogs":[{"scope":{},"logRecords":[{"timeUnixNano":"1796202470215000000",` +
+			`"body":{"stringValue":"lock acquired"},"attributes":[{"key":"lock.ttl_ms","value":{"intValue":"5000"}}]}]}]}]}
+`,
+		check: func(t *testing.T, evs []Event) {
+			if evs[0].LockTTL != 5*time.Second {
+				t.Errorf("lock ttl %s, want 5s", evs[0].LockTTL)
+			}
+		},
+	},
 }
 
 // scanCase reads lines as one source with no flags.
