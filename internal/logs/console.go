@@ -220,7 +220,15 @@ func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
 			c.thread = bytes.TrimSpace(t[1 : len(t)-1])
 		}
 	case bytes.IndexByte(t, '=') > 0:
-		c.kv = append(c.kv, kvOf(t))
+		kv := kvOf(t)
+		c.kv = append(c.kv, kv)
+		// Sidekiq's process and thread: the line's worker, not fields.
+		switch string(kv[0]) {
+		case "tid":
+			c.thread = kv[1]
+		case "pid":
+			c.pid = kv[1]
+		}
 	case isSeparator(t):
 	case !noLevel && c.logger == nil && !isDigits(t):
 		c.logger = t // Python's "%(asctime)s - %(name)s - %(levelname)s"

@@ -108,7 +108,9 @@ func (x *extractor) console(c *consoleLine) []byte {
 		x.emit([]byte("level"), c.level)
 	}
 	for _, kv := range c.kv {
-		x.emitText(kv[0], kv[1])
+		if k := string(kv[0]); k != "pid" && k != "tid" {
+			x.emitText(kv[0], kv[1]) // pid and tid are the line's worker (returned)
+		}
 	}
 	x.sentenceFields(c.msg)
 	x.emit([]byte("message"), c.msg)

@@ -165,6 +165,20 @@ var readerBugs = []readerCase{
 			}
 		},
 	},
+	{
+		// Sidekiq's pid= was read as the consumer field: every thread of
+		// a process was one worker (its runs merged), and the pid of
+		// every pod ("pid=1") was not qualified by its file. The worker
+		// is the thread, tid=, qualified by the file like any thread.
+		name: "sidekiq threads", format: "text (sidekiq)",
+		lines: `2026-12-02T09:07:50.115Z pid=1 tid=oxhc6h4vc class=PaymentJob jid=1b2c3d INFO: payment charged order=ORD-1 attempt=1
+2026-12-02T09:07:50.215Z pid=1 tid=ow5j2mpzk class=PaymentJob jid=4e5f6a INFO: payment charged order=ORD-1 attempt=2
+`,
+		check: func(t *testing.T, evs []Event) {
+			wantField(t, evs[0], Consumer, "oxhc6h4vc")
+			wantField(t, evs[1], Consumer, "ow5j2mpzk")
+		},
+	},
 }
 
 // scanCase reads lines as one source with no flags.
