@@ -162,9 +162,13 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 		case c.pid == nil && !dashes && isDigits(t):
 			c.pid = t
 		case t[0] == '[' && t[len(t)-1] == ']':
-			brackets++
 			inside := bytes.TrimSpace(t[1 : len(t)-1])
-			// Spring Boot 3: [app] [thread] then, from 3.4, [trace-span];
+			if isCorrelation(inside) {
+				continue // a trace, not a thread
+			}
+			brackets++
+			// Spring Boot 3: [app] [thread] [trace-span], the app only
+			// with spring.application.name, the trace with tracing on;
 			// 2: [thread].
 			if brackets <= 2 {
 				c.thread = inside
@@ -233,6 +237,23 @@ func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
 	case !noLevel && c.logger == nil && !isDigits(t):
 		c.logger = t // Python's "%(asctime)s - %(name)s - %(levelname)s"
 	}
+}
+
+// isCorrelation reports whether a bracket holds Spring Boot's correlation
+// id (CorrelationIdFormatter: [traceId-spanId], W3C hex ids joined by
+// dashes) rather than a name.
+func isCorrelation(b []byte) bool {
+	parts := bytes.Split(b, []byte("-"))
+	if len(parts) < 2 {
+		return false
+	}
+	hex := func(r rune) bool { return r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F' }
+	for _, p := range parts {
+		if len(p) < 16 || bytes.IndexFunc(p, func(r rune) bool { return !hex(r) }) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // isPrefixKV: Sidekiq's and Rails' prefix keys.

@@ -114,8 +114,10 @@ var readerBugs = []readerCase{
 		// other sentence was then malformed; that sentence lost its
 		// first word ("Error processing message" read as a received).
 		name: "journald sentences, one starting with a level word", format: "journald+text (message)",
-		lines: `{"__REALTIME_TIMESTAMP":"1796202470115000","_HOSTNAME":"node-1","_PID":"4242","MESSAGE":"Error processing message msg-7 for order ORD-1: TimeoutError","PRIORITY":"3"}
-{"__REALTIME_TIMESTAMP":"1796202470215000","_HOSTNAME":"node-1","_PID":"4242","MESSAGE":"payment charged order=ORD-1 key=pay-ORD-1 attempt=2","PRIORITY":"6"}
+		lines: `{"__REALTIME_TIMESTAMP":"1796202470115000","_HOSTNAME":"node-1","_PID":"4242",` +
+			`"MESSAGE":"Error processing message msg-7 for order ORD-1: TimeoutError","PRIORITY":"3"}
+{"__REALTIME_TIMESTAMP":"1796202470215000","_HOSTNAME":"node-1","_PID":"4242",` +
+			`"MESSAGE":"payment charged order=ORD-1 key=pay-ORD-1 attempt=2","PRIORITY":"6"}
 `,
 		check: func(t *testing.T, evs []Event) {
 			wantKinds(t, evs, KindFailed, KindSideEffect)
@@ -126,7 +128,8 @@ var readerBugs = []readerCase{
 		// MachineName; it was not read, so every evidence line named no
 		// worker and one file's workers were one.
 		name: "clef MachineName", format: "clef",
-		lines: `{"@t":"2026-12-02T09:07:50.2150000Z","@mt":"Charged card for order {OrderId}","OrderId":"ORD-1","Attempt":2,"MachineName":"pod-a"}
+		lines: `{"@t":"2026-12-02T09:07:50.2150000Z","@mt":"Charged card for order {OrderId}","OrderId":"ORD-1","Attempt":2,` +
+			`"MachineName":"pod-a"}
 `,
 		check: func(t *testing.T, evs []Event) { wantField(t, evs[0], Consumer, "pod-a") },
 	},
@@ -178,6 +181,15 @@ var readerBugs = []readerCase{
 			wantField(t, evs[0], Consumer, "oxhc6h4vc")
 			wantField(t, evs[1], Consumer, "ow5j2mpzk")
 		},
+	},
+	{
+		// With tracing on and no spring.application.name, Spring Boot 3
+		// writes [thread] [traceId-spanId]: the second bracket was read
+		// as the thread, so every trace (every message) was a worker.
+		name: "spring boot 3 correlation id", format: "text (spring-boot)",
+		lines: "2026-12-02T09:07:50.215Z  INFO 1 --- [ntContainer#0-1] [803b448a0489f84084905d3093480352-3425f23bb2432450] " +
+			"c.e.PaymentListener                      : payment charged order=ORD-1 key=pay-ORD-1 attempt=2\n",
+		check: func(t *testing.T, evs []Event) { wantField(t, evs[0], Consumer, "ntContainer#0-1") },
 	},
 }
 

@@ -278,20 +278,22 @@ func (g *gen) pid(w string, perProcess bool) int {
 
 func javaLogger(jobType string) string { return "com.acme.jobs." + javaName(jobType) + "Consumer" }
 
-// renderSpring3 is Spring Boot 3's default console layout:
-// %d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %5p PID --- [app] [%15.15t] %-40.40logger{39} : %m.
+// renderSpring3 is Spring Boot 3's default console layout,
+// %d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %5p PID --- [app] [%15.15t] [correlation] %-40.40logger{39} : %m,
+// here of a service with tracing on (Micrometer puts each message's
+// [traceId-spanId] after the thread) and no spring.application.name.
 func (g *gen) renderSpring3(b []byte, t time.Time, e *ev) []byte {
 	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
-	return g.springTail(b, e, "[jobs-worker] ")
+	return g.springTail(b, e, "", true)
 }
 
 // renderSpring2 is Spring Boot 2's: a zone-less time, no application name.
 func (g *gen) renderSpring2(b []byte, t time.Time, e *ev) []byte {
 	b = t.AppendFormat(b, "2006-01-02 15:04:05.000")
-	return g.springTail(b, e, "")
+	return g.springTail(b, e, "", false)
 }
 
-func (g *gen) springTail(b []byte, e *ev, app string) []byte {
+func (g *gen) springTail(b []byte, e *ev, app string, traced bool) []byte {
 	b = append(b, ' ')
 	b = padLeft(b, upperLevel(e.kind), 5)
 	b = append(b, ' ')
@@ -302,6 +304,9 @@ func (g *gen) springTail(b []byte, e *ev, app string) []byte {
 	th := g.thread(e.worker)
 	b = padLeft(b, th[max(0, len(th)-15):], 15)
 	b = append(b, "] "...)
+	if traced {
+		b = cat(b, "[", traceID(&e.f), "a3ce929d-", e.f.job[len(e.f.job)-8:], e.f.msg[len(e.f.msg)-8:], "] ")
+	}
 	b = padRight(b, javaLogger(e.f.jobType), 40)
 	b = append(b, " : "...)
 	return g.message(b, e)
@@ -372,11 +377,13 @@ func (g *gen) renderDocker(b []byte, t time.Time, e *ev) []byte {
 // shipLag is how long after a line a runtime stamps it.
 const shipLag = 183 * time.Microsecond
 
-// renderCRI is the kubelet's CRI log line around Spring Boot 3's.
+// renderCRI is the kubelet's CRI log line around Spring Boot 3's, of a
+// service named by spring.application.name, without tracing.
 func (g *gen) renderCRI(b []byte, t time.Time, e *ev) []byte {
 	b = t.Add(shipLag).UTC().AppendFormat(b, time.RFC3339Nano)
 	b = append(b, " stdout F "...)
-	return g.renderSpring3(b, t, e)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	return g.springTail(b, e, "[jobs-worker] ", false)
 }
 
 // renderJournald is one entry of journalctl -o json: the sentence in
