@@ -191,6 +191,25 @@ var readerBugs = []readerCase{
 			"c.e.PaymentListener                      : payment charged order=ORD-1 key=pay-ORD-1 attempt=2\n",
 		check: func(t *testing.T, evs []Event) { wantField(t, evs[0], Consumer, "ntContainer#0-1") },
 	},
+	{
+		// OpenTelemetry Java's logging-otlp exporter writes one
+		// ResourceLogs a line ({"resource":...,"scopeLogs":[...]}; its test
+		// data, open-telemetry/opentelemetry-java
+		// exporters/logging-otlp/src/test/resources/expected-logs.json):
+		// neither a LogsData nor a record, it was read as nothing.
+		name: "otlp ResourceLogs a line", format: "otlp",
+		lines: `{"resource":{"attributes":[{"key":"service.instance.id","value":{"stringValue":"pod-a"}}]},` +
+			`"scopeLogs":[{"scope":{"name":"payments","version":"1","attributes":[]},"logRecords":[{"timeUnixNano":"1796202470215000000",` +
+			`"observedTimeUnixNano":"1796202470216000000","severityNumber":9,"severityText":"INFO","body":{"stringValue":"payment charged"},` +
+			`"attributes":[{"key":"order.id","value":{"stringValue":"ORD-1"}},{"key":"attempt","value":{"intValue":"2"}}],` +
+			`"traceId":"12345678876543211234567887654322","spanId":"8765432112345876"}]}]}
+`,
+		check: func(t *testing.T, evs []Event) {
+			wantKinds(t, evs, KindSideEffect)
+			wantField(t, evs[0], Consumer, "pod-a")
+			wantField(t, evs[0], BusinessKey, "ORD-1")
+		},
+	},
 }
 
 // scanCase reads lines as one source with no flags.
