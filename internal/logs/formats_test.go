@@ -241,3 +241,93 @@ func wantField(t *testing.T, e Event, f Field, want string) {
 		t.Errorf("line %d: %s %q, want %q", e.Line, f, got, want)
 	}
 }
+
+// TestRealSamples reads one or two lines of each format in the exact shape
+// its library's documentation or test suite shows (testdata/formats/
+// *.doc.*; the words are ours, the layout theirs), with no flags: the
+// format is detected, every line read, the first line's time, level and
+// worker as written.
+func TestRealSamples(t *testing.T) {
+	at := time.Date(2026, 3, 2, 10, 15, 4, 120e6, time.UTC)
+	for _, c := range []struct {
+		file, format string
+		time         time.Time // of the first line, to the millisecond (zero: the layout has no date)
+		level        string
+		worker       string
+	}{
+		// docs.spring.io/spring-boot/reference/features/logging.html, "Log Format" (3.x)
+		{"spring-boot-3.doc.log", "text (spring-boot)", at, "INFO", "main"},
+		// docs.spring.io/spring-boot/docs/2.1.x/reference/html/boot-features-logging.html, "Log Format" (2.x)
+		{"spring-boot-2.doc.log", "text (spring-boot)", at, "INFO", "main"},
+		// logback.qos.ch/manual/layouts.html: %d is ISO 8601, "2006-10-20 14:06:49,812"; [%thread] %-5level %logger{36} - %msg
+		{"logback.doc.log", "text (logback/log4j2)", at, "INFO", "main"},
+		// logging.apache.org/log4j/2.x/manual/layouts.html, PatternLayout "%d{yyyy-MM-dd HH:mm:ss.SSS} [%t] %-5level %logger{36} - %msg%n"
+		{"log4j2.doc.log", "text (logback/log4j2)", at, "INFO", "main"},
+		// logback.qos.ch/manual/configuration.html, the console pattern "%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - %msg%n":
+		// a time of day and no date, so no time is read
+		{"logback-time-of-day.doc.log", "text (logback/log4j2)", time.Time{}, "INFO", "main"},
+		// docs.python.org/3/howto/logging.html, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
+		{"python-asctime.doc.log", "text (python-logging)", at, "INFO", ""},
+		// docs.python.org/3/howto/logging.html, basicConfig's "WARNING:root:Watch out!"
+		{"python-basic.doc.log", "text (python-logging)", time.Time{}, "INFO", ""},
+		// ruby-doc.org Logger::Formatter: "I, [1999-03-03T02:34:24.895701 #19074]  INFO -- Main: info."
+		{"ruby-logger.doc.log", "text (ruby-logger)", at, "INFO", "4187"},
+		// sidekiq/sidekiq lib/sidekiq/logger.rb, Formatters::Pretty: "<time> pid=... tid=...<context> INFO: start", elapsed= on done
+		{"sidekiq.doc.log", "text (sidekiq)", at, "INFO", "bq3k"},
+		// github.com/sirupsen/logrus README: time="2015-03-26T01:27:38-04:00" level=debug msg="Started observing beach" animal=walrus number=8
+		{"logrus.doc.log", "logfmt", at.Add(5*time.Hour - 120*time.Millisecond), "info", ""},
+		// github.com/go-kit/log README: "ts=2016-01-01T12:34:56Z caller=main.go:15 msg=hello", level= from its level package
+		{"gokit.doc.log", "logfmt", at, "info", ""},
+		// github.com/serilog/serilog-formatting-compact README: {"@t":"2016-06-07T03:44:57.8532799Z","@mt":"Hello, {User}","User":"nblumhardt"}
+		// and RenderedCompactJsonFormatter's @m and @i
+		{"clef.doc.json", "clef", at, "", ""},
+		// go2docs.graylog.org/current/getting_in_log_data/gelf_format.html, the GELF payload specification's example
+		{"gelf.doc.json", "gelf", at, "6", "billing-1"},
+		// open-telemetry/opentelemetry-proto examples/logs.json (times and intValue as JSON numbers, every value type)
+		{"otlp.doc.json", "otlp", at, "Information", "billing-1"},
+		// open-telemetry/opentelemetry-java exporters/logging-otlp/src/test/resources/expected-logs.json (one ResourceLogs a line)
+		{"otlp-java.doc.json", "otlp", at, "INFO", "billing-1"},
+		// github.com/nhairs/python-json-logger README (JsonFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"), extra=)
+		{"python-json-logger.doc.json", "json", at, "INFO", ""},
+		// elastic.co/guide/en/ecs-logging/python/current/installation.html (StdlibFormatter), and Spring Boot's
+		// "logging.structured.format.console=ecs" example in docs.spring.io/spring-boot/reference/features/logging.html
+		{"ecs.doc.json", "json", at, "info", ""},
+		// docs.docker.com/engine/logging/drivers/json-file/:
+		// {"log":"Log line is here\n","stream":"stdout","time":"2019-01-01T11:11:11.111111111Z"}
+		{"docker.doc.json", "docker+text (message)", at, "", ""},
+		// grafana.com/docs/loki/latest/send-data/promtail/stages/cri/: "2019-01-01T01:00:00.000000001Z stderr P test\ngood"
+		{"cri.doc.log", "cri+text (message)", at, "", ""},
+		// man 7 systemd.journal-fields and journalctl -o json (one entry a line)
+		{"journald.doc.json", "journald+text (message)", at, "", "node-1/4187"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			src, err := File(filepath.Join("testdata", "formats", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Event
+			st, err := Scan(context.Background(), []Source{src}, Options{}, func(e *Event) error {
+				got = append(got, e.Clone())
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Formats) != 1 || st.Formats[0].String() != c.format {
+				t.Errorf("read as %v, want %s", st.Formats, c.format)
+			}
+			if st.Malformed != 0 || len(got) == 0 || int64(len(got)) < st.Lines-st.Partial { // an OTLP line may hold several
+				t.Fatalf("%d events of %d lines (%d partial), %d malformed %v", len(got), st.Lines, st.Partial, st.Malformed, st.Samples)
+			}
+			e := got[0]
+			if !e.Time.Truncate(time.Millisecond).Equal(c.time) {
+				t.Errorf("time %s, want %s", e.Time, c.time)
+			}
+			wantField(t, e, Level, c.level)
+			wantField(t, e, Consumer, c.worker)
+			if e.Get(Message) == "" {
+				t.Errorf("no message")
+			}
+		})
+	}
+}
