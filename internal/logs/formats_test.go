@@ -99,8 +99,8 @@ func TestReaderBugs(t *testing.T) {
 			if len(st.Formats) == 0 || st.Formats[0].String() != c.format {
 				t.Errorf("read as %v, want %s", st.Formats, c.format)
 			}
-			if st.Malformed != 0 || int64(len(evs)) != st.Lines {
-				t.Fatalf("%d events of %d lines, %d malformed %v", len(evs), st.Lines, st.Malformed, st.Samples)
+			if st.Malformed != 0 || int64(len(evs)) != st.Lines-st.Continuations {
+				t.Fatalf("%d events of %d lines (%d continuations), %d malformed %v", len(evs), st.Lines, st.Continuations, st.Malformed, st.Samples)
 			}
 			c.check(t, evs)
 		})
@@ -209,6 +209,29 @@ var readerBugs = []readerCase{
 			wantField(t, evs[0], Consumer, "pod-a")
 			wantField(t, evs[0], BusinessKey, "ORD-1")
 		},
+	},
+	{
+		// A stack trace's exception line is a continuation when its class
+		// ends in Exception or Error - but Spring's nested exceptions do
+		// not ("HttpServerErrorException$ServiceUnavailable: 503 ..."),
+		// and such a line was malformed; any package-qualified class is one.
+		name: "java exception of a nested class", format: "text (spring-boot)",
+		lines: "2026-12-02T09:07:50.115Z ERROR 1 --- [ntContainer#0-1] c.e.PaymentListener                      : handler failed order=ORD-1\n" +
+			"org.springframework.web.client.HttpServerErrorException$ServiceUnavailable: 503 Service Unavailable\n" +
+			"\tat com.example.PaymentListener.handle(PaymentListener.java:88)\n" +
+			"java.lang.IllegalStateException\n" +
+			"2026-12-02T09:07:50.215Z  INFO 1 --- [ntContainer#0-1] c.e.PaymentListener                      : payment charged order=ORD-1\n",
+		check: func(t *testing.T, evs []Event) { wantKinds(t, evs, KindFailed, KindSideEffect) },
+	},
+	{
+		// Ruby's Logger writes an exception's backtrace a frame a line,
+		// unindented; every frame was a malformed line.
+		name: "ruby backtrace", format: "text (ruby-logger)",
+		lines: "E, [2026-12-02T09:07:50.115123 #1234] ERROR -- PaymentJob: charge timed out (Timeout::Error)\n" +
+			"/app/jobs/payment_job.rb:88:in `perform'\n" +
+			"/usr/local/bundle/gems/sidekiq-7.2.4/lib/sidekiq/processor.rb:202:in 'Sidekiq::Processor#execute_job'\n" +
+			"I, [2026-12-02T09:07:50.215123 #1234]  INFO -- PaymentJob: payment charged order=ORD-1\n",
+		check: func(t *testing.T, evs []Event) { wantKinds(t, evs[1:], KindSideEffect) },
 	},
 }
 
