@@ -40,21 +40,7 @@ func TestFormatsReadWithNoFlags(t *testing.T) {
 		{"ecs.json", "json", false, false},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			src, err := File(filepath.Join("testdata", "formats", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []Event
-			st, err := Scan(context.Background(), []Source{src}, Options{}, func(e *Event) error {
-				got = append(got, e.Clone())
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(st.Formats) != 1 || st.Formats[0].String() != c.format {
-				t.Errorf("read as %v, want %s", st.Formats, c.format)
-			}
+			got, st := scanFormat(t, c.file, c.format)
 			if len(got) != 1 || st.Malformed != 0 {
 				t.Fatalf("%d events, %d malformed %v", len(got), st.Malformed, st.Samples)
 			}
@@ -238,8 +224,28 @@ var readerBugs = []readerCase{
 // scanCase reads lines as one source with no flags.
 func scanCase(t *testing.T, lines string) ([]Event, Stats) {
 	t.Helper()
+	return scanSource(t, ReaderSource("case.log", strings.NewReader(lines)))
+}
+
+// scanFormat reads testdata/formats/file with no flags and checks it was
+// read as format.
+func scanFormat(t *testing.T, file, format string) ([]Event, Stats) {
+	t.Helper()
+	src, err := File(filepath.Join("testdata", "formats", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, st := scanSource(t, src)
+	if len(st.Formats) != 1 || st.Formats[0].String() != format {
+		t.Errorf("read as %v, want %s", st.Formats, format)
+	}
+	return evs, st
+}
+
+func scanSource(t *testing.T, src Source) ([]Event, Stats) {
+	t.Helper()
 	var evs []Event
-	st, err := Scan(context.Background(), []Source{ReaderSource("case.log", strings.NewReader(lines))}, Options{}, func(e *Event) error {
+	st, err := Scan(context.Background(), []Source{src}, Options{}, func(e *Event) error {
 		evs = append(evs, e.Clone())
 		return nil
 	})
@@ -324,21 +330,7 @@ func TestRealSamples(t *testing.T) {
 		{"journald.doc.json", "journald+text (message)", at, "", "node-1/4187"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			src, err := File(filepath.Join("testdata", "formats", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []Event
-			st, err := Scan(context.Background(), []Source{src}, Options{}, func(e *Event) error {
-				got = append(got, e.Clone())
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(st.Formats) != 1 || st.Formats[0].String() != c.format {
-				t.Errorf("read as %v, want %s", st.Formats, c.format)
-			}
+			got, st := scanFormat(t, c.file, c.format)
 			if st.Malformed != 0 || len(got) == 0 || int64(len(got)) < st.Lines-st.Partial { // an OTLP line may hold several
 				t.Fatalf("%d events of %d lines (%d partial), %d malformed %v", len(got), st.Lines, st.Partial, st.Malformed, st.Samples)
 			}
