@@ -1,6 +1,7 @@
 package loggen
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +142,7 @@ func (g *gen) renderCLEF(b []byte, t time.Time, e *ev) []byte {
 	case "warn":
 		b = append(b, `,"@l":"Warning"`...)
 	}
-	b = jsonAttrs(b, g.fields(e, &pascalAttrs), false)
+	b = jsonAttrs(b, withTrace(g.fields(e, &pascalAttrs), e, "@x", dotnetTraceText), false)
 	b = append(b, `,"SourceContext":"Acme.Jobs.`...)
 	b = append(b, javaName(e.f.jobType)...)
 	return append(b, `Consumer"}`...)
@@ -158,7 +159,7 @@ func (g *gen) renderGELF(b []byte, t time.Time, e *ev) []byte {
 	b = strconv.AppendFloat(b, float64(t.UnixMilli())/1e3, 'f', 3, 64)
 	b = append(b, `,"level":`...)
 	b = strconv.AppendInt(b, int64(syslogLevel(e.kind)), 10)
-	b = jsonAttrs(b, g.fields(e, &gelfAttrs), false)
+	b = jsonAttrs(b, withTrace(g.fields(e, &gelfAttrs), e, "full_message", javaTraceText), false)
 	b = append(b, `,"_logger_name":"com.acme.jobs.`...)
 	b = append(b, javaName(e.f.jobType)...)
 	return append(b, `Consumer"}`...)
@@ -178,7 +179,7 @@ func (g *gen) renderPythonJSON(b []byte, t time.Time, e *ev) []byte {
 	b = strconv.AppendQuote(b, g.sentence(e, PythonJSON))
 	n := snakeAttrs
 	n[aConsumer] = "hostname"
-	b = jsonAttrs(b, g.fields(e, &n), true)
+	b = jsonAttrs(b, withTrace(g.fields(e, &n), e, "exc_info", pythonTraceText), true)
 	return append(b, '}')
 }
 
@@ -203,7 +204,7 @@ func (g *gen) renderECSNested(b []byte, t time.Time, e *ev) []byte {
 	b = append(b, e.f.jobType...)
 	b = append(b, `"}`...)
 	as := append(g.fields(e, &ecsAttrs), attr{"service.name", "jobs", 's'})
-	return append(nestedAttrs(b, as), '}')
+	return append(nestedAttrs(b, withTrace(as, e, "error.stack_trace", pythonTraceText)), '}')
 }
 
 // renderLogrus is logrus' TextFormatter (no TTY, TimestampFormat set to
@@ -309,7 +310,7 @@ func (g *gen) springTail(b []byte, e *ev, app string, traced bool) []byte {
 	}
 	b = padRight(b, javaLogger(e.f.jobType), 40)
 	b = append(b, " : "...)
-	return g.message(b, e)
+	return javaTrace(g.message(b, e), e)
 }
 
 // renderLogbackText is logback's "%d [%thread] %-5level %logger{36} -
@@ -327,14 +328,18 @@ func (g *gen) renderLog4j2Text(b []byte, t time.Time, e *ev) []byte {
 func (g *gen) threadLayout(b, ts []byte, e *ev) []byte {
 	b = cat(append(b, ts...), " [", g.thread(e.worker), "] ")
 	b = padRight(b, upperLevel(e.kind), 5)
-	return g.message(cat(b, " ", javaLogger(e.f.jobType), " - "), e)
+	return javaTrace(g.message(cat(b, " ", javaLogger(e.f.jobType), " - "), e), e)
 }
 
 // renderPythonText is Python logging's "%(asctime)s - %(name)s -
 // %(levelname)s - %(message)s": no pid or thread.
 func (g *gen) renderPythonText(b []byte, t time.Time, e *ev) []byte {
 	b = t.AppendFormat(b, "2006-01-02 15:04:05,000")
-	return g.message(cat(b, " - jobs.", e.f.jobType, " - ", pythonLevel(e.kind), " - "), e)
+	b = g.message(cat(b, " - jobs.", e.f.jobType, " - ", pythonLevel(e.kind), " - "), e)
+	if e.f.errType == "" {
+		return b
+	}
+	return cat(b, "\n", pythonTraceText(e)) // logger.exception: the traceback follows the line
 }
 
 // renderRuby is Ruby's Logger::Formatter: "%s, [%s #%d] %5s -- %s: %s",
@@ -347,7 +352,13 @@ func (g *gen) renderRuby(b []byte, t time.Time, e *ev) []byte {
 	b = strconv.AppendInt(b, int64(g.pid(e.worker, true)), 10)
 	b = append(b, "] "...)
 	b = padLeft(b, lv, 5)
-	return g.message(cat(b, " -- ", javaName(e.f.jobType), "Job: "), e)
+	b = g.message(cat(b, " -- ", javaName(e.f.jobType), "Job: "), e)
+	if e.f.errType == "" {
+		return b
+	}
+	// logger.error(exception): its backtrace, a frame a line, unindented.
+	return cat(b, "\n/app/jobs/", e.f.jobType, "_job.rb:88:in `perform'",
+		"\n/usr/local/bundle/gems/sidekiq-7.2.4/lib/sidekiq/processor.rb:202:in `execute_job'")
 }
 
 // renderSidekiq is Sidekiq's pretty formatter: time, pid, tid, the job's
@@ -378,12 +389,72 @@ func (g *gen) renderDocker(b []byte, t time.Time, e *ev) []byte {
 const shipLag = 183 * time.Microsecond
 
 // renderCRI is the kubelet's CRI log line around Spring Boot 3's, of a
-// service named by spring.application.name, without tracing.
+// service named by spring.application.name, without tracing; each line of
+// a stack trace is a CRI line of its own.
 func (g *gen) renderCRI(b []byte, t time.Time, e *ev) []byte {
-	b = t.Add(shipLag).UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, " stdout F "...)
-	b = t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
-	return g.springTail(b, e, "[jobs-worker] ", false)
+	inner := t.AppendFormat(g.inner[:0], "2006-01-02T15:04:05.000Z07:00")
+	g.inner = g.springTail(inner, e, "[jobs-worker] ", false)
+	for i, l := range bytes.Split(g.inner, []byte{'\n'}) {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = t.Add(shipLag).UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(append(b, " stdout F "...), l...)
+	}
+	return b
+}
+
+// javaTrace appends the stack trace a Java service logs under a failed
+// line (log.error(msg, exception)).
+func javaTrace(b []byte, e *ev) []byte {
+	if e.f.errType == "" {
+		return b
+	}
+	return cat(b, "\n", javaTraceText(e))
+}
+
+// javaTraceText is a Java stack trace: the exception, two frames, the rest
+// omitted.
+func javaTraceText(e *ev) string {
+	return javaExceptions[e.f.errType] + "\n\tat " + javaLogger(e.f.jobType) + ".handle(" + javaName(e.f.jobType) + "Consumer.java:88)" +
+		"\n\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer" +
+		".doInvokeListener(AbstractMessageListenerContainer.java:1682)" +
+		"\n\t... 12 common frames omitted"
+}
+
+// pythonTraceText is the traceback logger.exception writes.
+func pythonTraceText(e *ev) string {
+	return "Traceback (most recent call last):\n  File \"/app/jobs/" + e.f.jobType + ".py\", line 88, in handle\n" +
+		"    provider.submit(order)\n" + errorClass(e.f.errType) + ": upstream call failed"
+}
+
+// withTrace adds a failed line's stack trace to its fields as key.
+func withTrace(as []attr, e *ev, key string, text func(*ev) string) []attr {
+	if e.f.errType == "" {
+		return as
+	}
+	return append(as, attr{key, text(e), 's'})
+}
+
+var javaExceptions = map[string]string{
+	"TimeoutError":        "java.util.concurrent.TimeoutException: provider did not answer in 5000 ms",
+	"ConnectionReset":     "java.net.SocketException: Connection reset",
+	"UpstreamUnavailable": "org.springframework.web.client.HttpServerErrorException$ServiceUnavailable: 503 Service Unavailable",
+	"ValidationError":     "jakarta.validation.ConstraintViolationException: amount: must be greater than 0",
+}
+
+// dotnetTraceText is an exception as Serilog writes it in @x.
+func dotnetTraceText(e *ev) string {
+	return "System." + errorClass(e.f.errType) + ": upstream call failed\n   at Acme.Jobs." + javaName(e.f.jobType) +
+		"Consumer.Handle(Message message) in /src/Jobs/" + javaName(e.f.jobType) + "Consumer.cs:line 88"
+}
+
+// errorClass is an error type as a Python exception class.
+func errorClass(t string) string {
+	if strings.HasSuffix(t, "Error") {
+		return t
+	}
+	return t + "Error"
 }
 
 // renderJournald is one entry of journalctl -o json: the sentence in

@@ -8,6 +8,7 @@
 package loggen
 
 import (
+	"bytes"
 	"container/heap"
 	"fmt"
 	"io"
@@ -303,20 +304,22 @@ func (g *gen) writeBatch(w io.Writer) error {
 	return g.write(w, evs...)
 }
 
-// write writes the line in g.buf to w, recording the events it holds.
+// write writes the line in g.buf to w, recording the events it holds (a
+// console line may be followed by its stack trace's lines).
 func (g *gen) write(w io.Writer, evs ...*ev) error {
+	lines := int64(bytes.Count(g.buf, []byte{'\n'}))
 	if g.c.Record {
 		if g.lines == nil {
 			g.lines = map[io.Writer]int64{}
 		}
-		g.lines[w]++
 		for _, e := range evs {
 			g.sum.Steps = append(g.sum.Steps, Step{Worker: e.worker, Job: e.f.job, Message: e.f.msg, Order: e.f.order, Attempt: e.f.attempt,
-				Kind: e.kind, Time: e.t, FromCache: e.f.source == "cache", LockTTL: ms(e.f.ttl), Line: g.lines[w]})
+				Kind: e.kind, Time: e.t, FromCache: e.f.source == "cache", LockTTL: ms(e.f.ttl), Line: g.lines[w] + 1})
 		}
+		g.lines[w] += lines
 	}
 	n, err := w.Write(g.buf)
-	g.sum.Lines++
+	g.sum.Lines += lines
 	g.sum.Bytes += int64(n)
 	return err
 }
