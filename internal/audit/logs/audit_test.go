@@ -387,6 +387,33 @@ func TestCleanLogs(t *testing.T) {
 	}
 }
 
+// TestCleanFormats: a healthy fleet in every format, a file per pod, has
+// no finding at all (no input warning either), and every side effect is
+// read.
+func TestCleanFormats(t *testing.T) {
+	for _, d := range loggen.Formats() {
+		t.Run(string(d), func(t *testing.T) {
+			srcs, sum := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 3, Jobs: 1000, Dialect: d, Pods: true, Record: true}, true)
+			res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Report().Findings {
+				t.Errorf("clean logs: %s: %s", f.Code, f.Message)
+			}
+			var effects int64
+			for _, s := range sum.Steps {
+				if s.Kind == "side_effect" {
+					effects++
+				}
+			}
+			if res.Effects != effects || res.Input.Malformed != 0 {
+				t.Errorf("%d side effects read of %d written, %d malformed lines", res.Effects, effects, res.Input.Malformed)
+			}
+		})
+	}
+}
+
 func TestIncidentTimeline(t *testing.T) {
 	srcs, sum := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 5, Jobs: 200, IncidentEvery: 20, Dialect: loggen.Camel}, false)
 	key := sum.Incidents[1].BusinessKey // lock expiry
