@@ -162,9 +162,13 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 		case c.pid == nil && !dashes && isDigits(t):
 			c.pid = t
 		case t[0] == '[' && t[len(t)-1] == ']':
-			brackets++
 			inside := bytes.TrimSpace(t[1 : len(t)-1])
-			// Spring Boot 3: [app] [thread] then, from 3.4, [trace-span];
+			if isCorrelation(inside) {
+				continue // a trace, not a thread
+			}
+			brackets++
+			// Spring Boot 3: [app] [thread] [trace-span], the app only
+			// with spring.application.name, the trace with tracing on;
 			// 2: [thread].
 			if brackets <= 2 {
 				c.thread = inside
@@ -220,11 +224,36 @@ func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
 			c.thread = bytes.TrimSpace(t[1 : len(t)-1])
 		}
 	case bytes.IndexByte(t, '=') > 0:
-		c.kv = append(c.kv, kvOf(t))
+		kv := kvOf(t)
+		c.kv = append(c.kv, kv)
+		// Sidekiq's process and thread: the line's worker, not fields.
+		switch string(kv[0]) {
+		case "tid":
+			c.thread = kv[1]
+		case "pid":
+			c.pid = kv[1]
+		}
 	case isSeparator(t):
 	case !noLevel && c.logger == nil && !isDigits(t):
 		c.logger = t // Python's "%(asctime)s - %(name)s - %(levelname)s"
 	}
+}
+
+// isCorrelation reports whether a bracket holds Spring Boot's correlation
+// id (CorrelationIdFormatter: [traceId-spanId], W3C hex ids joined by
+// dashes) rather than a name.
+func isCorrelation(b []byte) bool {
+	parts := bytes.Split(b, []byte("-"))
+	if len(parts) < 2 {
+		return false
+	}
+	hex := func(r rune) bool { return r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F' }
+	for _, p := range parts {
+		if len(p) < 16 || bytes.IndexFunc(p, func(r rune) bool { return !hex(r) }) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // isPrefixKV: Sidekiq's and Rails' prefix keys.
@@ -422,7 +451,8 @@ func isMonth(b []byte) bool {
 }
 
 // isContinuation reports whether a line belongs to the event above it in
-// a console log: a stack trace's frames and causes, a Python traceback.
+// a console log: a stack trace's frames and causes, a Python traceback, a
+// Ruby backtrace.
 func isContinuation(l []byte) bool {
 	if len(l) == 0 {
 		return false
@@ -436,10 +466,44 @@ func isContinuation(l []byte) bool {
 		}
 	}
 	// An exception's first line: java.lang.IllegalStateException: ...,
-	// or a Python exception: ValueError: ...
-	if i := bytes.Index(l, []byte(": ")); i > 0 && bytes.IndexByte(l[:i], ' ') < 0 &&
-		(bytes.HasSuffix(l[:i], []byte("Exception")) || bytes.HasSuffix(l[:i], []byte("Error"))) {
-		return true
+	// a Python exception: ValueError: ..., or any class a package names
+	// (org.springframework...HttpServerErrorException$ServiceUnavailable: 503).
+	head, _, _ := bytes.Cut(l, []byte(": "))
+	if bytes.IndexByte(head, ' ') < 0 &&
+		(bytes.HasSuffix(head, []byte("Exception")) || bytes.HasSuffix(head, []byte("Error")) || isJavaClass(head)) {
+		return len(head) < len(l) || isJavaClass(head)
+	}
+	// A Ruby backtrace frame, unindented: /app/jobs/charge_job.rb:88:in `perform'.
+	if path, rest, ok := bytes.Cut(l, []byte(":")); ok && bytes.IndexByte(path, ' ') < 0 {
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		return n > 0 && bytes.HasPrefix(rest[n:], []byte(":in "))
 	}
 	return false
+}
+
+// isJavaClass reports whether s is a qualified Java class name: lower-case
+// package segments, then a capitalised class ($Inner allowed).
+func isJavaClass(s []byte) bool {
+	pkg, class, ok := cutLast(s, '.')
+	if !ok || len(class) == 0 || class[0] < 'A' || class[0] > 'Z' || len(pkg) == 0 {
+		return false
+	}
+	for _, seg := range bytes.Split(pkg, []byte(".")) {
+		if len(seg) == 0 || seg[0] < 'a' || seg[0] > 'z' {
+			return false
+		}
+	}
+	return bytes.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '$')
+	}) < 0
+}
+
+func cutLast(s []byte, c byte) (before, after []byte, ok bool) {
+	if i := bytes.LastIndexByte(s, c); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, nil, false
 }

@@ -69,12 +69,14 @@ func (d *decoder) payload(x *extractor, l []byte, f Format, fb *wrapperFields, a
 			x.sentenceFields(x.val[Message])
 		}
 	case FormatText:
-		c, ok := parseConsole(l)
-		if !ok {
-			if fb == nil || d.spec.layout != layoutMessage {
-				return errNotConsole
-			}
-			c = consoleLine{msg: l} // a bare message inside a wrapper
+		var c consoleLine
+		var ok bool
+		if fb != nil && d.spec.layout == layoutMessage {
+			// A bare message inside a wrapper, whole: "Error processing
+			// message ..." is a sentence, not a level and a message.
+			c = consoleLine{msg: l}
+		} else if c, ok = parseConsole(l); !ok {
+			return errNotConsole
 		}
 		local = x.console(&c)
 	default: // the JSON family
@@ -106,7 +108,9 @@ func (x *extractor) console(c *consoleLine) []byte {
 		x.emit([]byte("level"), c.level)
 	}
 	for _, kv := range c.kv {
-		x.emitText(kv[0], kv[1])
+		if k := string(kv[0]); k != "pid" && k != "tid" {
+			x.emitText(kv[0], kv[1]) // pid and tid are the line's worker (returned)
+		}
 	}
 	x.sentenceFields(c.msg)
 	x.emit([]byte("message"), c.msg)

@@ -99,7 +99,8 @@ func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explan
 				if len(other) >= maxExplainTemplates {
 					return nil
 				}
-				u = &Unmatched{Template: tmpl, Example: e.Where(), Text: textutil.Clip(text, 83, "...")}
+				// The event borrows the scan's buffers: keep a copy.
+				u = &Unmatched{Template: tmpl, Example: e.Where(), Text: textutil.Clip(strings.Clone(text), 83, "...")}
 				other[tmpl] = u
 			}
 			u.Lines++
@@ -111,6 +112,7 @@ func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explan
 		}
 		u := kinds[k]
 		if u == nil {
+			text = strings.Clone(text) // the event borrows the scan's buffers
 			u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: textutil.Clip(text, 83, "..."), By: "event name", Phrase: text}
 			if ph, user := o.Mapping.Phrase(e.Match); ph != "" {
 				u.By, u.Phrase = "phrase", ph

@@ -155,9 +155,10 @@ func detectPayloads(payloads [][]byte) formatSpec {
 			best = f
 		}
 	}
-	if votes[best] == 0 && len(payloads) > 0 {
+	if len(payloads) > 0 && (votes[best] == 0 || best == FormatText && votes[best]*2 <= len(payloads)) {
 		// Sentences with no layout of their own: the wrapper gives the
-		// time, the line is the message.
+		// time, the line is the message. A few that start with a level
+		// word ("Error processing message ...") are sentences too.
 		return formatSpec{format: FormatText, layout: layoutMessage}
 	}
 	spec := formatSpec{format: best}

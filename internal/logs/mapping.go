@@ -76,7 +76,7 @@ var fieldSpecs = [NumFields]fieldSpec{
 	Attempt:        {"attempt", []string{"attempt", "attemptNumber", "attempts", "deliveryCount", "deliveryAttempt", "messaging.servicebus.message.delivery_count", "messaging.gcp_pubsub.message.delivery_attempt", "ApproximateReceiveCount", "receiveCount", "tryNumber", "attemptsStarted", "attemptsMade"}},
 	RetryCount:     {"retryCount", []string{"retryCount", "retries", "retry", "x-retry-count"}},
 	Redelivered:    {"redelivered", []string{"redelivered", "isRedelivered", "redelivery", "JMSRedelivered", "messaging.rabbitmq.message.redelivered"}},
-	Consumer:       {"consumerInstanceId", []string{"consumerInstanceId", "consumerId", "consumer", "workerId", "worker", "instanceId", "instance", "service.instance.id", "messaging.client.id", "messaging.client_id", "k8s.pod.name", "pod", "host.name", "hostname", "HOSTNAME", "host", "process.pid", "pid"}},
+	Consumer:       {"consumerInstanceId", []string{"consumerInstanceId", "consumerId", "consumer", "workerId", "worker", "instanceId", "instance", "service.instance.id", "service.node.name", "messaging.client.id", "messaging.client_id", "k8s.pod.name", "pod", "host.name", "hostname", "HOSTNAME", "machineName", "host", "process.pid", "pid"}},
 	JobType:        {"jobType", []string{"jobType", "job.type", "jobName", "taskType", "taskName", "task", "handler", "operation", "messaging.destination.name", "queue"}},
 	Destination:    {"destination", []string{"messaging.destination.name", "destination", "queue", "queueName", "routingKey", "messaging.rabbitmq.destination.routing_key", "topic"}},
 	Duration:       {"duration", []string{"duration", "durationMs", "durationMillis", "durationSeconds", "durationNs", "elapsed", "elapsedMs", "latency", "latencyMs", "took", "tookMs", "jobDuration", "jobDurationMs"}},
@@ -158,7 +158,12 @@ type slot struct {
 // Mapping is a compiled field and event mapping. It is safe for
 // concurrent use.
 type Mapping struct {
-	paths   map[string]slot
+	paths map[string]slot
+	// folded are the built-in aliases by their letters and digits alone,
+	// for the nested paths no spelling names: ECS and OpenTelemetry nest
+	// a snake_case leaf under an object ("lock":{"ttl_ms":300} is
+	// lock.ttl_ms, which no spelling of lockTtlMs writes).
+	folded  map[string]slot
 	names   map[string]Kind // normalized event names
 	vocab   *vocab
 	changes []string // what the user changed, as {Fields} name=path, {Events} kind=phrase, ...
@@ -242,7 +247,7 @@ func (c *Config) Merge(o Config) {
 
 // Compile builds the mapping: built-ins with the config applied.
 func Compile(c Config) (*Mapping, error) {
-	m := &Mapping{paths: map[string]slot{}, names: map[string]Kind{}}
+	m := &Mapping{paths: map[string]slot{}, folded: map[string]slot{}, names: map[string]Kind{}}
 	for _, ch := range []struct {
 		placeholder string
 		entries     map[string][]string
@@ -281,6 +286,11 @@ func Compile(c Config) (*Mapping, error) {
 		for r, a := range fieldSpecs[i].aliases {
 			for _, v := range spellings(a) {
 				m.add(v, slot{field: f, rank: uint16(r), unit: unitOf(v)}, false)
+			}
+			if n := normName(a); len(n) > 3 {
+				if old, ok := m.folded[n]; !ok || old.rank > uint16(r) {
+					m.folded[n] = slot{field: f, rank: uint16(r), unit: unitOf(a)}
+				}
 			}
 		}
 	}
@@ -388,7 +398,8 @@ func (m *Mapping) add(path string, s slot, explicit bool) {
 	m.paths[path] = s
 }
 
-// lookup finds the slot of a dotted path, directly or inside containers.
+// lookup finds the slot of a dotted path, directly or inside containers,
+// as an alias spells it or else by its letters and digits (lock.ttl_ms).
 func (m *Mapping) lookup(path []byte) (slot, bool) {
 	if s, ok := m.paths[string(path)]; ok {
 		return s, true
@@ -398,7 +409,7 @@ func (m *Mapping) lookup(path []byte) (slot, bool) {
 	for {
 		i := indexDot(p)
 		if i < 0 || !containers[string(p[:i])] {
-			return slot{}, false
+			break
 		}
 		p = p[i+1:]
 		if s, ok := m.paths[string(p)]; ok {
@@ -406,6 +417,20 @@ func (m *Mapping) lookup(path []byte) (slot, bool) {
 			return s, true
 		}
 	}
+	// Only a nested path is folded: a flat name spelled in no known way
+	// (amqp_messageId) is someone's own field until a mapping says so.
+	var buf [64]byte
+	if len(p) > len(buf) || indexDot(p) < 0 {
+		return slot{}, false
+	}
+	s, ok := m.folded[string(normNameInto(buf[:0], p))]
+	if ok {
+		s.rank += 250 // a spelling an alias names wins
+		if len(p) < len(path) {
+			s.rank += 500
+		}
+	}
+	return s, ok
 }
 
 func indexDot(b []byte) int {
@@ -498,7 +523,7 @@ func spellings(a string) []string {
 func normName(s string) string { return string(normNameInto(nil, s)) }
 
 // normNameInto is normName into a scratch buffer (no allocation).
-func normNameInto(dst []byte, s string) []byte {
+func normNameInto[T string | []byte](dst []byte, s T) []byte {
 	dst = dst[:0]
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -11,21 +11,27 @@ import (
 // LogsData per line, {"resourceLogs":[{"resource":{"attributes":[...]},
 // "scopeLogs":[{"scope":{...},"logRecords":[{"timeUnixNano":"...",
 // "severityText":"INFO","body":{"stringValue":"..."},"attributes":[{"key":
-// "order.id","value":{"stringValue":"ORD-1"}}],"traceId":"..."}]}]}]}, or
-// one LogRecord a line. Attributes are key/value lists, 64-bit integers
+// "order.id","value":{"stringValue":"ORD-1"}}],"traceId":"..."}]}]}]}, one
+// ResourceLogs a line (OpenTelemetry Java's logging-otlp exporter), or one
+// LogRecord a line. Attributes are key/value lists, 64-bit integers
 // strings. Every record is one event; resource and scope attributes are
 // read as the record's own where it has none.
 
 type otlpData struct {
-	ResourceLogs []struct {
-		Resource  otlpAttrs `json:"resource"`
-		ScopeLogs []struct {
-			Scope      otlpAttrs    `json:"scope"`
-			LogRecords []otlpRecord `json:"logRecords"`
-		} `json:"scopeLogs"`
-	} `json:"resourceLogs"`
+	ResourceLogs []otlpResourceLogs `json:"resourceLogs"`
+	// One ResourceLogs a line, as OpenTelemetry Java's logging-otlp
+	// exporter writes them: its resource and scopeLogs at the top.
+	otlpResourceLogs
 	// One record a line: the record's own fields at the top.
 	otlpRecord
+}
+
+type otlpResourceLogs struct {
+	Resource  otlpAttrs `json:"resource"`
+	ScopeLogs []struct {
+		Scope      otlpAttrs    `json:"scope"`
+		LogRecords []otlpRecord `json:"logRecords"`
+	} `json:"scopeLogs"`
 }
 
 type otlpAttrs struct {
@@ -81,9 +87,12 @@ func (x *extractor) otlp(l []byte, add func() *Event) error {
 	if err := json.Unmarshal(l, &d); err != nil {
 		return &syntaxError{0, "OTLP/JSON: " + err.Error()}
 	}
+	if len(d.ResourceLogs) == 0 && len(d.ScopeLogs) > 0 {
+		d.ResourceLogs = []otlpResourceLogs{d.otlpResourceLogs}
+	}
 	if len(d.ResourceLogs) == 0 {
 		if d.Body == nil && len(d.TimeUnixNano) == 0 && len(d.Attributes) == 0 {
-			return &syntaxError{0, "OTLP/JSON: neither resourceLogs nor a log record"}
+			return &syntaxError{0, "OTLP/JSON: neither resourceLogs, scopeLogs nor a log record"}
 		}
 		x.otlpRecord(&d.otlpRecord, nil, nil, add)
 		return nil

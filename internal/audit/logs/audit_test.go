@@ -80,19 +80,39 @@ func writeCorpus(t testing.TB, dir string, c loggen.Config, perWorker bool) ([]l
 func TestCorpus(t *testing.T) {
 	for _, d := range loggen.Dialects() {
 		for _, perWorker := range []bool{false, true} {
-			name := fmt.Sprintf("%s/per-worker=%v", d, perWorker)
-			t.Run(name, func(t *testing.T) {
-				c := loggen.Config{Seed: 7, Jobs: 2400, IncidentEvery: 20, Dialect: d, Skew: 40 * time.Millisecond, Record: true}
-				srcs, sum := writeCorpus(t, t.TempDir(), c, perWorker)
-				res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond, ChunkSize: 64 << 10})
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkTruth(t, res, sum)
-				checkStatements(t, res, sum, perWorker)
-			})
+			t.Run(fmt.Sprintf("%s/per-worker=%v", d, perWorker), func(t *testing.T) { corpus(t, d, perWorker) })
 		}
 	}
+}
+
+// TestCorpusFormats holds every log format real stacks write (CLEF, GELF,
+// OTLP batched and one record a line, python-json-logger, nested ECS,
+// logrus and go-kit logfmt, the Spring Boot, logback, log4j2, Python,
+// Ruby and Sidekiq console layouts, Docker, CRI and journald around
+// them) to the same bar, read with no flags: the whole fleet in one file
+// where the lines name their worker, and a file per worker (a pod each,
+// whose thread names and pids repeat across pods).
+func TestCorpusFormats(t *testing.T) {
+	for _, d := range loggen.Formats() {
+		for _, perWorker := range []bool{false, true} {
+			if !perWorker && !loggen.WorkerInLine(d) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/per-worker=%v", d, perWorker), func(t *testing.T) { corpus(t, d, perWorker) })
+		}
+	}
+}
+
+func corpus(t *testing.T, d loggen.Dialect, perWorker bool) {
+	c := loggen.Config{Seed: 7, Jobs: 2400, IncidentEvery: 20, Dialect: d, Skew: 40 * time.Millisecond, Record: true, Pods: perWorker}
+	srcs, sum := writeCorpus(t, t.TempDir(), c, perWorker)
+	res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond, ChunkSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTruth(t, res, sum)
+	checkStatements(t, res, sum, perWorker)
+	checkEvidence(t, res, sum, perWorker)
 }
 
 func checkTruth(t *testing.T, res *Result, sum loggen.Summary) {
@@ -152,29 +172,16 @@ func causeRight(d Duplicate, tr loggen.Truth) bool {
 
 // checkStatements checks every absence an explanation states against the
 // lines the generator wrote: a run said to have no line of a kind (before
-// its side effect) must have none.
+// its side effect) must have none. In a batched format (OTLP) several runs
+// may start on the anchor's line: the statement must hold for one of those
+// of its worker.
 func checkStatements(t *testing.T, res *Result, sum loggen.Summary, perWorker bool) {
 	t.Helper()
-	type at struct {
-		file string
-		line int64
-	}
-	type runID struct {
-		worker, job, msg string
-		attempt          int
-	}
-	byLine := map[at]loggen.Step{}
+	byLine := stepsByLine(sum, perWorker)
 	steps := map[runID][]loggen.Step{} // in the order written
 	for _, s := range sum.Steps {
-		file := "fleet.log"
-		if perWorker {
-			file = s.Worker + ".log"
-		}
-		byLine[at{file, s.Line}] = s
-		id := runID{s.Worker, s.Job, s.Message, s.Attempt}
-		steps[id] = append(steps[id], s)
+		steps[runOf(s)] = append(steps[runOf(s)], s)
 	}
-	truthKind := map[string]string{"check": "idempotency_check"}
 	claims := 0
 	for _, d := range res.Duplicates {
 		for _, p := range d.Pairs {
@@ -182,20 +189,24 @@ func checkStatements(t *testing.T, res *Result, sum loggen.Summary, perWorker bo
 				claims++
 				path, line, _ := strings.Cut(a.Anchor, ":")
 				n, _ := strconv.ParseInt(line, 10, 64)
-				s0, ok := byLine[at{filepath.Base(path), n}]
-				if !ok {
+				cands := byLine[lineAt{filepath.Base(path), n}]
+				if len(cands) == 0 {
 					t.Errorf("%s: absence anchored at %s, which the generator did not write", d.Key, a.Anchor)
 					continue
 				}
-				for _, s := range steps[runID{s0.Worker, s0.Job, s0.Message, s0.Attempt}] {
-					if a.BeforeEffect && s.Kind == "side_effect" {
+				var contradicted []string
+				for _, s0 := range anchorRuns(cands, a.Worker) {
+					c := contradictions(a, steps[runOf(s0)])
+					if len(c) == 0 {
+						contradicted = nil
 						break
 					}
-					for _, k := range a.Kinds {
-						if s.Kind == k || s.Kind == truthKind[k] {
-							t.Errorf("false statement on %s: %q, but %s wrote %s at line %d", d.Key, a.sentence(), s.Worker, s.Kind, s.Line)
-						}
+					if contradicted == nil {
+						contradicted = c
 					}
+				}
+				for _, c := range contradicted {
+					t.Errorf("false statement on %s: %q, but %s", d.Key, a.sentence(), c)
 				}
 			}
 		}
@@ -204,6 +215,143 @@ func checkStatements(t *testing.T, res *Result, sum loggen.Summary, perWorker bo
 		t.Error("no explanation stated an absence: the check checked nothing")
 	}
 	t.Logf("%d stated absences checked against the lines written", claims)
+}
+
+// checkEvidence re-reads every evidence line against what the generator
+// wrote there: the step, its time (within the clock skew), its worker
+// (one name per worker, never none), a lock's TTL and a check's answer
+// and source; and no explanation calls a TTL unlogged (every lock line
+// logs one).
+func checkEvidence(t *testing.T, res *Result, sum loggen.Summary, perWorker bool) {
+	t.Helper()
+	lines := stepsByLine(sum, perWorker)
+	readAs, writer := map[string]string{}, map[string]string{}
+	for _, d := range res.Duplicates {
+		if strings.Contains(d.Explanation, "unlogged TTL") {
+			t.Errorf("false statement on %s: %s, but every lock line logs its TTL", d.Key, d.Explanation)
+		}
+		for _, p := range d.Pairs {
+			for _, e := range p.Evidence {
+				s, ok := writtenAs(lines, d.Key, e)
+				if !ok {
+					t.Errorf("%s: evidence %s is not a line the generator wrote as %s", d.Key, e, e.Event)
+					continue
+				}
+				if wrong := evidenceErrors(e, s); wrong != "" {
+					t.Errorf("%s: evidence %s: %s (written: %s %s at %s)", d.Key, e, wrong, s.Worker, s.Kind, s.Time.Format(time.StampMilli))
+				}
+				if w, ok := readAs[s.Worker]; ok && w != e.Worker || writer[e.Worker] != "" && writer[e.Worker] != s.Worker {
+					t.Errorf("%s: evidence %s: worker %q, but %s's lines read as %q and %q's are %s's", d.Key, e, e.Worker, s.Worker, w, e.Worker, writer[e.Worker])
+				}
+				readAs[s.Worker], writer[e.Worker] = e.Worker, s.Worker
+			}
+		}
+	}
+}
+
+type lineAt struct {
+	file string
+	line int64
+}
+
+// stepsByLine indexes the steps by the file and line they were written on.
+func stepsByLine(sum loggen.Summary, perWorker bool) map[lineAt][]loggen.Step {
+	out := map[lineAt][]loggen.Step{}
+	for _, s := range sum.Steps {
+		file := "fleet.log"
+		if perWorker {
+			file = s.Worker + ".log"
+		}
+		out[lineAt{file, s.Line}] = append(out[lineAt{file, s.Line}], s)
+	}
+	return out
+}
+
+// writtenAs is the step written at e's line that e reads as: of the
+// steps of e's kind for the duplicated key there (a batched line holds
+// several), the one of e's worker or else the nearest in time.
+func writtenAs(lines map[lineAt][]loggen.Step, key string, e Evidence) (loggen.Step, bool) {
+	path, line, _ := strings.Cut(e.Where, ":")
+	n, _ := strconv.ParseInt(line, 10, 64)
+	var best loggen.Step
+	found := false
+	farther := func(a, b loggen.Step) bool { // is a a worse match than b?
+		if (a.Worker == e.Worker) != (b.Worker == e.Worker) {
+			return b.Worker == e.Worker
+		}
+		return e.Time.Sub(a.Time).Abs() > e.Time.Sub(b.Time).Abs()
+	}
+	for _, s := range lines[lineAt{filepath.Base(path), n}] {
+		if s.Order != key || s.Kind != e.Event && (s.Kind != "idempotency_check" || e.Event != "check") {
+			continue
+		}
+		if !found || farther(best, s) {
+			best, found = s, true
+		}
+	}
+	return best, found
+}
+
+// evidenceErrors says what e gets wrong about the step s written there.
+func evidenceErrors(e Evidence, s loggen.Step) string {
+	var wrong []string
+	if d := e.Time.Sub(s.Time); e.Time.IsZero() || d < -41*time.Millisecond || d > 41*time.Millisecond {
+		wrong = append(wrong, "time "+e.Time.Format(time.RFC3339Nano))
+	}
+	if e.Worker == "" {
+		wrong = append(wrong, "no worker")
+	}
+	if s.LockTTL > 0 && s.Kind == "lock_acquired" && !strings.Contains(e.Detail, "ttl="+s.LockTTL.String()) {
+		wrong = append(wrong, "TTL "+s.LockTTL.String()+" not read")
+	}
+	if s.Kind == "idempotency_check" {
+		// A check may not say where it looked; what it says must be so.
+		other := map[bool]string{true: "from db", false: "from cache"}[s.FromCache]
+		if !strings.Contains(e.Detail, "not found") || strings.Contains(e.Detail, other) {
+			wrong = append(wrong, "check read as "+e.Detail+", but it found nothing, and not "+other)
+		}
+	}
+	return strings.Join(wrong, "; ")
+}
+
+type runID struct {
+	worker, job, msg string
+	attempt          int
+}
+
+func runOf(s loggen.Step) runID { return runID{s.Worker, s.Job, s.Message, s.Attempt} }
+
+// anchorRuns are the steps on an anchor's line that may start the run an
+// absence is about: those of its worker when the worker as read names one
+// (OTLP's service.instance.id), else all.
+func anchorRuns(cands []loggen.Step, worker string) []loggen.Step {
+	var mine []loggen.Step
+	for _, s := range cands {
+		if s.Worker == worker {
+			mine = append(mine, s)
+		}
+	}
+	if len(mine) == 0 {
+		return cands
+	}
+	return mine
+}
+
+// contradictions lists the lines of a run that an absence says it lacks.
+func contradictions(a Absence, run []loggen.Step) []string {
+	truthKind := map[string]string{"check": "idempotency_check"}
+	var out []string
+	for _, s := range run {
+		if a.BeforeEffect && s.Kind == "side_effect" {
+			break
+		}
+		for _, k := range a.Kinds {
+			if s.Kind == k || s.Kind == truthKind[k] {
+				out = append(out, fmt.Sprintf("%s wrote %s at line %d", s.Worker, s.Kind, s.Line))
+			}
+		}
+	}
+	return out
 }
 
 // TestCleanLogs: a healthy fleet with crashes the idempotency layer
@@ -234,6 +382,33 @@ func TestCleanLogs(t *testing.T) {
 			}
 			if a := m.DeliveriesByAttempt; len(a) < 2 || a[0].Attempt != first || a[1].Attempt != first+1 || m.NoAttempt != 0 {
 				t.Errorf("deliveries by attempt %+v (%d without), want attempts from %d", a, m.NoAttempt, first)
+			}
+		})
+	}
+}
+
+// TestCleanFormats: a healthy fleet in every format, a file per pod, has
+// no finding at all (no input warning either), and every side effect is
+// read.
+func TestCleanFormats(t *testing.T) {
+	for _, d := range loggen.Formats() {
+		t.Run(string(d), func(t *testing.T) {
+			srcs, sum := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 3, Jobs: 1000, Dialect: d, Pods: true, Record: true}, true)
+			res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Report().Findings {
+				t.Errorf("clean logs: %s: %s", f.Code, f.Message)
+			}
+			var effects int64
+			for _, s := range sum.Steps {
+				if s.Kind == "side_effect" {
+					effects++
+				}
+			}
+			if res.Effects != effects || res.Input.Malformed != 0 {
+				t.Errorf("%d side effects read of %d written, %d malformed lines", res.Effects, effects, res.Input.Malformed)
 			}
 		})
 	}

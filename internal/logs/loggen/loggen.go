@@ -8,6 +8,7 @@
 package loggen
 
 import (
+	"bytes"
 	"container/heap"
 	"fmt"
 	"io"
@@ -108,6 +109,11 @@ type Config struct {
 	// Record keeps every line written as a Step in the summary (the truth
 	// a test checks the audit's statements against).
 	Record bool
+	// Pods runs each worker as its own process (a pod, writing its own
+	// file): the console formats' pids and thread names repeat across
+	// workers, as they do in real pods (every pod's listener thread is
+	// ntContainer#0-1), rather than naming one process's threads.
+	Pods bool
 }
 
 // Truth is one injected duplicate.
@@ -126,8 +132,10 @@ type Step struct {
 	Attempt                     int
 	Kind                        string // received, lock_acquired, ..., side_effect
 	Time                        time.Time
-	FromCache                   bool // a check answered by the cache
-	// Line is the line's number in the writer Out gave for its worker.
+	FromCache                   bool          // a check answered by the cache
+	LockTTL                     time.Duration // a lock's TTL, as logged
+	// Line is the line's number in the writer Out gave for its worker
+	// (several steps share one in a batched format: OTLP).
 	Line int64
 }
 
@@ -191,6 +199,13 @@ type gen struct {
 	skew    map[string]time.Duration
 	workers []string
 	msgN    int
+	as      []attr // scratch fields of a line (attrs.go)
+	padText string
+	inner   []byte // scratch line a wrapper wraps
+	// batches holds a batched format's events per writer until a line
+	// is full (the writers in the order they first came).
+	batches map[io.Writer][]*ev
+	batchWs []io.Writer
 }
 
 var jobTypes = []string{"payment", "email", "settlement"}
@@ -244,26 +259,69 @@ func Write(c Config, out Out) (Summary, error) {
 // flush writes every queued event before t (all of them when t is zero):
 // later jobs start after t, so nothing earlier can still arrive.
 func (g *gen) flush(t time.Time) error {
+	size, batch := batched(g.c.Dialect)
 	for g.h.Len() > 0 && (t.IsZero() || g.h[0].t.Before(t)) {
 		e := heap.Pop(&g.h).(*ev)
-		g.buf = g.render(g.buf[:0], e)
 		w := g.out(e.worker)
-		if g.c.Record {
-			if g.lines == nil {
-				g.lines = map[io.Writer]int64{}
+		if !batch {
+			g.buf = g.render(g.buf[:0], e)
+			if err := g.write(w, e); err != nil {
+				return err
 			}
-			g.lines[w]++
-			g.sum.Steps = append(g.sum.Steps, Step{Worker: e.worker, Job: e.f.job, Message: e.f.msg, Order: e.f.order, Attempt: e.f.attempt,
-				Kind: e.kind, Time: e.t, FromCache: e.f.source == "cache", Line: g.lines[w]})
+			continue
 		}
-		n, err := w.Write(g.buf)
-		g.sum.Lines++
-		g.sum.Bytes += int64(n)
-		if err != nil {
-			return err
+		if g.batches == nil {
+			g.batches = map[io.Writer][]*ev{}
+		}
+		if _, ok := g.batches[w]; !ok {
+			g.batchWs = append(g.batchWs, w)
+		}
+		g.batches[w] = append(g.batches[w], e)
+		if len(g.batches[w]) >= size {
+			if err := g.writeBatch(w); err != nil {
+				return err
+			}
+		}
+	}
+	if t.IsZero() {
+		for _, w := range g.batchWs {
+			if err := g.writeBatch(w); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// writeBatch writes w's pending events as one line.
+func (g *gen) writeBatch(w io.Writer) error {
+	evs := byWorker(g.batches[w])
+	if len(evs) == 0 {
+		return nil
+	}
+	g.batches[w] = evs[:0]
+	g.buf = g.renderOTLP(g.buf[:0], evs)
+	return g.write(w, evs...)
+}
+
+// write writes the line in g.buf to w, recording the events it holds (a
+// console line may be followed by its stack trace's lines).
+func (g *gen) write(w io.Writer, evs ...*ev) error {
+	lines := int64(bytes.Count(g.buf, []byte{'\n'}))
+	if g.c.Record {
+		if g.lines == nil {
+			g.lines = map[io.Writer]int64{}
+		}
+		for _, e := range evs {
+			g.sum.Steps = append(g.sum.Steps, Step{Worker: e.worker, Job: e.f.job, Message: e.f.msg, Order: e.f.order, Attempt: e.f.attempt,
+				Kind: e.kind, Time: e.t, FromCache: e.f.source == "cache", LockTTL: ms(e.f.ttl), Line: g.lines[w] + 1})
+		}
+		g.lines[w] += lines
+	}
+	n, err := w.Write(g.buf)
+	g.sum.Lines += lines
+	g.sum.Bytes += int64(n)
+	return err
 }
 
 func (g *gen) emit(t time.Time, worker, kind string, f fields) {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestDeterministic(t *testing.T) {
-	for _, d := range Dialects() {
+	for _, d := range append(Dialects(), Formats()...) {
 		var a, b bytes.Buffer
 		c := Config{Seed: 9, Jobs: 300, IncidentEvery: 10, Dialect: d, Skew: 0}
 		sa, err := Write(c, Single(&a))
@@ -29,11 +29,13 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestEveryLineReadAsWritten: in every dialect, internal/logs reads each
-// line as the step the generator wrote, with its business key and (for a
-// check) its answer and source - the vocabulary covers every phrasing.
+// TestEveryLineReadAsWritten: in every dialect and format, internal/logs
+// reads each line as the step the generator wrote, with its business key
+// and (for a check) its answer and source - the vocabulary covers every
+// phrasing. (A batched OTLP line is several steps, read in the order
+// written.)
 func TestEveryLineReadAsWritten(t *testing.T) {
-	for _, d := range Dialects() {
+	for _, d := range append(Dialects(), Formats()...) {
 		t.Run(string(d), func(t *testing.T) {
 			var buf bytes.Buffer
 			sum, err := Write(Config{Seed: 4, Jobs: 600, IncidentEvery: 10, Dialect: d, Record: true}, Single(&buf))

@@ -143,12 +143,30 @@ var phrasings = map[string][]string{
 
 // dialectWords shifts the phrasing per library, so each one words a step
 // its own way.
-var dialectWords = map[Dialect]int{SlogMsg: 0, Zap: 1, Logback: 2, ECS: 3, Pino: 1, Structlog: 2, Logstash: 0}
+var dialectWords = map[Dialect]int{SlogMsg: 0, Zap: 1, Logback: 2, ECS: 3, Pino: 1, Structlog: 2, Logstash: 0,
+	CLEF: 0, GELF: 1, OTLP: 2, OTLPRecord: 3, PythonJSON: 0, ECSNested: 1, Logrus: 2, GoKit: 3, Spring3: 0, Spring2: 1,
+	LogbackText: 2, Log4j2Text: 3, PythonText: 0, RubyLogger: 1, Sidekiq: 2, CRI: 0, Journald: 3}
+
+// capitalised are the dialects of Java and .NET services, which write
+// sentences.
+var capitalised = map[Dialect]bool{Logback: true, ECS: true, CLEF: true, GELF: true, ECSNested: true, Spring3: true, Spring2: true,
+	LogbackText: true, Log4j2Text: true, CRI: true}
 
 var providers = []string{"stripe", "adyen", "braintree"}
 
 // sentence words step e for dialect d.
 func (g *gen) sentence(e *ev, d Dialect) string {
+	f := &e.f
+	jt := jobTypeIndex(f.jobType)
+	r := strings.NewReplacer("{order}", f.order, "{msg}", f.msg, "{idem}", f.idem, "{lock}", f.lockKey, "{err}", f.errType,
+		"{ms}", strconv.Itoa(f.durMs), "{provider}", providers[(jt+len(f.order))%len(providers)])
+	return r.Replace(phrasing(e, d))
+}
+
+// phrasing is the way dialect d words step e, with its {placeholders}:
+// one per library and job type (each handler was written by someone
+// else) and, in the formats, per release of the service (formats.go).
+func phrasing(e *ev, d Dialect) string {
 	f := &e.f
 	key := e.kind
 	switch e.kind {
@@ -164,20 +182,20 @@ func (g *gen) sentence(e *ev, d Dialect) string {
 	if len(ways) == 0 {
 		return strings.ReplaceAll(e.kind, "_", " ")
 	}
-	jt := 0
+	w := ways[(dialectWords[d]+jobTypeIndex(f.jobType)+release(e, d))%len(ways)]
+	if capitalised[d] {
+		w = strings.ToUpper(w[:1]) + w[1:] // Java and .NET services write sentences
+	}
+	return w
+}
+
+func jobTypeIndex(jt string) int {
 	for i, t := range jobTypes {
-		if t == f.jobType {
-			jt = i
+		if t == jt {
+			return i
 		}
 	}
-	w := ways[(dialectWords[d]+jt)%len(ways)]
-	r := strings.NewReplacer("{order}", f.order, "{msg}", f.msg, "{idem}", f.idem, "{lock}", f.lockKey, "{err}", f.errType,
-		"{ms}", strconv.Itoa(f.durMs), "{provider}", providers[(jt+len(f.order))%len(providers)])
-	s := r.Replace(w)
-	if d == Logback || d == ECS {
-		s = strings.ToUpper(s[:1]) + s[1:] // Java services write sentences
-	}
-	return s
+	return 0
 }
 
 // renderSlogMsg is slog's JSONHandler with groups, the step in "msg".

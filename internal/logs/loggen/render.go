@@ -10,6 +10,9 @@ import (
 // are plain ASCII, so they are written without escaping.
 func (g *gen) render(b []byte, e *ev) []byte {
 	t := e.t.Add(g.skew[e.worker])
+	if w, ok := formatWriters[g.c.Dialect]; ok {
+		return append(w(g, b, t, e), '\n')
+	}
 	switch g.c.Dialect {
 	case Snake:
 		b = g.renderSnake(b, t, e)
