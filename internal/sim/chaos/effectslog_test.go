@@ -103,7 +103,7 @@ func TestNoEffectsReadIsAnInputError(t *testing.T) {
 	}{
 		{logTally{}, "held no line during the run"},
 		{logTally{lines: 40, malformed: 3}, "none of the 40 lines of the workers' output was read as a side effect"},
-		{logTally{lines: 40, malformed: 40}, "none of the 40 lines of the workers' output is a JSON object"},
+		{logTally{lines: 40, malformed: 40}, "none of the 40 lines of the workers' output could be read as log lines"},
 		{logTally{lines: 40, effects: 3, unkeyed: 3}, "the 3 side-effect lines of the workers' output name none of the run's business keys"},
 	} {
 		err := noEffectsRead(WorkerOutput, tc.tally)
