@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +40,11 @@ back byte for byte; the format is in docs/dlq.md.
 Non-destructive by default: the messages are requeued after the file is
 written (they are then marked redelivered; see 'dupctl dlq --help').
 --drain --yes removes them from the queue, and only after the file has been
-written and synced to disk.` + readExitStatus,
+written and synced to disk.
+
+The records go to FILE.partial until the export is whole, then it is renamed
+FILE: an interrupted or failed export never leaves a file under the name
+asked for (FILE.partial holds what was written).` + readExitStatus,
 		Example: `  dupctl dlq export --queue orders.dlq --out orders-dlq.jsonl
   dupctl dlq export --queue orders.dlq --out - | jq -c '.properties.message_id'
   dupctl dlq export --queue orders.dlq --out archive.jsonl --drain --yes`,
@@ -92,29 +95,30 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		return err
 	}
 	var w dlqread.SyncWriter = stdoutFile{f.IO.Out}
+	partial := ""
 	if o.Out != "-" {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-		if o.Force {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		}
-		fh, err := os.OpenFile(o.Out, flags, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			return exitcode.InputError(fmt.Errorf("--out %s exists", o.Out), "choose another file or pass --force")
-		}
+		fh, path, err := openPartial(o.Out, o.Force)
 		if err != nil {
-			return exitcode.InputError(fmt.Errorf("--out: %w", err), "check the path")
+			return err
 		}
 		defer fh.Close()
-		w = fh
+		w, partial = fh, path
 	}
 	data, err := dlqread.Export(ctx, dlqread.ExportDeps{Deps: c.readDeps(f, "dlq export"), Out: w}, dlqread.ExportOptions{
 		Read: o.readOptions(o.Queue), Vhost: c.vhost, File: o.Out, Drain: o.Drain,
 	})
 	if err != nil {
-		if o.Out != "-" && !o.Force {
-			removeIfEmpty(o.Out) // nothing exported: it must not block the rerun
+		if partial != "" {
+			removeIfEmpty(partial) // nothing exported: no partial file to keep
 		}
 		return err
+	}
+	if partial != "" {
+		// Only a whole export gets the name asked for (issue 27: an
+		// interrupted export left a file cut mid-line under that name).
+		if err := os.Rename(partial, o.Out); err != nil {
+			return exitcode.InputError(fmt.Errorf("--out: %w", err), "the records are in "+partial)
+		}
 	}
 	if o.Out == "-" {
 		return nil // stdout carries the records
@@ -122,4 +126,20 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	return f.Emit(ctx, report.Document{Report: data.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeExport(w, th, data)
 	}})
+}
+
+// openPartial creates the file an export writes to until it is whole:
+// OUT.partial beside OUT, renamed to OUT at the end. An OUT that exists is
+// refused unless force; a partial file of an earlier, interrupted export is
+// replaced.
+func openPartial(out string, force bool) (*os.File, string, error) {
+	if _, err := os.Lstat(out); err == nil && !force {
+		return nil, "", exitcode.InputError(fmt.Errorf("--out %s exists", out), "choose another file or pass --force")
+	}
+	path := out + ".partial"
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, "", exitcode.InputError(fmt.Errorf("--out: %w", err), "check the path")
+	}
+	return fh, path, nil
 }
