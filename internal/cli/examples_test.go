@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -18,6 +19,11 @@ import (
 func TestHelpExamplesWork(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	root := cli.NewCmdRoot(cmdutil.NewFactory(ios))
+	type example struct {
+		where, line string
+		args        []string
+	}
+	var run []example
 	n := 0
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -29,24 +35,12 @@ func TestHelpExamplesWork(t *testing.T) {
 				continue
 			}
 			n++
-			cmd, rest, err := root.Find(args)
-			if err != nil || cmd == root && len(args) > 0 {
-				t.Errorf("%s --help example %q: no such command (%v)", c.CommandPath(), line, err)
-				continue
-			}
-			if err := cmd.ParseFlags(rest); err != nil {
-				t.Errorf("%s --help example %q: %v", c.CommandPath(), line, err)
-				continue
-			}
-			if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+			if err := parses(args); err != nil {
 				t.Errorf("%s --help example %q: %v", c.CommandPath(), line, err)
 				continue
 			}
 			if runnable(args) {
-				tios, _, _, stderr := iostreams.Test()
-				if code := cli.Run(context.Background(), args, tios); code != 0 && code != 1 {
-					t.Errorf("%s --help example %q exits %d: %s", c.CommandPath(), line, code, stderr.String())
-				}
+				run = append(run, example{c.CommandPath(), line, args})
 			}
 		}
 		for _, sub := range c.Commands() {
@@ -57,6 +51,32 @@ func TestHelpExamplesWork(t *testing.T) {
 	if n < 40 {
 		t.Fatalf("only %d examples found: the parser is broken", n)
 	}
+	// The runnable ones (the simulator, explain, version) in process and in
+	// parallel: none depends on timing or a server.
+	for _, ex := range run {
+		t.Run(strings.Join(ex.args, " "), func(t *testing.T) {
+			t.Parallel()
+			tios, _, _, stderr := iostreams.Test()
+			if code := cli.Run(context.Background(), ex.args, tios); code != 0 && code != 1 {
+				t.Errorf("%s --help example %q exits %d: %s", ex.where, ex.line, code, stderr.String())
+			}
+		})
+	}
+}
+
+// parses checks that an example names a real command with flags that
+// exist and values that parse, in the command tree its line selects.
+func parses(args []string) error {
+	ios, _, _, _ := iostreams.Test()
+	root := cli.NewCmdRootFor(cmdutil.NewFactory(ios), args)
+	cmd, rest, err := root.Find(args)
+	if err != nil || cmd == root && len(args) > 0 {
+		return fmt.Errorf("no such command (%v)", err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	return cmd.ValidateArgs(cmd.Flags().Args())
 }
 
 // runnable: examples that need neither a server nor a file of the user's.

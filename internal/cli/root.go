@@ -42,7 +42,7 @@ func Main() int {
 // Run executes one command line and maps its outcome to an exit code.
 func Run(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
 	f := cmdutil.NewFactory(ios)
-	root := NewCmdRoot(f)
+	root := NewCmdRootFor(f, args)
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -176,7 +176,17 @@ func oneLine(s string) string {
 }
 
 // NewCmdRoot builds the whole command tree.
-func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, false) }
+
+// NewCmdRootFor is the command tree that parses args: with a scenario run
+// on the user's worker (--worker), simulate's worker commands.
+func NewCmdRootFor(f *cmdutil.Factory, args []string) *cobra.Command {
+	return newCmdRoot(f, simulate.IsWorkerRun(args))
+}
+
+// newCmdRoot is the command tree; workerRun builds simulate's worker
+// commands for a command line that runs a scenario on the user's worker.
+func newCmdRoot(f *cmdutil.Factory, workerRun bool) *cobra.Command {
 	g := f.Global
 	var outputs []string
 	var html string
@@ -225,7 +235,7 @@ check.` + exitStatusBlock,
 	_ = root.RegisterFlagCompletionFunc("fail-on", fixedCompletion("error", "warn", "info", "none"))
 
 	root.AddCommand(
-		simulate.NewCmdSimulate(f),
+		simulate.NewCmdSimulate(f, workerRun),
 		doctor.NewCmdDoctor(f, nil),
 		audit.NewCmdAudit(f),
 		keys.NewCmdKeys(f),

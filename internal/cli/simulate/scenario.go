@@ -10,7 +10,9 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/sim/chaos"
 	"github.com/dupctl/dupctl/internal/worker"
 )
 
@@ -32,7 +34,6 @@ func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOpt
 	var runs, maxStates int
 	var explore, shard string
 	var lv LiveOptions
-	var wk workerFlags
 	cmd := &cobra.Command{
 		Use:   sc.Name,
 		Short: sc.Title,
@@ -49,12 +50,6 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
   dupctl simulate %[1]s -o json`, sc.Name),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("worker") {
-				return wk.runWorker(cmd, f, sc)
-			}
-			if len(wk.at) > 0 {
-				return exitcode.UsageErrorf("--at picks a fault point of a --worker run; the simulator's %s explores every placement", sc.Name)
-			}
 			profiles, err := sys.profiles(sc)
 			if err != nil {
 				return err
@@ -99,7 +94,32 @@ fault placement), and the shortest failing schedule is shown as a timeline.`, up
 	fs.BoolVar(&lv.Enabled, "live", false, "play the scenario's fault plan on the real Redis, PostgreSQL and RabbitMQ (--redis-url, --database-url, --amqp-url) and compare with the simulator")
 	fs.BoolVar(&lv.AllowRemote, "allow-remote", false, "with --live: allow servers that are not on loopback (a live run creates and removes queues, a schema and keys)")
 	fs.DurationVar(&lv.Scale, "time-scale", 20*time.Millisecond, "with --live: real time one virtual second takes")
-	wk.register(cmd)
+	if _, err := chaos.SpecFor(sc.Name); err != nil {
+		why := err.(*problem.Input).Why
+		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+			if unknownFlag(err) == "worker" {
+				return exitcode.UsageErrorf("--worker: %s", why)
+			}
+			return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see '" + c.CommandPath() + " --help'"}
+		})
+	} else {
+		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+			switch unknownFlag(err) {
+			case "at":
+				return exitcode.UsageErrorf("--at picks a fault point of a --worker run; the simulator's %s explores every placement", sc.Name)
+			case "":
+				return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see '" + c.CommandPath() + " --help'"}
+			}
+			return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "a flag of a --worker run? see 'dupctl simulate " + sc.Name + " --worker CMD --help'"}
+		})
+		cmd.Long += fmt.Sprintf(`
+
+Your own worker under this scenario's real faults: dupctl simulate %[1]s
+--worker CMD ... (its flags: dupctl simulate %[1]s --worker CMD --help).`, sc.Name)
+		cmd.Example += fmt.Sprintf(`
+  # your own worker under real faults (docs/worker-chaos.md)
+  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} --publish payments:charge --effects-sql '...'`, sc.Name)
+	}
 	_ = cmd.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(worker.ProfileNames(), "all"), cobra.ShellCompDirectiveNoFileComp
 	})

@@ -11,162 +11,208 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
-	"github.com/dupctl/dupctl/internal/worker"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// workerFlags are the flags of `dupctl simulate <scenario> --worker CMD`:
-// the scenario played on the user's own worker under real faults. The
-// scenario command's --workers, --jobs (business keys), --seed, --runs,
-// --at, --pause, --cache-lag and --allow-remote apply too.
-type workerFlags struct {
-	command    string
-	env        []string
-	publish    string
-	body       string
-	effectsSQL string
-	effectsLog string
-	log        cmdutil.LogFlags
-	at         []string // --at, where only worker runs have it
-	cacheKeys  string
-	slow       []string
-	workerLog  string
-	settle     time.Duration
-	ready      time.Duration
-	runTimeout time.Duration
+// WorkerOptions are one `dupctl simulate <scenario> --worker CMD` run: the
+// scenario played on the user's own worker under real faults, through
+// dupctl's proxies. It is its own command (NewCmdScenarioWorker) with the
+// same command line as the simulator's scenario: a command line with
+// --worker is parsed by it (IsWorkerRun), so its help, flags and defaults
+// are the worker run's, not the model's.
+type WorkerOptions struct {
+	Factory  *cmdutil.Factory
+	Scenario *sim.Scenario
+	Chaos    chaos.Options
+	// RunsGiven: --runs was given (else one run per fault point).
+	RunsGiven bool
+	At        []string
+	Slow      []string
+	WorkerLog string
+	Log       cmdutil.LogFlags
+	// mapping is set when a --field, --event or --mapping flag was given.
+	mapping bool
+	cmd     *cobra.Command
 }
 
-func (w *workerFlags) register(cmd *cobra.Command) {
-	if _, err := chaos.SpecFor(cmd.Name()); err == nil {
-		cmd.Example += fmt.Sprintf(`
-  # your own worker under real faults (docs/worker-chaos.md)
-  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} \
+// IsWorkerRun reports whether a command line runs a scenario on the
+// user's own worker (simulate <scenario> ... --worker CMD).
+func IsWorkerRun(args []string) bool {
+	sim, worker := false, false
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return sim && worker
+		case a == "simulate":
+			sim = true
+		case a == "--worker" || strings.HasPrefix(a, "--worker="):
+			worker = true
+		}
+	}
+	return sim && worker
+}
+
+// NewCmdScenarioWorker is `dupctl simulate <scenario> --worker CMD`.
+func NewCmdScenarioWorker(f *cmdutil.Factory, sc *sim.Scenario, runF func(*WorkerOptions) error) *cobra.Command {
+	spec, _ := chaos.SpecFor(sc.Name)
+	o := &WorkerOptions{Factory: f, Scenario: sc}
+	points := make([]string, len(spec.Points))
+	for i, p := range spec.Points {
+		points[i] = string(p)
+	}
+	cmd := &cobra.Command{
+		Use:   sc.Name + " --worker CMD",
+		Short: "Play " + sc.Name + " on your own worker under real faults",
+		Long: fmt.Sprintf(`Simulate %[1]s --worker plays the %[1]s scenario on your own worker command, not
+on dupctl's model: %[2]d copies of it (--workers) consume a workload of --jobs
+business keys published to --publish, through dupctl's AMQP, Redis and
+PostgreSQL proxies, which inject the scenario's fault for real at one point
+of the flow per run (--at: %[3]s). The side effects are counted by
+--effects-sql or --effects-log, and each business key is judged from what
+the proxies saw: ok, a duplicate with its cause, a loss, or a run whose fault
+condition never happened. docs/worker-chaos.md has recipes for Go, shell,
+Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(points, ", ")) + workerExitStatus,
+		Example: fmt.Sprintf(`  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} \
     --worker-env REDIS_URL={redis} --worker-env DATABASE_URL={postgres} \
-    --publish payments:charge --effects-sql 'select order_id, count(*) from charges group by 1'`, cmd.Name())
+    --publish payments:charge --effects-sql 'select order_id, count(*) from charges group by 1'`, sc.Name),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.cmd = cmd
+			fs := cmd.Flags()
+			o.RunsGiven = fs.Changed("runs")
+			o.mapping = fs.Changed("field") || fs.Changed("event") || fs.Changed("mapping")
+			cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
+			if runF != nil {
+				return runF(o)
+			}
+			return runScenarioWorker(cmd.Context(), o)
+		},
 	}
-	fs := cmd.Flags()
-	// crash has --at for the simulator too; the other scenarios with more
-	// than one fault point on a worker get it for worker runs only.
-	if spec, err := chaos.SpecFor(cmd.Name()); err == nil && len(spec.Points) > 1 && fs.Lookup("at") == nil {
-		names := make([]string, len(spec.Points))
-		for i, p := range spec.Points {
-			names[i] = string(p)
+	o.register(cmd, points)
+	model := newCmdScenario(f, sc, nil).Flags()
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A flag of the simulator's model worker says what it is.
+		if name := unknownFlag(err); name != "" && model.Lookup(name) != nil {
+			return exitcode.UsageErrorf("--%s describes dupctl's simulated worker; with --worker your worker's own code decides it", name)
 		}
-		fs.StringSliceVar(&w.at, "at", nil, "with --worker: fault only at these points: "+strings.Join(names, ", "))
-	}
-	fs.StringVar(&w.command, "worker", "", "run your own worker command (with /bin/sh -c) under the scenario's real faults, through dupctl's proxies (docs/worker-chaos.md)")
-	fs.StringArrayVar(&w.env, "worker-env", nil, "with --worker: NAME=VALUE for the workers; {amqp}, {redis}, {postgres} (and _addr, _port, {postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
-	fs.StringVar(&w.publish, "publish", "", "with --worker: EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
-	fs.StringVar(&w.body, "body", chaos.DefaultBody, "with --worker: message body; {{key}} is the business key")
-	fs.StringVar(&w.effectsSQL, "effects-sql", "", "with --worker: read-only query counting side effects: business key, count[, distinct idempotency keys]")
-	fs.StringVar(&w.effectsLog, "effects-log", "", "with --worker: count side effects in the workers' logs instead, read as audit logs reads them: - for their stdout and stderr, or the file they log to")
-	w.log.RegisterMapping(cmd, "with --effects-log: ")
-	fs.StringVar(&w.cacheKeys, "cache-keys", "", "with --worker: glob of the status cache's Redis keys (stale-cache makes their writes lag by --cache-lag)")
-	fs.StringSliceVar(&w.slow, "slow", nil, "with --worker: add latency to a service's replies, e.g. redis=50ms,postgres=20ms")
-	fs.StringVar(&w.workerLog, "worker-log", "", "with --worker: write the workers' output to this file (- for stderr)")
-	fs.DurationVar(&w.settle, "settle", chaos.DefaultSettle, "with --worker: quiet period that ends a run")
-	fs.DurationVar(&w.ready, "ready-timeout", time.Minute, "with --worker: how long a worker may take to start consuming")
-	fs.DurationVar(&w.runTimeout, "run-timeout", 2*time.Minute, "with --worker: limit on one run")
+		return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see 'dupctl simulate " + sc.Name + " --worker CMD --help'"}
+	})
+	return cmd
 }
 
-// notWithWorker are the scenario's simulator flags that describe dupctl's
-// own worker core: with --worker, the user's code decides those.
-var notWithWorker = []string{"live", "explore", "max-states", "shard", "profile", "lock-ttl", "ack-timeout", "job-duration", "max-attempts", "time-scale"}
-
-// runWorker is the --worker hook of a scenario command.
-func (w *workerFlags) runWorker(cmd *cobra.Command, f *cmdutil.Factory, sc *sim.Scenario) error {
-	cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
-	fs := cmd.Flags()
-	for _, name := range append(notWithWorker, switchNames()...) {
-		if fs.Changed(name) {
-			return problem.Inputf("", "--%s describes dupctl's simulated worker; with --worker your worker's own code decides it", name)
-		}
+// unknownFlag is the flag name pflag's "unknown flag: --NAME" error names.
+func unknownFlag(err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
 	}
+	return name
+}
+
+var workerExitStatus = cmdutil.ExitStatus(map[int]string{
+	1: "findings at or above --fail-on (a duplicate, a loss, a run whose fault never happened)",
+	3: "a system or the worker could not be reached, or a runtime failure"})
+
+func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
+	c := &o.Chaos
+	fs := cmd.Flags()
+	fs.StringVar(&c.Worker, "worker", "", "your worker command (run with /bin/sh -c), one copy per --workers")
+	_ = cmd.MarkFlagRequired("worker")
+	fs.StringArrayVar(&c.Env, "worker-env", nil, "NAME=VALUE for the workers; {amqp}, {redis}, {postgres} (and _addr, _port, {postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
+	fs.StringVar(&c.Publish, "publish", "", "EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
+	fs.StringVar(&c.Body, "body", chaos.DefaultBody, "message body; {{key}} is the business key")
+	fs.StringVar(&c.EffectsSQL, "effects-sql", "", "read-only query counting side effects: business key, count[, distinct idempotency keys]")
+	fs.StringVar(&c.EffectsLog, "effects-log", "", "count side effects in the workers' logs instead, read as audit logs reads them: - for their stdout and stderr, or the file they log to")
+	o.Log.RegisterMapping(cmd, "with --effects-log: ")
+	fs.StringVar(&c.CacheKeys, "cache-keys", "", "glob of the status cache's Redis keys (stale-cache makes their writes lag by --cache-lag)")
+	fs.StringSliceVar(&o.Slow, "slow", nil, "add latency to a service's replies, e.g. redis=50ms,postgres=20ms")
+	fs.StringVar(&o.WorkerLog, "worker-log", "", "write the workers' output to this file (- for stderr)")
+	fs.DurationVar(&c.Settle, "settle", chaos.DefaultSettle, "quiet period that ends a run")
+	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", time.Minute, "how long a worker may take to start consuming")
+	fs.DurationVar(&c.RunTimeout, "run-timeout", 2*time.Minute, "limit on one run")
+	if len(points) > 1 {
+		fs.StringSliceVar(&o.At, "at", nil, "fault only at these points of the flow: "+strings.Join(points, ", "))
+	}
+	fs.IntVar(&c.Workers, "workers", chaos.DefaultWorkers, "copies of the worker")
+	fs.IntVar(&c.Keys, "jobs", chaos.DefaultKeys, "business keys in the workload")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the fault's victim and the workload's order")
+	fs.IntVar(&c.Runs, "runs", 0, "runs (default: one per fault point)")
+	if o.Scenario.Name == "lock-expiry" {
+		fs.DurationVar(&c.Pause, "pause", 0, "how long the lock holder is stopped (default: the lock's TTL plus a margin)")
+	}
+	if o.Scenario.Name == "stale-cache" {
+		fs.DurationVar(&c.CacheLag, "cache-lag", chaos.DefaultCacheLag, "how long writes to --cache-keys are held back")
+	}
+	fs.BoolVar(&c.AllowRemote, "allow-remote", false, "allow servers that are not on loopback (a run creates and removes queues, tables' rows and keys)")
+}
+
+// runScenarioWorker runs the scenario on the user's worker.
+func runScenarioWorker(ctx context.Context, o *WorkerOptions) error {
+	f, sc := o.Factory, o.Scenario
 	spec, err := chaos.SpecFor(sc.Name)
 	if err != nil {
 		return err
 	}
-	at, _ := fs.GetStringSlice("at")
-	points, err := chaos.ParsePoints(spec, at)
-	if err != nil {
+	c := o.Chaos
+	c.Scenario = sc.Name
+	if c.At, err = chaos.ParsePoints(spec, o.At); err != nil {
 		return err
+	}
+	if !o.RunsGiven {
+		c.Runs = max(len(spec.Points), len(c.At)) // one run per fault point
+		if len(c.At) > 0 {
+			c.Runs = len(c.At)
+		}
 	}
 	g := f.Global
-	o := chaos.Options{
-		Scenario: sc.Name, Worker: w.command, Env: w.env, Publish: w.publish, Body: w.body, EffectsSQL: w.effectsSQL, EffectsLog: w.effectsLog,
-		CacheKeys: w.cacheKeys, At: points, Settle: w.settle, ReadyTimeout: w.ready, RunTimeout: w.runTimeout,
-		AMQPURL: g.AMQPURL, RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL,
-	}
-	o.Workers, _ = fs.GetInt("workers")
-	o.Keys, _ = fs.GetInt("jobs")
-	o.Seed, _ = fs.GetUint64("seed")
-	o.AllowRemote, _ = fs.GetBool("allow-remote")
-	if fs.Changed("runs") {
-		o.Runs, _ = fs.GetInt("runs")
-	} else {
-		o.Runs = len(spec.Points) // one run per fault point
-		if len(points) > 0 {
-			o.Runs = len(points)
-		}
-	}
-	if fs.Changed("pause") {
-		o.Pause, _ = fs.GetDuration("pause")
-	}
-	if fs.Changed("cache-lag") {
-		o.CacheLag, _ = fs.GetDuration("cache-lag")
-	}
-	if o.Slow, err = parseSlow(w.slow); err != nil {
+	c.AMQPURL, c.RedisURL, c.DatabaseURL = g.AMQPURL, g.RedisURL, g.DatabaseURL
+	if c.Slow, err = parseSlow(o.Slow); err != nil {
 		return err
 	}
-	if w.effectsLog != "" {
-		if o.LogMapping, err = w.log.Compile(f.Config); err != nil {
+	switch {
+	case c.EffectsLog != "":
+		if c.LogMapping, err = o.Log.Compile(f.Config); err != nil {
 			return err
 		}
-	} else if fs.Changed("field") || fs.Changed("event") || fs.Changed("mapping") {
-		return problem.Inputf("EffectsLog", "--field, --event and --mapping read the effects log: give {EffectsLog} too")
+	case o.mapping:
+		return problem.Inputf("EffectsLog", "{Fields}, {Events} and {Mapping} read the effects log: give {EffectsLog} too")
 	}
-	if err := chaos.Validate(o); err != nil {
+	if err := chaos.Validate(c); err != nil {
 		return err
 	}
-	switch w.workerLog {
+	switch o.WorkerLog {
 	case "":
 	case "-":
-		o.WorkerLog = f.IO.ErrOut
+		c.WorkerLog = f.IO.ErrOut
 	default:
-		file, err := os.Create(w.workerLog)
+		file, err := os.Create(o.WorkerLog)
 		if err != nil {
 			return problem.Inputf("WorkerLog", "%w", err)
 		}
 		defer file.Close()
-		o.WorkerLog = file
+		c.WorkerLog = file
 	}
-	o.Replay = func(seed uint64) string { return replayCommand(cmd, seed) }
-	ctx := cmd.Context()
-	deps, err := workerDeps(ctx, f, &o)
+	if o.cmd != nil {
+		c.Replay = func(seed uint64) string { return replayCommand(o.cmd, seed) }
+	}
+	deps, err := workerDeps(ctx, f, &c)
 	if err != nil {
 		return err
 	}
-	o.Progress = f.IO.StartProgress("simulate "+sc.Name+" --worker", "runs")
-	res, err := chaos.Run(ctx, deps, o)
+	c.Progress = f.IO.StartProgress("simulate "+sc.Name+" --worker", "runs")
+	res, err := chaos.Run(ctx, deps, c)
 	if err != nil {
 		return err
 	}
 	return f.Emit(ctx, report.Document{Report: res.Report(), Text: func(wr io.Writer, th *report.Theme) error {
 		return writeWorkerRuns(wr, th, sc, res)
 	}})
-}
-
-func switchNames() []string {
-	var out []string
-	for _, sw := range worker.Switches {
-		out = append(out, sw.Name)
-	}
-	return out
 }
 
 // workerDeps opens dupctl's own connections for the run.

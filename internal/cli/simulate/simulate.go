@@ -14,11 +14,14 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/sim/chaos"
 	"github.com/dupctl/dupctl/internal/worker"
 )
 
-// NewCmdSimulate is `dupctl simulate`.
-func NewCmdSimulate(f *cmdutil.Factory) *cobra.Command {
+// NewCmdSimulate is `dupctl simulate`. With workerRun (a command line
+// with --worker: IsWorkerRun), the scenarios a worker can play are their
+// worker commands (NewCmdScenarioWorker) instead of the simulator's.
+func NewCmdSimulate(f *cmdutil.Factory, workerRun bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "simulate <scenario>",
 		Short: "Reproduce every duplicate cause on an embedded simulator and prove which mitigations stop it",
@@ -45,6 +48,10 @@ Invariants: a business key's side effect runs at most once; no job is lost
 		RunE: cmdutil.GroupRunE,
 	}
 	for _, sc := range sim.Scenarios() {
+		if _, err := chaos.SpecFor(sc.Name); err == nil && workerRun {
+			cmd.AddCommand(NewCmdScenarioWorker(f, sc, nil))
+			continue
+		}
 		cmd.AddCommand(newCmdScenario(f, sc, nil))
 	}
 	cmd.AddCommand(NewCmdMatrix(f, nil), NewCmdReplay(f, nil), NewCmdRisk(f, nil))
