@@ -157,11 +157,11 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	case o.Type != "" && o.Type != "string" && o.Type != "hash" && o.Type != "none":
 		v.add(sigNotLockType)
 		return v
-	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex:
+	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue:
 		v.add(sigCompanion)
 		return v
 	}
-	if r.Signature {
+	if r.Confirmed {
 		v.add(sigMaker)
 	}
 	v.weighName(o.Key, segs)
@@ -215,7 +215,7 @@ func (v *Verdict) weighTTL(o *keyspace.Key) {
 // decided already.
 func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised) {
 	switch {
-	case r.Signature:
+	case r.Confirmed:
 	case o.MoreFields:
 		v.add(sigBigHash)
 	case namedFields(o.Fields):
@@ -229,7 +229,7 @@ func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised) {
 // signals against a lock, or a random token.
 func (v *Verdict) weighString(r *makers.Recognised, own Owner, against []signal) {
 	switch {
-	case r.Signature:
+	case r.Confirmed:
 	case r.Maker == makers.Redislock && r.Metadata != "":
 		v.add(sigMakerMeta)
 	case r.Maker == makers.Redsync || r.Maker == makers.Redislock || r.Maker == makers.BullMQ:

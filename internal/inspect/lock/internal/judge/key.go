@@ -64,7 +64,7 @@ func judgeKey(j *Judged, now time.Time) {
 		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
 		// happen to be all decimal ones.
 		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
-	case o.Type == "string" && !r.Signature:
+	case o.Type == "string" && !r.Confirmed:
 		if against = valueSignals(o.Value, now); against == nil {
 			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
 		}
