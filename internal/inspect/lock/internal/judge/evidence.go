@@ -341,7 +341,7 @@ func isEmailOrURL(s string) bool {
 
 // lockWords name locks in key names. "locked" and "blocked" are left out:
 // they name a state (an account locked), not a lock.
-var lockWords = wordSet(`lock locks mutex mutexes lease leases semaphore semaphores redlock`)
+var lockWords = wordSet(`lock locks mutex mutexes lease leases semaphore semaphores redlock redsync shedlock`)
 
 // otherWords name the data that shares a Redis with locks.
 var otherWords = wordSet(`session sessions sess cache cached caches status state stats stat statistics count counts counter
