@@ -19,9 +19,9 @@ type Data struct {
 	// Possible are the families shaped like locks that nothing confirms
 	// (one LOCK_POSSIBLE_FAMILY info finding each).
 	Possible []PossibleFamily `json:"possible"`
-	Locks   []Lock          `json:"locks"`
-	Servers []Server        `json:"servers"`
-	Observe *Observations   `json:"observe"`
+	Locks    []Lock           `json:"locks"`
+	Servers  []Server         `json:"servers"`
+	Observe  *Observations    `json:"observe"`
 	// NotChecked are checks a missing permission (or a setting) kept from
 	// running, with why; they are not among the report's checks.
 	NotChecked []NotChecked `json:"not_checked"`

@@ -45,7 +45,7 @@ type Options struct {
 	// matched before the built-in ones.
 	Libraries []UserLibrary
 	URL       string // the redacted target, for the report
-	Progress      progress.Meter
+	Progress  progress.Meter
 	// Now is the clock (the CLI's pinnable one); nil means time.Now.
 	Now func() time.Time
 

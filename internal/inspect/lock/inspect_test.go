@@ -168,14 +168,14 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 
 	for tmpl, want := range map[string]struct{ maker, class string }{
 		p + ":redsync:order:{int}":                    {makers.Redsync, judge.ClassBusiness},
-		p + ":bsm-lock:invoice:{int}":                      {makers.Redislock, judge.ClassBusiness},
+		p + ":bsm-lock:invoice:{int}":                 {makers.Redislock, judge.ClassBusiness},
 		p + ":redisson:orders":                        {makers.Redisson, judge.ClassConstant},
 		"job-lock:" + p + ":nightly":                  {makers.ShedLock, judge.ClassConstant},
 		"job-lock:" + p + ":hourly":                   {makers.ShedLock, judge.ClassConstant},
 		"bull:" + p + ":{int}:lock":                   {makers.BullMQ, judge.ClassByDesign},
 		p + ":{hex32}:LOCKED":                         {makers.Sidekiq, judge.ClassHashed},
 		"asynq:{" + p + "}:unique:email:send:{hex32}": {makers.Asynq, judge.ClassHashed},
-		p + ":billing-locks:{id}":                          {makers.Spring, judge.ClassBusiness},
+		p + ":billing-locks:{id}":                     {makers.Spring, judge.ClassBusiness},
 		p + ":lock:job:{uuid}":                        {makers.SetNXPX, judge.ClassPerRun},
 	} {
 		f := family(t, d, tmpl)
@@ -185,10 +185,10 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	}
 	for subject, want := range map[string][]string{
 		p + ":redsync:order:{int}":       nil,
-		p + ":bsm-lock:invoice:{int}":         nil,
+		p + ":bsm-lock:invoice:{int}":    nil,
 		p + ":lock:flag:order:{int}":     {"LOCK_NO_TTL", "LOCK_TOKEN_CONSTANT"},
 		p + ":lock:host:order:{int}":     {"LOCK_TOKEN_HOST"},
-		p + ":billing-locks:{id}":             {"LOCK_TOKEN_SHARED"},
+		p + ":billing-locks:{id}":        {"LOCK_TOKEN_SHARED"},
 		p + ":lock:job:{uuid}":           {"LOCK_KEY_RANDOM_ID"},
 		p + ":lock:ttl:order:{int}":      {"LOCK_TTL_OUTLIER"},
 		p + ":lock:long:order:{int}":     {"LOCK_TTL_LONG"},
@@ -269,7 +269,7 @@ func TestDiscoveryByShape(t *testing.T) {
 	}
 	set(p+":payment:order:7", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 30*time.Second) // the seed's SET NX PX, no "lock" either
 	set(p+":lock:report:1", "1", 0)                                                   // a hand-made lock without TTL
-	locks := []string{p + ":orders:42", p + ":orders:43"} // payment:order:7 and lock:report:1 are possible locks: info only
+	locks := []string{p + ":orders:42", p + ":orders:43"}                             // payment:order:7 and lock:report:1 are possible locks: info only
 
 	// The rest.
 	set(p+":clock:offset_ms", "-12", 0)

@@ -6,16 +6,16 @@ import "github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 // locks.libraries): the fields of a built-in catalogue entry that
 // matching needs (docs/inspect-lock.md, "Your own libraries").
 type UserLibrary struct {
-	ID        string   // unique name of the entry
-	Library   string   // the name reports give the library
-	Role      string   // lock (default) or dedup
-	Match     []string // Redis globs of its keys
-	Type      string   // string (default), hash or zset
-	Format    string   // a named value format; any (default)
-	TTL       string   // lease (default), renewed, optional or none-by-design
-	Shared    bool     // one token on many locks by design
-	NameOnly  bool     // a match only names the maker; the key must be likely on its own
-	Note      string   // what its locks' problems mean, shown as evidence
+	ID       string   // unique name of the entry
+	Library  string   // the name reports give the library
+	Role     string   // lock (default) or dedup
+	Match    []string // Redis globs of its keys
+	Type     string   // string (default), hash or zset
+	Format   string   // a named value format; any (default)
+	TTL      string   // lease (default), renewed, optional or none-by-design
+	Shared   bool     // one token on many locks by design
+	NameOnly bool     // a match only names the maker; the key must be likely on its own
+	Note     string   // what its locks' problems mean, shown as evidence
 }
 
 // entry turns the user's description into a catalogue entry.

@@ -97,7 +97,7 @@ var dataWords = map[string]string{
 	"limit": "a rate limit", "limiter": "a rate limit",
 	"offer": "an offer or assignment cache", "offers": "an offer or assignment cache", "assignment": "an offer or assignment cache",
 	"assigned": "an offer or assignment cache",
-	"cache": "a cache", "cached": "a cache", "caches": "a cache",
+	"cache":    "a cache", "cached": "a cache", "caches": "a cache",
 	"count": "a counter", "counter": "a counter", "counters": "a counter", "views": "a counter", "hits": "a counter",
 	"stats": "a counter", "stat": "a counter", "metrics": "a counter", "total": "a counter",
 	"queue": "a queue", "queues": "a queue", "jobs": "a queue",
