@@ -55,11 +55,12 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 	case r.Confirmed:
 		return Confirmed
 	}
-	if why := dataShape(o, j.Segs); why != "" {
+	lockWord := j.Verdict.Set.has(sigNameLock)
+	if why := dataShape(o, j.Segs, lockWord); why != "" {
 		j.DataShape = why
 		return NotLock
 	}
-	if j.Verdict.Set.has(sigNameLock) && o.PTTL >= 0 && tokenShaped(o, against) {
+	if lockWord && o.PTTL >= 0 && tokenShaped(o, against) {
 		return Likely
 	}
 	if j.Verdict.Candidate() {
@@ -114,11 +115,10 @@ merchant store shop owner_id parent manager workspace region plan`)
 // with locks (an id or a token under a TTL), and says what it is; "" when
 // it is none of them. A lock word in the name wins: lock:cart:42 is a
 // lock on a cart.
-func dataShape(o *keyspace.Key, segs []keyshape.Segment) string {
+func dataShape(o *keyspace.Key, segs []keyshape.Segment, lockWord bool) string {
 	if o.Type == "hash" && o.PTTL == -1 && quantities(o.Fields) {
 		return "a cart: a hash of item ids to quantities"
 	}
-	lockWord, _ := nameWords(o.Key)
 	if lockWord {
 		return ""
 	}

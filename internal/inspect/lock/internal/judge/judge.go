@@ -523,10 +523,19 @@ func (f *Tally) ttlStats() TTLStats {
 	if f.granted.count >= minSiblings {
 		med := t.GrantedMedianMs
 		t.OutliersAbove = max(f.granted.countAbove(med*outlierRatio), int64(len(f.ttlOutliers(med, true))))
-		t.OutliersBelow = max(f.granted.countBelow(med/outlierRatio), int64(len(f.ttlOutliers(med, false))))
+		t.OutliersBelow = int64(len(f.ttlOutliers(med, false)))
+		if below := med/outlierRatio - idleClock; below > 0 {
+			t.OutliersBelow = max(f.granted.countBelow(below), t.OutliersBelow)
+		}
 	}
 	return t
 }
+
+// idleClock is the resolution of Redis's idle time (seconds): a granted
+// TTL (PTTL + idle) may be up to this much longer than it reads, so a
+// lease re-granted every 50 ms is never taken for a TTL far below its
+// siblings' - judged below only when even its longest reading is.
+const idleClock = 1000
 
 // ttlOutliers returns the kept extreme keys beyond the outlier ratio.
 func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
@@ -540,7 +549,7 @@ func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
 		return out
 	}
 	for _, k := range f.loTTL.Sorted() {
-		if k.ms*outlierRatio < med {
+		if (k.ms+idleClock)*outlierRatio < med {
 			out = append(out, k)
 		}
 	}

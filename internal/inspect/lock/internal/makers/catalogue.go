@@ -45,7 +45,9 @@ type Entry struct {
 
 	globs   []keyspace.Glob
 	anchors []string // each glob's literal start ("" when it starts with a wildcard)
+	tails   []string // each glob's literal end ("" when it ends with a wildcard)
 	needles []string // each glob's longest literal run, checked before the glob
+	anyName bool     // the only glob is "*"
 	value   format
 	keyFmt  func(string) bool
 }
@@ -216,8 +218,10 @@ func (e *Entry) compile() error {
 		}
 		e.globs = append(e.globs, g)
 		e.anchors = append(e.anchors, literalStart(p))
+		e.tails = append(e.tails, literalEnd(p))
 		e.needles = append(e.needles, longestLiteral(p))
 	}
+	e.anyName = slices.Equal(e.Key.Match, Globs{"*"})
 	return nil
 }
 
@@ -225,6 +229,14 @@ func (e *Entry) compile() error {
 func literalStart(p string) string {
 	if i := strings.IndexAny(p, `*?[\`); i >= 0 {
 		return p[:i]
+	}
+	return p
+}
+
+// literalEnd is the glob's text after its last wildcard.
+func literalEnd(p string) string {
+	if i := strings.LastIndexAny(p, `*?]`); i >= 0 {
+		return p[i+1:]
 	}
 	return p
 }
@@ -256,8 +268,11 @@ func (e *Entry) keyMatches(key string) bool {
 	if e.keyFmt != nil && !e.keyFmt(key) {
 		return false
 	}
+	if e.anyName {
+		return true
+	}
 	for i, g := range e.globs {
-		if strings.HasPrefix(key, e.anchors[i]) && strings.Contains(key, e.needles[i]) && g.Match(key) {
+		if strings.HasPrefix(key, e.anchors[i]) && strings.HasSuffix(key, e.tails[i]) && strings.Contains(key, e.needles[i]) && g.Match(key) {
 			return true
 		}
 	}
@@ -267,7 +282,7 @@ func (e *Entry) keyMatches(key string) bool {
 // specificity is 1 for an entry that names keys by a layout, 0 for one
 // that takes any name ("*") and decides by the value.
 func (e *Entry) specificity() int {
-	if e.keyFmt != nil || !slices.Equal(e.Key.Match, Globs{"*"}) {
+	if e.keyFmt != nil || !e.anyName {
 		return 1
 	}
 	return 0
@@ -324,6 +339,11 @@ func NewCatalogue(user []Entry) (*Catalogue, error) {
 	ordered := slices.Clone(c.Entries)
 	slices.SortStableFunc(ordered, func(a, b *Entry) int { return b.specificity() - a.specificity() })
 	for _, e := range ordered {
+		// The family-level entries (one shared value on many keys) are
+		// judged per family, not per key.
+		if e.Token.Shared && !e.Confirms {
+			continue
+		}
 		for _, t := range types {
 			if e.Value.Type == t || e.Value.Type == "any" {
 				c.byType[t] = append(c.byType[t], e)
@@ -346,20 +366,13 @@ var Default = func() *Catalogue {
 // value says (owner, holders, metadata, time), or nil.
 func (c *Catalogue) Match(o *keyspace.Key) (*Entry, Recognised) {
 	for _, e := range c.byType[o.Type] {
-		// The family-level entries (one shared value on many keys) are
-		// judged per family, not per key.
-		if e.Token.Shared && !e.Confirms {
-			continue
-		}
 		if !e.ttlFits(o.PTTL) || !e.keyMatches(o.Key) {
 			continue
 		}
-		r := Recognised{Maker: e.Maker, Role: e.Role, Entry: e}
-		if o.Read && !e.value.match(o, &r) || !o.Read && e.value.needsValue {
-			continue
+		r := Recognised{Maker: e.Maker, Role: e.Role, Entry: e, Confirmed: e.Confirms}
+		if o.Read && e.value.match(o, &r) || !o.Read && !e.value.needsValue {
+			return e, r
 		}
-		r.Confirmed = e.Confirms
-		return e, r
 	}
 	return nil, Recognised{}
 }

@@ -67,8 +67,12 @@ func str(f func(v string, r *Recognised) bool) format {
 var keyFormats = map[string]func(string) bool{
 	// Kredis attribute keys: <model param_key>:<id>:<attribute>.
 	"model-id-attribute": func(k string) bool {
-		parts := strings.Split(k, ":")
-		return len(parts) == 3 && keyshape.AllDigits(parts[1]) && parts[0] != "" && parts[2] != ""
+		i := strings.IndexByte(k, ':')
+		if i <= 0 {
+			return false
+		}
+		j := strings.IndexByte(k[i+1:], ':')
+		return j > 0 && i+j+2 < len(k) && strings.IndexByte(k[i+j+2:], ':') < 0 && keyshape.AllDigits(k[i+1:i+1+j])
 	},
 }
 
