@@ -41,7 +41,7 @@ func TestCorpusLibrariesBesideAppData(t *testing.T) {
 		set(p+":lock:php:"+n, fmt.Sprintf("6752f1a3c9e4%x", i), 5*time.Second)                                                            // redlock-php uniqid()
 		set(p+":lock:java:"+n, fmt.Sprintf("%d@worker-%d.internal", 4000+i, i), time.Minute)                                              // pid@host
 		set(p+":lock:pin:"+n, fmt.Sprint(4821+i), time.Minute)                                                                            // a 4-digit token
-		c.ZAdd(ctx, p+":x-pdf-report-"+n, redis.Z{Score: 1.7646699e12, Member: "r0fQk0Yl7w6hY1n4c1Zq9J0bq1G3k3o2bV5n1w8t0X" + n + "="})     // Symfony Lock
+		c.ZAdd(ctx, p+":x-pdf-report-"+n, redis.Z{Score: 1.7646699e12, Member: "r0fQk0Yl7w6hY1n4c1Zq9J0bq1G3k3o2bV5n1w8t0X" + n + "="})   // Symfony Lock
 		c.PExpire(ctx, p+":x-pdf-report-"+n, 5*time.Minute)
 		// Application data of the same shapes.
 		c.HSet(ctx, p+":cart:"+n, uuid+":"+n, "2", "1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed:1", "1") // no TTL
