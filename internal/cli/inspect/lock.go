@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
@@ -32,16 +33,21 @@ first 1 KiB of a string, the first HSCAN page of a hash - in one pipelined
 round trip per batch, and finds the locks among them by their shape, not
 their name:
 
-  - a value that is an owner token (a UUID, a random base64 or hex token,
-    the formats of redsync, bsm/redislock, ShedLock, BullMQ, Redisson's
-    uuid:thread hash, sidekiq-unique-jobs, asynq, Spring Integration),
-    a TTL in the range of a lease, a name with lock, mutex or lease in it -
-    against counters, status words, documents, hashes of named fields,
-    lists and sets. Each key gets a confidence; warn and error findings
-    are only reported about families of at least --min-confidence (0.7);
-    below it they are info, said as "if these are locks".
-  - the keys that are not locks are counted per family with why (-v lists
-    them with example names), so a family dupctl passed over is visible.
+  - confirmed locks: keys laid out as a lock library writes them (a
+    catalogue of 27 libraries in 7 languages - Redisson, ShedLock, redsync,
+    BullMQ, sidekiq-unique-jobs, python-redis-lock, Laravel, Symfony Lock,
+    Hangfire, ... - each entry citing the library's source), keys of your
+    own libraries (locks.libraries in dupctl.yaml), and keys you name with
+    --lock-pattern;
+  - likely locks: a lock word in the name (lock, mutex, lease, semaphore),
+    a token-shaped value and a TTL;
+  - possible locks: the shape only (a random token under a lease-like
+    TTL): one info line per family, naming the --lock-pattern that would
+    confirm it. Warn and error findings are only about confirmed and
+    likely locks.
+  - the keys that are not locks - sessions, carts, presence, caches of
+    ids, counters, rate limits, the job libraries' queues - are counted
+    per family with why (-v lists them with a real example each).
 
 For the locks, per key family (the key with its varying parts replaced by
 their shape, e.g. lock:payment:order:{uuid}):
@@ -96,6 +102,16 @@ there are.` + exitStatus,
 					cmdutil.FromJob(cmd, "max-ttl", &o.MaxTTL, 10*time.Duration(job.LockTTL))
 				}
 			}
+			if c := f.Config; c != nil {
+				o.LockPatterns = append(o.LockPatterns, c.Locks.Patterns...)
+				for _, l := range c.Locks.Libraries {
+					o.Libraries = append(o.Libraries, lock.UserLibrary{ID: l.ID, Library: l.Library, Role: l.Role, Match: l.Match, Type: l.Type,
+						Format: l.Format, TTL: l.TTL, Shared: l.Shared, NameOnly: l.NameOnly, Note: l.Note})
+				}
+			}
+			if job != nil && job.LockPattern != "" && !slices.Contains(o.LockPatterns, job.LockPattern) {
+				o.LockPatterns = append(o.LockPatterns, job.LockPattern) // the job says these are its locks
+			}
 			if err := validateLock(cmd, o); err != nil {
 				return err
 			}
@@ -107,6 +123,7 @@ there are.` + exitStatus,
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.Patterns, "pattern", nil, "consider only keys matching this Redis glob (repeat for several; default: every key)")
+	fs.StringArrayVar(&o.LockPatterns, "lock-pattern", nil, "keys matching this Redis glob are locks, whatever their shape (repeat for several; also locks.patterns in dupctl.yaml)")
 	fs.BoolVar(&o.All, "all", false, "consider every key (the default; locks are found by shape either way)")
 	fs.StringVar(&o.Key, "key", "", "inspect this one key in full instead of scanning")
 	fs.Int64Var(&o.Count, "count", 1000, "SCAN COUNT: keys per page and pipeline")
@@ -117,7 +134,7 @@ there are.` + exitStatus,
 	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
 	fs.BoolVar(&o.NoValues, "no-values", false, "read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
 	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence, "confidence (0.5-1) a lock family needs for warn and error findings")
-	cmdutil.FieldFlags(cmd, map[string]string{"Patterns": "pattern", "IdleAfter": "idle"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Patterns": "pattern", "IdleAfter": "idle", "LockPatterns": "lock-pattern", "Libraries": "config"})
 	return cmd
 }
 

@@ -31,7 +31,7 @@ func lockView(d *lock.Data, verbose bool) func(io.Writer, *report.Theme) error {
 			if err := familyTable(w, th, d.Families); err != nil {
 				return err
 			}
-			fmt.Fprintln(w, th.Faint(fmt.Sprintf("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL; CONF: mean confidence (warn/error findings from %.2f)", d.Target.MinConfidence)))
+			fmt.Fprintln(w, th.Faint("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL; CERTAINTY: confirmed (a library's layout or --lock-pattern) or likely (lock word, token, TTL)"))
 		}
 		if err := writeSkipped(w, th, d, verbose); err != nil {
 			return err
@@ -55,12 +55,13 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 		where = fmt.Sprintf("%s (cluster, %d masters)", where, len(d.Target.Nodes))
 	}
 	s := d.Scan
-	uncertain := ""
+	possible := ""
 	if s.Uncertain > 0 {
-		uncertain = fmt.Sprintf(" (%s uncertain)", english.Number(s.Uncertain))
+		possible = fmt.Sprintf(", %s in %s (info only)", count(s.Uncertain, "possible lock", "possible locks"),
+			count(int64(len(d.Possible)), "family", "families"))
 	}
 	fmt.Fprintf(w, "%s %s: %s in %s%s, %s skipped by shape\n", th.Strong("inspect lock"), where,
-		count(s.Candidates, "lock candidate", "lock candidates"), count(int64(s.Families), "family", "families"), uncertain,
+		count(s.Locks, "lock", "locks"), count(int64(s.Families), "family", "families"), possible,
 		count(s.Skipped, "key", "keys"))
 	considered := "every key"
 	if !slices.Equal(d.Target.Patterns, []string{"*"}) {
@@ -111,7 +112,7 @@ func writeSkipped(w io.Writer, th *report.Theme, d *lock.Data, verbose bool) err
 func top(m map[string]int64) string { return makers(m) }
 
 func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
-	t := report.NewTable("FAMILY", "KEYS", "CONF", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1, 2)
+	t := report.NewTable("FAMILY", "KEYS", "CERTAINTY", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1)
 	for _, f := range fams {
 		problems := th.Pass("-")
 		if len(f.Problems) > 0 {
@@ -128,7 +129,7 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 				ttl = "none"
 			}
 		}
-		t.Row(printable(f.Template), english.Number(f.Keys), fmt.Sprintf("%.2f", f.Confidence), makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
+		t.Row(printable(f.Template), english.Number(f.Keys), f.Certainty, makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
 	}
 	return t.Render(w)
 }
@@ -279,10 +280,13 @@ func oneKeyView(w io.Writer, th *report.Theme, d *lock.Data) error {
 	t := &rows{}
 	t.Row("key", printable(l.Key))
 	t.Row("family", printable(l.Family))
-	if l.Confidence < 0.5 {
+	switch l.Certainty {
+	case "confirmed", "likely":
+		t.Row("type", fmt.Sprintf("%s, %s made by %s (%s)", l.Type, l.Role, l.Maker, l.Certainty))
+	case "possible":
+		t.Row("type", fmt.Sprintf("%s, possibly a %s by its shape: not judged (confirm with --lock-pattern)", l.Type, l.Role))
+	default:
 		t.Row("type", fmt.Sprintf("%s, not a lock by its shape", l.Type))
-	} else {
-		t.Row("type", fmt.Sprintf("%s, %s made by %s", l.Type, l.Role, l.Maker))
 	}
 	t.Row("confidence", fmt.Sprintf("%.2f (%s)", l.Confidence, strings.Join(l.Signals, ", ")))
 	t.Row("ttl left", lock.FormatMs(l.PTTLMs))

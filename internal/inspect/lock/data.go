@@ -16,9 +16,12 @@ type Data struct {
 	// Skipped are the families of keys read and not taken for locks, with
 	// why (what their shape said) and the first names seen.
 	Skipped []SkippedFamily `json:"skipped"`
-	Locks   []Lock          `json:"locks"`
-	Servers []Server        `json:"servers"`
-	Observe *Observations   `json:"observe"`
+	// Possible are the families shaped like locks that nothing confirms
+	// (one LOCK_POSSIBLE_FAMILY info finding each).
+	Possible []PossibleFamily `json:"possible"`
+	Locks    []Lock           `json:"locks"`
+	Servers  []Server         `json:"servers"`
+	Observe  *Observations    `json:"observe"`
 	// NotChecked are checks a missing permission (or a setting) kept from
 	// running, with why; they are not among the report's checks.
 	NotChecked []NotChecked `json:"not_checked"`
@@ -39,6 +42,11 @@ type (
 	Bucket = judge.Bucket
 	// SkippedFamily is one family of keys read and not taken for locks.
 	SkippedFamily = judge.SkippedFamily
+	// PossibleFamily is a family of keys shaped like locks that nothing
+	// confirms.
+	PossibleFamily = judge.PossibleFamily
+	// Library is the catalogue entry a family's keys matched.
+	Library = judge.Library
 )
 
 // NotChecked is one or more checks that did not run, and why.
@@ -63,9 +71,8 @@ type Target struct {
 
 // ScanStats counts the keyspace walk: every key SCAN returned is scanned;
 // those matching the patterns are read (matched); each read key is either
-// a lock candidate (its shape says more likely a lock than not) or
-// skipped by shape; candidates at or above the minimum confidence are
-// locks, the others uncertain.
+// a lock candidate or skipped by shape; candidates in confirmed or likely
+// families are locks, those in families of possible locks uncertain.
 type ScanStats struct {
 	KeysScanned int64 `json:"keys_scanned"`
 	KeysMatched int64 `json:"keys_matched"`
@@ -101,6 +108,7 @@ type Lock struct {
 	Type       string          `json:"type"`
 	Role       string          `json:"role"`
 	Maker      string          `json:"maker"`
+	Certainty  string          `json:"certainty"`
 	Confidence float64         `json:"confidence"`
 	Signals    []string        `json:"signals"`
 	PTTLMs     int64           `json:"pttl_ms"`

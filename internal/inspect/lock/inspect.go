@@ -38,8 +38,14 @@ type Options struct {
 	// needs for its findings to keep their warn or error severity; below
 	// it they are reported as info. 0 means DefaultMinConfidence.
 	MinConfidence float64
-	URL           string // the redacted target, for the report
-	Progress      progress.Meter
+	// LockPatterns are Redis globs of keys the user says are locks: they
+	// are confirmed locks whatever their shape.
+	LockPatterns []string
+	// Libraries are the user's catalogue entries (dupctl.yaml locks:),
+	// matched before the built-in ones.
+	Libraries []UserLibrary
+	URL       string // the redacted target, for the report
+	Progress  progress.Meter
 	// Now is the clock (the CLI's pinnable one); nil means time.Now.
 	Now func() time.Time
 
@@ -53,6 +59,11 @@ func (o *Options) Validate() error {
 	for _, p := range o.Patterns {
 		if p == "" {
 			return problem.Inputf("Patterns", "must not be empty")
+		}
+	}
+	for _, p := range o.LockPatterns {
+		if p == "" {
+			return problem.Inputf("LockPatterns", "must not be empty")
 		}
 	}
 	switch {
@@ -141,6 +152,10 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg, err := o.judgeConfig()
+	if err != nil {
+		return nil, err
+	}
 	res := newResult(o, nodes, keyspace.IsCluster(c))
 	total, err := res.settings(ctx, nodes, keyspace.DB(c))
 	if err != nil {
@@ -148,6 +163,7 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 	}
 	res.Data.Scan.NoTouch = !o.NoValues && nodes[0].NoTouch
 	agg := newAggregator(o)
+	agg.cfg = cfg
 	if o.Key != "" {
 		err = agg.one(ctx, c, nodes[0])
 	} else {
@@ -168,7 +184,7 @@ func newResult(o Options, nodes []*keyspace.Node, cluster bool) *Result {
 	res := &Result{}
 	res.Data = Data{Target: Target{URL: o.URL, Cluster: cluster || len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key,
 		Values: !o.NoValues, MinConfidence: o.MinConfidence},
-		Families: []Family{}, Skipped: []SkippedFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{}}
+		Families: []Family{}, Skipped: []SkippedFamily{}, Possible: []PossibleFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{}}
 	if len(o.Patterns) == 0 {
 		res.Data.Target.Patterns = []string{"*"}
 	}
@@ -220,7 +236,7 @@ func (a *aggregator) scan(ctx context.Context, nodes []*keyspace.Node, total int
 		data.Observe = &a.obs
 	}
 	o.Progress.SetTotal(total)
-	judgePage := func(p *keyspace.Page) []judge.Judged { return judge.Page(p, ro.Now()) }
+	judgePage := func(p *keyspace.Page) []judge.Judged { return a.cfg.Page(p, ro.Now()) }
 	walked, err := keyspace.Walk(ctx, nodes, ro, judgePage, func(p *keyspace.Page, keys []judge.Judged) {
 		o.Progress.Add(p.Scanned)
 		a.stats.KeysScanned += p.Scanned
@@ -240,6 +256,27 @@ func (a *aggregator) scan(ctx context.Context, nodes []*keyspace.Node, total int
 		a.stats.FalseDrops += r.FalseDrops
 	}
 	return nil
+}
+
+// judgeConfig compiles the user's lock patterns and libraries.
+func (o *Options) judgeConfig() (*judge.Config, error) {
+	user := make([]makers.Entry, len(o.Libraries))
+	for i, l := range o.Libraries {
+		user[i] = l.entry()
+	}
+	cat, err := makers.NewCatalogue(user)
+	if err != nil {
+		return nil, problem.Inputf("Libraries", "%w", err)
+	}
+	cfg := &judge.Config{Catalogue: cat}
+	for _, p := range o.LockPatterns {
+		g, err := keyspace.CompileGlob(p)
+		if err != nil {
+			return nil, problem.Inputf("LockPatterns", "%q: %w", p, err)
+		}
+		cfg.LockPatterns = append(cfg.LockPatterns, g)
+	}
+	return cfg, nil
 }
 
 // readOptions turns the patterns into a pass's MATCH and client-side globs.
@@ -266,6 +303,7 @@ func (o *Options) readOptions() (keyspace.ReadOptions, error) {
 // a bounded per-key list.
 type aggregator struct {
 	o       Options
+	cfg     *judge.Config
 	now     time.Time
 	fams    *judge.Families
 	skipped *judge.Families
@@ -325,19 +363,17 @@ func (a *aggregator) add(j *judge.Judged) {
 		a.fenced = append(a.fenced, keyshape.Split(r.Guarded, a.now))
 	}
 	conf := j.Verdict.Confidence()
-	switch lockish := r.Role == makers.RoleLock || r.Role == makers.RoleDedup; {
-	case lockish && j.Verdict.Candidate():
-		a.stats.Candidates++
-		if conf >= a.o.MinConfidence {
-			a.stats.Locks++
-		} else {
-			a.stats.Uncertain++
-		}
+	switch {
+	case j.Certainty > judge.NotLock:
 	case a.o.Key != "":
 		a.stats.Skipped++ // --key shows the key in full all the same
 	default:
+		why := j.DataShape
+		if why == "" {
+			why = j.Verdict.Against()
+		}
 		a.stats.Skipped++
-		a.skipped.Get(j.Segs).AddSkipped(o, j.Verdict.Against())
+		a.skipped.Get(j.Segs).AddSkipped(o, why)
 		return
 	}
 	if o.Idle < 0 {
@@ -345,8 +381,11 @@ func (a *aggregator) add(j *judge.Judged) {
 	}
 	f := a.fams.Get(j.Segs)
 	problems := f.Add(j, a.now, a.o.MaxTTL, a.o.MinConfidence)
-	if !j.Verdict.Candidate() {
-		problems = nil // shown with --key, but no lock to judge
+	if j.Certainty < judge.Likely {
+		problems = nil // shown with --key, or only possibly a lock: nothing judged
+		if a.o.Key == "" {
+			return
+		}
 	}
 	if c, ok := a.cands[o.Key]; ok {
 		if a.orphan(o, c) {
@@ -360,7 +399,7 @@ func (a *aggregator) add(j *judge.Judged) {
 	if a.o.Top <= 0 || !a.top.Wants(Lock{Key: o.Key, IdleS: o.Idle, Problems: problems, Confidence: judge.Round2(conf)}) {
 		return
 	}
-	l := Lock{Key: o.Key, Node: o.Node, Family: f.Tmpl, Type: o.Type, Role: string(r.Role), Maker: r.Maker,
+	l := Lock{Key: o.Key, Node: o.Node, Family: f.Tmpl, Type: o.Type, Role: string(r.Role), Maker: r.Maker, Certainty: j.Certainty.String(),
 		Confidence: judge.Round2(conf), Signals: j.Verdict.Set.Names(), PTTLMs: o.PTTL, IdleS: o.Idle,
 		Owner: text.Clip(r.Owner, judge.MaxShown, "..."), OwnerClass: string(j.Owner.Class), OwnerBits: j.Owner.Bits, Holders: r.Holders,
 		Metadata: text.Clip(r.Metadata, judge.MaxShown, "..."),
@@ -375,7 +414,7 @@ func (a *aggregator) add(j *judge.Judged) {
 func (a *aggregator) finish(res *Result) {
 	d := &res.Data
 	res.check(judge.RuleNoTTL.Code, judge.RuleRandomKey.Code, judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code,
-		judge.RuleNoFencing.Code)
+		judge.RuleNoFencing.Code, judge.RulePossible.Code)
 	if a.o.Key == "" {
 		res.check(judge.RuleTokenShared.Code, judge.RuleTTLOutlier.Code, judge.RuleTTLLong.Code)
 	}
@@ -389,10 +428,15 @@ func (a *aggregator) finish(res *Result) {
 	}
 	var unfenced []string
 	for _, f := range fams {
+		if a.o.Key == "" && f.Certainty(a.o.MinConfidence) == judge.Possible {
+			a.possible(res, f)
+			continue
+		}
+		a.stats.Locks += f.Keys()
 		fj, fs := f.Report(judge.Options{MaxTTL: a.o.MaxTTL, Fenced: fenced[f.Tmpl] || a.fenceOfKey, MinConfidence: a.o.MinConfidence})
 		d.Families = append(d.Families, fj)
 		res.Findings = append(res.Findings, fs...)
-		if fj.Fencing == "absent" && fj.Confidence >= a.o.MinConfidence {
+		if fj.Fencing == "absent" {
 			unfenced = append(unfenced, fj.Template)
 		}
 	}
@@ -417,12 +461,22 @@ func (a *aggregator) finish(res *Result) {
 		d.Locks = append(d.Locks, l)
 	}
 	a.stats.Families = len(d.Families)
+	a.stats.Candidates = a.stats.Locks + a.stats.Uncertain
 	a.stats.NoTouch = d.Scan.NoTouch
 	d.Scan = a.stats
 	slices.SortStableFunc(d.Families, func(x, y judge.Family) int { return cmp.Compare(y.Keys, x.Keys) })
 	slices.SortStableFunc(d.Skipped, func(x, y judge.SkippedFamily) int {
 		return cmp.Or(cmp.Compare(y.Keys, x.Keys), cmp.Compare(x.Template, y.Template))
 	})
+}
+
+// possible reports a family of possible locks: one info line.
+func (a *aggregator) possible(res *Result, f *judge.Tally) {
+	d := &res.Data
+	a.stats.Uncertain += f.Keys()
+	p, fi := f.PossibleReport()
+	d.Possible = append(d.Possible, p)
+	res.Findings = append(res.Findings, fi)
 }
 
 // permissions reports the checks that commands the ACL refused kept from

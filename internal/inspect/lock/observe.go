@@ -167,7 +167,7 @@ func (a *aggregator) one(ctx context.Context, c Conn, first *keyspace.Node) erro
 		first.Deny(c)
 	}
 	a.stats.KeysScanned = 1
-	keys := judge.Page(p, a.now)
+	keys := a.cfg.Page(p, a.now)
 	a.add(&keys[0])
 	return nil
 }

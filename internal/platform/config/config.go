@@ -26,6 +26,7 @@ type Config struct {
 	Version     int         `yaml:"version" json:"version"`
 	Connections Connections `yaml:"connections" json:"connections"`
 	Jobs        []Job       `yaml:"jobs" json:"jobs"`
+	Locks       Locks       `yaml:"locks" json:"locks"`
 	Allow       []Allow     `yaml:"allow" json:"allow"`
 	// Path is where it was read from.
 	Path string `yaml:"-" json:"path"`
@@ -99,6 +100,32 @@ type Logs struct {
 type Durations struct {
 	CSV   string `yaml:"csv" json:"csv"`
 	Query string `yaml:"query" json:"query"`
+}
+
+// Locks tells `dupctl inspect lock` about the system's locks: patterns of
+// keys that are locks whatever their shape (as --lock-pattern), and lock
+// libraries the built-in catalogue does not know (docs/inspect-lock.md).
+type Locks struct {
+	Patterns  []string      `yaml:"patterns" json:"patterns"`
+	Libraries []LockLibrary `yaml:"libraries" json:"libraries"`
+}
+
+// LockLibrary is one lock library: how its keys are named and what they
+// hold. Only id, library and match are required.
+type LockLibrary struct {
+	ID      string   `yaml:"id" json:"id"`
+	Library string   `yaml:"library" json:"library"`
+	Role    string   `yaml:"role" json:"role"`     // lock (default) or dedup
+	Match   []string `yaml:"match" json:"match"`   // Redis globs of its keys
+	Type    string   `yaml:"type" json:"type"`     // string (default), hash or zset
+	Format  string   `yaml:"format" json:"format"` // a value format of the catalogue; any (default)
+	TTL     string   `yaml:"ttl" json:"ttl"`       // lease (default), renewed, optional, none-by-design
+	// Shared says one token sits on many locks by design (no LOCK_TOKEN_SHARED).
+	Shared bool `yaml:"shared" json:"shared"`
+	// NameOnly makes a match name the library without confirming the
+	// key is a lock (for values common elsewhere).
+	NameOnly bool   `yaml:"name_only" json:"name_only"`
+	Note     string `yaml:"note" json:"note"`
 }
 
 // Allow accepts findings of one code (optionally only for subjects
@@ -195,6 +222,11 @@ func (c *Config) validate() error {
 			return fmt.Errorf("jobs[%d]: job %q is defined twice", i, j.Name)
 		}
 		seen[j.Name] = true
+	}
+	for i, l := range c.Locks.Libraries {
+		if l.ID == "" || l.Library == "" || len(l.Match) == 0 {
+			return fmt.Errorf("locks.libraries[%d]: id, library and match are required", i)
+		}
 	}
 	for i, a := range c.Allow {
 		switch {

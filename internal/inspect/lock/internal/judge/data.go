@@ -1,9 +1,16 @@
 package judge
 
+import "github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
+
 // Family is one key family: the keys that share a template.
 type Family struct {
 	Template string `json:"template"`
 	Keys     int64  `json:"keys"`
+	// Certainty is confirmed (a catalogue layout or --lock-pattern) or
+	// likely (a lock word, a token-shaped value and a TTL).
+	Certainty string `json:"certainty"`
+	// Library is the catalogue entry most of the family's keys matched.
+	Library *Library `json:"library"`
 	// Confidence is the mean confidence of the family's keys that they are
 	// locks; Confident counts those at or above the minimum.
 	Confidence float64 `json:"confidence"`
@@ -59,6 +66,28 @@ type TTLStats struct {
 type Bucket struct {
 	Le    string `json:"le"`
 	Count int64  `json:"count"`
+}
+
+// Library is a catalogue entry, as a family names it.
+type Library struct {
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Object  string          `json:"object"`
+	TTL     string          `json:"ttl"`
+	Sources []makers.Source `json:"sources"`
+	User    bool            `json:"user,omitempty"`
+}
+
+// PossibleFamily is a family of keys shaped like locks that nothing
+// confirms: one info line, and the pattern that would confirm it.
+type PossibleFamily struct {
+	Template string           `json:"template"`
+	Keys     int64            `json:"keys"`
+	NoTTL    int64            `json:"no_ttl"`
+	Makers   map[string]int64 `json:"makers"`
+	Signals  map[string]int64 `json:"signals"`
+	Examples []string         `json:"examples"`
+	Suggest  string           `json:"suggest"`
 }
 
 // SkippedFamily is one family of keys read and not taken for locks.

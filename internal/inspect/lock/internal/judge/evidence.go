@@ -157,11 +157,11 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	case o.Type != "" && o.Type != "string" && o.Type != "hash" && o.Type != "none":
 		v.add(sigNotLockType)
 		return v
-	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex:
+	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue:
 		v.add(sigCompanion)
 		return v
 	}
-	if r.Signature {
+	if r.Confirmed {
 		v.add(sigMaker)
 	}
 	v.weighName(o.Key, segs)
@@ -215,7 +215,7 @@ func (v *Verdict) weighTTL(o *keyspace.Key) {
 // decided already.
 func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised) {
 	switch {
-	case r.Signature:
+	case r.Confirmed:
 	case o.MoreFields:
 		v.add(sigBigHash)
 	case namedFields(o.Fields):
@@ -229,7 +229,7 @@ func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised) {
 // signals against a lock, or a random token.
 func (v *Verdict) weighString(r *makers.Recognised, own Owner, against []signal) {
 	switch {
-	case r.Signature:
+	case r.Confirmed:
 	case r.Maker == makers.Redislock && r.Metadata != "":
 		v.add(sigMakerMeta)
 	case r.Maker == makers.Redsync || r.Maker == makers.Redislock || r.Maker == makers.BullMQ:
@@ -332,8 +332,10 @@ func isSerialized(s string) bool {
 	return false
 }
 
+// isEmailOrURL reports an address; pid@host (Java's RuntimeMXBean name,
+// a common lock owner) is a process, not an e-mail address.
 func isEmailOrURL(s string) bool {
-	if i := strings.IndexByte(s, '@'); i > 0 && strings.IndexByte(s[i:], '.') > 0 && !strings.ContainsAny(s, " :") {
+	if i := strings.IndexByte(s, '@'); i > 0 && !keyshape.AllDigits(s[:i]) && strings.IndexByte(s[i:], '.') > 0 && !strings.ContainsAny(s, " :") {
 		return true
 	}
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
@@ -341,7 +343,7 @@ func isEmailOrURL(s string) bool {
 
 // lockWords name locks in key names. "locked" and "blocked" are left out:
 // they name a state (an account locked), not a lock.
-var lockWords = wordSet(`lock locks mutex mutexes lease leases semaphore semaphores redlock`)
+var lockWords = wordSet(`lock locks mutex mutexes lease leases semaphore semaphores redlock redsync shedlock`)
 
 // otherWords name the data that shares a Redis with locks.
 var otherWords = wordSet(`session sessions sess cache cached caches status state stats stat statistics count counts counter

@@ -99,29 +99,23 @@ func TestGrantedNeverBelowRemaining(t *testing.T) {
 	}
 }
 
-// TestUncertainFamiliesAreInfoOnly: below the minimum confidence a
-// family's findings are info, worded as conditional.
-func TestUncertainFamiliesAreInfoOnly(t *testing.T) {
+// TestPossibleFamiliesAreOneInfoLine: a family of possible locks (shape
+// only) is not judged; it is one info line naming the pattern that would
+// confirm it.
+func TestPossibleFamiliesAreOneInfoLine(t *testing.T) {
 	segs := keyshape.Split("payment:order:1", testNow)
 	f := newFamily(keyshape.Template(segs), segs)
 	for range 3 {
 		j := Judged{Observed: keyspace.Key{Key: "payment:order:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock},
-			Owner: Owner{Class: OwnerConstant}, Verdict: Verdict{logit: 0.2}}
+			Owner: Owner{Class: OwnerConstant}, Verdict: Verdict{logit: 0.2}, Certainty: Possible}
 		f.Add(&j, testNow, 0, DefaultMinConfidence)
 	}
-	_, fs := f.Report(Options{MinConfidence: DefaultMinConfidence})
-	if len(fs) == 0 {
-		t.Fatal("no findings")
+	if _, fs := f.Report(Options{MinConfidence: DefaultMinConfidence}); len(fs) != 0 {
+		t.Fatalf("a possible family judged: %v", fs)
 	}
-	for _, x := range fs {
-		if x.Severity != findings.Info || !strings.HasPrefix(x.Message, "if these are locks (confidence 0.55, under 0.70)") {
-			t.Errorf("%s %s: %s", x.Severity, x.Code, x.Message)
-		}
-	}
-	_, fs = f.Report(Options{MinConfidence: 0.5})
-	for _, x := range fs {
-		if x.Code == RuleNoTTL.Code && x.Severity != findings.Error {
-			t.Errorf("at 0.5, %s is %s", x.Code, x.Severity)
-		}
+	p, fi := f.PossibleReport()
+	if fi.Severity != findings.Info || fi.Code != RulePossible.Code || p.Suggest != "payment:order:*" ||
+		!strings.Contains(fi.Message, "confirm with --lock-pattern 'payment:order:*'") {
+		t.Errorf("%s %s: %s (%+v)", fi.Severity, fi.Code, fi.Message, p)
 	}
 }

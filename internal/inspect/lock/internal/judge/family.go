@@ -61,6 +61,9 @@ type Tally struct {
 	Orphans   int64
 	OrphanEx  []string
 	examples  []string
+	// certain counts the keys by certainty; entries by catalogue entry.
+	certain [len(certaintyNames)]int64
+	entries map[*makers.Entry]int64
 }
 
 type keyTTL struct {
@@ -91,8 +94,46 @@ func newFamily(tmpl string, segs []keyshape.Segment) *Tally {
 		loTTL:  NewTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		owners: map[OwnerClass]int64{}, ownerEx: map[OwnerClass][]string{},
 		values: newRepeats(repeatsTracked), remMin: -1, grMin: -1, reasons: map[string]int64{},
+		entries: map[*makers.Entry]int64{},
 	}
 }
+
+// Certainty is the family's: confirmed when at least half its keys are,
+// likely when at least half are likely or confirmed, else possible. A
+// likely family under the minimum mean confidence is only possible.
+func (f *Tally) Certainty(minConfidence float64) Certainty {
+	switch {
+	case f.keys == 0:
+		return NotLock
+	case 2*f.certain[Confirmed] >= f.keys:
+		return Confirmed
+	case 2*(f.certain[Confirmed]+f.certain[Likely]) >= f.keys && f.confSum/float64(f.keys) >= minConfidence:
+		return Likely
+	}
+	return Possible
+}
+
+// Keys is how many keys the family has.
+func (f *Tally) Keys() int64 { return f.keys }
+
+// MainEntry is the catalogue entry most of the family's keys matched
+// (nil when none did).
+func (f *Tally) MainEntry() *makers.Entry {
+	var best *makers.Entry
+	var n int64
+	for e, c := range f.entries {
+		if c > n || c == n && best != nil && e.ID < best.ID {
+			best, n = e, c
+		}
+	}
+	return best
+}
+
+// Examples are the first key names the family met, sorted.
+func (f *Tally) Examples() []string { return slices.Sorted(slices.Values(f.examples)) }
+
+// NoTTL counts the family's locks without a TTL.
+func (f *Tally) NoTTL() int64 { return f.noTTL }
 
 // AddSkipped counts a key that is not a lock candidate: its type, the
 // strongest evidence against it and the first names seen.
@@ -127,6 +168,10 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 	o, r, segs, own := &j.Observed, &j.Recognised, j.Segs, j.Owner
 	var problems []string
 	f.keys++
+	f.certain[j.Certainty]++
+	if r.Entry != nil {
+		f.entries[r.Entry]++
+	}
 	f.roles[r.Role]++
 	f.makers[r.Maker]++
 	f.types[typeName(o.Type)]++
@@ -235,6 +280,10 @@ func ownerRule(c OwnerClass) findings.Rule {
 // merge folds another family (a sibling collapsed into this one) in.
 func (f *Tally) merge(o *Tally) {
 	f.keys += o.keys
+	for i := range f.certain {
+		f.certain[i] += o.certain[i]
+	}
+	addMap(f.entries, o.entries)
 	f.lockish += o.lockish
 	f.confSum += o.confSum
 	f.confident += o.confident

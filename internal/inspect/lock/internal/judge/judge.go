@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -241,23 +242,34 @@ func Round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
 var mutexMakers = map[string]bool{makers.SetNXPX: true, makers.Redsync: true, makers.Redislock: true, makers.Redisson: true,
 	makers.Spring: true, makers.ShedLock: true, makers.Unknown: true}
 
-// Report turns a family into its JSON summary and findings.
+// Report turns a family into its JSON summary and findings. Only
+// confirmed and likely families are judged; the catalogue entry most of
+// them matched says what is by design (a TTL-less dedup key, a token
+// shared by a process) and what a finding means for that library.
 func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 	out := f.summary()
+	cert := f.Certainty(o.MinConfidence)
+	out.Certainty = cert.String()
+	entry := f.MainEntry()
+	if entry != nil {
+		out.Library = &Library{ID: entry.ID, Name: entry.Library, Object: entry.Object, TTL: entry.TTL.Behaviour, Sources: entry.Sources, User: entry.User}
+	}
 	if f.lockish == 0 {
 		out.KeyClass = "n/a" // fence counters, metadata, indexes
 		return out, nil
 	}
-	if out.Confidence < CandidateConfidence {
+	if cert < Likely {
 		return out, nil // a key shown with --key that is no lock: nothing to judge
 	}
 	var fs []findings.Finding
 	add := func(fi findings.Finding) {
-		// Below the minimum confidence the family may not be locks at all:
-		// what would be wrong with a lock is said, as info only.
-		if out.Confidence < o.MinConfidence && fi.Severity > findings.Info {
-			fi.Severity = findings.Info
-			fi.Message = fmt.Sprintf("if these are locks (confidence %.2f, under %.2f): %s", out.Confidence, o.MinConfidence, fi.Message)
+		if entry != nil {
+			if byDesign(entry, fi.Code) {
+				return
+			}
+			if note := entry.Note(fi.Code); note != "" {
+				fi.Evidence = append(fi.Evidence, entry.Library+": "+note)
+			}
 		}
 		fs = append(fs, fi)
 		if !slices.Contains(out.Problems, fi.Code) {
@@ -266,12 +278,12 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 	}
 	maker := f.mainMaker()
 	f.keyFindings(add, &out)
-	if m := f.ownerFindings(add, maker); m != "" {
+	if m := f.ownerFindings(add, maker, entry); m != "" {
 		out.Makers = map[string]int64{m: f.keys}
 		maker = m
 	}
 	f.ttlFindings(add, out.TTL, o)
-	if mutexMakers[maker] && f.roles[makers.RoleLock] > 0 {
+	if mutexMakers[maker] && f.roles[makers.RoleLock] > 0 || entry != nil && entry.Role == makers.RoleLock && mutexEntry(entry) {
 		out.Fencing = "absent"
 		if o.Fenced {
 			out.Fencing = "present"
@@ -282,6 +294,83 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 			f.OrphanEx...))
 	}
 	return out, fs
+}
+
+// PossibleReport is the one info line of a family of possible locks,
+// with the pattern that would confirm it.
+func (f *Tally) PossibleReport() (PossibleFamily, findings.Finding) {
+	ex := f.Examples()
+	p := PossibleFamily{Template: f.Tmpl, Keys: f.keys, NoTTL: f.noTTL, Makers: f.makers, Signals: map[string]int64{}, Examples: ex,
+		Suggest: SuggestPattern(f.Tmpl)}
+	for x, n := range f.signals {
+		if n > 0 {
+			p.Signals[signal(x).String()] = n
+		}
+	}
+	eg := ""
+	if len(ex) > 0 {
+		eg = ", e.g. " + strings.Join(ex[:min(len(ex), 2)], ", ")
+	}
+	ev := []string{fmt.Sprintf("shape: %s", strings.Join(topSignals(p.Signals, 3), ", "))}
+	if f.noTTL > 0 {
+		ev = append(ev, fmt.Sprintf("%d of them without a TTL", f.noTTL))
+	}
+	if m := f.mainMaker(); m != makers.Unknown && m != makers.SetNXPX {
+		ev = append(ev, "values shaped like "+m+"'s")
+	}
+	fi := RulePossible.New(f.Tmpl, fmt.Sprintf("possible lock family, %s%s; confirm with --lock-pattern '%s'",
+		english.Count(f.keys, "key", "keys"), eg, p.Suggest), ev...)
+	return p, fi
+}
+
+// SuggestPattern is the Redis glob of a family template: its
+// placeholders become *.
+func SuggestPattern(tmpl string) string {
+	var b strings.Builder
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] == '{' {
+			if j := strings.IndexByte(tmpl[i:], '}'); j > 0 && !strings.ContainsAny(tmpl[i+1:i+j], ":{") {
+				b.WriteByte('*')
+				i += j
+				continue
+			}
+		}
+		b.WriteByte(tmpl[i])
+	}
+	return b.String()
+}
+
+// topSignals names the n most common signals, most first.
+func topSignals(m map[string]int64, n int) []string {
+	names := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	return names[:min(len(names), n)]
+}
+
+// byDesign reports findings a library's layout makes by design: no TTL
+// on a key it keeps without one, one token on many locks where the
+// library shares it, owner checks where it stores no owner (unless that
+// is the library's documented problem).
+func byDesign(e *makers.Entry, code string) bool {
+	switch code {
+	case RuleNoTTL.Code:
+		return e.TTL.Behaviour == makers.TTLNone
+	case RuleTokenShared.Code:
+		return e.Token.Shared
+	case RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code:
+		return e.NoToken() && e.Note(code) == ""
+	}
+	return false
+}
+
+// mutexEntry reports catalogue locks that are mutexes (fencing applies),
+// not a job library's own per-job locks.
+func mutexEntry(e *makers.Entry) bool {
+	switch e.Maker {
+	case makers.BullMQ, "bull", makers.Sidekiq, makers.Asynq:
+		return false
+	}
+	return true
 }
 
 // summary is the family's JSON summary before its findings: counts,
@@ -358,7 +447,7 @@ func Prefixed(p string, list []string) []string {
 // the lock key is registryKey + ':' + path, its value the registry's
 // clientId = UUID.randomUUID().toString(), SET with PX expireAfter,
 // 60000 ms by default; every lock one registry holds has that value).
-func (f *Tally) ownerFindings(add func(findings.Finding), maker string) string {
+func (f *Tally) ownerFindings(add func(findings.Finding), maker string, entry *makers.Entry) string {
 	var weak []string
 	var weakN int64
 	for _, c := range []OwnerClass{OwnerConstant, OwnerHost, OwnerTimestamp, OwnerCounter, OwnerLowEntropy} {
@@ -382,7 +471,7 @@ func (f *Tally) ownerFindings(add func(findings.Finding), maker string) string {
 	if weakN > 0 {
 		add(RuleTokenWeak.New(f.Tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", minTokenBits, locks(weakN)), weak...))
 	}
-	if maker == makers.Redisson { // one field per client thread, reentrant by design
+	if maker == makers.Redisson || entry != nil && entry.Token.Shared { // per client thread, or one per process by design
 		return ""
 	}
 	if rep := f.values.repeated(2); len(rep) > 0 {
@@ -401,7 +490,9 @@ func (f *Tally) ownerFindings(add func(findings.Finding), maker string) string {
 		}
 		add(RuleTokenShared.New(f.Tmpl, english.Count(len(rep), "owner value is", "owner values are each")+" held on several live locks", ev...))
 		if allUUID && (maker == makers.SetNXPX || maker == makers.Unknown) {
-			return makers.Spring
+			for _, e := range defaultConfig.Catalogue.Shared() {
+				return e.Maker // Spring Integration's clientId, named per family
+			}
 		}
 	}
 	return ""
@@ -432,10 +523,19 @@ func (f *Tally) ttlStats() TTLStats {
 	if f.granted.count >= minSiblings {
 		med := t.GrantedMedianMs
 		t.OutliersAbove = max(f.granted.countAbove(med*outlierRatio), int64(len(f.ttlOutliers(med, true))))
-		t.OutliersBelow = max(f.granted.countBelow(med/outlierRatio), int64(len(f.ttlOutliers(med, false))))
+		t.OutliersBelow = int64(len(f.ttlOutliers(med, false)))
+		if below := med/outlierRatio - idleClock; below > 0 {
+			t.OutliersBelow = max(f.granted.countBelow(below), t.OutliersBelow)
+		}
 	}
 	return t
 }
+
+// idleClock is the resolution of Redis's idle time (seconds): a granted
+// TTL (PTTL + idle) may be up to this much longer than it reads, so a
+// lease re-granted every 50 ms is never taken for a TTL far below its
+// siblings' - judged below only when even its longest reading is.
+const idleClock = 1000
 
 // ttlOutliers returns the kept extreme keys beyond the outlier ratio.
 func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
@@ -449,7 +549,7 @@ func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
 		return out
 	}
 	for _, k := range f.loTTL.Sorted() {
-		if k.ms*outlierRatio < med {
+		if (k.ms+idleClock)*outlierRatio < med {
 			out = append(out, k)
 		}
 	}

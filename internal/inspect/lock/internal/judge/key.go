@@ -15,12 +15,19 @@ type Judged struct {
 	Recognised makers.Recognised
 	Owner      Owner
 	Verdict    Verdict
+	// Certainty is how sure dupctl is that the key is a lock; DataShape
+	// says what application data it is when a data shape decided.
+	Certainty Certainty
+	DataShape string
 }
+
+// Page judges a page with the built-in catalogue and no lock patterns.
+func Page(p *keyspace.Page, now time.Time) []Judged { return defaultConfig.Page(p, now) }
 
 // Page recognises the maker, classifies the owner and weighs the evidence
 // of every key of a page read (keyspace.Walk calls it on the reader's
 // goroutine).
-func Page(p *keyspace.Page, now time.Time) []Judged {
+func (c *Config) Page(p *keyspace.Page, now time.Time) []Judged {
 	out := make([]Judged, len(p.Keys))
 	var arena []keyshape.Segment
 	for i := range p.Keys {
@@ -33,14 +40,16 @@ func Page(p *keyspace.Page, now time.Time) []Judged {
 			arena = keyshape.AppendSegments(arena, j.Observed.Key, now)
 			j.Segs = arena[start:len(arena):len(arena)]
 		}
-		judgeKey(j, now)
+		c.judgeKey(j, now)
 	}
 	return out
 }
 
-func judgeKey(j *Judged, now time.Time) {
+func judgeKey(j *Judged, now time.Time) { defaultConfig.judgeKey(j, now) }
+
+func (c *Config) judgeKey(j *Judged, now time.Time) {
 	o := &j.Observed
-	j.Recognised = makers.Recognise(o)
+	j.Recognised = c.Catalogue.Recognise(o)
 	r := &j.Recognised
 	j.Owner = Owner{Class: OwnerNone}
 	// A value that is plainly not a token (a number, a status word, a
@@ -64,7 +73,7 @@ func judgeKey(j *Judged, now time.Time) {
 		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
 		// happen to be all decimal ones.
 		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
-	case o.Type == "string" && !r.Signature:
+	case o.Type == "string" && !r.Confirmed:
 		if against = valueSignals(o.Value, now); against == nil {
 			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
 		}
@@ -76,7 +85,8 @@ func judgeKey(j *Judged, now time.Time) {
 		r.Maker = makers.Unknown
 	}
 	j.Verdict = weigh(o, r, j.Owner, j.Segs, against)
-	if !owned && r.Role == makers.RoleLock && o.Read && j.Verdict.Candidate() {
+	j.Certainty = c.certainty(j, against)
+	if !owned && r.Role == makers.RoleLock && o.Read && j.Certainty > NotLock {
 		j.Owner = classifyOwner(r.Owner, o.Key, now)
 	}
 }

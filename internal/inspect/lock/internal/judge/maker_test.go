@@ -50,7 +50,7 @@ func TestRecogniseLibraries(t *testing.T) {
 		{"sidekiq INFO", keyspace.Key{Key: "uniquejobs:9e107d9d372bb6826bd81d3542a419d6:INFO", Type: "string", PTTL: -1, Read: true, Value: `{"worker":"X"}`},
 			want{makers.Sidekiq, makers.RoleMeta, "", OwnerNone}},
 		{"sidekiq digests", keyspace.Key{Key: "uniquejobs:digests", Type: "zset", PTTL: -1},
-			want{makers.Sidekiq, makers.RoleIndex, "", OwnerNone}},
+			want{makers.Sidekiq, makers.RoleMeta, "", OwnerNone}},
 		{"asynq unique", keyspace.Key{Key: "asynq:{default}:unique:email:send:9e107d9d372bb6826bd81d3542a419d6", Type: "string", PTTL: 3600000, Read: true, Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"},
 			want{makers.Asynq, makers.RoleDedup, "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", OwnerJobID}},
 		{"generic fence counter", keyspace.Key{Key: "lock:order:42:fence", Type: "string", PTTL: -1, Read: true, Value: "9"},

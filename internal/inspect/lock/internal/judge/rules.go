@@ -102,6 +102,17 @@ token checked by the resource rejects its late write. Where a duplicate
 costs money, the lock alone is not enough.`,
 		Fix: "Keep idempotency at the source of truth (unique idempotency key, atomic status); for correctness-critical locks add a fencing counter (INCR per acquisition) that the resource checks.",
 	}
+	RulePossible = findings.Rule{
+		Code: "LOCK_POSSIBLE_FAMILY", Severity: findings.Info, Since: "v0.2.0",
+		Title: "keys shaped like locks that nothing confirms",
+		Doc: `A family of keys looks like locks by its shape (a token-shaped value, a
+lease-like TTL) but no catalogue library writes that layout and its name
+holds no lock word, or it holds one but has no TTL or no token-shaped value.
+dupctl does not judge it: one such line per family, never more, so a cache
+of ids, a session or a flag is never reported as a broken lock. If they are
+locks, name them and every lock check runs on them.`,
+		Fix: "If these are locks, name them: --lock-pattern '<glob>' (or locks.patterns in dupctl.yaml; add the library to locks.libraries so it is named); if they are data, nothing to do.",
+	}
 	RuleEviction = findings.Rule{
 		Code: "LOCK_REDIS_EVICTION", Severity: findings.Error, Since: "v0.1.0",
 		Title: "Redis may evict lock keys (maxmemory-policy)",
@@ -141,5 +152,5 @@ The next delivery takes the lock again.`,
 // Rules lists the rules of `dupctl inspect lock`.
 func Rules() []findings.Rule {
 	return []findings.Rule{RuleNoTTL, RuleRandomKey, RuleTokenConstant, RuleTokenHost, RuleTokenShared, RuleTokenWeak,
-		RuleTTLOutlier, RuleTTLLong, RuleIdleOrphan, RuleNoFencing, RuleEviction, RuleEvicted, RuleReplica, RulePersistence}
+		RuleTTLOutlier, RuleTTLLong, RuleIdleOrphan, RuleNoFencing, RulePossible, RuleEviction, RuleEvicted, RuleReplica, RulePersistence}
 }

@@ -1,8 +1,10 @@
 package judge
 
 import (
+	"math"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -147,7 +149,12 @@ func tokenPart(p string, now time.Time) (Owner, bool) {
 		return Owner{Class: OwnerRandom, Bits: 122}, true
 	case keyshape.KindULID:
 		return Owner{Class: OwnerUUIDTime, Bits: 80}, true
-	case keyshape.KindJID, keyshape.KindObjectID, keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256, keyshape.KindHex:
+	case keyshape.KindHex:
+		if uniqidTime(p, now) {
+			return Owner{Class: OwnerTimestamp, Bits: 20}, true // uniqid(): microseconds of the clock
+		}
+		fallthrough
+	case keyshape.KindJID, keyshape.KindObjectID, keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256:
 		if len(p) < 16 {
 			return Owner{Class: OwnerLowEntropy, Bits: 4 * len(p)}, true
 		}
@@ -160,12 +167,51 @@ func tokenPart(p string, now time.Time) (Owner, bool) {
 	return Owner{}, false
 }
 
+// base64Bits estimates a random token's bits from the alphabet it
+// actually uses and its length: 24 letters of both cases are 24 x
+// log2(52) = 137 bits, 16 lower-case letters and digits 16 x log2(36).
 func base64Bits(p string) int {
-	n := len(strings.TrimRight(p, "="))
-	if !strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ+/-_") { // lowercase alphanumeric
-		return n * 5
+	t := strings.TrimRight(p, "=")
+	var digits, lower, upper, punct bool
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		default:
+			punct = true
+		}
 	}
-	return n * 6
+	size := 0
+	for _, class := range []struct {
+		in bool
+		n  int
+	}{{digits, 10}, {lower, 26}, {upper, 26}, {punct, 2}} {
+		if class.in {
+			size += class.n
+		}
+	}
+	if size < 2 {
+		return 0
+	}
+	return int(float64(len(t)) * math.Log2(float64(size)))
+}
+
+// uniqidTime reports PHP's uniqid(): 13 hex digits, the first 8 the
+// seconds and the rest microseconds - a clock, not a token.
+func uniqidTime(p string, now time.Time) bool {
+	if len(p) != 13 || !keyshape.IsHex(p) {
+		return false
+	}
+	sec, err := strconv.ParseInt(p[:8], 16, 64)
+	if err != nil {
+		return false
+	}
+	t := time.Unix(sec, 0)
+	return t.After(time.Date(2009, 1, 1, 0, 0, 0, 0, time.UTC)) && t.Before(now.Add(24*time.Hour))
 }
 
 // podName matches Kubernetes pod names: deployment-<hash>-<5> and

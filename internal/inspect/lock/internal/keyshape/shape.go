@@ -371,12 +371,30 @@ func looksRandom(s string) bool {
 	if c.upper > 0 && c.lower > 0 && c.digits > 0 {
 		return true
 	}
-	// base64 of random bytes may lack digits: take padding, punctuation or
-	// runs of capitals (which CamelCase words lack) as the sign.
+	// base64 of random bytes, or random letters, may lack digits: take
+	// padding, punctuation or runs of capitals (which CamelCase words lack)
+	// as the sign.
 	if c.upper > 0 && c.lower > 0 && len(s) >= 20 && (c.punct > 0 || strings.HasSuffix(s, "=") || capitalPairs(s) >= 2) {
 		return true
 	}
+	if c.upper == 0 && c.punct == 0 && c.digits == 0 && len(s) >= 20 {
+		return consonantRun(s) >= 5 // random lower-case letters; words have vowels
+	}
 	return c.upper == 0 && c.punct == 0 && c.digits*5 >= len(s) && c.lower > 0
+}
+
+// consonantRun is the longest run of consonants in s.
+func consonantRun(s string) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte("aeiouy", s[i]) >= 0 {
+			run = 0
+			continue
+		}
+		run++
+		best = max(best, run)
+	}
+	return best
 }
 
 // alphabet counts a token's characters by class.

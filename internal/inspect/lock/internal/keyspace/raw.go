@@ -120,6 +120,8 @@ var (
 	respRange    = "$1\r\n0\r\n$" + strconv.Itoa(len(strconv.Itoa(maxValue-1))) + "\r\n" + strconv.Itoa(maxValue-1) + "\r\n"
 	respHScan    = "*5\r\n$5\r\nHSCAN\r\n"
 	respPage     = "$1\r\n0\r\n$5\r\nCOUNT\r\n$" + strconv.Itoa(len(strconv.Itoa(hashFields))) + "\r\n" + strconv.Itoa(hashFields) + "\r\n"
+	respZRange   = "*5\r\n$6\r\nZRANGE\r\n"
+	respMembers  = "$1\r\n0\r\n$1\r\n" + strconv.Itoa(zsetMembers-1) + "\r\n$10\r\nWITHSCORES\r\n"
 )
 
 // writeReads writes the reads of key (as a bulk string) that want names.
@@ -137,6 +139,11 @@ func (rc *rawConn) writeReads(bulk []byte, want uint8) {
 	if want&readType != 0 {
 		rc.w.WriteString(respType)
 		rc.w.Write(bulk)
+	}
+	if want&readZset != 0 {
+		rc.w.WriteString(respZRange)
+		rc.w.Write(bulk)
+		rc.w.WriteString(respMembers)
 	}
 }
 
@@ -406,6 +413,7 @@ const (
 	readString uint8 = 1 << iota // GETRANGE
 	readHash                     // HSCAN
 	readType                     // TYPE
+	readZset                     // ZRANGE 0 3 WITHSCORES
 	readAll    = readString | readHash | readType
 )
 
@@ -431,6 +439,8 @@ type reads struct {
 	more     bool
 	hscanErr string
 	typ      reply
+	members  []string
+	zsetErr  string
 }
 
 // reads parses the replies to the reads in want, in writeReads' order.
@@ -447,9 +457,36 @@ func (rc *rawConn) reads(want uint8, rs *reads) error {
 		}
 	}
 	if want&readType != 0 {
-		rs.typ, err = rc.one()
+		if rs.typ, err = rc.one(); err != nil {
+			return err
+		}
+	}
+	if want&readZset != 0 {
+		rs.members, rs.zsetErr, err = rc.bulks()
 	}
 	return err
+}
+
+// bulks reads an array of bulk strings (a ZRANGE reply), or an error
+// reply's text.
+func (rc *rawConn) bulks() (out []string, errText string, err error) {
+	kind, n, text, err := rc.next()
+	switch {
+	case err != nil:
+		return nil, "", err
+	case kind == replyError:
+		return nil, text, nil
+	case kind != replyArray:
+		return nil, "", fmt.Errorf("ZRANGE: unexpected reply")
+	}
+	for i := int64(0); i < n; i++ {
+		kind, _, text, err := rc.next()
+		if err != nil || kind != replyBulk {
+			return nil, "", fmt.Errorf("ZRANGE element: %v", err)
+		}
+		out = append(out, text)
+	}
+	return out, "", nil
 }
 
 // apply sets a key's type and value from its reads (sent: which were
@@ -469,6 +506,9 @@ func (n *Node) apply(o *Key, rs *reads, sent uint8, p *Page) (missing uint8, err
 	case sent&readHash != 0 && rs.hscanErr == "" && (o.Type == "" || o.Type == "hash"):
 		o.Type, o.Fields, o.MoreFields, o.Read = "hash", rs.fields, rs.more, true
 		return 0, nil
+	case sent&readZset != 0 && rs.zsetErr == "" && (o.Type == "" || o.Type == "zset"):
+		o.Type, o.Fields, o.Read = "zset", rs.members, true
+		return 0, nil
 	}
 	if sent&readString != 0 && rs.getrange.kind == replyError {
 		if err := n.refused("GETRANGE", rs.getrange.text, p); err != nil {
@@ -480,11 +520,18 @@ func (n *Node) apply(o *Key, rs *reads, sent uint8, p *Page) (missing uint8, err
 			return 0, err
 		}
 	}
+	if sent&readZset != 0 {
+		if err := n.refused("ZRANGE", rs.zsetErr, p); err != nil {
+			return 0, err
+		}
+	}
 	switch {
 	case o.Type == "string":
 		missing = readString
 	case o.Type == "hash":
 		missing = readHash
+	case o.Type == "zset":
+		missing = readZset
 	case o.Type == "" && sent&readType == 0:
 		missing = readAll // the planned read did not fit: ask what it is
 	}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,7 @@ const (
 	typeString uint8 = 1 << iota
 	typeHash
 	typeOther
+	typeZset
 )
 
 // maxTemplates bounds the memo; keys of templates beyond it get both reads.
@@ -78,6 +80,8 @@ func (n *Node) plan(tmpls []uint64) []uint8 {
 			want[i] = readHash
 		case typeOther:
 			want[i] = readType
+		case typeZset:
+			want[i] = readZset
 		default:
 			want[i] = readAll
 		}
@@ -99,6 +103,8 @@ func (n *Node) learn(tmpls []uint64, obs []Key) {
 			bit = typeString
 		case "hash":
 			bit = typeHash
+		case "zset":
+			bit = typeZset
 		case "":
 			continue
 		default:
@@ -126,6 +132,21 @@ const maxValue = 1024
 
 // hashFields bounds the fields read of a hash (HSCAN COUNT hint).
 const hashFields = 16
+
+// zsetMembers is how many members of a sorted set are read (ZRANGE 0 3
+// WITHSCORES): a lock library's sorted set holds its holders' tokens
+// (Symfony Lock, DistributedLock.Redis semaphores).
+const zsetMembers = 4
+
+// zsetFields turns go-redis's members into member, score, ... pairs.
+func zsetFields(zs []redis.Z) []string {
+	out := make([]string, 0, 2*len(zs))
+	for _, z := range zs {
+		m, _ := z.Member.(string)
+		out = append(out, m, strconv.FormatFloat(z.Score, 'f', -1, 64))
+	}
+	return out
+}
 
 // Nodes lists the nodes to scan: every master of a cluster, or the one
 // server.
@@ -477,6 +498,7 @@ type keyCmds struct {
 	idle  *redis.IntCmd
 	value *redis.StringCmd
 	hscan *redis.ScanCmd
+	zset  *redis.ZSliceCmd
 }
 
 // queueReads queues TYPE, PTTL, OBJECT IDLETIME and, with values, GETRANGE
@@ -492,6 +514,7 @@ func queueReads(ctx context.Context, pl redis.Pipeliner, keys []string, values b
 		if values {
 			cs[i].value = pl.GetRange(ctx, k, 0, maxValue-1)
 			cs[i].hscan = pl.HScan(ctx, k, 0, "", hashFields)
+			cs[i].zset = pl.ZRangeWithScores(ctx, k, 0, zsetMembers-1)
 		}
 	}
 	return cs
@@ -535,6 +558,8 @@ func (n *Node) applyCmds(c *keyCmds, o *Key, values bool, p *Page) (bool, error)
 	case c.hscan.Err() == nil && c.value.Err() != nil && (o.Type == "hash" || o.Type == ""):
 		fields, cursor := c.hscan.Val()
 		o.Type, o.Fields, o.MoreFields, o.Read = "hash", fields[:min(len(fields), 2*hashFields)], cursor != 0 || len(fields) > 2*hashFields, true
+	case c.zset.Err() == nil && o.Type == "zset":
+		o.Fields, o.Read = zsetFields(c.zset.Val()), true
 	default:
 		if err := n.refused("GETRANGE", errText(c.value.Err()), p); err != nil {
 			return false, err

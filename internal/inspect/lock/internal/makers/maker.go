@@ -1,14 +1,13 @@
 // Package makers recognises which lock library wrote a key, from its name,
-// type and value, each rule citing the library source that writes those
-// bytes: redsync, bsm/redislock, Redisson, Spring Integration, ShedLock,
-// BullMQ, sidekiq-unique-jobs, asynq. Anything else is "unknown" (or
-// "set-nx-px" when it looks like the practice's SET key <random token> NX
-// PX pattern). It also says what a key is for (Role): a lock, a dedup key,
-// a fencing counter, metadata or an index.
+// type and value, by the library catalogue (catalogue.yaml: each entry
+// cites the library source that writes those bytes, and users add their
+// own). Anything else is "unknown" (or "set-nx-px" when it looks like the
+// practice's SET key <random token> NX PX pattern). It also says what a
+// key is for (Role): a lock, a dedup key, a fencing counter, metadata, an
+// index or a job library's queue data.
 package makers
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +38,7 @@ const (
 	RoleFence Role = "fence" // a fencing-token counter
 	RoleMeta  Role = "meta"  // metadata about a lock (sidekiq :INFO)
 	RoleIndex Role = "index" // a list, set or sorted set next to locks
+	RoleQueue Role = "queue" // a job library's queue or job data
 	RoleOther Role = "other"
 )
 
@@ -52,10 +52,12 @@ type Holder struct {
 type Recognised struct {
 	Maker string
 	Role  Role
-	// Signature is set when the key's layout is its maker's exactly (key
+	// Entry is the catalogue entry the key matched (nil for none).
+	Entry *Entry
+	// Confirmed is set when the key's layout is its maker's exactly (key
 	// convention and value, or a value no other data has): it decides
 	// alone that the key is a lock.
-	Signature  bool
+	Confirmed  bool
 	Owner      string
 	Holders    []Holder
 	Metadata   string
@@ -157,94 +159,46 @@ func sidekiqMatch(key string) (suffix string, ok bool) {
 	return "", false
 }
 
-// Recognise decides maker and role and extracts the owner. Whether the
-// key is a lock at all is for the evidence to say (weigh): a key no maker
-// claims is a tentative RoleLock.
-func Recognise(o *keyspace.Key) Recognised {
-	key := o.Key
-	switch o.Type {
-	case "list", "set", "zset", "stream":
-		r := Recognised{Maker: Unknown, Role: RoleIndex}
-		if _, ok := sidekiqMatch(key); ok || strings.HasPrefix(key, "uniquejobs:") {
-			r.Maker = Sidekiq
+// Recognise decides maker and role with the default catalogue.
+func Recognise(o *keyspace.Key) Recognised { return Default.Recognise(o) }
+
+// Recognise decides maker and role and extracts the owner: a catalogue
+// entry whose layout the key has, or else a tentative lock of no known
+// maker (the evidence says whether it is one at all).
+func (c *Catalogue) Recognise(o *keyspace.Key) Recognised {
+	if e, r := c.Match(o); e != nil {
+		switch r.Role {
+		case RoleFence:
+			r.Owner, r.Guarded = "", fencedKey(o.Key)
+			if rest, ok := strings.CutPrefix(o.Key, "redisson_lock_token:"); ok {
+				// RedissonFencedLock: prefixName("redisson_lock_token", name).
+				r.Guarded = strings.TrimSuffix(strings.TrimPrefix(rest, "{"), "}")
+			}
+		case RoleMeta, RoleQueue:
+			r.Owner = ""
 		}
 		return r
 	}
-	if r, ok := recogniseByKey(o); ok {
+	switch o.Type {
+	case "list", "set", "zset", "stream":
+		return Recognised{Maker: Unknown, Role: RoleIndex}
+	case "hash":
+		holders := hashHolders(o.Fields)
+		r := Recognised{Maker: Unknown, Role: RoleLock, Holders: holders}
+		if len(holders) > 0 {
+			r.Owner = holders[0].Owner
+		}
 		return r
-	}
-	if o.Type == "hash" {
-		return recogniseHash(o)
 	}
 	if !o.Read {
 		return Recognised{Maker: Unknown, Role: RoleLock}
 	}
-	return recogniseString(o)
-}
-
-// recogniseByKey handles the makers whose key layout is their signature.
-func recogniseByKey(o *keyspace.Key) (Recognised, bool) {
-	key, v := o.Key, o.Value
-	// Redisson RedissonFencedLock: tokenName = prefixName("redisson_lock_token",
-	// name), i.e. redisson_lock_token:{name}; INCR on every acquisition.
-	if rest, ok := strings.CutPrefix(key, "redisson_lock_token:"); ok {
-		name := rest
-		if strings.HasPrefix(rest, "{") && strings.HasSuffix(rest, "}") {
-			name = rest[1 : len(rest)-1]
-		}
-		return Recognised{Maker: Redisson, Role: RoleFence, Guarded: name}, true
+	if isFenceKey(o.Key) && keyshape.AllDigits(o.Value) {
+		return Recognised{Maker: Unknown, Role: RoleFence, Guarded: fencedKey(o.Key), Owner: o.Value}
 	}
-	if suffix, ok := sidekiqMatch(key); ok && (suffix != "" || strings.HasPrefix(key, "uniquejobs:")) {
-		r := Recognised{Maker: Sidekiq, Role: RoleMeta}
-		if suffix == "LOCKED" && o.Type != "string" {
-			// lock.lua: HSET locked job_id current_time.
-			r.Role, r.Signature = RoleLock, true
-			r.Holders = hashHolders(o.Fields)
-			if len(r.Holders) > 0 {
-				r.Owner = r.Holders[0].Owner
-				if f, err := strconv.ParseFloat(r.Holders[0].Value, 64); err == nil && f > 1e9 {
-					r.AcquiredAt = time.Unix(0, int64(f*1e9))
-				}
-			}
-		}
-		return r, true
-	}
-	// asynq base.go UniqueKey: asynq:{<queue>}:unique:<type>:<md5(payload)>;
-	// rdb.go enqueueUniqueCmd: SET key <task id> NX EX ttl.
-	if strings.HasPrefix(key, "asynq:{") && strings.Contains(key, "}:unique:") && o.Type != "hash" {
-		return Recognised{Maker: Asynq, Role: RoleDedup, Owner: v, Signature: true}, true
-	}
-	// BullMQ: <prefix>:<queue>:<jobId>:lock holds the worker token
-	// (worker.ts); <prefix>:<queue>:de:<id> maps a deduplication id to a
-	// job id (addStandardJob / deduplication.md).
-	if strings.Count(key, ":") >= 3 {
-		bull := strings.HasPrefix(key, "bull:")
-		switch {
-		case strings.HasSuffix(key, ":lock") && o.Type != "hash" && (bull || IsUUIDCounter(v, true)):
-			return Recognised{Maker: BullMQ, Role: RoleLock, Owner: v, Signature: true}, true
-		case strings.Contains(key, ":de:") && o.Type != "hash" && !strings.Contains(key[strings.LastIndex(key, ":de:")+4:], ":") && (bull || keyshape.AllDigits(v)):
-			return Recognised{Maker: BullMQ, Role: RoleDedup, Owner: v, Signature: true}, true
-		}
-	}
-	return Recognised{}, false
-}
-
-func recogniseHash(o *keyspace.Key) Recognised {
-	holders := hashHolders(o.Fields)
-	r := Recognised{Maker: Unknown, Role: RoleLock, Holders: holders}
-	if len(holders) > 0 {
-		r.Owner = holders[0].Owner
-		redisson := true
-		for _, h := range holders {
-			if !IsUUIDCounter(h.Owner, false) || !keyshape.AllDigits(h.Value) {
-				redisson = false
-			}
-		}
-		if redisson && !o.MoreFields {
-			r.Maker, r.Signature = Redisson, true
-		}
-	}
-	return r
+	// The practice's SET key <token> NX PX ttl, if the owner turns out to
+	// be a good token.
+	return Recognised{Maker: SetNXPX, Role: RoleLock, Owner: o.Value}
 }
 
 func hashHolders(fields []string) []Holder {
@@ -253,37 +207,6 @@ func hashHolders(fields []string) []Holder {
 		out = append(out, Holder{Owner: fields[i], Value: fields[i+1]})
 	}
 	return out
-}
-
-func recogniseString(o *keyspace.Key) Recognised {
-	v := o.Value
-	r := Recognised{Maker: Unknown, Role: RoleLock, Owner: v}
-	if isFenceKey(o.Key) && keyshape.AllDigits(v) {
-		r.Role, r.Guarded = RoleFence, fencedKey(o.Key)
-		return r
-	}
-	switch {
-	case strings.HasPrefix(v, "ADDED:"):
-		when, host, _, ok := parseShedLock(v)
-		if !ok {
-			break
-		}
-		r.Maker, r.Signature = ShedLock, true
-		r.Metadata = "host " + host
-		if t, err := time.Parse(time.RFC3339Nano, when); err == nil {
-			r.AcquiredAt = t
-		}
-	case isRedsyncValue(v):
-		r.Maker = Redsync
-	default:
-		if tok, meta, ok := splitRedislock(v); ok {
-			r.Maker = Redislock
-			r.Owner, r.Metadata = tok, meta
-			break
-		}
-		r.Maker = SetNXPX // if the owner turns out to be a good token
-	}
-	return r
 }
 
 // splitRedislock reads bsm/redislock's value. In v0.9

@@ -1,0 +1,153 @@
+package judge
+
+import (
+	"strings"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
+)
+
+// Severity follows certainty. A key is a confirmed lock when a catalogue
+// entry's layout matches it (or the user named its pattern), a likely lock
+// when its name holds a lock word and it holds a token-shaped value under
+// a TTL, a possible lock when only its shape says so. Warn and error
+// findings are for confirmed and likely locks; a family of possible locks
+// is one info line; data shapes that are not locks are skipped, with why.
+
+// Certainty is how sure dupctl is that a key (or a family) is a lock.
+type Certainty uint8
+
+const (
+	NotLock   Certainty = iota // skipped: evidence or a data shape says it is not a lock
+	Possible                   // shape only: reported as one info line per family
+	Likely                     // a lock word, a token-shaped value and a TTL
+	Confirmed                  // a catalogue layout, or a --lock-pattern
+)
+
+var certaintyNames = [...]string{"not a lock", "possible", "likely", "confirmed"}
+
+func (c Certainty) String() string { return certaintyNames[c] }
+
+// Config is what judging keys goes by besides the keys: the library
+// catalogue and the patterns the user named as locks.
+type Config struct {
+	Catalogue    *makers.Catalogue
+	LockPatterns keyspace.Globs
+}
+
+// defaultConfig judges with the built-in catalogue and no lock patterns.
+var defaultConfig = &Config{Catalogue: makers.Default}
+
+// certainty decides a judged key's certainty from what was recognised
+// and weighed.
+func (c *Config) certainty(j *Judged, against []signal) Certainty {
+	o, r := &j.Observed, &j.Recognised
+	lockish := r.Role == makers.RoleLock || r.Role == makers.RoleDedup
+	switch {
+	case c.LockPatterns != nil && c.LockPatterns.Match(o.Key) && (o.Type == "string" || o.Type == "hash" || o.Type == "zset"):
+		if !lockish {
+			r.Role = makers.RoleLock
+		}
+		return Confirmed
+	case !lockish:
+		return NotLock
+	case r.Confirmed:
+		return Confirmed
+	}
+	lockWord := j.Verdict.Set.has(sigNameLock)
+	if why := dataShape(o, j.Segs, lockWord); why != "" {
+		j.DataShape = why
+		return NotLock
+	}
+	if lockWord && o.PTTL >= 0 && tokenShaped(o, against) {
+		return Likely
+	}
+	if j.Verdict.Candidate() {
+		return Possible
+	}
+	return NotLock
+}
+
+// tokenShaped reports a value a lock could hold as its owner: a string
+// that is a token, a host, a time, a number or a sentinel - not a
+// document, text or a status word (or no value read at all).
+func tokenShaped(o *keyspace.Key, against []signal) bool {
+	if !o.Read {
+		return true
+	}
+	if o.Type != "string" || len(o.Value) > 200 {
+		return false
+	}
+	for _, s := range against {
+		if s != sigInteger {
+			return false
+		}
+	}
+	return true
+}
+
+// dataWords name what a key of application data holds, with the data
+// shape it is (the reason a skipped family gives).
+var dataWords = map[string]string{
+	"session": "a session", "sessions": "a session", "sess": "a session",
+	"presence": "presence (who is online)", "online": "presence (who is online)", "socket": "presence (who is online)",
+	"sockets": "presence (who is online)", "typing": "presence (who is online)",
+	"cart": "a cart", "carts": "a cart", "basket": "a cart", "baskets": "a cart", "wishlist": "a cart",
+	"rate": "a rate limit", "ratelimit": "a rate limit", "ratelimiter": "a rate limit", "throttle": "a rate limit", "quota": "a rate limit",
+	"limit": "a rate limit", "limiter": "a rate limit",
+	"offer": "an offer or assignment cache", "offers": "an offer or assignment cache", "assignment": "an offer or assignment cache",
+	"assigned": "an offer or assignment cache",
+	"cache":    "a cache", "cached": "a cache", "caches": "a cache",
+	"count": "a counter", "counter": "a counter", "counters": "a counter", "views": "a counter", "hits": "a counter",
+	"stats": "a counter", "stat": "a counter", "metrics": "a counter", "total": "a counter",
+	"queue": "a queue", "queues": "a queue", "jobs": "a queue",
+	"csrf": "a token cache", "xsrf": "a token cache", "otp": "a token cache", "jwt": "a token cache", "refresh": "a token cache",
+	"idempotency": "an idempotency record", "idem": "an idempotency record",
+}
+
+// entityWords end a key that caches an entity's id: user:42:org holds
+// the org of user 42.
+var entityWords = wordSet(`org orgs organization organisation team tenant account company courier driver rider customer
+merchant store shop owner_id parent manager workspace region plan`)
+
+// dataShape recognises a key of application data that shares its shape
+// with locks (an id or a token under a TTL), and says what it is; "" when
+// it is none of them. A lock word in the name wins: lock:cart:42 is a
+// lock on a cart.
+func dataShape(o *keyspace.Key, segs []keyshape.Segment, lockWord bool) string {
+	if o.Type == "hash" && o.PTTL == -1 && quantities(o.Fields) {
+		return "a cart: a hash of item ids to quantities"
+	}
+	if lockWord {
+		return ""
+	}
+	for _, s := range segs {
+		if s.Shape.Kind != keyshape.KindWord {
+			continue
+		}
+		if why, ok := dataWords[strings.ToLower(s.Text)]; ok {
+			return why
+		}
+	}
+	if n := len(segs); n >= 2 && o.Type == "string" && segs[n-1].Shape.Kind == keyshape.KindWord &&
+		entityWords[strings.ToLower(segs[n-1].Text)] && segs[n-2].Shape.Kind != keyshape.KindWord {
+		return "an id cache: <entity>:<id>:" + strings.ToLower(segs[n-1].Text) + " holds that " + strings.ToLower(segs[n-1].Text) + "'s id"
+	}
+	return ""
+}
+
+// quantities reports a hash whose fields are ids (<uuid>:<variant>,
+// numbers) holding small counts: a cart, not lock holders.
+func quantities(fields []string) bool {
+	if len(fields) < 2 {
+		return false
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		v := fields[i+1]
+		if !keyshape.AllDigits(v) || len(v) > 6 || isFieldName(fields[i]) {
+			return false
+		}
+	}
+	return true
+}
