@@ -11,7 +11,11 @@
 #   SIZES="1g 8g" bash bench/audit-logs/run.sh   # and the ~8 GB log (~5M jobs): naive vs dupctl
 #   SIZES=8g bash bench/audit-logs/run.sh        # only the ~8 GB log
 #   SIZES=msg bash bench/audit-logs/run.sh       # the message-only 1 GB log (issue 16), and a
-#                                                # quarter of it for dupctl's RSS
+#                                                # quarter of it for dupctl's RSS; dupctl also with -o json
+#   SIZES=dup10 bash bench/audit-logs/run.sh     # 1 GB in which a tenth of the jobs ran twice (issue 29):
+#                                                # the jq pipeline against dupctl -o json and as a table
+#   SIZES=fmt bash bench/audit-logs/run.sh       # logfmt (logrus) and Spring Boot console text, ~0.5 GB
+#                                                # each: the naive Go reader of that format against dupctl
 # The message-only log has no event field: the step is only in a ~100-character
 # msg ("side_effect: payment capture sent for order, provider=... see span for
 # details"); jq and the naive program select side effects by the message's
@@ -80,6 +84,7 @@ if [[ " $SIZES " == *" msg "* ]]; then
 	read -r jw jr jc < <(measure jqm sh -c "jq -c 'select(.msg|startswith(\"side_effect\")) | .idempotencyKey' '$TMP/msg.log' | sort | uniq -d")
 	read -r nw nr nc < <(measure naivem "$TMP/naive" -msg-prefix side_effect "$TMP/msg.log")
 	read -r dw dr dc < <(measure dupctlm "$TMP/dupctl" audit logs "$TMP/msg.log" --fail-on none)
+	read -r ow or oc < <(measure dupctlmj "$TMP/dupctl" audit logs "$TMP/msg.log" --fail-on none -o json)
 	read -r qw qr qc < <(measure dupctlm4 "$TMP/dupctl" audit logs "$TMP/msg4.log" --fail-on none)
 	echo "jq found $(wc -l <"$TMP/jqm.out") duplicated keys; naive: $(cat "$TMP/naivem.out"); dupctl: $(sed -n 2p "$TMP/dupctlm.out"); causes: $(grep -A12 '^CAUSE' "$TMP/dupctlm.out" | grep DUP_ | tr -s ' ' | tr '\n' ';')" >&2
 	echo
@@ -90,8 +95,9 @@ if [[ " $SIZES " == *" msg "* ]]; then
 	row 'jq + sort + uniq -d' "$jw" "$jr" "$jc"
 	row "naive encoding/json (-msg-prefix)" "$nw" "$nr" "$nc"
 	row "dupctl audit logs" "$dw" "$dr" "$dc"
+	row "dupctl audit logs -o json" "$ow" "$or" "$oc"
 	row "dupctl audit logs, a quarter of the log ($(stat -c %s "$TMP/msg4.log") bytes)" "$qw" "$qr" "$qc"
-	awk -v j="$jw" -v n="$nw" -v d="$dw" -v jc="$jc" -v nc="$nc" -v dc="$dc" 'BEGIN { printf "\ndupctl is %.1fx faster than jq and %.1fx faster than the naive Go program (wall); in CPU time %.1fx and %.1fx.\n", j / d, n / d, jc / dc, nc / dc }'
+	awk -v j="$jw" -v n="$nw" -v d="$dw" -v o="$ow" -v jc="$jc" -v nc="$nc" -v dc="$dc" 'BEGIN { printf "\ndupctl is %.1fx faster than jq (%.1fx with -o json) and %.1fx faster than the naive Go program (wall); in CPU time %.1fx and %.1fx.\n", j / d, j / o, n / d, jc / dc, nc / dc }'
 	rm -f "$TMP/msg.log" "$TMP/msg4.log"
 fi
 
@@ -113,4 +119,51 @@ if [[ " $SIZES " == *" 8g "* ]]; then
 	row "naive encoding/json" "$nw" "$nr" "$nc"
 	row "dupctl audit logs" "$dw" "$dr" "$dc"
 	rm -f "$TMP/8g.log"
+fi
+
+if [[ " $SIZES " == *" dup10 "* ]]; then
+	# 1 GB in which a tenth of the jobs ran twice: the cost follows the
+	# bytes, not the findings (issue 29: 8.4 s and 304 MB with -o json on a
+	# 26 MB log of 7,200 duplicated keys).
+	"$TMP/gen" -jobs 315000 -incident-every 10 -pad 40 -o "$TMP/dup10.log" 2>"$TMP/gend.err"
+	size=$(stat -c %s "$TMP/dup10.log")
+	lines=$(wc -l <"$TMP/dup10.log")
+	echo "10%-duplicated log: $size bytes, $lines lines; $(cat "$TMP/gend.err")" >&2
+	load0=$(cut -d' ' -f1 /proc/loadavg)
+	read -r jw jr jc < <(measure jqd sh -c "jq -c 'select(.event==\"side_effect\") | .idempotencyKey' '$TMP/dup10.log' | sort | uniq -d")
+	read -r ow or oc < <(measure dupctldj "$TMP/dupctl" audit logs "$TMP/dup10.log" --fail-on none -o json)
+	read -r dw dr dc < <(measure dupctld "$TMP/dupctl" audit logs "$TMP/dup10.log" --fail-on none)
+	echo "jq found $(wc -l <"$TMP/jqd.out") duplicated keys; dupctl: $(sed -n 2p "$TMP/dupctld.out"); JSON $(stat -c %s "$TMP/dupctldj.out") bytes" >&2
+	echo
+	echo "1 GB log, a tenth of the jobs doubled: $size bytes, $lines lines; 1-minute load average $load0 before, $(cut -d' ' -f1 /proc/loadavg) after"
+	echo
+	echo "| tool | wall | CPU (user+sys) | peak RSS |"
+	echo "|---|---|---|---|"
+	row 'jq + sort + uniq -d' "$jw" "$jr" "$jc"
+	row "dupctl audit logs -o json" "$ow" "$or" "$oc"
+	row "dupctl audit logs (table)" "$dw" "$dr" "$dc"
+	awk -v j="$jw" -v o="$ow" -v d="$dw" 'BEGIN { printf "\ndupctl -o json is %.1fx faster than jq; -o json takes %.2fx the table'"'"'s time.\n", j / o, o / d }'
+	rm -f "$TMP/dup10.log"
+fi
+
+if [[ " $SIZES " == *" fmt "* ]]; then
+	# logfmt and console text: dupctl with no flags against the naive Go
+	# reader of each format, which must be told the service's phrasings.
+	effect='(?i)(side.?effect|charged card|payment captured|card charged|email sent|sent email|notification sent|settlement posted|posted settlement|transfer sent|capture sent)'
+	echo
+	echo "| format | log | naive reader | dupctl audit logs | naive / dupctl |"
+	echo "|---|---|---|---|---|"
+	for d in logrus spring-boot-3; do
+		"$TMP/gen" -dialect "$d" -jobs 150000 -incident-every 10 -o "$TMP/$d.log" 2>"$TMP/gen-$d.err"
+		size=$(stat -c %s "$TMP/$d.log")
+		mode=text
+		[ "$d" = logrus ] && mode=logfmt
+		read -r nw nr nc < <(measure "naive-$d" "$TMP/naive" -format "$mode" -effect "$effect" "$TMP/$d.log")
+		read -r dw dr dc < <(measure "dupctl-$d" "$TMP/dupctl" audit logs "$TMP/$d.log" --fail-on none)
+		echo "$d: naive: $(cat "$TMP/naive-$d.out"); dupctl: $(sed -n 1,2p "$TMP/dupctl-$d.out" | tr '\n' ' ')" >&2
+		awk -v f="$d" -v s="$size" -v n="$nw" -v nr="$nr" -v d="$dw" -v dr="$dr" 'BEGIN { printf "| %s | %.0f MB | %.1f s, %s MB | %.1f s, %s MB | %.1fx |\n", f, s / 1e6, n, nr, d, dr, n / d }'
+		rm -f "$TMP/$d.log"
+	done
+	echo
+	echo "1-minute load average after: $(cut -d' ' -f1 /proc/loadavg)"
 fi
