@@ -104,7 +104,7 @@ func TestCorpusFormats(t *testing.T) {
 }
 
 func corpus(t *testing.T, d loggen.Dialect, perWorker bool) {
-	c := loggen.Config{Seed: 7, Jobs: 2400, IncidentEvery: 20, Dialect: d, Skew: 40 * time.Millisecond, Record: true, Pods: perWorker}
+	c := loggen.Config{Seed: 7, Jobs: scaled(2400), IncidentEvery: 20, Dialect: d, Skew: 40 * time.Millisecond, Record: true, Pods: perWorker}
 	srcs, sum := writeCorpus(t, t.TempDir(), c, perWorker)
 	res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond, ChunkSize: 64 << 10})
 	if err != nil {
@@ -359,7 +359,7 @@ func contradictions(a Absence, run []loggen.Step) []string {
 func TestCleanLogs(t *testing.T) {
 	for _, d := range loggen.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
-			srcs, _ := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 3, Jobs: 3000, Dialect: d}, true)
+			srcs, _ := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 3, Jobs: scaled(3000), Dialect: d}, true)
 			res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
@@ -393,7 +393,7 @@ func TestCleanLogs(t *testing.T) {
 func TestCleanFormats(t *testing.T) {
 	for _, d := range loggen.Formats() {
 		t.Run(string(d), func(t *testing.T) {
-			srcs, sum := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 3, Jobs: 1000, Dialect: d, Pods: true, Record: true}, true)
+			srcs, sum := writeCorpus(t, t.TempDir(), loggen.Config{Seed: 3, Jobs: scaled(1000), Dialect: d, Pods: true, Record: true}, true)
 			res, err := Run(context.Background(), srcs, Options{ClockSkew: 100 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
@@ -485,4 +485,13 @@ func TestKeyStatChunks(t *testing.T) {
 	if n != 70_000 {
 		t.Errorf("far chunk: %d chunks re-read, want the range of 70000", n)
 	}
+}
+
+// scaled is a corpus size: a third of it under the race detector (still
+// 40 incidents of every cause per run at 2,400 jobs).
+func scaled(jobs int) int {
+	if underRace {
+		return jobs / 3
+	}
+	return jobs
 }

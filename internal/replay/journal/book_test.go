@@ -20,7 +20,7 @@ import (
 // duplicate), and after every part each content is delivered or waiting
 // in the DLQ exactly as often as it was dead-lettered.
 func TestResumeBookNeverSettlesAnUnpublishedCopy(t *testing.T) {
-	for seed := uint64(1); seed <= 2000; seed++ {
+	for seed := uint64(1); seed <= modelSeeds; seed++ {
 		m := newDLQModel(rand.New(rand.NewPCG(seed, seed*7)))
 		for part := 0; part < 8 && m.waiting() > 0; part++ {
 			if err := m.runPart(part); err != nil {

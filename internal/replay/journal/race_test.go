@@ -1,0 +1,5 @@
+//go:build race
+
+package journal
+
+const modelSeeds = 400 // the race detector slows the model tenfold
