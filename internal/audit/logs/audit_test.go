@@ -369,7 +369,7 @@ func TestCleanLogs(t *testing.T) {
 				t.Fatalf("clean logs gave %d findings, first %+v", len(rep.Findings), rep.Findings[0])
 			}
 			m := res.Metrics
-			if res.Effects < 2900 || m.DuplicatesCaught == 0 || m.Retries == 0 || m.DeadLettered == 0 || len(m.JobTypes) != 3 || m.Duration == nil || len(m.Errors) == 0 {
+			if res.Effects < int64(scaled(2900)) || m.DuplicatesCaught == 0 || m.Retries == 0 || m.DeadLettered == 0 || len(m.JobTypes) != 3 || m.Duration == nil || len(m.Errors) == 0 {
 				t.Fatalf("metrics look wrong: effects %d %+v", res.Effects, m)
 			}
 			if res.ReadAgain != 0 {
