@@ -44,19 +44,21 @@ func TestReplayInputIsBounded(t *testing.T) {
 		stderr    string
 		within    time.Duration
 	}{
-		{"dlq replay --from-file /dev/zero --timeout 2s --amqp-url " + amqpURL, 0, 2, "record longer than", 20 * time.Second},
-		{"dlq replay --from-file " + fifo + " --timeout 1s --amqp-url " + amqpURL, 0, 3, "timed out", 5 * time.Second},
-		{"dlq replay --from-file " + fifo + " --amqp-url " + amqpURL, 500 * time.Millisecond, 130, "interrupted", 5 * time.Second},
-		{"dlq replay --from-file " + badUTF8 + " --amqp-url " + amqpURL, 0, 2, "not valid UTF-8", 10 * time.Second},
-		{"dlq replay --from-file " + badUTF8 + " --resume " + bigJournal + " --yes --amqp-url " + amqpURL, 0, 2, "longer than 1048576 bytes", 10 * time.Second},
-		{"dlq replay --queue q --rate NaN --amqp-url " + amqpURL, 0, 2, "--rate NaN: want a finite number", 5 * time.Second},
-		{"dlq replay --queue q --rate +Inf --amqp-url " + amqpURL, 0, 2, "--rate +Inf: want a finite number", 5 * time.Second},
-		{"dlq replay --queue q --where body.a..b=1 --amqp-url " + amqpURL, 0, 2, "an empty step in the body path", 5 * time.Second},
+		{"dlq replay --from-file /dev/zero --timeout 2s --amqp-url " + amqpURL, 0, 2, "record longer than", 90 * time.Second},
+		{"dlq replay --from-file " + fifo + " --timeout 1s --amqp-url " + amqpURL, 0, 3, "timed out", 30 * time.Second},
+		{"dlq replay --from-file " + fifo + " --amqp-url " + amqpURL, 500 * time.Millisecond, 130, "interrupted", 30 * time.Second},
+		{"dlq replay --from-file " + badUTF8 + " --amqp-url " + amqpURL, 0, 2, "not valid UTF-8", 30 * time.Second},
+		{"dlq replay --from-file " + badUTF8 + " --resume " + bigJournal + " --yes --amqp-url " + amqpURL, 0, 2, "longer than 1048576 bytes", 30 * time.Second},
+		{"dlq replay --queue q --rate NaN --amqp-url " + amqpURL, 0, 2, "--rate NaN: want a finite number", 30 * time.Second},
+		{"dlq replay --queue q --rate +Inf --amqp-url " + amqpURL, 0, 2, "--rate +Inf: want a finite number", 30 * time.Second},
+		{"dlq replay --queue q --where body.a..b=1 --amqp-url " + amqpURL, 0, 2, "an empty step in the body path", 30 * time.Second},
 	} {
 		o := runDupctl(t, c.line, c.interrupt)
 		if o.code != c.code || !strings.Contains(string(o.stderr), c.stderr) {
 			t.Errorf("dupctl %s: exit %d, stderr %q; want exit %d and %q", c.line, o.code, o.stderr, c.code, c.stderr)
 		}
+		// The bounds are far above the few seconds these take: they catch a
+		// run that never ends, not a slow machine.
 		if o.took > c.within {
 			t.Errorf("dupctl %s took %s, bound %s", c.line, o.took.Round(time.Millisecond), c.within)
 		}
