@@ -162,8 +162,20 @@ func Validate(o Options) error {
 	return o.check(spec)
 }
 
-// check validates the options against the scenario.
+// check validates the options against the scenario: their shape, the
+// templates, then the services.
 func (o *Options) check(spec Spec) error {
+	if err := o.checkShape(); err != nil {
+		return err
+	}
+	if err := o.checkTemplates(); err != nil {
+		return err
+	}
+	return o.checkServices(spec)
+}
+
+// checkShape checks the values that need nothing else to be judged.
+func (o *Options) checkShape() error {
 	switch {
 	case !procSupported:
 		return problem.Inputf("Worker", "running a worker under faults needs a Unix system: dupctl stops and kills its process group")
@@ -188,9 +200,13 @@ func (o *Options) check(spec Spec) error {
 	case o.Settle < 50*time.Millisecond:
 		return problem.Inputf("Settle", "must be at least 50ms, got %s", o.Settle)
 	}
-	if _, _, err := splitPublish(o.Publish); err != nil {
-		return err
-	}
+	_, _, err := splitPublish(o.Publish)
+	return err
+}
+
+// checkTemplates checks the templates in the command, the workload's
+// destination and the workers' environment.
+func (o *Options) checkTemplates() error {
 	vars := templateNames(true)
 	if o.RedisURL == "" && strings.Contains(o.Worker+strings.Join(o.Env, " "), "{redis") {
 		return problem.Inputf("RedisURL", "the worker's environment uses {redis}: give {RedisURL}")
@@ -209,6 +225,12 @@ func (o *Options) check(spec Spec) error {
 			return problem.Inputf("Env", "%s: %w", e, err)
 		}
 	}
+	return nil
+}
+
+// checkServices checks the services' URLs against what the scenario
+// needs and where they are.
+func (o *Options) checkServices(spec Spec) error {
 	for name := range o.Slow {
 		if name != "amqp" && name != "redis" && name != "postgres" {
 			return problem.Inputf("Slow", "unknown service %q: want amqp, redis or postgres", name)

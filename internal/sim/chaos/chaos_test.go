@@ -566,7 +566,8 @@ func TestEffectsLogAfterWriteMayBeOneShort(t *testing.T) {
 			t.Errorf("the verdict does not say which flag decides it: %s", k.Why)
 		}
 	default:
-		t.Fatalf("findings %v, key %s: want %s (DUP) or %s (not decided)\n%s", codes, k.Outcome, cause.Redelivery.Code, chaos.RuleUncounted.Code, describe(res))
+		t.Fatalf("findings %v, key %s: want %s (DUP) or %s (not decided)\n%s",
+			codes, k.Outcome, cause.Redelivery.Code, chaos.RuleUncounted.Code, describe(res))
 	}
 	if res.Report().Findings[0].Severity != findings.Error {
 		t.Fatalf("%s is not an error: exit 0 at the default --fail-on", codes[0])

@@ -195,8 +195,9 @@ func (r *run) lockLostUnnoticed() []LockLoss {
 	if len(acts) == 0 {
 		return nil
 	}
-	why := fmt.Sprintf("dupctl cut %s's Redis connection at %s, right after it took the lock %s (TTL %s); the lock expired and %s took it at %s; "+
-		"%s went on as its holder, unaware: %s", holder, r.at(r.firedAt), l.lock, l.ttl.Round(time.Millisecond), next.slot.lane(next.inst),
+	why := fmt.Sprintf("dupctl cut %s's Redis connection at %s, right after it took the lock %s (TTL %s); "+
+		"the lock expired and %s took it at %s; %s went on as its holder, unaware: %s",
+		holder, r.at(r.firedAt), l.lock, l.ttl.Round(time.Millisecond), next.slot.lane(next.inst),
 		r.at(next.from), holder, strings.Join(acts[:min(3, len(acts))], "; "))
 	return []LockLoss{{Key: l.key, Why: why, Evidence: r.evidence(l.key)}}
 }

@@ -464,8 +464,8 @@ func (r *run) outage(l *lease) (d time.Duration, why string) {
 func (r *run) cutRedis(s *slot, lane, key string, l *lease) {
 	d, why := r.outage(l)
 	r.faultLease = l
-	r.fire(lane, key, fmt.Sprintf("dupctl drops the worker's Redis connections right after it took the lock %s and refuses new ones for %s%s; "+
-		"a second message for %s is published", l.lock, d.Round(time.Millisecond), why, key))
+	r.fire(lane, key, fmt.Sprintf("dupctl drops the worker's Redis connections right after it took the lock %s "+
+		"and refuses new ones for %s%s; a second message for %s is published", l.lock, d.Round(time.Millisecond), why, key))
 	r.cut[s] = time.Now().Add(d)
 	if s.redis != nil {
 		s.redis.Refuse(d)
@@ -566,19 +566,29 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 // connection, so the server rolls the transaction back and the worker
 // gets a connection error instead of its commit.
 func (o *pgObs) commit(c *pgproxy.Conn) bool {
-	r, s := o.r, o.s
 	writes := c.PendingWrites()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	inst := r.gates[c.Gate]
-	if r.plan.Fault != Close || !r.due(BeforeCommit, r.writeKeys(writes), s, inst) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	if !o.dropDue(c, BeforeCommit, writes, "the worker sends COMMIT for its writes of "+o.r.plan.Victim+
+		"; dupctl withholds it and drops its PostgreSQL connection: the server rolls the transaction back") {
 		return true
 	}
-	r.markVictim(s, inst)
-	r.fire(s.lane(inst), r.plan.Victim, "the worker sends COMMIT for its writes of "+r.plan.Victim+
-		"; dupctl withholds it and drops its PostgreSQL connection: the server rolls the transaction back")
 	c.Pair.Close()
 	return false
+}
+
+// dropDue fires the plan's dropped connection at a PostgreSQL point when
+// the writes name the victim, and reports whether it did. The caller
+// holds r.mu.
+func (o *pgObs) dropDue(c *pgproxy.Conn, p Point, writes []*pgproxy.Statement, text string) bool {
+	r, s := o.r, o.s
+	inst := r.gates[c.Gate]
+	if r.plan.Fault != Close || !r.due(p, r.writeKeys(writes), s, inst) {
+		return false
+	}
+	r.markVictim(s, inst)
+	r.fire(s.lane(inst), r.plan.Victim, text)
+	return true
 }
 
 // leaseOf is the slot instance's live lease on a business key.
@@ -596,16 +606,10 @@ func (r *run) leaseOf(s *slot, inst int, key string) *lease {
 // plan closes at after-write (redelivery): the write is durable, and the
 // worker never learns it.
 func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
-	r, s := o.r, o.s
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	inst := r.gates[c.Gate]
-	if r.plan.Fault != Close || !r.due(AfterWrite, r.writeKeys(writes), s, inst) {
-		return true
-	}
-	r.markVictim(s, inst)
-	r.fire(s.lane(inst), r.plan.Victim, "the worker's first write for "+r.plan.Victim+" commits; dupctl withholds the reply and drops its PostgreSQL connection")
-	return false
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	return !o.dropDue(c, AfterWrite, writes, "the worker's first write for "+o.r.plan.Victim+
+		" commits; dupctl withholds the reply and drops its PostgreSQL connection")
 }
 
 // markVictim marks the slot instance's open delivery of the plan's victim

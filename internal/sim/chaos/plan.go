@@ -23,14 +23,14 @@ const (
 	// BeforeWrite: the worker sent its first INSERT/UPDATE/DELETE for the
 	// business key to PostgreSQL (withheld).
 	BeforeWrite Point = "before-write"
-	// AfterWrite: a transaction (or autocommit statement) with the
-	// business key's first write committed.
-	AfterWrite Point = "after-write"
 	// BeforeCommit: the worker sent the COMMIT of a transaction holding a
 	// write for the business key (withheld). An autocommit write has no
 	// separate commit, so a worker that writes only that way never
 	// passes it.
 	BeforeCommit Point = "before-commit"
+	// AfterWrite: a transaction (or autocommit statement) with the
+	// business key's first write committed.
+	AfterWrite Point = "after-write"
 	// BeforeAck: the worker sent basic.ack (withheld).
 	BeforeAck Point = "before-ack"
 	// AfterAck: basic.ack reached the broker.

@@ -44,8 +44,10 @@ while the status cache lagged, the two messages of a race were handled
 one after the other. Such a run is tried again, with the next business
 key as its victim and fresh workers, up to three attempts; the finding
 lists what each attempt lacked.`,
-		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), pass the business key as a query parameter, or choose the points that exist with --at; " +
-			"for a condition that did not follow, run more seeds (--runs), and look at what holds messages back (a prefetch above 1 lets a paused worker take the second message).",
+		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), " +
+			"pass the business key as a query parameter, or choose the points that exist with --at; for a condition that did " +
+			"not follow, run more seeds (--runs), and look at what holds messages back (a prefetch above 1 lets a paused " +
+			"worker take the second message).",
 	}
 	RuleLockLost = findings.Rule{
 		Code: "CHAOS_LOCK_LOST_UNNOTICED", Severity: findings.Warn, Since: "v0.1.0",
@@ -58,7 +60,8 @@ first worker still wrote or committed the key as if it held it: it did
 not notice that its renewals failed. This run may not have turned it
 into a duplicate (an idempotency claim can still stop the second effect);
 a slower job or another schedule can.`,
-		Fix: "Treat a failed renewal (an error, or the token no longer yours) as the lock lost: stop the job before its effect and requeue the message; fence the effect with the lock's token or an atomic idempotency claim.",
+		Fix: "Treat a failed renewal (an error, or the token no longer yours) as the lock lost: stop the job before its " +
+			"effect and requeue the message; fence the effect with the lock's token or an atomic idempotency claim.",
 	}
 	RuleUncounted = findings.Rule{
 		Code: "CHAOS_EFFECT_UNCOUNTED", Severity: findings.Error, Since: "v0.1.0",

@@ -378,7 +378,8 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("dupctl dropped %s's PostgreSQL connection before its COMMIT, so the server rolled "+
 					"its writes back; %s %s anyway: the broker never sent it again and its effect never ran", lane, lane, how)
 			case d.faulted && r.fired != nil:
-				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s before any write, then died (%s at %s): the broker never sent it again and its effect never ran", lane, how, r.plan.Fault, r.plan.Point)
+				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s before any write, then died (%s at %s): "+
+					"the broker never sent it again and its effect never ran", lane, how, r.plan.Fault, r.plan.Point)
 			}
 			return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s without any committed write for it: the effect never ran", lane, how)
 		}

@@ -34,7 +34,8 @@ func TestEffectsLogAfterWriteIsNotDecided(t *testing.T) {
 		w1 := &slot{n: 1, inst: 1}
 		r.delivs = []*delivery{
 			{slot: w1, inst: 1, key: "dc0a1b2c3d-1", from: r.start, to: r.firedAt, end: "returned", faulted: true, committed: 1},
-			{slot: &slot{n: 2, inst: 1}, inst: 1, key: "dc0a1b2c3d-1", from: r.firedAt.Add(time.Millisecond), to: r.firedAt.Add(time.Second), end: "ack", redelivered: true, committed: 1},
+			{slot: &slot{n: 2, inst: 1}, inst: 1, key: "dc0a1b2c3d-1", from: r.firedAt.Add(time.Millisecond),
+				to: r.firedAt.Add(time.Second), end: "ack", redelivered: true, committed: 1},
 		}
 		effects := map[string]effectRow{}
 		if n > 0 {
@@ -69,7 +70,8 @@ func TestBounceSaysWhatTheWireShowed(t *testing.T) {
 	polled = append(polled, ev("deliver", 1)...)
 	polled = append(polled, ev("busy", 14)...)
 	got := bounceText(polled)
-	if strings.Contains(got, "requeued") || !strings.Contains(got, "14 attempts at the lock that found it busy while the delivery stayed open") {
+	if strings.Contains(got, "requeued") ||
+		!strings.Contains(got, "14 attempts at the lock that found it busy while the delivery stayed open") {
 		t.Errorf("polled lock: %q", got)
 	}
 	var requeued []Event

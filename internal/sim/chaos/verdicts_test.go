@@ -43,10 +43,12 @@ func notReached(t *testing.T, res *chaos.Result, missing string) {
 	t.Helper()
 	for _, rr := range res.Runs {
 		if rr.Fault != nil || !strings.Contains(rr.Missing, missing) || rr.Failed() {
-			t.Fatalf("seed %d: fault %v, outcome %s, missing %q: want not reached with %q\n%s", rr.Seed, rr.Fault != nil, rr.Outcome, rr.Missing, missing, describe(res))
+			t.Fatalf("seed %d: fault %v, outcome %s, missing %q: want not reached with %q\n%s",
+				rr.Seed, rr.Fault != nil, rr.Outcome, rr.Missing, missing, describe(res))
 		}
 	}
-	if codes := findingCodes(res); len(codes) != len(res.Runs) || slices.ContainsFunc(codes, func(c string) bool { return c != chaos.RuleNotReached.Code }) {
+	codes := findingCodes(res)
+	if len(codes) != len(res.Runs) || slices.ContainsFunc(codes, func(c string) bool { return c != chaos.RuleNotReached.Code }) {
 		t.Fatalf("findings %v, want one %s per run", codes, chaos.RuleNotReached.Code)
 	}
 }
@@ -99,7 +101,8 @@ func TestLockExpiryPrefetchNeverOKUnearned(t *testing.T) {
 		return
 	}
 	if !strings.Contains(rr.Missing, "no other worker took the lock") || len(rr.Attempts) != chaos.DefaultAttempts-1 {
-		t.Fatalf("not reached with %q after %d attempt(s): want what was missing after %d attempts", rr.Missing, len(rr.Attempts)+1, chaos.DefaultAttempts)
+		t.Fatalf("not reached with %q after %d attempt(s): want what was missing after %d attempts",
+			rr.Missing, len(rr.Attempts)+1, chaos.DefaultAttempts)
 	}
 }
 
@@ -126,7 +129,8 @@ func cutCase(t *testing.T, switches ...string) *chaos.Result {
 	f.opts.At, f.opts.Keys = []chaos.Point{chaos.AfterLock}, 1
 	res := f.run(t)
 	t.Log(describe(res))
-	if rr := res.Runs[0]; rr.Fault == nil || !strings.Contains(rr.Fault.Text, "drops the worker's Redis connections right after it took the lock") {
+	rr := res.Runs[0]
+	if rr.Fault == nil || !strings.Contains(rr.Fault.Text, "drops the worker's Redis connections right after it took the lock") {
 		t.Fatalf("the cut was not reached: %q\n%s", rr.Missing, describe(res))
 	}
 	return res
@@ -149,7 +153,8 @@ func TestRedisCutLockLostUnnoticed(t *testing.T) {
 	res := cutCase(t, "LOCK_TTL=300ms", "WORK=700ms")
 	rr := res.Runs[0]
 	if rr.Failed() || len(rr.LockLost) != 1 || !slices.Equal(findingCodes(res), []string{chaos.RuleLockLost.Code}) {
-		t.Fatalf("outcome %s, lock lost %+v, findings %v: want ok and one %s", rr.Outcome, rr.LockLost, findingCodes(res), chaos.RuleLockLost.Code)
+		t.Fatalf("outcome %s, lock lost %+v, findings %v: want ok and one %s",
+			rr.Outcome, rr.LockLost, findingCodes(res), chaos.RuleLockLost.Code)
 	}
 	if !strings.Contains(rr.LockLost[0].Why, "went on as its holder") {
 		t.Fatalf("why %q", rr.LockLost[0].Why)

@@ -92,7 +92,8 @@ func main() {
 		queue: env("QUEUE", "orders"), charges: env("CHARGES", "charges"), idem: env("IDEM_TABLE", "payments_idem"), name: env("WORKER", strconv.Itoa(os.Getpid())),
 		work: duration("WORK", "100ms"), ttl: duration("LOCK_TTL", "2s"), renew: env("RENEW", "true") == "true", lock: env("LOCK", "on") == "on",
 		idemMode: env("IDEM", "txn"), key: env("KEY", "stable"), status: env("STATUS", "db"), unlock: env("UNLOCK", "cas"), ackFirst: env("ACK", "after") == "first",
-		pollLock: env("BUSY", "requeue") == "poll", abortOnLost: env("LOCKLOST", "ignore") == "abort", ackOnError: env("ONERROR", "exit") == "ack",
+		pollLock: env("BUSY", "requeue") == "poll", abortOnLost: env("LOCKLOST", "ignore") == "abort",
+		ackOnError: env("ONERROR", "exit") == "ack",
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

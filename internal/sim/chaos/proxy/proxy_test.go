@@ -69,7 +69,8 @@ func TestRefuse(t *testing.T) {
 		}
 	}()
 	gate := NewGate()
-	ln, err := Listen(Config{Dial: DialTCP(up.Addr().String()), Gate: func() *Gate { return gate }, Pumps: func(*Pair) Pumps { return echoPumps{} }})
+	ln, err := Listen(Config{Dial: DialTCP(up.Addr().String()), Gate: func() *Gate { return gate },
+		Pumps: func(*Pair) Pumps { return echoPumps{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
