@@ -118,9 +118,13 @@ func (r *run) lockExpiry(k *duplicated) (string, bool) {
 			}
 			stillWorking := a.deliv == nil || a.deliv.ended().After(b.from)
 			if !b.from.Before(a.expires) && (a.released.IsZero() || a.released.After(b.from)) && stillWorking {
-				return fmt.Sprintf("%s took the lock %s at %s with a TTL of %s and still held %s unfinished when the lock expired; "+
+				cut := ""
+				if a == r.faultLease && r.plan.Fault == Close {
+					cut = " (dupctl had cut its Redis connection, so it could neither renew nor release the lock)"
+				}
+				return fmt.Sprintf("%s took the lock %s at %s with a TTL of %s and still held %s unfinished when the lock expired%s; "+
 					"at %s %s took the same lock and ran the effect too",
-					a.slot.lane(a.inst), a.lock, r.at(a.from), a.ttl.Round(time.Millisecond), k.key, r.at(b.from), b.slot.lane(b.inst)), true
+					a.slot.lane(a.inst), a.lock, r.at(a.from), a.ttl.Round(time.Millisecond), k.key, cut, r.at(b.from), b.slot.lane(b.inst)), true
 			}
 		}
 	}
@@ -141,7 +145,9 @@ func (r *run) lockKeyJobID(k *duplicated) (string, bool) {
 }
 
 // nonAtomic: a crash, or a lost commit reply, after the first write and
-// before the rest of the commit, and a later delivery that checked.
+// before the rest of the commit, and a later delivery that checked - in
+// the database or in a status cache - found nothing, because the status
+// was never written.
 func (r *run) nonAtomic(k *duplicated) (string, bool) {
 	p := r.plan
 	if r.fired == nil || (p.Fault != Kill && p.Fault != Close) || p.Point != AfterWrite || p.Victim != k.key {
@@ -153,11 +159,19 @@ func (r *run) nonAtomic(k *duplicated) (string, bool) {
 	}
 	for _, d := range k.writers {
 		if !d.faulted && d.readFirst {
-			return fmt.Sprintf("the first run's write for %s committed and %s; at %s %s checked (it read %s before writing), "+
-				"found it not done, and ran the effect again", k.key, how, r.at(d.from), d.slot.lane(d.inst), k.key), true
+			return fmt.Sprintf("the first run's write for %s committed and %s, so its status was never written; at %s %s checked "+
+				"before writing (%s), found it not done, and ran the effect again", k.key, how, r.at(d.from), d.slot.lane(d.inst), checksText(d)), true
 		}
 	}
 	return "", false
+}
+
+// checksText is what a delivery read of its key before its first write.
+func checksText(d *delivery) string {
+	if len(d.checks) > 2 {
+		return strings.Join(d.checks[:2], "; ") + fmt.Sprintf("; %d more", len(d.checks)-2)
+	}
+	return strings.Join(d.checks, "; ")
 }
 
 // redelivery: a delivery that ended without an ack (its connection
@@ -170,9 +184,9 @@ func (r *run) redelivery(k *duplicated) (string, bool) {
 		}
 		for _, b := range k.ds[i+1:] {
 			if b.redelivered && b.committed > 0 {
-				check := "without reading " + k.key + " first: nothing checked whether it was done"
+				check := "without reading " + k.key + " first (no read of it in PostgreSQL or Redis): nothing checked whether it was done"
 				if b.readFirst {
-					check = "after a check that found nothing recorded"
+					check = "after a check that found it not done (" + checksText(b) + ")"
 				}
 				return fmt.Sprintf("%s's delivery of %s ended without an ack (%s); the broker redelivered it to %s at %s, "+
 					"which ran the effect again %s", a.slot.lane(a.inst), k.key, r.endText(a), b.slot.lane(b.inst), r.at(b.from), check), true

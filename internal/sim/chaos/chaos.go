@@ -72,6 +72,13 @@ type Options struct {
 	// Seed of the first run; run i uses Seed+i.
 	Seed uint64
 	Runs int
+	// Attempts bounds the tries of one run (default 3): a run whose fault
+	// came but whose scenario's condition did not happen (no other holder
+	// took the expired lock, the message never came back, ...) proves
+	// nothing, and is tried again with the next business key as its
+	// victim and fresh workers; after the last it is reported as not
+	// reached.
+	Attempts int
 	// Settle is the quiet period that ends a run (default 1s).
 	Settle time.Duration
 	// ReadyTimeout bounds a worker's start until it consumes (default 60s).
@@ -111,6 +118,7 @@ const (
 	DefaultKeys     = 3
 	DefaultCacheLag = 2 * time.Second
 	DefaultSettle   = time.Second
+	DefaultAttempts = 3
 	DefaultBody     = `{"orderId":"{{key}}"}`
 )
 
@@ -139,6 +147,9 @@ func (o *Options) defaults() {
 	if o.Runs == 0 {
 		o.Runs = 1
 	}
+	if o.Attempts == 0 {
+		o.Attempts = DefaultAttempts
+	}
 }
 
 // Validate checks options before any connection is opened.
@@ -151,8 +162,20 @@ func Validate(o Options) error {
 	return o.check(spec)
 }
 
-// check validates the options against the scenario.
+// check validates the options against the scenario: their shape, the
+// templates, then the services.
 func (o *Options) check(spec Spec) error {
+	if err := o.checkShape(); err != nil {
+		return err
+	}
+	if err := o.checkTemplates(); err != nil {
+		return err
+	}
+	return o.checkServices(spec)
+}
+
+// checkShape checks the values that need nothing else to be judged.
+func (o *Options) checkShape() error {
 	switch {
 	case !procSupported:
 		return problem.Inputf("Worker", "running a worker under faults needs a Unix system: dupctl stops and kills its process group")
@@ -164,6 +187,8 @@ func (o *Options) check(spec Spec) error {
 		return problem.Inputf("Keys", "must be 1..1000, got %d", o.Keys)
 	case o.Runs < 1:
 		return problem.Inputf("Runs", "must be positive, got %d", o.Runs)
+	case o.Attempts < 1:
+		return problem.Inputf("Attempts", "must be positive, got %d", o.Attempts)
 	case o.Publish == "":
 		return problem.Inputf("Publish", "say where the workload goes: EXCHANGE:ROUTING_KEY (:QUEUE for the default exchange)")
 	case o.EffectsSQL == "" && o.EffectsLog == "":
@@ -175,9 +200,13 @@ func (o *Options) check(spec Spec) error {
 	case o.Settle < 50*time.Millisecond:
 		return problem.Inputf("Settle", "must be at least 50ms, got %s", o.Settle)
 	}
-	if _, _, err := splitPublish(o.Publish); err != nil {
-		return err
-	}
+	_, _, err := splitPublish(o.Publish)
+	return err
+}
+
+// checkTemplates checks the templates in the command, the workload's
+// destination and the workers' environment.
+func (o *Options) checkTemplates() error {
 	vars := templateNames(true)
 	if o.RedisURL == "" && strings.Contains(o.Worker+strings.Join(o.Env, " "), "{redis") {
 		return problem.Inputf("RedisURL", "the worker's environment uses {redis}: give {RedisURL}")
@@ -196,6 +225,12 @@ func (o *Options) check(spec Spec) error {
 			return problem.Inputf("Env", "%s: %w", e, err)
 		}
 	}
+	return nil
+}
+
+// checkServices checks the services' URLs against what the scenario
+// needs and where they are.
+func (o *Options) checkServices(spec Spec) error {
 	for name := range o.Slow {
 		if name != "amqp" && name != "redis" && name != "postgres" {
 			return problem.Inputf("Slow", "unknown service %q: want amqp, redis or postgres", name)
@@ -269,7 +304,7 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	defer meter.Done()
 	for i := 0; i < o.Runs; i++ {
 		seed := o.Seed + uint64(i)
-		rr, err := runOnce(ctx, d, &o, spec, seed)
+		rr, err := runAttempts(ctx, d, &o, spec, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -280,4 +315,25 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 		meter.Add(1)
 	}
 	return res, nil
+}
+
+// runAttempts plays one run: again, with the next victim and fresh
+// workers, while its fault came but the scenario's condition did not
+// happen, up to o.Attempts tries. The run's result is the last try's,
+// with the earlier ones listed.
+func runAttempts(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64) (*RunResult, error) {
+	var earlier []Attempt
+	var took int64
+	for attempt := 1; ; attempt++ {
+		rr, err := runOnce(ctx, d, o, spec, seed, attempt)
+		if err != nil {
+			return nil, err
+		}
+		took += rr.ElapsedMs
+		if !rr.conditionMissed || attempt >= o.Attempts {
+			rr.Attempts, rr.ElapsedMs = earlier, took
+			return rr, nil
+		}
+		earlier = append(earlier, Attempt{ID: rr.ID, Plan: rr.Plan, Missing: rr.Missing, ElapsedMs: rr.ElapsedMs})
+	}
 }

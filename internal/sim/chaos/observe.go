@@ -81,11 +81,14 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		if len(keys) == 0 {
 			return // not the run's message
 		}
-		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: time.Now()}
+		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: time.Now(), lagged: r.cacheHeld(keys[0])}
 		r.delivs = append(r.delivs, d)
 		text := "basic.deliver " + d.key
 		if ev.Redelivered {
 			text += " (redelivered)"
+		}
+		if d.lagged {
+			text += ", while its status cache write is held back"
 		}
 		if r.noAck[chanKey{c, ev.Channel}] {
 			d.end, d.to = "auto-ack", d.from
@@ -293,16 +296,52 @@ func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 			r.renewed(l, time.Now())
 		}
 	case "GET", "HGET", "HGETALL", "HMGET", "MGET", "EXISTS":
-		if r.isCacheKey(key) {
-			bk := firstKey(r, key)
-			if r.held[key] > 0 {
-				r.stale = append(r.stale, staleRead{key: bk, slot: s, inst: inst, at: time.Now()})
-				r.add(lane, "stale-read", bk, fmt.Sprintf("%s %s -> %s: stale, its write is still held back", name, key, v.String()))
-			} else {
-				r.add(lane, "read", bk, fmt.Sprintf("%s %s -> %s", name, key, v.String()))
-			}
+		r.cacheRead(s, inst, name, key, v)
+	}
+}
+
+// cacheRead records a read of a Redis key that names a business key of
+// the run (a status cache, whether or not --cache-keys names it; a lock
+// key is not one): an "already done?" check of the delivery that makes
+// it, stale while dupctl holds the key's write back. The caller holds
+// r.mu.
+func (r *run) cacheRead(s *slot, inst int, name, key string, v *resp.Value) {
+	bk := firstKey(r, key)
+	if bk == "" || r.current[key] != nil {
+		return
+	}
+	lane := s.lane(inst)
+	text := fmt.Sprintf("%s %s -> %s", name, key, v.String())
+	if r.held[key] > 0 {
+		r.stale = append(r.stale, staleRead{key: bk, slot: s, inst: inst, at: time.Now()})
+		r.add(lane, "stale-read", bk, text+": stale, its write is still held back")
+	} else {
+		r.add(lane, "read", bk, text)
+	}
+	if d := r.openOf(s, inst, bk); d != nil {
+		d.read(text)
+	}
+}
+
+// read counts a read of the delivery's key; before its first write it is
+// a check.
+func (d *delivery) read(what string) {
+	d.reads++
+	if d.writes == 0 {
+		d.readFirst = true
+		d.checks = append(d.checks, what)
+	}
+}
+
+// cacheHeld reports whether a status cache write of the business key is
+// held back now. The caller holds r.mu.
+func (r *run) cacheHeld(bk string) bool {
+	for k, n := range r.held {
+		if n > 0 && firstKey(r, k) == bk {
+			return true
 		}
 	}
+	return false
 }
 
 func joinArgs(cmd *respproxy.Cmd) []byte {
@@ -399,23 +438,51 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 		r.killAt(s, lane, key, "dupctl SIGKILLs the worker right after it took the lock "+lock)
 	case Stop:
 		r.pause(s, lane, key, "right after it took the lock "+lock, l)
+	case Close:
+		r.cutRedis(s, lane, key, l)
 	}
+}
+
+// outage is how long lock-expiry's pause and the Redis cut last: --pause,
+// or the lease's TTL plus a margin, so that the lock expires meanwhile;
+// why words the choice.
+func (r *run) outage(l *lease) (d time.Duration, why string) {
+	switch {
+	case r.o.Pause > 0:
+		return r.o.Pause, ""
+	case l != nil && l.ttl > 0:
+		return l.ttl + max(250*time.Millisecond, l.ttl/4), fmt.Sprintf(": the lock's TTL %s plus a margin", l.ttl.Round(time.Millisecond))
+	}
+	return time.Second, ": no lock with a TTL was seen, so 1s"
+}
+
+// cutRedis drops the slot's Redis connections right after it took the
+// lock and refuses new ones for the outage (a partition between the
+// worker and Redis: it can neither renew nor release the lock), and
+// publishes a second copy of the key for another worker to take the lock
+// once it expires. The caller holds r.mu.
+func (r *run) cutRedis(s *slot, lane, key string, l *lease) {
+	d, why := r.outage(l)
+	r.faultLease = l
+	r.fire(lane, key, fmt.Sprintf("dupctl drops the worker's Redis connections right after it took the lock %s "+
+		"and refuses new ones for %s%s; a second message for %s is published", l.lock, d.Round(time.Millisecond), why, key))
+	r.cut[s] = time.Now().Add(d)
+	if s.redis != nil {
+		s.redis.Refuse(d)
+	}
+	r.timers = append(r.timers, time.AfterFunc(d, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.add("dupctl", "reconnect", key, fmt.Sprintf("%s can reach Redis again", lane))
+	}))
+	r.publishLater(key, 2)
 }
 
 // pause stops a slot past its lease and publishes a second copy of the
 // key for another worker to take.
 func (r *run) pause(s *slot, lane, key, where string, l *lease) {
-	d := r.o.Pause
-	why := ""
-	switch {
-	case d > 0:
-	case l != nil && l.ttl > 0:
-		d = l.ttl + max(250*time.Millisecond, l.ttl/4)
-		why = fmt.Sprintf(": the lock's TTL %s plus a margin", l.ttl.Round(time.Millisecond))
-	default:
-		d = time.Second
-		why = ": no lock with a TTL was seen, so 1s"
-	}
+	d, why := r.outage(l)
+	r.faultLease = l
 	r.fire(lane, key, fmt.Sprintf("dupctl stops the worker (SIGSTOP) %s, for %s%s, and publishes a second message for %s", where, d.Round(time.Millisecond), why, key))
 	r.stopLocked(s, d)
 	r.publishLater(key, 2)
@@ -455,6 +522,9 @@ type pgObs struct {
 }
 
 func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
+	if pgproxy.Commits(st.SQL) {
+		return o.commit(c)
+	}
 	if st.Kind != pgproxy.KindRead && st.Kind != pgproxy.KindWrite {
 		return true
 	}
@@ -470,10 +540,7 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	for _, k := range keys {
 		if d := r.openOf(s, inst, k); d != nil {
 			if st.Kind == pgproxy.KindRead {
-				d.reads++
-				if d.writes == 0 {
-					d.readFirst = true
-				}
+				d.read(sqlSummary(st.SQL))
 			} else {
 				d.writes++
 			}
@@ -494,6 +561,36 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	return true
 }
 
+// commit sees a COMMIT on its way: at before-commit, when the transaction
+// holds a write of the victim, dupctl withholds it and drops the
+// connection, so the server rolls the transaction back and the worker
+// gets a connection error instead of its commit.
+func (o *pgObs) commit(c *pgproxy.Conn) bool {
+	writes := c.PendingWrites()
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	if !o.dropDue(c, BeforeCommit, writes, "the worker sends COMMIT for its writes of "+o.r.plan.Victim+
+		"; dupctl withholds it and drops its PostgreSQL connection: the server rolls the transaction back") {
+		return true
+	}
+	c.Pair.Close()
+	return false
+}
+
+// dropDue fires the plan's dropped connection at a PostgreSQL point when
+// the writes name the victim, and reports whether it did. The caller
+// holds r.mu.
+func (o *pgObs) dropDue(c *pgproxy.Conn, p Point, writes []*pgproxy.Statement, text string) bool {
+	r, s := o.r, o.s
+	inst := r.gates[c.Gate]
+	if r.plan.Fault != Close || !r.due(p, r.writeKeys(writes), s, inst) {
+		return false
+	}
+	r.markVictim(s, inst)
+	r.fire(s.lane(inst), r.plan.Victim, text)
+	return true
+}
+
 // leaseOf is the slot instance's live lease on a business key.
 func (r *run) leaseOf(s *slot, inst int, key string) *lease {
 	for i := len(r.leases) - 1; i >= 0; i-- {
@@ -509,16 +606,10 @@ func (r *run) leaseOf(s *slot, inst int, key string) *lease {
 // plan closes at after-write (redelivery): the write is durable, and the
 // worker never learns it.
 func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
-	r, s := o.r, o.s
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	inst := r.gates[c.Gate]
-	if r.plan.Fault != Close || !r.due(AfterWrite, r.writeKeys(writes), s, inst) {
-		return true
-	}
-	r.markVictim(s, inst)
-	r.fire(s.lane(inst), r.plan.Victim, "the worker's first write for "+r.plan.Victim+" commits; dupctl withholds the reply and drops its PostgreSQL connection")
-	return false
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	return !o.dropDue(c, AfterWrite, writes, "the worker's first write for "+o.r.plan.Victim+
+		" commits; dupctl withholds the reply and drops its PostgreSQL connection")
 }
 
 // markVictim marks the slot instance's open delivery of the plan's victim

@@ -23,6 +23,11 @@ const (
 	// BeforeWrite: the worker sent its first INSERT/UPDATE/DELETE for the
 	// business key to PostgreSQL (withheld).
 	BeforeWrite Point = "before-write"
+	// BeforeCommit: the worker sent the COMMIT of a transaction holding a
+	// write for the business key (withheld). An autocommit write has no
+	// separate commit, so a worker that writes only that way never
+	// passes it.
+	BeforeCommit Point = "before-commit"
 	// AfterWrite: a transaction (or autocommit statement) with the
 	// business key's first write committed.
 	AfterWrite Point = "after-write"
@@ -32,7 +37,8 @@ const (
 	AfterAck Point = "after-ack"
 )
 
-// AllPoints lists the wire points in flow order.
+// AllPoints lists the wire points crash visits, in flow order (the
+// redelivery scenario's before-commit is not among them).
 func AllPoints() []Point {
 	return []Point{AfterReceive, AfterLock, BeforeWrite, AfterWrite, BeforeAck, AfterAck}
 }
@@ -50,10 +56,16 @@ const (
 	// stop-the-world pause), then SIGCONT; a second copy of the message is
 	// published when the pause starts.
 	Stop Fault = "stop"
-	// Close: the AMQP proxy withholds the ack and closes the connection
-	// the way a broker does (connection.close 320), or, at after-write,
-	// the PostgreSQL proxy drops the connection instead of the commit's
-	// reply; the worker lives.
+	// Close: a server drops the worker's connection at the point; the
+	// worker lives. At before-ack the AMQP proxy withholds the ack and
+	// closes the connection the way a broker does (connection.close
+	// 320); at after-write the PostgreSQL proxy drops the connection
+	// instead of the commit's reply; at before-commit it withholds the
+	// COMMIT and drops the connection, so the server rolls the
+	// transaction back; at after-lock the Redis proxy drops the worker's
+	// connections and refuses new ones for the lock's TTL plus a margin
+	// (a partition: the worker can neither renew nor release its lock),
+	// and a second copy of the message is published.
 	Close Fault = "close"
 	// LagCache: writes to the status cache (--cache-keys) reach Redis
 	// only after the lag; a second copy of the message is published when
@@ -76,7 +88,7 @@ type Spec struct {
 func Specs() []Spec {
 	return []Spec{
 		{Scenario: "crash", Fault: Kill, Points: AllPoints()},
-		{Scenario: "redelivery", Fault: Close, Points: []Point{BeforeAck, AfterWrite}},
+		{Scenario: "redelivery", Fault: Close, Points: []Point{BeforeAck, AfterWrite, AfterLock, BeforeCommit}},
 		{Scenario: "lock-expiry", Fault: Stop, Points: []Point{AfterLock, BeforeWrite}, Needs: []string{"redis"}},
 		{Scenario: "unstable-key", Fault: Kill, Points: []Point{AfterWrite, BeforeAck}},
 		{Scenario: "stale-cache", Fault: LagCache, Points: []Point{AfterAck}, Needs: []string{"redis", "cache"}},
@@ -100,10 +112,14 @@ func SpecFor(scenario string) (Spec, error) {
 // Plan is the fault one run injects: the seed picks the point and the
 // business key whose message gets it.
 type Plan struct {
-	Seed   uint64 `json:"seed"`
-	Fault  Fault  `json:"fault"`
-	Point  Point  `json:"point"`
-	Victim string `json:"victim_key"`
+	Seed uint64 `json:"seed"`
+	// Attempt counts from 1; a run is tried again, up to
+	// Options.Attempts times, while its scenario's condition does not
+	// happen.
+	Attempt int    `json:"attempt"`
+	Fault   Fault  `json:"fault"`
+	Point   Point  `json:"point"`
+	Victim  string `json:"victim_key"`
 }
 
 func (p Plan) String() string {
@@ -116,19 +132,22 @@ func (p Plan) String() string {
 	return fmt.Sprintf("%s at %s of %s", p.Fault, p.Point, p.Victim)
 }
 
-// planFor derives run's plan from its seed: the point round-robin over
+// planFor derives a run's plan from its seed: the point round-robin over
 // the scenario's points (consecutive seeds visit every point), the victim
-// from a hash of the seed.
-func planFor(spec Spec, seed uint64, keys []string, at []Point) Plan {
+// from a hash of the seed. A later attempt (from 1) of the same run - the
+// scenario's condition did not happen - takes the next business key as its
+// victim.
+func planFor(spec Spec, seed uint64, keys []string, at []Point, attempt int) Plan {
 	points := spec.Points
 	if len(at) > 0 {
 		points = slices.DeleteFunc(slices.Clone(points), func(p Point) bool { return !slices.Contains(at, p) })
 	}
 	return Plan{
-		Seed:   seed,
-		Fault:  spec.Fault,
-		Point:  points[seed%uint64(len(points))],
-		Victim: keys[splitmix(seed)%uint64(len(keys))],
+		Seed:    seed,
+		Attempt: attempt,
+		Fault:   spec.Fault,
+		Point:   points[seed%uint64(len(points))],
+		Victim:  keys[(splitmix(seed)+uint64(attempt-1))%uint64(len(keys))],
 	}
 }
 

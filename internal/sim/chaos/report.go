@@ -40,11 +40,18 @@ func (res *Result) Report() *findings.Report {
 				rep.Add(RuleUncounted.New(kv.Key, fmt.Sprintf("%s: %s", where, kv.Why), replay(kv.Evidence)...))
 			}
 		}
-		if rr.Fault == nil {
+		switch {
+		case rr.Fault == nil && rr.conditionMissed:
+			rep.Add(RuleNotReached.New(rr.Plan.Victim, fmt.Sprintf("the fault came (%s%s), but %s: the run proves nothing about it",
+				where, attemptsText(rr), rr.Missing), attemptsEvidence(rr)...))
+		case rr.Fault == nil:
 			rep.Add(RuleNotReached.New(rr.Plan.Victim, fmt.Sprintf("the %s point never came for %s (%s): %s", rr.Plan.Point, rr.Plan.Victim, where, notReachedHint(rr.Plan.Point))))
 		}
 		for _, line := range rr.ForeignUnlocks {
 			rep.Add(RuleForeignUnlock.New(rr.Plan.Victim, fmt.Sprintf("%s (%s)", line, where), replay(nil)...))
+		}
+		for _, ll := range rr.LockLost {
+			rep.Add(RuleLockLost.New(ll.Key, fmt.Sprintf("%s (%s)", ll.Why, where), replay(ll.Evidence)...))
 		}
 		if rr.Unsettled != "" {
 			rep.Add(RuleUnsettled.New(fmt.Sprintf("seed %d", rr.Seed), "the run did not settle: "+rr.Unsettled))
@@ -53,12 +60,32 @@ func (res *Result) Report() *findings.Report {
 	return rep
 }
 
+// attemptsText says how many times a run was tried.
+func attemptsText(rr *RunResult) string {
+	if len(rr.Attempts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d attempts", len(rr.Attempts)+1)
+}
+
+// attemptsEvidence lists what each earlier attempt lacked.
+func attemptsEvidence(rr *RunResult) []string {
+	var out []string
+	for _, a := range rr.Attempts {
+		out = append(out, fmt.Sprintf("attempt %d (%s, run %s): %s", a.Plan.Attempt, a.Plan, a.ID, a.Missing))
+	}
+	return out
+}
+
 func notReachedHint(p Point) string {
 	switch p {
 	case AfterLock:
 		return "dupctl saw no lock taken on it through its Redis proxy (SET NX, or a lock script); does the worker lock, and through {redis}?"
 	case BeforeWrite, AfterWrite:
 		return "dupctl saw no INSERT/UPDATE/DELETE with the business key as a parameter through its PostgreSQL proxy; does the worker write through {postgres}?"
+	case BeforeCommit:
+		return "dupctl saw no COMMIT of a transaction holding a write of it: a worker that writes with autocommit (each statement its own " +
+			"transaction) has no commit to cut off, or it writes outside {postgres}"
 	case BeforeAck, AfterAck:
 		return "the worker never acked it (auto-ack consumers, or it died first)"
 	}

@@ -30,24 +30,50 @@ schedule can.`,
 	}
 	RuleNotReached = findings.Rule{
 		Code: "CHAOS_FAULT_NOT_REACHED", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "the fault's point never came: this run proves nothing about it",
-		Doc: `The seed chose a fault point (after the lock, before the first write,
-...) that dupctl never saw your worker pass for the chosen message: it
-takes no lock through the Redis proxy, writes with no business key in
-its parameters, or talks to a server directly instead of through the
-proxy addresses. The run ended without the fault.`,
-		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), pass the business key as a query parameter, or choose the points that exist with --at.",
+		Title: "the fault's point, or what its scenario is about, never came: this run proves nothing about it",
+		Doc: `Either the seed chose a fault point (after the lock, before the first
+write, ...) that dupctl never saw your worker pass for the chosen
+message, and the run ended without the fault: the worker takes no lock
+through the Redis proxy, writes with no business key in its parameters,
+or talks to a server directly instead of through the proxy addresses.
+Or the fault came and what the scenario is about did not follow: no
+other worker took the lock during a lock-expiry pause (the second
+message went back to the paused worker), the message never came back
+after a kill or a dropped connection, no second message was handled
+while the status cache lagged, the two messages of a race were handled
+one after the other. Such a run is tried again, with the next business
+key as its victim and fresh workers, up to three attempts; the finding
+lists what each attempt lacked.`,
+		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), " +
+			"pass the business key as a query parameter, or choose the points that exist with --at; for a condition that did " +
+			"not follow, run more seeds (--runs), and look at what holds messages back (a prefetch above 1 lets a paused " +
+			"worker take the second message).",
+	}
+	RuleLockLost = findings.Rule{
+		Code: "CHAOS_LOCK_LOST_UNNOTICED", Severity: findings.Warn, Since: "v0.1.0",
+		Title: "your worker went on as the lock's holder after it lost the lock",
+		Doc: `dupctl cut the worker off from Redis right after it took the business-key
+lock (the redelivery scenario at after-lock: its connections dropped, new
+ones refused for the lock's TTL plus a margin), so it could neither renew
+nor release the lock. The lock expired, another worker took it, and the
+first worker still wrote or committed the key as if it held it: it did
+not notice that its renewals failed. This run may not have turned it
+into a duplicate (an idempotency claim can still stop the second effect);
+a slower job or another schedule can.`,
+		Fix: "Treat a failed renewal (an error, or the token no longer yours) as the lock lost: stop the job before its " +
+			"effect and requeue the message; fence the effect with the lock's token or an atomic idempotency claim.",
 	}
 	RuleUncounted = findings.Rule{
-		Code: "CHAOS_EFFECT_UNCOUNTED", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "effects counted in the log: the fault came between a committed write and the line that would log it",
+		Code: "CHAOS_EFFECT_UNCOUNTED", Severity: findings.Error, Since: "v0.1.0",
+		Title: "not decided: effects counted in the log, and the fault came between a committed write and the line that would log it",
 		Doc: `With the effects counted in the workers' log lines (--effects-log), the
 after-write fault - a SIGKILL, or a commit reply lost with the
 connection - comes right after the worker's write for the key committed
 and before the worker can log the effect. Whether the effect ran then
 cannot be read from the log: the key's count may be one short, so a
 duplicate can hide behind a count of 1 and a durable effect looks like
-none.`,
+none. The key is "not decided", never ok: an error, so a CI run fails
+until a query decides it.`,
 		Fix: "Count the effects with a query on what the worker writes (--effects-sql) for the after-write point, or run the other points only (--at).",
 	}
 	RuleUnsettled = findings.Rule{
@@ -63,7 +89,7 @@ as unsettled, not as lost.`,
 
 // Rules lists the worker run's own rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleLoss, RuleForeignUnlock, RuleNotReached, RuleUnsettled, RuleUncounted}
+	return []findings.Rule{RuleLoss, RuleForeignUnlock, RuleNotReached, RuleUnsettled, RuleUncounted, RuleLockLost}
 }
 
 // causeRules are the rules a duplicate is reported under, from the cause

@@ -55,20 +55,26 @@ type run struct {
 	exch  string
 	rkey  string
 
-	mu        sync.Mutex
-	events    []Event
-	slots     []*slot
-	gates     map[*proxy.Gate]int // gate -> instance number
-	delivs    []*delivery
-	open      map[tagKey]*delivery
-	noAck     map[chanKey]bool
-	leases    []*lease
-	current   map[string]*lease // lock key -> its latest lease
-	held      map[string]int    // cache key -> writes dupctl holds back
-	stale     []staleRead
-	foreign   []foreignUnlock
-	repub     map[string]bool // business keys the worker published again
-	fired     *Event
+	mu      sync.Mutex
+	events  []Event
+	slots   []*slot
+	gates   map[*proxy.Gate]int // gate -> instance number
+	delivs  []*delivery
+	open    map[tagKey]*delivery
+	noAck   map[chanKey]bool
+	leases  []*lease
+	current map[string]*lease // lock key -> its latest lease
+	held    map[string]int    // cache key -> writes dupctl holds back
+	stale   []staleRead
+	foreign []foreignUnlock
+	repub   map[string]bool // business keys the worker published again
+	fired   *Event
+	firedAt time.Time
+	// faultLease is the lease the fault fell on (lock-expiry's pause, the
+	// Redis cut): the lock another worker must then take.
+	faultLease *lease
+	// cut is when a slot's Redis comes back after the after-lock cut.
+	cut       map[*slot]time.Time
 	consumed  map[string]bool // queues the workers consume
 	queues    map[string]bool // queues declared with the run's id in their name
 	exchanges map[string]bool
@@ -105,6 +111,7 @@ type slot struct {
 	env       []string
 	command   string
 	lns       []*proxy.Listener
+	redis     *proxy.Listener // the slot's Redis proxy; nil without Redis
 	consumers int
 	stopped   bool
 	exits     int
@@ -137,8 +144,12 @@ type delivery struct {
 	writes      int
 	committed   int
 	readFirst   bool     // it read the key before its first write: a check
+	checks      []string // what it read before its first write, as seen on the wire
 	values      []string // key-bearing values it committed
 	faulted     bool
+	// lagged: a status cache write of its key was held back when it
+	// arrived (stale-cache).
+	lagged bool
 }
 
 type lease struct {
@@ -176,14 +187,15 @@ func newID() string {
 }
 
 // runOnce is one run: workers, proxies, workload, fault, verdict, cleanup.
-func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64) (rr *RunResult, err error) {
+func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, attempt int) (rr *RunResult, err error) {
 	r := &run{ctx: ctx, o: o, d: d, spec: spec, id: newID(), gates: map[*proxy.Gate]int{}, open: map[tagKey]*delivery{}, noAck: map[chanKey]bool{},
-		current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{}, consumed: map[string]bool{}, queues: map[string]bool{}, exchanges: map[string]bool{}}
+		current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{}, consumed: map[string]bool{}, queues: map[string]bool{},
+		exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
 	for i := 1; i <= o.Keys; i++ {
 		r.keys = append(r.keys, fmt.Sprintf("%s-%d", r.id, i))
 	}
 	r.keyRe = regexp.MustCompile(regexp.QuoteMeta(r.id) + `-([0-9]+)`)
-	r.plan = planFor(spec, seed, r.keys, o.At)
+	r.plan = planFor(spec, seed, r.keys, o.At, attempt)
 	if o.OnStart != nil {
 		o.OnStart(r.id)
 	}
@@ -221,7 +233,7 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64) (r
 		return nil, problem.Inputf("Publish", "%w", err)
 	}
 	r.mu.Lock()
-	r.add("dupctl", "plan", "", "fault plan (seed "+strconv.FormatUint(seed, 10)+"): "+r.plan.String())
+	r.add("dupctl", "plan", "", "fault plan (seed "+strconv.FormatUint(seed, 10)+attemptText(attempt, o.Attempts)+"): "+r.plan.String())
 	r.mu.Unlock()
 	for _, k := range r.keys {
 		if err := r.publish(k, 1); err != nil {
@@ -280,6 +292,9 @@ func (r *run) listen(vars map[string]string) error {
 				return problem.System(err, "")
 			}
 			s.lns = append(s.lns, ln)
+			if sv.name == "redis" {
+				s.redis = ln
+			}
 			if err := proxyVars(wvars, sv.name, sv.url, ln.Addr()); err != nil {
 				return err
 			}
@@ -351,16 +366,24 @@ func (r *run) addAt(t time.Time, lane, kind, key, text string) *Event {
 
 // fire records the run's one fault; the caller holds r.mu.
 func (r *run) fire(lane, key, text string) {
-	ev := r.add(lane, "fault", key, text)
+	now := time.Now()
+	ev := r.addAt(now, lane, "fault", key, text)
 	ev.Fault = true
 	c := *ev
-	r.fired = &c
+	r.fired, r.firedAt = &c, now
 }
 
 // due reports whether the plan's fault fires here: its point, its victim,
 // the current process of the slot, and not yet fired.
 func (r *run) due(p Point, keys []string, s *slot, inst int) bool {
 	return r.fired == nil && r.plan.Point == p && slices.Contains(keys, r.plan.Victim) && inst == s.inst && !s.stopped
+}
+
+func attemptText(attempt, of int) string {
+	if attempt <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", attempt %d of %d", attempt, of)
 }
 
 // keysIn finds the run's business keys in bytes.
@@ -689,6 +712,9 @@ func (r *run) busyLocked() string {
 	for _, s := range r.slots {
 		if s.stopped {
 			return s.lane(s.inst) + " is paused"
+		}
+		if until, ok := r.cut[s]; ok && time.Now().Before(until) {
+			return s.lane(s.inst) + "'s Redis is cut off"
 		}
 		if s.consumers == 0 {
 			return s.lane(s.inst) + " is starting"

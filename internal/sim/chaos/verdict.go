@@ -25,9 +25,11 @@ const (
 	OutcomeLoss      = "LOSS"
 	OutcomeDeadLet   = "dead-lettered"
 	OutcomeUnsettled = "unsettled"
-	// OutcomeUncounted: no effect in the log, and the fault came between
-	// a committed write and the line that would have logged it.
-	OutcomeUncounted = "uncounted"
+	// OutcomeUndecided: the effects were counted in the log, and the
+	// fault came between the key's committed write and the line that
+	// would have logged it: the count may be one short, so the log
+	// cannot tell one effect from two (or none from one).
+	OutcomeUndecided = "not decided"
 )
 
 // KeyVerdict is what happened to one business key in one run.
@@ -52,20 +54,57 @@ type RunResult struct {
 	Seed uint64 `json:"seed"`
 	ID   string `json:"id"`
 	Plan Plan   `json:"plan"`
-	// Fault is the fault as injected; nil when its point never came.
-	Fault   *Event       `json:"fault"`
+	// Fault is the fault as injected, when the run reached what its
+	// scenario is about; nil when the fault's point never came, or the
+	// fault came and the scenario's condition did not follow (Missing
+	// says which; the fault is still among the Events).
+	Fault *Event `json:"fault"`
+	// Missing says what the run lacked to prove anything: the point that
+	// never came, or the scenario's condition that did not happen (no
+	// other worker took the expired lock, the message never came back,
+	// ...). Empty when the run reached it.
+	Missing string       `json:"missing,omitempty"`
 	Outcome string       `json:"outcome"`
 	Keys    []KeyVerdict `json:"keys"`
 	// Unsettled says what was still happening when the run timed out.
 	Unsettled string `json:"unsettled,omitempty"`
 	// ForeignUnlocks are plain DELs of a lock another worker held.
 	ForeignUnlocks []string `json:"foreign_unlocks,omitempty"`
-	Events         []Event  `json:"events"`
-	ElapsedMs      int64    `json:"elapsed_ms"`
-	Replay         string   `json:"replay,omitempty"`
+	// LockLost are workers that went on as a lock's holder after the
+	// lock had gone to another worker.
+	LockLost []LockLoss `json:"lock_lost,omitempty"`
+	// Attempts are the run's earlier tries, whose scenario condition did
+	// not happen.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	Events   []Event   `json:"events"`
+	// ElapsedMs is the time of every attempt together.
+	ElapsedMs int64  `json:"elapsed_ms"`
+	Replay    string `json:"replay,omitempty"`
+
+	// conditionMissed: the fault came, nothing failed, and the scenario's
+	// condition did not happen - the run is worth another attempt.
+	conditionMissed bool
 }
 
-// Failed reports a duplicate or a loss.
+// Attempt is an earlier try of a run whose fault came but whose
+// scenario condition did not happen.
+type Attempt struct {
+	ID        string `json:"id"`
+	Plan      Plan   `json:"plan"`
+	Missing   string `json:"missing"`
+	ElapsedMs int64  `json:"elapsed_ms"`
+}
+
+// LockLoss is a worker that went on as a lock's holder after dupctl cut
+// it off from Redis and another worker took the lock.
+type LockLoss struct {
+	Key      string   `json:"key"`
+	Why      string   `json:"why"`
+	Evidence []string `json:"evidence"`
+}
+
+// Failed reports a duplicate, a loss, or a key whose effects could not be
+// counted.
 func (rr *RunResult) Failed() bool { return rr.Outcome != OutcomeOK }
 
 type effectRow struct {
@@ -178,7 +217,7 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rr := &RunResult{Seed: r.plan.Seed, ID: r.id, Plan: r.plan, Fault: r.fired, Unsettled: unsettled, ElapsedMs: time.Since(r.start).Milliseconds()}
-	dup, loss := false, false
+	seen := map[string]bool{}
 	for _, k := range r.keys {
 		e := effects[k]
 		kv := KeyVerdict{Key: k, Effects: e.n, IdemKeys: e.idem, Outcome: OutcomeOK}
@@ -186,34 +225,59 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 		case e.n > 1:
 			kv.Outcome = OutcomeDup
 			kv.Cause, kv.Why = r.cause(k, e)
-			dup = true
 		case e.n == 0:
 			kv.Outcome, kv.Cause, kv.Why = r.missing(k, unsettled)
-			loss = loss || kv.Outcome == OutcomeLoss
 		case r.logBlind(k):
-			kv.Cause, kv.Why = RuleUncounted.Code, fmt.Sprintf("%s counted in the log for %s; the fault came right after the worker's write for it committed, before the worker could log the effect: the count may be one short", english.Count(e.n, "effect", "effects"), k)
+			kv.Outcome, kv.Cause, kv.Why = OutcomeUndecided, RuleUncounted.Code, undecided(k, e.n)
 		}
 		if kv.Outcome != OutcomeOK {
 			kv.Evidence = r.evidence(k)
 		}
+		seen[kv.Outcome] = true
 		rr.Keys = append(rr.Keys, kv)
 	}
 	switch {
-	case dup && loss:
+	case seen[OutcomeDup] && seen[OutcomeLoss]:
 		rr.Outcome = OutcomeDup + "+" + OutcomeLoss
-	case dup:
+	case seen[OutcomeDup]:
 		rr.Outcome = OutcomeDup
-	case loss:
+	case seen[OutcomeLoss]:
 		rr.Outcome = OutcomeLoss
+	case seen[OutcomeUndecided]:
+		rr.Outcome = OutcomeUndecided
 	default:
 		rr.Outcome = OutcomeOK
+	}
+	switch {
+	case r.fired == nil:
+		rr.Missing = fmt.Sprintf("the %s point never came for %s", r.plan.Point, r.plan.Victim)
+	case !seen[OutcomeDup] && !seen[OutcomeLoss]:
+		// A duplicate or a loss is a verdict on its own; a run that
+		// found neither has earned "ok" only if what its scenario is
+		// about happened.
+		if missing := r.unmet(); missing != "" {
+			rr.Fault, rr.Missing, rr.conditionMissed = nil, missing, true
+		}
 	}
 	for _, f := range r.foreign {
 		rr.ForeignUnlocks = append(rr.ForeignUnlocks, fmt.Sprintf("t=%dms %s: DEL %s deleted the lock %s held", f.at.Sub(r.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
 	}
+	rr.LockLost = r.lockLostUnnoticed()
 	rr.Events = slices.Clone(r.events)
 	slices.SortStableFunc(rr.Events, func(a, b Event) int { return int(a.T - b.T) })
 	return rr
+}
+
+// undecided words a key whose count from the log cannot be trusted: the
+// fault came right after its write committed, before any line about it.
+func undecided(key string, n int) string {
+	could := "once or not at all"
+	if n > 0 {
+		could = fmt.Sprintf("%d or %d times", n, n+1)
+	}
+	return fmt.Sprintf("%s counted in the log for %s, but the fault came right after the worker's write for it committed and before "+
+		"the worker could log the effect: the effect ran %s, and the log cannot tell which; "+
+		"a query on what the worker writes (--effects-sql) decides it", english.Count(n, "effect", "effects"), key, could)
 }
 
 func (r *run) deliveriesOf(key string) []*delivery {
@@ -300,7 +364,7 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 		return OutcomeUnsettled, "", key + " has no effect yet, and the run did not settle: " + unsettled
 	}
 	if r.logBlind(key) {
-		return OutcomeUncounted, RuleUncounted.Code, "no side-effect line names " + key + "; the fault came right after the worker's write for it committed, before the worker could log the effect: whether it ran cannot be read from the log (the effects query can)"
+		return OutcomeUndecided, RuleUncounted.Code, undecided(key, 0)
 	}
 	for _, d := range ds {
 		if (d.end == "ack" || d.end == "auto-ack") && d.committed == 0 {
@@ -308,10 +372,16 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 			if d.end == "auto-ack" {
 				how = "consumed it with no-ack (the broker forgot it on delivery)"
 			}
-			if d.faulted && r.fired != nil {
-				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s before any write, then died (%s at %s): the broker never sent it again and its effect never ran", d.slot.lane(d.inst), how, r.plan.Fault, r.plan.Point)
+			lane := d.slot.lane(d.inst)
+			switch {
+			case d.faulted && r.fired != nil && r.plan.Point == BeforeCommit:
+				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("dupctl dropped %s's PostgreSQL connection before its COMMIT, so the server rolled "+
+					"its writes back; %s %s anyway: the broker never sent it again and its effect never ran", lane, lane, how)
+			case d.faulted && r.fired != nil:
+				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s before any write, then died (%s at %s): "+
+					"the broker never sent it again and its effect never ran", lane, how, r.plan.Fault, r.plan.Point)
 			}
-			return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s without any committed write for it: the effect never ran", d.slot.lane(d.inst), how)
+			return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s without any committed write for it: the effect never ran", lane, how)
 		}
 	}
 	why = key + " was delivered but no effect was counted and no delivery is left: lost"
@@ -343,7 +413,7 @@ func (r *run) evidence(key string) []string {
 			for _, e := range mine[i : i+3] {
 				out = append(out, e.Line())
 			}
-			out = append(out, fmt.Sprintf("… %d more events from t=%dms to t=%dms: deliveries that found the lock busy and were requeued", j-i-6, mine[i+3].T, mine[j-4].T))
+			out = append(out, fmt.Sprintf("… %d more events from t=%dms to t=%dms: %s", j-i-6, mine[i+3].T, mine[j-4].T, bounceText(mine[i+3:j-3])))
 			for _, e := range mine[j-3 : j] {
 				out = append(out, e.Line())
 			}
@@ -361,3 +431,31 @@ func (r *run) evidence(key string) []string {
 
 // bounce kinds make up a busy loop: a delivery, a busy lock, a requeue.
 func bounce(kind string) bool { return kind == "deliver" || kind == "busy" || kind == "requeued" }
+
+// bounceText says what a shortened busy loop was, in what the wire showed
+// of it: deliveries sent back (a nack or reject with requeue seen), or
+// attempts at the lock within deliveries that stayed open (a client that
+// polls the lock, as redis-py's blocking Lock.acquire does).
+func bounceText(events []Event) string {
+	n := map[string]int{}
+	for _, e := range events {
+		n[e.Kind]++
+	}
+	requeued, busy, delivered := n["requeued"], n["busy"]-n["requeued"], n["deliver"]-n["requeued"]
+	var parts []string
+	if requeued > 0 {
+		parts = append(parts, english.Count(requeued, "delivery that found the lock busy and was requeued",
+			"deliveries that found the lock busy and were requeued"))
+	}
+	if delivered > 0 {
+		parts = append(parts, english.Count(delivered, "delivery", "deliveries"))
+	}
+	switch {
+	case busy > 0 && requeued == 0:
+		parts = append(parts, english.Count(busy, "attempt", "attempts")+" at the lock that found it busy while the delivery stayed open "+
+			"(no nack or reject on the wire: the worker waits for the lock)")
+	case busy > 0:
+		parts = append(parts, english.Count(busy, "more attempt", "more attempts")+" at the lock that found it busy")
+	}
+	return strings.Join(parts, ", ")
+}

@@ -22,6 +22,13 @@
 //	STATUS=db|cache                     decide "already done?" from the database | the Redis cache
 //	UNLOCK=cas|del                      compare-and-delete | plain DEL (also on the lock-busy path)
 //	ACK=after|first                     ack after the commit | on receipt
+//	PREFETCH=1                          basic.qos (Spring AMQP's default is 250)
+//	BUSY=requeue|poll                   a busy lock: nack with requeue | poll it within the delivery (redis-py's blocking Lock)
+//	LOCKLOST=ignore|abort               a failed renewal is ignored | the job stops before its effect and the message is requeued
+//	ONERROR=exit|ack                    a failed job exits the worker (the broker redelivers) | is acked and forgotten
+//
+// A Redis error while taking the lock requeues the message, as a busy lock
+// does: the worker lives on while Redis is out of reach.
 package main
 
 import (
@@ -34,6 +41,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,6 +57,8 @@ type config struct {
 	renew, lock                   bool
 	idemMode, key, status, unlock string
 	ackFirst                      bool
+	pollLock, abortOnLost         bool
+	ackOnError                    bool
 }
 
 func env(k, def string) string {
@@ -82,6 +92,8 @@ func main() {
 		queue: env("QUEUE", "orders"), charges: env("CHARGES", "charges"), idem: env("IDEM_TABLE", "payments_idem"), name: env("WORKER", strconv.Itoa(os.Getpid())),
 		work: duration("WORK", "100ms"), ttl: duration("LOCK_TTL", "2s"), renew: env("RENEW", "true") == "true", lock: env("LOCK", "on") == "on",
 		idemMode: env("IDEM", "txn"), key: env("KEY", "stable"), status: env("STATUS", "db"), unlock: env("UNLOCK", "cas"), ackFirst: env("ACK", "after") == "first",
+		pollLock: env("BUSY", "requeue") == "poll", abortOnLost: env("LOCKLOST", "ignore") == "abort",
+		ackOnError: env("ONERROR", "exit") == "ack",
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -110,7 +122,11 @@ func run(ctx context.Context, c config) error {
 	if _, err := ch.QueueDeclare(c.queue, true, false, false, false, nil); err != nil {
 		return err
 	}
-	if err := ch.Qos(1, 0, false); err != nil {
+	prefetch, err := strconv.Atoi(env("PREFETCH", "1"))
+	if err != nil {
+		return fmt.Errorf("PREFETCH: %w", err)
+	}
+	if err := ch.Qos(prefetch, 0, false); err != nil {
 		return err
 	}
 	ds, err := ch.Consume(c.queue, "", false, false, false, false, nil)
@@ -158,6 +174,10 @@ func (w *worker) log(event, order string, kv ...any) {
 	fmt.Println(string(b))
 }
 
+// errLockLost stops a job whose lock went away before its effect
+// (LOCKLOST=abort).
+var errLockLost = errors.New("the lock was lost before the effect")
+
 func (w *worker) handle(ctx context.Context, d amqp.Delivery) error {
 	var job struct {
 		OrderID string `json:"orderId"`
@@ -172,23 +192,28 @@ func (w *worker) handle(ctx context.Context, d amqp.Delivery) error {
 			return err
 		}
 	}
-	release := func() {}
+	var held *heldLock
 	if w.c.lock {
 		var err error
-		if release, err = w.lock(ctx, order); err != nil {
-			return err
+		if held, err = w.lock(ctx, order); err != nil {
+			w.log("lock_error", order, "error", err.Error())
 		}
-		if release == nil { // busy: back to the queue, after a pause
-			time.Sleep(50 * time.Millisecond)
-			if w.c.ackFirst {
-				return nil
-			}
-			return d.Nack(false, true)
+		if held == nil { // busy, or Redis out of reach: back to the queue, after a pause
+			return w.requeue(d)
 		}
 	}
-	done, err := w.process(ctx, d, order)
-	release()
-	if err != nil {
+	done, err := w.process(ctx, d, order, held)
+	held.release()
+	switch {
+	case errors.Is(err, errLockLost):
+		w.log("lock_lost", order)
+		return w.requeue(d)
+	case err != nil && w.c.ackOnError && !w.c.ackFirst:
+		// The trap: the failure is logged and the message acked, as if
+		// the job had run.
+		w.log("failed", order, "error", err.Error())
+		return d.Ack(false)
+	case err != nil:
 		return err
 	}
 	w.log("done", order, "skipped", !done)
@@ -198,18 +223,43 @@ func (w *worker) handle(ctx context.Context, d amqp.Delivery) error {
 	return d.Ack(false)
 }
 
-// lock takes the business-key lock and returns what releases it (the
-// renewal stops first), or nil when another holder has it.
-func (w *worker) lock(ctx context.Context, order string) (release func(), err error) {
+// requeue sends a delivery back after a pause.
+func (w *worker) requeue(d amqp.Delivery) error {
+	time.Sleep(50 * time.Millisecond)
+	if w.c.ackFirst {
+		return nil
+	}
+	return d.Nack(false, true)
+}
+
+// heldLock is a business-key lock the worker holds.
+type heldLock struct {
+	w          *worker
+	key, token string
+	stopRenew  func()
+	lost       atomic.Bool // a renewal failed (LOCKLOST=abort)
+}
+
+// lock takes the business-key lock, polling it with BUSY=poll; nil when
+// another holder has it.
+func (w *worker) lock(ctx context.Context, order string) (*heldLock, error) {
 	lockKey := "lock:payment:order:" + order
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
-	got, err := w.rdb.SetNX(ctx, lockKey, token, w.c.ttl).Result()
-	if err != nil {
-		return nil, err
-	}
-	if !got {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := w.rdb.SetNX(ctx, lockKey, token, w.c.ttl).Result()
+		if err != nil {
+			return nil, err
+		}
+		if got {
+			break
+		}
+		if w.c.pollLock && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		w.log("lock_busy", order, "lockKey", lockKey)
 		if w.c.unlock == "del" {
 			// The trap: a deferred unlock that also runs when the lock was
@@ -218,19 +268,41 @@ func (w *worker) lock(ctx context.Context, order string) (release func(), err er
 		}
 		return nil, nil
 	}
-	stopRenew := w.renew(ctx, lockKey, token)
-	return func() {
-		stopRenew()
-		if w.c.unlock == "del" {
-			w.rdb.Del(ctx, lockKey)
-		} else {
-			unlockScript.Run(ctx, w.rdb, []string{lockKey}, token)
-		}
-	}, nil
+	h := &heldLock{w: w, key: lockKey, token: token}
+	h.stopRenew = w.renew(ctx, h)
+	return h, nil
 }
 
-// renew extends the lock every third of its TTL while the token is ours.
-func (w *worker) renew(ctx context.Context, key, token string) func() {
+// release stops the renewal and releases the lock; nil holds none.
+func (h *heldLock) release() {
+	if h == nil {
+		return
+	}
+	h.stopRenew()
+	ctx := context.Background()
+	if h.w.c.unlock == "del" {
+		h.w.rdb.Del(ctx, h.key)
+	} else {
+		unlockScript.Run(ctx, h.w.rdb, []string{h.key}, h.token)
+	}
+}
+
+// stillHeld reports, with LOCKLOST=abort, whether the lock is still ours:
+// no renewal failed, and Redis answers with our token.
+func (h *heldLock) stillHeld(ctx context.Context) bool {
+	if h == nil || !h.w.c.abortOnLost {
+		return true
+	}
+	if h.lost.Load() {
+		return false
+	}
+	v, err := h.w.rdb.Get(ctx, h.key).Result()
+	return err == nil && v == h.token
+}
+
+// renew extends the lock every third of its TTL while the token is ours;
+// with LOCKLOST=abort a failed renewal marks the lock lost.
+func (w *worker) renew(ctx context.Context, h *heldLock) func() {
 	if !w.c.renew {
 		return func() {}
 	}
@@ -243,7 +315,11 @@ func (w *worker) renew(ctx context.Context, key, token string) func() {
 			case <-stop:
 				return
 			case <-t.C:
-				renewScript.Run(ctx, w.rdb, []string{key}, token, w.c.ttl.Milliseconds())
+				n, err := renewScript.Run(ctx, w.rdb, []string{h.key}, h.token, w.c.ttl.Milliseconds()).Int()
+				if w.c.abortOnLost && (err != nil || n == 0) {
+					h.lost.Store(true)
+					return
+				}
 			}
 		}
 	}()
@@ -252,7 +328,7 @@ func (w *worker) renew(ctx context.Context, key, token string) func() {
 
 // process runs the check, the work and the side effect; false means the
 // order was already done.
-func (w *worker) process(ctx context.Context, d amqp.Delivery, order string) (bool, error) {
+func (w *worker) process(ctx context.Context, d amqp.Delivery, order string, held *heldLock) (bool, error) {
 	idemKey := "payment:" + order
 	if w.c.key == "attempt" {
 		attempt := 1
@@ -281,6 +357,9 @@ func (w *worker) process(ctx context.Context, d amqp.Delivery, order string) (bo
 		}
 	}
 	time.Sleep(w.c.work)
+	if !held.stillHeld(ctx) {
+		return false, errLockLost
+	}
 	charge := "insert into " + w.c.charges + " (order_id, idempotency_key, worker) values ($1, $2, $3)"
 	if w.c.idemMode == "txn" && w.c.status == "db" {
 		tx, err := w.db.Begin(ctx)
@@ -313,7 +392,8 @@ func (w *worker) process(ctx context.Context, d amqp.Delivery, order string) (bo
 	}
 	w.log("side_effect", order, "idempotencyKey", idemKey, "attempt", map[bool]int{false: 1, true: 2}[d.Redelivered])
 	if err := w.rdb.Set(ctx, "status:"+order, "SUCCEEDED", time.Hour).Err(); err != nil {
-		return true, err
+		// The cache only speeds the next check up: the job is done.
+		w.log("status_cache_error", order, "error", err.Error())
 	}
 	return true, nil
 }

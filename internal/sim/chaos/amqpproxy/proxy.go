@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,10 @@ type Handler interface {
 type Conn struct {
 	*proxy.Pair
 	closing atomic.Bool
+	// order keeps the handler's events in the order they happened: a
+	// delivery's After runs before the client can answer it, so an ack
+	// is never seen before the delivery it settles.
+	order sync.Mutex
 }
 
 // CloseAsServer ends the connection the way a broker does: a
@@ -100,7 +105,9 @@ func (p *pumps) ClientToServer(pr *proxy.Pair) error {
 			return err
 		}
 		if complete {
+			p.c.order.Lock()
 			p.h.After(p.c, &ev)
+			p.c.order.Unlock()
 		}
 	}
 }
@@ -128,13 +135,29 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 		}
 		pr.Slow()
 		out = f.Append(out[:0])
-		if err := pr.WriteClient(out); err != nil {
+		ev, complete := asm.feed(f)
+		if !complete {
+			if err := pr.WriteClient(out); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.deliver(pr, out, &ev); err != nil {
 			return err
 		}
-		if ev, ok := asm.feed(f); ok {
-			p.h.After(p.c, &ev)
-		}
 	}
+}
+
+// deliver forwards the frame that completes a server event and tells the
+// handler, before the client's answer to it can be told.
+func (p *pumps) deliver(pr *proxy.Pair, frame []byte, ev *Event) error {
+	p.c.order.Lock()
+	defer p.c.order.Unlock()
+	if err := pr.WriteClient(frame); err != nil {
+		return err
+	}
+	p.h.After(p.c, ev)
+	return nil
 }
 
 // assembler joins a method with its content header and bodies, per

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,23 @@ type Conn struct {
 	txnBroken  bool              // failed or rolled back
 	wantAnswer atomic.Bool       // the next server byte answers SSLRequest/GSSENCRequest
 	answer     chan byte
+}
+
+// PendingWrites are the writes of the connection's open transaction that
+// have not committed: those already answered and those still on their
+// way.
+func (c *Conn) PendingWrites() []*Statement {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.txn)
+	for _, u := range append(slices.Clone(c.units), c.open) {
+		for _, s := range u.stmts {
+			if s.Kind == KindWrite {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 type unit struct {

@@ -18,6 +18,8 @@ type recorder struct {
 	seen      []string
 	committed []string
 	drop      string // withhold the commit reply of writes holding this
+	cut       bool   // withhold a COMMIT and drop the connection
+	pending   []string
 }
 
 func (r *recorder) Committing(c *pgproxy.Conn, ws []*pgproxy.Statement) bool {
@@ -30,6 +32,16 @@ func (r *recorder) Committing(c *pgproxy.Conn, ws []*pgproxy.Statement) bool {
 }
 
 func (r *recorder) Statement(c *pgproxy.Conn, s *pgproxy.Statement) bool {
+	if r.cut && pgproxy.Commits(s.SQL) {
+		ws := c.PendingWrites()
+		r.mu.Lock()
+		for _, w := range ws {
+			r.pending = append(r.pending, w.SQL)
+		}
+		r.mu.Unlock()
+		c.Pair.Close()
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if strings.Contains(s.SQL, "chaos_t") {
@@ -132,6 +144,45 @@ func TestCommitReplyWithheld(t *testing.T) {
 	defer rec.mu.Unlock()
 	if got := strings.Join(rec.committed, ","); got != "key-9" {
 		t.Fatalf("committed %q, want key-9", got)
+	}
+}
+
+func TestCommits(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"COMMIT": true, "commit;": true, "END": true, " commit work ": true, "end transaction": true,
+		"COMMIT PREPARED 'x'": false, "commit; select 1": false, "begin": false, "insert into t values (1)": false, "": false,
+	} {
+		if got := pgproxy.Commits(sql); got != want {
+			t.Errorf("Commits(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
+
+// A COMMIT the handler withholds while it drops the connection: the
+// handler saw the transaction's writes, the client gets an error, and the
+// server rolled the writes back.
+func TestCommitWithheldRollsBack(t *testing.T) {
+	rec := &recorder{cut: true}
+	direct, conn, table := throughProxy(t, rec)
+	ctx := context.Background()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "insert into "+table+" (k) values ($1)", "key-7"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err == nil {
+		t.Fatal("the commit succeeded although it was withheld")
+	}
+	var n int
+	if err := direct.QueryRow(ctx, "select count(*) from "+table+" where k = 'key-7'").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the write survived (%d rows, %v)", n, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.pending) != 1 || !strings.HasPrefix(rec.pending[0], "insert into "+table) {
+		t.Fatalf("pending writes at the commit %q, want the insert", rec.pending)
 	}
 }
 

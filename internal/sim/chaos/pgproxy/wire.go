@@ -223,6 +223,25 @@ func firstWord(s string) string {
 	}
 }
 
+// Commits reports whether a statement commits the open transaction:
+// COMMIT or END (with WORK or TRANSACTION), not COMMIT PREPARED, which
+// finishes a transaction prepared earlier.
+func Commits(sql string) bool {
+	if len(splitStatements(sql)) != 1 {
+		return false
+	}
+	words := strings.Fields(strings.ToLower(strings.TrimSuffix(strings.TrimSpace(sql), ";")))
+	if len(words) == 0 || (words[0] != "commit" && words[0] != "end") {
+		return false
+	}
+	for _, w := range words[1:] {
+		if w != "work" && w != "transaction" {
+			return false
+		}
+	}
+	return true
+}
+
 // WriteTag reports whether a CommandComplete tag is a write's.
 func WriteTag(tag string) bool {
 	w := firstWord(tag)

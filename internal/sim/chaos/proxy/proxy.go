@@ -173,7 +173,9 @@ type Listener struct {
 	pairs  map[*Pair]struct{}
 	nextID int
 	closed bool
-	wg     sync.WaitGroup
+	// refuseUntil: a connection accepted before then is closed at once.
+	refuseUntil time.Time
+	wg          sync.WaitGroup
 }
 
 // Listen starts a listener on 127.0.0.1 at a free port.
@@ -208,6 +210,13 @@ func (l *Listener) accept() {
 
 func (l *Listener) serve(c net.Conn) {
 	defer l.wg.Done()
+	l.mu.Lock()
+	refused := time.Now().Before(l.refuseUntil)
+	l.mu.Unlock()
+	if refused {
+		c.Close()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	s, err := l.cfg.Dial(ctx)
 	cancel()
@@ -270,6 +279,16 @@ func (l *Listener) CloseConns() {
 	for _, p := range ps {
 		p.Close()
 	}
+}
+
+// Refuse cuts the worker off from the server for d, as a network
+// partition does: every open connection drops now, and one opened before
+// d has passed is closed as soon as it is accepted.
+func (l *Listener) Refuse(d time.Duration) {
+	l.mu.Lock()
+	l.refuseUntil = time.Now().Add(d)
+	l.mu.Unlock()
+	l.CloseConns()
 }
 
 // Close stops accepting, drops every connection and waits for the pumps.

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"context"
+	"io"
+	"net"
 	"testing"
 	"time"
 )
@@ -38,5 +41,66 @@ func TestGate(t *testing.T) {
 	g.Kill() // twice is fine
 	if g.Wait() || !g.Dead() {
 		t.Fatal("a dead gate let bytes pass")
+	}
+}
+
+// echoPumps copy bytes both ways.
+type echoPumps struct{}
+
+func (echoPumps) ClientToServer(p *Pair) error { _, err := io.Copy(p.Server, p.Client); return err }
+func (echoPumps) ServerToClient(p *Pair) error { _, err := io.Copy(p.Client, p.Server); return err }
+func (echoPumps) Done(*Pair)                   {}
+
+// TestRefuse: a partition drops the open connections and closes new ones
+// at once until it ends; then connections work again.
+func TestRefuse(t *testing.T) {
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); c.Close() }()
+		}
+	}()
+	gate := NewGate()
+	ln, err := Listen(Config{Dial: DialTCP(up.Addr().String()), Gate: func() *Gate { return gate },
+		Pumps: func(*Pair) Pumps { return echoPumps{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	echo := func() error {
+		var d net.Dialer
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c, err := d.DialContext(ctx, "tcp", ln.Addr())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		b := make([]byte, 4)
+		_, err = io.ReadFull(c, b)
+		return err
+	}
+	if err := echo(); err != nil {
+		t.Fatalf("before the partition: %v", err)
+	}
+	ln.Refuse(300 * time.Millisecond)
+	if err := echo(); err == nil {
+		t.Fatal("a connection during the partition worked")
+	}
+	time.Sleep(350 * time.Millisecond)
+	if err := echo(); err != nil {
+		t.Fatalf("after the partition: %v", err)
 	}
 }

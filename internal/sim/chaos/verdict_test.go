@@ -1,0 +1,153 @@
+package chaos
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/findings"
+)
+
+// judged builds a run that has settled, as the proxies would have left it,
+// for the judge alone.
+func judged(plan Plan, keys ...string) *run {
+	r := &run{o: &Options{Attempts: DefaultAttempts}, plan: plan, keys: keys, start: time.Now().Add(-time.Second), repub: map[string]bool{},
+		held: map[string]int{}, current: map[string]*lease{}, cut: map[*slot]time.Time{}, id: "dc0a1b2c3d"}
+	return r
+}
+
+// firedAt records the plan's fault as fired ms after the run's start.
+func (r *run) firedAtMs(ms int64, lane string) {
+	r.firedAt = r.start.Add(time.Duration(ms) * time.Millisecond)
+	r.fired = &Event{T: ms, Lane: lane, Kind: "fault", Key: r.plan.Victim, Fault: true}
+	r.events = append(r.events, *r.fired)
+}
+
+// With the effects counted in the log, the victim of an after-write fault
+// with one effect line may have run twice: never ok, "not decided", an
+// error finding that names the flag that decides it.
+func TestEffectsLogAfterWriteIsNotDecided(t *testing.T) {
+	for _, n := range []int{0, 1} {
+		r := judged(Plan{Seed: 3, Attempt: 1, Fault: Kill, Point: AfterWrite, Victim: "dc0a1b2c3d-1"}, "dc0a1b2c3d-1")
+		r.effectsLog = &effectsLog{path: WorkerOutput}
+		r.firedAtMs(100, "W1")
+		w1 := &slot{n: 1, inst: 1}
+		r.delivs = []*delivery{
+			{slot: w1, inst: 1, key: "dc0a1b2c3d-1", from: r.start, to: r.firedAt, end: "returned", faulted: true, committed: 1},
+			{slot: &slot{n: 2, inst: 1}, inst: 1, key: "dc0a1b2c3d-1", from: r.firedAt.Add(time.Millisecond),
+				to: r.firedAt.Add(time.Second), end: "ack", redelivered: true, committed: 1},
+		}
+		effects := map[string]effectRow{}
+		if n > 0 {
+			effects["dc0a1b2c3d-1"] = effectRow{n: n}
+		}
+		rr := r.verdict(effects, "")
+		k := rr.Keys[0]
+		if k.Outcome != OutcomeUndecided || rr.Outcome != OutcomeUndecided || !rr.Failed() {
+			t.Fatalf("%d effect(s): key %s, run %s: want %q", n, k.Outcome, rr.Outcome, OutcomeUndecided)
+		}
+		if !strings.Contains(k.Why, "--effects-sql") {
+			t.Errorf("%d effect(s): %q does not say which flag decides it", n, k.Why)
+		}
+		rep := (&Result{Scenario: "crash", Runs: []RunResult{*rr}}).Report()
+		if len(rep.Findings) != 1 || rep.Findings[0].Code != RuleUncounted.Code || rep.Findings[0].Severity != findings.Error {
+			t.Fatalf("%d effect(s): findings %+v, want one %s error", n, rep.Findings, RuleUncounted.Code)
+		}
+	}
+}
+
+// A busy loop is shortened in the evidence with what the wire showed:
+// requeued deliveries only when a nack or reject with requeue was seen.
+func TestBounceSaysWhatTheWireShowed(t *testing.T) {
+	ev := func(kind string, n int) []Event {
+		out := make([]Event, n)
+		for i := range out {
+			out[i] = Event{T: int64(i), Lane: "W2", Kind: kind, Key: "k"}
+		}
+		return out
+	}
+	var polled []Event
+	polled = append(polled, ev("deliver", 1)...)
+	polled = append(polled, ev("busy", 14)...)
+	got := bounceText(polled)
+	if strings.Contains(got, "requeued") ||
+		!strings.Contains(got, "14 attempts at the lock that found it busy while the delivery stayed open") {
+		t.Errorf("polled lock: %q", got)
+	}
+	var requeued []Event
+	for i := 0; i < 5; i++ {
+		requeued = append(requeued, ev("deliver", 1)...)
+		requeued = append(requeued, ev("busy", 1)...)
+		requeued = append(requeued, ev("requeued", 1)...)
+	}
+	if got := bounceText(requeued); got != "5 deliveries that found the lock busy and were requeued" {
+		t.Errorf("requeued: %q", got)
+	}
+}
+
+// A fault whose scenario condition did not follow is not reached, and
+// says what was missing.
+func TestUnmetConditions(t *testing.T) {
+	w1, w2 := &slot{n: 1, inst: 1}, &slot{n: 2, inst: 1}
+	ms := func(r *run, n int) time.Time { return r.start.Add(time.Duration(n) * time.Millisecond) }
+	cases := []struct {
+		name  string
+		plan  Plan
+		build func(r *run)
+		want  string // "" reached
+	}{
+		{"lock-expiry: the second message went back to the paused worker", Plan{Fault: Stop, Point: AfterLock, Victim: "k"}, func(r *run) {
+			l := &lease{lock: "lock:k", key: "k", slot: w1, inst: 1, from: ms(r, 90), ttl: 300 * time.Millisecond, expires: ms(r, 390)}
+			l.deliv = &delivery{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 900), end: "ack"}
+			r.leases, r.faultLease = []*lease{l}, l
+			r.delivs = []*delivery{l.deliv, {slot: w2, inst: 1, key: "k", from: ms(r, 120), to: ms(r, 170), end: "requeued"},
+				{slot: w1, inst: 1, key: "k", from: ms(r, 171), to: ms(r, 950), end: "ack"}}
+		}, "no other worker took the lock lock:k while W1 held k"},
+		{"lock-expiry: another holder took it", Plan{Fault: Stop, Point: AfterLock, Victim: "k"}, func(r *run) {
+			l := &lease{lock: "lock:k", key: "k", slot: w1, inst: 1, from: ms(r, 90), ttl: 300 * time.Millisecond, expires: ms(r, 390)}
+			l.deliv = &delivery{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 900), end: "ack"}
+			r.leases, r.faultLease = []*lease{l, {lock: "lock:k", key: "k", slot: w2, inst: 1, from: ms(r, 400)}}, l
+		}, ""},
+		{"crash: never delivered again", Plan{Fault: Kill, Point: BeforeAck, Victim: "k"}, func(r *run) {
+			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 100), end: "returned", faulted: true}}
+		}, "the broker never delivered k again"},
+		{"crash: acked first, nothing to come back", Plan{Fault: Kill, Point: BeforeWrite, Victim: "k"}, func(r *run) {
+			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 81), end: "ack"}}
+		}, ""},
+		{"race: one after the other", Plan{Fault: Duplicate, Point: AfterReceive, Victim: "k"}, func(r *run) {
+			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 90), end: "ack"},
+				{slot: w1, inst: 1, key: "k", from: ms(r, 91), to: ms(r, 99), end: "ack"}}
+		}, "handled one after the other"},
+		{"stale-cache: nothing lagged", Plan{Fault: LagCache, Point: AfterAck, Victim: "k"}, func(r *run) {
+			r.o.CacheKeys = "status:*"
+			r.delivs = []*delivery{{slot: w2, inst: 1, key: "k", from: ms(r, 120), to: ms(r, 170), end: "ack"}}
+		}, `no write to a status cache key of k matching "status:*" was seen`},
+	}
+	for _, c := range cases {
+		r := judged(c.plan, "k")
+		r.firedAtMs(100, "W1")
+		c.build(r)
+		got := r.unmet()
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: unmet %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The first attempt's victim is the seed's; each later attempt takes the
+// next key.
+func TestAttemptsRotateTheVictim(t *testing.T) {
+	spec, _ := SpecFor("lock-expiry")
+	keys := []string{"k-1", "k-2", "k-3"}
+	seen := map[string]bool{}
+	for a := 1; a <= 3; a++ {
+		p := planFor(spec, 7, keys, nil, a)
+		if p.Attempt != a || p.Point != spec.Points[7%2] {
+			t.Fatalf("attempt %d: plan %+v", a, p)
+		}
+		seen[p.Victim] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("victims %v, want every key once", seen)
+	}
+}
