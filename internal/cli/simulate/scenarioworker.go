@@ -88,6 +88,14 @@ Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(po
 			o.RunsGiven = fs.Changed("runs")
 			o.mapping = fs.Changed("field") || fs.Changed("event") || fs.Changed("mapping")
 			cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
+			if !cmd.Flags().Changed("fail-on") {
+				// A chaos run is a test: a warning (a lock lost unnoticed, a
+				// key the log cannot decide) fails it unless told otherwise.
+				f.Global.FailOn = "warn"
+				if err := f.ParseFailOn(); err != nil {
+					return err
+				}
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -116,7 +124,7 @@ func unknownFlag(err error) string {
 }
 
 var workerExitStatus = cmdutil.ExitStatus(map[int]string{
-	1: "findings at or above --fail-on (a duplicate, a loss, a run whose fault never happened)",
+	1: "findings at or above --fail-on, which is warn for a worker run unless given (a duplicate, a loss,\na run whose fault never happened, a key the effects log cannot decide)",
 	3: "a system or the worker could not be reached, or a runtime failure"})
 
 func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
