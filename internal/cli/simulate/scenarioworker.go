@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -140,7 +141,7 @@ func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
 	o.Log.RegisterMapping(cmd, "with --effects-log: ")
 	fs.StringVar(&c.CacheKeys, "cache-keys", "", "glob of the status cache's Redis keys (stale-cache makes their writes lag by --cache-lag)")
 	fs.StringSliceVar(&o.Slow, "slow", nil, "add latency to a service's replies, e.g. redis=50ms,postgres=20ms")
-	fs.StringVar(&o.WorkerLog, "worker-log", "", "write the workers' output to this file (- for stderr)")
+	fs.StringVar(&o.WorkerLog, "worker-log", "", "show the workers' output on stderr, each line prefixed with its copy (-), and with a PATH also write each copy's own output, unprefixed, to PATH.SEED.ATTEMPT.COPY.log")
 	fs.DurationVar(&c.Settle, "settle", chaos.DefaultSettle, "quiet period that ends a run")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", time.Minute, "how long a worker may take to start consuming")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 2*time.Minute, "limit on one run")
@@ -199,12 +200,12 @@ func runScenarioWorker(ctx context.Context, o *WorkerOptions) error {
 	case "-":
 		c.WorkerLog = f.IO.ErrOut
 	default:
-		file, err := os.Create(o.WorkerLog)
-		if err != nil {
-			return problem.Inputf("WorkerLog", "%w", err)
-		}
-		defer file.Close()
-		c.WorkerLog = file
+		// Each copy's output, unprefixed, in a file of its own beside
+		// PATH (PATH.<seed>.<attempt>.W1.log), so that one copy can be
+		// read as a log (audit logs --explain-mapping); the prefixed view
+		// of all copies goes to stderr.
+		c.WorkerLog = f.IO.ErrOut
+		c.WorkerFile = workerFiles(o.WorkerLog)
 	}
 	if o.cmd != nil {
 		c.Replay = func(seed uint64) string { return replayCommand(o.cmd, seed) }
@@ -286,4 +287,18 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// workerFiles names each worker copy's output file after base: base
+// "out.log" gives out.7.1.W1.log for seed 7, attempt 1, copy W1.
+func workerFiles(base string) func(seed uint64, attempt int, lane string) (io.WriteCloser, error) {
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	if ext == "" {
+		ext = ".log"
+	}
+	return func(seed uint64, attempt int, lane string) (io.WriteCloser, error) {
+		name := fmt.Sprintf("%s.%d.%d.%s%s", stem, seed, max(attempt, 1), strings.ReplaceAll(lane, "#", "-"), ext)
+		return os.Create(name)
+	}
 }

@@ -96,6 +96,11 @@ type Options struct {
 	// WorkerLog receives the workers' output, each line prefixed with its
 	// worker; nil discards it (the last lines still reach errors).
 	WorkerLog io.Writer
+	// WorkerFile, when set, gives each worker copy's own output file: its
+	// lines as the worker wrote them, unprefixed, so a copy can be read by
+	// audit logs (--explain-mapping) as its log. seed and attempt name the
+	// run, lane the copy (W1, W1#2 for its restart).
+	WorkerFile func(seed uint64, attempt int, lane string) (io.WriteCloser, error)
 	// Replay words the command that replays one run's seed.
 	Replay func(seed uint64) string
 	// Progress counts runs.

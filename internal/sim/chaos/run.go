@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -54,6 +55,8 @@ type run struct {
 	start time.Time
 	exch  string
 	rkey  string
+
+	files []io.Closer // the worker copies' own output files
 
 	mu      sync.Mutex
 	events  []Event
@@ -507,6 +510,14 @@ func (r *run) startLocked(s *slot) error {
 	cmd.SysProcAttr = procAttr()
 	lane := s.lane(s.inst)
 	w := &lineWriter{r: r, s: s, lane: lane}
+	if open := r.o.WorkerFile; open != nil {
+		f, err := open(r.plan.Seed, r.plan.Attempt, lane)
+		if err != nil {
+			return problem.Inputf("WorkerLog", "%w", err)
+		}
+		w.file = f
+		r.files = append(r.files, f)
+	}
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		return problem.Inputf("Worker", "cannot start %q: %w", s.command, err)
@@ -574,6 +585,7 @@ type lineWriter struct {
 	s    *slot
 	lane string
 	buf  []byte
+	file io.Writer // the copy's own output file, unprefixed (nil: none)
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
@@ -594,6 +606,9 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.r.logMu.Lock()
 		if out := w.r.o.WorkerLog; out != nil {
 			fmt.Fprintf(out, "%s | %s\n", w.lane, line)
+		}
+		if w.file != nil {
+			_, _ = io.WriteString(w.file, line+"\n")
 		}
 		if el := w.r.effectsLog; el != nil && el.path == WorkerOutput {
 			el.out.WriteString(line)
@@ -775,6 +790,9 @@ func (r *run) cleanup() {
 		for _, ln := range s.lns {
 			ln.Close()
 		}
+	}
+	for _, f := range r.files {
+		f.Close() // the processes are gone: no more output
 	}
 	if r.pub != nil {
 		r.pub.close()
