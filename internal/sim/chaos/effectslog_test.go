@@ -12,7 +12,9 @@ import (
 
 	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/config"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/dupctl/dupctl/internal/testenv"
 )
 
 // The lines are shapes real workers write, not goworker's alone: Go's
@@ -217,5 +219,27 @@ func TestPlainTextWorkerOutput(t *testing.T) {
 	}
 	if tally.lines != 2 || tally.malformed != 0 || tally.effects != 1 || counts["dc0a1b2c3d-1"].n != 1 {
 		t.Fatalf("tally %+v, counts %+v", tally, counts)
+	}
+}
+
+// TestEffectsSQLThatWritesIsRefusedAsSuch: a query that would change the
+// effects says it must be read-only (issue 31: "returns 0 column(s)").
+func TestEffectsSQLThatWritesIsRefusedAsSuch(t *testing.T) {
+	url := testenv.Need(t, testenv.Postgres)
+	pool, err := connect.Postgres(context.Background(), url, connect.PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	tbl := testenv.UniqueName("effects_ro")
+	if _, err := pool.Exec(context.Background(), "create table "+tbl+" (order_id text)"); err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Exec(context.Background(), "drop table "+tbl)
+	for _, q := range []string{"delete from " + tbl, "update " + tbl + " set order_id = 'x' returning order_id, 1"} {
+		err := checkEffectsSQL(context.Background(), pool, q)
+		if err == nil || !strings.Contains(err.Error(), "must be read-only") {
+			t.Errorf("%s: %v", q, err)
+		}
 	}
 }

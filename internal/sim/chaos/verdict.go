@@ -137,6 +137,13 @@ func queryEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []st
 	}
 	defer rows.Close()
 	if n := len(rows.FieldDescriptions()); n < 2 {
+		// A statement that writes has no columns, and the read-only
+		// transaction's refusal arrives with the rows' end (issue 31: it
+		// was reported as "returns 0 column(s)").
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, sqlError(err)
+		}
 		return nil, problem.Inputf("EffectsSQL", "returns %d column(s): want the business key, the number of effects and, optionally, the number of distinct idempotency keys", n)
 	}
 	out := map[string]effectRow{}
@@ -176,12 +183,23 @@ func queryEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []st
 // sqlError: the query's own mistakes (syntax, unknown table, a write in a
 // read-only transaction) are bad input; anything else is the server's.
 func sqlError(err error) error {
-	if k := connect.PGErrorKind(err); k == connect.PGBadQuery || k == connect.PGReadOnly {
+	if connect.PGErrorKind(err) == connect.PGReadOnly {
+		return problem.Inputf("EffectsSQL", "must be read-only: it counts the effects, it must not change them (%s)", pgMessage(err))
+	}
+	if k := connect.PGErrorKind(err); k == connect.PGBadQuery {
 		var pe *pgconn.PgError
 		errors.As(err, &pe)
 		return problem.Inputf("EffectsSQL", "%s (SQLSTATE %s)", pe.Message, pe.Code)
 	}
 	return problem.System(fmt.Errorf("effects query: %w", err), "")
+}
+
+func pgMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return err.Error()
 }
 
 func toInt(v any) (int, error) {
