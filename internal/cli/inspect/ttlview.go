@@ -246,12 +246,12 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		if b.BeyondTTL {
 			fill = report.Palette.Error
 		}
-		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" data-from-ms=\"%g\" data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
+		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" style=\"fill:%s\" data-from-ms=\"%g\" data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
 			map[bool]string{true: " beyond-ttl"}[b.BeyondTTL], x0+0.5, float64(base)-h, math.Max(x1-x0-1, 1), math.Max(h, 0.5), fill, b.FromMS, b.ToMS, b.Runs,
 			report.Escape(ttl.FormatDuration(msDur(b.FromMS))), report.Escape(ttl.FormatDuration(msDur(b.ToMS))), english.Count(b.Runs, "run", "runs"),
 			map[bool]string{true: ", beyond the lock TTL"}[b.BeyondTTL])
 	}
-	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", histX0, base, histX0+histW, base, report.Palette.Faint)
+	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" style=\"stroke:%s\"/>\n", histX0, base, histX0+histW, base, report.Palette.Faint)
 	for _, t := range axisTicks(lo, hi) {
 		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x(t), base+16, report.Escape(ttl.FormatDuration(msDur(t))))
 	}
@@ -259,7 +259,7 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		if ms <= 0 {
 			return
 		}
-		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"%s\">%s %s</text><title>%s %s</title></g>\n",
+		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" style=\"stroke:%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" style=\"fill:%s\">%s %s</text><title>%s %s</title></g>\n",
 			class, ms, x(ms), 14+row*13, x(ms), base, color, x(ms)+3, 12+row*13, color, label, report.Escape(ttl.FormatDuration(msDur(ms))), label, report.Escape(ttl.FormatDuration(msDur(ms))))
 	}
 	marker("p99", js.P99MS, report.Palette.Info, "p99", 0)

@@ -58,7 +58,7 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 		}
 		fmt.Fprintf(w, "<h2>%s: %s in %d steps</h2>\n<p class=\"note\">replay: <code>dupctl simulate replay %s</code></p>\n",
 			report.Escape(pr.Profile.Name), report.Escape(sim.ViolationText(ex.Violation)), ex.Steps, report.Escape(ex.Token))
-		if err := writeTimelineHTML(w, &ex.Timeline, fmt.Sprintf("%s under %s: %s", sc.Name, pr.Profile.Name, sim.ViolationText(ex.Violation))); err != nil {
+		if err := writeTimelineHTML(w, &ex.Timeline, fmt.Sprintf("%s under %s: %s", sc.Name, pr.Profile.Name, sim.ViolationText(ex.Violation)), sc.Cause); err != nil {
 			return err
 		}
 		writeCounterfactualsHTML(w, ex.Counterfactual)
