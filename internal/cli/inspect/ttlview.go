@@ -32,6 +32,19 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	}
 	fmt.Fprintf(w, "%s %s of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), english.Count(r.Runs, "run", "runs"), len(r.JobTypes),
 		english.Plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
+	if err := jobTable(th, r).Render(w); err != nil {
+		return err
+	}
+	for _, js := range r.JobTypes {
+		fmt.Fprintln(w)
+		writeHistogram(w, th, &js)
+	}
+	return writeSimulation(w, th, r)
+}
+
+// jobTable is the per-job table: quantiles, TTL, how many outlived it,
+// the verdict and the recommended TTL.
+func jobTable(th *report.Theme, r *ttl.Result) *report.Table {
 	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
 		ttlText, outlived := "-", "-"
@@ -51,14 +64,7 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 		t.Row(js.JobType, english.Number(js.Runs), ttl.FormatDuration(js.P50), ttl.FormatDuration(js.P95), ttl.FormatDuration(js.P99),
 			ttl.FormatDuration(js.P999), ttl.FormatDuration(js.Max), ttlText, outlived, verdictText(th, js.Verdict), rec)
 	}
-	if err := t.Render(w); err != nil {
-		return err
-	}
-	for _, js := range r.JobTypes {
-		fmt.Fprintln(w)
-		writeHistogram(w, th, &js)
-	}
-	return writeSimulation(w, th, r)
+	return t
 }
 
 func anySketch(r *ttl.Result) bool {
@@ -206,6 +212,10 @@ const (
 
 func writeTTLHTML(w io.Writer, res *ttl.Result) error {
 	fmt.Fprintf(w, "<p>%s of %s from %s.</p>\n", english.Count(res.Runs, "run", "runs"), english.Count(len(res.JobTypes), "job type", "job types"), report.Escape(strings.Join(res.Sources, ", ")))
+	if err := report.TextHTML(w, func(w io.Writer, th *report.Theme) error { return jobTable(th, res).Render(w) }); err != nil {
+		return err
+	}
+	io.WriteString(w, "<p class=\"note\">Each bar's height is its runs per doubling of the duration (the buckets are unequal on the log axis); its count is in its hover text.</p>\n")
 	for i := range res.JobTypes {
 		if err := writeJobHistogram(w, &res.JobTypes[i]); err != nil {
 			return err
@@ -229,9 +239,15 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		ms = math.Max(ms, lo)
 		return histX0 + math.Log(ms/lo)/math.Log(hi/lo)*histW
 	}
-	var most int64 = 1
+	// The buckets are unequal on the axis: a bar's height is its runs per
+	// doubling of the duration (a density), so a wide bucket does not
+	// stand taller, nor a narrow one make a false dip, for its width.
+	density := func(b ttl.Bucket) float64 {
+		return float64(b.Runs) / math.Max(math.Log2(math.Max(b.ToMS, 1)/math.Max(b.FromMS, 1)), 1e-9)
+	}
+	most := 1e-9
 	for _, b := range js.Histogram {
-		most = max(most, b.Runs)
+		most = math.Max(most, density(b))
 	}
 	desc := fmt.Sprintf("%s: %s; p50 %s, p99 %s, max %s; lock TTL %s; %s outlived it; recommended TTL %s",
 		js.JobType, english.Count(js.Runs, "run", "runs"), ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
@@ -241,7 +257,7 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 	base := histTop + histH
 	for _, b := range js.Histogram {
 		x0, x1 := x(b.FromMS), x(b.ToMS)
-		h := float64(histH) * float64(b.Runs) / float64(most)
+		h := float64(histH) * density(b) / most
 		fill := report.Palette.Lease
 		if b.BeyondTTL {
 			fill = report.Palette.Error

@@ -81,9 +81,14 @@ func (p htmlPrinter) Print(w io.Writer, d Document) error {
 			}
 			page.Findings = append(page.Findings, hf)
 		}
-		if d.HTML != nil {
+		draw := d.HTML
+		if draw == nil && d.Text != nil {
+			// No picture of its own: the page shows what the terminal does.
+			draw = func(w io.Writer) error { return TextHTML(w, d.Text) }
+		}
+		if draw != nil {
 			var pic bytes.Buffer
-			if err := d.HTML(&pic); err != nil {
+			if err := draw(&pic); err != nil {
 				return err
 			}
 			page.Picture = template.HTML(pic.String()) // built by the view with Escape/SVG, which escape every outside value
@@ -177,6 +182,14 @@ svg .mark.other { fill: var(--faint); stroke: none; }
 .cause { border-left: 4px solid var(--error); padding: .3rem .6rem; margin: .6rem 0; }
 .cause-label { text-transform: uppercase; font-size: 12px; color: var(--faint); letter-spacing: .05em; }
 .strip-title { color: var(--faint); font-size: 13px; margin: .4rem 0 .2rem; }
+.vs-error { color: var(--error-text); font-weight: bold; } .vs-warn { color: var(--warn); font-weight: bold; } .vs-info { color: var(--info); }
+figure.histogram rect.bucket { stroke: var(--lease-edge); stroke-width: 1; }
+.st-pass { color: var(--pass-text); } .st-strong { font-weight: bold; } .st-faint { color: var(--faint); }
+.st-mark { background: var(--error); color: var(--on-badge); padding: 0 .2em; font-weight: bold; }
+pre.view { font-size: 13px; margin: .2rem 0; } p.view { margin: .25rem 0; } table.view { min-width: 0; }
+table.matrix { min-width: 0; } table.matrix td { text-align: center; font-weight: bold; border: 2px solid var(--bg); }
+.cell-dup, .cell-loss { background: var(--error); color: var(--on-badge); } .cell-ok { background: var(--pass); color: var(--on-badge); }
+.cell-none { color: var(--faint); } .cell-differs { outline: 3px dashed var(--ink); outline-offset: -4px; }
 .note { color: var(--faint); } .note code { word-break: break-all; }
 tr:target { outline: 2px solid var(--info); }
 footer { color: var(--faint); font-size: 13px; margin-top: 2rem; }
