@@ -138,10 +138,10 @@ func lineAnchor(n, i int) string { return fmt.Sprintf("#k%d-l%d", n, i) }
 func writeIncidentLines(w io.Writer, rows []auditlogs.TimelineRow, decisive map[string]bool, n int) {
 	io.WriteString(w, "<details open><summary>lines</summary><div class=\"scroll\"><table class=\"events\"><thead><tr><th scope=\"col\">offset</th>"+
 		"<th scope=\"col\">worker</th><th scope=\"col\">event</th><th scope=\"col\">detail</th><th scope=\"col\">line</th></tr></thead><tbody>\n")
+	listed := tableLines(rows, decisive)
 	written := 0
 	for i, r := range rows {
-		keep := decisive[r.Where] || r.Repeat
-		if written >= maxTableLines && !keep {
+		if !listed[i] {
 			continue
 		}
 		written++
@@ -157,10 +157,29 @@ func writeIncidentLines(w io.Writer, rows []auditlogs.TimelineRow, decisive map[
 	}
 	io.WriteString(w, "</tbody></table></div>")
 	if left := len(rows) - written; left > 0 {
-		fmt.Fprintf(w, "<p class=\"note\">The first %s lines, the lines the cause rests on and the repeated side effects are listed; %s more are in <code>-o json</code>.</p>",
-			english.Number(int64(maxTableLines)), english.Count(left, "line", "lines"))
+		fmt.Fprintf(w, "<p class=\"note\">%s of %s are listed (the lines the cause rests on and the repeated side effects first, then the first lines); "+
+			"%s more are in <code>-o json</code>.</p>", english.Number(int64(written)), english.Count(len(rows), "line", "lines"), english.Number(int64(left)))
 	}
 	io.WriteString(w, "</details>\n")
+}
+
+// tableLines chooses the lines the table lists, at most maxTableLines:
+// the deciding lines and the repeated side effects first (up to half),
+// then the first lines.
+func tableLines(rows []auditlogs.TimelineRow, decisive map[string]bool) map[int]bool {
+	out := map[int]bool{}
+	for i, r := range rows {
+		if len(out) == maxTableLines/2 {
+			break
+		}
+		if decisive[r.Where] || r.Repeat {
+			out[i] = true
+		}
+	}
+	for i := 0; i < len(rows) && len(out) < maxTableLines; i++ {
+		out[i] = true
+	}
+	return out
 }
 
 var (

@@ -364,7 +364,8 @@ func ttlStrip(t lock.TTLStats) string {
 	}
 	const barW, h = 14, 24
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg width="%d" height="%d" role="img" aria-label="remaining TTLs: %s"><title>remaining TTLs</title>`, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
+	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="remaining TTLs: %s"><title>remaining TTLs</title>`,
+		barW*len(t.Histogram), h+12, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
 	for i, bk := range t.Histogram {
 		bh := int(float64(h) * float64(bk.Count) / float64(max(total, 1)))
 		color := report.Palette.Lease

@@ -36,10 +36,18 @@ var Palette = struct {
 type htmlFinding struct {
 	findings.Finding
 	Class string
+	// Shown is the evidence listed (the first maxHTMLEvidence lines), More
+	// how many lines -o json has besides.
+	Shown []string
+	More  int
 	// Anchor is set on the first finding of each code (id="code-CODE"), so
 	// a picture can link a line to the findings behind it (CodeAnchor).
 	Anchor string
 }
+
+// maxHTMLEvidence bounds the evidence lines a finding lists on the page
+// (a hot key's finding carries one per repeat).
+const maxHTMLEvidence = 50
 
 // CodeAnchor is the link to the first finding of a code on the page.
 func CodeAnchor(code string) string { return "#code-" + code }
@@ -75,7 +83,8 @@ func (p htmlPrinter) Print(w io.Writer, d Document) error {
 		}
 		anchored := map[string]bool{}
 		for _, f := range r.Findings {
-			hf := htmlFinding{Finding: f, Class: f.Severity.String()}
+			hf := htmlFinding{Finding: f, Class: f.Severity.String(), Shown: f.Evidence[:min(len(f.Evidence), maxHTMLEvidence)]}
+			hf.More = len(f.Evidence) - len(hf.Shown)
 			if !anchored[f.Code] {
 				anchored[f.Code], hf.Anchor = true, "code-"+f.Code
 			}
@@ -121,7 +130,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <thead><tr><th scope="col">Severity</th><th scope="col">Code</th><th scope="col">Subject</th><th scope="col">Message</th></tr></thead>
 <tbody>
 {{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}"><td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td><td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td><td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
-<details><summary>evidence and fix</summary><ul>{{range $f.Evidence}}<li>{{.}}</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
+<details><summary>evidence and fix</summary><ul>{{range $f.Shown}}<li>{{.}}</li>{{end}}{{if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 </section>{{end}}

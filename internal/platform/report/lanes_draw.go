@@ -171,8 +171,8 @@ func (l *Lanes) bin(b *strings.Builder, bn markBin, y int) {
 }
 
 // mergeBars returns a row's bars, and past maxRowBars the bars of each
-// kind merged where they touch, as spans counted in their title, and no
-// bar narrower than the picture can show apart.
+// kind merged where they lie within a column of each other, as spans
+// counted in their title.
 func mergeBars(l *Lanes, bars []Bar) []Bar {
 	if len(bars) <= maxRowBars {
 		return bars
@@ -184,7 +184,7 @@ func mergeBars(l *Lanes, bars []Bar) []Bar {
 	for _, bar := range sorted {
 		if n := len(out); n > 0 {
 			last := &out[n-1]
-			if last.Kind == bar.Kind && l.X(bar.From) <= l.X(last.To)+1 {
+			if last.Kind == bar.Kind && l.X(bar.From) <= l.X(last.To)+binPx {
 				last.To = max(last.To, bar.To)
 				counts[n-1]++
 				continue
