@@ -203,12 +203,12 @@ func writeOverviewHTML(w io.Writer, res *doctor.Result) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
 	}
-	fmt.Fprintf(w, "<h2>Overview</h2><p>%s.</p><table class=\"overview\"><thead><tr><th class=\"num\" scope=\"col\">#</th><th scope=\"col\">checklist line</th><th scope=\"col\">state</th></tr></thead><tbody>\n",
+	fmt.Fprintf(w, "<h2>Overview</h2><p>%s.</p><div class=\"scroll\"><table class=\"overview\"><thead><tr><th class=\"num\" scope=\"col\">#</th><th scope=\"col\">checklist line</th><th scope=\"col\">state</th></tr></thead><tbody>\n",
 		report.Escape(strings.Join(parts, ", ")))
 	for _, it := range res.Items {
 		class := strings.ReplaceAll(string(it.Status), " ", "")
 		fmt.Fprintf(w, "<tr><td class=\"num\">%d</td><td><a href=\"#line-%d\">%s</a></td><td><span class=\"badge %s\">%s</span></td></tr>\n",
 			it.ID, it.ID, report.Escape(it.Title), class, report.Escape(string(it.Status)))
 	}
-	io.WriteString(w, "</tbody></table>\n")
+	io.WriteString(w, "</tbody></table></div>\n")
 }

@@ -252,7 +252,7 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 	desc := fmt.Sprintf("%s: %s; p50 %s, p99 %s, max %s; lock TTL %s; %s outlived it; recommended TTL %s",
 		js.JobType, english.Count(js.Runs, "run", "runs"), ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
 		ttlText(js.TTLMS), english.Number(js.Outlived), ttl.FormatDuration(msDur(js.RecommendedTTLMS)))
-	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
+	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
 		report.Escape(js.JobType), histX0+histW+130, histTop+histH+30, histX0+histW+130, histTop+histH+30, report.Escape(desc), lo, hi, histX0, histW, report.Escape(desc))
 	base := histTop + histH
 	for _, b := range js.Histogram {
@@ -281,7 +281,7 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 	marker("p99", js.P99MS, report.Palette.Info, "p99", 0)
 	marker("ttl", js.TTLMS, report.Palette.Error, "lock TTL", 1)
 	marker("recommended", js.RecommendedTTLMS, report.Palette.Pass, "recommended", 2)
-	io.WriteString(w, "</svg>\n")
+	io.WriteString(w, "</svg></div>\n")
 	fmt.Fprintf(w, "<figcaption>%s</figcaption>\n</figure>\n", report.Escape(desc))
 	return nil
 }

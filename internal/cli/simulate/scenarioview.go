@@ -36,7 +36,7 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 	if len(res.Profiles) > 0 {
 		fmt.Fprintf(w, "<p class=\"note\">Scope: %s</p>\n", report.Escape(scopeText(&res.Profiles[0].Config)))
 	}
-	fmt.Fprintf(w, "<table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">expected</th><th scope=\"col\">result</th><th scope=\"col\">explored</th><th scope=\"col\">mitigations</th></tr></thead><tbody>\n")
+	fmt.Fprintf(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">expected</th><th scope=\"col\">result</th><th scope=\"col\">explored</th><th scope=\"col\">mitigations</th></tr></thead><tbody>\n")
 	for i := range res.Profiles {
 		pr := &res.Profiles[i]
 		exp := "-"
@@ -50,7 +50,7 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>%s</td><td>%s</td></tr>\n", report.Escape(pr.Profile.Name),
 			report.Escape(exp), class, report.Escape(pr.Outcome().String()), report.Escape(sim.ExploredText(pr)), report.Escape(pr.Profile.Summary))
 	}
-	io.WriteString(w, "</tbody></table>\n")
+	io.WriteString(w, "</tbody></table></div>\n")
 	for _, pr := range res.Profiles {
 		ex := pr.Example
 		if ex == nil {

@@ -126,13 +126,13 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{if .Picture}}<main>{{.Picture}}</main>{{end}}
 {{if .Findings}}<section class="findings">
 <h2>Findings</h2>
-<table>
+<div class="scroll"><table>
 <thead><tr><th scope="col">Severity</th><th scope="col">Code</th><th scope="col">Subject</th><th scope="col">Message</th></tr></thead>
 <tbody>
 {{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}"><td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td><td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td><td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
 <details><summary>evidence and fix</summary><ul>{{range $f.Shown}}<li>{{.}}</li>{{end}}{{if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
 {{end}}</tbody>
-</table>
+</table></div>
 </section>{{end}}
 {{if .Allowed}}<section class="allowed"><h2>Accepted by the allow-list (not counted)</h2><ul>
 {{range .Allowed}}<li>{{.Severity}} <code>{{.Code}}</code> {{.Subject}}: {{.Message}} (until {{.Expires}}: {{.Reason}})</li>
@@ -150,7 +150,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 // both schemes (TestPaletteContrast).
 var pageCSS = cssVars(lightScheme, ":root") + "@media (prefers-color-scheme: dark) {\n" + cssVars(darkScheme, ":root") + "}\n" + `
 :root { color-scheme: light dark; }
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); margin: 1.5rem auto; max-width: 84rem; padding: 0 1rem; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; overflow-wrap: break-word; color: var(--ink); background: var(--bg); margin: 1.5rem auto; max-width: 84rem; padding: 0 1rem; }
 h1 { font-size: 1.4rem; margin: 0 0 .3rem; } h2 { font-size: 1.15rem; margin: 1.4rem 0 .5rem; } h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 a { color: var(--link); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
@@ -159,7 +159,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 table { border-collapse: collapse; margin: .4rem 0 1rem; min-width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .25rem .5rem; border-bottom: 1px solid var(--rule); }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td { overflow-wrap: anywhere; }
+td, th { overflow-wrap: break-word; } td.num, th.num { white-space: nowrap; }
 .badge { display: inline-block; padding: 0 .4rem; border-radius: .2rem; color: var(--on-badge); font-size: 13px; white-space: nowrap; border: 1px solid transparent; }
 .badge.error, .badge.fail { background: var(--error); } .badge.warn, .badge.partial { background: var(--warn-bg); color: var(--on-warn); }
 .badge.info { background: var(--info); } .badge.pass { background: var(--pass); } .badge.notchecked { background: var(--faint); }

@@ -192,7 +192,7 @@ func (l *Lanes) SVG(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<figure class=\"lanes\">\n")
 	l.writeCause(&b)
-	fmt.Fprintf(&b, "<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"%s-title %s-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
+	fmt.Fprintf(&b, "<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"group\" aria-labelledby=\"%s-title %s-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
 		width, height, width, height, id, id, l.Start, l.End, lanesLeft, lanesWidth)
 	fmt.Fprintf(&b, "<title id=\"%s-title\">%s</title>\n<desc id=\"%s-desc\">%s</desc>\n", id, Escape(l.Title), id, Escape(l.Desc))
 	fmt.Fprintf(&b, `<defs><pattern id="%s-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect class="hatch-bg" width="6" height="6"/><line class="hatch-line" x1="0" y1="0" x2="0" y2="6" stroke-width="2"/></pattern></defs>`+"\n", id)

@@ -61,7 +61,7 @@ func (l *Lanes) writeOrder(b *strings.Builder) {
 	height := orderTop + len(l.Lanes)*orderRowH + orderBelow
 	fmt.Fprintf(b, "<div class=\"scroll order-strip\"><p class=\"strip-title\">Event order: the time axis above stacks events within a few pixels, "+
 		"so here each event has its own column, in the order it happened%s.</p>\n", Escape(note))
-	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"order\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-events=\"%d\">\n",
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"order\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"group\" aria-label=\"%s\" data-events=\"%d\">\n",
 		width, height, width, height, Escape("event order of "+l.Title), len(evs))
 	for i, ln := range l.Lanes {
 		y := orderTop + i*orderRowH
