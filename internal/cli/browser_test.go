@@ -460,7 +460,7 @@ type pageContent struct {
 	FirstH2   string
 	MinFont   float64 // the smallest computed font size of any visible text
 	Shrunk    []string
-	Overflow  float64 // how far the page is wider than the window
+	Overflow  float64  // how far the page is wider than the window
 	Wide      []string // the elements that make it so
 	Bg, Ink   string
 	Buckets   []struct{ Runs, From, To, H float64 }
