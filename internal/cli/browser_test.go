@@ -401,15 +401,7 @@ func TestIncidentAndHistogramInChromium(t *testing.T) {
 	})
 
 	t.Run("inspect ttl", func(t *testing.T) {
-		csv := filepath.Join(dir, "durations.csv")
-		var b strings.Builder
-		b.WriteString("job_type,duration_ms\n")
-		for i := 1; i <= 400; i++ {
-			fmt.Fprintf(&b, "payment,%d\n", 100+i*i/20)
-		}
-		if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		csv := writeDurations(t, dir)
 		html := filepath.Join(dir, "ttl.html")
 		runToFile(t, "inspect", "ttl", csv, "--ttl", "5s", "--html", html)
 		p := openInChromium(t, html, "ttl.png")
@@ -792,15 +784,7 @@ func TestTablePicturesInChromium(t *testing.T) {
 		})
 	})
 	t.Run("inspect ttl", func(t *testing.T) {
-		csv := filepath.Join(dir, "durations.csv")
-		var b strings.Builder
-		b.WriteString("job_type,duration_ms\n")
-		for i := 1; i <= 400; i++ {
-			fmt.Fprintf(&b, "payment,%d\n", 100+i*i/20)
-		}
-		if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		csv := writeDurations(t, dir)
 		html := filepath.Join(dir, "ttl.html")
 		runToFile(t, "inspect", "ttl", csv, "--ttl", "5s", "--html", html)
 		browse(t, html, "inspect-ttl", views, func(t *testing.T, v view, p page) {
@@ -873,4 +857,20 @@ func TestHotKeySizes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeDurations writes 400 payment runs whose durations spread from 100ms
+// to 8s, a quarter of them past a 5s TTL.
+func writeDurations(t *testing.T, dir string) string {
+	t.Helper()
+	csv := filepath.Join(dir, "durations.csv")
+	var b strings.Builder
+	b.WriteString("job_type,duration_ms\n")
+	for i := 1; i <= 400; i++ {
+		fmt.Fprintf(&b, "payment,%d\n", 100+i*i/20)
+	}
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return csv
 }

@@ -29,7 +29,8 @@ func incidentLanes(tl *auditlogs.Timeline, rows []auditlogs.TimelineRow, d *audi
 	for _, r := range rows {
 		end = max(end, ms(r.Offset))
 	}
-	l := &report.Lanes{ID: fmt.Sprintf("incident-%d-lanes", n), Title: "business key " + tl.Key + ", rebuilt from the logs", Start: 0, End: end,
+	l := &report.Lanes{ID: fmt.Sprintf("incident-%d-lanes", n), Title: "business key " + tl.Key + ", rebuilt from the logs", Start: 0,
+		End:   end,
 		Cause: incidentCause(d)}
 	if len(rows) > 0 && !rows[0].Time.IsZero() {
 		l.T0 = rows[0].Time
@@ -73,7 +74,8 @@ func incidentLanes(tl *auditlogs.Timeline, rows []auditlogs.TimelineRow, d *audi
 		}
 		l.Lanes = append(l.Lanes, ln)
 	}
-	l.Desc = fmt.Sprintf("%s over %s: %s, %d of them a repeat.", english.Count(len(tl.Workers), "worker", "workers"), time.Duration(end)*time.Millisecond,
+	l.Desc = fmt.Sprintf("%s over %s: %s, %d of them a repeat.", english.Count(len(tl.Workers), "worker", "workers"),
+		time.Duration(end)*time.Millisecond,
 		english.Count(effects, "side effect", "side effects"), dups)
 	if l.Cause != nil {
 		l.Desc += " Cause: " + l.Cause.Code + ", " + l.Cause.Title + "."
@@ -98,7 +100,8 @@ func deliveryRow(rows []auditlogs.TimelineRow, lane int, worker string, n int) r
 			if open >= 0 {
 				end := map[string]string{"acked": "acked", "retry": "retried", "dead_lettered": "dead-lettered", "crash": "crashed"}[r.Event]
 				row.Bars = append(row.Bars, report.Bar{From: ms(rows[open].Offset), To: t, Kind: report.BarDelivery, End: end,
-					Title: fmt.Sprintf("%s held the delivery from +%s to +%s, ended: %s", worker, rows[open].Offset, r.Offset, end), Link: lineAnchor(n, open)})
+					Title: fmt.Sprintf("%s held the delivery from +%s to +%s, ended: %s", worker, rows[open].Offset, r.Offset, end), Link: lineAnchor(n,
+						open)})
 				open = -1
 			}
 		}
@@ -197,7 +200,8 @@ func orUnnamed(k string) string {
 
 func holdBars(h hold, acquired auditlogs.TimelineRow, worker string, end int64, link string) []report.Bar {
 	lease := report.Bar{From: h.from, To: h.to, Kind: report.BarLease, Label: orUnnamed(h.key), End: h.how, Link: link,
-		Title: fmt.Sprintf("%s held %s from +%s to +%s: %s", worker, orUnnamed(h.key), acquired.Offset, time.Duration(h.to)*time.Millisecond, h.how)}
+		Title: fmt.Sprintf("%s held %s from +%s to +%s: %s", worker, orUnnamed(h.key), acquired.Offset, time.Duration(h.to)*time.Millisecond,
+			h.how)}
 	m := ttlInDetail.FindStringSubmatch(acquired.Detail)
 	if m == nil {
 		return []report.Bar{lease}
@@ -209,13 +213,15 @@ func holdBars(h hold, acquired auditlogs.TimelineRow, worker string, end int64, 
 	expiry := h.from + ttl.Milliseconds()
 	if h.crashed && expiry > h.to {
 		return []report.Bar{lease, {From: h.to, To: min(expiry, end), Kind: report.BarOrphan, Link: link,
-			Title: fmt.Sprintf("%s stayed locked after %s crashed, until its TTL of %s (+%s)", orUnnamed(h.key), worker, ttl, time.Duration(expiry)*time.Millisecond)}}
+			Title: fmt.Sprintf("%s stayed locked after %s crashed, until its TTL of %s (+%s)", orUnnamed(h.key), worker, ttl,
+				time.Duration(expiry)*time.Millisecond)}}
 	}
 	if expiry >= h.to {
 		return []report.Bar{lease}
 	}
 	lease.To, lease.End = expiry, "TTL "+ttl.String()+" ran out"
-	lease.Title = fmt.Sprintf("%s's lock %s from +%s, TTL %s: it expired at +%s", worker, orUnnamed(h.key), acquired.Offset, ttl, time.Duration(expiry)*time.Millisecond)
+	lease.Title = fmt.Sprintf("%s's lock %s from +%s, TTL %s: it expired at +%s", worker, orUnnamed(h.key), acquired.Offset, ttl,
+		time.Duration(expiry)*time.Millisecond)
 	return []report.Bar{lease, {From: expiry, To: h.to, Kind: report.BarBelieved, Link: link, End: h.how,
 		Title: fmt.Sprintf("%s went on as the holder of %s after its TTL ran out, until %s", worker, orUnnamed(h.key), h.how)}}
 }

@@ -35,12 +35,14 @@ const maxTimelines = 20
 // its file:line.
 func writeLogsHTML(w io.Writer, r *auditlogs.Result, incident string) error {
 	fmt.Fprintf(w, "<p>%s, %s, %s; %s with a duplicated side effect.</p>\n", english.Count(r.Input.Sources, "file", "files"),
-		english.Count(r.Input.Lines, "line", "lines"), english.Count(r.Effects, "side effect", "side effects"), english.Count(len(r.Duplicates), "key", "keys"))
+		english.Count(r.Input.Lines, "line", "lines"), english.Count(r.Effects, "side effect", "side effects"),
+		english.Count(len(r.Duplicates), "key", "keys"))
 	if len(r.Timelines) == 0 {
 		if incident != "" {
 			fmt.Fprintf(w, "<p class=\"note\">No line names %s.</p>\n", report.Escape(incident))
 		} else {
-			io.WriteString(w, "<p class=\"note\">Give <code>--incident KEY</code> (or <code>-v</code> for every duplicate) to draw a key's timeline.</p>\n")
+			io.WriteString(w, "<p class=\"note\">Give <code>--incident KEY</code> (or <code>-v</code> for every duplicate) to draw a key's "+
+				"timeline.</p>\n")
 		}
 		return nil
 	}
@@ -71,15 +73,19 @@ func duplicateOf(r *auditlogs.Result, key string) *auditlogs.Duplicate {
 // writeIncidentIndex is the table of the drawn incidents: key, cause,
 // effects, workers, each linked to its section.
 func writeIncidentIndex(w io.Writer, r *auditlogs.Result, tls []auditlogs.Timeline) {
-	io.WriteString(w, "<nav class=\"index\"><h2>Incidents</h2><div class=\"scroll\"><table><thead><tr><th scope=\"col\">key</th><th scope=\"col\">cause</th>"+
-		"<th class=\"num\" scope=\"col\">side effects</th><th scope=\"col\">workers</th><th class=\"num\" scope=\"col\">lines</th></tr></thead><tbody>\n")
+	io.WriteString(w, "<nav class=\"index\"><h2>Incidents</h2><div class=\"scroll\"><table><thead><tr><th scope=\"col\">key</th><th "+
+		"scope=\"col\">cause</th>"+
+		"<th class=\"num\" scope=\"col\">side effects</th><th scope=\"col\">workers</th><th class=\"num\" scope=\"col\">lines</th></tr>"+
+		"</thead><tbody>\n")
 	for i, tl := range tls {
 		code, effects := "-", "-"
 		if d := duplicateOf(r, tl.Key); d != nil {
 			code, effects = d.Cause, fmt.Sprint(d.Effects)
 		}
-		fmt.Fprintf(w, "<tr><td><a href=\"#incident-%d\">%s</a></td><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%s</td></tr>\n",
-			i, report.Escape(tl.Key), report.Escape(code), effects, report.Escape(strings.Join(tl.Workers, ", ")), english.Number(int64(len(tl.Rows))))
+		fmt.Fprintf(w, "<tr><td><a href=\"#incident-%d\">%s</a></td><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td "+
+			"class=\"num\">%s</td></tr>\n",
+			i, report.Escape(tl.Key), report.Escape(code), effects, report.Escape(strings.Join(tl.Workers, ", ")),
+			english.Number(int64(len(tl.Rows))))
 	}
 	io.WriteString(w, "</tbody></table></div></nav>\n")
 }
@@ -136,7 +142,8 @@ func lineAnchor(n, i int) string { return fmt.Sprintf("#k%d-l%d", n, i) }
 // writeIncidentLines is the lines table, bounded: the deciding lines and
 // the repeats always, then the first lines up to maxTableLines.
 func writeIncidentLines(w io.Writer, rows []auditlogs.TimelineRow, decisive map[string]bool, n int) {
-	io.WriteString(w, "<details open><summary>lines</summary><div class=\"scroll\"><table class=\"events\"><thead><tr><th scope=\"col\">offset</th>"+
+	io.WriteString(w, "<details open><summary>lines</summary><div class=\"scroll\"><table class=\"events\"><thead><tr><th scope=\"col\">"+
+		"offset</th>"+
 		"<th scope=\"col\">worker</th><th scope=\"col\">event</th><th scope=\"col\">detail</th><th scope=\"col\">line</th></tr></thead><tbody>\n")
 	listed := tableLines(rows, decisive)
 	written := 0
@@ -157,8 +164,10 @@ func writeIncidentLines(w io.Writer, rows []auditlogs.TimelineRow, decisive map[
 	}
 	io.WriteString(w, "</tbody></table></div>")
 	if left := len(rows) - written; left > 0 {
-		fmt.Fprintf(w, "<p class=\"note\">%s of %s are listed (the lines the cause rests on and the repeated side effects first, then the first lines); "+
-			"%s more are in <code>-o json</code>.</p>", english.Number(int64(written)), english.Count(len(rows), "line", "lines"), english.Number(int64(left)))
+		fmt.Fprintf(w, "<p class=\"note\">%s of %s are listed (the lines the cause rests on and the repeated side effects first, then the "+
+			"first lines); "+
+			"%s more are in <code>-o json</code>.</p>", english.Number(int64(written)), english.Count(len(rows), "line", "lines"),
+			english.Number(int64(left)))
 	}
 	io.WriteString(w, "</details>\n")
 }

@@ -156,7 +156,8 @@ func writeChecklist(w io.Writer, th *report.Theme, res *doctor.Result, width int
 // behind them.
 func writeChecklistHTML(w io.Writer, res *doctor.Result) error {
 	writeOverviewHTML(w, res)
-	io.WriteString(w, `<h2>Each line, with its evidence</h2><div class="scroll"><table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
+	io.WriteString(w, `<h2>Each line, with its evidence</h2><div class="scroll">`+
+		`<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
 	for _, it := range res.Items {
 		class := strings.ReplaceAll(string(it.Status), " ", "")
 		fmt.Fprintf(w, "<tr id=\"line-%d\"><td class=\"num\">%d</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>", it.ID, it.ID,
@@ -203,7 +204,8 @@ func writeOverviewHTML(w io.Writer, res *doctor.Result) {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
 	}
-	fmt.Fprintf(w, "<h2>Overview</h2><p>%s.</p><div class=\"scroll\"><table class=\"overview\"><thead><tr><th class=\"num\" scope=\"col\">#</th><th scope=\"col\">checklist line</th><th scope=\"col\">state</th></tr></thead><tbody>\n",
+	fmt.Fprintf(w, "<h2>Overview</h2><p>%s.</p><div class=\"scroll\"><table class=\"overview\"><thead><tr><th class=\"num\" "+
+		"scope=\"col\">#</th><th scope=\"col\">checklist line</th><th scope=\"col\">state</th></tr></thead><tbody>\n",
 		report.Escape(strings.Join(parts, ", ")))
 	for _, it := range res.Items {
 		class := strings.ReplaceAll(string(it.Status), " ", "")

@@ -331,7 +331,8 @@ func (t *rows) Row(label, value string) { t.r = append(t.r, [2]string{label, val
 func writeLockHTML(w io.Writer, d *lock.Data) error {
 	fmt.Fprintf(w, "<p>%s keys scanned on %s; %s lock candidates in %s.</p>\n", english.Number(d.Scan.KeysScanned), report.Escape(d.Target.URL),
 		english.Number(d.Scan.Locks), english.Count(len(d.Families), "family", "families"))
-	io.WriteString(w, `<div class="scroll"><table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
+	io.WriteString(w, `<div class="scroll">`+
+		`<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
 	for _, fam := range d.Families {
 		fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"num\">%.2f</td><td>%s</td><td>%s</td></tr>\n",
 			report.Escape(fam.Template), english.Number(fam.Keys), report.Escape(topOf(fam.Makers)), report.Escape(fam.KeyClass), fam.Confidence,
@@ -339,7 +340,9 @@ func writeLockHTML(w io.Writer, d *lock.Data) error {
 	}
 	io.WriteString(w, "</tbody></table></div>\n")
 	if len(d.Skipped) > 0 {
-		io.WriteString(w, "<details><summary>not taken for locks, by their shape</summary><div class=\"scroll\"><table><thead><tr><th scope=\"col\">family</th><th class=\"num\" scope=\"col\">keys</th><th scope=\"col\">why</th><th scope=\"col\">examples</th></tr></thead><tbody>\n")
+		io.WriteString(w, "<details><summary>not taken for locks, by their shape</summary><div class=\"scroll\"><table><thead><tr><th "+
+			"scope=\"col\">family</th><th class=\"num\" scope=\"col\">keys</th><th scope=\"col\">why</th><th scope=\"col\">examples</th></tr>"+
+			"</thead><tbody>\n")
 		for _, s := range d.Skipped {
 			fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n", report.Escape(s.Template), english.Number(s.Keys),
 				report.Escape(strings.Join(mapKeys(s.Reasons), "; ")), report.Escape(strings.Join(s.Examples, ", ")))

@@ -215,7 +215,8 @@ func writeTTLHTML(w io.Writer, res *ttl.Result) error {
 	if err := report.TextHTML(w, func(w io.Writer, th *report.Theme) error { return jobTable(th, res).Render(w) }); err != nil {
 		return err
 	}
-	io.WriteString(w, "<p class=\"note\">Each bar's height is its runs per doubling of the duration (the buckets are unequal on the log axis); its count is in its hover text.</p>\n")
+	io.WriteString(w, "<p class=\"note\">Each bar's height is its runs per doubling of the duration (the buckets are unequal on the log "+
+		"axis); its count is in its hover text.</p>\n")
 	for i := range res.JobTypes {
 		if err := writeJobHistogram(w, &res.JobTypes[i]); err != nil {
 			return err
@@ -252,7 +253,9 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 	desc := fmt.Sprintf("%s: %s; p50 %s, p99 %s, max %s; lock TTL %s; %s outlived it; recommended TTL %s",
 		js.JobType, english.Count(js.Runs, "run", "runs"), ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
 		ttlText(js.TTLMS), english.Number(js.Outlived), ttl.FormatDuration(msDur(js.RecommendedTTLMS)))
-	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
+	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" "+
+		"viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" "+
+		"data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
 		report.Escape(js.JobType), histX0+histW+130, histTop+histH+30, histX0+histW+130, histTop+histH+30, report.Escape(desc), lo, hi, histX0, histW, report.Escape(desc))
 	base := histTop + histH
 	for _, b := range js.Histogram {
@@ -262,12 +265,14 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		if b.BeyondTTL {
 			fill = report.Palette.Error
 		}
-		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" style=\"fill:%s\" data-from-ms=\"%g\" data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
+		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" style=\"fill:%s\" data-from-ms=\"%g\" "+
+			"data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
 			map[bool]string{true: " beyond-ttl"}[b.BeyondTTL], x0+0.5, float64(base)-h, math.Max(x1-x0-1, 1), math.Max(h, 0.5), fill, b.FromMS, b.ToMS, b.Runs,
 			report.Escape(ttl.FormatDuration(msDur(b.FromMS))), report.Escape(ttl.FormatDuration(msDur(b.ToMS))), english.Count(b.Runs, "run", "runs"),
 			map[bool]string{true: ", beyond the lock TTL"}[b.BeyondTTL])
 	}
-	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" style=\"stroke:%s\"/>\n", histX0, base, histX0+histW, base, report.Palette.Faint)
+	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" style=\"stroke:%s\"/>\n", histX0, base, histX0+histW, base,
+		report.Palette.Faint)
 	for _, t := range axisTicks(lo, hi) {
 		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x(t), base+16, report.Escape(ttl.FormatDuration(msDur(t))))
 	}
@@ -275,7 +280,8 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		if ms <= 0 {
 			return
 		}
-		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" style=\"stroke:%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" style=\"fill:%s\">%s %s</text><title>%s %s</title></g>\n",
+		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" style=\"stroke:%s\" "+
+			"stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" style=\"fill:%s\">%s %s</text><title>%s %s</title></g>\n",
 			class, ms, x(ms), 14+row*13, x(ms), base, color, x(ms)+3, 12+row*13, color, label, report.Escape(ttl.FormatDuration(msDur(ms))), label, report.Escape(ttl.FormatDuration(msDur(ms))))
 	}
 	marker("p99", js.P99MS, report.Palette.Info, "p99", 0)

@@ -151,7 +151,8 @@ func parseMillis(s string) (int64, bool) {
 func pauseRow(tl *sim.Timeline, name string) report.LaneRow {
 	row := report.LaneRow{Label: "paused"}
 	for _, p := range pauses(tl, name) {
-		to, title := min(p[1], tl.End), fmt.Sprintf("%s was paused (stop-the-world) from t=%s until t=%s", name, sim.FormatMillis(p[0]), sim.FormatMillis(p[1]))
+		to, title := min(p[1], tl.End), fmt.Sprintf("%s was paused (stop-the-world) from t=%s until t=%s", name, sim.FormatMillis(p[0]),
+			sim.FormatMillis(p[1]))
 		if p[1] > tl.End {
 			title += ", past the end of the run: it did nothing in this span"
 		}

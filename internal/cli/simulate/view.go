@@ -51,7 +51,8 @@ func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
 		c := int(t * int64(chartWidth-1) / end)
 		return min(max(c, 0), chartWidth-1)
 	}
-	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", sim.FormatMillis(end), sim.FormatMillis(max(end/int64(chartWidth-1), 1)))))
+	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", sim.FormatMillis(end),
+		sim.FormatMillis(max(end/int64(chartWidth-1), 1)))))
 	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", chartWidth-2-len(sim.FormatMillis(end)))+sim.FormatMillis(end), "")
 	for wk := 0; wk < tl.Workers; wk++ {
 		lane := fmt.Sprintf("W%d", wk+1)
@@ -151,7 +152,8 @@ func writeTimelineHTML(w io.Writer, tl *sim.Timeline, title, why string) error {
 	if err := timelineLanes(tl, title, why).SVG(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "<details open><summary>events</summary>\n<div class=\"scroll\"><table class=\"events\"><thead><tr><th class=\"num\" scope=\"col\">step</th><th scope=\"col\">time</th><th scope=\"col\">lane</th><th scope=\"col\">event</th></tr></thead><tbody>\n")
+	fmt.Fprintf(w, "<details open><summary>events</summary>\n<div class=\"scroll\"><table class=\"events\"><thead><tr><th class=\"num\" "+
+		"scope=\"col\">step</th><th scope=\"col\">time</th><th scope=\"col\">lane</th><th scope=\"col\">event</th></tr></thead><tbody>\n")
 	for _, ev := range tl.Events {
 		if ev.Kind == "tick" {
 			continue
@@ -160,7 +162,8 @@ func writeTimelineHTML(w io.Writer, tl *sim.Timeline, title, why string) error {
 		if ev.Mark {
 			text = "<strong>" + text + "</strong>"
 		}
-		fmt.Fprintf(w, "<tr id=\"ev-%d\"><td class=\"num\">%d</td><td>t=%s</td><td>%s</td><td>%s</td></tr>\n", ev.Step, ev.Step, report.Escape(sim.FormatMillis(ev.T)), report.Escape(ev.Lane), text)
+		fmt.Fprintf(w, "<tr id=\"ev-%d\"><td class=\"num\">%d</td><td>t=%s</td><td>%s</td><td>%s</td></tr>\n", ev.Step, ev.Step,
+			report.Escape(sim.FormatMillis(ev.T)), report.Escape(ev.Lane), text)
 	}
 	_, err := io.WriteString(w, "</tbody></table></div></details>\n")
 	return err
@@ -168,15 +171,20 @@ func writeTimelineHTML(w io.Writer, tl *sim.Timeline, title, why string) error {
 
 // writeCounterfactualsHTML is the same schedule under every profile.
 func writeCounterfactualsHTML(w io.Writer, cfs []sim.Counterfactual) {
-	fmt.Fprintf(w, "<h3>The same schedule under every profile</h3>\n<div class=\"scroll\"><table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">outcome</th><th class=\"num\" scope=\"col\">effects</th><th class=\"num\" scope=\"col\">caught</th><th class=\"num\" scope=\"col\">fenced</th><th class=\"num\" scope=\"col\">lock expiries</th><th class=\"num\" scope=\"col\">DLQ</th></tr></thead><tbody>\n")
+	fmt.Fprintf(w, "<h3>The same schedule under every profile</h3>\n<div class=\"scroll\"><table><thead><tr><th scope=\"col\">profile"+
+		"</th><th scope=\"col\">outcome</th><th class=\"num\" scope=\"col\">effects</th><th class=\"num\" scope=\"col\">caught</th><th "+
+		"class=\"num\" scope=\"col\">fenced</th><th class=\"num\" scope=\"col\">lock expiries</th><th class=\"num\" scope=\"col\">DLQ</th>"+
+		"</tr></thead><tbody>\n")
 	for _, cf := range cfs {
 		outcome := sim.OutcomeOf(cf.Found).String()
 		class := "pass"
 		if cf.Found.Has(sim.VDuplicate) || cf.Found.Has(sim.VLoss) {
 			class = "fail"
 		}
-		fmt.Fprintf(w, "<tr><td>%s</td><td><span class=\"badge %s\">%s</span></td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td></tr>\n",
-			report.Escape(cf.Profile.Name), class, report.Escape(outcome), cf.Stats.Effects, cf.Stats.Caught, cf.Stats.Fenced, cf.Stats.LockExpiries, cf.Stats.DeadLettered)
+		fmt.Fprintf(w, "<tr><td>%s</td><td><span class=\"badge %s\">%s</span></td><td class=\"num\">%d</td><td class=\"num\">%d</td><td "+
+			"class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td></tr>\n",
+			report.Escape(cf.Profile.Name), class, report.Escape(outcome), cf.Stats.Effects, cf.Stats.Caught, cf.Stats.Fenced,
+			cf.Stats.LockExpiries, cf.Stats.DeadLettered)
 	}
 	io.WriteString(w, "</tbody></table></div>\n")
 }

@@ -130,7 +130,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <thead><tr><th scope="col">Severity</th><th scope="col">Code</th><th scope="col">Subject</th><th scope="col">Message</th></tr></thead>
 <tbody>
 {{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}"><td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td><td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td><td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
-<details><summary>evidence and fix</summary><ul>{{range $f.Shown}}<li>{{.}}</li>{{end}}{{if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
+<details><summary>evidence and fix</summary><ul>{{range $f.Shown}}<li>{{.}}</li>{{end}}
+{{- if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
 {{end}}</tbody>
 </table></div>
 </section>{{end}}
@@ -150,8 +151,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 // both schemes (TestPaletteContrast).
 var pageCSS = cssVars(lightScheme, ":root") + "@media (prefers-color-scheme: dark) {\n" + cssVars(darkScheme, ":root") + "}\n" + `
 :root { color-scheme: light dark; }
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; overflow-wrap: break-word; color: var(--ink); background: var(--bg); margin: 1.5rem auto; max-width: 84rem; padding: 0 1rem; }
-h1 { font-size: 1.4rem; margin: 0 0 .3rem; } h2 { font-size: 1.15rem; margin: 1.4rem 0 .5rem; } h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; overflow-wrap: break-word;
+  color: var(--ink); background: var(--bg); margin: 1.5rem auto; max-width: 84rem; padding: 0 1rem; }
+h1 { font-size: 1.4rem; margin: 0 0 .3rem; } h2 { font-size: 1.15rem; margin: 1.4rem 0 .5rem; }
+h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 a { color: var(--link); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .verdict.fail strong { color: var(--error-text); } .verdict.pass strong { color: var(--pass-text); }
@@ -160,7 +163,8 @@ table { border-collapse: collapse; margin: .4rem 0 1rem; min-width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .25rem .5rem; border-bottom: 1px solid var(--rule); }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td, th { overflow-wrap: break-word; } td.num, th.num { white-space: nowrap; }
-.badge { display: inline-block; padding: 0 .4rem; border-radius: .2rem; color: var(--on-badge); font-size: 13px; white-space: nowrap; border: 1px solid transparent; }
+.badge { display: inline-block; padding: 0 .4rem; border-radius: .2rem; color: var(--on-badge); font-size: 13px; white-space: nowrap;
+  border: 1px solid transparent; }
 .badge.error, .badge.fail { background: var(--error); } .badge.warn, .badge.partial { background: var(--warn-bg); color: var(--on-warn); }
 .badge.info { background: var(--info); } .badge.pass { background: var(--pass); } .badge.notchecked { background: var(--faint); }
 details summary { cursor: pointer; color: var(--faint); } .fix { margin: .3rem 0; }
@@ -169,14 +173,17 @@ svg { height: auto; } .scroll > svg { max-width: none; display: block; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--ink); }
 svg .lane-name { font-weight: bold; } svg .mark-label, svg .bar-label, svg .bar-end-label, svg .step-no { font-size: 11px; }
 svg .bar-label { fill: var(--on-lease); }
-svg .mark-label, svg .bar-end-label { paint-order: stroke; stroke: var(--bg); stroke-width: 3px; stroke-linejoin: round; } svg .tick, svg .t0 { fill: var(--faint); }
+svg .mark-label, svg .bar-end-label { paint-order: stroke; stroke: var(--bg); stroke-width: 3px; stroke-linejoin: round; }
+svg .tick, svg .t0 { fill: var(--faint); }
 svg .rule { stroke: var(--rule); } svg .grid { stroke: var(--grid); } svg .axis-line { stroke: var(--faint); }
 svg .bar.delivery { fill: var(--delivery); } svg .bar.lease { fill: var(--lease); stroke: var(--lease-edge); stroke-width: 1.5; }
-svg .bar.believed { stroke: var(--error); stroke-width: 1.5; } svg .hatch-bg { fill: var(--expired); } svg .hatch-line { stroke: var(--error); }
+svg .bar.believed { stroke: var(--error); stroke-width: 1.5; } svg .hatch-bg { fill: var(--expired); }
+svg .hatch-line { stroke: var(--error); }
 svg .bar.orphan { fill: none; stroke: var(--lease-edge); stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .bar.paused { fill: var(--fault); } svg .bar-end { stroke: var(--ink); stroke-width: 2; }
 svg .overlap { fill: var(--error); fill-opacity: .16; } svg .bin { fill: var(--faint); }
-svg .mark { stroke: var(--ink); fill: var(--faint); } svg .mark .ring { fill: none; stroke: var(--ink); stroke-width: 1.5; stroke-dasharray: 2 2; }
+svg .mark { stroke: var(--ink); fill: var(--faint); }
+svg .mark .ring { fill: none; stroke: var(--ink); stroke-width: 1.5; stroke-dasharray: 2 2; }
 svg .mark.effect { fill: var(--effect); stroke: none; } svg .mark.duplicate { fill: var(--error); stroke: var(--ink); }
 svg .mark.crash, svg .mark.pause { stroke: var(--fault); } svg .mark.ack { stroke: var(--pass); }
 svg .mark.expire, svg .mark.deadline { stroke: var(--warn); }
@@ -187,11 +194,13 @@ svg .mark.other { fill: var(--faint); stroke: none; }
 .legend span { display: inline-block; margin-right: 1rem; font-size: 13px; }
 .legend .sw { display: inline-block; width: 1.6em; height: .8em; margin-right: .3em; vertical-align: middle; border: 1px solid var(--ink); }
 .sw-delivery { background: var(--delivery); } .sw-lease { background: var(--lease); } .sw-paused { background: var(--fault); }
-.sw-believed { background: repeating-linear-gradient(45deg, var(--expired) 0 3px, var(--error) 3px 5px); } .sw-orphan { border-style: dashed !important; }
+.sw-believed { background: repeating-linear-gradient(45deg, var(--expired) 0 3px, var(--error) 3px 5px); }
+.sw-orphan { border-style: dashed !important; }
 .cause { border-left: 4px solid var(--error); padding: .3rem .6rem; margin: .6rem 0; }
 .cause-label { text-transform: uppercase; font-size: 12px; color: var(--faint); letter-spacing: .05em; }
 .strip-title { color: var(--faint); font-size: 13px; margin: .4rem 0 .2rem; }
-.vs-error { color: var(--error-text); font-weight: bold; } .vs-warn { color: var(--warn); font-weight: bold; } .vs-info { color: var(--info); }
+.vs-error { color: var(--error-text); font-weight: bold; } .vs-warn { color: var(--warn); font-weight: bold; }
+.vs-info { color: var(--info); }
 figure.histogram rect.bucket { stroke: var(--lease-edge); stroke-width: 1; }
 .st-pass { color: var(--pass-text); } .st-strong { font-weight: bold; } .st-faint { color: var(--faint); }
 .st-mark { background: var(--error); color: var(--on-badge); padding: 0 .2em; font-weight: bold; }
@@ -207,7 +216,8 @@ footer { color: var(--faint); font-size: 13px; margin-top: 2rem; }
   :root { --bg: #fff; --ink: #000; --faint: #333; }
   body { margin: 0; max-width: none; font-size: 11pt; color: #000; background: #fff; }
   .scroll { overflow: visible; } .scroll > svg { max-width: 100%; }
-  details { display: block; } details > summary { display: none; } main, section.incident { break-after: page; } figure, tr { break-inside: avoid; }
+  details { display: block; } details > summary { display: none; } main, section.incident { break-after: page; }
+figure, tr { break-inside: avoid; }
   a { color: inherit; text-decoration: none; }
   .badge { background: #fff !important; color: #000 !important; border: 1px solid #000; font-weight: bold; }
 }

@@ -192,14 +192,18 @@ func (l *Lanes) SVG(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("<figure class=\"lanes\">\n")
 	l.writeCause(&b)
-	fmt.Fprintf(&b, "<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"group\" aria-labelledby=\"%s-title %s-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
+	fmt.Fprintf(&b, "<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "+
+		"role=\"group\" aria-labelledby=\"%s-title %s-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
 		width, height, width, height, id, id, l.Start, l.End, lanesLeft, lanesWidth)
 	fmt.Fprintf(&b, "<title id=\"%s-title\">%s</title>\n<desc id=\"%s-desc\">%s</desc>\n", id, Escape(l.Title), id, Escape(l.Desc))
-	fmt.Fprintf(&b, `<defs><pattern id="%s-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect class="hatch-bg" width="6" height="6"/><line class="hatch-line" x1="0" y1="0" x2="0" y2="6" stroke-width="2"/></pattern></defs>`+"\n", id)
+	fmt.Fprintf(&b, `<defs><pattern id="%s-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect `+
+		`class="hatch-bg" width="6" height="6"/><line class="hatch-line" x1="0" y1="0" x2="0" y2="6" stroke-width="2"/></pattern>`+
+		`</defs>`+"\n", id)
 	l.writeAxis(&b, height)
 	for _, o := range l.Overlaps {
 		x0, x1 := l.X(o.From), l.X(o.To)
-		fmt.Fprintf(&b, "<rect class=\"overlap\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" data-from-ms=\"%d\" data-to-ms=\"%d\"><title>two workers each took themselves for the holder of the same lock, %s to %s</title></rect>\n",
+		fmt.Fprintf(&b, "<rect class=\"overlap\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" data-from-ms=\"%d\" data-to-ms=\"%d\">"+
+			"<title>two workers each took themselves for the holder of the same lock, %s to %s</title></rect>\n",
 			x0, lanesTop-8, max(x1-x0, 1), height-lanesTop-lanesBottom+8, o.From, o.To, Escape(l.tickText(o.From)), Escape(l.tickText(o.To)))
 	}
 	var top []pending // drawn last, on top of everything: the second side effects
@@ -306,8 +310,13 @@ func stacks(l *Lanes, marks []Mark) bool {
 	return false
 }
 
-const lanesLegend = `<p class="legend"><span><span class="sw sw-delivery"></span>delivery</span><span><span class="sw sw-lease"></span>lock lease (its key, how it ended)</span>` +
-	`<span><span class="sw sw-believed"></span>holder still acting as owner after its lease ended</span><span><span class="sw sw-orphan"></span>key left with no acting holder (crashed or paused)</span>` +
-	`<span><span class="sw sw-paused"></span>paused</span><span>&#9679; side effect</span><span>&#9673; <strong>second side effect</strong></span>` +
-	`<span>&#9660; DEL of a lock it did not hold</span><span>&#8856; lock busy</span><span>&#9670; idempotency check (answer)</span><span>&#9671; cache read (answer)</span>` +
-	`<span>&#9733; key changed</span><span>&#8635; redelivery</span><span>&#10007; crash</span><span>&#10074;&#10074; pause</span><span>&#10003; ack</span><span>&#9711; deciding evidence</span></p>` + "\n"
+const lanesLegend = `<p class="legend"><span><span class="sw sw-delivery"></span>delivery</span><span><span class="sw sw-lease">` +
+	`</span>lock lease (its key, how it ended)</span>` +
+	`<span><span class="sw sw-believed"></span>holder still acting as owner after its lease ended</span><span><span class="sw sw-orphan">` +
+	`</span>key left with no acting holder (crashed or paused)</span>` +
+	`<span><span class="sw sw-paused"></span>paused</span><span>&#9679; side effect</span><span>&#9673; <strong>second side effect` +
+	`</strong></span>` +
+	`<span>&#9660; DEL of a lock it did not hold</span><span>&#8856; lock busy</span><span>&#9670; idempotency check (answer)</span>` +
+	`<span>&#9671; cache read (answer)</span>` +
+	`<span>&#9733; key changed</span><span>&#8635; redelivery</span><span>&#10007; crash</span><span>&#10074;&#10074; pause</span><span>` +
+	`&#10003; ack</span><span>&#9711; deciding evidence</span></p>` + "\n"

@@ -48,10 +48,12 @@ func (l *Lanes) tickText(ms int64) string {
 
 func (l *Lanes) writeAxis(b *strings.Builder, height int) {
 	axisY := height - lanesBottom + 6
-	fmt.Fprintf(b, "<g class=\"axis\"><line class=\"axis-line\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", lanesLeft, axisY, lanesLeft+lanesWidth, axisY)
+	fmt.Fprintf(b, "<g class=\"axis\"><line class=\"axis-line\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", lanesLeft, axisY,
+		lanesLeft+lanesWidth, axisY)
 	for _, t := range Ticks(l.Start, l.End) {
 		x := l.X(t)
-		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" data-t-ms=\"%d\">%s</text>\n",
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text class=\"tick\" x=\"%.1f\" y=\"%d\" "+
+			"text-anchor=\"middle\" data-t-ms=\"%d\">%s</text>\n",
 			x, lanesTop-6, x, axisY, x, axisY+16, t, Escape(l.tickText(t)))
 	}
 	if !l.T0.IsZero() {

@@ -39,7 +39,8 @@ func (l *Lanes) bar(b *strings.Builder, bar Bar, y int, id string) {
 		h, dy = 6, 17
 	}
 	open, closeTag := linkWrap(bar.Link)
-	fmt.Fprintf(b, "%s<rect class=\"bar %s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"%s data-from-ms=\"%d\" data-to-ms=\"%d\"><title>%s</title></rect>",
+	fmt.Fprintf(b, "%s<rect class=\"bar %s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\"%s data-from-ms=\"%d\" data-to-ms=\"%d\">"+
+		"<title>%s</title></rect>",
 		open, Escape(bar.Kind), x0, y+dy, max(x1-x0, 2), h, fill, bar.From, bar.To, Escape(bar.Title))
 	if bar.Label != "" && x1-x0 > float64(6*len([]rune(bar.Label))+6) {
 		fmt.Fprintf(b, "<text class=\"bar-label\" x=\"%.1f\" y=\"%d\">%s</text>", x0+3, y+16, Escape(bar.Label))
@@ -95,7 +96,8 @@ func (l *Lanes) markAt(b *strings.Builder, m Mark, x, cy float64) {
 		ev = " data-evidence=\"1\""
 	}
 	b.WriteString(open)
-	fmt.Fprintf(b, "<g class=\"mark %s\" data-t-ms=\"%d\"%s transform=\"translate(%.1f %.1f)\"><title>%s</title>", Escape(kind), m.At, ev, x, cy, Escape(m.Title))
+	fmt.Fprintf(b, "<g class=\"mark %s\" data-t-ms=\"%d\"%s transform=\"translate(%.1f %.1f)\"><title>%s</title>", Escape(kind), m.At, ev,
+		x, cy, Escape(m.Title))
 	if m.Evidence {
 		b.WriteString(`<circle class="ring" r="11"/>`)
 	}
@@ -166,8 +168,10 @@ func (l *Lanes) bin(b *strings.Builder, bn markBin, y int) {
 	}
 	h := min(4+4*math.Log2(float64(bn.Count)), 20)
 	x := l.X(bn.From)
-	fmt.Fprintf(b, "<rect class=\"bin\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" data-count=\"%d\" data-from-ms=\"%d\" data-to-ms=\"%d\"><title>%s from %s to %s: %s</title></rect>\n",
-		x, float64(y+22)-h, binPx-1, h, bn.Count, bn.From, bn.To, english.Count(bn.Count, "event", "events"), Escape(l.tickText(bn.From)), Escape(l.tickText(bn.To)), Escape(strings.Join(parts, ", ")))
+	fmt.Fprintf(b, "<rect class=\"bin\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" data-count=\"%d\" data-from-ms=\"%d\" "+
+		"data-to-ms=\"%d\"><title>%s from %s to %s: %s</title></rect>\n",
+		x, float64(y+22)-h, binPx-1, h, bn.Count, bn.From, bn.To, english.Count(bn.Count, "event", "events"), Escape(l.tickText(bn.From)),
+		Escape(l.tickText(bn.To)), Escape(strings.Join(parts, ", ")))
 }
 
 // mergeBars returns a row's bars, and past maxRowBars the bars of each

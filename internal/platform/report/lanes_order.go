@@ -59,13 +59,16 @@ func (l *Lanes) writeOrder(b *strings.Builder) {
 
 	width := lanesLeft + len(evs)*orderCol + 20
 	height := orderTop + len(l.Lanes)*orderRowH + orderBelow
-	fmt.Fprintf(b, "<div class=\"scroll order-strip\"><p class=\"strip-title\">Event order: the time axis above stacks events within a few pixels, "+
+	fmt.Fprintf(b, "<div class=\"scroll order-strip\"><p class=\"strip-title\">Event order: the time axis above stacks events within a "+
+		"few pixels, "+
 		"so here each event has its own column, in the order it happened%s.</p>\n", Escape(note))
-	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"order\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"group\" aria-label=\"%s\" data-events=\"%d\">\n",
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"order\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "+
+		"role=\"group\" aria-label=\"%s\" data-events=\"%d\">\n",
 		width, height, width, height, Escape("event order of "+l.Title), len(evs))
 	for i, ln := range l.Lanes {
 		y := orderTop + i*orderRowH
-		fmt.Fprintf(b, "<text class=\"row-label\" x=\"4\" y=\"%d\"><title>%s</title>%s</text><line class=\"rule\" x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n",
+		fmt.Fprintf(b, "<text class=\"row-label\" x=\"4\" y=\"%d\"><title>%s</title>%s</text><line class=\"rule\" x1=\"0\" y1=\"%d\" "+
+			"x2=\"%d\" y2=\"%d\"/>\n",
 			y+16, Escape(ln.Name), Escape(text.ClipRunes(ln.Name, rowLabelMax, "…")), y+orderRowH, width, y+orderRowH)
 	}
 	last := int64(-1 << 62)
@@ -75,12 +78,14 @@ func (l *Lanes) writeOrder(b *strings.Builder) {
 		if n == 0 {
 			n = i + 1
 		}
-		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text class=\"step-no\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n",
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text class=\"step-no\" x=\"%.1f\" y=\"%d\" "+
+			"text-anchor=\"middle\">%d</text>\n",
 			x, orderTop-4, x, height-orderBelow, x, orderTop-8, n)
 		l.markAt(b, ev.m, x, float64(orderTop+ev.lane*orderRowH+12))
 		if ev.m.At != last {
 			ty := height - orderBelow + 12
-			fmt.Fprintf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" transform=\"rotate(-40 %.1f %d)\" text-anchor=\"end\">%s</text>\n", x, ty, x, ty, Escape(l.tickText(ev.m.At)))
+			fmt.Fprintf(b, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" transform=\"rotate(-40 %.1f %d)\" text-anchor=\"end\">%s</text>\n", x, ty, x,
+				ty, Escape(l.tickText(ev.m.At)))
 			last = ev.m.At
 		}
 	}

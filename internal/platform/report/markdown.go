@@ -81,7 +81,8 @@ func cutLines(b []byte, budget int) []byte {
 	cut := bytes.LastIndexByte(b[:budget], '\n') + 1
 	left := bytes.Count(b[cut:], []byte("\n"))
 	out := append([]byte(nil), b[:cut]...)
-	return fmt.Appendf(out, "\n_… %s more left out to keep this summary within its size limit (-o json has everything)._\n", english.Count(left, "line", "lines"))
+	return fmt.Appendf(out, "\n_… %s more left out to keep this summary within its size limit (-o json has everything)._\n",
+		english.Count(left, "line", "lines"))
 }
 
 func (p markdownPrinter) render(buf *bytes.Buffer, r *findings.Report, n, evidence int, summary []byte) {
@@ -100,7 +101,8 @@ func (p markdownPrinter) render(buf *bytes.Buffer, r *findings.Report, n, eviden
 			fmt.Fprintf(buf, "| %s | `%s` | %s | %s |\n", f.Severity, f.Code, mdCell(f.Subject), mdCell(f.Message))
 		}
 		if more := len(r.Findings) - n; more > 0 {
-			fmt.Fprintf(buf, "\n_The first %s of %s are listed; %d more are left out to keep this summary within its size limit (-o json has them all)._\n",
+			fmt.Fprintf(buf, "\n_The first %s of %s are listed; %d more are left out to keep this summary within its size limit (-o json has "+
+				"them all)._\n",
 				english.Number(int64(n)), english.Count(len(r.Findings), "finding", "findings"), more)
 		}
 	}
