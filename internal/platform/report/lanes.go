@@ -272,8 +272,12 @@ func (l *Lanes) writeCause(b *strings.Builder) {
 // row draws one row's bars and marks; it returns the marks to draw on
 // top and whether two of its marks stack within a few pixels.
 func (l *Lanes) row(b *strings.Builder, r LaneRow, y int, id string) ([]pending, bool) {
-	for _, bar := range mergeBars(l, r.Bars) {
+	bars := mergeBars(l, r.Bars)
+	for _, bar := range bars {
 		l.bar(b, bar, y, id)
+	}
+	for _, bar := range bars {
+		l.barEnd(b, bar, y)
 	}
 	marks, bins := l.binMarks(r.Marks)
 	for _, bn := range bins {

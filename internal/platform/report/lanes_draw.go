@@ -46,10 +46,18 @@ func (l *Lanes) bar(b *strings.Builder, bar Bar, y int, id string) {
 		fmt.Fprintf(b, "<text class=\"bar-label\" x=\"%.1f\" y=\"%d\">%s</text>", x0+3, y+16, Escape(bar.Label))
 	}
 	b.WriteString(closeTag)
-	if bar.End != "" {
-		fmt.Fprintf(b, "<line class=\"bar-end\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x1, y+2, x1, y+22)
-		fmt.Fprintf(b, "<text class=\"bar-end-label\" x=\"%.1f\" y=\"%d\">%s</text>", x1+3, y+9, Escape(bar.End))
+	b.WriteString("\n")
+}
+
+// barEnd draws how a bar ended, a cap at its end and a few words after
+// it; drawn after every bar of its row so no later bar covers the words.
+func (l *Lanes) barEnd(b *strings.Builder, bar Bar, y int) {
+	if bar.End == "" {
+		return
 	}
+	x1 := l.X(bar.To)
+	fmt.Fprintf(b, "<line class=\"bar-end\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x1, y+2, x1, y+22)
+	fmt.Fprintf(b, "<text class=\"bar-end-label\" x=\"%.1f\" y=\"%d\">%s</text>", x1+3, y+9, Escape(bar.End))
 	b.WriteString("\n")
 }
 
