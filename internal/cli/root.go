@@ -222,6 +222,8 @@ check.` + exitStatusBlock,
 	pf.StringArrayVarP(&outputs, "output", "o", []string{report.FormatTable}, "output format: "+strings.Join(report.Formats, ", ")+"; FORMAT=PATH writes it to a file (repeat for several, e.g. -o table -o junit=ci.xml)")
 	pf.StringVar(&html, "html", "", "also write a self-contained HTML report to this file (as -o html=FILE)")
 	pf.StringVar(&g.FailOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warn, info or none")
+	pf.IntVar(&g.MarkdownLimit, "md-limit", 0,
+		"keep -o markdown under this many bytes, e.g. 65536 for a PR comment (default and most: 1 MiB, GitHub's step summary limit)")
 	pf.BoolVar(&g.NoColor, "no-color", false, "never colour the output (also NO_COLOR=1)")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "show every detail (all evidence, per-key tables, timelines)")
 	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 5m (0: no limit)")

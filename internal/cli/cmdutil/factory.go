@@ -39,14 +39,16 @@ type GlobalOptions struct {
 	Files  []OutputFile
 	FailOn string
 	// Threshold is FailOn, parsed once before the command runs.
-	Threshold   findings.Threshold
-	NoColor     bool
-	Verbose     bool
-	Timeout     time.Duration
-	RedisURL    string
-	DatabaseURL string
-	AMQPURL     string
-	ConfigPath  string
+	Threshold findings.Threshold
+	NoColor   bool
+	Verbose   bool
+	// MarkdownLimit bounds -o markdown in bytes (--md-limit; 0: 1 MiB).
+	MarkdownLimit int
+	Timeout       time.Duration
+	RedisURL      string
+	DatabaseURL   string
+	AMQPURL       string
+	ConfigPath    string
 	// Job names the dupctl.yaml job whose settings fill the flags a
 	// command was not given (Factory.Job).
 	Job string
@@ -212,12 +214,13 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	report.Prepare(doc.Report)
 	render := func(format string, color bool) (*spool, error) {
 		p, err := report.NewPrinter(format, report.Options{
-			FailOn:  t,
-			Color:   color,
-			Verbose: f.Global.Verbose,
-			Tool:    f.BuildInfo(),
-			Catalog: f.Catalog,
-			Elapsed: f.Elapsed(),
+			FailOn:        t,
+			Color:         color,
+			Verbose:       f.Global.Verbose,
+			Tool:          f.BuildInfo(),
+			Catalog:       f.Catalog,
+			Elapsed:       f.Elapsed(),
+			MarkdownLimit: f.Global.MarkdownLimit,
 		})
 		if err != nil {
 			return nil, exitcode.UsageErrorf("%w", err)

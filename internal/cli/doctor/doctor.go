@@ -155,7 +155,9 @@ func writeChecklist(w io.Writer, th *report.Theme, res *doctor.Result, width int
 // state, what was checked, what is missing, and links to the findings
 // behind them.
 func writeChecklistHTML(w io.Writer, res *doctor.Result) error {
-	io.WriteString(w, `<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
+	writeOverviewHTML(w, res)
+	io.WriteString(w, `<h2>Each line, with its evidence</h2><div class="scroll">`+
+		`<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
 	for _, it := range res.Items {
 		class := strings.ReplaceAll(string(it.Status), " ", "")
 		fmt.Fprintf(w, "<tr id=\"line-%d\"><td class=\"num\">%d</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>", it.ID, it.ID,
@@ -185,6 +187,30 @@ func writeChecklistHTML(w io.Writer, res *doctor.Result) error {
 		}
 		io.WriteString(w, "</td></tr>\n")
 	}
-	_, err := io.WriteString(w, "</tbody></table>\n")
+	_, err := io.WriteString(w, "</tbody></table></div>\n")
 	return err
+}
+
+// writeOverviewHTML is the checklist at a glance, before any evidence:
+// each line's state, linked to its details.
+func writeOverviewHTML(w io.Writer, res *doctor.Result) {
+	counts := map[doctor.Status]int{}
+	for _, it := range res.Items {
+		counts[it.Status]++
+	}
+	var parts []string
+	for _, st := range []doctor.Status{doctor.Pass, doctor.Fail, doctor.Warn, doctor.Partial, doctor.NotChecked} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	fmt.Fprintf(w, "<h2>Overview</h2><p>%s.</p><div class=\"scroll\"><table class=\"overview\"><thead><tr><th class=\"num\" "+
+		"scope=\"col\">#</th><th scope=\"col\">checklist line</th><th scope=\"col\">state</th></tr></thead><tbody>\n",
+		report.Escape(strings.Join(parts, ", ")))
+	for _, it := range res.Items {
+		class := strings.ReplaceAll(string(it.Status), " ", "")
+		fmt.Fprintf(w, "<tr><td class=\"num\">%d</td><td><a href=\"#line-%d\">%s</a></td><td><span class=\"badge %s\">%s</span></td></tr>\n",
+			it.ID, it.ID, report.Escape(it.Title), class, report.Escape(string(it.Status)))
+	}
+	io.WriteString(w, "</tbody></table></div>\n")
 }

@@ -331,20 +331,23 @@ func (t *rows) Row(label, value string) { t.r = append(t.r, [2]string{label, val
 func writeLockHTML(w io.Writer, d *lock.Data) error {
 	fmt.Fprintf(w, "<p>%s keys scanned on %s; %s lock candidates in %s.</p>\n", english.Number(d.Scan.KeysScanned), report.Escape(d.Target.URL),
 		english.Number(d.Scan.Locks), english.Count(len(d.Families), "family", "families"))
-	io.WriteString(w, `<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
+	io.WriteString(w, `<div class="scroll">`+
+		`<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
 	for _, fam := range d.Families {
 		fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"num\">%.2f</td><td>%s</td><td>%s</td></tr>\n",
 			report.Escape(fam.Template), english.Number(fam.Keys), report.Escape(topOf(fam.Makers)), report.Escape(fam.KeyClass), fam.Confidence,
 			ttlStrip(fam.TTL), problemLinks(fam.Problems))
 	}
-	io.WriteString(w, "</tbody></table>\n")
+	io.WriteString(w, "</tbody></table></div>\n")
 	if len(d.Skipped) > 0 {
-		io.WriteString(w, "<details><summary>not taken for locks, by their shape</summary><table><thead><tr><th scope=\"col\">family</th><th class=\"num\" scope=\"col\">keys</th><th scope=\"col\">why</th><th scope=\"col\">examples</th></tr></thead><tbody>\n")
+		io.WriteString(w, "<details><summary>not taken for locks, by their shape</summary><div class=\"scroll\"><table><thead><tr><th "+
+			"scope=\"col\">family</th><th class=\"num\" scope=\"col\">keys</th><th scope=\"col\">why</th><th scope=\"col\">examples</th></tr>"+
+			"</thead><tbody>\n")
 		for _, s := range d.Skipped {
 			fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n", report.Escape(s.Template), english.Number(s.Keys),
 				report.Escape(strings.Join(mapKeys(s.Reasons), "; ")), report.Escape(strings.Join(s.Examples, ", ")))
 		}
-		io.WriteString(w, "</tbody></table></details>\n")
+		io.WriteString(w, "</tbody></table></div></details>\n")
 	}
 	for _, n := range d.NotChecked {
 		fmt.Fprintf(w, "<p class=\"note\">not checked: %s: %s</p>\n", report.Escape(strings.Join(n.Checks, ", ")), report.Escape(n.Why))
@@ -364,7 +367,8 @@ func ttlStrip(t lock.TTLStats) string {
 	}
 	const barW, h = 14, 24
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg width="%d" height="%d" role="img" aria-label="remaining TTLs: %s"><title>remaining TTLs</title>`, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
+	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="remaining TTLs: %s"><title>remaining TTLs</title>`,
+		barW*len(t.Histogram), h+12, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
 	for i, bk := range t.Histogram {
 		bh := int(float64(h) * float64(bk.Count) / float64(max(total, 1)))
 		color := report.Palette.Lease

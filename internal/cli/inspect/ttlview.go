@@ -32,6 +32,19 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	}
 	fmt.Fprintf(w, "%s %s of %d job %s from %s (%s)\n\n", th.Strong("inspect ttl:"), english.Count(r.Runs, "run", "runs"), len(r.JobTypes),
 		english.Plural(len(r.JobTypes), "type", "types"), strings.Join(r.Sources, ", "), how)
+	if err := jobTable(th, r).Render(w); err != nil {
+		return err
+	}
+	for _, js := range r.JobTypes {
+		fmt.Fprintln(w)
+		writeHistogram(w, th, &js)
+	}
+	return writeSimulation(w, th, r)
+}
+
+// jobTable is the per-job table: quantiles, TTL, how many outlived it,
+// the verdict and the recommended TTL.
+func jobTable(th *report.Theme, r *ttl.Result) *report.Table {
 	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
 		ttlText, outlived := "-", "-"
@@ -51,14 +64,7 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 		t.Row(js.JobType, english.Number(js.Runs), ttl.FormatDuration(js.P50), ttl.FormatDuration(js.P95), ttl.FormatDuration(js.P99),
 			ttl.FormatDuration(js.P999), ttl.FormatDuration(js.Max), ttlText, outlived, verdictText(th, js.Verdict), rec)
 	}
-	if err := t.Render(w); err != nil {
-		return err
-	}
-	for _, js := range r.JobTypes {
-		fmt.Fprintln(w)
-		writeHistogram(w, th, &js)
-	}
-	return writeSimulation(w, th, r)
+	return t
 }
 
 func anySketch(r *ttl.Result) bool {
@@ -206,6 +212,11 @@ const (
 
 func writeTTLHTML(w io.Writer, res *ttl.Result) error {
 	fmt.Fprintf(w, "<p>%s of %s from %s.</p>\n", english.Count(res.Runs, "run", "runs"), english.Count(len(res.JobTypes), "job type", "job types"), report.Escape(strings.Join(res.Sources, ", ")))
+	if err := report.TextHTML(w, func(w io.Writer, th *report.Theme) error { return jobTable(th, res).Render(w) }); err != nil {
+		return err
+	}
+	io.WriteString(w, "<p class=\"note\">Each bar's height is its runs per doubling of the duration (the buckets are unequal on the log "+
+		"axis); its count is in its hover text.</p>\n")
 	for i := range res.JobTypes {
 		if err := writeJobHistogram(w, &res.JobTypes[i]); err != nil {
 			return err
@@ -229,29 +240,39 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		ms = math.Max(ms, lo)
 		return histX0 + math.Log(ms/lo)/math.Log(hi/lo)*histW
 	}
-	var most int64 = 1
+	// The buckets are unequal on the axis: a bar's height is its runs per
+	// doubling of the duration (a density), so a wide bucket does not
+	// stand taller, nor a narrow one make a false dip, for its width.
+	density := func(b ttl.Bucket) float64 {
+		return float64(b.Runs) / math.Max(math.Log2(math.Max(b.ToMS, 1)/math.Max(b.FromMS, 1)), 1e-9)
+	}
+	most := 1e-9
 	for _, b := range js.Histogram {
-		most = max(most, b.Runs)
+		most = math.Max(most, density(b))
 	}
 	desc := fmt.Sprintf("%s: %s; p50 %s, p99 %s, max %s; lock TTL %s; %s outlived it; recommended TTL %s",
 		js.JobType, english.Count(js.Runs, "run", "runs"), ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
 		ttlText(js.TTLMS), english.Number(js.Outlived), ttl.FormatDuration(msDur(js.RecommendedTTLMS)))
-	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
+	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" "+
+		"viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" "+
+		"data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
 		report.Escape(js.JobType), histX0+histW+130, histTop+histH+30, histX0+histW+130, histTop+histH+30, report.Escape(desc), lo, hi, histX0, histW, report.Escape(desc))
 	base := histTop + histH
 	for _, b := range js.Histogram {
 		x0, x1 := x(b.FromMS), x(b.ToMS)
-		h := float64(histH) * float64(b.Runs) / float64(most)
+		h := float64(histH) * density(b) / most
 		fill := report.Palette.Lease
 		if b.BeyondTTL {
 			fill = report.Palette.Error
 		}
-		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" data-from-ms=\"%g\" data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
+		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" style=\"fill:%s\" data-from-ms=\"%g\" "+
+			"data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
 			map[bool]string{true: " beyond-ttl"}[b.BeyondTTL], x0+0.5, float64(base)-h, math.Max(x1-x0-1, 1), math.Max(h, 0.5), fill, b.FromMS, b.ToMS, b.Runs,
 			report.Escape(ttl.FormatDuration(msDur(b.FromMS))), report.Escape(ttl.FormatDuration(msDur(b.ToMS))), english.Count(b.Runs, "run", "runs"),
 			map[bool]string{true: ", beyond the lock TTL"}[b.BeyondTTL])
 	}
-	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", histX0, base, histX0+histW, base, report.Palette.Faint)
+	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" style=\"stroke:%s\"/>\n", histX0, base, histX0+histW, base,
+		report.Palette.Faint)
 	for _, t := range axisTicks(lo, hi) {
 		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x(t), base+16, report.Escape(ttl.FormatDuration(msDur(t))))
 	}
@@ -259,13 +280,14 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		if ms <= 0 {
 			return
 		}
-		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"%s\">%s %s</text><title>%s %s</title></g>\n",
+		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" style=\"stroke:%s\" "+
+			"stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" style=\"fill:%s\">%s %s</text><title>%s %s</title></g>\n",
 			class, ms, x(ms), 14+row*13, x(ms), base, color, x(ms)+3, 12+row*13, color, label, report.Escape(ttl.FormatDuration(msDur(ms))), label, report.Escape(ttl.FormatDuration(msDur(ms))))
 	}
 	marker("p99", js.P99MS, report.Palette.Info, "p99", 0)
 	marker("ttl", js.TTLMS, report.Palette.Error, "lock TTL", 1)
 	marker("recommended", js.RecommendedTTLMS, report.Palette.Pass, "recommended", 2)
-	io.WriteString(w, "</svg>\n")
+	io.WriteString(w, "</svg></div>\n")
 	fmt.Fprintf(w, "<figcaption>%s</figcaption>\n</figure>\n", report.Escape(desc))
 	return nil
 }

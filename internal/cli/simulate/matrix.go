@@ -90,7 +90,8 @@ func runMatrix(ctx context.Context, o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	return o.Factory.Emit(ctx, report.Document{Report: m.Report(), Text: func(w io.Writer, th *report.Theme) error {
-		return writeMatrix(w, th, m)
-	}})
+	return o.Factory.Emit(ctx, report.Document{Report: m.Report(),
+		Text: func(w io.Writer, th *report.Theme) error { return writeMatrix(w, th, m) },
+		HTML: func(w io.Writer) error { return writeMatrixHTML(w, m) },
+	})
 }

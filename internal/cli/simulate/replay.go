@@ -57,7 +57,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 			return nil
 		},
 		HTML: func(w io.Writer) error {
-			if err := writeTimelineHTML(w, &r.Timeline, "replay of "+title); err != nil {
+			if err := writeTimelineHTML(w, &r.Timeline, "replay of "+title, r.Scenario.Cause); err != nil {
 				return err
 			}
 			writeCounterfactualsHTML(w, r.Counterfactual)

@@ -21,7 +21,8 @@ func scenarioDocument(res *sim.Result, verbose bool) report.Document {
 		Markdown: func(w io.Writer) error {
 			for _, pr := range res.Profiles {
 				if ex := pr.Example; ex != nil {
-					writeScheduleMarkdown(w, fmt.Sprintf("%s: %s in %d steps (replay: dupctl simulate replay %s)", pr.Profile.Name, sim.ViolationText(ex.Violation), ex.Steps, ex.Token), &ex.Timeline)
+					writeScheduleMarkdown(w, fmt.Sprintf("%s: %s in %d steps (replay: dupctl simulate replay %s)", pr.Profile.Name,
+						sim.ViolationText(ex.Violation), ex.Steps, ex.Token), &ex.Timeline)
 				}
 			}
 			return nil
@@ -36,7 +37,8 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 	if len(res.Profiles) > 0 {
 		fmt.Fprintf(w, "<p class=\"note\">Scope: %s</p>\n", report.Escape(scopeText(&res.Profiles[0].Config)))
 	}
-	fmt.Fprintf(w, "<table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">expected</th><th scope=\"col\">result</th><th scope=\"col\">explored</th><th scope=\"col\">mitigations</th></tr></thead><tbody>\n")
+	fmt.Fprintf(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">expected</th><th "+
+		"scope=\"col\">result</th><th scope=\"col\">explored</th><th scope=\"col\">mitigations</th></tr></thead><tbody>\n")
 	for i := range res.Profiles {
 		pr := &res.Profiles[i]
 		exp := "-"
@@ -47,10 +49,11 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 		if pr.Found.Has(sim.VDuplicate) || pr.Found.Has(sim.VLoss) {
 			class = "fail"
 		}
-		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>%s</td><td>%s</td></tr>\n", report.Escape(pr.Profile.Name),
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>%s</td><td>%s</td></tr>\n",
+			report.Escape(pr.Profile.Name),
 			report.Escape(exp), class, report.Escape(pr.Outcome().String()), report.Escape(sim.ExploredText(pr)), report.Escape(pr.Profile.Summary))
 	}
-	io.WriteString(w, "</tbody></table>\n")
+	io.WriteString(w, "</tbody></table></div>\n")
 	for _, pr := range res.Profiles {
 		ex := pr.Example
 		if ex == nil {
@@ -58,7 +61,8 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 		}
 		fmt.Fprintf(w, "<h2>%s: %s in %d steps</h2>\n<p class=\"note\">replay: <code>dupctl simulate replay %s</code></p>\n",
 			report.Escape(pr.Profile.Name), report.Escape(sim.ViolationText(ex.Violation)), ex.Steps, report.Escape(ex.Token))
-		if err := writeTimelineHTML(w, &ex.Timeline, fmt.Sprintf("%s under %s: %s", sc.Name, pr.Profile.Name, sim.ViolationText(ex.Violation))); err != nil {
+		if err := writeTimelineHTML(w, &ex.Timeline, fmt.Sprintf("%s under %s: %s", sc.Name, pr.Profile.Name, sim.ViolationText(ex.Violation)),
+			sc.Cause); err != nil {
 			return err
 		}
 		writeCounterfactualsHTML(w, ex.Counterfactual)
@@ -93,7 +97,8 @@ func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool)
 		if ex == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s in %d steps (shrunk from %d)\n", th.Strong(pr.Profile.Name+":"), sim.ViolationText(ex.Violation), ex.Steps, ex.OriginalSteps)
+		fmt.Fprintf(w, "\n%s %s in %d steps (shrunk from %d)\n", th.Strong(pr.Profile.Name+":"), sim.ViolationText(ex.Violation), ex.Steps,
+			ex.OriginalSteps)
 		fmt.Fprintf(w, "replay: dupctl simulate replay %s\n\n", ex.Token)
 		if err := writeTimeline(w, th, &ex.Timeline); err != nil {
 			return err
@@ -116,7 +121,8 @@ func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool)
 
 func scopeText(c *sim.Config) string {
 	parts := []string{
-		fmt.Sprintf("%d %s, %d %s on %d business %s", c.Workers, english.Plural(c.Workers, "worker", "workers"), c.Jobs, english.Plural(c.Jobs, "job", "jobs"), c.Keys, english.Plural(c.Keys, "key", "keys")),
+		fmt.Sprintf("%d %s, %d %s on %d business %s", c.Workers, english.Plural(c.Workers, "worker", "workers"), c.Jobs, english.Plural(c.Jobs,
+			"job", "jobs"), c.Keys, english.Plural(c.Keys, "key", "keys")),
 		"job " + c.Duration.String(),
 		"lock TTL " + sim.FormatMillis(c.LockTTL),
 	}

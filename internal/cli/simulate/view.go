@@ -3,7 +3,6 @@ package simulate
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
@@ -52,7 +51,8 @@ func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
 		c := int(t * int64(chartWidth-1) / end)
 		return min(max(c, 0), chartWidth-1)
 	}
-	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", sim.FormatMillis(end), sim.FormatMillis(max(end/int64(chartWidth-1), 1)))))
+	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", sim.FormatMillis(end),
+		sim.FormatMillis(max(end/int64(chartWidth-1), 1)))))
 	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", chartWidth-2-len(sim.FormatMillis(end)))+sim.FormatMillis(end), "")
 	for wk := 0; wk < tl.Workers; wk++ {
 		lane := fmt.Sprintf("W%d", wk+1)
@@ -146,123 +146,14 @@ func overlaps(tl *sim.Timeline) [][2]int64 {
 
 func count(n int) string { return english.Number(int64(n)) }
 
-// timelineLanes is a run's timeline as a lanes picture: per worker its
-// deliveries, leases (with the span its holder still acted as owner after
-// the lease ended) and side effects, and the broker's and clock's marks;
-// every bar and mark links to its row of the events table.
-func timelineLanes(tl *sim.Timeline, title string) *report.Lanes {
-	l := &report.Lanes{Title: title, Start: 0, End: max(tl.End, 1), Overlaps: nil}
-	for _, o := range overlaps(tl) {
-		l.Overlaps = append(l.Overlaps, report.Span{From: o[0], To: o[1]})
-	}
-	stepAt := func(lane string, t int64, kinds ...string) string {
-		for _, ev := range tl.Events {
-			if ev.Lane == lane && ev.T == t && slices.Contains(kinds, ev.Kind) {
-				return fmt.Sprintf("#ev-%d", ev.Step)
-			}
-		}
-		return ""
-	}
-	var dups, effects, crashes int
-	for wk := 0; wk < tl.Workers; wk++ {
-		name := fmt.Sprintf("W%d", wk+1)
-		lane := report.Lane{Name: name}
-		for _, d := range tl.Deliveries {
-			if d.Worker != wk {
-				continue
-			}
-			row := report.LaneRow{Label: d.Message + " (" + d.End + ")"}
-			row.Bars = append(row.Bars, report.Bar{From: d.From, To: d.To, Kind: report.BarDelivery,
-				Title: fmt.Sprintf("%s: %s held %s from t=%s to t=%s, ended: %s", name, name, d.Message, sim.FormatMillis(d.From), sim.FormatMillis(d.To), d.End),
-				Link:  stepAt(name, d.From, "receive")})
-			if d.Deadline > 0 && d.Deadline <= tl.End {
-				row.Marks = append(row.Marks, report.Mark{At: d.Deadline, Kind: report.MarkDeadline, Title: "the broker's ack deadline for " + d.Message + " at t=" + sim.FormatMillis(d.Deadline)})
-			}
-			switch d.End {
-			case "crash":
-				crashes++
-				row.Marks = append(row.Marks, report.Mark{At: d.To, Kind: report.MarkCrash, Title: name + " crashed at t=" + sim.FormatMillis(d.To) + " holding " + d.Message, Link: stepAt(name, d.To, "crash")})
-			case "ack":
-				row.Marks = append(row.Marks, report.Mark{At: d.To, Kind: report.MarkAck, Title: name + " acked " + d.Message + " at t=" + sim.FormatMillis(d.To), Link: stepAt(name, d.To, "ack")})
-			}
-			lane.Rows = append(lane.Rows, row)
-		}
-		for _, ls := range tl.Leases {
-			if ls.Worker != wk {
-				continue
-			}
-			row := report.LaneRow{Label: fmt.Sprintf("lease token %d", ls.Token)}
-			ended := "held to the end of the run"
-			if ls.Ended != "" {
-				ended = ls.Ended + " at t=" + sim.FormatMillis(ls.Until)
-			}
-			row.Bars = append(row.Bars, report.Bar{From: ls.From, To: ls.Until, Kind: report.BarLease, Label: fmt.Sprintf("token %d", ls.Token),
-				Title: fmt.Sprintf("%s's lease on %s, token %d, from t=%s, %s", name, ls.Lock, ls.Token, sim.FormatMillis(ls.From), ended),
-				Link:  stepAt(name, ls.From, "lock")})
-			if ls.Ended != "" && ls.Ended != "released" && ls.Believed > ls.Until {
-				row.Bars = append(row.Bars, report.Bar{From: ls.Until, To: ls.Believed, Kind: report.BarBelieved,
-					Title: fmt.Sprintf("the lease of token %d %s at t=%s, but %s acted as its holder until t=%s", ls.Token, ls.Ended, sim.FormatMillis(ls.Until), name, sim.FormatMillis(ls.Believed))})
-				row.Marks = append(row.Marks, report.Mark{At: ls.Until, Kind: report.MarkExpire, Title: fmt.Sprintf("token %d's lease %s at t=%s", ls.Token, ls.Ended, sim.FormatMillis(ls.Until))})
-			}
-			lane.Rows = append(lane.Rows, row)
-		}
-		var eff report.LaneRow
-		for _, e := range tl.Effects {
-			if e.Worker != wk {
-				continue
-			}
-			effects++
-			m := report.Mark{At: e.T, Kind: report.MarkEffect, Title: fmt.Sprintf("%s ran the side effect on %s at t=%s (effect %d on this key)", name, e.Key, sim.FormatMillis(e.T), e.N),
-				Link: stepAt(name, e.T, "effect")}
-			if e.N > 1 {
-				dups++
-				m.Kind = report.MarkDuplicate
-				m.Title = fmt.Sprintf("SECOND SIDE EFFECT: %s ran the side effect on %s again at t=%s (effect %d on this key)", name, e.Key, sim.FormatMillis(e.T), e.N)
-			}
-			eff.Marks = append(eff.Marks, m)
-		}
-		if len(eff.Marks) > 0 {
-			eff.Label = "side effects"
-			lane.Rows = append(lane.Rows, eff)
-		}
-		for _, ev := range tl.Events {
-			if ev.Lane == name && ev.Kind == "pause" {
-				lane.Rows = append(lane.Rows, report.LaneRow{Label: "pause", Marks: []report.Mark{{At: ev.T, Kind: report.MarkPause, Title: ev.Text, Link: fmt.Sprintf("#ev-%d", ev.Step)}}})
-			}
-		}
-		l.Lanes = append(l.Lanes, lane)
-	}
-	for _, who := range []string{"broker", "redis", "clock"} {
-		lane := report.Lane{Name: who}
-		var row report.LaneRow
-		for _, ev := range tl.Events {
-			if ev.Lane != who || ev.Kind == "tick" {
-				continue
-			}
-			kind := report.MarkOther
-			if ev.Kind == "expire" || ev.Kind == "ack-timeout" {
-				kind = report.MarkExpire
-			}
-			row.Marks = append(row.Marks, report.Mark{At: ev.T, Kind: kind, Title: fmt.Sprintf("step %d t=%s: %s", ev.Step, sim.FormatMillis(ev.T), ev.Text), Link: fmt.Sprintf("#ev-%d", ev.Step)})
-		}
-		if len(row.Marks) > 0 {
-			row.Label = "events"
-			lane.Rows = append(lane.Rows, row)
-			l.Lanes = append(l.Lanes, lane)
-		}
-	}
-	l.Desc = fmt.Sprintf("%d workers over virtual time 0 to %s: %d side effects, %d of them a duplicate; %d crashes; %d lock leases.",
-		tl.Workers, sim.FormatMillis(tl.End), effects, dups, crashes, len(tl.Leases))
-	return l
-}
-
 // writeTimelineHTML is a run's picture and its events table, each event a
 // row the picture's marks link to.
-func writeTimelineHTML(w io.Writer, tl *sim.Timeline, title string) error {
-	if err := timelineLanes(tl, title).SVG(w); err != nil {
+func writeTimelineHTML(w io.Writer, tl *sim.Timeline, title, why string) error {
+	if err := timelineLanes(tl, title, why).SVG(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "<details open><summary>events</summary>\n<table class=\"events\"><thead><tr><th class=\"num\" scope=\"col\">step</th><th scope=\"col\">time</th><th scope=\"col\">lane</th><th scope=\"col\">event</th></tr></thead><tbody>\n")
+	fmt.Fprintf(w, "<details open><summary>events</summary>\n<div class=\"scroll\"><table class=\"events\"><thead><tr><th class=\"num\" "+
+		"scope=\"col\">step</th><th scope=\"col\">time</th><th scope=\"col\">lane</th><th scope=\"col\">event</th></tr></thead><tbody>\n")
 	for _, ev := range tl.Events {
 		if ev.Kind == "tick" {
 			continue
@@ -271,25 +162,31 @@ func writeTimelineHTML(w io.Writer, tl *sim.Timeline, title string) error {
 		if ev.Mark {
 			text = "<strong>" + text + "</strong>"
 		}
-		fmt.Fprintf(w, "<tr id=\"ev-%d\"><td class=\"num\">%d</td><td>t=%s</td><td>%s</td><td>%s</td></tr>\n", ev.Step, ev.Step, report.Escape(sim.FormatMillis(ev.T)), report.Escape(ev.Lane), text)
+		fmt.Fprintf(w, "<tr id=\"ev-%d\"><td class=\"num\">%d</td><td>t=%s</td><td>%s</td><td>%s</td></tr>\n", ev.Step, ev.Step,
+			report.Escape(sim.FormatMillis(ev.T)), report.Escape(ev.Lane), text)
 	}
-	_, err := io.WriteString(w, "</tbody></table></details>\n")
+	_, err := io.WriteString(w, "</tbody></table></div></details>\n")
 	return err
 }
 
 // writeCounterfactualsHTML is the same schedule under every profile.
 func writeCounterfactualsHTML(w io.Writer, cfs []sim.Counterfactual) {
-	fmt.Fprintf(w, "<h3>The same schedule under every profile</h3>\n<table><thead><tr><th scope=\"col\">profile</th><th scope=\"col\">outcome</th><th class=\"num\" scope=\"col\">effects</th><th class=\"num\" scope=\"col\">caught</th><th class=\"num\" scope=\"col\">fenced</th><th class=\"num\" scope=\"col\">lock expiries</th><th class=\"num\" scope=\"col\">DLQ</th></tr></thead><tbody>\n")
+	fmt.Fprintf(w, "<h3>The same schedule under every profile</h3>\n<div class=\"scroll\"><table><thead><tr><th scope=\"col\">profile"+
+		"</th><th scope=\"col\">outcome</th><th class=\"num\" scope=\"col\">effects</th><th class=\"num\" scope=\"col\">caught</th><th "+
+		"class=\"num\" scope=\"col\">fenced</th><th class=\"num\" scope=\"col\">lock expiries</th><th class=\"num\" scope=\"col\">DLQ</th>"+
+		"</tr></thead><tbody>\n")
 	for _, cf := range cfs {
 		outcome := sim.OutcomeOf(cf.Found).String()
 		class := "pass"
 		if cf.Found.Has(sim.VDuplicate) || cf.Found.Has(sim.VLoss) {
 			class = "fail"
 		}
-		fmt.Fprintf(w, "<tr><td>%s</td><td><span class=\"badge %s\">%s</span></td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td></tr>\n",
-			report.Escape(cf.Profile.Name), class, report.Escape(outcome), cf.Stats.Effects, cf.Stats.Caught, cf.Stats.Fenced, cf.Stats.LockExpiries, cf.Stats.DeadLettered)
+		fmt.Fprintf(w, "<tr><td>%s</td><td><span class=\"badge %s\">%s</span></td><td class=\"num\">%d</td><td class=\"num\">%d</td><td "+
+			"class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td></tr>\n",
+			report.Escape(cf.Profile.Name), class, report.Escape(outcome), cf.Stats.Effects, cf.Stats.Caught, cf.Stats.Fenced,
+			cf.Stats.LockExpiries, cf.Stats.DeadLettered)
 	}
-	io.WriteString(w, "</tbody></table>\n")
+	io.WriteString(w, "</tbody></table></div>\n")
 }
 
 // writeScheduleMarkdown is a failing schedule as a compact list of its

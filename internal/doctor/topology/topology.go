@@ -79,19 +79,59 @@ type Job struct {
 	RetryQueue string // optional
 }
 
-// QueueInfo is what the management API says about a queue.
+// QueueInfo is what the management API says about a queue. Its shape
+// differs across RabbitMQ versions: 3.x writes an empty
+// effective_policy_definition (and, on some versions, empty arguments) as
+// [] - or, up to 4.2, as "" - where 4.x writes {}, and policy as null
+// where no policy applies; Settings and Text read every one of them.
 type QueueInfo struct {
-	Name      string         `json:"name"`
-	Vhost     string         `json:"vhost"`
-	Type      string         `json:"type"`
-	Arguments map[string]any `json:"arguments"`
-	Policy    string         `json:"policy"`
-	Effective map[string]any `json:"effective_policy_definition"`
-	Consumers int            `json:"consumers"`
+	Name      string     `json:"name"`
+	Vhost     string     `json:"vhost"`
+	Type      string     `json:"type"`
+	Arguments Settings   `json:"arguments"`
+	Policy    nullString `json:"policy"`
+	Effective Settings   `json:"effective_policy_definition"`
+	Consumers int        `json:"consumers"`
 	Details   []struct {
 		AckRequired bool   `json:"ack_required"`
 		Tag         string `json:"consumer_tag"`
 	} `json:"consumer_details"`
+}
+
+// Settings are a queue's arguments or its effective policy: a JSON
+// object, or the empty list, empty string or null older brokers write
+// for none.
+type Settings map[string]any
+
+// UnmarshalJSON reads an object, or [], "", null as no settings.
+func (s *Settings) UnmarshalJSON(b []byte) error {
+	switch t := strings.TrimSpace(string(b)); {
+	case t == "null", t == `""`, strings.HasPrefix(t, "[") && strings.TrimSpace(strings.Trim(t, "[]")) == "":
+		*s = Settings{}
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("queue settings: want a JSON object (or [] or \"\" for none): %w", err)
+	}
+	*s = m
+	return nil
+}
+
+// nullString is a string the API may write as null.
+type nullString string
+
+func (n *nullString) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = ""
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*n = nullString(s)
+	return nil
 }
 
 // Binding is one binding from the management API.
@@ -212,7 +252,7 @@ func setting(q *QueueInfo, name string) (any, string) {
 		return v, "argument x-" + name
 	}
 	if v, ok := q.Effective[name]; ok {
-		return v, "policy " + q.Policy
+		return v, "policy " + string(q.Policy)
 	}
 	return nil, ""
 }

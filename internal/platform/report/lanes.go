@@ -2,31 +2,60 @@ package report
 
 import (
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/text"
+	"hash/fnv"
 	"io"
 	"strings"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/platform/text"
 )
 
 // Lanes is a timeline picture in the manner of Jepsen's timeline.html: one
 // lane per actor (worker, broker, clock), with bars for what lasts
 // (deliveries, lock leases, the time a holder still acted as owner after
-// its lease ended) and marks for what happens at an instant (side effects,
-// the second one highlighted; crashes, pauses, acks, expiries). Every bar
-// and mark carries its time in data attributes (data-from-ms, data-to-ms,
+// its lease ended, a pause) and marks for what happens at an instant (side
+// effects, the second one drawn last, on top; crashes, pauses, acks,
+// expiries; and the evidence that decides the cause: a token-less or
+// foreign DEL, a failed lock, a cache read or an idempotency check and
+// its answer, a key that changed, a redelivery). Every bar and mark
+// carries its time in data attributes (data-from-ms, data-to-ms,
 // data-t-ms) and a <title> with its text, so a reader hovering sees the
 // event and a test can check that a mark sits where its time says; a mark
 // with a link jumps to its row in the events table.
+//
+// When marks stack within a few pixels of each other (nine steps at t=0),
+// an event-order strip under the picture draws every event once more, one
+// column per event in the order they happened, so no step is out of sight.
+// A row with more marks than the picture can tell apart (a hot key) is
+// drawn as counts per column, with the deciding marks kept.
 type Lanes struct {
+	// ID makes the picture's element ids unique on a page with several;
+	// empty: one is derived from the title.
+	ID    string
 	Title string // the figure's caption
 	Desc  string // a text equivalent of the whole picture
-	Start int64  // ms
-	End   int64  // ms
+	// Cause, when set, is written above the picture: the incident's cause
+	// code and its sentence.
+	Cause *Cause
+	Start int64 // ms
+	End   int64 // ms
+	// T0 is the wall-clock time of offset 0 (logs); zero for virtual time.
+	T0    time.Time
 	Lanes []Lane
 	// Overlaps are spans to highlight across all lanes (two workers each
 	// acting as the holder of one lock).
 	Overlaps []Span
 	// Note says what was left out (a window of a longer run).
 	Note string
+}
+
+// Cause is what the picture shows the reason of: a cause code
+// (DUP_EFFECT_*), its title and the incident's own sentence.
+type Cause struct {
+	Code     string
+	Title    string
+	Sentence string
+	Link     string // #id of the finding, or ""
 }
 
 // Lane is one actor's rows.
@@ -47,15 +76,22 @@ const (
 	BarDelivery = "delivery"
 	BarLease    = "lease"
 	BarBelieved = "believed" // the holder still acted as owner, unprotected
+	// BarOrphan is a lease whose key is still in the store while its
+	// holder has crashed or is paused: nobody acts on it.
+	BarOrphan = "orphan"
+	BarPaused = "paused" // the worker was stopped (GC, VM stall)
 )
 
 // Bar is a span of time.
 type Bar struct {
 	From, To int64
 	Kind     string
-	Label    string // drawn inside the bar when it fits (a token)
-	Title    string // the hover text
-	Link     string // #id of the event row, or ""
+	Label    string // drawn inside the bar when it fits (a token, a key)
+	// End says how the bar ended ("deleted by W2", "W1 crashed"), drawn
+	// after its end with a cap.
+	End   string
+	Title string // the hover text
+	Link  string // #id of the event row, or ""
 }
 
 // Mark kinds.
@@ -68,6 +104,13 @@ const (
 	MarkExpire    = "expire"
 	MarkDeadline  = "deadline"
 	MarkOther     = "other"
+	// The deciding evidence, each its own glyph.
+	MarkForeignDel = "foreign-del" // a DEL without the holder's token, or of another's lock
+	MarkLockFailed = "lock-failed" // SET NX answered busy
+	MarkCheck      = "check"       // an idempotency check, with its answer as Label
+	MarkCacheRead  = "cache-read"  // "already done?" asked of a cache, with its answer
+	MarkKeyChanged = "key-changed" // the idempotency key differs from the earlier one
+	MarkRedelivery = "redelivery"  // the broker delivered the message again
 )
 
 // Mark is an instant.
@@ -76,17 +119,28 @@ type Mark struct {
 	Kind  string
 	Title string
 	Link  string
+	// Label is a few words drawn beside the glyph (a check's answer).
+	Label string
+	// Evidence marks a line the cause rests on: drawn with a ring.
+	Evidence bool
+	// Seq is the event's place in the run (a step, a line number), for
+	// the event-order strip; 0 when unknown.
+	Seq int
 }
 
 // Span is an interval of the time axis.
 type Span struct{ From, To int64 }
 
 const (
-	lanesLeft   = 170 // room for lane and row labels
-	lanesWidth  = 760 // the time axis
-	lanesRowH   = 22
-	lanesTop    = 28
-	lanesBottom = 34
+	lanesLeft    = 250 // room for row labels
+	lanesWidth   = 760 // the time axis
+	lanesRight   = 150 // room for how the last bars ended
+	lanesRowH    = 24
+	lanesHeadH   = 18 // a lane's name, on its own line, never clipped
+	lanesTop     = 30
+	lanesBottom  = 40
+	lanesMaxName = 150 // runes of a lane name per line
+	rowLabelMax  = 37  // runes of a row label (the full text is its hover)
 )
 
 // X is where time t sits on the axis: the one mapping every bar and mark
@@ -100,127 +154,173 @@ func (l *Lanes) X(t int64) float64 {
 	return lanesLeft + max(0, min(1, f))*lanesWidth
 }
 
-// SVG writes the picture as an inline <figure> with its caption, legend
-// and an accessible description. Every outside string is escaped.
-func (l *Lanes) SVG(w io.Writer) error {
-	rows := 0
+func (l *Lanes) id() string {
+	if l.ID != "" {
+		return l.ID
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s|%d|%d", l.Title, l.Start, l.End)
+	return fmt.Sprintf("lanes-%08x", h.Sum32())
+}
+
+// nameLines is a lane name cut into lines of at most lanesMaxName runes.
+func nameLines(name string) []string {
+	r := []rune(name)
+	var out []string
+	for len(r) > lanesMaxName {
+		out = append(out, string(r[:lanesMaxName]))
+		r = r[lanesMaxName:]
+	}
+	return append(out, string(r))
+}
+
+func (l *Lanes) height() int {
+	h := lanesTop + lanesBottom
 	for _, ln := range l.Lanes {
-		rows += max(len(ln.Rows), 1)
+		h += len(nameLines(ln.Name))*lanesHeadH + max(len(ln.Rows), 1)*lanesRowH
 	}
-	height := lanesTop + rows*lanesRowH + lanesBottom
-	width := lanesLeft + lanesWidth + 40
+	return h
+}
+
+// SVG writes the picture as an inline <figure>: the cause, the picture in
+// a box that scrolls sideways on a narrow screen (its text never shrinks
+// below legibility), the event-order strip when marks stack, the caption
+// and the legend. Every outside string is escaped.
+func (l *Lanes) SVG(w io.Writer) error {
+	id := l.id()
+	height, width := l.height(), lanesLeft+lanesWidth+lanesRight
 	var b strings.Builder
-	fmt.Fprintf(&b, "<figure class=\"lanes\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-labelledby=\"lanes-title lanes-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
-		width, height, width, height, l.Start, l.End, lanesLeft, lanesWidth)
-	fmt.Fprintf(&b, "<title id=\"lanes-title\">%s</title>\n<desc id=\"lanes-desc\">%s</desc>\n", Escape(l.Title), Escape(l.Desc))
-	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="` + Palette.Expired + `"/><line x1="0" y1="0" x2="0" y2="6" stroke="` + Palette.Error + `" stroke-width="2"/></pattern></defs>` + "\n")
-	// the axis
-	axisY := height - lanesBottom + 6
-	fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\"/>\n", lanesLeft, axisY, lanesLeft+lanesWidth, axisY, Palette.Faint)
-	for i := 0; i <= 4; i++ {
-		t := l.Start + (l.End-l.Start)*int64(i)/4
-		x := l.X(t)
-		fmt.Fprintf(&b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">t=%s</text>\n",
-			x, lanesTop-6, x, axisY, x, axisY+16, Escape(msText(t)))
-	}
+	b.WriteString("<figure class=\"lanes\">\n")
+	l.writeCause(&b)
+	fmt.Fprintf(&b, "<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "+
+		"role=\"group\" aria-labelledby=\"%s-title %s-desc\" data-start-ms=\"%d\" data-end-ms=\"%d\" data-x0=\"%d\" data-width=\"%d\">\n",
+		width, height, width, height, id, id, l.Start, l.End, lanesLeft, lanesWidth)
+	fmt.Fprintf(&b, "<title id=\"%s-title\">%s</title>\n<desc id=\"%s-desc\">%s</desc>\n", id, Escape(l.Title), id, Escape(l.Desc))
+	fmt.Fprintf(&b, `<defs><pattern id="%s-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect `+
+		`class="hatch-bg" width="6" height="6"/><line class="hatch-line" x1="0" y1="0" x2="0" y2="6" stroke-width="2"/></pattern>`+
+		`</defs>`+"\n", id)
+	l.writeAxis(&b, height)
 	for _, o := range l.Overlaps {
 		x0, x1 := l.X(o.From), l.X(o.To)
-		fmt.Fprintf(&b, "<rect class=\"overlap\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" fill-opacity=\"0.18\" data-from-ms=\"%d\" data-to-ms=\"%d\"><title>two workers acted as holder of the same lock, t=%s to t=%s</title></rect>\n",
-			x0, lanesTop-8, max(x1-x0, 1), rows*lanesRowH+8, Palette.Error, o.From, o.To, Escape(msText(o.From)), Escape(msText(o.To)))
+		fmt.Fprintf(&b, "<rect class=\"overlap\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" data-from-ms=\"%d\" data-to-ms=\"%d\">"+
+			"<title>two workers each took themselves for the holder of the same lock, %s to %s</title></rect>\n",
+			x0, lanesTop-8, max(x1-x0, 1), height-lanesTop-lanesBottom+8, o.From, o.To, Escape(l.tickText(o.From)), Escape(l.tickText(o.To)))
 	}
+	var top []pending // drawn last, on top of everything: the second side effects
+	stacked := false
 	y := lanesTop
 	for _, ln := range l.Lanes {
-		fmt.Fprintf(&b, "<g class=\"lane\" data-lane=\"%s\">\n", Escape(ln.Name))
-		fmt.Fprintf(&b, "<text x=\"4\" y=\"%d\" font-weight=\"bold\">%s</text>\n", y+15, Escape(text.ClipRunes(ln.Name, 8, "…")))
+		fmt.Fprintf(&b, "<g class=\"lane\" data-lane=\"%s\">\n<title>%s</title>\n", Escape(ln.Name), Escape(ln.Name))
+		for _, line := range nameLines(ln.Name) {
+			fmt.Fprintf(&b, "<text class=\"lane-name\" x=\"4\" y=\"%d\">%s</text>\n", y+13, Escape(line))
+			y += lanesHeadH
+		}
 		if len(ln.Rows) == 0 {
 			y += lanesRowH
 		}
 		for _, r := range ln.Rows {
-			fmt.Fprintf(&b, "<text x=\"58\" y=\"%d\">%s</text>\n", y+15, Escape(text.ClipRunes(r.Label, 19, "…")))
-			for _, bar := range r.Bars {
-				l.bar(&b, bar, y)
-			}
-			for _, m := range r.Marks {
-				l.mark(&b, m, y)
-			}
+			label := text.ClipRunes(r.Label, rowLabelMax, "…")
+			fmt.Fprintf(&b, "<text class=\"row-label\" x=\"12\" y=\"%d\"><title>%s</title>%s</text>\n", y+16, Escape(r.Label), Escape(label))
+			t, s := l.row(&b, r, y, id)
+			top, stacked = append(top, t...), stacked || s
 			y += lanesRowH
 		}
-		fmt.Fprintf(&b, "<line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#eee\"/>\n</g>\n", y, width, y)
+		fmt.Fprintf(&b, "<line class=\"rule\" x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n</g>\n", y, width, y)
 	}
-	b.WriteString("</svg>\n")
+	for _, p := range top {
+		l.mark(&b, p.m, p.y)
+	}
+	b.WriteString("</svg></div>\n")
+	if stacked {
+		l.writeOrder(&b)
+	}
 	fmt.Fprintf(&b, "<figcaption>%s", Escape(l.Title))
 	if l.Note != "" {
 		fmt.Fprintf(&b, " <span class=\"note\">(%s)</span>", Escape(l.Note))
 	}
 	b.WriteString("</figcaption>\n")
-	b.WriteString(`<p class="legend"><span>&#9644; <span style="color:` + Palette.Delivery + `">delivery</span></span><span>&#9644; <span style="color:` + Palette.Lease + `">lock lease</span></span><span>&#9638; <span style="color:` + Palette.Error + `">holder still acting as owner after its lease ended</span></span><span>&#9679; side effect</span><span>&#9673; <strong>second side effect</strong></span><span>&#10007; crash</span><span>&#10074;&#10074; pause</span><span>&#10003; ack</span></p>` + "\n</figure>\n")
+	b.WriteString(lanesLegend + "</figure>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func (l *Lanes) bar(b *strings.Builder, bar Bar, y int) {
-	x0, x1 := l.X(bar.From), l.X(bar.To)
-	fill, stroke := Palette.Delivery, "none"
-	h, dy := 8, 7
-	switch bar.Kind {
-	case BarLease:
-		fill, h, dy = Palette.Lease, 14, 4
-	case BarBelieved:
-		fill, stroke, h, dy = "url(#hatch)", Palette.Error, 14, 4
-	}
-	open, closeTag := "", ""
-	if bar.Link != "" {
-		open, closeTag = fmt.Sprintf("<a href=\"%s\">", Escape(bar.Link)), "</a>"
-	}
-	fmt.Fprintf(b, "%s<rect class=\"bar %s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" stroke=\"%s\" data-from-ms=\"%d\" data-to-ms=\"%d\"><title>%s</title></rect>",
-		open, Escape(bar.Kind), x0, y+dy, max(x1-x0, 2), h, fill, stroke, bar.From, bar.To, Escape(bar.Title))
-	if bar.Label != "" && x1-x0 > float64(7*len(bar.Label)) {
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\">%s</text>", x0+3, y+15, Escape(bar.Label))
-	}
-	b.WriteString(closeTag + "\n")
+// pending is a mark held back to be drawn on top.
+type pending struct {
+	m Mark
+	y int
 }
 
-func (l *Lanes) mark(b *strings.Builder, m Mark, y int) {
-	x, cy := l.X(m.At), float64(y+11)
-	open, closeTag := "", ""
-	if m.Link != "" {
-		open, closeTag = fmt.Sprintf("<a href=\"%s\">", Escape(m.Link)), "</a>"
+func (l *Lanes) writeCause(b *strings.Builder) {
+	c := l.Cause
+	if c == nil {
+		return
 	}
-	title := fmt.Sprintf("<title>%s</title>", Escape(m.Title))
-	attrs := fmt.Sprintf("class=\"mark %s\" data-t-ms=\"%d\"", Escape(m.Kind), m.At)
-	var shape string
-	switch m.Kind {
-	case MarkEffect:
-		shape = fmt.Sprintf("<circle %s cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\">%s</circle>", attrs, x, cy, Palette.Effect, title)
-	case MarkDuplicate:
-		shape = fmt.Sprintf("<circle %s cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"%s\" stroke=\"%s\" stroke-width=\"3\">%s</circle>", attrs, x, cy, Palette.Error, Palette.Ink, title)
-	case MarkCrash:
-		shape = fmt.Sprintf("<path %s transform=\"translate(%.1f %.1f)\" d=\"M-6,-6 L6,6 M6,-6 L-6,6\" stroke=\"%s\" stroke-width=\"3\">%s</path>", attrs, x, cy, Palette.Fault, title)
-	case MarkPause:
-		shape = fmt.Sprintf("<path %s transform=\"translate(%.1f %.1f)\" d=\"M-3,-7 L-3,7 M3,-7 L3,7\" stroke=\"%s\" stroke-width=\"3\">%s</path>", attrs, x, cy, Palette.Fault, title)
-	case MarkAck:
-		shape = fmt.Sprintf("<path %s transform=\"translate(%.1f %.1f)\" d=\"M-6,0 L-2,5 L6,-6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\">%s</path>", attrs, x, cy, Palette.Pass, title)
-	case MarkDeadline, MarkExpire:
-		shape = fmt.Sprintf("<path %s transform=\"translate(%.1f %.1f)\" d=\"M0,-9 L0,9\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"3 2\">%s</path>", attrs, x, cy, Palette.Warn, title)
-	default:
-		shape = fmt.Sprintf("<rect %s x=\"%.1f\" y=\"%.1f\" width=\"6\" height=\"6\" fill=\"%s\">%s</rect>", attrs, x-3, cy-3, Palette.Info, title)
+	code := "<code>" + Escape(c.Code) + "</code>"
+	if c.Link != "" {
+		code = "<a href=\"" + Escape(c.Link) + "\">" + code + "</a>"
 	}
-	b.WriteString(open + shape + closeTag + "\n")
+	fmt.Fprintf(b, "<p class=\"cause\"><span class=\"cause-label\">cause</span> %s", code)
+	if c.Title != "" {
+		fmt.Fprintf(b, " <strong>%s</strong>", Escape(c.Title))
+	}
+	if c.Sentence != "" {
+		fmt.Fprintf(b, "<br>%s", Escape(c.Sentence))
+	}
+	b.WriteString("</p>\n")
 }
 
-// msText writes milliseconds as people read durations: 950ms, 12s,
-// 1m30.5s.
-func msText(ms int64) string {
-	switch {
-	case ms < 1000 && ms > -1000:
-		return fmt.Sprintf("%dms", ms)
-	case ms%1000 == 0 && ms < 60_000:
-		return fmt.Sprintf("%ds", ms/1000)
+// row draws one row's bars and marks; it returns the marks to draw on
+// top and whether two of its marks stack within a few pixels.
+func (l *Lanes) row(b *strings.Builder, r LaneRow, y int, id string) ([]pending, bool) {
+	bars := mergeBars(l, r.Bars)
+	for _, bar := range bars {
+		l.bar(b, bar, y, id)
 	}
-	s := fmt.Sprintf("%.3f", float64(ms%60_000)/1000)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".") + "s"
-	if ms >= 60_000 {
-		return fmt.Sprintf("%dm%s", ms/60_000, s)
+	for _, bar := range bars {
+		l.barEnd(b, bar, y)
 	}
-	return s
+	marks, bins := l.binMarks(r.Marks)
+	for _, bn := range bins {
+		l.bin(b, bn, y)
+	}
+	var top []pending
+	lastLabel := -1.0
+	for _, m := range marks {
+		if m.Kind == MarkDuplicate {
+			top = append(top, pending{m, y})
+			continue
+		}
+		l.mark(b, m, y)
+		if m.Label != "" {
+			if x := l.X(m.At) + 9; x > lastLabel {
+				fmt.Fprintf(b, "<text class=\"mark-label\" x=\"%.1f\" y=\"%d\">%s</text>\n", x, y+9, Escape(m.Label))
+				lastLabel = x + float64(6*len([]rune(m.Label)))
+			}
+		}
+	}
+	return top, stacks(l, marks)
 }
+
+// stacks says whether two marks of a row sit within 5 px of each other.
+func stacks(l *Lanes, marks []Mark) bool {
+	for i := 1; i < len(marks); i++ {
+		for j := i - 1; j >= 0 && j >= i-8; j-- {
+			d := l.X(marks[i].At) - l.X(marks[j].At)
+			if d < 5 && d > -5 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const lanesLegend = `<p class="legend"><span><span class="sw sw-delivery"></span>delivery</span><span><span class="sw sw-lease">` +
+	`</span>lock lease (its key, how it ended)</span>` +
+	`<span><span class="sw sw-believed"></span>holder still acting as owner after its lease ended</span><span><span class="sw sw-orphan">` +
+	`</span>key left with no acting holder (crashed or paused)</span>` +
+	`<span><span class="sw sw-paused"></span>paused</span><span>&#9679; side effect</span><span>&#9673; <strong>second side effect` +
+	`</strong></span>` +
+	`<span>&#9660; DEL of a lock it did not hold</span><span>&#8856; lock busy</span><span>&#9670; idempotency check (answer)</span>` +
+	`<span>&#9671; cache read (answer)</span>` +
+	`<span>&#9733; key changed</span><span>&#8635; redelivery</span><span>&#10007; crash</span><span>&#10074;&#10074; pause</span><span>` +
+	`&#10003; ack</span><span>&#9711; deciding evidence</span></p>` + "\n"

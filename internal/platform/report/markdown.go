@@ -19,48 +19,123 @@ import (
 
 type markdownPrinter struct{ o Options }
 
+// MaxMarkdown is the most Markdown any run writes: GitHub's limit for a
+// step summary is 1 MiB; a little is kept back for the redaction pass.
+const MaxMarkdown = 1<<20 - 4<<10
+
+// maxEvidence bounds the evidence lines per finding once a document is
+// over its limit.
+const maxEvidence = 20
+
+// limit is the byte budget of one document.
+func (p markdownPrinter) limit() int {
+	if p.o.MarkdownLimit > 0 && p.o.MarkdownLimit < MaxMarkdown {
+		return p.o.MarkdownLimit - min(p.o.MarkdownLimit/50, 1<<10)
+	}
+	return MaxMarkdown
+}
+
+// Print writes the document whole when it fits its limit; else the first
+// findings that fit (halving until they do), the command's summary cut at
+// a line, and a line saying how many more there are - never more than
+// the limit.
 func (p markdownPrinter) Print(w io.Writer, d Document) error {
 	return emit(w, func(buf *bytes.Buffer) error {
-		r := d.Report
-		s := findings.Summarize(r, p.o.FailOn)
-		verdict := "passes"
-		if s.Failed {
-			verdict = "fails"
-		}
-		fmt.Fprintf(buf, "### dupctl %s: %s at --fail-on %s\n\n", mdText(r.Command), verdict, p.o.FailOn)
-		if s.Findings == 0 {
-			fmt.Fprintf(buf, "No findings (%s).\n", english.Count(len(checkList(r)), "check", "checks"))
-		} else {
-			fmt.Fprintf(buf, "%s: %d error, %d warn, %d info.\n\n", english.Count(s.Findings, "finding", "findings"), s.Errors, s.Warnings, s.Infos)
-			buf.WriteString("| severity | code | subject | message |\n|---|---|---|---|\n")
-			for _, f := range r.Findings {
-				fmt.Fprintf(buf, "| %s | `%s` | %s | %s |\n", f.Severity, f.Code, mdCell(f.Subject), mdCell(f.Message))
-			}
-		}
+		var summary bytes.Buffer
 		if d.Markdown != nil {
-			buf.WriteString("\n")
-			if err := d.Markdown(buf); err != nil {
+			if err := d.Markdown(&summary); err != nil {
 				return err
 			}
 		}
-		for _, f := range r.Findings {
-			if len(f.Evidence) == 0 && f.Fix == "" {
-				continue
+		limit := p.limit()
+		n, sumBudget, evidence := len(d.Report.Findings), summary.Len(), 0
+		for {
+			buf.Reset()
+			p.render(buf, d.Report, n, evidence, cutLines(summary.Bytes(), sumBudget))
+			if buf.Len() <= limit {
+				return nil
 			}
-			fmt.Fprintf(buf, "\n<details><summary>%s <code>%s</code> %s</summary>\n\n", f.Severity, f.Code, mdText(f.Subject))
-			for _, e := range f.Evidence {
-				fmt.Fprintf(buf, "- evidence: %s\n", mdCell(e))
+			switch {
+			case evidence == 0:
+				evidence = maxEvidence
+			case sumBudget > limit/3:
+				sumBudget = limit / 3
+			case n > 0:
+				n /= 2
+			case sumBudget > 0:
+				sumBudget /= 2
+			default:
+				buf.Truncate(limit)
+				return nil
 			}
-			if f.Fix != "" {
-				fmt.Fprintf(buf, "- fix: %s\n", mdCell(f.Fix))
-			}
-			buf.WriteString("\n</details>\n")
 		}
-		if n := len(r.Allowed); n > 0 {
-			fmt.Fprintf(buf, "\n%s accepted by the allow-list (not counted).\n", english.Count(n, "finding", "findings"))
-		}
-		return nil
 	})
+}
+
+// cutLines is at most budget bytes of a summary, cut at a line end, with a
+// line saying how many lines were left out.
+func cutLines(b []byte, budget int) []byte {
+	if len(b) <= budget {
+		return b
+	}
+	cut := bytes.LastIndexByte(b[:budget], '\n') + 1
+	left := bytes.Count(b[cut:], []byte("\n"))
+	out := append([]byte(nil), b[:cut]...)
+	return fmt.Appendf(out, "\n_… %s more left out to keep this summary within its size limit (-o json has everything)._\n",
+		english.Count(left, "line", "lines"))
+}
+
+func (p markdownPrinter) render(buf *bytes.Buffer, r *findings.Report, n, evidence int, summary []byte) {
+	s := findings.Summarize(r, p.o.FailOn)
+	verdict := "passes"
+	if s.Failed {
+		verdict = "fails"
+	}
+	fmt.Fprintf(buf, "### dupctl %s: %s at --fail-on %s\n\n", mdText(r.Command), verdict, p.o.FailOn)
+	if s.Findings == 0 {
+		fmt.Fprintf(buf, "No findings (%s).\n", english.Count(len(checkList(r)), "check", "checks"))
+	} else {
+		fmt.Fprintf(buf, "%s: %d error, %d warn, %d info.\n\n", english.Count(s.Findings, "finding", "findings"), s.Errors, s.Warnings, s.Infos)
+		buf.WriteString("| severity | code | subject | message |\n|---|---|---|---|\n")
+		for _, f := range r.Findings[:n] {
+			fmt.Fprintf(buf, "| %s | `%s` | %s | %s |\n", f.Severity, f.Code, mdCell(f.Subject), mdCell(f.Message))
+		}
+		if more := len(r.Findings) - n; more > 0 {
+			fmt.Fprintf(buf, "\n_The first %s of %s are listed; %d more are left out to keep this summary within its size limit (-o json has "+
+				"them all)._\n",
+				english.Number(int64(n)), english.Count(len(r.Findings), "finding", "findings"), more)
+		}
+	}
+	if len(summary) > 0 {
+		buf.WriteString("\n")
+		buf.Write(summary)
+	}
+	for _, f := range r.Findings[:n] {
+		p.details(buf, f, evidence)
+	}
+	if k := len(r.Allowed); k > 0 {
+		fmt.Fprintf(buf, "\n%s accepted by the allow-list (not counted).\n", english.Count(k, "finding", "findings"))
+	}
+}
+
+// details is a finding's evidence (the first evidence lines; 0: all) and
+// fix, folded.
+func (p markdownPrinter) details(buf *bytes.Buffer, f findings.Finding, evidence int) {
+	if len(f.Evidence) == 0 && f.Fix == "" {
+		return
+	}
+	fmt.Fprintf(buf, "\n<details><summary>%s <code>%s</code> %s</summary>\n\n", f.Severity, f.Code, mdText(f.Subject))
+	for i, e := range f.Evidence {
+		if i == evidence && evidence > 0 {
+			fmt.Fprintf(buf, "- evidence: the first %d of %d lines are listed (-o json has them all)\n", evidence, len(f.Evidence))
+			break
+		}
+		fmt.Fprintf(buf, "- evidence: %s\n", mdCell(e))
+	}
+	if f.Fix != "" {
+		fmt.Fprintf(buf, "- fix: %s\n", mdCell(f.Fix))
+	}
+	buf.WriteString("\n</details>\n")
 }
 
 // mdText escapes text for Markdown outside a table: HTML and the

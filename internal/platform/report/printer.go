@@ -35,6 +35,9 @@ type Options struct {
 	// Elapsed is the command's wall time, for JUnit's time attributes
 	// (0 in tests that pin the clock).
 	Elapsed time.Duration
+	// MarkdownLimit bounds Markdown output in bytes (a PR comment's 65,536
+	// characters); 0 or more than MaxMarkdown means MaxMarkdown.
+	MarkdownLimit int
 }
 
 // Document is one command's output: its report, and the command's own

@@ -36,6 +36,10 @@ func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
 // Render writes the table, trimming trailing blanks from every line.
 func (t *Table) Render(w io.Writer) error {
+	if v, ok := w.(*htmlView); ok {
+		v.table(t)
+		return nil
+	}
 	var buf bytes.Buffer
 	align := make([]tw.Align, len(t.header))
 	for i := range align {

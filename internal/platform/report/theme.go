@@ -16,6 +16,7 @@ import (
 // Theme styles text for a terminal, or leaves it plain when colour is off.
 type Theme struct {
 	color    bool
+	html     bool // TextHTML: styles as classes
 	renderer *lipgloss.Renderer
 	err      lipgloss.Style
 	warn     lipgloss.Style
@@ -49,6 +50,14 @@ func NewTheme(w io.Writer, color bool) *Theme {
 	}
 }
 
+// styled is s in a style: ANSI on a terminal, a class in TextHTML.
+func (t *Theme) styled(class string, st lipgloss.Style, s string) string {
+	if t.html && s != "" {
+		return styleOpen + class + styleMid + s + styleClose
+	}
+	return t.apply(st, s)
+}
+
 // Color reports whether the theme emits ANSI escapes.
 func (t *Theme) Color() bool { return t.color }
 
@@ -63,26 +72,26 @@ func (t *Theme) apply(st lipgloss.Style, s string) string {
 func (t *Theme) Severity(sev findings.Severity, s string) string {
 	switch sev {
 	case findings.Error:
-		return t.apply(t.err, s)
+		return t.styled("vs-error", t.err, s)
 	case findings.Warn:
-		return t.apply(t.warn, s)
+		return t.styled("vs-warn", t.warn, s)
 	default:
-		return t.apply(t.info, s)
+		return t.styled("vs-info", t.info, s)
 	}
 }
 
 // Pass styles a success marker.
-func (t *Theme) Pass(s string) string { return t.apply(t.pass, s) }
+func (t *Theme) Pass(s string) string { return t.styled("st-pass", t.pass, s) }
 
 // Strong styles headings.
-func (t *Theme) Strong(s string) string { return t.apply(t.strong, s) }
+func (t *Theme) Strong(s string) string { return t.styled("st-strong", t.strong, s) }
 
 // Faint styles secondary text.
-func (t *Theme) Faint(s string) string { return t.apply(t.faint, s) }
+func (t *Theme) Faint(s string) string { return t.styled("st-faint", t.faint, s) }
 
 // Mark highlights the one thing the reader must see (the second side
 // effect, the runs beyond a TTL).
-func (t *Theme) Mark(s string) string { return t.apply(t.mark, s) }
+func (t *Theme) Mark(s string) string { return t.styled("st-mark", t.mark, s) }
 
 // sequences are the escape sequences the theme writes (empty without
 // colour): the only ones a table passes to the terminal as they are.

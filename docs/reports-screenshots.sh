@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Regenerates the screenshots of docs/reports.md: builds dupctl, renders
+# each command's HTML page on this repository's examples (generated logs,
+# durations, the simulator; doctor with no connection), and screenshots
+# them in headless Chromium on a laptop (1400 px), a phone (390 px) and in
+# the dark scheme; pngquant, when present, keeps the files small.
+#
+#   bash docs/reports-screenshots.sh        # writes docs/img/reports/*.png
+#
+# Needs: go, chromium (apt-get install -y chromium), optionally pngquant.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/img/reports
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+go build -o "$work/dupctl" ./cmd/dupctl
+go run ./bench/audit-logs/gen -jobs 400 -workers 4 -incident-every 40 -o "$work/fleet.log" 2>/dev/null
+{
+	echo job_type,duration_ms
+	for i in $(seq 1 400); do echo "payment,$((100 + i * i / 20))"; done
+	for i in $(seq 1 200); do echo "email,$((40 + (i * 37) % 500))"; done
+} >"$work/durations.csv"
+
+d() { "$work/dupctl" "$@" >/dev/null || [ $? -eq 1 ]; } # exit 1: findings, as expected
+d simulate lock-expiry --html "$work/lock-expiry.html"
+d simulate unlock-no-token --html "$work/unlock-no-token.html"
+d simulate matrix --html "$work/matrix.html"
+d audit logs "$work/fleet.log" --incident ord-0000141 --html "$work/incident.html"
+d audit logs "$work/fleet.log" -v --html "$work/incidents.html"
+d inspect ttl "$work/durations.csv" --ttl 5s --html "$work/ttl.html"
+d doctor --html "$work/doctor.html" --fail-on none
+d simulate risk --job-duration p50=30s,p99=5m --lock-ttl 2m --jobs 20000 --html "$work/risk.html" --fail-on none
+
+# shot PAGE NAME WIDTH HEIGHT [dark] [#anchor]
+shot() {
+	local flags=()
+	[ "${5:-}" = dark ] && flags+=(--force-dark-mode)
+	chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars "${flags[@]}" \
+		--window-size="$3,$4" --screenshot="$out/$2.png" "file://$work/$1.html${6:-}" >/dev/null 2>&1
+	if command -v pngquant >/dev/null; then
+		pngquant --force --skip-if-larger --quality=60-85 --output "$out/$2.png" "$out/$2.png" || true
+	fi
+	echo "$out/$2.png: $(wc -c <"$out/$2.png") bytes"
+}
+shot lock-expiry simulate-lock-expiry 1400 1250
+shot unlock-no-token simulate-unlock-no-token-phone 390 2000
+shot unlock-no-token simulate-unlock-no-token-dark 1400 1250 dark
+shot incident audit-logs-incident 1400 1000
+shot incidents audit-logs-v-dark 1400 1100 dark
+shot matrix simulate-matrix 900 700
+shot ttl inspect-ttl 1400 900
+shot doctor doctor 1400 900
+shot risk simulate-risk 1100 700
