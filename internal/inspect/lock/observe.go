@@ -103,8 +103,7 @@ func (a *aggregator) recheck(ctx context.Context, nodes []*keyspace.Node) error 
 			for j := range obs {
 				live[obs[j].Key] = true
 				if !a.orphan(&obs[j], a.cands[obs[j].Key]) {
-					delete(a.cands, obs[j].Key)
-					a.obs.Touched++
+					delete(a.cands, obs[j].Key) // touched (counted by orphan), or not idle long enough yet
 				}
 			}
 			for _, k := range batch {

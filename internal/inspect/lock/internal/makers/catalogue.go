@@ -306,6 +306,50 @@ type Catalogue struct {
 	// byType holds, per value type, the entries that can match it, in
 	// catalogue order (users' entries first).
 	byType map[string][]*Entry
+	// first indexes byType by the first byte of the key: a key is tried
+	// only against the entries whose layout can start with it (most have
+	// a literal prefix), in catalogue order. Matching every key against
+	// every entry was a third of inspect lock's CPU at 240,000 keys.
+	first map[string]*firstIndex
+}
+
+type firstIndex struct {
+	byByte [256][]int32 // entries whose every layout starts with that byte
+	any    []int32      // entries that can start with any byte
+}
+
+func newFirstIndex(entries []*Entry) *firstIndex {
+	x := &firstIndex{}
+	for i, e := range entries {
+		starts, ok := e.firstBytes()
+		if !ok {
+			x.any = append(x.any, int32(i))
+			continue
+		}
+		for _, b := range starts {
+			x.byByte[b] = append(x.byByte[b], int32(i))
+		}
+	}
+	return x
+}
+
+// firstBytes are the bytes a key this entry matches can start with (false:
+// any byte - a key format, a name taking any key, a layout that starts
+// with a wildcard).
+func (e *Entry) firstBytes() ([]byte, bool) {
+	if e.keyFmt != nil || e.anyName || len(e.anchors) == 0 {
+		return nil, false
+	}
+	var out []byte
+	for _, a := range e.anchors {
+		if a == "" {
+			return nil, false
+		}
+		if !slices.Contains(out, a[0]) {
+			out = append(out, a[0])
+		}
+	}
+	return out, true
 }
 
 var builtin = func() []Entry {
@@ -350,6 +394,10 @@ func NewCatalogue(user []Entry) (*Catalogue, error) {
 			}
 		}
 	}
+	c.first = map[string]*firstIndex{}
+	for t, es := range c.byType {
+		c.first[t] = newFirstIndex(es)
+	}
 	return c, nil
 }
 
@@ -365,7 +413,21 @@ var Default = func() *Catalogue {
 // Match returns the first entry whose layout the key has, and what its
 // value says (owner, holders, metadata, time), or nil.
 func (c *Catalogue) Match(o *keyspace.Key) (*Entry, Recognised) {
-	for _, e := range c.byType[o.Type] {
+	es, x := c.byType[o.Type], c.first[o.Type]
+	if x == nil || o.Key == "" {
+		return nil, Recognised{}
+	}
+	// The entries for this first byte and those for any byte, merged back
+	// into catalogue order.
+	a, b := x.byByte[o.Key[0]], x.any
+	for len(a) > 0 || len(b) > 0 {
+		var i int32
+		if len(b) == 0 || len(a) > 0 && a[0] < b[0] {
+			i, a = a[0], a[1:]
+		} else {
+			i, b = b[0], b[1:]
+		}
+		e := es[i]
 		if !e.ttlFits(o.PTTL) || !e.keyMatches(o.Key) {
 			continue
 		}
