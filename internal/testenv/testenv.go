@@ -7,6 +7,7 @@ package testenv
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -60,8 +61,23 @@ func (s Service) up() error {
 	return err
 }
 
+// hostPort is where the service is probed: the host of the overriding URL
+// when its variable is set (a test pointed elsewhere must not be judged by
+// the default port), else Addr.
 func (s Service) hostPort() string {
-	return s.Addr
+	v := os.Getenv(s.Env)
+	if v == "" {
+		return s.Addr
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Hostname() == "" {
+		return s.Addr
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	_, port, _ := net.SplitHostPort(s.Addr)
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // ConnURL is the URL tests connect with.
@@ -77,7 +93,7 @@ func (s Service) ConnURL() string {
 func Need(t testing.TB, s Service) string {
 	t.Helper()
 	if err := s.up(); err != nil {
-		msg := fmt.Sprintf("%s is not reachable at %s (%v): start it (see CONTRIBUTING.md)", s.Name, s.Addr, err)
+		msg := fmt.Sprintf("%s is not reachable at %s (%v): start it (see CONTRIBUTING.md)", s.Name, s.hostPort(), err)
 		if Required() {
 			t.Fatalf("DUPCTL_INTEGRATION=required: %s", msg)
 		}
@@ -96,7 +112,7 @@ func Condition(cond string) (bool, error) {
 		}
 		if err := s.up(); err != nil {
 			if Required() {
-				return false, fmt.Errorf("DUPCTL_INTEGRATION=required but %s is not reachable at %s: %v", s.Name, s.Addr, err)
+				return false, fmt.Errorf("DUPCTL_INTEGRATION=required but %s is not reachable at %s: %v", s.Name, s.hostPort(), err)
 			}
 			return false, nil
 		}
