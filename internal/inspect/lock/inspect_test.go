@@ -258,7 +258,7 @@ func uuid4(i int) string { return fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f"
 // changes none of it.
 func TestDiscoveryByShape(t *testing.T) {
 	p := testenv.WordName("shape")
-	c := redisClient(t, p+":*")
+	c := testenv.RedisDB(t) // every key is read once: no other test's keys
 	ctx := context.Background()
 	set := setter(t, c)
 
