@@ -1,17 +1,24 @@
 package cli_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/cli"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/platform/text"
 	"github.com/spf13/cobra"
 )
 
@@ -149,4 +156,85 @@ func definedIn(t *testing.T, fn any) string {
 		t.Fatalf("RunE defined outside internal/cli: %s", file)
 	}
 	return filepath.ToSlash(file[i+len("/internal/cli/"):])
+}
+
+// flagLiteral is a flag's name in a string: --key-column.
+var flagLiteral = regexp.MustCompile(`--[a-z]`)
+
+// quotedCommands are the only flag names a capability may write: each is
+// part of a whole command line shown to the user to run (another tool's,
+// or another dupctl command's), not an option of the call that wrote it.
+// An entry that matches no string fails the test, so the list only shrinks.
+var quotedCommands = map[string][]string{
+	"internal/audit/cache/rules.go":    {"redis-cli --scan --pattern"},
+	"internal/doctor/checks.go":        {"dupctl simulate crash --worker"},
+	"internal/logs/notread.go":         {"dupctl audit logs --explain-mapping"},
+	"internal/logs/rules.go":           {"dupctl audit logs --explain-mapping"},
+	"internal/replay/dlqread/stats.go": {"dupctl dlq replay --queue %s --group"},
+	"internal/replay/rules.go":         {"dupctl dlq peek --queue", "dupctl dlq stats --queue"},
+	"internal/sim/chaos/effectslog.go": {"dupctl audit logs --explain-mapping"},
+	"internal/sim/report.go":           {"dupctl simulate %s --profile"},
+	"internal/sim/rules.go":            {"dupctl simulate <scenario> --profile"},
+}
+
+// TestLayoutCapabilitiesNameNoFlags walks the string literals of every
+// capability package (not its tests, not comments) and fails on a flag
+// name: a capability names an option by its Options field ({KeyColumn}),
+// and internal/cli words it as the flag (cmdutil.Describe, WordReport),
+// doctor as the dupctl.yaml key the value came from.
+func TestLayoutCapabilitiesNameNoFlags(t *testing.T) {
+	used := map[string]int{}
+	files := 0
+	err := filepath.WalkDir("../../internal", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+		if d.IsDir() {
+			if d.Name() == "testdata" || rel != "internal" && !isCapability(rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || !isCapability(filepath.ToSlash(filepath.Dir(rel))) {
+			return nil
+		}
+		files++
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s := lit.Value
+			for i, q := range quotedCommands[rel] {
+				if strings.Contains(s, q) {
+					used[rel+"\x00"+strconv.Itoa(i)]++
+					s = strings.ReplaceAll(s, q, "")
+				}
+			}
+			if flagLiteral.MatchString(s) {
+				t.Errorf("%s: %s names a flag: write the Options field as {Field} (problem.Inputf) and let internal/cli name it", fset.Position(lit.Pos()), text.Clip(lit.Value, 100, "..."))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("only %d capability files walked", files)
+	}
+	for file, qs := range quotedCommands {
+		for i, q := range qs {
+			if used[file+"\x00"+strconv.Itoa(i)] == 0 {
+				t.Errorf("quotedCommands: %s no longer quotes %q: remove it", file, q)
+			}
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/dupctl/dupctl/internal/cli/audit"
+	"github.com/dupctl/dupctl/internal/cli/catalog"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/dlq"
 	"github.com/dupctl/dupctl/internal/cli/doctor"
@@ -23,6 +24,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
@@ -248,6 +250,13 @@ check.` + exitStatusBlock,
 	)
 	addHelpTopics(root)
 	root.SetHelpCommand(helpCommand(root))
+	if f.Catalog == nil {
+		// The catalogue's texts name the flags of both trees: simulate's
+		// worker commands exist only in the tree of a --worker run.
+		other := newCmdRoot(&cmdutil.Factory{IO: f.IO, Global: &cmdutil.GlobalOptions{}, Catalog: &findings.Catalog{},
+			BuildInfo: f.BuildInfo, Now: f.Now}, !workerRun)
+		f.Catalog, f.RuleNamer = catalog.New(root, other)
+	}
 	return root
 }
 
@@ -286,6 +295,7 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory, outputs []string, html stri
 	resolveEnv(flags, f, "redis-url", &g.RedisURL, conns.RedisURL, "DUPCTL_REDIS_URL", "REDIS_URL")
 	resolveEnv(flags, f, "database-url", &g.DatabaseURL, conns.DatabaseURL, "DUPCTL_DATABASE_URL", "DATABASE_URL")
 	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, conns.AMQPURL, "DUPCTL_AMQP_URL", "AMQP_URL")
+	f.Namer = cmdutil.Flags(cmd)
 	f.IO.SetNoColor(g.NoColor)
 	f.IO.SetMachineOutput(g.Output != report.FormatTable)
 	if g.Timeout > 0 {

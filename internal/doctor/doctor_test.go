@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -99,5 +100,19 @@ func TestFindingsOfSeveralJobsAreOne(t *testing.T) {
 	}
 	if ev := res.Report().Findings[0].Evidence; len(ev) != 1 || ev[0] != "reported by: inspect lock of job a; inspect lock of job b" {
 		t.Errorf("evidence %v", ev)
+	}
+}
+
+// A value doctor took from dupctl.yaml is named as its key there, not as
+// the flag of the command that would otherwise take it.
+func TestConfigValuesNamedAsConfigKeys(t *testing.T) {
+	c := cacheCheck(&env{}, config.Job{Name: "payments", CachePattern: "job:status", Idempotency: config.Idempotency{Table: "jobs"}})
+	_, err := c.Run(context.Background())
+	want := `job payments: cache_pattern "job:status": want exactly one {key} where the database key goes`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %s...", err, want)
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Fatalf("doctor names a flag: %v", err)
 	}
 }

@@ -52,7 +52,9 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		return nil
 	}
 	if o.MaxReplays > 0 && in.Origin.ReplayCount >= int64(o.MaxReplays) {
-		return e.park(it, fmt.Sprintf("replayed %d times already (--max-replays %d)", in.Origin.ReplayCount, o.MaxReplays))
+		// The reason travels in the parked message's dupctl-parked-why
+		// header, read where no option has a name: the limit in words.
+		return e.park(it, fmt.Sprintf("replayed %d times already (limit %d)", in.Origin.ReplayCount, o.MaxReplays))
 	}
 	if succeeded != nil {
 		key, _, ok := classify.FirstOf(m, o.IdempotencyKeys)
@@ -76,7 +78,7 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	}
 	if !ok {
 		c.NoDestination++
-		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give --to")
+		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give {To}")
 		e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
 		e.hold(it)
 		return nil
@@ -116,11 +118,11 @@ func (e *engine) resumed(it *item) bool {
 			return false
 		}
 		c.InDoubtEarlier++
-		why := "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then --retry-in-doubt)"
+		why := "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then {RetryInDoubt})"
 		if cl == journal.ClaimAckSent {
 			why = "an earlier part of this run published a copy with this exact content and sent its DLQ ack, then stopped before the DLQ " +
 				"showed the ack applied: this may be that copy (the ack was lost) or an identical dead letter not yet replayed. " +
-				"Left in the DLQ (check the destination, then --retry-in-doubt)"
+				"Left in the DLQ (check the destination, then {RetryInDoubt})"
 		}
 		e.problem(it, "in-doubt", why)
 		e.hold(it)

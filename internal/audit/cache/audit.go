@@ -223,7 +223,7 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 	}
 	switch {
 	case o.AssumeLive:
-		a.res.Liveness = "assumed for every key (--assume-live)"
+		a.res.Liveness = "assumed for every key ({AssumeLive})"
 	case o.LiveKeys != nil:
 		a.live = map[string]bool{}
 		for _, k := range o.LiveKeys {
@@ -235,8 +235,8 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 		a.res.LiveKeys = len(a.live)
 		a.res.Liveness = fmt.Sprintf("%d keys with a live message, from %s", len(a.live), o.LiveSource)
 	default:
-		a.res.Liveness = "unknown: no --live-keys or --assume-live"
-		a.res.Notes = append(a.res.Notes, "keys missing from the cache are not checked: they need the keys of live messages (--live-keys)")
+		a.res.Liveness = "unknown: no {LiveKeys} or {AssumeLive}"
+		a.res.Notes = append(a.res.Notes, "keys missing from the cache are not checked: they need the keys of live messages ({LiveKeys})")
 	}
 	return a, nil
 }
@@ -416,7 +416,7 @@ func (a *auditor) read(ctx context.Context, node Node, keys []string) ([]Entry, 
 			if a.o.Decoder.Kind == "hash" {
 				kind = "hash"
 			}
-			e.Problem = "WRONGTYPE: the key is not a " + kind + " (--value " + a.o.Decoder.String() + ")"
+			e.Problem = "WRONGTYPE: the key is not a " + kind + " ({Decoder} " + a.o.Decoder.String() + ")"
 		case err != nil:
 			return nil, 0, fmt.Errorf("read %s: %w", k, err)
 		default:
@@ -676,7 +676,7 @@ func (a *auditor) message(c Class) string {
 	keys := fmt.Sprintf("%d %s", n, english.Plural(n, "key", "keys"))
 	source := a.o.LiveSource
 	if a.o.AssumeLive {
-		source = "--assume-live"
+		source = "{AssumeLive}"
 	}
 	switch c.Code {
 	case RuleNotDone.Code:
@@ -687,7 +687,7 @@ func (a *auditor) message(c Class) string {
 		case findings.Info:
 			return msg + english.Plural(n, "; no live message for it in ", "; no live message for them in ") + source
 		}
-		return msg + "; whether a message for " + english.Plural(n, "it", "them") + " is still live is unknown (give --live-keys or --assume-live)"
+		return msg + "; whether a message for " + english.Plural(n, "it", "them") + " is still live is unknown (give {LiveKeys} or {AssumeLive})"
 	case RuleMissing.Code:
 		return fmt.Sprintf("%d %s missing from the cache while the database has SUCCEEDED", n, english.Plural(n, "key with a live message is", "keys with a live message are"))
 	case RuleDoneNotInDB.Code:
@@ -699,7 +699,7 @@ func (a *auditor) message(c Class) string {
 	case RuleNoTTL.Code:
 		return fmt.Sprintf("%d of %d cache entries have no TTL", n, a.res.Read)
 	case RuleUndecodable.Code:
-		return fmt.Sprintf("%d cache %s could not be read with --value %s", n, english.Plural(n, "value", "values"), a.res.Value)
+		return fmt.Sprintf("%d cache %s could not be read with {Decoder} %s", n, english.Plural(n, "value", "values"), a.res.Value)
 	case RuleUnknownStatus.Code:
 		return fmt.Sprintf("%d cache %s not a status of %s", n, english.Plural(n, "value is", "values are"), a.res.StatusRoles)
 	}

@@ -366,7 +366,7 @@ func (r *Result) Report() *findings.Report {
 	}
 	rep.Add(logread.InputFindings(r.Input)...)
 	for _, m := range r.UnusedMappings {
-		rep.Add(logread.RuleMappingUnused.New(m, fmt.Sprintf("no line has a field at the path mapped (--field %s): the mapping reads nothing", m)))
+		rep.Add(logread.RuleMappingUnused.New(m, fmt.Sprintf("no line has a field at the path mapped ({Fields} %s): the mapping reads nothing", m)))
 	}
 	if r.Untimed > 0 {
 		rep.Add(logread.RuleNoTimes.New("input", fmt.Sprintf("%d of the %d lines of duplicated keys carry no time dupctl could read: they are ordered by "+

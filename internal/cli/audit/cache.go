@@ -134,7 +134,7 @@ lock_timeout.` + cacheExitStatus,
 	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	opts.Postgres.Register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status", "Pattern": "cache-pattern", "Decoder": "value"})
 	return cmd
 }
 

@@ -44,6 +44,9 @@ written anywhere.` + exitStatus,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &Options{Factory: f, Doctor: doctor.Options{ManagementURL: mgmt, Vhost: vhost}}
+			// doctor's checks take their values from dupctl.yaml: an option
+			// is named as the key it came from, then as doctor's own flag.
+			f.Namer = cmdutil.Namer(doctor.ConfigKey).Or(cmdutil.Flags(cmd)).Or(cmdutil.Plain)
 			o := &opts.Doctor
 			if f.Config != nil {
 				o.Jobs = append(o.Jobs, f.Config.Jobs...)
@@ -74,6 +77,7 @@ written anywhere.` + exitStatus,
 	cmd.Flags().StringVar(&mgmt, "management-url", "", "RabbitMQ management API, http://user:password@host:15672 (env DUPCTL_MANAGEMENT_URL)")
 	cmd.Flags().StringVar(&vhost, "vhost", "/", "RabbitMQ virtual host of the queues")
 	cmd.Flags().StringSliceVar(&queues, "queue", nil, "a work queue to check (besides dupctl.yaml's jobs)")
+	cmdutil.FieldFlags(cmd, map[string]string{"Queues": "queue"})
 	return cmd
 }
 
@@ -87,7 +91,7 @@ func run(ctx context.Context, o *Options) error {
 		Redis: f.Redis, Postgres: f.Postgres, AMQP: f.AMQP, LogSources: f.LogSources, Now: f.Now,
 	}, o.Doctor))
 	if res == nil || ctx.Err() != nil {
-		return err
+		return cmdutil.WordError(err, f.Namer)
 	}
 	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(),
 		Text: func(w io.Writer, th *report.Theme) error { return writeChecklist(w, th, res, o.Factory.IO.Width()) },
@@ -106,7 +110,7 @@ func run(ctx context.Context, o *Options) error {
 		// malformed URL, a broken dupctl.yaml) is a usage error: exit 2,
 		// stdout empty, as for every command.
 		code := cmdutil.ExitCode(err, exitcode.Unavailable)
-		return &exitcode.Error{Code: code, Err: err, KeepOutput: code == exitcode.Unavailable}
+		return &exitcode.Error{Code: code, Err: cmdutil.WordError(err, f.Namer), KeepOutput: code == exitcode.Unavailable}
 	}
 	return emitErr
 }

@@ -63,7 +63,7 @@ ack-before-work, the LOSS column of the simulation matrix.`,
 	RuleManagementUnavailable = findings.Rule{Code: "TOPO_NOT_CHECKED", Severity: findings.Info, Since: "v0.1.0",
 		Title: "queue arguments, policies and consumers were not checked",
 		Doc:   "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, bindings and consumers' ack modes need the management API.",
-		Fix:   "Pass --management-url http://user:password@host:15672 (or connections.management_url in dupctl.yaml), with the management plugin enabled."}
+		Fix:   "Pass {ManagementURL} http://user:password@host:15672 (or connections.management_url in dupctl.yaml), with the management plugin enabled."}
 )
 
 // Rules lists the topology rules.

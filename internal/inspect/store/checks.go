@@ -278,7 +278,7 @@ func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 			// The key was guessed: the extra column may be a scope
 			// (tenant) that belongs to the key.
 			f.Severity = findings.Warn
-			f.Message += fmt.Sprintf("; if %s is part of the key's scope, rerun with --key-column %s", strings.Join(displayStrings(ix.ExtraColumns), ", "), strings.Join(ix.Columns, ","))
+			f.Message += fmt.Sprintf("; if %s is part of the key's scope, rerun with {KeyColumns} %s", strings.Join(displayStrings(ix.ExtraColumns), ", "), strings.Join(ix.Columns, ","))
 		}
 		out = append(out, f)
 	}
@@ -515,7 +515,7 @@ func (in *inspector) normalized(ctx context.Context) error {
 // than one idempotency key.
 func (in *inspector) multipleSucceeded(ctx context.Context) error {
 	succ := in.o.Statuses.Values(Succeeded)
-	if !in.requires(CheckBusiness, need(len(in.business) > 0, "no --business-column: which column holds the business key (order_id) is not guessed"),
+	if !in.requires(CheckBusiness, need(len(in.business) > 0, "no {BusinessColumns}: which column holds the business key (order_id) is not guessed"),
 		in.needStatus(), need(len(succ) > 0, noSucceeded)) {
 		return nil
 	}
@@ -551,8 +551,8 @@ func (in *inspector) multipleSucceeded(ctx context.Context) error {
 func (in *inspector) stuck(ctx context.Context) error {
 	proc := in.o.Statuses.Values(Processing)
 	if !in.requires(CheckStuck, in.needStatus(),
-		need(len(in.times) > 0, "no timestamp column (updated_at, locked_at, started_at, ...): name one with --time-column"),
-		need(len(proc) > 0, "no processing status value (--status processing=...)")) {
+		need(len(in.times) > 0, "no timestamp column (updated_at, locked_at, started_at, ...): name one with {TimeColumns}"),
+		need(len(proc) > 0, "no processing status value ({Statuses} processing=...)")) {
 		return nil
 	}
 	in.rep.Check(RuleStuck.Code)
@@ -628,7 +628,7 @@ func (in *inspector) failedNoAttempts(context.Context) error {
 		return nil
 	}
 	in.rep.Add(RuleFailedNoAttempts.New(in.subject(), fmt.Sprintf("%d FAILED %s, no attempt column and no RETRYABLE rows: a temporary error ends the job for good", failed, english.Plural(failed, "row", "rows")),
-		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, delivery_count (or --attempt-column)"))
+		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, delivery_count (or {AttemptColumn})"))
 	return nil
 }
 

@@ -43,8 +43,8 @@ func (in *inspector) overwritten(ctx context.Context) error {
 	if h == nil && len(in.evidence) == 0 {
 		in.rep.Check(RuleNoEvidence.Code)
 		in.rep.Add(RuleNoEvidence.New(in.subject(), "no status history table and no column that only a success sets: a SUCCEEDED overwritten by FAILED leaves no trace",
-			"history tables looked for: "+DisplayIdent(in.t.Name.Name+historySuffixes[0])+" and the suffixes "+strings.Join(historySuffixes[1:], ", ")+" (or --history-table)",
-			"success columns looked for: succeeded_at, response_code/status_code 2xx (or --success-evidence)"))
+			"history tables looked for: "+DisplayIdent(in.t.Name.Name+historySuffixes[0])+" and the suffixes "+strings.Join(historySuffixes[1:], ", ")+" (or {HistoryTable})",
+			"success columns looked for: succeeded_at, response_code/status_code 2xx (or {EvidenceColumns})"))
 		return nil
 	}
 	in.rep.Check(RuleOverwritten.Code)

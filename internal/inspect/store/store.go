@@ -416,7 +416,7 @@ func need(ok bool, why string) requirement { return requirement{ok, why} }
 
 func (in *inspector) needStatus() requirement { return need(in.status != nil, "no status column") }
 
-const noSucceeded = "no succeeded status value (--status succeeded=...)"
+const noSucceeded = "no succeeded status value ({Statuses} succeeded=...)"
 
 // requires reports whether a check can run, recording why not when it
 // cannot.

@@ -255,7 +255,7 @@ func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
 	case VerdictNoTTL:
 		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s; recommended %s", english.Count(js.Runs, "run", "runs"), FormatDuration(js.Recommended)), ev...))
 	case VerdictFewRuns:
-		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than --min-samples %d): no verdict", english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
+		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than {MinSamples} %d): no verdict", english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
 	case VerdictUnsafe:
 		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.TTL), FormatDuration(js.P99), outlived), ev...))
 	}
@@ -331,9 +331,9 @@ func orNone(s string) string {
 func SourceText(src string) string {
 	switch src {
 	case SourceFlag:
-		return "--ttl"
+		return "{TTLs}"
 	case SourceConfig:
-		return "--ttl-file"
+		return "{TTLFile}"
 	case SourceData:
 		return "the input"
 	}

@@ -121,7 +121,7 @@ func (c *Collector) add(s *series, r JobRun) string {
 	d := r.Duration
 	if c.opts.IncludeWait {
 		if !r.HasWait {
-			return "no queue wait (needed by --include-wait)"
+			return "no queue wait (needed by {IncludeWait})"
 		}
 		if r.Wait < 0 {
 			return "negative queue wait"

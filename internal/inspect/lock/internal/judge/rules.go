@@ -75,8 +75,8 @@ can outlive its lock and a second worker takes it.`,
 	}
 	RuleTTLLong = findings.Rule{
 		Code: "LOCK_TTL_LONG", Severity: findings.Info, Since: "v0.1.0",
-		Title: "a lock family's TTL is longer than --max-ttl",
-		Doc: `The family's median TTL is above --max-ttl (1h by default). When a holder
+		Title: "a lock family's TTL is longer than {MaxTTL}",
+		Doc: `The family's median TTL is above {MaxTTL} (1h by default). When a holder
 crashes, its business key stays blocked that long; people then delete
 locks by hand, which is how a still-running job and a new one overlap.`,
 		Fix: "Size the TTL from the real p99 job duration plus a buffer and renew it while working, instead of one TTL that covers the worst case.",
@@ -84,8 +84,8 @@ locks by hand, which is how a still-running job and a new one overlap.`,
 	RuleIdleOrphan = findings.Rule{
 		Code: "LOCK_IDLE_ORPHAN", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "a lock was untouched across observations: likely an orphan of a crashed worker",
-		Doc: `Across --observe observations --interval apart the lock kept its value,
-was neither renewed nor read, and has been idle for longer than --idle. A
+		Doc: `Across {Observe} observations {Interval} apart the lock kept its value,
+was neither renewed nor read, and has been idle for longer than {IdleAfter}. A
 live holder of a long job can look the same, so this takes two
 observations (as BullMQ's stalled check does) and never one snapshot. An
 orphan blocks its business key until it expires - or forever without a
@@ -111,7 +111,7 @@ holds no lock word, or it holds one but has no TTL or no token-shaped value.
 dupctl does not judge it: one such line per family, never more, so a cache
 of ids, a session or a flag is never reported as a broken lock. If they are
 locks, name them and every lock check runs on them.`,
-		Fix: "If these are locks, name them: --lock-pattern '<glob>' (or locks.patterns in dupctl.yaml; add the library to locks.libraries so it is named); if they are data, nothing to do.",
+		Fix: "If these are locks, name them: {LockPatterns} '<glob>' (or locks.patterns in dupctl.yaml; add the library to locks.libraries so it is named); if they are data, nothing to do.",
 	}
 	RuleEviction = findings.Rule{
 		Code: "LOCK_REDIS_EVICTION", Severity: findings.Error, Since: "v0.1.0",
