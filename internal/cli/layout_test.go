@@ -238,3 +238,148 @@ func TestLayoutCapabilitiesNameNoFlags(t *testing.T) {
 		}
 	}
 }
+
+// sharedPackages are what a capability may import besides its own
+// packages: each is one concept several capabilities speak of, kept in one
+// place (CONTRIBUTING.md, "Shared packages"). A shared package imports no
+// capability.
+var sharedPackages = []string{
+	"internal/platform",   // findings, problem, connect, redact, config, english, text, ...
+	"internal/cause",      // why a side effect ran twice: causes, precedence, evidence
+	"internal/deadletter", // a dead letter and its export record (dupctl-dlq/1)
+	"internal/worker",     // the safe consumer flow, its profiles and one Op interpreter
+	"internal/logs",       // the streaming log reader and its mapping
+	"internal/idemtable",  // an idempotency table: name, columns, status roles
+	"internal/testenv",    // services and fixtures for tests
+}
+
+// composers run other capabilities whole, and are run by nothing but the
+// command line.
+var composers = map[string]string{
+	"internal/doctor": "the production checklist runs every capability on dupctl.yaml's jobs",
+}
+
+// cliWiring is, for each package of internal/cli below the root, the
+// capabilities it may compile: its own noun's, and those it wires together.
+// cmdutil compiles none, so that a noun does not compile every capability;
+// the root and internal/cli/catalog, which assembles the rule catalogue,
+// compile them all.
+var cliWiring = map[string][]string{
+	"internal/cli/cmdutil":  {},
+	"internal/cli/audit":    {"internal/audit/cache", "internal/audit/logs"},
+	"internal/cli/inspect":  {"internal/inspect/lock", "internal/inspect/store", "internal/inspect/ttl", "internal/sim"}, // ttl --simulate
+	"internal/cli/keys":     {"internal/keys"},
+	"internal/cli/dlq":      {"internal/replay"},
+	"internal/cli/simulate": {"internal/sim"},
+	"internal/cli/doctor":   {"internal/doctor", "*"},
+}
+
+func isShared(pkg string) bool {
+	for _, s := range sharedPackages {
+		if pkg == s || strings.HasPrefix(pkg, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// capabilityOf is the capability a package belongs to: internal/<name>,
+// or internal/<noun>/<verb> under the folders that only group verbs.
+func capabilityOf(pkg string) string {
+	parts := strings.Split(pkg, "/")
+	n := 2
+	if parts[1] == "inspect" || parts[1] == "audit" {
+		n = 3
+	}
+	return strings.Join(parts[:min(n, len(parts))], "/")
+}
+
+// goListDeps maps every package under internal/ to its dependencies in
+// this module, both relative to the module.
+func goListDeps(t *testing.T) map[string][]string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		deps[pkg] = []string{}
+		for _, d := range fields[1:] {
+			if strings.HasPrefix(d, module) {
+				deps[pkg] = append(deps[pkg], strings.TrimPrefix(d, module))
+			}
+		}
+	}
+	return deps
+}
+
+// TestLayoutNoSidewaysImports fails when a capability depends (even
+// indirectly) on another capability instead of a shared package, when a
+// shared package depends on a capability, and when a package of
+// internal/cli compiles capabilities it does not wire (cliWiring).
+func TestLayoutNoSidewaysImports(t *testing.T) {
+	all := goListDeps(t)
+	checked := 0
+	for pkg, deps := range all {
+		switch {
+		case strings.HasPrefix(pkg, "internal/cli"):
+			continue
+		case isShared(pkg):
+			for _, d := range deps {
+				if isCapability(d) && !isShared(d) {
+					t.Errorf("shared package %s depends on capability %s: a shared concept knows no capability", pkg, d)
+				}
+			}
+		case isCapability(pkg):
+			checked++
+			own := capabilityOf(pkg)
+			if _, ok := composers[own]; ok {
+				continue
+			}
+			for _, d := range deps {
+				if isCapability(d) && !isShared(d) && capabilityOf(d) != own {
+					t.Errorf("%s depends on %s: a capability imports no other capability; move what both need to a shared package (sharedPackages) or let internal/cli wire them", pkg, d)
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d capability packages checked", checked)
+	}
+	for cli, allowed := range cliWiring {
+		deps, ok := all[cli]
+		if !ok {
+			t.Errorf("cliWiring names %s, which does not exist", cli)
+			continue
+		}
+		used := map[string]bool{}
+		for _, d := range deps {
+			if !isCapability(d) || isShared(d) {
+				continue
+			}
+			c := capabilityOf(d)
+			used[c] = true
+			if !slices.Contains(allowed, c) && !slices.Contains(allowed, "*") {
+				t.Errorf("%s compiles %s (through %s): a noun compiles its own capabilities and those it wires (cliWiring)", cli, c, d)
+			}
+		}
+		for _, c := range allowed {
+			if c != "*" && !used[c] {
+				t.Errorf("cliWiring: %s no longer compiles %s: remove it", cli, c)
+			}
+		}
+	}
+	for pkg := range all {
+		if strings.HasPrefix(pkg, "internal/cli/") && strings.Count(pkg, "/") == 2 && pkg != "internal/cli/catalog" {
+			if _, ok := cliWiring[pkg]; !ok {
+				t.Errorf("%s is not in cliWiring: say which capabilities it compiles", pkg)
+			}
+		}
+	}
+}

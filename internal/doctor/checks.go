@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
 	"strings"
 	"time"
@@ -522,7 +523,7 @@ func storeCheck(e *env, j config.Job) Check {
 			return nil, err
 		}
 		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
-			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: e.Now()})
+			BusinessColumns: idem.BusinessKeyColumn, Statuses: idemtable.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: e.Now()})
 		var in *problem.Input
 		if idem.Table == "" && errors.As(err, &in) {
 			// Discovery found nothing that looks like an idempotency
@@ -568,7 +569,7 @@ func cacheCheck(e *env, j config.Job) Check {
 			return nil, err
 		}
 		res, err := auditcache.Run(ctx, rdb, pool, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
-			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: store.DefaultStatuses(),
+			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: idemtable.DefaultStatuses(),
 			AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
 		if err != nil {
 			return nil, err

@@ -13,13 +13,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -48,7 +48,7 @@ type Options struct {
 	Table        string // raw user text, resolved in the catalog
 	KeyColumn    string // "" detects idempotency_key, ...
 	StatusColumn string // "" detects status, state
-	Statuses     store.Statuses
+	Statuses     idemtable.Statuses
 	// LiveKeys are the keys known to have a message still queued or in
 	// flight, as database keys or cache keys of the pattern (nil: not
 	// known); LiveSource says where they came from.
@@ -121,7 +121,7 @@ type Entry struct {
 	Updated  string `json:"updated"`  // the row's time column, RFC 3339
 	Problem  string `json:"problem"`  // decode error, unknown value
 
-	cacheRole, dbRole store.Role
+	cacheRole, dbRole idemtable.Role
 	cacheKnown        bool
 	found, dbKnown    bool
 	noTTL             bool
@@ -140,11 +140,11 @@ const (
 type auditor struct {
 	o      Options
 	cache  Node
-	db     store.Querier
-	table  *store.Table
-	key    store.Column
-	status store.Column
-	at     *store.Column
+	db     idemtable.Querier
+	table  *idemtable.Table
+	key    idemtable.Column
+	status idemtable.Column
+	at     *idemtable.Column
 	live   map[string]bool // nil when unknown
 	res    *Result
 	// per class code and severity, the count and deterministic samples
@@ -164,7 +164,7 @@ type classKey struct {
 }
 
 // Run compares the cache under o.Pattern with the table o.Table.
-func Run(ctx context.Context, cache Node, db store.Querier, o Options) (*Result, error) {
+func Run(ctx context.Context, cache Node, db idemtable.Querier, o Options) (*Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 1000
 	}
@@ -198,8 +198,8 @@ func Run(ctx context.Context, cache Node, db store.Querier, o Options) (*Result,
 // Report is the audit's findings, with the result as its data.
 func (r *Result) Report() *findings.Report { return r.report }
 
-func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*auditor, error) {
-	t, err := store.ResolveTable(ctx, db, o.Table)
+func newAuditor(ctx context.Context, cache Node, db idemtable.Querier, o Options) (*auditor, error) {
+	t, err := idemtable.ResolveTable(ctx, db, o.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 	a.res = &Result{
 		Pattern: o.Pattern.Raw, Match: o.Pattern.Match(), Value: o.Decoder.String(), Table: t.Name.String(),
 		KeyColumn: a.key.Name, StatusColumn: a.status.Name, StatusRoles: o.Statuses.Describe(),
-		RecheckAfter: store.HumanDuration(o.Recheck), Classes: []Class{}, Notes: []string{},
+		RecheckAfter: english.Duration(o.Recheck), Classes: []Class{}, Notes: []string{},
 	}
 	if a.at != nil {
 		a.res.TimeColumn = a.at.Name
@@ -242,20 +242,20 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 }
 
 // oneColumn resolves a single column given by flag, or detects it.
-func oneColumn(t *store.Table, field, what, raw string, detect func() (store.Column, bool)) (store.Column, error) {
+func oneColumn(t *idemtable.Table, field, what, raw string, detect func() (idemtable.Column, bool)) (idemtable.Column, error) {
 	if raw == "" {
 		c, ok := detect()
 		if !ok {
-			return store.Column{}, problem.Inputf("", "cannot tell the %s of %s", what, t.Name).WithHint("name it with {" + field + "}")
+			return idemtable.Column{}, problem.Inputf("", "cannot tell the %s of %s", what, t.Name).WithHint("name it with {" + field + "}")
 		}
 		return c, nil
 	}
 	cols, err := t.ResolveColumns(field, raw)
 	if err != nil {
-		return store.Column{}, err
+		return idemtable.Column{}, err
 	}
 	if len(cols) != 1 {
-		return store.Column{}, problem.Inputf(field, "give one column (the cache pattern has one {key})")
+		return idemtable.Column{}, problem.Inputf(field, "give one column (the cache pattern has one {key})")
 	}
 	return cols[0], nil
 }
@@ -449,7 +449,7 @@ func ttlText(d time.Duration) string {
 	case d >= time.Minute:
 		d = d.Round(time.Minute)
 	}
-	return store.HumanDuration(d)
+	return english.Duration(d)
 }
 
 // liveness says whether a message for the key is known to be live.
@@ -502,7 +502,7 @@ func (a *auditor) classify(e *Entry) {
 
 // disagreement decides what a cache entry and its row disagree on.
 func (a *auditor) disagreement(e *Entry) (*findings.Rule, findings.Severity) {
-	cacheDone := e.cacheRole == store.Succeeded
+	cacheDone := e.cacheRole == idemtable.Succeeded
 	switch {
 	case !e.found && cacheDone:
 		return &RuleDoneNotInDB, RuleDoneNotInDB.Severity
@@ -510,7 +510,7 @@ func (a *auditor) disagreement(e *Entry) (*findings.Rule, findings.Severity) {
 		return &RuleOrphan, RuleOrphan.Severity
 	case !e.dbKnown:
 		return nil, 0 // the database's own status is outside the roles: inspect store reports it
-	case e.dbRole == store.Succeeded && !cacheDone:
+	case e.dbRole == idemtable.Succeeded && !cacheDone:
 		switch a.liveness(e.ID) {
 		case live:
 			return &RuleNotDone, findings.Error
@@ -518,7 +518,7 @@ func (a *auditor) disagreement(e *Entry) (*findings.Rule, findings.Severity) {
 			return &RuleNotDone, findings.Info
 		}
 		return &RuleNotDone, findings.Warn
-	case cacheDone && e.dbRole != store.Succeeded:
+	case cacheDone && e.dbRole != idemtable.Succeeded:
 		return &RuleDoneNotInDB, RuleDoneNotInDB.Severity
 	case e.cacheRole != e.dbRole:
 		return &RuleStale, RuleStale.Severity
@@ -580,7 +580,7 @@ func (a *auditor) missingLive(ctx context.Context) error {
 			sev = findings.Error
 		}
 		for i, e := range b {
-			if exists[i].Val() == 0 && e.dbKnown && e.dbRole == store.Succeeded {
+			if exists[i].Val() == 0 && e.dbKnown && e.dbRole == idemtable.Succeeded {
 				e.Cache = "(missing)"
 				a.add(RuleMissing, sev, e)
 			}
@@ -727,7 +727,7 @@ func (a *auditor) describe(code string, e Entry) string {
 	}
 	db := "database " + e.Database
 	if e.Updated != "" {
-		db += " (" + store.DisplayIdent(a.res.TimeColumn) + " " + e.Updated + ")"
+		db += " (" + idemtable.DisplayIdent(a.res.TimeColumn) + " " + e.Updated + ")"
 	}
 	return fmt.Sprintf("%s: %s, %s", e.Key, cache, db)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -71,7 +71,7 @@ func (fx *fixture) options(table string) auditcache.Options {
 		fx.t.Fatal(err)
 	}
 	return auditcache.Options{Pattern: p, Decoder: auditcache.Decoder{Kind: "string"}, Table: pgx.Identifier{fx.Name, table}.Sanitize(),
-		Statuses: store.DefaultStatuses(), Batch: 1000, Samples: 5}
+		Statuses: idemtable.DefaultStatuses(), Batch: 1000, Samples: 5}
 }
 
 func (fx *fixture) audit(o auditcache.Options) (*findings.Report, *auditcache.Result) {

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"os"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
@@ -92,7 +92,7 @@ lock_timeout.` + cacheExitStatus,
 			if o.Decoder, err = auditcache.ParseDecoder(value); err != nil {
 				return exitcode.UsageErrorf("%w", err)
 			}
-			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
+			if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
 				return exitcode.UsageErrorf("%w", err)
 			}
 			switch {

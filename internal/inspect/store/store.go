@@ -15,8 +15,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/connect"
@@ -226,7 +226,7 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	res.report = rep
 	var targets []target
 	if o.Table != "" {
-		t, err := ResolveTable(ctx, tx, o.Table)
+		t, err := idemtable.ResolveTable(ctx, tx, o.Table)
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +234,7 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	} else {
 		schema := ""
 		if o.Schema != "" {
-			ids, err := ParseIdentList(o.Schema)
+			ids, err := idemtable.ParseIdentList(o.Schema)
 			if err != nil || len(ids) != 1 {
 				return nil, problem.Inputf("Schema", "want one schema name").WithValue(o.Schema)
 			}
@@ -247,13 +247,13 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 		if len(cands) == 0 {
 			where := "any schema this role can read"
 			if schema != "" {
-				where = "schema " + DisplayIdent(schema)
+				where = "schema " + idemtable.DisplayIdent(schema)
 			}
 			return nil, problem.Inputf("", "no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)", where).WithHint("name it with {Table}")
 		}
 		res.Discovered = cands
 		for _, c := range cands {
-			t, err := LoadTable(ctx, tx, c.Name)
+			t, err := idemtable.LoadTable(ctx, tx, c.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -333,7 +333,7 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 		}
 		in.key, in.res.KeySource = []Column{c}, "column name"
 	}
-	if in.status, err = in.optionalColumn("StatusColumn", o.StatusColumn, tg.status, statusNames, nil); err != nil {
+	if in.status, err = in.optionalColumn("StatusColumn", o.StatusColumn, tg.status, idemtable.StatusNames, nil); err != nil {
 		return nil, err
 	}
 	if in.attempt, err = in.optionalColumn("AttemptColumn", o.AttemptColumn, "", attemptNames, nil); err != nil {
@@ -344,8 +344,8 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 			return nil, err
 		}
 		for _, c := range in.times {
-			if !isTimestamp(c) {
-				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", DisplayIdent(c.Name), c.Type).WithHint("give timestamp columns")
+			if !idemtable.IsTimestamp(c) {
+				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", idemtable.DisplayIdent(c.Name), c.Type).WithHint("give timestamp columns")
 			}
 		}
 	} else {
@@ -374,10 +374,6 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 	return in, nil
 }
 
-func isTimestamp(c Column) bool {
-	return strings.HasPrefix(c.Type, "timestamp") || c.Type == "date"
-}
-
 // optionalColumn resolves a column given by the user (field names the
 // option), or chosen by discovery, or detected by name; nil when there is
 // none.
@@ -396,7 +392,7 @@ func (in *inspector) optionalColumn(field, raw, chosen string, names []string, o
 		c, _ := in.t.Column(chosen)
 		return &c, nil
 	}
-	if c, found := in.t.columnByNames(names, ok); found {
+	if c, found := in.t.ColumnByNames(names, ok); found {
 		return &c, nil
 	}
 	return nil, nil

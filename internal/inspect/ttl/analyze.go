@@ -10,7 +10,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/sim"
 )
 
 // AnalyzeOptions are the thresholds of the verdicts.
@@ -69,9 +68,10 @@ type Result struct {
 	Sketch      SketchInfo `json:"sketch"`
 	JobTypes    []JobStats `json:"job_types"`
 
-	// simulated: --simulate ran (its rule is evaluated even when no job
-	// type qualified).
+	// simulated: the simulation ran (riskRule, the simulator's rule for
+	// duplicates, is evaluated even when no job type qualified).
 	simulated bool
+	riskRule  findings.Rule
 }
 
 // SketchInfo states how quantiles were computed.
@@ -180,9 +180,9 @@ func (r *Result) Report() *findings.Report {
 			r.Skipped.Examples...))
 	}
 	if r.simulated {
-		rep.Check(sim.RuleRiskDuplicates.Code)
+		rep.Check(r.riskRule.Code)
 		for i := range r.JobTypes {
-			rep.Add(simFindings(&r.JobTypes[i])...)
+			rep.Add(simFindings(r.riskRule, &r.JobTypes[i])...)
 		}
 	}
 	return rep
