@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -382,4 +384,111 @@ func TestLayoutNoSidewaysImports(t *testing.T) {
 			}
 		}
 	}
+}
+
+// capabilityVerbs are the entry points internal/cli calls, per capability
+// package: Run, or the verbs a package with several names.
+var capabilityVerbs = map[string][]string{
+	"internal/audit/cache":    {"Run"},
+	"internal/audit/logs":     {"Run"},
+	"internal/doctor":         {"Run"},
+	"internal/inspect/lock":   {"Run"},
+	"internal/inspect/store":  {"Run"},
+	"internal/inspect/ttl":    {"Run"},
+	"internal/keys":           {"Run"},
+	"internal/replay":         {"Replay"},
+	"internal/replay/dlqread": {"Stats", "Peek", "Export"},
+	"internal/sim":            {"Run", "Matrix", "Replay", "Play", "Risk"},
+	"internal/sim/chaos":      {"Run", "ProveJob"},
+	"internal/sim/live":       {"Run", "Scenario"},
+}
+
+// pendingContracts are entry points that do not keep the contract yet,
+// each with why; an entry that keeps it fails the test, so the list only
+// shrinks.
+var pendingContracts = map[string]string{
+	"internal/sim/chaos.ProveJob": "doctor's proof of one dupctl.yaml job takes the job and the scenarios beside its Options",
+}
+
+// TestLayoutCapabilityContract checks each entry point's shape:
+// Verb(ctx context.Context, [deps,] o XOptions) (*XResult, error), where
+// the result has Report() *findings.Report.
+func TestLayoutCapabilityContract(t *testing.T) {
+	seen := map[string]bool{}
+	for pkg, verbs := range capabilityVerbs {
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, "../../"+pkg, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		funcs, reports := map[string]*ast.FuncDecl{}, map[string]string{}
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				for _, d := range f.Decls {
+					fd, ok := d.(*ast.FuncDecl)
+					switch {
+					case !ok:
+					case fd.Recv == nil:
+						funcs[fd.Name.Name] = fd
+					case fd.Name.Name == "Report" && len(fd.Type.Params.List) == 0 && fd.Type.Results != nil:
+						recv := strings.TrimPrefix(types.ExprString(fd.Recv.List[0].Type), "*")
+						reports[recv] = types.ExprString(fd.Type.Results.List[0].Type)
+					}
+				}
+			}
+		}
+		for _, verb := range verbs {
+			name := pkg + "." + verb
+			seen[name] = true
+			fd, ok := funcs[verb]
+			if !ok {
+				t.Errorf("%s: no such function", name)
+				continue
+			}
+			why := contractProblem(fd, reports)
+			_, pending := pendingContracts[name]
+			switch {
+			case why != "" && !pending:
+				t.Errorf("%s: %s: a capability's entry point is Verb(ctx, [deps,] Options) (*Result, error) with (*Result).Report() *findings.Report", name, why)
+			case why == "" && pending:
+				t.Errorf("%s keeps the contract now: remove it from pendingContracts", name)
+			}
+		}
+	}
+	for name := range pendingContracts {
+		if !seen[name] {
+			t.Errorf("pendingContracts names %s, which capabilityVerbs does not", name)
+		}
+	}
+}
+
+// contractProblem says how fd's signature breaks the contract, or "".
+func contractProblem(fd *ast.FuncDecl, reports map[string]string) string {
+	var params []string
+	for _, f := range fd.Type.Params.List {
+		for range max(len(f.Names), 1) {
+			params = append(params, types.ExprString(f.Type))
+		}
+	}
+	switch {
+	case len(params) == 0 || params[0] != "context.Context":
+		return "the context is not its first parameter"
+	case len(params) < 2 || !strings.HasSuffix(params[len(params)-1], "Options"):
+		return "its last parameter is not its Options"
+	case len(params) > 3:
+		return fmt.Sprintf("%d parameters: its dependencies are one Deps", len(params))
+	}
+	res := fd.Type.Results
+	if res == nil || res.NumFields() != 2 || types.ExprString(res.List[len(res.List)-1].Type) != "error" {
+		return "it does not return (*Result, error)"
+	}
+	star, ok := res.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return "its result is not a pointer"
+	}
+	result := types.ExprString(star.X)
+	if reports[result] != "*findings.Report" {
+		return result + " has no Report() *findings.Report"
+	}
+	return ""
 }

@@ -568,7 +568,7 @@ func cacheCheck(e *env, j config.Job) Check {
 		if err != nil {
 			return nil, err
 		}
-		res, err := auditcache.Run(ctx, rdb, pool, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
+		res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
 			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: idemtable.DefaultStatuses(),
 			AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
 		if err != nil {

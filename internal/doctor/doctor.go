@@ -98,12 +98,16 @@ type Result struct {
 	Failed []error
 }
 
-// Run runs every check in order and fills the checklist. A check that
+// Run runs every check the connections and the jobs allow (Checks) in
+// order and fills the checklist. A check that
 // fails to run (a system unreachable midway) leaves its items "not
 // checked" with the reason, and the others still run: doctor never reports
 // "pass" for something it could not look at, and always prints every line.
 // The error is that of the checks that failed, joined, after the result.
-func Run(ctx context.Context, checks []Check) (*Result, error) {
+func Run(ctx context.Context, d Deps, o Options) (*Result, error) { return RunChecks(ctx, Checks(d, o)) }
+
+// RunChecks runs the given checks in order and fills the checklist.
+func RunChecks(ctx context.Context, checks []Check) (*Result, error) {
 	res := &Result{report: &findings.Report{Command: "doctor"}}
 	byItem := map[int]*ItemResult{}
 	for _, it := range Checklist {

@@ -163,8 +163,16 @@ type classKey struct {
 	sev  findings.Severity
 }
 
+// Deps are the two sides an audit compares: the status cache (one Redis
+// node, or a cluster whose masters are each scanned) and the database
+// that is the source of truth.
+type Deps struct {
+	Cache Node
+	DB    idemtable.Querier
+}
+
 // Run compares the cache under o.Pattern with the table o.Table.
-func Run(ctx context.Context, cache Node, db idemtable.Querier, o Options) (*Result, error) {
+func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 1000
 	}
@@ -176,7 +184,7 @@ func Run(ctx context.Context, cache Node, db idemtable.Querier, o Options) (*Res
 	}
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()
-	a, err := newAuditor(ctx, cache, db, o)
+	a, err := newAuditor(ctx, d.Cache, d.DB, o)
 	if err != nil {
 		return nil, err
 	}

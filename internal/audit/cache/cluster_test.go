@@ -50,7 +50,7 @@ func TestCluster(t *testing.T) {
 	}
 	o := fx.options("jobs")
 	o.Batch = 50
-	res, err := auditcache.Run(ctx, c, fx.ro, o)
+	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: c, DB: fx.ro}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

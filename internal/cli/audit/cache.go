@@ -169,7 +169,7 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 	}
 	o := opts.Audit
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
-	res, err := auditcache.Run(ctx, rdb, pool, o)
+	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, o)
 	if err != nil {
 		return err
 	}

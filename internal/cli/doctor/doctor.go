@@ -86,10 +86,10 @@ var exitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (a b
 func run(ctx context.Context, o *Options) error {
 	f := o.Factory
 	g := f.Global
-	res, err := doctor.Run(ctx, doctor.Checks(doctor.Deps{
+	res, err := doctor.Run(ctx, doctor.Deps{
 		RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL, AMQPURL: g.AMQPURL,
 		Redis: f.Redis, Postgres: f.Postgres, AMQP: f.AMQP, LogSources: f.LogSources, Now: f.Now,
-	}, o.Doctor))
+	}, o.Doctor)
 	if res == nil || ctx.Err() != nil {
 		return cmdutil.WordError(err, f.Namer)
 	}
