@@ -104,7 +104,9 @@ type Result struct {
 // checked" with the reason, and the others still run: doctor never reports
 // "pass" for something it could not look at, and always prints every line.
 // The error is that of the checks that failed, joined, after the result.
-func Run(ctx context.Context, d Deps, o Options) (*Result, error) { return RunChecks(ctx, Checks(d, o)) }
+func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
+	return RunChecks(ctx, Checks(d, o))
+}
 
 // RunChecks runs the given checks in order and fills the checklist.
 func RunChecks(ctx context.Context, checks []Check) (*Result, error) {
