@@ -57,19 +57,8 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		return e.park(it, fmt.Sprintf("replayed %d times already (limit %d)", in.Origin.ReplayCount, o.MaxReplays))
 	}
 	if succeeded != nil {
-		key, _, ok := classify.FirstOf(m, o.IdempotencyKeys)
-		switch {
-		case !ok:
-			c.NoKey++
-		case succeeded[key]:
-			c.Succeeded++
-			e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
-			if o.ParkSucceeded {
-				return e.park(it, "idempotency key "+key+" already SUCCEEDED")
-			}
-			c.SucceededLeft++
-			e.hold(it)
-			return nil
+		if p, done := e.alreadySucceeded(it, succeeded); done {
+			return p
 		}
 	}
 	dst, ok := o.Router.Route(m, in)
@@ -94,6 +83,27 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		return nil
 	}
 	return e.newPending(it, "replay")
+}
+
+// alreadySucceeded parks or holds a message whose idempotency key the
+// source of truth has as SUCCEEDED, and reports whether it did.
+func (e *engine) alreadySucceeded(it *item, succeeded map[string]bool) (*pending, bool) {
+	o, c, m := e.o, &e.res.Counts, it.m
+	key, _, ok := classify.FirstOf(m, o.IdempotencyKeys)
+	switch {
+	case !ok:
+		c.NoKey++
+	case succeeded[key]:
+		c.Succeeded++
+		e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
+		if o.ParkSucceeded {
+			return e.park(it, "idempotency key "+key+" already SUCCEEDED"), true
+		}
+		c.SucceededLeft++
+		e.hold(it)
+		return nil, true
+	}
+	return nil, false
 }
 
 // resumed settles or holds a copy an earlier part of the run stands for,

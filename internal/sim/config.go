@@ -99,9 +99,18 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("max steps must be 1..1000000")
 	case c.JitterPercent < 0 || c.JitterPercent > 100:
 		return fmt.Errorf("jitter must be 0..100%%")
-	case c.Faults.Crash < 0 || c.Faults.Pause < 0 || c.Faults.DropAck < 0 || c.Faults.DupPublish < 0 || c.Faults.EffectFail < 0 ||
-		c.Faults.Crash > 100 || c.Faults.Pause > 100 || c.Faults.DropAck > 100 || c.Faults.DupPublish > 100 || c.Faults.EffectFail > 100:
+	case !c.Faults.budgetsValid():
 		return fmt.Errorf("fault budgets must be 0..100")
 	}
 	return nil
+}
+
+// budgetsValid reports whether every fault budget is 0..100.
+func (f Faults) budgetsValid() bool {
+	for _, b := range []int{f.Crash, f.Pause, f.DropAck, f.DupPublish, f.EffectFail} {
+		if b < 0 || b > 100 {
+			return false
+		}
+	}
+	return true
 }

@@ -46,7 +46,7 @@ written anywhere.` + exitStatus,
 			opts := &Options{Factory: f, Doctor: doctor.Options{ManagementURL: mgmt, Vhost: vhost}}
 			// doctor's checks take their values from dupctl.yaml: an option
 			// is named as the key it came from, then as doctor's own flag.
-			f.Namer = cmdutil.Namer(doctor.ConfigKey).Or(cmdutil.Flags(cmd)).Or(cmdutil.Plain)
+			f.Namer = cmdutil.Namer(doctor.ConfigKey).Or(cmdutil.Flags(cmd))
 			o := &opts.Doctor
 			if f.Config != nil {
 				o.Jobs = append(o.Jobs, f.Config.Jobs...)
@@ -91,9 +91,14 @@ func run(ctx context.Context, o *Options) error {
 		Redis: f.Redis, Postgres: f.Postgres, AMQP: f.AMQP, LogSources: f.LogSources, Now: f.Now,
 	}, o.Doctor)
 	if res == nil || ctx.Err() != nil {
-		return cmdutil.WordError(err, f.Namer)
+		return cmdutil.WordError(err, f.Namer.Or(cmdutil.Plain))
 	}
-	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(),
+	// A finding's text left unnamed is worded as its rule's command words
+	// it; the checklist's reasons, in plain words.
+	rep := res.Report()
+	cmdutil.WordReport(rep, f.Namer, f.RuleNamer)
+	cmdutil.WordData(res, f.Namer.Or(cmdutil.Plain))
+	emitErr := o.Factory.Emit(ctx, report.Document{Report: rep,
 		Text: func(w io.Writer, th *report.Theme) error { return writeChecklist(w, th, res, o.Factory.IO.Width()) },
 		Markdown: func(w io.Writer) error {
 			io.WriteString(w, "| # | checklist line | state |\n|---:|---|---|\n")
@@ -110,7 +115,7 @@ func run(ctx context.Context, o *Options) error {
 		// malformed URL, a broken dupctl.yaml) is a usage error: exit 2,
 		// stdout empty, as for every command.
 		code := cmdutil.ExitCode(err, exitcode.Unavailable)
-		return &exitcode.Error{Code: code, Err: cmdutil.WordError(err, f.Namer), KeepOutput: code == exitcode.Unavailable}
+		return &exitcode.Error{Code: code, Err: cmdutil.WordError(err, f.Namer.Or(cmdutil.Plain)), KeepOutput: code == exitcode.Unavailable}
 	}
 	return emitErr
 }
