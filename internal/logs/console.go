@@ -76,7 +76,8 @@ func parseConsole(l []byte) (consoleLine, bool) {
 		c.time = bytes.Trim(rest[:n], "[]")
 		rest = rest[n:]
 	}
-	toks := tokens(rest, 10)
+	var buf [10]token // on the stack: this runs once per line
+	toks := appendTokens(buf[:0], rest, len(buf))
 	lvl := -1
 	for k, t := range toks {
 		if k >= 8 {
@@ -106,8 +107,7 @@ type token struct {
 
 // tokens splits the first max space-separated tokens of s, keeping a
 // bracketed token ([           main]) whole.
-func tokens(s []byte, max int) []token {
-	var out []token
+func appendTokens(out []token, s []byte, max int) []token {
 	i := 0
 	for len(out) < max {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {

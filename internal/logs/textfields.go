@@ -19,7 +19,19 @@ func (x *extractor) emitText(k, v []byte) {
 		return
 	}
 	x.emit(k, v)
-	if alias, ok := textKeys[string(bytes.ToLower(k))]; ok {
+	// Lower-cased on the stack (every key of every text line comes here);
+	// the aliases are all short.
+	var low [16]byte
+	if len(k) > len(low) {
+		return
+	}
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	if alias, ok := textKeys[string(low[:len(k)])]; ok {
 		x.emit([]byte(alias), v)
 	}
 }
