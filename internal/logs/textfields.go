@@ -19,19 +19,7 @@ func (x *extractor) emitText(k, v []byte) {
 		return
 	}
 	x.emit(k, v)
-	// Lower-cased on the stack (every key of every text line comes here);
-	// the aliases are all short.
-	var low [16]byte
-	if len(k) > len(low) {
-		return
-	}
-	for i, c := range k {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		low[i] = c
-	}
-	if alias, ok := textKeys[string(low[:len(k)])]; ok {
+	if alias, ok := lookupLower(textKeys, k); ok {
 		x.emit([]byte(alias), v)
 	}
 }
@@ -107,7 +95,7 @@ func (x *extractor) nounIDs(msg []byte) {
 			i = max(j, i+1)
 			continue
 		}
-		alias, ok := idNouns[string(bytes.ToLower(word))]
+		alias, ok := lookupLower(idNouns, word)
 		if !ok {
 			i = j
 			continue
@@ -277,4 +265,22 @@ func logfmtValue(l []byte, i int) ([]byte, int) {
 		v = unescape(make([]byte, 0, len(v)), v)
 	}
 	return v, end + 1
+}
+
+// lookupLower looks k up in m (whose keys are short and lower case) by
+// its ASCII lower case, lowered on the stack: every word and key of every
+// text line comes here, and bytes.ToLower allocated for each.
+func lookupLower(m map[string]string, k []byte) (string, bool) {
+	var low [16]byte
+	if len(k) > len(low) {
+		return "", false
+	}
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	v, ok := m[string(low[:len(k)])]
+	return v, ok
 }
