@@ -48,7 +48,8 @@ carrying the job's context.`,
 		Title: "a quorum queue has no delivery limit",
 		Doc: `Without a delivery limit a poison message (one that crashes its consumer, or
 outlives the consumer timeout) is redelivered forever, and its side effect
-may run on every delivery.`,
+may run on every delivery. RabbitMQ 4.0 and later give quorum queues a
+default limit of 20, so there only an explicit "unlimited" (-1) counts.`,
 		Fix: "Set x-delivery-limit (or a delivery-limit policy) on the quorum queue, with a dead-letter exchange to catch what it rejects."}
 	RuleRetryMissing = findings.Rule{Code: "TOPO_RETRY_QUEUE_MISSING", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "the configured retry queue does not exist or does not come back",
