@@ -8,6 +8,10 @@
 #   bash docs/reports-screenshots.sh        # writes docs/img/reports/*.png
 #
 # Needs: go, chromium (apt-get install -y chromium), optionally pngquant.
+# The worker run's and the replay's pages need the local services
+# (RabbitMQ, Redis, PostgreSQL with psql; DUPCTL_AMQP_URL, DUPCTL_REDIS_URL
+# and DUPCTL_DATABASE_URL override where): without them those shots are
+# skipped with a message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=docs/img/reports
@@ -32,6 +36,28 @@ d inspect ttl "$work/durations.csv" --ttl 5s --html "$work/ttl.html"
 d doctor --html "$work/doctor.html" --fail-on none
 d simulate risk --job-duration p50=30s,p99=5m --lock-ttl 2m --jobs 20000 --html "$work/risk.html" --fail-on none
 
+# A worker run: goworker without idempotency, killed at before-ack.
+amqp=${DUPCTL_AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
+redis=${DUPCTL_REDIS_URL:-redis://127.0.0.1:6379}
+pg=${DUPCTL_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+tbl=dupctl_shots_$$
+services=
+if command -v psql >/dev/null && psql -q "$pg" -c "create table ${tbl}_charges (order_id text not null, idempotency_key text, worker text);
+	create table ${tbl}_idem (key text primary key, status text not null)" >/dev/null 2>&1; then
+	services=1
+	trap 'psql -q "$pg" -c "drop table ${tbl}_charges; drop table ${tbl}_idem" >/dev/null 2>&1; rm -rf "$work"' EXIT
+	go build -o "$work/goworker" ./testdata/workers/goworker
+	export DUPCTL_AMQP_URL=$amqp DUPCTL_REDIS_URL=$redis DUPCTL_DATABASE_URL=$pg
+	d simulate crash --worker "$work/goworker" \
+		--worker-env 'AMQP_URL={amqp}' --worker-env 'REDIS_URL={redis}' --worker-env 'DATABASE_URL={postgres}' \
+		--worker-env 'QUEUE={prefix}.orders' --worker-env 'WORKER=W{worker}' --worker-env WORK=20ms --worker-env IDEM=none \
+		--worker-env "CHARGES=${tbl}_charges" --worker-env "IDEM_TABLE=${tbl}_idem" --publish ':{prefix}.orders' \
+		--effects-sql "select order_id, count(*) from ${tbl}_charges group by 1" --jobs 1 --settle 300ms --at before-ack --seed 7 \
+		--html "$work/worker.html"
+else
+	echo "PostgreSQL not reachable at $pg (or no psql): the worker run's and the replay's screenshots are skipped" >&2
+fi
+
 # shot PAGE NAME WIDTH HEIGHT [dark] [#anchor]
 shot() {
 	local flags=()
@@ -52,3 +78,6 @@ shot matrix simulate-matrix 900 700
 shot ttl inspect-ttl 1400 900
 shot doctor doctor 1400 900
 shot risk simulate-risk 1100 700
+if [ -n "$services" ]; then
+	shot worker simulate-worker 1400 1350
+fi
