@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,3 +152,41 @@ func TestReplayHTMLPage(t *testing.T) {
 type nopSync struct{ *bytes.Buffer }
 
 func (nopSync) Sync() error { return nil }
+
+// BenchmarkReplayHTML reads a journal of n publishes, each confirmed, and
+// draws the run's page (docs/benchmarks.md).
+func BenchmarkReplayHTML(b *testing.B) {
+	for _, n := range []int{5_000, 50_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var buf bytes.Buffer
+			clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			j := journal.New(nopSync{&buf}, "r1", func() time.Time { clock = clock.Add(time.Millisecond); return clock })
+			j.Add(journal.Record{T: journal.Start, Queue: "q", Count: n})
+			for i := 1; i <= n; i++ {
+				j.Add(journal.Record{T: journal.Pub, Seq: int64(i), FP: "3f30e082137aa2a3df05be7054c83a8f", Occ: 1, ID: fmt.Sprintf("m-%d", i),
+					Kind: "replay", To: "queue orders (default exchange)"})
+				j.Add(journal.Record{T: journal.OK, Seq: int64(i)})
+			}
+			j.Add(journal.Record{T: journal.End, Why: "count at start reached"})
+			if err := j.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(b.TempDir(), "r.journal")
+			if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			res := &replay.ReplayResult{Run: "r1", Queue: "q"}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var size int
+			for i := 0; i < b.N; i++ {
+				var page bytes.Buffer
+				if err := writeReplayHTML(&page, res, path); err != nil {
+					b.Fatal(err)
+				}
+				size = page.Len()
+			}
+			b.ReportMetric(float64(size), "page-bytes")
+		})
+	}
+}
