@@ -190,3 +190,26 @@ func TestWorkerHTMLEscapes(t *testing.T) {
 		t.Errorf("%d event rows, want %d", n, len(res.Runs[0].Events))
 	}
 }
+
+// TestWorkerLanesBusyLoop: a copy that bounces a busy lock for seconds has
+// its many deliveries on one row, every one still drawn.
+func TestWorkerLanesBusyLoop(t *testing.T) {
+	res := lockExpiryRun()
+	rr := &res.Runs[0]
+	for i := 0; i < 30; i++ {
+		from := int64(320 + 10*i)
+		rr.Deliveries = append(rr.Deliveries, chaos.Delivery{Lane: "W2", Key: "k", From: from, To: from + 5, End: "requeued", Redelivered: true})
+	}
+	l := newWorkerLanes(res, rr, 0).lanes()
+	row := rowOf(t, l, "W2", "31 deliveries")
+	if len(row.Bars) != 31 {
+		t.Errorf("%d delivery bars on the shared row, want 31", len(row.Bars))
+	}
+	for _, ln := range l.Lanes {
+		for _, r := range ln.Rows {
+			if ln.Name == "W2" && strings.HasPrefix(r.Label, "k (") {
+				t.Errorf("a delivery row of its own (%q) past %d deliveries", r.Label, deliveryRowsMax)
+			}
+		}
+	}
+}
