@@ -47,9 +47,10 @@ if command -v psql >/dev/null && psql -q "$pg" -c "create table ${tbl}_charges (
 	services=1
 	cleanup() {
 		psql -q "$pg" -c "drop table ${tbl}_charges; drop table ${tbl}_idem" >/dev/null 2>&1 || true
-		if command -v amqp-delete-queue >/dev/null; then # the replay's queues
-			for q in "$tbl.work" "$tbl.parked"; do amqp-delete-queue --url "$amqp" -q "$q" >/dev/null 2>&1 || true; done
-		fi
+		for q in "$tbl.work" "$tbl.parked"; do # the replay's queues, where a tool can delete them
+			# amqp-tools reads a URL ending in / as the empty vhost
+			amqp-delete-queue --url "${amqp%/}" -q "$q" >/dev/null 2>&1 || rabbitmqctl delete_queue "$q" >/dev/null 2>&1 || true
+		done
 		rm -rf "$work"
 	}
 	trap cleanup EXIT
