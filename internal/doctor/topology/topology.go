@@ -48,7 +48,8 @@ carrying the job's context.`,
 		Title: "a quorum queue has no delivery limit",
 		Doc: `Without a delivery limit a poison message (one that crashes its consumer, or
 outlives the consumer timeout) is redelivered forever, and its side effect
-may run on every delivery.`,
+may run on every delivery. RabbitMQ 4.0 and later give quorum queues a
+default limit of 20, so there only an explicit "unlimited" (-1) counts.`,
 		Fix: "Set x-delivery-limit (or a delivery-limit policy) on the quorum queue, with a dead-letter exchange to catch what it rejects."}
 	RuleRetryMissing = findings.Rule{Code: "TOPO_RETRY_QUEUE_MISSING", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "the configured retry queue does not exist or does not come back",
@@ -92,7 +93,12 @@ type QueueInfo struct {
 	Policy    nullString `json:"policy"`
 	Effective Settings   `json:"effective_policy_definition"`
 	Consumers int        `json:"consumers"`
-	Details   []struct {
+	// DeliveryLimit is the limit a quorum queue's leader reports in its
+	// stats (RabbitMQ 4.x, rabbit_quorum_queue handle_tick): a number -
+	// 20 by default since 4.0 - or "unlimited"; absent on 3.x and before
+	// the first tick.
+	DeliveryLimit json.RawMessage `json:"delivery_limit"`
+	Details       []struct {
 		AckRequired bool   `json:"ack_required"`
 		Tag         string `json:"consumer_tag"`
 	} `json:"consumer_details"`
@@ -329,6 +335,28 @@ func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findin
 	return r, nil
 }
 
+// noDeliveryLimit says why a quorum queue has no delivery limit, or "":
+// one set by argument or policy (-1 is unlimited), else the limit its
+// leader reports - RabbitMQ 4.0 gave quorum queues a default of 20
+// (release notes 4.0.1, "Quorum Queues Now Have a Default Redelivery
+// Limit"), so no argument is no finding there.
+func noDeliveryLimit(q *QueueInfo) string {
+	if v, where := setting(q, "delivery-limit"); v != nil {
+		if n, ok := v.(float64); ok && n < 0 {
+			return fmt.Sprintf("%s = %v: unlimited", where, v)
+		}
+		return ""
+	}
+	var reported any
+	if len(q.DeliveryLimit) > 0 && json.Unmarshal(q.DeliveryLimit, &reported) == nil {
+		if n, ok := reported.(float64); ok && n > 0 {
+			return "" // the broker's default (RabbitMQ 4.x)
+		}
+		return fmt.Sprintf("no x-delivery-limit argument or delivery-limit policy; the queue reports delivery_limit %v", reported)
+	}
+	return "no x-delivery-limit argument or delivery-limit policy, and the broker reports no default (RabbitMQ 3.x)"
+}
+
 func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, depth int) error {
 	q, err := m.Queue(ctx, j.Queue)
 	if err != nil {
@@ -346,8 +374,8 @@ func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, d
 		}
 	}
 	if q.Type == "quorum" {
-		if v, _ := setting(q, "delivery-limit"); v == nil {
-			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue)))
+		if why := noDeliveryLimit(q); why != "" {
+			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue), why))
 		}
 	}
 	for _, c := range q.Details {
