@@ -220,7 +220,8 @@ func TestLayoutCapabilitiesNameNoFlags(t *testing.T) {
 				}
 			}
 			if flagLiteral.MatchString(s) {
-				t.Errorf("%s: %s names a flag: write the Options field as {Field} (problem.Inputf) and let internal/cli name it", fset.Position(lit.Pos()), text.Clip(lit.Value, 100, "..."))
+				t.Errorf("%s: %s names a flag: write the Options field as {Field} (problem.Inputf) and let internal/cli name it",
+					fset.Position(lit.Pos()), text.Clip(lit.Value, 100, "..."))
 			}
 			return true
 		})
@@ -346,7 +347,8 @@ func TestLayoutNoSidewaysImports(t *testing.T) {
 			}
 			for _, d := range deps {
 				if isCapability(d) && !isShared(d) && capabilityOf(d) != own {
-					t.Errorf("%s depends on %s: a capability imports no other capability; move what both need to a shared package (sharedPackages) or let internal/cli wire them", pkg, d)
+					t.Errorf("%s depends on %s: a capability imports no other capability; move what both need to a shared package "+
+						"(sharedPackages) or let internal/cli wire them", pkg, d)
 				}
 			}
 		}
@@ -417,7 +419,8 @@ func TestLayoutCapabilityContract(t *testing.T) {
 	seen := map[string]bool{}
 	for pkg, verbs := range capabilityVerbs {
 		fset := token.NewFileSet()
-		pkgs, err := parser.ParseDir(fset, "../../"+pkg, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.SkipObjectResolution)
+		notTest := func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
+		pkgs, err := parser.ParseDir(fset, "../../"+pkg, notTest, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +452,8 @@ func TestLayoutCapabilityContract(t *testing.T) {
 			_, pending := pendingContracts[name]
 			switch {
 			case why != "" && !pending:
-				t.Errorf("%s: %s: a capability's entry point is Verb(ctx, [deps,] Options) (*Result, error) with (*Result).Report() *findings.Report", name, why)
+				t.Errorf("%s: %s: a capability's entry point is Verb(ctx, [deps,] Options) (*Result, error) "+
+					"with (*Result).Report() *findings.Report", name, why)
 			case why == "" && pending:
 				t.Errorf("%s keeps the contract now: remove it from pendingContracts", name)
 			}

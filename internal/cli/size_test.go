@@ -67,7 +67,8 @@ func TestLayoutSizeLimits(t *testing.T) {
 		was, pending := pendingFuncs[name]
 		switch {
 		case over && !pending:
-			t.Errorf("%s: %d lines, cyclomatic %d: split it (at most %d lines, cyclomatic %d)", name, got.lines, got.cyclo, maxFuncLines, maxCyclomatic)
+			t.Errorf("%s: %d lines, cyclomatic %d: split it (at most %d lines, cyclomatic %d)",
+				name, got.lines, got.cyclo, maxFuncLines, maxCyclomatic)
 		case !over && pending:
 			t.Errorf("%s is within the limits now (%d lines, cyclomatic %d): remove it from pendingFuncs", name, got.lines, got.cyclo)
 		case pending && (got.lines > was.lines || got.cyclo > was.cyclo):

@@ -127,7 +127,8 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	}
 	c := &collector{o: o, groups: map[string]*groupAcc{}, keys: map[string]*keyAcc{}, lower: map[string][]string{},
 		lowerWhere: map[string][]string{}, missing: map[string]*Missing{}}
-	st, err := logs.Scan(ctx, readable, logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ}, c.event)
+	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ}
+	st, err := logs.Scan(ctx, readable, scan, c.event)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,8 @@ func TestCatalogRulesComplete(t *testing.T) {
 		}
 		for _, s := range []string{r.Title, r.Doc, r.Fix} {
 			if m := placeholder.FindString(s); m != "" {
-				t.Errorf("%s names %s, which no flag of its command binds: name the field its command's Options has, or bind it (cmdutil.FieldFlags)", r.Code, m)
+				t.Errorf("%s names %s, which no flag of its command binds: name the field its command's Options has, "+
+					"or bind it (cmdutil.FieldFlags)", r.Code, m)
 			}
 		}
 	}

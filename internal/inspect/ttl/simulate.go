@@ -115,7 +115,8 @@ func Simulate(ctx context.Context, s Simulator, res *Result, o SimulateOptions) 
 		if len(points) == 0 {
 			return fmt.Errorf("simulate %s: no durations", js.JobType)
 		}
-		js.Simulation = &Simulation{Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, AckTimeoutMS: int64(ms(o.AckTimeout)), Seed: o.Seed}
+		js.Simulation = &Simulation{Jobs: o.Jobs, DupRate: o.DupRate, CrashRate: o.CrashRate, AckTimeoutMS: int64(ms(o.AckTimeout)),
+			Seed: o.Seed}
 		var err error
 		if js.Simulation.Current, err = o.risk(ctx, s, points, js.TTL); err != nil {
 			return fmt.Errorf("simulate %s: %w", js.JobType, err)
