@@ -44,11 +44,11 @@ var forbiddenInCapabilities = []string{
 // with what it imports, and leaves this list when it is moved over.
 var pendingCapabilities = map[string]string{}
 
-// TestCapabilitiesKnowNothingOfTheCLI runs go list -deps on every package
+// TestLayoutCapabilitiesKnowNothingOfTheCLI runs go list -deps on every package
 // outside internal/cli and internal/platform and fails when one depends,
 // even indirectly, on cobra, pflag, a terminal renderer, iostreams or the
 // exit codes.
-func TestCapabilitiesKnowNothingOfTheCLI(t *testing.T) {
+func TestLayoutCapabilitiesKnowNothingOfTheCLI(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
@@ -90,11 +90,11 @@ func isCapability(pkg string) bool {
 	return pkg != "internal/testenv"
 }
 
-// TestVerbsLiveWhereTheirNameSays checks that `dupctl NOUN VERB` is built
+// TestLayoutVerbsLiveWhereTheirNameSays checks that `dupctl NOUN VERB` is built
 // in internal/cli/NOUN/VERB.go and a command without subcommands
 // (`dupctl doctor`) in internal/cli/NAME.go or internal/cli/NAME/NAME.go:
 // a newcomer finds a command's code in one hop.
-func TestVerbsLiveWhereTheirNameSays(t *testing.T) {
+func TestLayoutVerbsLiveWhereTheirNameSays(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	root := cli.NewCmdRoot(cmdutil.NewFactory(ios))
 	// generated holds commands made from data in one file: the simulator's

@@ -1,5 +1,5 @@
 // Package cacheaudit compares a Redis job-status cache with the PostgreSQL
-// table that is the source of truth: the seed's cache trap, where a worker
+// table that is the source of truth: the cache trap, where a worker
 // asks the cache "already done?" and the cache says no while the database
 // holds the success.
 //

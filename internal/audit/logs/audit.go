@@ -4,7 +4,7 @@
 // redelivery after a crash before the ack, lock expiry, lock key from the
 // job id, unlock without token, unstable idempotency key, non-atomic
 // commit, stale cache, race without a lock - or "unexplained" when the
-// evidence does not decide. The same pass computes the seed's metrics.
+// evidence does not decide. The same pass computes the fleet's metrics.
 //
 // Memory follows the number of distinct keys, not the size of the logs:
 // a first pass keeps, per key, a hash, a side-effect count and the range

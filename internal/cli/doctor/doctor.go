@@ -1,5 +1,6 @@
-// Package doctor is `dupctl doctor`: the seed's production checklist run
-// against the stack named by the connection flags and dupctl.yaml.
+// Package doctor is `dupctl doctor`: the production checklist of
+// duplicate-safe queue workers, run against the stack named by the
+// connection flags and dupctl.yaml.
 package doctor
 
 import (

@@ -1,5 +1,5 @@
-// Package ttl answers step 3 of the seed's debugging list: are lock TTLs
-// longer than the jobs they protect? It collects job durations per job
+// Package ttl answers step 3 of the debugging steps for a job that ran
+// twice: are lock TTLs longer than the jobs they protect? It collects job durations per job
 // type from CSV, a SQL query or structured logs, summarises them (count,
 // p50 to p99.9, max: exact for small inputs, a DDSketch with a stated
 // relative error for large ones), counts the runs that outlived their lock

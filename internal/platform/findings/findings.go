@@ -116,7 +116,7 @@ type Rule struct {
 	Title    string   // one line: what was found
 	Severity Severity // default severity
 	Doc      string   // what it means and how it leads to duplicates
-	Fix      string   // the concrete fix, from the seed's safe flow
+	Fix      string   // the concrete fix, from the safe consumer flow
 	Since    string   // dupctl version that introduced it
 }
 
