@@ -24,7 +24,6 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/simulate"
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
-	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
@@ -188,7 +187,19 @@ func NewCmdRootFor(f *cmdutil.Factory, args []string) *cobra.Command {
 
 // newCmdRoot is the command tree; workerRun builds simulate's worker
 // commands for a command line that runs a scenario on the user's worker.
+// It assembles the rule catalogue unless the factory has one.
 func newCmdRoot(f *cmdutil.Factory, workerRun bool) *cobra.Command {
+	root := buildTree(f, workerRun)
+	if f.Catalog == nil {
+		// The catalogue's texts name the flags of both trees: simulate's
+		// worker commands exist only in the tree of a --worker run.
+		f.Catalog, f.RuleNamer = catalog.New(root, buildTree(cmdutil.NewFactory(f.IO), !workerRun))
+	}
+	return root
+}
+
+// buildTree builds the commands.
+func buildTree(f *cmdutil.Factory, workerRun bool) *cobra.Command {
 	g := f.Global
 	var outputs []string
 	var html string
@@ -250,13 +261,6 @@ check.` + exitStatusBlock,
 	)
 	addHelpTopics(root)
 	root.SetHelpCommand(helpCommand(root))
-	if f.Catalog == nil {
-		// The catalogue's texts name the flags of both trees: simulate's
-		// worker commands exist only in the tree of a --worker run.
-		other := newCmdRoot(&cmdutil.Factory{IO: f.IO, Global: &cmdutil.GlobalOptions{}, Catalog: &findings.Catalog{},
-			BuildInfo: f.BuildInfo, Now: f.Now}, !workerRun)
-		f.Catalog, f.RuleNamer = catalog.New(root, other)
-	}
 	return root
 }
 
