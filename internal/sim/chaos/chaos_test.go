@@ -562,8 +562,8 @@ func TestEffectsLogAfterWriteMayBeOneShort(t *testing.T) {
 	switch {
 	case slices.Equal(codes, []string{cause.Redelivery.Code}) && k.Outcome == chaos.OutcomeDup:
 	case slices.Equal(codes, []string{chaos.RuleUncounted.Code}) && k.Outcome == chaos.OutcomeUndecided && k.Effects == 1:
-		if !strings.Contains(k.Why, "--effects-sql") {
-			t.Errorf("the verdict does not say which flag decides it: %s", k.Why)
+		if !strings.Contains(k.Why, "{EffectsSQL}") { // the command line words it --effects-sql
+			t.Errorf("the verdict does not say which option decides it: %s", k.Why)
 		}
 	default:
 		t.Fatalf("findings %v, key %s: want %s (DUP) or %s (not decided)\n%s",

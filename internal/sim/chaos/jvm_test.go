@@ -347,7 +347,7 @@ func TestJVMWorkerEffectsLogAfterWriteDoubled(t *testing.T) {
 		t.Fatalf("%s: %d charges in the table, want 2 (no idempotency, redelivered)\n%s", k.Key, inTable, describe(res))
 	case k.Outcome == chaos.OutcomeDup && k.Effects == 2:
 	case k.Outcome == chaos.OutcomeUndecided && k.Effects == 1 && k.Cause == chaos.RuleUncounted.Code &&
-		strings.Contains(k.Why, "--effects-sql"):
+		strings.Contains(k.Why, "{EffectsSQL}"):
 		if sev := res.Report().Findings[0].Severity; sev != findings.Error {
 			t.Fatalf("not decided is %s: exit 0 at the default --fail-on", sev)
 		}

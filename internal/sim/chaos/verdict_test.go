@@ -46,8 +46,8 @@ func TestEffectsLogAfterWriteIsNotDecided(t *testing.T) {
 		if k.Outcome != OutcomeUndecided || rr.Outcome != OutcomeUndecided || !rr.Failed() {
 			t.Fatalf("%d effect(s): key %s, run %s: want %q", n, k.Outcome, rr.Outcome, OutcomeUndecided)
 		}
-		if !strings.Contains(k.Why, "--effects-sql") {
-			t.Errorf("%d effect(s): %q does not say which flag decides it", n, k.Why)
+		if !strings.Contains(k.Why, "{EffectsSQL}") { // the command line words it --effects-sql
+			t.Errorf("%d effect(s): %q does not say which option decides it", n, k.Why)
 		}
 		rep := (&Result{Scenario: "crash", Runs: []RunResult{*rr}}).Report()
 		if len(rep.Findings) != 1 || rep.Findings[0].Code != RuleUncounted.Code || rep.Findings[0].Severity != findings.Error {
