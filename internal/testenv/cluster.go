@@ -21,15 +21,7 @@ import (
 // DUPCTL_INTEGRATION=required.
 func RedisCluster(t testing.TB, n int) []string {
 	t.Helper()
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			msg := fmt.Sprintf("%s is not on PATH: install redis (see CONTRIBUTING.md)", bin)
-			if Required() {
-				t.Fatalf("DUPCTL_INTEGRATION=required: %s", msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	needRedisBinaries(t, "redis-server", "redis-cli")
 	dir := t.TempDir()
 	addrs := make([]string, n)
 	for i := range addrs {

@@ -78,6 +78,9 @@ there are.` + exitStatus,
   # a cluster: give several seed nodes (or ?cluster=true)
   dupctl inspect lock --redis-url redis://10.0.0.1:7000,10.0.0.2:7000
 
+  # the master three Sentinels name "mymaster" (after a failover, the new one)
+  dupctl inspect lock --redis-url redis+sentinel://10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379/mymaster
+
   # orphans: two looks 30s apart, locks idle over 10m and untouched
   dupctl inspect lock --observe 2 --interval 30s --idle 10m
 

@@ -92,15 +92,19 @@ type silent struct{}
 
 func (silent) Printf(context.Context, string, ...any) {}
 
-// Redis connects to a standalone Redis or a Redis Cluster. A cluster is
-// named by several comma-separated seed addresses
-// (redis://h1:7000,h2:7001) or by ?cluster=true; TLS with rediss://; ACL
-// user and password in the URL.
+// Redis connects to a standalone Redis, a Redis Cluster or the master a
+// group of Sentinels names. A cluster is named by several comma-separated
+// seed addresses (redis://h1:7000,h2:7001) or by ?cluster=true; a
+// Sentinel group by redis+sentinel:// (sentinel.go; the client is then a
+// *Failover); TLS with rediss://; ACL user and password in the URL.
 func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	if raw == "" {
 		return nil, missing("Redis", "RedisURL", "DUPCTL_REDIS_URL or REDIS_URL")
 	}
-	const want = "redis://host:port[/db] or rediss://host:port (a user and password go before the host)"
+	if IsSentinel(raw) {
+		return redisSentinel(ctx, raw)
+	}
+	const want = "redis://host:port[/db], rediss://host:port or redis+sentinel://host:26379/master_name (a user and password go before the host)"
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, parseError("Redis", raw, func(s string) error { _, err := url.Parse(s); return err })
@@ -151,33 +155,43 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		opts.ContextTimeoutEnabled = true
 		client = redis.NewClient(opts)
 	}
+	if err := pingRedis(ctx, client, raw); err != nil {
+		return nil, err
+	}
+	return client, nil
+}
+
+// pingRedis checks that a new client reaches its server and logs in; on
+// failure it closes the client and words the error.
+func pingRedis(ctx context.Context, client redis.UniversalClient, raw string) error {
 	pctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	// A blocked read ignores a cancelled context (only deadlines reach
 	// go-redis): wait for the ping or Ctrl-C, whichever comes first.
 	pinged := make(chan error, 1)
 	go func() { pinged <- client.Ping(pctx).Err() }()
+	var err error
 	select {
 	case err = <-pinged:
 	case <-ctx.Done():
 		client.Close()
-		return nil, unreachable(ctx, "Redis", raw, ctx.Err())
+		return unreachable(ctx, "Redis", raw, ctx.Err())
 	}
-	if err != nil {
-		cmd, denied := NoPermission(err.Error())
-		if denied && cmd == "ping" {
-			// The server answered and the login worked; this ACL user may
-			// just not PING (-@all +@read), which no command needs.
-			return client, nil
-		}
-		client.Close()
-		if denied {
-			return nil, problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd), redact.String(err.Error())),
-				GrantHint(cmd))
-		}
-		return nil, unreachable(ctx, "Redis", raw, err)
+	if err == nil {
+		return nil
 	}
-	return client, nil
+	cmd, denied := NoPermission(err.Error())
+	if denied && cmd == "ping" {
+		// The server answered and the login worked; this ACL user may
+		// just not PING (-@all +@read), which no command needs.
+		return nil
+	}
+	client.Close()
+	if denied {
+		return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd), redact.InError(err.Error(), raw)),
+			GrantHint(cmd))
+	}
+	return unreachable(ctx, "Redis", raw, err)
 }
 
 // NoPermission reads a Redis NOPERM error message: denied is set for any
@@ -417,6 +431,11 @@ func Unreachable(system, raw string, err error) error {
 // (localhost, 127.0.0.0/8, ::1). Commands that write refuse anything else
 // without --allow-remote.
 func IsLoopback(raw string) bool {
+	if IsSentinel(raw) {
+		if norm, err := withSentinelPorts(raw); err == nil {
+			raw = norm
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		// key=value DSNs: look for host=

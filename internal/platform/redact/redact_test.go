@@ -35,6 +35,14 @@ func TestString(t *testing.T) {
 			`AMQP URL amqp://guest:xxxxx@127.0.0.1:5672/: parse "amqp://guest:xxxxx@127.0.0.1:5672/": invalid port`},
 		{"redis://:a#b?c@h:1/0", "redis://:xxxxx@h:1/0"},
 		{"postgres://u:p@ss/w:rd@db/x", "postgres://u:xxxxx@db/x"},
+		// Sentinel URLs: the master's password in the userinfo, the
+		// Sentinels' in a parameter.
+		{"redis+sentinel://app:s3cret@127.0.0.1:26379,127.0.0.1:26380/mymaster/2",
+			"redis+sentinel://app:xxxxx@127.0.0.1:26379,127.0.0.1:26380/mymaster/2"},
+		{"rediss+sentinel://:s3cret@s1,s2/cache?sentinel_username=sen&sentinel_password=hunter2",
+			"rediss+sentinel://:xxxxx@s1,s2/cache?sentinel_username=sen&sentinel_password=xxxxx"},
+		{"dial redis+sentinel://s1:26379/m?sentinel_password=hunter2 refused", "dial redis+sentinel://s1:26379/m?sentinel_password=xxxxx refused"},
+		{"sentinel_password=hunter2 master=m", "sentinel_password=xxxxx master=m"},
 	}
 	for _, tt := range tests {
 		got := String(tt.in)
@@ -53,6 +61,11 @@ func TestURL(t *testing.T) {
 		"amqp://u:topsecret@127.0.0.1:5672/%2f",
 		"amqps://u:topsecret@127.0.0.1:5671/",
 		"redis://topsecret@127.0.0.1:6379",
+		"redis+sentinel://u:topsecret@127.0.0.1:26379,127.0.0.1:26380/mymaster/1",
+		"rediss+sentinel://topsecret@127.0.0.1/mymaster",
+		"redis+sentinel://127.0.0.1:26379/mymaster?sentinel_password=topsecret",
+		"redis+sentinel://127.0.0.1:26379/mymaster?sentinel_username=u&sentinel_password=top secret#x&y",
+		"redis+sentinel://:topsecret@127.0.0.1:26379/m?sentinel_password=topsecret",
 	} {
 		got := URL(raw)
 		if strings.Contains(got, "topsecret") {
@@ -68,7 +81,7 @@ func TestURL(t *testing.T) {
 // whatever the password holds, before any parse.
 func TestURLWithRawSpecialCharacters(t *testing.T) {
 	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9", "Zq@Secret9", "Zq:Secret9", "Zq%Secret9", "Secret9/#?", "Secret9 x"} {
-		for _, scheme := range []string{"amqp", "redis", "postgres", "rediss"} {
+		for _, scheme := range []string{"amqp", "redis", "postgres", "rediss", "redis+sentinel", "rediss+sentinel"} {
 			raw := scheme + "://guest:" + pw + "@127.0.0.1:1/x"
 			got := URL(raw)
 			if strings.Contains(got, "Secret9") || !strings.Contains(got, "127.0.0.1:1") {
@@ -89,11 +102,30 @@ func TestURLWithRawSpecialCharacters(t *testing.T) {
 	}
 }
 
+// TestURLMasksSentinelPasswordWhole: a Sentinel password given as a
+// query parameter is masked up to the next name=value parameter, whatever
+// raw characters it holds (String alone would stop at a space or '&').
+func TestURLMasksSentinelPasswordWhole(t *testing.T) {
+	for _, pw := range []string{"Secret9", "Se cret9", "Se#cret9", "Se&cret9", "Se&cr et9#", "Se?cret9", "Se@cret9"} {
+		raw := "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster/3?sentinel_password=" + pw + "&sentinel_username=sen"
+		got := URL(raw)
+		want := "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster/3?sentinel_password=" + Mask + "&sentinel_username=sen"
+		if strings.Contains(pw, "@") {
+			// The '@' may also end a userinfo: both readings are masked.
+			want = "redis+sentinel://127.0.0.1:" + Mask + "&sentinel_username=sen"
+		}
+		if got != want {
+			t.Errorf("URL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
 // FuzzURLNeverLeaks: no password, however odd, survives URL when the URL
 // is given whole, nor String when it is embedded without spaces.
 func FuzzURLNeverLeaks(f *testing.F) {
 	for _, pw := range []string{"hunter22", "Zq/Secret9", "a b c d", "p@ss:w#rd", "\"quoted\"", "%41%42%43%44"} {
 		f.Add("amqp", "guest", pw)
+		f.Add("redis+sentinel", "app", pw)
 	}
 	f.Fuzz(func(t *testing.T, scheme, user, pw string) {
 		if !isScheme(scheme) || strings.ContainsAny(user, ":@/?# \t\n\r\v\f\"'\\<>") || len(pw) < 6 || strings.Contains("://"+scheme+user+"@127.0.0.1:1/x"+Mask, pw) {
@@ -149,18 +181,29 @@ func FuzzURLMasksRawPasswords(f *testing.F) {
 	for _, p := range []string{"p@ss/w#rd?x y", "a b c", "%2Fq", "é@/é", "::@@"} {
 		f.Add(p, 0)
 	}
+	for _, p := range []string{"p@ss/w#rd?x y", "a&b c#d", "&&x", "q?r=s"} {
+		f.Add(p, 3)
+		f.Add(p, 4)
+	}
 	f.Fuzz(func(t *testing.T, pw string, form int) {
 		if len(pw) < 3 || strings.ContainsAny(pw, "\n\r\x00'\"\\") || strings.TrimSpace(pw) != pw {
 			t.Skip()
 		}
 		var raw string
-		switch form % 4 {
+		switch form % 6 {
 		case 0:
 			raw = "postgres://app:" + pw + "@db.internal:5432/pay"
 		case 1:
 			raw = "redis://:" + pw + "@cache.internal:6379/0"
 		case 2:
 			raw = "amqp://guest:" + pw + "@mq.internal:5672/"
+		case 3:
+			raw = "redis+sentinel://app:" + pw + "@s1.internal:26379,s2.internal:26380/mymaster/0"
+		case 4:
+			if strings.Contains(pw, "&") && strings.Contains(pw, "=") {
+				t.Skip() // a raw "&name=" starts another parameter, for every parser
+			}
+			raw = "redis+sentinel://s1.internal:26379/mymaster?sentinel_username=sen&sentinel_password=" + pw + "&x=1"
 		default:
 			if strings.Contains(pw, "=") {
 				t.Skip() // a raw '=' makes a key=value DSN ambiguous even to libpq

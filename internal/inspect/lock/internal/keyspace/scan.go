@@ -167,10 +167,19 @@ func Nodes(ctx context.Context, c Conn) ([]*Node, error) {
 		return out, nil
 	}
 	name := "redis"
-	if o := options(c); o != nil {
+	if f, ok := c.(sentinelMaster); ok {
+		name = f.Node(ctx)
+	} else if o := options(c); o != nil {
 		name = o.Addr
 	}
 	return []*Node{{Name: name, Conn: c}}, nil
+}
+
+// sentinelMaster is a client of the master a group of Sentinels names
+// (connect.Failover): its Addr is a placeholder, Node names the master
+// the Sentinels name now.
+type sentinelMaster interface {
+	Node(ctx context.Context) string
 }
 
 // IsCluster reports whether c is a Redis Cluster client.
