@@ -550,7 +550,7 @@ func (n *Node) refused(cmd, text string, p *Page) error {
 	command, denied := connect.NoPermission(text)
 	switch {
 	case !denied:
-		return fmt.Errorf("%s on %s: %s", cmd, n.Name, text)
+		return &keyReplyError{cmd, n.Name, text}
 	case command == "":
 		if cmd == "PTTL" {
 			p.Denied++
