@@ -315,3 +315,36 @@ func redisSentinel(ctx context.Context, raw string) (redis.UniversalClient, erro
 	}
 	return f, nil
 }
+
+// DialMaster opens a TCP (or, for rediss+sentinel://, TLS) connection to
+// the master the Sentinels name now; addr is where it went. A proxy in
+// front of a Sentinel setup dials each connection so, and follows a
+// failover from the next connection on.
+func (s *Sentinel) DialMaster(ctx context.Context) (conn net.Conn, addr string, err error) {
+	if addr, err = s.MasterAddr(ctx); err != nil {
+		return nil, "", fmt.Errorf("Redis Sentinels at %s: %w", s.Target(), err)
+	}
+	d := &net.Dialer{Timeout: DialTimeout}
+	if s.TLS {
+		conf := s.tlsConfig()
+		conf.ServerName = hostOnly(addr)
+		conn, err = (&tls.Dialer{NetDialer: d, Config: conf}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
+	return conn, addr, err
+}
+
+// DataURL is a redis:// URL of the data nodes' user, password and
+// database at addr: what a client that does not speak Sentinel (a worker
+// behind a proxy) is given.
+func (s *Sentinel) DataURL(addr string) string {
+	u := url.URL{Scheme: "redis", Host: addr}
+	if s.Username != "" || s.Password != "" {
+		u.User = url.UserPassword(s.Username, s.Password)
+	}
+	if s.DB != 0 {
+		u.Path = "/" + strconv.Itoa(s.DB)
+	}
+	return u.String()
+}
