@@ -17,6 +17,11 @@ type Faults struct {
 	DropAck    int // the connection drops before the ack: broker redelivers, the worker lives on
 	DupPublish int // the publisher sends a message again (a retry after a lost confirm)
 	EffectFail int // the side effect fails with a retryable error
+	// Failover: the Redis master fails over right after a worker wrote its
+	// lock, before the write replicated; the promoted replica does not
+	// have the lock (nor the fencing counter's increment).
+	Failover   int
+	FailoverAt worker.Points
 }
 
 // Config is one simulation: the system, the profile and the faults.
@@ -99,7 +104,8 @@ func (c *Config) Validate() error {
 	case c.JitterPercent < 0 || c.JitterPercent > 100:
 		return fmt.Errorf("jitter must be 0..100%%")
 	case c.Faults.Crash < 0 || c.Faults.Pause < 0 || c.Faults.DropAck < 0 || c.Faults.DupPublish < 0 || c.Faults.EffectFail < 0 ||
-		c.Faults.Crash > 100 || c.Faults.Pause > 100 || c.Faults.DropAck > 100 || c.Faults.DupPublish > 100 || c.Faults.EffectFail > 100:
+		c.Faults.Crash > 100 || c.Faults.Pause > 100 || c.Faults.DropAck > 100 || c.Faults.DupPublish > 100 || c.Faults.EffectFail > 100 ||
+		c.Faults.Failover < 0 || c.Faults.Failover > 100:
 		return fmt.Errorf("fault budgets must be 0..100")
 	}
 	return nil

@@ -96,7 +96,7 @@ func KeyEvents(tl *Timeline) []string {
 	var out []string
 	for _, ev := range tl.Events {
 		switch ev.Kind {
-		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout", "effect", "duplicate-effect", "requeue":
+		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout", "failover", "effect", "duplicate-effect", "requeue":
 		case "unlock":
 			if !strings.Contains(ev.Text, "deleted the lock of") {
 				continue
@@ -147,6 +147,9 @@ func FaultsText(c *Config) string {
 	}
 	if f.EffectFail > 0 {
 		faults = append(faults, fmt.Sprintf("%d retryable effect failure", f.EffectFail))
+	}
+	if f.Failover > 0 {
+		faults = append(faults, fmt.Sprintf("%d Redis failover before the lock replicated (%s)", f.Failover, pointsText(f.FailoverAt)))
 	}
 	if len(faults) == 0 {
 		return "none"

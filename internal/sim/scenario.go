@@ -214,6 +214,19 @@ func Scenarios() []*Scenario {
 			},
 			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "txn", "per-attempt"),
 		},
+		{
+			Name: "failover", Short: "failover",
+			Title:  "the Redis master fails over before the lock replicated; the new master grants it to another worker",
+			Cause:  "Lock lost in a failover: Redis replicates asynchronously, so a lock written to a master that fails over right after is not on the promoted replica, which grants it again while the first holder still works (why Redlock exists, and why an idempotency record in the database is still needed).",
+			Faulty: "lock-check", Safe: "safe",
+			Points: []worker.Point{worker.PointAfterLock},
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{Failover: 1, FailoverAt: worker.Of(worker.PointAfterLock), DupPublish: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "ack-first", "cache", "per-attempt"),
+		},
 	}
 }
 

@@ -78,6 +78,7 @@ func TestFaultPointsReached(t *testing.T) {
 			c := r.Reached
 			cov.Crash |= c.Crash
 			cov.Pause |= c.Pause
+			cov.Failover |= c.Failover
 			cov.Drop = cov.Drop || c.Drop
 			cov.Dup = cov.Dup || c.Dup
 			cov.Fail = cov.Fail || c.Fail
@@ -87,7 +88,7 @@ func TestFaultPointsReached(t *testing.T) {
 		faulty, _ := worker.ProfileByName(sc.Faulty)
 		fcfg := sc.Config(faulty)
 		r := (&engine{cfg: &fcfg}).exhaustive(context.Background(), 5_000_000)
-		fired := worker.Points(cov.Crash | cov.Pause)
+		fired := worker.Points(cov.Crash | cov.Pause | cov.Failover)
 		if cov.Drop {
 			fired |= worker.Of(worker.PointBeforeAck)
 		}

@@ -357,6 +357,14 @@ func (r *recorder) pause(e *engine, w int) {
 	r.add(e, lane(w), "pause", fmt.Sprintf("PAUSE %s (stop-the-world GC, VM stall) until %s (%s)", fmtDur(e.cfg.PauseFor), at(e.s.W[w].Until), pointName(e.s.W[w].At&e.cfg.Faults.PauseAt)))
 }
 
+func (r *recorder) failover(e *engine, w int) {
+	ws := &e.s.W[w]
+	l := e.s.Locks[ws.LockID]
+	r.add(e, "redis", "failover", fmt.Sprintf("FAILOVER: the master fails over before %s (token %d of W%d) replicated; the promoted replica "+
+		"does not have it: the key is free (%s)", e.lockName(ws.LockID), l.Token, w+1, pointName(ws.At&e.cfg.Faults.FailoverAt)))
+	r.endLease(e, ws.LockID, "lost")
+}
+
 func (r *recorder) drop(e *engine, w int) {
 	r.add(e, lane(w), "drop", "connection drops before the ack")
 	r.add(e, "broker", "requeue", msgName(int(e.s.W[w].Msg))+" requeued unacked (redelivered)")

@@ -67,7 +67,7 @@ func parseProfileCode(s string) (worker.Profile, error) {
 	return p, nil
 }
 
-var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x'}
+var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x', aFailover: 'o'}
 
 // Token encodes a schedule as one copy-pasteable string.
 func (r Schedule) Token() string {
