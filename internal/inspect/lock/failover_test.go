@@ -73,7 +73,7 @@ func TestClusterMasterKilledMidScan(t *testing.T) {
 	if err := res.Incomplete(); err != nil {
 		t.Errorf("a scan that read everything is incomplete: %v", err)
 	}
-	t.Logf("failovers: %+v", d.Failovers)
+	t.Logf("failovers: %+v; scan %d ms, %d locks", d.Failovers, d.Scan.ElapsedMs, d.Scan.Locks)
 
 	// The promoted replica has no replica of its own (its master is dead):
 	// killing it leaves slots nobody serves.
@@ -95,7 +95,7 @@ func TestClusterMasterKilledMidScan(t *testing.T) {
 	if read >= locks {
 		t.Errorf("%d locks reported read though %s's slots were not", read, second)
 	}
-	t.Logf("unread: %+v; locks read %d of %d", d.Unread, read, locks)
+	t.Logf("unread: %+v; locks read %d of %d; scan %d ms", d.Unread, read, locks, d.Scan.ElapsedMs)
 }
 
 // scanKilling runs an inspection with small pages that calls kill once
