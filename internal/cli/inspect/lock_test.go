@@ -15,6 +15,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
 	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/redis/go-redis/v9"
@@ -477,5 +478,23 @@ func checkSentinelScan(t *testing.T, when string, d *lock.Data, master string, f
 	}
 	if fmt.Sprint(got) != fmt.Sprint(families) {
 		t.Errorf("%s: families %v, want %v", when, got, families)
+	}
+}
+
+// TestIncompleteScanExitsThree: slots left unread are exit 3 whatever
+// --fail-on says, and the report stands (runLock returns this error after
+// the report was rendered).
+func TestIncompleteScanExitsThree(t *testing.T) {
+	res := &lock.Result{}
+	if res.Incomplete() != nil {
+		t.Fatal("a scan with nothing unread is incomplete")
+	}
+	res.Data.Unread = []lock.UnreadNode{{Node: "127.0.0.1:7002", Slots: []lock.SlotRange{{Start: 10923, End: 16383}}, Why: "EOF"}}
+	err := exitcode.KeepOutput(res.Incomplete())
+	if code := cmdutil.ExitCode(err, 99); code != exitcode.Unavailable || !exitcode.KeepsOutput(err) {
+		t.Errorf("exit %d, keeps output %v: %v", code, exitcode.KeepsOutput(err), err)
+	}
+	if !strings.Contains(err.Error(), "slots 10923-16383 of master 127.0.0.1:7002") {
+		t.Errorf("message: %v", err)
 	}
 }

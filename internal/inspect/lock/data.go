@@ -41,6 +41,8 @@ type (
 	Failover = keyspace.Move
 	// UnreadNode is a node whose scan could not go on.
 	UnreadNode = keyspace.Unread
+	// SlotRange is a range of cluster hash slots, both ends included.
+	SlotRange = keyspace.SlotRange
 )
 
 // The summaries of a family of keys, judged at the end of the scan

@@ -22,4 +22,4 @@ const DefaultMinConfidence = judge.DefaultMinConfidence
 func FormatMs(ms int64) string { return judge.FormatMs(ms) }
 
 // SlotsText words hash slot ranges: "0-5460, 10923".
-func SlotsText(rs []keyspace.SlotRange) string { return keyspace.SlotsText(rs) }
+func SlotsText(rs []SlotRange) string { return keyspace.SlotsText(rs) }
