@@ -34,10 +34,10 @@ type Config struct {
 
 // Connections are URLs; flags and environment variables win over them.
 type Connections struct {
-	RedisURL      string `yaml:"redis_url" json:"redis_url"`
-	DatabaseURL   string `yaml:"database_url" json:"database_url"`
+	RedisURL      string  `yaml:"redis_url" json:"redis_url"`
+	DatabaseURL   string  `yaml:"database_url" json:"database_url"`
 	AMQPURL       URLList `yaml:"amqp_url" json:"amqp_url"`
-	ManagementURL string `yaml:"management_url" json:"management_url"`
+	ManagementURL string  `yaml:"management_url" json:"management_url"`
 }
 
 // Job is one job type of the system.
