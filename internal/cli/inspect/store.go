@@ -34,7 +34,10 @@ func NewCmdStore(f *cmdutil.Factory, runF func(*StoreOptions) error) *cobra.Comm
 From the catalog (pg_index, pg_constraint, pg_attribute): is the key covered
 by a PRIMARY KEY or UNIQUE constraint or index, or is the only one partial,
 on an expression, INVALID (a failed CREATE UNIQUE INDEX CONCURRENTLY), wider
-than the key (key, attempt), or DEFERRABLE; are key columns nullable.
+than the key (key, attempt), or DEFERRABLE; are key columns nullable. On a
+partitioned table: does the partition key, at every level, read only key
+columns (HASH (idempotency_key)), or can one key land in two partitions
+(RANGE (created_at)), where a unique index holds one partition at a time.
 
 From the data: duplicate keys (also after lower(btrim())), several SUCCEEDED
 rows for one business key under different keys (--business-column), rows

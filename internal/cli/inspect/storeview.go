@@ -49,6 +49,9 @@ func writeTable(w io.Writer, th *report.Theme, t *store.TableResult) error {
 	if t.Coverage != "" {
 		fmt.Fprintf(w, "key: %s\n", coverageText(th, t.Coverage))
 	}
+	if p := t.Partitioning; p != nil {
+		fmt.Fprintf(w, "partitioned: %s\n", partitionText(th, p))
+	}
 	if len(t.Indexes) > 0 {
 		fmt.Fprintln(w)
 		it := report.NewTable("UNIQUE INDEX", "KIND", "COLUMNS", "WHERE", "VALID", "COVERAGE")
@@ -105,6 +108,19 @@ func keySource(s string) string {
 	return ""
 }
 
+// partitionText is the partitioning line: red when a key can land in two
+// partitions.
+func partitionText(th *report.Theme, p *store.Partitioning) string {
+	s := p.Describe()
+	switch {
+	case p.ByKey:
+		return s + ", " + th.Pass("every key in one partition")
+	case p.Key != "":
+		return s + ", " + th.Severity(findings.Error, "a key can land in two partitions (by "+idents(p.Outside...)+")")
+	}
+	return s
+}
+
 func coverageText(th *report.Theme, c string) string {
 	if strings.HasPrefix(c, "unique:") {
 		return th.Pass(c)
@@ -126,6 +142,9 @@ func checkRows(t *store.TableResult) [][2]string {
 		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", english.Number(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
 	}
 	groups(store.CheckDuplicates, t.Duplicates, "key with more than one row", "keys with more than one row")
+	if d := t.Duplicates; d != nil && d.AcrossPartitions != nil && *d.AcrossPartitions > 0 {
+		out[len(out)-1][1] += fmt.Sprintf(", %s in more than one partition", english.Number(*d.AcrossPartitions))
+	}
 	groups(store.CheckNormalized, t.NormalizedDuplicates, "key spelled several ways", "keys spelled several ways")
 	groups(store.CheckBusiness, t.MultipleSucceeded, "business key succeeded under several keys", "business keys succeeded under several keys")
 	if s := t.Stuck; s != nil {

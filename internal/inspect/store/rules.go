@@ -75,6 +75,22 @@ any number of rows can have a NULL key: a producer that forgets the key
 gets no protection and no error.`,
 		Fix: "ALTER TABLE t ALTER COLUMN key SET NOT NULL (validate with a NOT VALID check constraint first on a big table), and reject messages without a key.",
 	}
+	RulePerPartition = findings.Rule{
+		Code: "STORE_UNIQUE_PER_PARTITION", Severity: findings.Error, Since: "v0.3.0",
+		Title: "the table is partitioned by a column outside the key: uniqueness holds only within one partition",
+		Doc: `The idempotency table is declaratively partitioned (RANGE by month,
+LIST by region or status, ...) on a column that is not the key. PostgreSQL
+requires a unique index on a partitioned table to include the partition
+key, so UNIQUE (idempotency_key, created_at) is the best it allows, and it
+is enforced one partition at a time: a key retried after the month turned,
+or written with another region or status, lands in a second partition as a
+second row, with no error, and ON CONFLICT never fires. Partitioning by
+the key itself (HASH (idempotency_key)) is not affected: one key always
+lands in one partition. The evidence lists the partition keys at every
+level and, when the duplicate check ran, the keys already in two
+partitions.`,
+		Fix: "Partition by the key's hash (PARTITION BY HASH (idempotency_key)) so UNIQUE (idempotency_key) is allowed and holds for the whole table, or claim keys in a small unpartitioned table first (idempotency_claims (idempotency_key PRIMARY KEY), INSERT ... ON CONFLICT DO NOTHING in the same transaction) and keep the time partitions for retention.",
+	}
 	RuleDuplicates = findings.Rule{
 		Code: "STORE_DUPLICATE_KEYS", Severity: findings.Error, Since: "v0.1.0",
 		Title: "duplicate idempotency keys are already in the table",
@@ -154,6 +170,6 @@ code treats FAILED as retryable and nothing bounds the retries.`,
 // Rules lists the idempotency-store rules.
 func Rules() []findings.Rule {
 	return []findings.Rule{RuleNoUnique, RuleInvalidIndex, RulePartial, RuleExpression, RuleTooWide, RuleDeferrable,
-		RuleNarrower, RuleNullable, RuleDuplicates, RuleNormalized, RuleMultipleSucceeded, RuleStuck, RuleUnknownStatus,
+		RuleNarrower, RuleNullable, RulePerPartition, RuleDuplicates, RuleNormalized, RuleMultipleSucceeded, RuleStuck, RuleUnknownStatus,
 		RuleOverwritten, RuleNoEvidence, RuleFailedNoAttempts}
 }

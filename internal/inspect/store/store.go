@@ -105,6 +105,8 @@ type TableResult struct {
 	Stuck                *Stuck        `json:"stuck"`
 	Overwritten          *Overwritten  `json:"overwritten"`
 	Skipped              []Skip        `json:"skipped"`
+	// Partitioning is set for a partitioned table or a partition.
+	Partitioning *Partitioning `json:"partitioning"`
 }
 
 // StatusCount is one status value's row count and role.
@@ -128,6 +130,11 @@ type Groups struct {
 	Groups  int64   `json:"groups"`
 	Rows    int64   `json:"rows"`
 	Samples []Group `json:"samples"`
+	// AcrossPartitions counts the duplicate keys whose rows sit in more
+	// than one partition (duplicates of a partitioned table only).
+	AcrossPartitions *int64 `json:"across_partitions,omitempty"`
+
+	acrossSamples []Group // the largest of them, Detail naming two partitions
 }
 
 // Group is one sample: a key (or business key), its row count, and what
@@ -306,6 +313,7 @@ type inspector struct {
 	business []Column
 	evidence []evidenceCol // current-row signs of success
 	prof     []profileRow  // nil until the profile scan ran
+	part     *Partitioning // nil for a plain table
 	res      *TableResult
 	rep      *findings.Report
 }
@@ -438,10 +446,12 @@ func (in *inspector) run(ctx context.Context) error {
 		group string
 		run   func(context.Context) error
 	}{
+		{"", in.loadPartitioning}, // for catalog and duplicates
 		{CheckCatalog, in.loadCatalog},
 		{"", in.profile}, // one scan feeding nullable, stuck, statuses, overwritten, attempts
 		{CheckCatalog, in.catalogFindings},
 		{CheckDuplicates, in.duplicates},
+		{CheckCatalog, in.partitionFindings}, // after duplicates: cites keys found in two partitions
 		{CheckNormalized, in.normalized},
 		{CheckBusiness, in.multipleSucceeded},
 		{CheckStuck, in.stuck},
