@@ -11,11 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Standby is a streaming standby of the local PostgreSQL, made for one
@@ -28,8 +31,18 @@ type Standby struct {
 	Dir     string
 	Primary *pgxpool.Pool
 	Standby *pgxpool.Pool
-	t       testing.TB
+	t       harness
 	version int // server_version_num
+}
+
+// harness is what the standby needs of a test: testing.TB, or a
+// testscript run through ScriptStandby.
+type harness interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
 }
 
 // standbyPrefix names the temp dirs, with the test process's pid, so a
@@ -43,11 +56,34 @@ const standbyPrefix = "dupctl-standby-"
 // them it skips, or fails when DUPCTL_INTEGRATION=required.
 func PGStandby(t testing.TB) *Standby {
 	t.Helper()
-	primaryURL := Need(t, Postgres)
+	return startStandby(t, Need(t, Postgres))
+}
+
+// ScriptStandby is PGStandby for a testscript command, stopped when the
+// script ends. A script cannot skip from a command: guard it with the
+// [replication] condition.
+func ScriptStandby(ts *testscript.TestScript) *Standby {
+	h := scriptHarness{ts}
+	if err := Postgres.up(); err != nil {
+		skipOrFail(h, fmt.Sprintf("postgres is not reachable at %s (%v)", Postgres.hostPort(), err))
+	}
+	return startStandby(h, Postgres.ConnURL())
+}
+
+type scriptHarness struct{ ts *testscript.TestScript }
+
+func (scriptHarness) Helper()                             {}
+func (h scriptHarness) Fatalf(format string, args ...any) { h.ts.Fatalf(format, args...) }
+func (h scriptHarness) Skip(args ...any)                  { h.ts.Fatalf("%s", fmt.Sprint(args...)) }
+func (h scriptHarness) Logf(format string, args ...any)   { h.ts.Logf(format, args...) }
+func (h scriptHarness) Cleanup(f func())                  { h.ts.Defer(f) }
+
+func startStandby(t harness, primaryURL string) *Standby {
+	t.Helper()
 	ctx := context.Background()
 	primary, err := pgxpool.New(ctx, primaryURL)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	t.Cleanup(primary.Close)
 	bin, version := standbyBinaries(t, primary)
@@ -79,19 +115,19 @@ func PGStandby(t testing.TB) *Standby {
 	})
 	u, err := url.Parse(primaryURL)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	u.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 	s.URL = u.String()
 	if s.Standby, err = pgxpool.New(ctx, s.URL); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	t.Cleanup(s.Standby.Close)
 	s.waitStreaming()
 	return s
 }
 
-func skipOrFail(t testing.TB, msg string) {
+func skipOrFail(t harness, msg string) {
 	t.Helper()
 	if Required() {
 		t.Fatalf("DUPCTL_INTEGRATION=required: %s", msg)
@@ -101,7 +137,7 @@ func skipOrFail(t testing.TB, msg string) {
 
 // standbyBinaries is the bin directory of the primary's major version:
 // pg_basebackup and the server must match it.
-func standbyBinaries(t testing.TB, primary *pgxpool.Pool) (string, int) {
+func standbyBinaries(t harness, primary *pgxpool.Pool) (string, int) {
 	t.Helper()
 	var version int
 	var walLevel string
@@ -109,7 +145,7 @@ func standbyBinaries(t testing.TB, primary *pgxpool.Pool) (string, int) {
 	err := primary.QueryRow(context.Background(), `SELECT current_setting('server_version_num')::int, current_setting('wal_level'),
   current_setting('max_wal_senders')::int`).Scan(&version, &walLevel, &senders)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if walLevel == "minimal" || senders == 0 {
 		skipOrFail(t, fmt.Sprintf("the primary cannot stream (wal_level %s, max_wal_senders %d)", walLevel, senders))
@@ -143,11 +179,11 @@ func asPostgres(bin, name string, args ...string) *exec.Cmd {
 
 // standbyDir is a temp dir the server's user owns; its name carries the
 // test process's pid for reapStandbys.
-func standbyDir(t testing.TB) string {
+func standbyDir(t harness) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", standbyPrefix, os.Getpid()))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	chownPostgres(t, dir)
 	return dir
@@ -155,19 +191,19 @@ func standbyDir(t testing.TB) string {
 
 // chownPostgres gives a path to the server's user when the tests run as
 // root.
-func chownPostgres(t testing.TB, path string) {
+func chownPostgres(t harness, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return
 	}
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	if err := os.Chown(path, uid, gid); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 }
 
@@ -175,7 +211,7 @@ func chownPostgres(t testing.TB, path string) {
 // directory: a postgresql.conf and pg_hba.conf of its own. A hot standby
 // needs max_connections and the other shared-memory limits at least the
 // primary's.
-func (s *Standby) writeConfig(t testing.TB, primary *pgxpool.Pool, data string) {
+func (s *Standby) writeConfig(t harness, primary *pgxpool.Pool, data string) {
 	t.Helper()
 	conf := []string{
 		"port = " + strconv.Itoa(s.Port),
@@ -191,7 +227,7 @@ func (s *Standby) writeConfig(t testing.TB, primary *pgxpool.Pool, data string) 
 	for _, name := range []string{"max_connections", "max_worker_processes", "max_wal_senders", "max_prepared_transactions", "max_locks_per_transaction"} {
 		var v string
 		if err := primary.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&v); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		conf = append(conf, name+" = "+v)
 	}
@@ -203,7 +239,7 @@ func (s *Standby) writeConfig(t testing.TB, primary *pgxpool.Pool, data string) 
 	for name, text := range files {
 		path := filepath.Join(data, name)
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		chownPostgres(t, path)
 	}
@@ -237,7 +273,7 @@ func (s *Standby) PauseReplay() {
 	s.t.Helper()
 	ctx := context.Background()
 	if _, err := s.Standby.Exec(ctx, "SELECT pg_wal_replay_pause()"); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%v", err)
 	}
 	// Before PostgreSQL 14 a requested pause and a pause in effect look
 	// the same.
@@ -249,13 +285,13 @@ func (s *Standby) PauseReplay() {
 	for {
 		var paused bool
 		if err := s.Standby.QueryRow(ctx, query).Scan(&paused); err != nil {
-			s.t.Fatal(err)
+			s.t.Fatalf("%v", err)
 		}
 		if paused {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatal("WAL replay did not pause")
+			s.t.Fatalf("WAL replay did not pause")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -265,7 +301,7 @@ func (s *Standby) PauseReplay() {
 func (s *Standby) ResumeReplay() {
 	s.t.Helper()
 	if _, err := s.Standby.Exec(context.Background(), "SELECT pg_wal_replay_resume()"); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%v", err)
 	}
 }
 
@@ -276,14 +312,14 @@ func (s *Standby) CatchUp() {
 	ctx := context.Background()
 	var target string
 	if err := s.Primary.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&target); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%v", err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var done bool
 		err := s.Standby.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", target).Scan(&done)
 		if err != nil {
-			s.t.Fatal(err)
+			s.t.Fatalf("%v", err)
 		}
 		if done {
 			return
@@ -323,12 +359,54 @@ func processAlive(pid int) bool {
 }
 
 // freePort is a loopback port nothing listens on now.
-func freePort(t testing.TB) int {
+func freePort(t harness) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// replicationCondition is the testscript condition [replication]: the
+// local PostgreSQL accepts a replication connection from 127.0.0.1, so
+// ScriptStandby can copy it. Probed once; an error when integration tests
+// are required and it does not.
+func replicationCondition() (bool, error) {
+	replicationProbe.Do(func() {
+		if err := Postgres.up(); err != nil {
+			replicationProbe.err = err
+			return
+		}
+		u, err := url.Parse(Postgres.ConnURL())
+		if err != nil {
+			replicationProbe.err = err
+			return
+		}
+		q := u.Query()
+		q.Set("replication", "true")
+		u.RawQuery = q.Encode()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		conn, err := pgconn.Connect(ctx, u.String())
+		if err != nil {
+			replicationProbe.err = err
+			return
+		}
+		_ = conn.Close(ctx)
+	})
+	if err := replicationProbe.err; err != nil {
+		if Required() {
+			return false, fmt.Errorf("DUPCTL_INTEGRATION=required but PostgreSQL refuses a replication connection (%v): "+
+				"add `host replication all 127.0.0.1/32 trust` to pg_hba.conf and reload (.ci/run does)", err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+var replicationProbe struct {
+	sync.Once
+	err error
 }

@@ -15,6 +15,9 @@ func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
 	if len(res.Discovered) > 0 {
 		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), english.Plural(len(res.Discovered), "table", "tables"))
 	}
+	if r := res.Replica; r != nil {
+		fmt.Fprintf(w, "%s %s\n\n", th.Strong("replica:"), replicaText(r))
+	}
 	for i, t := range res.Tables {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -108,6 +111,24 @@ func keySource(s string) string {
 	return ""
 }
 
+// replicaText is where the replica's replay stood against the primary.
+func replicaText(r *store.ReplicaState) string {
+	if !r.InRecovery {
+		return "not in recovery (not a streaming standby): no replay figures"
+	}
+	parts := []string{"streaming standby"}
+	if r.ReplayLSN != nil && r.BehindBytes != nil {
+		parts = append(parts, fmt.Sprintf("replayed up to %s, %s bytes behind the primary's %s", *r.ReplayLSN, english.Number(*r.BehindBytes), r.PrimaryLSN))
+	}
+	if r.Paused {
+		parts = append(parts, "replay paused")
+	}
+	if r.CatchUp != "" {
+		parts = append(parts, r.CatchUp)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // partitionText is the partitioning line: red when a key can land in two
 // partitions.
 func partitionText(th *report.Theme, p *store.Partitioning) string {
@@ -157,6 +178,9 @@ func checkRows(t *store.TableResult) [][2]string {
 		}
 		out = append(out, [2]string{store.CheckOverwritten, res})
 	}
+	if rc := t.Replica; rc != nil {
+		out = append(out, [2]string{store.CheckReplica, replicaCheckText(rc)})
+	}
 	for _, s := range t.Skipped {
 		out = append(out, [2]string{s.Check, "skipped: " + s.Reason})
 	}
@@ -168,4 +192,16 @@ func rowsText(n int64) string {
 		return "no rows"
 	}
 	return english.Number(n) + " " + english.Plural(int(n), "row", "rows")
+}
+
+func replicaCheckText(rc *store.ReplicaCompare) string {
+	if rc.CaughtUp {
+		return "the replica had replayed past the primary's snapshot: nothing can differ"
+	}
+	n := rc.Missing + rc.Stale
+	if n == 0 {
+		return fmt.Sprintf("%s (%s): the same on the replica", rowsText(rc.Compared), rc.Order)
+	}
+	return fmt.Sprintf("%s of %s (%s) missing or stale on the replica, %s done on the primary only",
+		english.Number(n), rowsText(rc.Compared), rc.Order, english.Number(rc.NotDone))
 }

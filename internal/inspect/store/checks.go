@@ -445,9 +445,16 @@ func (in *inspector) cheapKeyLookup(ctx context.Context) (bool, int64, error) {
 	}
 	var indexed bool
 	var size int64
-	err := in.q.QueryRow(ctx, `SELECT pg_catalog.pg_relation_size($1), EXISTS (SELECT 1 FROM pg_catalog.pg_index
+	// A partitioned table has no storage of its own: its size is its
+	// partitions'.
+	tables := []uint32{in.t.OID}
+	if in.part != nil && in.part.Key != "" {
+		tables = in.part.oids
+	}
+	err := in.q.QueryRow(ctx, `SELECT (SELECT coalesce(sum(pg_catalog.pg_relation_size(r)), 0)::bigint FROM unnest($4::oid[]) r),
+  EXISTS (SELECT 1 FROM pg_catalog.pg_index
 WHERE indrelid = $1 AND indisvalid AND indnkeyatts >= $2
-  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`, in.t.OID, len(nums), nums).Scan(&size, &indexed)
+  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`, in.t.OID, len(nums), nums, tables).Scan(&size, &indexed)
 	if err != nil {
 		return false, 0, fmt.Errorf("look for an index on the key of %s: %w", in.t.Name, err)
 	}

@@ -35,6 +35,7 @@ type Partitioning struct {
 	PartitionOf string `json:"partition_of"`
 
 	names map[uint32]string // every table of the tree by oid, for row details
+	oids  []uint32          // every table of the tree, for its size
 }
 
 // SubPartitioning is one partition key used below the top level.
@@ -161,6 +162,7 @@ func judgePartitions(nodes []treeNode, key []string) *Partitioning {
 	}
 	for i, n := range nodes {
 		p.names[n.oid] = n.name
+		p.oids = append(p.oids, n.oid)
 		switch {
 		case i == 0 && n.kind == "p":
 			p.Key, p.Strategy, p.Columns = n.key, strategies[n.strategy], n.columns

@@ -156,6 +156,31 @@ FAILED leaves no trace, and neither dupctl nor an incident review can see
 it.`,
 		Fix: "Record transitions: a <table>_history table filled by a trigger, or a succeeded_at column set with the status (or name an existing column with --success-evidence).",
 	}
+	RuleReplicaStale = findings.Rule{
+		Code: "STORE_REPLICA_STALE", Severity: findings.Error, Since: "v0.3.0",
+		Title: "records on the primary are missing or stale on the replica",
+		Doc: `Recent idempotency records the primary holds are missing on the replica
+(--replica-url), or carry an older status there, because the replica had
+not replayed the primary's WAL yet. An idempotency check or a status read
+routed to the replica (a read/write split, a read-only pool, a "reader"
+endpoint) sees "not done" for a job that is done, and the side effect runs
+again: the stale-cache cause with another name. The evidence is the replay
+position against the primary's (pg_wal_lsn_diff), whether replay is paused,
+the last replayed commit (pg_last_xact_replay_timestamp), and the records
+that differ. Only records the primary's snapshot holds and the replica's
+did not are counted: a replica that had replayed past the primary's
+snapshot is not compared.`,
+		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... ON CONFLICT DO NOTHING, which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN (pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
+	}
+	RuleReplicaLag = findings.Rule{
+		Code: "STORE_REPLICA_LAG", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "the replica replays far behind the primary (or is paused)",
+		Doc: `The replica's WAL replay is paused, or its last replayed commit is a
+second or more behind while it has WAL still to replay. No record of this
+table differs yet, but any record written in that window is invisible
+there: an idempotency check routed to the replica would miss it.`,
+		Fix: "Keep idempotency checks and status reads on the primary; alert on replay lag (pg_stat_replication.replay_lag on the primary, now() - pg_last_xact_replay_timestamp() on the standby) and resume a paused replay (pg_wal_replay_resume()).",
+	}
 	RuleFailedNoAttempts = findings.Rule{
 		Code: "STORE_FAILED_NO_ATTEMPTS", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "FAILED is used as a final status with no attempt counter",
@@ -171,5 +196,5 @@ code treats FAILED as retryable and nothing bounds the retries.`,
 func Rules() []findings.Rule {
 	return []findings.Rule{RuleNoUnique, RuleInvalidIndex, RulePartial, RuleExpression, RuleTooWide, RuleDeferrable,
 		RuleNarrower, RuleNullable, RulePerPartition, RuleDuplicates, RuleNormalized, RuleMultipleSucceeded, RuleStuck, RuleUnknownStatus,
-		RuleOverwritten, RuleNoEvidence, RuleFailedNoAttempts}
+		RuleOverwritten, RuleNoEvidence, RuleFailedNoAttempts, RuleReplicaStale, RuleReplicaLag}
 }
