@@ -110,7 +110,8 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{Crash: 1, CrashAt: allPoints}
 				return c
 			},
-			expect: with(with(expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "cache", "replica", "per-attempt"),
+			expect: with(with(expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence",
+				"lock-renew", "cache", "replica", "per-attempt"),
 				ExpectLoss, "claim", "ack-first"), ExpectSafe, "txn", "safe"),
 		},
 		{
@@ -124,7 +125,8 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{Pause: 1, PauseAt: worker.Of(worker.PointBeforeEffect, worker.PointAfterEffect), DupPublish: 1}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "ack-first", "cache", "replica", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew",
+				"ack-first", "cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "redelivery", Short: "redeliv",
@@ -150,7 +152,8 @@ func Scenarios() []*Scenario {
 				c.Duration = Fixed(45 * time.Minute)
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "cache", "replica", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence",
+				"cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "race", Short: "race",

@@ -94,7 +94,8 @@ func (r Schedule) Token() string {
 	fields := []string{
 		tokenVersion, r.Scenario, profileCode(c.Profile),
 		fmt.Sprintf("w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
-			c.Workers, c.Jobs, c.Keys, c.LockTTL, c.AckTimeout, c.PauseFor, c.CacheLag, c.BackoffBase, c.MaxAttempts, c.MaxRenewals, c.MaxSteps, c.JitterPercent, c.DupAt, c.DeliveryLimit) +
+			c.Workers, c.Jobs, c.Keys, c.LockTTL, c.AckTimeout, c.PauseFor, c.CacheLag, c.BackoffBase, c.MaxAttempts, c.MaxRenewals,
+			c.MaxSteps, c.JitterPercent, c.DupAt, c.DeliveryLimit) +
 			replicaLagField(c),
 		fmt.Sprintf("c%d.%d.p%d.%d.d%d.u%d.f%d", f.Crash, f.CrashAt, f.Pause, f.PauseAt, f.DropAck, f.DupPublish, f.EffectFail),
 		c.Duration.String(),

@@ -93,11 +93,13 @@ func startStandby(t harness, primaryURL string) *Standby {
 	data := filepath.Join(s.Dir, "data")
 	// -c fast: an immediate checkpoint, not one spread over minutes;
 	// -X stream: the WAL written during the copy comes along.
-	out, err := asPostgres(bin, "pg_basebackup", "-d", primaryURL, "-D", data, "-R", "-X", "stream", "-c", "fast", "--no-sync").CombinedOutput()
+	out, err := asPostgres(bin, "pg_basebackup", "-d", primaryURL, "-D", data, "-R", "-X", "stream", "-c", "fast", "--no-sync").
+		CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if strings.Contains(msg, "pg_hba.conf") && strings.Contains(msg, "replication") {
-			skipOrFail(t, "the primary refuses replication connections ("+msg+"): add `host replication all 127.0.0.1/32 trust` to pg_hba.conf and reload (.ci/run does)")
+			skipOrFail(t, "the primary refuses replication connections ("+msg+"): "+
+				"add `host replication all 127.0.0.1/32 trust` to pg_hba.conf and reload (.ci/run does)")
 		}
 		t.Fatalf("pg_basebackup: %v\n%s", err, msg)
 	}
@@ -224,7 +226,8 @@ func (s *Standby) writeConfig(t harness, primary *pgxpool.Pool, data string) {
 		"hba_file = '" + filepath.Join(data, "pg_hba.conf") + "'",
 		"ident_file = '" + filepath.Join(data, "pg_ident.conf") + "'",
 	}
-	for _, name := range []string{"max_connections", "max_worker_processes", "max_wal_senders", "max_prepared_transactions", "max_locks_per_transaction"} {
+	limits := []string{"max_connections", "max_worker_processes", "max_wal_senders", "max_prepared_transactions", "max_locks_per_transaction"}
+	for _, name := range limits {
 		var v string
 		if err := primary.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&v); err != nil {
 			t.Fatalf("%v", err)

@@ -57,7 +57,8 @@ func TestPGStandby(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	var behind int64
-	if err := sb.Standby.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::bigint", primaryLSN).Scan(&behind); err != nil {
+	err := sb.Standby.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::bigint", primaryLSN).Scan(&behind)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 1 || behind <= 0 {

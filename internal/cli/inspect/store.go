@@ -130,8 +130,10 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 	fs.DurationVar(&o.StuckAfter, "stuck-after", store.DefaultStuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	fs.StringSliceVar(&checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
-	fs.StringVar(&opts.ReplicaURL, "replica-url", "", "a streaming standby or read replica of the database: records missing or stale there (the replica check)")
-	fs.IntVar(&o.ReplicaRows, "replica-rows", store.DefaultReplicaRows, "how many of the primary's most recent records the replica check looks up")
+	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
+		"a streaming standby or read replica of the database: records missing or stale there (the replica check)")
+	fs.IntVar(&o.ReplicaRows, "replica-rows", store.DefaultReplicaRows,
+		"how many of the primary's most recent records the replica check looks up")
 	opts.Postgres.Register(fs)
 	cmdutil.FieldFlags(cmd, map[string]string{"KeyColumns": "key-column", "TimeColumns": "time-column",
 		"BusinessColumns": "business-column", "EvidenceColumns": "success-evidence", "Statuses": "status", "Replica": "replica-url"})

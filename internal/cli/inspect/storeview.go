@@ -118,7 +118,8 @@ func replicaText(r *store.ReplicaState) string {
 	}
 	parts := []string{"streaming standby"}
 	if r.ReplayLSN != nil && r.BehindBytes != nil {
-		parts = append(parts, fmt.Sprintf("replayed up to %s, %s bytes behind the primary's %s", *r.ReplayLSN, english.Number(*r.BehindBytes), r.PrimaryLSN))
+		parts = append(parts, fmt.Sprintf("replayed up to %s, %s bytes behind the primary's %s",
+			*r.ReplayLSN, english.Number(*r.BehindBytes), r.PrimaryLSN))
 	}
 	if r.Paused {
 		parts = append(parts, "replay paused")

@@ -82,7 +82,8 @@ func (s *systemFlags) register(fs *pflag.FlagSet, crash bool) {
 	fs.DurationVar(&s.ackTimeout, "ack-timeout", 0, "broker consumer timeout (default: none, or 30m in ack-timeout)")
 	fs.DurationVar(&s.pause, "pause", 0, "length of an injected stop-the-world pause (default 1m)")
 	fs.DurationVar(&s.cacheLag, "cache-lag", 0, "how long the status cache lags the database (default 5s)")
-	fs.DurationVar(&s.replicaLag, "replica-lag", 0, "how long a read replica replays a commit late (default 1s; profiles that read status there)")
+	fs.DurationVar(&s.replicaLag, "replica-lag", 0,
+		"how long a read replica replays a commit late (default 1s; profiles that read status there)")
 	fs.StringVar(&s.jobDuration, "job-duration", "", "job duration: fixed (45s) or a distribution (p50=30s,p99=4m)")
 	fs.IntVar(&s.maxAttempts, "max-attempts", 0, "attempts before the DLQ (default 5)")
 	if crash {

@@ -41,7 +41,8 @@ func (in *inspector) loadCatalog(ctx context.Context) error {
 	if !covered {
 		for _, ix := range ixs {
 			if in.suppressedByPartitioning(ix) {
-				in.res.Coverage = "unique only within one partition: " + ix.Kind + " " + DisplayIdent(ix.Name) + " (" + strings.Join(ix.Columns, ", ") + ")"
+				in.res.Coverage = "unique only within one partition: " + ix.Kind + " " + DisplayIdent(ix.Name) +
+					" (" + strings.Join(ix.Columns, ", ") + ")"
 				break
 			}
 		}
@@ -454,7 +455,8 @@ func (in *inspector) cheapKeyLookup(ctx context.Context) (bool, int64, error) {
 	err := in.q.QueryRow(ctx, `SELECT (SELECT coalesce(sum(pg_catalog.pg_relation_size(r)), 0)::bigint FROM unnest($4::oid[]) r),
   EXISTS (SELECT 1 FROM pg_catalog.pg_index
 WHERE indrelid = $1 AND indisvalid AND indnkeyatts >= $2
-  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`, in.t.OID, len(nums), nums, tables).Scan(&size, &indexed)
+  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`,
+		in.t.OID, len(nums), nums, tables).Scan(&size, &indexed)
 	if err != nil {
 		return false, 0, fmt.Errorf("look for an index on the key of %s: %w", in.t.Name, err)
 	}

@@ -251,11 +251,12 @@ func (in *inspector) partitionFindings(context.Context) error {
 			perPartition = append(perPartition, ix)
 		}
 	}
-	msg := fmt.Sprintf("partitioned by %s, outside the key %s: no unique index on the key alone is possible here, so nothing stops a key from landing in two partitions",
-		p.Key, keyText)
+	msg := fmt.Sprintf("partitioned by %s, outside the key %s: no unique index on the key alone is possible here, "+
+		"so nothing stops a key from landing in two partitions", p.Key, keyText)
 	if len(perPartition) > 0 {
 		ix := perPartition[0]
-		msg = fmt.Sprintf("partitioned by %s: %s (%s) is unique only within one partition; the same key written with a %s of another partition is a second row",
+		msg = fmt.Sprintf("partitioned by %s: %s (%s) is unique only within one partition; "+
+			"the same key written with a %s of another partition is a second row",
 			p.Key, DisplayIdent(ix.Name), strings.Join(ix.Columns, ", "), outside)
 	}
 	ev := []string{"partitioning: " + p.Describe() + leafText(p)}

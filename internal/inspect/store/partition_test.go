@@ -92,9 +92,11 @@ func TestPartitioned(t *testing.T) {
 		{table: "by_region", coverage: "unique only within one partition: primary key by_region_pkey (idempotency_key, region)",
 			want:     []string{"error STORE_DUPLICATE_KEYS", "error STORE_UNIQUE_PER_PARTITION"},
 			describe: "LIST (region), 3 partitions", across: 1},
-		{table: "by_hash", coverage: "unique: primary key by_hash_pkey (idempotency_key)", describe: "HASH (idempotency_key), 4 partitions", across: 0},
+		{table: "by_hash", coverage: "unique: primary key by_hash_pkey (idempotency_key)",
+			describe: "HASH (idempotency_key), 4 partitions", across: 0},
 		{table: "tenant_month", key: "tenant_id,idempotency_key",
-			coverage: "unique only within one partition: unique constraint tenant_month_tenant_id_idempotency_key_created_at_key (tenant_id, idempotency_key, created_at)",
+			coverage: "unique only within one partition: unique constraint tenant_month_tenant_id_idempotency_key_created_at_key " +
+				"(tenant_id, idempotency_key, created_at)",
 			want:     []string{"error STORE_DUPLICATE_KEYS", "error STORE_UNIQUE_PER_PARTITION"},
 			describe: "LIST (tenant_id), 3 partitions; level 1: RANGE (created_at) in 1", across: 1},
 		{table: "tenant_hash", key: "tenant_id,idempotency_key", coverage: "unique: primary key tenant_hash_pkey (tenant_id, idempotency_key)",
@@ -144,7 +146,8 @@ func TestPartitioned(t *testing.T) {
 	rep, _ := fx.inspect(store.Options{Table: fx.table("by_month"), Checks: all})
 	f := finding(t, rep, "STORE_UNIQUE_PER_PARTITION")
 	want := []string{
-		"partitioning: RANGE (created_at), 4 partitions (by_month_2026_11 FOR VALUES FROM ('2026-11-01 00:00:00+00') TO ('2026-12-01 00:00:00+00'); " +
+		"partitioning: RANGE (created_at), 4 partitions (" +
+			"by_month_2026_11 FOR VALUES FROM ('2026-11-01 00:00:00+00') TO ('2026-12-01 00:00:00+00'); " +
 			"by_month_2026_12 FOR VALUES FROM ('2026-12-01 00:00:00+00') TO ('2027-01-01 00:00:00+00'); " +
 			"by_month_2027_01 FOR VALUES FROM ('2027-01-01 00:00:00+00') TO ('2027-02-01 00:00:00+00'); 1 more)",
 		"a unique index on (idempotency_key) alone is refused: it must include the partition key column(s) created_at",
@@ -155,17 +158,22 @@ func TestPartitioned(t *testing.T) {
 	}
 	dup := finding(t, rep, "STORE_DUPLICATE_KEYS")
 	wantDup := []string{
-		`key "pay:1": 2 rows: SUCCEEDED created_at 2026-11-30T23:59:58Z in by_month_2026_11; SUCCEEDED created_at 2026-12-01T00:00:03Z in by_month_2026_12`,
-		`key "pay:2": 2 rows: SUCCEEDED created_at 2026-12-01T10:00:00Z in by_month_2026_12; FAILED created_at 2026-12-01T10:00:05Z in by_month_2026_12`,
+		`key "pay:1": 2 rows: SUCCEEDED created_at 2026-11-30T23:59:58Z in by_month_2026_11; ` +
+			`SUCCEEDED created_at 2026-12-01T00:00:03Z in by_month_2026_12`,
+		`key "pay:2": 2 rows: SUCCEEDED created_at 2026-12-01T10:00:00Z in by_month_2026_12; ` +
+			`FAILED created_at 2026-12-01T10:00:05Z in by_month_2026_12`,
 	}
-	if dup.Message != "2 keys have more than one row (4 rows, 2 extra); 1 of them in more than one partition" || !slices.Equal(dup.Evidence, wantDup) {
+	wantMsg := "2 keys have more than one row (4 rows, 2 extra); 1 of them in more than one partition"
+	if dup.Message != wantMsg || !slices.Equal(dup.Evidence, wantDup) {
 		t.Errorf("duplicates: %s\n%q\nwant\n%q", dup.Message, dup.Evidence, wantDup)
 	}
 
 	// The catalog alone still judges the partitioning, without the data.
-	rep, _ = fx.inspect(store.Options{Table: fx.table("tenant_month"), KeyColumns: "tenant_id,idempotency_key", Checks: []string{store.CheckCatalog}})
+	rep, _ = fx.inspect(store.Options{Table: fx.table("tenant_month"), KeyColumns: "tenant_id,idempotency_key",
+		Checks: []string{store.CheckCatalog}})
 	f = finding(t, rep, "STORE_UNIQUE_PER_PARTITION")
-	if len(f.Evidence) != 2 || !strings.HasPrefix(f.Evidence[0], "partitioning: LIST (tenant_id), 3 partitions; level 1: RANGE (created_at) in 1 (") {
+	wantEv := "partitioning: LIST (tenant_id), 3 partitions; level 1: RANGE (created_at) in 1 ("
+	if len(f.Evidence) != 2 || !strings.HasPrefix(f.Evidence[0], wantEv) {
 		t.Errorf("catalog only: %q", f.Evidence)
 	}
 }

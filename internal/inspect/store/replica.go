@@ -101,8 +101,8 @@ type replicaSession struct {
 // newReplicaSession reads the primary's WAL position inside its snapshot.
 func newReplicaSession(ctx context.Context, primary pgx.Tx, replica DB, res *Result) (*replicaSession, error) {
 	s := &replicaSession{db: replica, res: res}
-	err := primary.QueryRow(ctx, `SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text, `+systemID).
-		Scan(&s.primaryLSN, &s.primaryID)
+	err := primary.QueryRow(ctx, `SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text,
+  `+systemID).Scan(&s.primaryLSN, &s.primaryID)
 	if err != nil {
 		return nil, fmt.Errorf("read the primary's WAL position: %w", err)
 	}
@@ -138,8 +138,8 @@ func (s *replicaSession) open(ctx context.Context) error {
 		return replicaError(fmt.Errorf("read the replica's replay position: %w", err))
 	}
 	if st.InRecovery && s.primaryID != "" && replicaID != "" && s.primaryID != replicaID {
-		return problem.Inputf("Replica", "the replica is a standby of another cluster (system identifier %s, the primary's %s)", replicaID, s.primaryID).
-			WithHint("give a standby of the database {DatabaseURL} names")
+		return problem.Inputf("Replica", "the replica is a standby of another cluster (system identifier %s, the primary's %s)",
+			replicaID, s.primaryID).WithHint("give a standby of the database {DatabaseURL} names")
 	}
 	if st.InRecovery {
 		if err := readPause(ctx, tx, version, st); err != nil {
@@ -391,14 +391,15 @@ func (in *inspector) replicaFindings(rc *ReplicaCompare) {
 		if rc.TableMissing {
 			ev = append(ev, "the table does not exist on the replica yet")
 		}
-		in.rep.Add(RuleReplicaStale.New(in.subject(), fmt.Sprintf("%d of the %d %s records %s missing or stale on the replica (%d done on the primary and not on the replica): "+
+		msg := fmt.Sprintf("%d of the %d %s records %s missing or stale on the replica (%d done on the primary and not on the replica): "+
 			"an idempotency check routed to the replica says not done, and the side effect runs again",
-			n, rc.Compared, rc.Order, english.Plural(n, "is", "are"), rc.NotDone), ev...))
+			n, rc.Compared, rc.Order, english.Plural(n, "is", "are"), rc.NotDone)
+		in.rep.Add(RuleReplicaStale.New(in.subject(), msg, ev...))
 		return
 	}
 	if st.InRecovery && (st.Paused || st.CatchUpMs == nil) {
-		in.rep.Add(RuleReplicaLag.New(in.subject(), fmt.Sprintf("the replica %s: an idempotency check routed to it misses every record written in that window",
-			st.CatchUp), ev...))
+		msg := fmt.Sprintf("the replica %s: an idempotency check routed to it misses every record written in that window", st.CatchUp)
+		in.rep.Add(RuleReplicaLag.New(in.subject(), msg, ev...))
 	}
 }
 

@@ -18,7 +18,8 @@ import (
 func TestReplica(t *testing.T) {
 	sb := testenv.PGStandby(t)
 	fx := newFixture(t)
-	replica, err := connect.Postgres(context.Background(), sb.URL, connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, MaxConns: 2})
+	ro := connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, MaxConns: 2}
+	replica, err := connect.Postgres(context.Background(), sb.URL, ro)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +70,16 @@ func TestReplica(t *testing.T) {
 		t.Errorf("samples %+v, want %+v", rc.Samples, wantRows)
 	}
 	f := finding(t, rep, "STORE_REPLICA_STALE")
-	if f.Message != "3 of the 4 most recent by updated_at records are missing or stale on the replica (2 done on the primary and not on the replica): "+
-		"an idempotency check routed to the replica says not done, and the side effect runs again" {
+	if f.Message != "3 of the 4 most recent by updated_at records are missing or stale on the replica "+
+		"(2 done on the primary and not on the replica): an idempotency check routed to the replica says not done, "+
+		"and the side effect runs again" {
 		t.Errorf("message %s", f.Message)
 	}
 	ev := strings.Join(f.Evidence, "\n")
-	for _, want := range []string{"bytes behind the primary's", "(pg_wal_lsn_diff)", "WAL replay is paused (pg_wal_replay_pause()); WAL received up to ",
-		"read behind the primary, it had not replayed the primary's position 1s later", `key "pay:2": SUCCEEDED on the primary, PROCESSING on the replica`} {
+	for _, want := range []string{"bytes behind the primary's", "(pg_wal_lsn_diff)",
+		"WAL replay is paused (pg_wal_replay_pause()); WAL received up to ",
+		"read behind the primary, it had not replayed the primary's position 1s later",
+		`key "pay:2": SUCCEEDED on the primary, PROCESSING on the replica`} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("evidence lacks %q:\n%s", want, ev)
 		}
@@ -142,7 +146,8 @@ func BenchmarkReplicaCompare(b *testing.B) {
 	sb.CatchUp()
 	sb.PauseReplay()
 	s.Exec(`UPDATE {s}.jobs SET status = 'SUCCEEDED', updated_at = updated_at + interval '1 day' WHERE status = 'PROCESSING';
-		INSERT INTO {s}.jobs SELECT 'new:' || i, 'SUCCEEDED', timestamptz '2026-12-03T00:00:00Z' + make_interval(secs => i) FROM generate_series(1, 5000) i`)
+		INSERT INTO {s}.jobs SELECT 'new:' || i, 'SUCCEEDED', timestamptz '2026-12-03T00:00:00Z' + make_interval(secs => i)
+		  FROM generate_series(1, 5000) i`)
 	o := store.Options{Table: s.Table("jobs"), Checks: []string{store.CheckReplica}, Replica: replica,
 		Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Now: now}
 	var rc *store.ReplicaCompare

@@ -47,8 +47,8 @@ const (
 )
 
 // CheckGroups lists every group in the order the checks run.
-var CheckGroups = []string{CheckCatalog, CheckDuplicates, CheckNormalized, CheckBusiness, CheckStuck, CheckStatuses, CheckOverwritten, CheckAttempts,
-	CheckReplica}
+var CheckGroups = []string{CheckCatalog, CheckDuplicates, CheckNormalized, CheckBusiness, CheckStuck, CheckStatuses,
+	CheckOverwritten, CheckAttempts, CheckReplica}
 
 // DefaultStuckAfter is how long a PROCESSING row may go without a sign of
 // life before it counts as stuck: the one threshold inspect store and
@@ -325,7 +325,8 @@ func explainError(err error) error {
 	// A hot standby cancels a read that holds back WAL replay for longer
 	// than max_standby_streaming_delay (SQLSTATE 40001).
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "40001" && strings.Contains(pe.Message, "conflict with recovery") {
-		return problem.System(err, "the standby cancelled the read to replay WAL (max_standby_streaming_delay): compare one {Table} at a time, or raise it on the standby")
+		return problem.System(err, "the standby cancelled the read to replay WAL (max_standby_streaming_delay): "+
+			"compare one {Table} at a time, or raise it on the standby")
 	}
 	return err
 }
