@@ -65,7 +65,7 @@ type ReplicaCompare struct {
 	// nothing was compared.
 	CaughtUp bool   `json:"caught_up"`
 	Compared int64  `json:"compared"` // primary records looked up on the replica
-	Order    string `json:"order"`    // which records: "most recent by updated_at", or "first read"
+	Order    string `json:"order"`    // which records: "most recent by updated_at", or "in table order" (no time column)
 	// TableMissing: the table does not exist on the replica yet.
 	TableMissing bool  `json:"table_missing"`
 	Missing      int64 `json:"missing"` // on the primary, not on the replica
@@ -240,7 +240,7 @@ func (in *inspector) replicaCompare(ctx context.Context) error {
 		return err
 	}
 	in.rep.Check(RuleReplicaStale.Code, RuleReplicaLag.Code)
-	rc := &ReplicaCompare{Samples: []ReplicaRow{}, Order: "first read"}
+	rc := &ReplicaCompare{Samples: []ReplicaRow{}, Order: "in table order"}
 	in.res.Replica = rc
 	st := in.replica.state
 	if !st.behind() {
@@ -391,7 +391,7 @@ func (in *inspector) replicaFindings(rc *ReplicaCompare) {
 		if rc.TableMissing {
 			ev = append(ev, "the table does not exist on the replica yet")
 		}
-		msg := fmt.Sprintf("%d of the %d %s records %s missing or stale on the replica (%d done on the primary and not on the replica): "+
+		msg := fmt.Sprintf("%d of %d records (%s) %s missing or stale on the replica (%d done on the primary and not on the replica): "+
 			"an idempotency check routed to the replica says not done, and the side effect runs again",
 			n, rc.Compared, rc.Order, english.Plural(n, "is", "are"), rc.NotDone)
 		in.rep.Add(RuleReplicaStale.New(in.subject(), msg, ev...))

@@ -70,7 +70,7 @@ func TestReplica(t *testing.T) {
 		t.Errorf("samples %+v, want %+v", rc.Samples, wantRows)
 	}
 	f := finding(t, rep, "STORE_REPLICA_STALE")
-	if f.Message != "3 of the 4 most recent by updated_at records are missing or stale on the replica "+
+	if f.Message != "3 of 4 records (most recent by updated_at) are missing or stale on the replica "+
 		"(2 done on the primary and not on the replica): an idempotency check routed to the replica says not done, "+
 		"and the side effect runs again" {
 		t.Errorf("message %s", f.Message)
