@@ -16,6 +16,7 @@
 #                                                # the jq pipeline against dupctl -o json and as a table
 #   SIZES=fmt bash bench/audit-logs/run.sh       # logfmt (logrus) and Spring Boot console text, ~0.5 GB
 #                                                # each: the naive Go reader of that format against dupctl
+#                                                # (FMT_JOBS=30000 FMT_DIALECTS=spring-boot-3 for a smaller, single run)
 # The message-only log has no event field: the step is only in a ~100-character
 # msg ("side_effect: payment capture sent for order, provider=... see span for
 # details"); jq and the naive program select side effects by the message's
@@ -151,17 +152,18 @@ if [[ " $SIZES " == *" fmt "* ]]; then
 	# reader of each format, which must be told the service's phrasings.
 	effect='(?i)(side.?effect|charged card|payment captured|card charged|email sent|sent email|notification sent|settlement posted|posted settlement|transfer sent|capture sent)'
 	echo
-	echo "| format | log | naive reader | dupctl audit logs | naive / dupctl |"
+	echo "| format | log | naive reader wall (CPU), RSS | dupctl audit logs wall (CPU), RSS | naive / dupctl wall (CPU) |"
 	echo "|---|---|---|---|---|"
-	for d in logrus spring-boot-3; do
-		"$TMP/gen" -dialect "$d" -jobs 150000 -incident-every 10 -o "$TMP/$d.log" 2>"$TMP/gen-$d.err"
+	for d in ${FMT_DIALECTS:-logrus spring-boot-3}; do
+		"$TMP/gen" -dialect "$d" -jobs "${FMT_JOBS:-150000}" -incident-every 10 -o "$TMP/$d.log" 2>"$TMP/gen-$d.err"
 		size=$(stat -c %s "$TMP/$d.log")
 		mode=text
 		[ "$d" = logrus ] && mode=logfmt
 		read -r nw nr nc < <(measure "naive-$d" "$TMP/naive" -format "$mode" -effect "$effect" "$TMP/$d.log")
 		read -r dw dr dc < <(measure "dupctl-$d" "$TMP/dupctl" audit logs "$TMP/$d.log" --fail-on none)
 		echo "$d: naive: $(cat "$TMP/naive-$d.out"); dupctl: $(sed -n 1,2p "$TMP/dupctl-$d.out" | tr '\n' ' ')" >&2
-		awk -v f="$d" -v s="$size" -v n="$nw" -v nr="$nr" -v d="$dw" -v dr="$dr" 'BEGIN { printf "| %s | %.0f MB | %.1f s, %s MB | %.1f s, %s MB | %.1fx |\n", f, s / 1e6, n, nr, d, dr, n / d }'
+		awk -v f="$d" -v s="$size" -v n="$nw" -v nr="$nr" -v nc="$nc" -v d="$dw" -v dr="$dr" -v dc="$dc" \
+			'BEGIN { printf "| %s | %.0f MB | %.1f s (%.1f s), %s MB | %.1f s (%.1f s), %s MB | %.1fx (%.1fx) |\n", f, s / 1e6, n, nc, nr, d, dc, dr, n / d, nc / dc }'
 		rm -f "$TMP/$d.log"
 	done
 	echo

@@ -76,7 +76,8 @@ func parseConsole(l []byte) (consoleLine, bool) {
 		c.time = bytes.Trim(rest[:n], "[]")
 		rest = rest[n:]
 	}
-	toks := tokens(rest, 10)
+	var buf [10]token // on the stack: this runs once per line
+	toks := appendTokens(buf[:0], rest, len(buf))
 	lvl := -1
 	for k, t := range toks {
 		if k >= 8 {
@@ -106,8 +107,7 @@ type token struct {
 
 // tokens splits the first max space-separated tokens of s, keeping a
 // bracketed token ([           main]) whole.
-func tokens(s []byte, max int) []token {
-	var out []token
+func appendTokens(out []token, s []byte, max int) []token {
 	i := 0
 	for len(out) < max {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
@@ -243,17 +243,21 @@ func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
 // id (CorrelationIdFormatter: [traceId-spanId], W3C hex ids joined by
 // dashes) rather than a name.
 func isCorrelation(b []byte) bool {
-	parts := bytes.Split(b, []byte("-"))
-	if len(parts) < 2 {
-		return false
-	}
-	hex := func(r rune) bool { return r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F' }
-	for _, p := range parts {
-		if len(p) < 16 || bytes.IndexFunc(p, func(r rune) bool { return !hex(r) }) >= 0 {
+	parts, run := 1, 0 // one pass, no split: every bracket of every line comes here
+	for _, c := range b {
+		switch {
+		case c == '-':
+			if run < 16 {
+				return false
+			}
+			parts, run = parts+1, 0
+		case c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			run++
+		default:
 			return false
 		}
 	}
-	return true
+	return parts >= 2 && run >= 16
 }
 
 // isPrefixKV: Sidekiq's and Rails' prefix keys.

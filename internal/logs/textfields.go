@@ -1,16 +1,19 @@
 package logs
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // textKeys are the short keys people write in sentences and logfmt lines
 // that name a field the JSON aliases spell out (order=ORD-1 for orderId,
 // key=... for the idempotency key): read only in text, where a key is a
 // word, never in JSON, where "key" may be anything.
-var textKeys = map[string]string{
+var textKeys = newAliases(map[string]string{
 	"order": "orderId", "key": "idempotencyKey", "idem": "idempotencyKey", "idempotency": "idempotencyKey",
 	"job": "jobId", "msg_id": "messageId", "message_id": "messageId", "mid": "messageId",
 	"token": "lockToken", "class": "jobType", "delivery_tag": "deliveryTag", "try": "attempt",
-}
+})
 
 // emitText offers a key found in text: as written, then as the field its
 // short form names.
@@ -19,7 +22,7 @@ func (x *extractor) emitText(k, v []byte) {
 		return
 	}
 	x.emit(k, v)
-	if alias, ok := textKeys[string(bytes.ToLower(k))]; ok {
+	if alias, ok := lookupLower(textKeys, k); ok {
 		x.emit([]byte(alias), v)
 	}
 }
@@ -27,11 +30,11 @@ func (x *extractor) emitText(k, v []byte) {
 // idNouns are the words a sentence names an id after, as Java and
 // Python services log them with a placeholder: "Received message {} for
 // order {}" becomes "Received message msg-1 for order ORD-1".
-var idNouns = map[string]string{
+var idNouns = newAliases(map[string]string{
 	"order": "orderId", "message": "messageId", "msg": "messageId", "job": "jobId", "task": "taskId",
 	"payment": "paymentId", "key": "idempotencyKey", "lock": "lockKey", "attempt": "attempt", "delivery": "deliveryTag",
 	"token": "lockToken",
-}
+})
 
 // sentenceFields reads the ids a sentence carries: key=value (quoted or
 // not, also inside [..], (..) and {..}: Java's toString, Spring's map),
@@ -95,7 +98,7 @@ func (x *extractor) nounIDs(msg []byte) {
 			i = max(j, i+1)
 			continue
 		}
-		alias, ok := idNouns[string(bytes.ToLower(word))]
+		alias, ok := lookupLower(idNouns, word)
 		if !ok {
 			i = j
 			continue
@@ -265,4 +268,48 @@ func logfmtValue(l []byte, i int) ([]byte, int) {
 		v = unescape(make([]byte, 0, len(v)), v)
 	}
 	return v, end + 1
+}
+
+// aliases is a small table of short lower-case names: every key and
+// word of every text line is looked up in one, and most are not there, so
+// a name's length and first byte turn most away before the map.
+type aliases struct {
+	m       map[string]string
+	lengths uint32 // bit n: some name has n bytes
+	first   [256]bool
+}
+
+func newAliases(m map[string]string) *aliases {
+	a := &aliases{m: m}
+	for k := range m {
+		if k == "" || len(k) > maxAlias || strings.ToLower(k) != k {
+			panic("logs: alias " + k + " is not a short lower-case name")
+		}
+		a.lengths |= 1 << len(k)
+		a.first[k[0]] = true
+	}
+	return a
+}
+
+const maxAlias = 16
+
+// lookupLower looks k up by its ASCII lower case, lowered on the stack
+// (bytes.ToLower allocated for every word).
+func lookupLower(a *aliases, k []byte) (string, bool) {
+	if len(k) == 0 || len(k) > maxAlias || a.lengths&(1<<len(k)) == 0 || !a.first[lowerASCII(k[0])] {
+		return "", false
+	}
+	var low [maxAlias]byte
+	for i, c := range k {
+		low[i] = lowerASCII(c)
+	}
+	v, ok := a.m[string(low[:len(k)])]
+	return v, ok
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

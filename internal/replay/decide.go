@@ -22,6 +22,8 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		// replayed twice in one run.
 		c.Bounced++
 		e.problem(it, "bounced", "replayed by this run and dead-lettered again: the failure is not fixed")
+		// Journaled so the run's picture shows where the loop guard held it.
+		e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: SkipBounced})
 		e.hold(it)
 		if c.Bounced > o.MaxBounces && e.stop == "" {
 			e.stop = fmt.Sprintf("%s replayed by this run came back (bounced)", msgs(c.Bounced))

@@ -174,6 +174,10 @@ type DestCount struct {
 	reasons  map[string]int
 }
 
+// SkipBounced is the journal's reason for a message the loop guard held:
+// one of this run's own replays, dead-lettered again.
+const SkipBounced = "bounced: replayed by this run and dead-lettered again (loop guard)"
+
 // MessageRef names a message that needs a person's attention.
 type MessageRef struct {
 	MessageID string `json:"message_id"`

@@ -29,15 +29,18 @@ type Config struct {
 	Workers int
 	// Jobs are the messages published at the start. Job j has business key
 	// j % Keys, so Keys < Jobs puts several messages on one business key.
-	Jobs          int
-	Keys          int
-	Profile       worker.Profile
-	Faults        Faults
-	LockTTL       int64 // virtual ms
-	AckTimeout    int64 // broker consumer timeout; 0: none
-	Duration      Dist  // how long a job's work takes
-	PauseFor      int64
-	CacheLag      int64 // the status cache shows a write this long after it
+	Jobs       int
+	Keys       int
+	Profile    worker.Profile
+	Faults     Faults
+	LockTTL    int64 // virtual ms
+	AckTimeout int64 // broker consumer timeout; 0: none
+	Duration   Dist  // how long a job's work takes
+	PauseFor   int64
+	CacheLag   int64 // the status cache shows a write this long after it
+	// ReplicaLag: a read replica shows a commit this long after it (its
+	// replay lag), for profiles that read status there.
+	ReplicaLag    int64
 	BackoffBase   int64 // retry delay = base * 2^(attempt-1), plus jitter
 	MaxAttempts   uint8 // dead-letter when a retry would exceed this
 	DeliveryLimit uint8 // the broker dead-letters a message delivered this often; 0: never (classic queue)
@@ -59,6 +62,7 @@ func DefaultConfig() Config {
 		Duration:      Fixed(10 * time.Second),
 		PauseFor:      60_000,
 		CacheLag:      5_000,
+		ReplicaLag:    1_000,
 		BackoffBase:   5_000,
 		MaxAttempts:   5,
 		DeliveryLimit: 20, // RabbitMQ 4 quorum queues' default delivery-limit
@@ -66,6 +70,18 @@ func DefaultConfig() Config {
 		MaxSteps:      2_000,
 		JitterPercent: 20,
 	}
+}
+
+// lag is how late the profile's lagged status view shows a write. The
+// model has one such view, s.Cache: the status cache, or the read replica
+// for a profile that reads status there. A replica replays every write
+// of the ledger late, as the cache mirrors each one, so one mechanism
+// serves both; only its lag and its name differ.
+func (c *Config) lag() int64 {
+	if c.Profile.StatusFrom == worker.StatusReplica {
+		return c.ReplicaLag
+	}
+	return c.CacheLag
 }
 
 // lockID is the lock a delivery takes: per business key or per job.
@@ -95,7 +111,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("business keys must be 1..jobs, got %d", c.Keys)
 	case c.LockTTL <= 0:
 		return fmt.Errorf("--lock-ttl must be positive")
-	case c.AckTimeout < 0 || c.PauseFor < 0 || c.CacheLag < 0 || c.BackoffBase < 0 || c.DupAt < 0:
+	case c.AckTimeout < 0 || c.PauseFor < 0 || c.CacheLag < 0 || c.ReplicaLag < 0 || c.BackoffBase < 0 || c.DupAt < 0:
 		return fmt.Errorf("durations must not be negative")
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
 		return fmt.Errorf("--max-attempts must be 1..20, got %d", c.MaxAttempts)

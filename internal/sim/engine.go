@@ -490,14 +490,15 @@ func (e *engine) effect(w int, txn, fail bool) (worker.Result, string) {
 func (e *engine) writeStatus(k int32, st uint8) {
 	s := &e.s
 	s.Ledger[k] = st
-	if e.cfg.CacheLag == 0 {
+	lag := e.cfg.lag()
+	if lag == 0 {
 		s.Cache[k].Visible = st
 		return
 	}
 	if s.Cache[k].At == 0 {
 		s.pending = append(s.pending, k)
 	}
-	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+e.cfg.CacheLag
+	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+lag
 }
 
 // ack acknowledges the worker's delivery, which fails when the broker has

@@ -49,6 +49,9 @@ func TestCatalogueClaims(t *testing.T) {
 		{"unstable-key", "per-attempt", ExpectDup},    // a per-attempt key duplicates even with a transaction
 		{"status-race", "txn", ExpectDup},
 		{"status-race", "safe", ExpectSafe},
+		{"replica-lag", "replica", ExpectDup},     // a check on a lagging replica misses the commit
+		{"replica-lag", "lock-check", ExpectSafe}, // the same check on the primary does not
+		{"replica-lag", "claim", ExpectSafe},      // nor does INSERT ... ON CONFLICT on the primary
 	}
 	for _, c := range claims {
 		sc, err := ScenarioByName(c.scenario)
@@ -240,6 +243,9 @@ func TestParseDist(t *testing.T) {
 func FuzzParseToken(f *testing.F) {
 	sc, _ := ScenarioByName("crash")
 	res, _ := Run(context.Background(), Options{Scenario: sc})
+	f.Add(res.Profiles[0].Example.Token)
+	sc, _ = ScenarioByName("replica-lag")
+	res, _ = Run(context.Background(), Options{Scenario: sc})
 	f.Add(res.Profiles[0].Example.Token)
 	f.Add("dsim1_")
 	f.Fuzz(func(t *testing.T, tok string) {

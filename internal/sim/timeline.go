@@ -235,8 +235,11 @@ func (lw *lineWriter) Retry(st *worker.Step) error {
 
 func (lw *lineWriter) Check(st *worker.Step) error {
 	src := "SELECT status FROM job_execution WHERE key=" + lw.e.idemName(lw.ws)
-	if lw.e.cfg.Profile.StatusFrom == worker.StatusCache {
+	switch lw.e.cfg.Profile.StatusFrom {
+	case worker.StatusCache:
 		src = "GET job:status:" + lw.e.idemName(lw.ws) + " (cache)"
+	case worker.StatusReplica:
+		src += " (on the replica)"
 	}
 	verdict := "proceed"
 	if st.Result == worker.ResBusy {
@@ -299,7 +302,11 @@ func (lw *lineWriter) Effect(st *worker.Step) error {
 }
 
 func (lw *lineWriter) Commit(*worker.Step) error {
-	lw.add("commit", "UPDATE job_execution SET status=SUCCEEDED WHERE key="+lw.e.idemName(lw.ws))
+	text := "UPDATE job_execution SET status=SUCCEEDED WHERE key=" + lw.e.idemName(lw.ws)
+	if c := lw.e.cfg; c.Profile.StatusFrom == worker.StatusReplica {
+		text += " on the primary; the replica replays it at " + at(lw.e.s.Now+c.ReplicaLag)
+	}
+	lw.add("commit", text)
 	return nil
 }
 

@@ -296,17 +296,6 @@ func (s *Sentinels) waitKnown(t testing.TB) {
 	}
 }
 
-// freePort is a free loopback port.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func portOf(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p

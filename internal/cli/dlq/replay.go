@@ -408,7 +408,7 @@ func (o *ReplayOptions) replay(ctx context.Context, deps replay.ReplayDeps, ro *
 	}
 	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeReplay(w, th, res, journalPath)
-	}})
+	}, HTML: func(w io.Writer) error { return writeReplayHTML(w, res, journalPath) }})
 	// The summary stands on every exit (issue 27: a replay that stopped on
 	// a lost connection, a refused publish or a malformed line printed
 	// nothing; its counts were only in the journal).

@@ -221,7 +221,7 @@ func runScenarioWorker(ctx context.Context, o *WorkerOptions) error {
 	}
 	return f.Emit(ctx, report.Document{Report: res.Report(), Text: func(wr io.Writer, th *report.Theme) error {
 		return writeWorkerRuns(wr, th, sc, res)
-	}})
+	}, HTML: func(w io.Writer) error { return writeWorkerHTML(w, sc, res) }})
 }
 
 // workerDeps opens dupctl's own connections for the run.

@@ -24,6 +24,10 @@ func TestManagementShapes(t *testing.T) {
 	for dir, want := range map[string][]string{
 		"mgmt-3.10.8": {"TOPO_QUORUM_NO_DELIVERY_LIMIT"},
 		"mgmt-4.x":    {"TOPO_AUTO_ACK_CONSUMER"},
+		// No x-delivery-limit: 4.x's default of 20 applies (no finding),
+		// unless the leader reports "unlimited".
+		"mgmt-4.x-default":   {"TOPO_AUTO_ACK_CONSUMER"},
+		"mgmt-4.x-unlimited": {"TOPO_QUORUM_NO_DELIVERY_LIMIT", "TOPO_AUTO_ACK_CONSUMER"},
 	} {
 		t.Run(dir, func(t *testing.T) {
 			files := map[string]string{

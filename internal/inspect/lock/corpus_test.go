@@ -120,7 +120,18 @@ func TestCorpusLibrariesBesideAppData(t *testing.T) {
 	for part, code := range map[string]string{"lock:" + p + "-report": "LOCK_NO_TTL", "laravel-queue-overlap": "LOCK_NO_TTL",
 		":lock:php:": "LOCK_TOKEN_LOW_ENTROPY", ":lock:java:": "LOCK_TOKEN_HOST", ":lock:pin:": "LOCK_TOKEN_LOW_ENTROPY"} {
 		if !slices.Contains(codesOf(part), code) {
-			t.Errorf("%s: findings %v, want %s", part, codesOf(part), code)
+			var fams []string
+			for _, f := range d.Families {
+				if strings.Contains(ours[f.Template]+" "+f.Template, part) {
+					fams = append(fams, fmt.Sprintf("%s: %d keys, %s, confidence %.2f, signals %v", f.Template, f.Keys, f.Certainty, f.Confidence, f.Signals))
+				}
+			}
+			for _, f := range d.Possible {
+				if strings.Contains(f.Template, part) {
+					fams = append(fams, fmt.Sprintf("possible %+v", f))
+				}
+			}
+			t.Errorf("%s: findings %v, want %s; families %v", part, codesOf(part), code, fams)
 		}
 	}
 	if got := codesOf("{hangfire}"); slices.Contains(got, "LOCK_TOKEN_SHARED") {

@@ -99,6 +99,15 @@ func isNameByte(c byte) bool {
 }
 
 func maskUserinfo(m string) string {
+	// A match that runs over a list of AMQP URLs (the password pattern
+	// takes every '@' up to the last) is masked one URL at a time, so the
+	// hosts of all but the last survive.
+	if parts := SplitList(m); len(parts) > 1 {
+		for i, p := range parts {
+			parts[i] = userinfo.ReplaceAllStringFunc(p, maskUserinfo)
+		}
+		return strings.Join(parts, "")
+	}
 	sub := userinfo.FindStringSubmatch(m)
 	scheme, user, rest := sub[1], sub[2], sub[3]
 	if user == "" {
@@ -127,6 +136,40 @@ func isUserOnlyScheme(scheme string) bool {
 	return false
 }
 
+// listStart is where the next URL of a list of AMQP URLs begins: a ','
+// (Spring's spring.rabbitmq.addresses, the amqp gem) or a ';' (kombu)
+// right before amqp:// or amqps://.
+var listStart = regexp.MustCompile(`(?i)[,;]amqps?://`)
+
+// SplitList cuts a list of AMQP URLs ("amqp://u:p@h1/v,amqp://u:p@h2/v")
+// into its URLs, each keeping the separator before it; anything else,
+// a single URL with several hosts ("amqp://u:p@h1,h2/v") included, is one
+// piece. It is the one rule: connect dials the pieces URL masks. A
+// password that holds ",amqp://" raw therefore splits the URL there: in a
+// list it must be percent-encoded (%2C), as every client that takes a
+// list of URLs requires.
+func SplitList(raw string) []string {
+	if !hasAMQPScheme(raw) {
+		return []string{raw}
+	}
+	cuts := listStart.FindAllStringIndex(raw, -1)
+	if len(cuts) == 0 {
+		return []string{raw}
+	}
+	out := make([]string, 0, len(cuts)+1)
+	from := 0
+	for _, c := range cuts {
+		out = append(out, raw[from:c[0]])
+		from = c[0]
+	}
+	return append(out, raw[from:])
+}
+
+func hasAMQPScheme(s string) bool {
+	l := strings.ToLower(s[:min(len(s), 8)])
+	return strings.HasPrefix(l, "amqp://") || strings.HasPrefix(l, "amqps://")
+}
+
 // URL redacts one URL given whole (a flag or environment value), before
 // any parse: everything between the first ':' of the userinfo and the
 // last '@' is the password, whatever it holds (a raw space, '/', '#',
@@ -134,7 +177,22 @@ func isUserOnlyScheme(scheme string) bool {
 // value of a secret query parameter up to the next name=value parameter
 // (querySecrets). Where the two readings overlap (an '@' in a query
 // password), the union is masked. Other secrets are masked as String does.
+// A list of AMQP URLs (SplitList) is masked one URL at a time.
 func URL(raw string) string {
+	if parts := SplitList(raw); len(parts) > 1 {
+		for i, p := range parts {
+			sep := ""
+			if i > 0 {
+				sep, p = p[:1], p[1:]
+			}
+			parts[i] = sep + oneURL(p)
+		}
+		return strings.Join(parts, "")
+	}
+	return oneURL(raw)
+}
+
+func oneURL(raw string) string {
 	i := strings.Index(raw, "://")
 	if i <= 0 || !isScheme(raw[:i]) {
 		return String(DSN(raw))
@@ -345,13 +403,28 @@ func InError(msg, raw string) string {
 		// A parser that stopped inside the password quotes what it read
 		// so far (parse "amqp://u:Zq/": invalid port): every piece of the
 		// password between the characters that stop parsers goes too.
-		for _, piece := range strings.FieldsFunc(password(raw), func(r rune) bool { return strings.ContainsRune("/#?@: \t%", r) }) {
-			if len(piece) >= 3 {
-				msg = strings.ReplaceAll(msg, piece, Mask)
+		for _, pw := range passwords(raw) {
+			for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("/#?@: \t%", r) }) {
+				if len(piece) >= 3 {
+					msg = strings.ReplaceAll(msg, piece, Mask)
+				}
 			}
 		}
 	}
 	return String(msg)
+}
+
+// passwords are what URL masks in a URL given whole: of each URL of a
+// list, the userinfo after its first ':' up to its last '@'.
+func passwords(raw string) []string {
+	parts := SplitList(raw)
+	for i := range parts {
+		if i > 0 {
+			parts[i] = parts[i][1:]
+		}
+		parts[i] = password(parts[i])
+	}
+	return parts
 }
 
 // password is what URL masks in a URL given whole: the userinfo after its

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -131,6 +132,9 @@ func FuzzURLNeverLeaks(f *testing.F) {
 		if !isScheme(scheme) || strings.ContainsAny(user, ":@/?# \t\n\r\v\f\"'\\<>") || len(pw) < 6 || strings.Contains("://"+scheme+user+"@127.0.0.1:1/x"+Mask, pw) {
 			return
 		}
+		if listStart.MatchString(pw) {
+			return // ",amqp://" starts the next URL of a list (SplitList): FuzzListNeverLeaks
+		}
 		raw := scheme + "://" + user + ":" + pw + "@127.0.0.1:1/x"
 		if got := URL(raw); strings.Contains(got, pw) {
 			t.Fatalf("URL(%q) = %q keeps the password", raw, got)
@@ -151,6 +155,7 @@ func FuzzString(f *testing.F) {
 	f.Add("redis://:pw@h")
 	f.Add("password=x")
 	f.Add("amqp://a:b@c@d")
+	f.Add("amqp://a:b@c,amqp://d:e@f;amqps://g@h")
 	f.Fuzz(func(t *testing.T, s string) {
 		out := String(s)
 		// Idempotent: redacting twice changes nothing more.
@@ -186,8 +191,8 @@ func FuzzURLMasksRawPasswords(f *testing.F) {
 		f.Add(p, 4)
 	}
 	f.Fuzz(func(t *testing.T, pw string, form int) {
-		if len(pw) < 3 || strings.ContainsAny(pw, "\n\r\x00'\"\\") || strings.TrimSpace(pw) != pw {
-			t.Skip()
+		if len(pw) < 3 || strings.ContainsAny(pw, "\n\r\x00'\"\\") || strings.TrimSpace(pw) != pw || listStart.MatchString(pw) {
+			t.Skip() // ",amqp://" starts the next URL of a list (SplitList): FuzzListNeverLeaks
 		}
 		var raw string
 		switch form % 6 {
@@ -216,6 +221,93 @@ func FuzzURLMasksRawPasswords(f *testing.F) {
 			piece := pw[i : i+3]
 			if strings.Contains(got, piece) && !strings.Contains(rest, piece) {
 				t.Fatalf("URL(%q) = %q keeps %q of the password", raw, got, piece)
+			}
+		}
+	})
+}
+
+// TestList: a list of AMQP URLs, in the spellings clients take, loses
+// every password and keeps every host, whole (URL) and inside free text
+// (String). The spellings:
+//   - Spring Boot's spring.rabbitmq.addresses, "comma-separated list of
+//     addresses", each one [amqp://][user:password@]host[:port][/vhost]
+//     (RabbitProperties.Address);
+//   - the amqp gem's amqp-failover, "amqp://localhost:5672/,amqp://localhost:5673/";
+//   - kombu (Celery), "amqp://broker1.example.com;amqp://broker2.example.com";
+//   - several hosts in one URL, as Redis Cluster URLs are written here:
+//     amqp://user:password@h1:5672,h2:5673/vhost.
+func TestList(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"amqp://guest:s3cret1@127.0.0.1:5672,127.0.0.1:5673/vh", "amqp://guest:xxxxx@127.0.0.1:5672,127.0.0.1:5673/vh"},
+		{"amqp://a:s3cret1@h1:5672/v,amqp://b:s3cret2@h2:5673/v", "amqp://a:xxxxx@h1:5672/v,amqp://b:xxxxx@h2:5673/v"},
+		{"amqp://a:s3cret1@h1;amqps://b:s3cret2@h2", "amqp://a:xxxxx@h1;amqps://b:xxxxx@h2"},
+		{"amqp://h1:5672/,amqp://b:s3cret2@h2/", "amqp://h1:5672/,amqp://b:xxxxx@h2/"},
+		{"AMQP://a:s3cret1@h1,AMQP://b:s3cret2@h2", "AMQP://a:xxxxx@h1,AMQP://b:xxxxx@h2"},
+		// raw characters in each password: each URL masked on its own
+		{"amqp://a:s3/cr#et1@h1/,amqp://b:s3 cr@et2@h2/", "amqp://a:xxxxx@h1/,amqp://b:xxxxx@h2/"},
+		// not AMQP: a comma is no list separator
+		{"redis://:s3cret1,amqp://x@h1", "redis://:xxxxx@h1"},
+	}
+	for _, tt := range tests {
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		// In free text a space ends a URL, so only the lists without one.
+		if got := String("dial " + tt.in + ": refused"); !strings.Contains(tt.in, " ") && got != "dial "+tt.want+": refused" {
+			t.Errorf("String: %q, want %q", got, "dial "+tt.want+": refused")
+		}
+		if got := InError("dial "+tt.in+": refused", tt.in); strings.Contains(got, "s3") || strings.Contains(got, "et1") || strings.Contains(got, "et2") {
+			t.Errorf("InError kept a password: %q", got)
+		}
+	}
+	if got := SplitList("amqp://a:p@h1/v,amqp://b:q@h2/v;amqps://h3"); len(got) != 3 || got[1] != ",amqp://b:q@h2/v" {
+		t.Errorf("SplitList: %q", got)
+	}
+	if got := SplitList("amqp://a:p@h1,h2/v"); len(got) != 1 {
+		t.Errorf("SplitList of one URL with two hosts: %q", got)
+	}
+}
+
+// FuzzListNeverLeaks: two or three AMQP URLs, each with a password of its
+// own holding anything a raw password can, joined by ',' or ';': no piece
+// of any password survives URL or InError, and every host does.
+func FuzzListNeverLeaks(f *testing.F) {
+	f.Add("Zq/Secret9", "p@ss:w#rd", "a b c d", 0)
+	f.Add("hunter22", "%41%42%43", "::@@", 5)
+	f.Fuzz(func(t *testing.T, p1, p2, p3 string, form int) {
+		pws := []string{p1, p2, p3}[:2+form&1]
+		for _, pw := range pws {
+			if len(pw) < 3 || strings.ContainsAny(pw, "\n\r\x00") || listStart.MatchString(pw) || strings.Contains(pw, "127.0.0.") {
+				t.Skip()
+			}
+		}
+		sep := []string{",", ";"}[(form>>1)&1]
+		var urls []string
+		for i, pw := range pws {
+			urls = append(urls, fmt.Sprintf("amqp://u%d:%s@127.0.0.%d:567%d/v", i, pw, i+1, i))
+		}
+		raw := strings.Join(urls, sep)
+		got := URL(raw)
+		for i := range pws {
+			if host := fmt.Sprintf("127.0.0.%d:567%d/v", i+1, i); !strings.Contains(got, host) {
+				t.Fatalf("URL(%q) = %q lost %s", raw, got, host)
+			}
+		}
+		msg := strings.ReplaceAll(InError("dial "+raw+": refused", raw), Mask, "\x00")
+		masked := strings.ReplaceAll(got, Mask, "\x00")
+		rest := raw
+		for _, pw := range pws {
+			rest = strings.Replace(rest, pw, "\x00", 1)
+		}
+		for _, pw := range pws {
+			for i := 0; i+3 <= len(pw); i++ {
+				piece := pw[i : i+3]
+				if strings.Contains(rest, piece) {
+					continue // also outside every password
+				}
+				if strings.Contains(masked, piece) || strings.Contains(msg, piece) {
+					t.Fatalf("URL(%q) = %q / InError %q keeps %q", raw, got, msg, piece)
+				}
 			}
 		}
 	})

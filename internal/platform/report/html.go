@@ -196,6 +196,7 @@ svg .mark.other { fill: var(--faint); stroke: none; }
 .sw-delivery { background: var(--delivery); } .sw-lease { background: var(--lease); } .sw-paused { background: var(--fault); }
 .sw-believed { background: repeating-linear-gradient(45deg, var(--expired) 0 3px, var(--error) 3px 5px); }
 .sw-orphan { border-style: dashed !important; }
+.legend svg.glyph { vertical-align: middle; margin-right: .3em; overflow: visible; }
 .cause { border-left: 4px solid var(--error); padding: .3rem .6rem; margin: .6rem 0; }
 .cause-label { text-transform: uppercase; font-size: 12px; color: var(--faint); letter-spacing: .05em; }
 .strip-title { color: var(--faint); font-size: 13px; margin: .4rem 0 .2rem; }

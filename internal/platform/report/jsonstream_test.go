@@ -29,6 +29,23 @@ type streamInner struct {
 	low string
 }
 
+// scalars are the leaves streamJSON writes without an Encoder, beside the
+// strings it must hand to one.
+type scalars struct {
+	S  []string          `json:"s"`
+	B  bool              `json:"b"`
+	I8 int8              `json:"i8"`
+	I  int64             `json:"i"`
+	U  uint32            `json:"u"`
+	V  findings.Severity `json:"v"`
+	T  textKey           `json:"t"`
+	P  *string           `json:"p"`
+}
+
+type textKey string
+
+func (k textKey) MarshalText() ([]byte, error) { return []byte("key:" + string(k)), nil }
+
 type withEmbedded struct {
 	streamInner
 	X int `json:"x"`
@@ -48,6 +65,8 @@ func TestStreamJSONMatchesEncoding(t *testing.T) {
 		JSONReport{SchemaVersion: 1, Checks: []JSONCheck{{Code: "A", Status: "pass"}}, Findings: []findings.Finding{{Code: "A", Severity: findings.Warn, Subject: "s", Evidence: []string{"e1", "e2"}}},
 			Data: []withEmbedded{{X: 1}}},
 		&JSONReport{Data: deep},
+		scalars{S: []string{"", "plain ascii ~!", `q"uote`, `back\\slash`, "tab\t", "nl\n", "\x7f", "\x01", "é", "\xff\xfe", "<&>", "\u2028"},
+			B: true, I8: -128, I: -1 << 62, U: 1 << 31, V: findings.Error, T: "k"},
 	}
 	for i, v := range values {
 		var want bytes.Buffer

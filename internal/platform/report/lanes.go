@@ -47,6 +47,18 @@ type Lanes struct {
 	Overlaps []Span
 	// Note says what was left out (a window of a longer run).
 	Note string
+	// Legend, when set, replaces the incident legend: a picture whose
+	// bars and marks mean other things (a replay's publishes) says what
+	// each of its own means.
+	Legend []LegendItem
+}
+
+// LegendItem is one entry of a picture's own legend: a bar kind's swatch
+// or a mark kind's glyph, and what it means there.
+type LegendItem struct {
+	Bar  string // a Bar* kind, or ""
+	Mark string // a Mark* kind, or ""
+	Text string
 }
 
 // Cause is what the picture shows the reason of: a cause code
@@ -239,7 +251,12 @@ func (l *Lanes) SVG(w io.Writer) error {
 		fmt.Fprintf(&b, " <span class=\"note\">(%s)</span>", Escape(l.Note))
 	}
 	b.WriteString("</figcaption>\n")
-	b.WriteString(lanesLegend + "</figure>\n")
+	if l.Legend != nil {
+		b.WriteString(ownLegend(l.Legend))
+	} else {
+		b.WriteString(lanesLegend)
+	}
+	b.WriteString("</figure>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -312,6 +329,31 @@ func stacks(l *Lanes, marks []Mark) bool {
 		}
 	}
 	return false
+}
+
+// ownLegend writes a picture's own legend: each mark drawn with the
+// picture's own glyph and colours (a small inline SVG), each bar as its
+// swatch.
+func ownLegend(items []LegendItem) string {
+	var b strings.Builder
+	b.WriteString("<p class=\"legend\">")
+	for _, it := range items {
+		b.WriteString("<span>")
+		switch {
+		case it.Bar != "":
+			fmt.Fprintf(&b, "<span class=\"sw sw-%s\"></span>", Escape(it.Bar))
+		case it.Mark != "":
+			kind := it.Mark
+			if _, ok := glyphs[kind]; !ok {
+				kind = MarkOther
+			}
+			fmt.Fprintf(&b, "<svg class=\"glyph\" viewBox=\"-10 -10 20 20\" width=\"16\" height=\"16\" aria-hidden=\"true\"><g class=\"mark %s\">%s</g>"+
+				"</svg>", kind, glyph(kind))
+		}
+		b.WriteString(Escape(it.Text) + "</span>")
+	}
+	b.WriteString("</p>\n")
+	return b.String()
 }
 
 const lanesLegend = `<p class="legend"><span><span class="sw sw-delivery"></span>delivery</span><span><span class="sw sw-lease">` +

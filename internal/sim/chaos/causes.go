@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,19 @@ type duplicated struct {
 	ds      []*delivery // the key's deliveries, in order
 	writers []*delivery // those that committed a write for it
 	leases  []*lease    // the locks taken for it
+	// deciding are the events (Event.Seq) the detector that named the
+	// cause rests on, for the picture to ring.
+	deciding []int
+}
+
+// decide records the events a cause rests on (0s, never seen, are left
+// out).
+func (k *duplicated) decide(seqs ...int) {
+	for _, s := range seqs {
+		if s > 0 && !slices.Contains(k.deciding, s) {
+			k.deciding = append(k.deciding, s)
+		}
+	}
 }
 
 // wireDetector reports whether its cause's evidence holds for the key,
@@ -45,7 +59,7 @@ func CauseOrder() []string { return wireDetectors.Codes() }
 // cause names the first cause, in precedence, whose evidence the wire
 // shows. Where none does, the cause is "unexplained" and says what would
 // tell.
-func (r *run) cause(key string, e effectRow) (string, string) {
+func (r *run) cause(key string, e effectRow) (code, why string, deciding []int) {
 	k := &duplicated{key: key, effects: e, ds: r.deliveriesOf(key), leases: r.leasesOf(key)}
 	for _, d := range k.ds {
 		if d.committed > 0 {
@@ -54,22 +68,28 @@ func (r *run) cause(key string, e effectRow) (string, string) {
 	}
 	for code, detect := range wireDetectors.All() {
 		if why, ok := detect(r, k); ok {
-			return code, why
+			slices.Sort(k.deciding)
+			return code, why, k.deciding
 		}
 	}
-	return cause.RuleUnexplained.Code, r.unexplained(k)
+	return cause.RuleUnexplained.Code, r.unexplained(k), nil
 }
 
 // unstableKey: the effects were made under several idempotency keys, or
 // two writers wrote different values derived from the key.
 func (r *run) unstableKey(k *duplicated) (string, bool) {
 	if e := k.effects; e.idem != nil && *e.idem > 1 {
+		for _, d := range k.writers {
+			k.decide(d.commitSeqs...)
+		}
 		return fmt.Sprintf("the %d effects on %s were made under %d different idempotency keys (%s): "+
 			"each attempt derived a new key, so none recognised the other", e.n, k.key, *e.idem, r.idemFrom()), true
 	}
 	for i, a := range k.writers {
 		for _, b := range k.writers[i+1:] {
 			if va, vb := strings.Join(a.values, ", "), strings.Join(b.values, ", "); va != "" && vb != "" && va != vb {
+				k.decide(a.commitSeqs...)
+				k.decide(b.commitSeqs...)
 				return fmt.Sprintf("the two runs on %s wrote different values derived from it (%s wrote %s; %s wrote %s): "+
 					"an idempotency key that changes per attempt recognises nothing", k.key, a.slot.lane(a.inst), va, b.slot.lane(b.inst), vb), true
 			}
@@ -83,6 +103,7 @@ func (r *run) unstableKey(k *duplicated) (string, bool) {
 func (r *run) staleCache(k *duplicated) (string, bool) {
 	for _, s := range r.stale {
 		if s.key == k.key {
+			k.decide(s.seq)
 			return fmt.Sprintf("at %s %s read the status of %s from the cache while the first run's status write was still on its way "+
 				"(the cache lagged by %s), found nothing and ran the effect again", r.at(s.at), s.slot.lane(s.inst), k.key, r.o.CacheLag), true
 		}
@@ -100,6 +121,7 @@ func (r *run) unlockNoToken(k *duplicated) (string, bool) {
 		holder := f.of.slot.lane(f.of.inst)
 		for _, l := range k.leases {
 			if l.from.After(f.at) && (l.slot != f.of.slot || l.inst != f.of.inst) && (f.of.deliv == nil || f.of.deliv.ended().After(l.from)) {
+				k.decide(f.seq, l.seq)
 				return fmt.Sprintf("at %s %s deleted the lock of %s that %s held (plain DEL, no token check); "+
 					"at %s %s took the lock while %s was still working", r.at(f.at), f.by, k.key, holder, r.at(l.from), l.slot.lane(l.inst), holder), true
 			}
@@ -122,6 +144,10 @@ func (r *run) lockExpiry(k *duplicated) (string, bool) {
 				if a == r.faultLease && r.plan.Fault == Close {
 					cut = " (dupctl had cut its Redis connection, so it could neither renew nor release the lock)"
 				}
+				k.decide(a.seq, b.seq)
+				if a == r.faultLease && r.fired != nil {
+					k.decide(r.fired.Seq)
+				}
 				return fmt.Sprintf("%s took the lock %s at %s with a TTL of %s and still held %s unfinished when the lock expired%s; "+
 					"at %s %s took the same lock and ran the effect too",
 					a.slot.lane(a.inst), a.lock, r.at(a.from), a.ttl.Round(time.Millisecond), k.key, cut, r.at(b.from), b.slot.lane(b.inst)), true
@@ -136,6 +162,7 @@ func (r *run) lockKeyJobID(k *duplicated) (string, bool) {
 	for i, a := range k.leases {
 		for _, b := range k.leases[i+1:] {
 			if a.lock != b.lock && (a.slot != b.slot || a.inst != b.inst) && b.from.Before(a.over()) {
+				k.decide(a.seq, b.seq)
 				return fmt.Sprintf("%s held %s while %s held %s, both for %s: the lock key is built from something per message, not the business key",
 					a.slot.lane(a.inst), a.lock, b.slot.lane(b.inst), b.lock, k.key), true
 			}
@@ -159,6 +186,13 @@ func (r *run) nonAtomic(k *duplicated) (string, bool) {
 	}
 	for _, d := range k.writers {
 		if !d.faulted && d.readFirst {
+			k.decide(r.fired.Seq)
+			for _, w := range k.writers {
+				if w.faulted {
+					k.decide(w.commitSeqs...)
+				}
+			}
+			k.decide(d.checkSeqs...)
 			return fmt.Sprintf("the first run's write for %s committed and %s, so its status was never written; at %s %s checked "+
 				"before writing (%s), found it not done, and ran the effect again", k.key, how, r.at(d.from), d.slot.lane(d.inst), checksText(d)), true
 		}
@@ -184,6 +218,11 @@ func (r *run) redelivery(k *duplicated) (string, bool) {
 		}
 		for _, b := range k.ds[i+1:] {
 			if b.redelivered && b.committed > 0 {
+				k.decide(a.endSeq, b.seq)
+				if a.faulted && r.fired != nil {
+					k.decide(r.fired.Seq)
+				}
+				k.decide(b.checkSeqs...)
 				check := "without reading " + k.key + " first (no read of it in PostgreSQL or Redis): nothing checked whether it was done"
 				if b.readFirst {
 					check = "after a check that found it not done (" + checksText(b) + ")"
@@ -201,6 +240,7 @@ func (r *run) race(k *duplicated) (string, bool) {
 	for i, a := range k.ds {
 		for _, b := range k.ds[i+1:] {
 			if b.from.Before(a.ended()) && len(k.leases) == 0 {
+				k.decide(a.seq, b.seq)
 				return fmt.Sprintf("%s and %s handled %s at the same time and neither took a lock on it",
 					a.slot.lane(a.inst), b.slot.lane(b.inst), k.key), true
 			}

@@ -262,6 +262,11 @@ func (o *Options) checkServices(spec Spec) error {
 			return problem.Inputf("RedisURL", "Redis Cluster cannot be proxied (its redirects name the real nodes): point the workers at one standalone Redis")
 		}
 	}
+	if t, err := connect.ParseAMQP(o.AMQPURL); err != nil {
+		return err
+	} else if len(t.Addrs) > 1 {
+		return problem.Inputf("AMQPURL", "several RabbitMQ addresses cannot be proxied (the worker would fail over past the proxy): point the workers at one node")
+	}
 	if !o.AllowRemote {
 		for _, u := range []string{o.AMQPURL, o.RedisURL, o.DatabaseURL} {
 			if u != "" && !connect.IsLoopback(u) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -30,6 +31,16 @@ type effectsLog struct {
 	start  os.FileInfo // nil: no file yet
 	offset int64
 	out    bytes.Buffer // WorkerOutput; guarded by run.logMu
+	// arrived are, for WorkerOutput, each line's arrival (ms from the
+	// run's start) and the copy that wrote it, by line number - 1.
+	arrived []lineArrival
+}
+
+// lineArrival is when a line of a worker's output reached dupctl, and
+// from which copy.
+type lineArrival struct {
+	ms   int64
+	lane string
 }
 
 // startEffectsLog notes where the run's lines will start.
@@ -84,6 +95,17 @@ func (l *effectsLog) lines(r *run) (io.Reader, error) {
 // logTally is what the run's log held, for the errors and the report.
 type logTally struct {
 	lines, malformed, effects, unkeyed int64
+	// hits are the effect lines of the run's keys, for the picture.
+	hits []effectHit
+}
+
+// effectHit is one side-effect line of a business key of the run: its
+// line number in what was read, its own time (zero when it has none) and
+// the worker it names (Consumer: "" when none).
+type effectHit struct {
+	key, consumer string
+	line          int64
+	at            time.Time
 }
 
 // logEffects counts side_effect lines per business key of the run. A line
@@ -120,6 +142,7 @@ func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping,
 			keys[key] = k
 		}
 		k.n++
+		t.hits = append(t.hits, effectHit{key: key, consumer: e.Consumer(), line: e.Line, at: e.Time})
 		if ik := e.IdempotencyKey(); ik != "" {
 			k.idem[ik] = true
 		} else {
@@ -191,7 +214,41 @@ func (r *run) countEffects() (map[string]effectRow, error) {
 		return nil, noEffectsRead(r.effectsLog.path, t)
 	}
 	r.unkeyed = t.unkeyed
+	r.effectLines = r.placeEffects(t.hits)
 	return rows, nil
+}
+
+// placeEffects places each effect line in time and on a worker copy, as
+// far as what was read shows it: a line of the workers' output reached
+// dupctl at a known time from a known copy; a line of a file carries its
+// own timestamp (the worker's clock) and the copy only when its worker
+// field names one (W1); otherwise its time or copy is left unknown.
+func (r *run) placeEffects(hits []effectHit) []EffectLine {
+	el := r.effectsLog
+	out := make([]EffectLine, 0, len(hits))
+	for _, h := range hits {
+		e := EffectLine{Key: h.key, Line: h.line}
+		if el.path == WorkerOutput {
+			r.logMu.Lock()
+			if i := int(h.line) - 1; i >= 0 && i < len(el.arrived) {
+				a := el.arrived[i]
+				e.T, e.When, e.Lane = &a.ms, WhenOutput, a.lane
+			}
+			r.logMu.Unlock()
+		} else {
+			if !h.at.IsZero() {
+				ms := h.at.Sub(r.start).Milliseconds()
+				e.T, e.When = &ms, WhenTimestamp
+			}
+			for _, s := range r.slots {
+				if h.consumer == s.lane(1) {
+					e.Lane = h.consumer
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // allLogBlind reports whether the fault may have kept every key's effect

@@ -96,7 +96,10 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		} else {
 			r.open[tagKey{c, ev.Channel, ev.Tag}] = d
 		}
-		r.add(lane, "deliver", d.key, text)
+		d.seq = r.add(lane, "deliver", d.key, text).Seq
+		if d.end != "" {
+			d.endSeq = d.seq
+		}
 		if r.due(AfterReceive, keys, s, inst) && r.plan.Fault == Kill {
 			d.faulted = true
 			r.killAt(s, lane, d.key, "dupctl SIGKILLs the worker right after it received "+d.key)
@@ -104,7 +107,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
 		ds := r.settled(c, ev, true)
 		for _, d := range ds {
-			r.add(lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end])
+			d.endSeq = r.add(lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]).Seq
 		}
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
 			switch r.plan.Fault {
@@ -162,7 +165,7 @@ func (a *amqpObs) Closed(c *amqpproxy.Conn) {
 		}
 		delete(r.open, k)
 		d.end, d.to = "returned", time.Now()
-		r.add(s.lane(d.inst), "returned", d.key, "connection closed with "+d.key+" unacked: the broker requeues it")
+		d.endSeq = r.add(s.lane(d.inst), "returned", d.key, "connection closed with "+d.key+" unacked: the broker requeues it").Seq
 	}
 }
 
@@ -312,24 +315,26 @@ func (r *run) cacheRead(s *slot, inst int, name, key string, v *resp.Value) {
 	}
 	lane := s.lane(inst)
 	text := fmt.Sprintf("%s %s -> %s", name, key, v.String())
+	var seq int
 	if r.held[key] > 0 {
-		r.stale = append(r.stale, staleRead{key: bk, slot: s, inst: inst, at: time.Now()})
-		r.add(lane, "stale-read", bk, text+": stale, its write is still held back")
+		seq = r.add(lane, "stale-read", bk, text+": stale, its write is still held back").Seq
+		r.stale = append(r.stale, staleRead{key: bk, slot: s, inst: inst, at: time.Now(), seq: seq})
 	} else {
-		r.add(lane, "read", bk, text)
+		seq = r.add(lane, "read", bk, text).Seq
 	}
 	if d := r.openOf(s, inst, bk); d != nil {
-		d.read(text)
+		d.read(text, seq)
 	}
 }
 
-// read counts a read of the delivery's key; before its first write it is
-// a check.
-func (d *delivery) read(what string) {
+// read counts a read of the delivery's key (the event seq); before its
+// first write it is a check.
+func (d *delivery) read(what string, seq int) {
 	d.reads++
 	if d.writes == 0 {
 		d.readFirst = true
 		d.checks = append(d.checks, what)
+		d.checkSeqs = append(d.checkSeqs, seq)
 	}
 }
 
@@ -426,7 +431,7 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 	} else {
 		text += " (no TTL)"
 	}
-	r.addAt(now, lane, "lock", key, text)
+	l.seq = r.addAt(now, lane, "lock", key, text).Seq
 	if !r.due(AfterLock, []string{key}, s, inst) {
 		return
 	}
@@ -507,10 +512,10 @@ func (r *run) deleted(s *slot, inst int, lock string) {
 		r.add(lane, "unlock", l.key, "DEL "+lock+" (its own lock, without checking the token)")
 		return
 	}
-	l.deleted = now
+	l.deleted, l.deletedBy = now, lane
 	holder := l.slot.lane(l.inst)
-	r.foreign = append(r.foreign, foreignUnlock{lock: lock, key: l.key, by: lane, of: l, at: now})
-	r.add(lane, "unlock-foreign", l.key, fmt.Sprintf("DEL %s deletes the lock %s holds: a plain DEL, no token check", lock, holder))
+	ev := r.add(lane, "unlock-foreign", l.key, fmt.Sprintf("DEL %s deletes the lock %s holds: a plain DEL, no token check", lock, holder))
+	r.foreign = append(r.foreign, foreignUnlock{lock: lock, key: l.key, by: lane, of: l, at: now, seq: ev.Seq})
 }
 
 func (o *redisObs) Closed(*respproxy.Conn) {}
@@ -538,14 +543,14 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 	}
 	lane := s.lane(inst)
 	for _, k := range keys {
+		seq := r.add(lane, st.Kind.String(), k, sqlSummary(st.SQL)).Seq
 		if d := r.openOf(s, inst, k); d != nil {
 			if st.Kind == pgproxy.KindRead {
-				d.read(sqlSummary(st.SQL))
+				d.read(sqlSummary(st.SQL), seq)
 			} else {
 				d.writes++
 			}
 		}
-		r.add(lane, st.Kind.String(), k, sqlSummary(st.SQL))
 	}
 	if st.Kind != pgproxy.KindWrite || !r.due(BeforeWrite, keys, s, inst) {
 		return true
@@ -655,10 +660,11 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	}
 	keys := r.writeKeys(writes)
 	for _, k := range keys {
+		seq := r.add(lane, "commit", k, "COMMIT: the writes for "+k+" are durable").Seq
 		if d := r.openOf(s, inst, k); d != nil {
 			d.committed++
+			d.commitSeqs = append(d.commitSeqs, seq)
 		}
-		r.add(lane, "commit", k, "COMMIT: the writes for "+k+" are durable")
 	}
 	if r.due(AfterWrite, keys, s, inst) {
 		r.markVictim(s, inst)

@@ -37,6 +37,9 @@ type Event struct {
 	Key   string `json:"key,omitempty"`
 	Text  string `json:"text"`
 	Fault bool   `json:"fault,omitempty"`
+	// Seq is the event's place in the order dupctl saw the events (1 for
+	// the first); a key's deciding events name it (KeyVerdict.Deciding).
+	Seq int `json:"seq"`
 }
 
 // Line is the event as one evidence line.
@@ -92,8 +95,11 @@ type run struct {
 	// effectsLog collects the lines side effects are counted in
 	// (Options.EffectsLog); nil when the effects query counts them.
 	effectsLog *effectsLog
-	unkeyed    int64          // side-effect lines that named no key of the run
-	landing    sync.WaitGroup // held-back cache writes being applied
+	unkeyed    int64 // side-effect lines that named no key of the run
+	// effectLines are the effects log's lines of the run's keys, placed
+	// in time where the log shows it (nil with the effects query).
+	effectLines []EffectLine
+	landing     sync.WaitGroup // held-back cache writes being applied
 }
 
 type tagKey struct {
@@ -154,20 +160,26 @@ type delivery struct {
 	// lagged: a status cache write of its key was held back when it
 	// arrived (stale-cache).
 	lagged bool
+	// seq and endSeq are the events of its delivery and of its end;
+	// checkSeqs the reads before its first write, commitSeqs its commits.
+	seq, endSeq           int
+	checkSeqs, commitSeqs []int
 }
 
 type lease struct {
-	lock     string
-	key      string // business key
-	slot     *slot
-	inst     int
-	token    string
-	from     time.Time
-	ttl      time.Duration
-	expires  time.Time
-	released time.Time
-	deleted  time.Time // by another worker's plain DEL
-	deliv    *delivery
+	lock      string
+	key       string // business key
+	slot      *slot
+	inst      int
+	token     string
+	from      time.Time
+	ttl       time.Duration
+	expires   time.Time
+	released  time.Time
+	deleted   time.Time // by another worker's plain DEL
+	deletedBy string
+	deliv     *delivery
+	seq       int // the event of its taking
 }
 
 type staleRead struct {
@@ -175,6 +187,7 @@ type staleRead struct {
 	slot *slot
 	inst int
 	at   time.Time
+	seq  int
 }
 
 type foreignUnlock struct {
@@ -182,6 +195,7 @@ type foreignUnlock struct {
 	by        string
 	of        *lease
 	at        time.Time
+	seq       int
 }
 
 func newID() string {
@@ -380,7 +394,7 @@ func (r *run) add(lane, kind, key, text string) *Event {
 // addAt records an event that happened at t (an observation that took a
 // round trip to confirm); the caller holds r.mu.
 func (r *run) addAt(t time.Time, lane, kind, key, text string) *Event {
-	r.events = append(r.events, Event{T: t.Sub(r.start).Milliseconds(), Lane: lane, Kind: kind, Key: key, Text: text})
+	r.events = append(r.events, Event{T: t.Sub(r.start).Milliseconds(), Lane: lane, Kind: kind, Key: key, Text: text, Seq: len(r.events) + 1})
 	r.activity = time.Now()
 	return &r.events[len(r.events)-1]
 }
@@ -631,6 +645,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		if el := w.r.effectsLog; el != nil && el.path == WorkerOutput {
 			el.out.WriteString(line)
 			el.out.WriteByte('\n')
+			el.arrived = append(el.arrived, lineArrival{ms: time.Since(w.r.start).Milliseconds(), lane: w.lane})
 		}
 		w.r.logMu.Unlock()
 	}

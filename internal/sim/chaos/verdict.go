@@ -46,6 +46,8 @@ type KeyVerdict struct {
 	Cause    string   `json:"cause,omitempty"`
 	Why      string   `json:"why,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
+	// Deciding are the events (Event.Seq) a duplicate's cause rests on.
+	Deciding []int `json:"deciding,omitempty"`
 }
 
 // RunResult is one run: its plan, whether the fault came, the verdict per
@@ -76,7 +78,16 @@ type RunResult struct {
 	// Attempts are the run's earlier tries, whose scenario condition did
 	// not happen.
 	Attempts []Attempt `json:"attempts,omitempty"`
-	Events   []Event   `json:"events"`
+	// Start is the wall-clock time of the run's t=0 (the last attempt's).
+	Start  time.Time `json:"start"`
+	Events []Event   `json:"events"`
+	// Deliveries, Leases and Effects are the spans and effect lines the
+	// run's picture is drawn from (spans.go); EffectsFrom says where the
+	// effects were counted (EffectsSQL: after the run, with no times).
+	Deliveries  []Delivery   `json:"deliveries"`
+	Leases      []Lease      `json:"leases"`
+	Effects     []EffectLine `json:"effect_lines,omitempty"`
+	EffectsFrom string       `json:"effects_from"`
 	// ElapsedMs is the time of every attempt together.
 	ElapsedMs int64  `json:"elapsed_ms"`
 	Replay    string `json:"replay,omitempty"`
@@ -242,7 +253,7 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 		switch {
 		case e.n > 1:
 			kv.Outcome = OutcomeDup
-			kv.Cause, kv.Why = r.cause(k, e)
+			kv.Cause, kv.Why, kv.Deciding = r.cause(k, e)
 		case e.n == 0:
 			kv.Outcome, kv.Cause, kv.Why = r.missing(k, unsettled)
 		case r.logBlind(k):
@@ -281,6 +292,7 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 		rr.ForeignUnlocks = append(rr.ForeignUnlocks, fmt.Sprintf("t=%dms %s: DEL %s deleted the lock %s held", f.at.Sub(r.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
 	}
 	rr.LockLost = r.lockLostUnnoticed()
+	r.spans(rr)
 	rr.Events = slices.Clone(r.events)
 	slices.SortStableFunc(rr.Events, func(a, b Event) int { return int(a.T - b.T) })
 	return rr

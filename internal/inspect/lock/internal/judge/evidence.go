@@ -153,8 +153,9 @@ func (v Verdict) Against() string {
 // signals against a lock (valueSignals), own its owner's class.
 func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Segment, against []signal) Verdict {
 	v := Verdict{logit: priorLogit}
+	otherType := o.Type != "" && o.Type != "string" && o.Type != "hash" && o.Type != "none"
 	switch {
-	case o.Type != "" && o.Type != "string" && o.Type != "hash" && o.Type != "none":
+	case otherType && r.Entry == nil: // a sorted set is a lock only in a library's layout (Symfony, redis-semaphore)
 		v.add(sigNotLockType)
 		return v
 	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue:
@@ -167,7 +168,7 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	v.weighName(o.Key, segs)
 	v.weighTTL(o)
 	switch {
-	case !o.Read:
+	case !o.Read || otherType:
 	case o.Type == "hash":
 		v.weighHash(o, r)
 	default:

@@ -217,7 +217,11 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 	if o.PTTL == -1 {
 		f.noTTL++
 		f.noTTLEx = AppendEx(f.noTTLEx, o.Key)
-		problems = append(problems, RuleNoTTL.Code)
+		// A key its library keeps without a TTL (BullMQ's deduplication
+		// keys) lists no problem the family's findings do not raise.
+		if r.Entry == nil || !byDesign(r.Entry, RuleNoTTL.Code) {
+			problems = append(problems, RuleNoTTL.Code)
+		}
 	}
 	if r.Role == makers.RoleLock && o.Read {
 		f.owners[own.Class]++

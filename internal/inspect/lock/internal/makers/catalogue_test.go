@@ -29,7 +29,7 @@ func TestCatalogueSchema(t *testing.T) {
 	for _, m := range []string{"redisson", "spring-integration", "shedlock", "redsync", "redislock", "asynq", "bull", "bullmq",
 		"sidekiq-unique-jobs", "activejob-uniqueness", "redis-objects", "python-redis-lock", "redis-py", "django-redis",
 		"celery-once", "kombu", "pottery/redlock.net", "laravel", "symfony-lock", "redlock-php", "node-redlock",
-		"hangfire-redis", "distributedlock-redis", "kredis"} {
+		"redis-semaphore", "hangfire-redis", "distributedlock-redis", "kredis"} {
 		if !libs[m] {
 			t.Errorf("no catalogue entry names %s", m)
 		}
@@ -52,8 +52,8 @@ func TestCatalogueRejects(t *testing.T) {
 
 // catalogueFixtures are keys written byte for byte as each entry's cited
 // source writes them (the integration tests add keys written by the
-// libraries themselves: redsync, bsm/redislock, BullMQ, Bull,
-// node-redlock).
+// libraries themselves: redsync and bsm/redislock in Go; node-redlock,
+// redis-semaphore, BullMQ and Bull through npm).
 var catalogueFixtures = []struct {
 	entry string
 	key   keyspace.Key
@@ -113,6 +113,11 @@ var catalogueFixtures = []struct {
 		Value: "Xq3LkP9aZ2mN7vBw"}},
 	{"symfony-lock", keyspace.Key{Key: "pdf-report", Type: "zset", PTTL: 300000, Read: true,
 		Fields: []string{"r0fQk0Yl7w6hY1n4c1Zq9J0bq1G3k3o2bV5n1w8t0Xk=", "1764669900000"}}},
+	// Written by redis-semaphore 5.6.2 itself (testdata/npm/fixtures.js).
+	{"redis-semaphore-mutex", keyspace.Key{Key: "mutex:payment:0", Type: "string", PTTL: 52264, Read: true,
+		Value: "6b840175-b31b-496e-8056-9462c45a7c84"}},
+	{"redis-semaphore-semaphore", keyspace.Key{Key: "semaphore:export", Type: "zset", PTTL: 52218, Read: true,
+		Fields: []string{"95c37b46-cd2f-4736-9d7a-5ae85607902c", "1796307291056", "0faef084-1735-4e9e-abb2-801ee6a29bc5", "1796307291057"}}},
 	{"redlock-php", keyspace.Key{Key: "my_resource_name", Type: "string", PTTL: 1000, Read: true, Value: "6752f1a3c9e41"}},
 	{"hangfire-redis", keyspace.Key{Key: "{hangfire}:lock:recurring-jobs", Type: "string", PTTL: 30000, Read: true,
 		Value: "1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed"}},

@@ -44,6 +44,7 @@ var formats = map[string]format{
 	"sidekiq-locked":           {types: "hash", needsValue: true, match: sidekiqLocked},
 	"symfony-tokens":           {types: "zset", needsValue: true, match: symfonyTokens},
 	"machine-pid-guid-members": {types: "zset", needsValue: true, match: machinePidGUIDMembers},
+	"uuid-members":             {types: "zset", needsValue: true, match: uuidMembers},
 }
 
 // FormatNames lists the value formats, sorted.
@@ -295,6 +296,30 @@ func symfonyTokens(o *keyspace.Key, r *Recognised) bool {
 		r.Owner = r.Holders[0].Owner
 	}
 	return token
+}
+
+// uuidMembers: redis-semaphore's semaphore, a sorted set of holders'
+// random UUIDs (an optional "-<suffix>" after each) scored by when each
+// acquired, in ms since the epoch.
+func uuidMembers(o *keyspace.Key, r *Recognised) bool {
+	if len(o.Fields) < 2 {
+		return false
+	}
+	for i := 0; i+1 < len(o.Fields); i += 2 {
+		m := o.Fields[i]
+		if len(m) < 36 || len(m) > 36 && m[36] != '-' {
+			return false
+		}
+		if _, ok := keyshape.ParseUUID(m[:36]); !ok {
+			return false
+		}
+		r.Holders = append(r.Holders, Holder{Owner: m, Value: o.Fields[i+1]})
+	}
+	r.Owner = r.Holders[0].Owner
+	if ms, err := strconv.ParseFloat(r.Holders[0].Value, 64); err == nil && ms > 1e12 {
+		r.AcquiredAt = time.UnixMilli(int64(ms))
+	}
+	return true
 }
 
 func isBase64Std(s string) bool {
