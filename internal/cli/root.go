@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/dupctl/dupctl/internal/cli/audit"
+	"github.com/dupctl/dupctl/internal/cli/catalog"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/dlq"
 	"github.com/dupctl/dupctl/internal/cli/doctor"
@@ -186,7 +187,19 @@ func NewCmdRootFor(f *cmdutil.Factory, args []string) *cobra.Command {
 
 // newCmdRoot is the command tree; workerRun builds simulate's worker
 // commands for a command line that runs a scenario on the user's worker.
+// It assembles the rule catalogue unless the factory has one.
 func newCmdRoot(f *cmdutil.Factory, workerRun bool) *cobra.Command {
+	root := buildTree(f, workerRun)
+	if f.Catalog == nil {
+		// The catalogue's texts name the flags of both trees: simulate's
+		// worker commands exist only in the tree of a --worker run.
+		f.Catalog, f.RuleNamer = catalog.New(root, buildTree(cmdutil.NewFactory(f.IO), !workerRun))
+	}
+	return root
+}
+
+// buildTree builds the commands.
+func buildTree(f *cmdutil.Factory, workerRun bool) *cobra.Command {
 	g := f.Global
 	var outputs []string
 	var html string
@@ -287,6 +300,7 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory, outputs []string, html stri
 	resolveEnv(flags, f, "redis-url", &g.RedisURL, conns.RedisURL, "DUPCTL_REDIS_URL", "REDIS_URL")
 	resolveEnv(flags, f, "database-url", &g.DatabaseURL, conns.DatabaseURL, "DUPCTL_DATABASE_URL", "DATABASE_URL")
 	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, string(conns.AMQPURL), "DUPCTL_AMQP_URL", "AMQP_URL")
+	f.Namer = cmdutil.Flags(cmd)
 	f.IO.SetNoColor(g.NoColor)
 	f.IO.SetMachineOutput(g.Output != report.FormatTable)
 	if g.Timeout > 0 {

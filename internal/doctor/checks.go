@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
 	"strings"
 	"time"
@@ -159,10 +160,10 @@ func topologyCheck(e *env) Check {
 	}}
 	switch {
 	case e.AMQPURL == "":
-		c.Skip = "no --amqp-url"
+		c.Skip = "no {AMQPURL}"
 		return c
 	case len(jobs) == 0:
-		c.Skip = "no queue: name jobs in dupctl.yaml or pass --queue"
+		c.Skip = "no queue: name jobs in dupctl.yaml or pass {Queues}"
 		return c
 	}
 	names := make([]string, len(jobs))
@@ -258,10 +259,10 @@ func workerCheck(e *env, j config.Job) Check {
 	c := Check{Items: []int{10}, Name: "job " + j.Name + "'s worker under real faults (" + j.Worker.Command + ")"}
 	switch {
 	case g.AMQPURL == "":
-		c.Skip = "no --amqp-url for the worker's queue"
+		c.Skip = "no {AMQPURL} for the worker's queue"
 		return c
 	case g.DatabaseURL == "":
-		c.Skip = "no --database-url for the worker's effects query"
+		c.Skip = "no {DatabaseURL} for the worker's effects query"
 		return c
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
@@ -337,7 +338,7 @@ func lockCheck(e *env, j config.Job) Check {
 		c.Name = "inspect lock (every lock-shaped key)"
 	}
 	if e.RedisURL == "" {
-		c.Skip = "no --redis-url"
+		c.Skip = "no {RedisURL}"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
 		client, err := e.Redis(ctx)
@@ -372,7 +373,7 @@ func ttlCheck(e *env, j config.Job) Check {
 	case j.Durations.CSV == "" && j.Durations.Query == "":
 		c.Skip = "no durations (csv or query) for job " + j.Name
 	case j.Durations.CSV == "" && e.DatabaseURL == "":
-		c.Skip = "no --database-url for the durations query"
+		c.Skip = "no {DatabaseURL} for the durations query"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
 		to := ttl.Options{Format: ttl.FormatCSV, Query: j.Durations.Query,
@@ -403,7 +404,7 @@ func dlqCheck(e *env, j config.Job) Check {
 	case j.DLQ == "":
 		c.Skip = "no dlq for job " + j.Name
 	case e.AMQPURL == "":
-		c.Skip = "no --amqp-url"
+		c.Skip = "no {AMQPURL}"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
 		vhost := "/"
@@ -514,7 +515,7 @@ func storeCheck(e *env, j config.Job) Check {
 	}
 	c := Check{Items: []int{1, 2}, ItemOf: storeItems, Primary: 2, Name: name}
 	if e.DatabaseURL == "" {
-		c.Skip = "no --database-url"
+		c.Skip = "no {DatabaseURL}"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
 		pool, err := e.Postgres(ctx, pgReadOnly())
@@ -522,7 +523,7 @@ func storeCheck(e *env, j config.Job) Check {
 			return nil, err
 		}
 		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
-			BusinessColumns: idem.BusinessKeyColumn, Statuses: store.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: e.Now()})
+			BusinessColumns: idem.BusinessKeyColumn, Statuses: idemtable.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: e.Now()})
 		var in *problem.Input
 		if idem.Table == "" && errors.As(err, &in) {
 			// Discovery found nothing that looks like an idempotency
@@ -551,12 +552,12 @@ func cacheCheck(e *env, j config.Job) Check {
 	case j.Idempotency.Table == "":
 		c.Skip = "no idempotency.table for job " + j.Name
 	case e.RedisURL == "" || e.DatabaseURL == "":
-		c.Skip = "needs --redis-url and --database-url"
+		c.Skip = "needs {RedisURL} and {DatabaseURL}"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
 		pattern, err := auditcache.ParsePattern(j.CachePattern)
 		if err != nil {
-			return nil, &problem.Input{Why: fmt.Sprintf("job %s: cache_pattern: %v", j.Name, err), Hint: "fix dupctl.yaml", Err: err}
+			return nil, &problem.Input{Why: "job " + j.Name + ": " + Word(err), Hint: "fix dupctl.yaml", Err: err}
 		}
 		dec, _ := auditcache.ParseDecoder("string")
 		rdb, err := e.Redis(ctx)
@@ -567,8 +568,8 @@ func cacheCheck(e *env, j config.Job) Check {
 		if err != nil {
 			return nil, err
 		}
-		res, err := auditcache.Run(ctx, rdb, pool, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
-			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: store.DefaultStatuses(),
+		res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
+			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: idemtable.DefaultStatuses(),
 			AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
 		if err != nil {
 			return nil, err

@@ -98,102 +98,141 @@ type Result struct {
 	Failed []error
 }
 
-// Run runs every check in order and fills the checklist. A check that
+// Run runs every check the connections and the jobs allow (Checks) in
+// order and fills the checklist. A check that
 // fails to run (a system unreachable midway) leaves its items "not
 // checked" with the reason, and the others still run: doctor never reports
 // "pass" for something it could not look at, and always prints every line.
 // The error is that of the checks that failed, joined, after the result.
-func Run(ctx context.Context, checks []Check) (*Result, error) {
-	res := &Result{report: &findings.Report{Command: "doctor"}}
-	byItem := map[int]*ItemResult{}
-	for _, it := range Checklist {
-		ir := &ItemResult{ID: it.ID, Title: it.Title, Status: NotChecked, Checked: []string{}, Skipped: []string{}, Evidence: []string{}, Missing: []string{}}
-		byItem[it.ID] = ir
-	}
-	skipped := map[int]bool{}
-	partial := map[int]bool{}
-	skip := func(c Check, why string) {
-		for _, id := range c.Items {
-			byItem[id].Skipped = append(byItem[id].Skipped, c.Name+": "+why)
-			skipped[id] = true
-		}
-	}
-	seen := map[string]int{}      // one finding for several jobs' identical ones: its index
-	from := map[string][]string{} // and the checks that reported it
+func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
+	return RunChecks(ctx, Checks(d, o))
+}
+
+// RunChecks runs the given checks in order and fills the checklist.
+func RunChecks(ctx context.Context, checks []Check) (*Result, error) {
+	l := newChecklist()
 	for _, c := range checks {
 		if ctx.Err() != nil {
-			return res, ctx.Err()
+			return l.res, ctx.Err()
 		}
 		if c.Skip != "" {
-			skip(c, c.Skip)
+			l.skip(c, c.Skip)
 			continue
 		}
 		rep, err := c.Run(ctx)
 		var nothing *NothingError
 		switch {
 		case errors.As(err, &nothing):
-			skip(c, nothing.Reason)
+			l.skip(c, nothing.Reason)
 			continue
 		case err != nil && ctx.Err() != nil:
-			return res, err
+			return l.res, err
 		case err != nil:
-			skip(c, "could not run: "+oneLine(err.Error()))
-			res.Failed = append(res.Failed, fmt.Errorf("%s: %w", c.Name, err))
+			l.skip(c, "could not run: "+oneLine(err.Error()))
+			l.res.Failed = append(l.res.Failed, fmt.Errorf("%s: %w", c.Name, err))
 			continue
 		}
-		res.report.Check(rep.Checks...)
-		for _, f := range rep.Findings {
-			key := f.Code + "\x00" + f.Subject + "\x00" + f.Message
-			from[key] = appendNew(from[key], c.Name)
-			if i, dup := seen[key]; dup {
-				res.report.Findings[i].Evidence = appendNew(res.report.Findings[i].Evidence, f.Evidence...)
-				continue
-			}
-			res.report.Add(f)
-			seen[key] = len(res.report.Findings) - 1
-		}
-		res.report.Allowed = append(res.report.Allowed, rep.Allowed...)
+		l.merge(c, rep)
 		for _, id := range c.Items {
-			ir := byItem[id]
-			ir.Checked = append(ir.Checked, c.Name)
-			if ir.Status == NotChecked {
-				ir.Status = Pass
-			}
-			if c.Partial != "" {
-				partial[id] = true
-				ir.Missing = appendNew(ir.Missing, c.Partial)
-			}
-			for _, f := range rep.Findings {
-				if items, ok := c.PartialWhen[f.Code]; ok {
-					if slices.Contains(items, id) {
-						partial[id] = true
-						ir.Missing = appendNew(ir.Missing, f.Message+": "+f.Fix)
-					}
-					continue
-				}
-				only, ok := c.ItemOf[f.Code]
-				if !ok {
-					only = c.Primary
-				}
-				if only != 0 && only != id {
-					continue
-				}
-				ir.Status = worse(ir.Status, f.Severity)
-				if f.Severity >= findings.Warn {
-					ir.Evidence = appendNew(ir.Evidence, fmt.Sprintf("%s %s: %s", f.Code, f.Subject, f.Message))
-				}
-			}
+			l.judge(c, rep, id)
 		}
 	}
-	for key, i := range seen {
-		if len(from[key]) > 1 {
+	l.finish()
+	return l.res, errors.Join(l.res.Failed...)
+}
+
+// checklist is the result being filled, line by line.
+type checklist struct {
+	res     *Result
+	byItem  map[int]*ItemResult
+	skipped map[int]bool
+	partial map[int]bool
+	seen    map[string]int      // one finding for several jobs' identical ones: its index
+	from    map[string][]string // and the checks that reported it
+}
+
+func newChecklist() *checklist {
+	l := &checklist{res: &Result{report: &findings.Report{Command: "doctor"}}, byItem: map[int]*ItemResult{},
+		skipped: map[int]bool{}, partial: map[int]bool{}, seen: map[string]int{}, from: map[string][]string{}}
+	for _, it := range Checklist {
+		l.byItem[it.ID] = &ItemResult{ID: it.ID, Title: it.Title, Status: NotChecked, Checked: []string{}, Skipped: []string{},
+			Evidence: []string{}, Missing: []string{}}
+	}
+	return l
+}
+
+// skip records why a check did not run under each of its lines.
+func (l *checklist) skip(c Check, why string) {
+	for _, id := range c.Items {
+		l.byItem[id].Skipped = append(l.byItem[id].Skipped, c.Name+": "+why)
+		l.skipped[id] = true
+	}
+}
+
+// merge adds a check's findings to the report, one finding for identical
+// ones of several checks.
+func (l *checklist) merge(c Check, rep *findings.Report) {
+	res := l.res
+	res.report.Check(rep.Checks...)
+	for _, f := range rep.Findings {
+		key := f.Code + "\x00" + f.Subject + "\x00" + f.Message
+		l.from[key] = appendNew(l.from[key], c.Name)
+		if i, dup := l.seen[key]; dup {
+			res.report.Findings[i].Evidence = appendNew(res.report.Findings[i].Evidence, f.Evidence...)
+			continue
+		}
+		res.report.Add(f)
+		l.seen[key] = len(res.report.Findings) - 1
+	}
+	res.report.Allowed = append(res.report.Allowed, rep.Allowed...)
+}
+
+// judge moves line id by what a check that ran under it found.
+func (l *checklist) judge(c Check, rep *findings.Report, id int) {
+	ir := l.byItem[id]
+	ir.Checked = append(ir.Checked, c.Name)
+	if ir.Status == NotChecked {
+		ir.Status = Pass
+	}
+	if c.Partial != "" {
+		l.partial[id] = true
+		ir.Missing = appendNew(ir.Missing, c.Partial)
+	}
+	for _, f := range rep.Findings {
+		if items, ok := c.PartialWhen[f.Code]; ok {
+			if slices.Contains(items, id) {
+				l.partial[id] = true
+				ir.Missing = appendNew(ir.Missing, f.Message+": "+f.Fix)
+			}
+			continue
+		}
+		only, ok := c.ItemOf[f.Code]
+		if !ok {
+			only = c.Primary
+		}
+		if only != 0 && only != id {
+			continue
+		}
+		ir.Status = worse(ir.Status, f.Severity)
+		if f.Severity >= findings.Warn {
+			ir.Evidence = appendNew(ir.Evidence, fmt.Sprintf("%s %s: %s", f.Code, f.Subject, f.Message))
+		}
+	}
+}
+
+// finish names the checks behind a finding several reported, and lets a
+// line hold only as far as it was checked.
+func (l *checklist) finish() {
+	res := l.res
+	for key, i := range l.seen {
+		if len(l.from[key]) > 1 {
 			f := &res.report.Findings[i]
-			f.Evidence = append(f.Evidence, "reported by: "+strings.Join(from[key], "; "))
+			f.Evidence = append(f.Evidence, "reported by: "+strings.Join(l.from[key], "; "))
 		}
 	}
 	for _, it := range Checklist {
-		ir := byItem[it.ID]
-		if ir.Status == Pass && (skipped[it.ID] || partial[it.ID]) {
+		ir := l.byItem[it.ID]
+		if ir.Status == Pass && (l.skipped[it.ID] || l.partial[it.ID]) {
 			// Something under this line did not run, or ran on a model:
 			// it holds as far as it was checked, and says what is missing.
 			ir.Status = Partial
@@ -203,7 +242,6 @@ func Run(ctx context.Context, checks []Check) (*Result, error) {
 		}
 		res.Items = append(res.Items, *ir)
 	}
-	return res, errors.Join(res.Failed...)
 }
 
 func appendNew(list []string, more ...string) []string {

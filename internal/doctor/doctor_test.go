@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -37,7 +38,7 @@ func item(t *testing.T, res *Result, id int) ItemResult {
 // A line passes only when every check under it ran and held; otherwise it
 // is partial and says what is missing, or not checked.
 func TestLineStates(t *testing.T) {
-	res, err := Run(context.Background(), []Check{
+	res, err := RunChecks(context.Background(), []Check{
 		{Items: []int{1}, Name: "held", Run: ran()},
 		{Items: []int{2}, Name: "held", Run: ran()},
 		{Items: []int{2}, Name: "skipped", Skip: "no --redis-url"},
@@ -69,7 +70,7 @@ func TestLineStates(t *testing.T) {
 // the others still run, and the error comes with the result.
 func TestUnreachableSystemLeavesTheRestChecked(t *testing.T) {
 	down := errors.New("cannot reach Redis")
-	res, err := Run(context.Background(), []Check{
+	res, err := RunChecks(context.Background(), []Check{
 		{Items: []int{3}, Name: "inspect lock", Run: func(context.Context) (*findings.Report, error) { return nil, down }},
 		{Items: []int{2}, Name: "inspect store", Run: ran(ruleW.New("t", "stuck rows"))},
 	})
@@ -87,7 +88,7 @@ func TestUnreachableSystemLeavesTheRestChecked(t *testing.T) {
 // The same finding from several jobs' checks is reported once, naming them.
 func TestFindingsOfSeveralJobsAreOne(t *testing.T) {
 	same := ruleW.New("redis", "no AOF: a restart loses every lock")
-	res, err := Run(context.Background(), []Check{
+	res, err := RunChecks(context.Background(), []Check{
 		{Items: []int{3}, Name: "inspect lock of job a", Run: ran(same)},
 		{Items: []int{3}, Name: "inspect lock of job b", Run: ran(same)},
 	})
@@ -99,5 +100,19 @@ func TestFindingsOfSeveralJobsAreOne(t *testing.T) {
 	}
 	if ev := res.Report().Findings[0].Evidence; len(ev) != 1 || ev[0] != "reported by: inspect lock of job a; inspect lock of job b" {
 		t.Errorf("evidence %v", ev)
+	}
+}
+
+// A value doctor took from dupctl.yaml is named as its key there, not as
+// the flag of the command that would otherwise take it.
+func TestConfigValuesNamedAsConfigKeys(t *testing.T) {
+	c := cacheCheck(&env{}, config.Job{Name: "payments", CachePattern: "job:status", Idempotency: config.Idempotency{Table: "jobs"}})
+	_, err := c.Run(context.Background())
+	want := `job payments: cache_pattern "job:status": want exactly one {key} where the database key goes`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %s...", err, want)
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Fatalf("doctor names a flag: %v", err)
 	}
 }

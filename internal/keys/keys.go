@@ -125,105 +125,138 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	for i, s := range sources {
 		readable[i] = exportAware(s)
 	}
-	sources = readable
-	groups := map[string]*groupAcc{}
-	keys := map[string]*keyAcc{}
-	lower := map[string][]string{} // folded key -> spellings (first two)
-	lowerWhere := map[string][]string{}
-	missing := map[string]*Missing{}
-	st, err := logs.Scan(ctx, sources, logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ}, func(e *logs.Event) error {
-		k := e.IdempotencyKey()
-		if k == "" {
-			if e.Kind == logs.KindSideEffect {
-				m := missing[e.JobType()]
-				if m == nil {
-					m = &Missing{JobType: strings.Clone(e.JobType())}
-					missing[m.JobType] = m
-				}
-				m.Effects++
-				if len(m.Where) < 3 {
-					m.Where = append(m.Where, e.Where())
-				}
-			}
-			return nil
-		}
-		biz := e.BusinessKey()
-		gk := "b:" + biz
-		if biz == "" {
-			if id := firstNonEmpty(e.JobID(), e.MessageID()); id != "" {
-				gk = "j:" + id
-			} else {
-				gk = ""
-			}
-		}
-		if gk != "" {
-			g := groups[gk]
-			if g == nil {
-				g = &groupAcc{business: strings.Clone(biz), redelivered: map[string]bool{}}
-				groups[strings.Clone(gk)] = g
-			}
-			if g.jobType == "" {
-				g.jobType = strings.Clone(e.JobType())
-			}
-			i := slices.IndexFunc(g.uses, func(u Use) bool { return u.Key == k })
-			if i < 0 && len(g.uses) < o.MaxKeysPerGroup {
-				g.uses = append(g.uses, Use{Key: strings.Clone(k), Attempt: e.Attempt, logged: e.HasAttempt, JobID: strings.Clone(e.JobID()), Message: strings.Clone(e.MessageID()),
-					Consumer: strings.Clone(e.Consumer()), Time: e.Time, Where: e.Where()})
-				i = len(g.uses) - 1
-			}
-			if i >= 0 {
-				u := &g.uses[i]
-				if !u.logged && e.HasAttempt {
-					u.Attempt, u.logged = e.Attempt, true
-				}
-				if e.Redelivered == logs.True {
-					g.redelivered[u.Key] = true
-				}
-				if e.Kind == logs.KindSideEffect {
-					u.Effects++
-				}
-			}
-			if e.Kind == logs.KindSideEffect {
-				g.effects++
-			}
-		}
-		ka := keys[k]
-		if ka == nil {
-			ka = &keyAcc{business: strings.Clone(biz), payload: strings.Clone(e.Get(logs.PayloadHash)), where: []string{e.Where()}}
-			keys[strings.Clone(k)] = ka
-			// ToLower may return its (borrowed) argument: clone.
-			f := strings.Clone(strings.ToLower(strings.TrimSpace(k)))
-			if sp := lower[f]; len(sp) < 2 {
-				lower[f] = append(sp, strings.Clone(k))
-				lowerWhere[f] = append(lowerWhere[f], e.Where())
-			}
-		}
-		if biz != "" && ka.business != biz && ka.otherBusiness == "" {
-			if ka.business == "" {
-				ka.business = strings.Clone(biz)
-			} else {
-				ka.otherBusiness = strings.Clone(biz)
-				ka.where = append(ka.where, e.Where())
-			}
-		}
-		if p := e.Get(logs.PayloadHash); p != "" && ka.payload != p && ka.otherPayload == "" {
-			if ka.payload == "" {
-				ka.payload = strings.Clone(p)
-			} else {
-				ka.otherPayload = strings.Clone(p)
-				ka.where = append(ka.where, e.Where())
-			}
-		}
-		return nil
-	})
+	c := &collector{o: o, groups: map[string]*groupAcc{}, keys: map[string]*keyAcc{}, lower: map[string][]string{},
+		lowerWhere: map[string][]string{}, missing: map[string]*Missing{}}
+	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ}
+	st, err := logs.Scan(ctx, readable, scan, c.event)
 	if err != nil {
 		return nil, err
 	}
 	if err := logs.NotRead(st); err != nil {
 		return nil, err
 	}
-	res := &Result{Input: st, Keys: len(keys), Groups: len(groups), Unstable: []Unstable{}, Reused: []Reused{}, Missing: []Missing{}, CaseVariants: []CaseVariant{}}
-	for _, g := range groups {
+	return c.result(st), nil
+}
+
+// collector gathers, line by line, how each business key's idempotency
+// keys were spelled and where each key was used. Strings kept from an
+// event are cloned: the event's are borrowed from the line.
+type collector struct {
+	o          Options
+	groups     map[string]*groupAcc
+	keys       map[string]*keyAcc
+	lower      map[string][]string // folded key -> spellings (first two)
+	lowerWhere map[string][]string
+	missing    map[string]*Missing
+}
+
+func (c *collector) event(e *logs.Event) error {
+	k := e.IdempotencyKey()
+	if k == "" {
+		if e.Kind == logs.KindSideEffect {
+			c.noKey(e)
+		}
+		return nil
+	}
+	biz := e.BusinessKey()
+	gk := "b:" + biz
+	if biz == "" {
+		if id := firstNonEmpty(e.JobID(), e.MessageID()); id != "" {
+			gk = "j:" + id
+		} else {
+			gk = ""
+		}
+	}
+	if gk != "" {
+		c.use(e, gk, k, biz)
+	}
+	c.key(e, k, biz)
+	return nil
+}
+
+// noKey counts a side effect logged without an idempotency key.
+func (c *collector) noKey(e *logs.Event) {
+	m := c.missing[e.JobType()]
+	if m == nil {
+		m = &Missing{JobType: strings.Clone(e.JobType())}
+		c.missing[m.JobType] = m
+	}
+	m.Effects++
+	if len(m.Where) < 3 {
+		m.Where = append(m.Where, e.Where())
+	}
+}
+
+// use records key k used by the group gk (a business key, or one job).
+func (c *collector) use(e *logs.Event, gk, k, biz string) {
+	g := c.groups[gk]
+	if g == nil {
+		g = &groupAcc{business: strings.Clone(biz), redelivered: map[string]bool{}}
+		c.groups[strings.Clone(gk)] = g
+	}
+	if g.jobType == "" {
+		g.jobType = strings.Clone(e.JobType())
+	}
+	i := slices.IndexFunc(g.uses, func(u Use) bool { return u.Key == k })
+	if i < 0 && len(g.uses) < c.o.MaxKeysPerGroup {
+		g.uses = append(g.uses, Use{Key: strings.Clone(k), Attempt: e.Attempt, logged: e.HasAttempt, JobID: strings.Clone(e.JobID()),
+			Message: strings.Clone(e.MessageID()), Consumer: strings.Clone(e.Consumer()), Time: e.Time, Where: e.Where()})
+		i = len(g.uses) - 1
+	}
+	if i >= 0 {
+		u := &g.uses[i]
+		if !u.logged && e.HasAttempt {
+			u.Attempt, u.logged = e.Attempt, true
+		}
+		if e.Redelivered == logs.True {
+			g.redelivered[u.Key] = true
+		}
+		if e.Kind == logs.KindSideEffect {
+			u.Effects++
+		}
+	}
+	if e.Kind == logs.KindSideEffect {
+		g.effects++
+	}
+}
+
+// key records which business keys and payloads key k was used for, and
+// its spelling folded to lower case.
+func (c *collector) key(e *logs.Event, k, biz string) {
+	ka := c.keys[k]
+	if ka == nil {
+		ka = &keyAcc{business: strings.Clone(biz), payload: strings.Clone(e.Get(logs.PayloadHash)), where: []string{e.Where()}}
+		c.keys[strings.Clone(k)] = ka
+		// ToLower may return its (borrowed) argument: clone.
+		f := strings.Clone(strings.ToLower(strings.TrimSpace(k)))
+		if sp := c.lower[f]; len(sp) < 2 {
+			c.lower[f] = append(sp, strings.Clone(k))
+			c.lowerWhere[f] = append(c.lowerWhere[f], e.Where())
+		}
+	}
+	if biz != "" && ka.business != biz && ka.otherBusiness == "" {
+		if ka.business == "" {
+			ka.business = strings.Clone(biz)
+		} else {
+			ka.otherBusiness = strings.Clone(biz)
+			ka.where = append(ka.where, e.Where())
+		}
+	}
+	if p := e.Get(logs.PayloadHash); p != "" && ka.payload != p && ka.otherPayload == "" {
+		if ka.payload == "" {
+			ka.payload = strings.Clone(p)
+		} else {
+			ka.otherPayload = strings.Clone(p)
+			ka.where = append(ka.where, e.Where())
+		}
+	}
+}
+
+// result sorts what was gathered into the result.
+func (c *collector) result(st logs.Stats) *Result {
+	res := &Result{Input: st, Keys: len(c.keys), Groups: len(c.groups), Unstable: []Unstable{}, Reused: []Reused{}, Missing: []Missing{},
+		CaseVariants: []CaseVariant{}}
+	for _, g := range c.groups {
 		if u, ok := unstable(g); ok {
 			res.Unstable = append(res.Unstable, u)
 		}
@@ -231,24 +264,24 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	slices.SortFunc(res.Unstable, func(a, b Unstable) int {
 		return strings.Compare(a.BusinessKey+a.Uses[0].Key, b.BusinessKey+b.Uses[0].Key)
 	})
-	for k, ka := range keys {
+	for k, ka := range c.keys {
 		if ka.otherBusiness != "" || ka.otherPayload != "" {
 			r := Reused{Key: k, BusinessKeys: nonEmpty(ka.business, ka.otherBusiness), Payloads: nonEmpty(ka.payload, ka.otherPayload), Where: ka.where}
 			res.Reused = append(res.Reused, r)
 		}
 	}
 	slices.SortFunc(res.Reused, func(a, b Reused) int { return strings.Compare(a.Key, b.Key) })
-	for f, sp := range lower {
+	for f, sp := range c.lower {
 		if len(sp) > 1 {
-			res.CaseVariants = append(res.CaseVariants, CaseVariant{Keys: sp, Where: lowerWhere[f]})
+			res.CaseVariants = append(res.CaseVariants, CaseVariant{Keys: sp, Where: c.lowerWhere[f]})
 		}
 	}
 	slices.SortFunc(res.CaseVariants, func(a, b CaseVariant) int { return strings.Compare(a.Keys[0], b.Keys[0]) })
-	for _, m := range missing {
+	for _, m := range c.missing {
 		res.Missing = append(res.Missing, *m)
 	}
 	slices.SortFunc(res.Missing, func(a, b Missing) int { return strings.Compare(a.JobType, b.JobType) })
-	return res, nil
+	return res
 }
 
 func nonEmpty(s ...string) []string {

@@ -1,6 +1,6 @@
 // Package logs reads structured (JSON-lines) worker logs and turns every
 // line into a normalized Event: which kind of step it records (received,
-// lock acquired, side effect, ack, ...) and the seed's fields (jobId,
+// lock acquired, side effect, ack, ...) and the flow's fields (jobId,
 // business key, idempotency key, lock key and token, attempt, consumer
 // instance, message id, timestamps, durations), whatever the logging
 // library called them.
@@ -29,7 +29,7 @@ import (
 // Kind is the step of the worker flow a log line records.
 type Kind uint8
 
-// The kinds of the seed's worker flow. KindOther is any line that names
+// The kinds of step of the safe consumer flow. KindOther is any line that names
 // no known step (it still carries fields and may carry a duration).
 const (
 	KindOther Kind = iota
@@ -145,7 +145,7 @@ func (e *Event) Clone() Event {
 	return c
 }
 
-// Convenience accessors for the seed's fields.
+// Convenience accessors for the flow's fields.
 func (e *Event) JobID() string          { return e.Fields[JobID] }
 func (e *Event) BusinessKey() string    { return e.Fields[BusinessKey] }
 func (e *Event) IdempotencyKey() string { return e.Fields[IdempotencyKey] }

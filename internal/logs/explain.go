@@ -65,107 +65,123 @@ func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explan
 		o.Mapping = Default()
 	}
 	o.RecordPaths = true
-	type fieldKey struct {
-		f    Field
-		path string
-	}
-	type kindKey struct {
-		kind   Kind
-		in     Field
-		phrase int32
-		name   string // the event name, for exact names
-	}
-	fields := map[fieldKey]int64{}
-	kinds := map[kindKey]*KindUse{}
-	other := map[string]*Unmatched{}
-	x := &Explanation{}
-	st, err := Scan(ctx, sources, o, func(e *Event) error {
-		if e.Paths != nil {
-			for f, p := range e.Paths {
-				if p != "" {
-					fields[fieldKey{Field(f), p}]++
-				}
-			}
-		}
-		text := e.Name
-		if e.Match.In == Message {
-			text = e.Get(Message)
-		}
-		if e.Kind == KindOther && e.Match.Phrase == 0 {
-			x.OtherLines++
-			tmpl := TemplateOf(text)
-			u := other[tmpl]
-			if u == nil {
-				if len(other) >= maxExplainTemplates {
-					return nil
-				}
-				// The event borrows the scan's buffers: keep a copy.
-				u = &Unmatched{Template: tmpl, Example: e.Where(), Text: textutil.Clip(strings.Clone(text), 83, "...")}
-				other[tmpl] = u
-			}
-			u.Lines++
-			return nil
-		}
-		k := kindKey{kind: e.Kind, in: e.Match.In, phrase: e.Match.Phrase}
-		if k.phrase == 0 {
-			k.name = normName(text)
-		}
-		u := kinds[k]
-		if u == nil {
-			text = strings.Clone(text) // the event borrows the scan's buffers
-			u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: textutil.Clip(text, 83, "..."), By: "event name", Phrase: text}
-			if ph, user := o.Mapping.Phrase(e.Match); ph != "" {
-				u.By, u.Phrase = "phrase", ph
-				if user {
-					u.By = "your phrase"
-				}
-			}
-			u.Phrase = textutil.Clip(u.Phrase, 83, "...")
-			kinds[k] = u
-		}
-		u.Lines++
-		return nil
-	})
-	x.Input = st
+	x := &explainer{mapping: o.Mapping, fields: map[explainField]int64{}, kinds: map[explainKind]*KindUse{}, other: map[string]*Unmatched{}}
+	st, err := Scan(ctx, sources, o, x.event)
+	x.res.Input = st
 	if err != nil {
 		return nil, err
 	}
-	for k, n := range fields {
-		x.Fields = append(x.Fields, FieldUse{Field: k.f.String(), Path: k.path, Lines: n})
+	return x.result(top), nil
+}
+
+type explainField struct {
+	f    Field
+	path string
+}
+
+type explainKind struct {
+	kind   Kind
+	in     Field
+	phrase int32
+	name   string // the event name, for exact names
+}
+
+// explainer counts which path each field was read from and which words
+// made each kind of event. The event borrows the scan's buffers: what is
+// kept is cloned.
+type explainer struct {
+	mapping *Mapping
+	res     Explanation
+	fields  map[explainField]int64
+	kinds   map[explainKind]*KindUse
+	other   map[string]*Unmatched
+}
+
+func (x *explainer) event(e *Event) error {
+	if e.Paths != nil {
+		for f, p := range e.Paths {
+			if p != "" {
+				x.fields[explainField{Field(f), p}]++
+			}
+		}
 	}
-	slices.SortFunc(x.Fields, func(a, b FieldUse) int {
+	text := e.Name
+	if e.Match.In == Message {
+		text = e.Get(Message)
+	}
+	if e.Kind == KindOther && e.Match.Phrase == 0 {
+		x.unmatched(e, text)
+		return nil
+	}
+	k := explainKind{kind: e.Kind, in: e.Match.In, phrase: e.Match.Phrase}
+	if k.phrase == 0 {
+		k.name = normName(text)
+	}
+	u := x.kinds[k]
+	if u == nil {
+		text = strings.Clone(text)
+		u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: textutil.Clip(text, 83, "..."),
+			By: "event name", Phrase: text}
+		if ph, user := x.mapping.Phrase(e.Match); ph != "" {
+			u.By, u.Phrase = "phrase", ph
+			if user {
+				u.By = "your phrase"
+			}
+		}
+		u.Phrase = textutil.Clip(u.Phrase, 83, "...")
+		x.kinds[k] = u
+	}
+	u.Lines++
+	return nil
+}
+
+// unmatched counts a line no event rule matched, by its template.
+func (x *explainer) unmatched(e *Event, text string) {
+	x.res.OtherLines++
+	tmpl := TemplateOf(text)
+	u := x.other[tmpl]
+	if u == nil {
+		if len(x.other) >= maxExplainTemplates {
+			return
+		}
+		u = &Unmatched{Template: tmpl, Example: e.Where(), Text: textutil.Clip(strings.Clone(text), 83, "...")}
+		x.other[tmpl] = u
+	}
+	u.Lines++
+}
+
+// result sorts the counts: fields and kinds in their order, most lines
+// first; the top unmatched templates.
+func (x *explainer) result(top int) *Explanation {
+	r := &x.res
+	r.Fields, r.Kinds, r.Other = []FieldUse{}, []KindUse{}, []Unmatched{}
+	for k, n := range x.fields {
+		r.Fields = append(r.Fields, FieldUse{Field: k.f.String(), Path: k.path, Lines: n})
+	}
+	slices.SortFunc(r.Fields, func(a, b FieldUse) int {
 		fa, _ := ParseField(a.Field)
 		fb, _ := ParseField(b.Field)
 		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Path, b.Path))
 	})
-	for _, u := range kinds {
-		x.Kinds = append(x.Kinds, *u)
+	for _, u := range x.kinds {
+		r.Kinds = append(r.Kinds, *u)
 	}
-	slices.SortFunc(x.Kinds, func(a, b KindUse) int {
+	slices.SortFunc(r.Kinds, func(a, b KindUse) int {
 		ka, _ := ParseKind(a.Kind)
 		kb, _ := ParseKind(b.Kind)
 		return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Phrase, b.Phrase))
 	})
-	x.OtherTemplates = len(other)
-	for _, u := range other {
-		x.Other = append(x.Other, *u)
+	r.OtherTemplates = len(x.other)
+	for _, u := range x.other {
+		r.Other = append(r.Other, *u)
 	}
-	slices.SortFunc(x.Other, func(a, b Unmatched) int {
+	slices.SortFunc(r.Other, func(a, b Unmatched) int {
 		return cmp.Or(cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Template, b.Template))
 	})
-	if len(x.Other) > top {
-		x.Other = x.Other[:top]
+	if len(r.Other) > top {
+		r.Other = r.Other[:top]
 	}
-	if x.Fields == nil {
-		x.Fields = []FieldUse{}
-	}
-	if x.Kinds == nil {
-		x.Kinds = []KindUse{}
-	}
-	if x.Other == nil {
-		x.Other = []Unmatched{}
-	}
-	return x, nil
+	return r
 }
 
 // TemplateOf is a message's template as the vocabulary reads it: its

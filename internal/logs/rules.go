@@ -20,8 +20,8 @@ data, another program's output mixed in) were counted and skipped; a stack
 trace under a console line belongs to that line and is not counted. Events
 on skipped lines are missing from the timelines, which can hide a cause.
 When most lines cannot be read the command stops with an input error
-instead. --strict makes the first one an error.`,
-		Fix: "Keep one format per file (a stack trace inside a JSON field or under its console line); filter other programs' lines before dupctl, or force the format with --format.",
+instead. {Strict} makes the first one an error.`,
+		Fix: "Keep one format per file (a stack trace inside a JSON field or under its console line); filter other programs' lines before dupctl, or force the format with {Format}.",
 	}
 	RuleEmpty = findings.Rule{
 		Code: "LOG_INPUT_EMPTY", Severity: findings.Warn, Since: "v0.1.0",
@@ -29,8 +29,8 @@ instead. --strict makes the first one an error.`,
 		Doc: `The files (or stdin) hold no line at all, or no line that could be read
 in a format dupctl knows: nothing was checked. audit logs, keys unstable
 and inspect ttl stop with an input error (exit 2) on such input; the
-finding remains for --explain-mapping, which shows what it could read.`,
-		Fix: "Point the command at the logs (a file, a directory, a glob or - for stdin); check the path and the time window of the export; --format forces a format.",
+finding remains for {ExplainMapping}, which shows what it could read.`,
+		Fix: "Point the command at the logs (a file, a directory, a glob or - for stdin); check the path and the time window of the export; {Format} forces a format.",
 	}
 
 	RuleNoTimes = findings.Rule{
@@ -42,7 +42,7 @@ never given a made-up time: each keeps its place in its file, after the
 timed line before it. Order within one worker's file still decides; what
 needs times - a lock held past its TTL, which of two workers went first -
 is not claimed from those lines, so such duplicates may be undetermined.`,
-		Fix: "Log a full timestamp with a zone (ISO 8601); map the field with --field timestamp=PATH when it has another name, and give --tz for times written without a zone.",
+		Fix: "Log a full timestamp with a zone (ISO 8601); map the field with {Fields} timestamp=PATH when it has another name, and give {TZ} for times written without a zone.",
 	}
 )
 
@@ -50,7 +50,7 @@ is not claimed from those lines, so such duplicates may be undetermined.`,
 var RuleMappingUnused = findings.Rule{
 	Code: "LOG_MAPPING_UNUSED", Severity: findings.Warn, Since: "v0.3.0",
 	Title: "a field was mapped to a path no line has",
-	Doc: `A --field name=path (or a --mapping file entry) names a path that no line
+	Doc: `A {Fields} name=path (or a {Mapping} file entry) names a path that no line
 of the input carries, so the field is read from nowhere: a typo in the
 path, a nested field written flat (or the other way round), or logs of
 another service.`,

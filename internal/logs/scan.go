@@ -151,24 +151,11 @@ type batch struct {
 // JSON object, in input order. fn's event borrows buffers (see Event).
 // An error from fn stops the scan and is returned.
 func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) error) (Stats, error) {
-	if o.Mapping == nil {
-		o.Mapping = Default()
-	}
-	if o.ChunkSize <= 0 {
-		o.ChunkSize = DefaultChunkSize
-	}
-	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
-	if o.MaxSamples <= 0 {
-		o.MaxSamples = 10
-	}
+	o.defaults()
 	meter := progress.Or(o.Progress)
 	var total int64
 	for _, s := range sources {
-		if n := s.Size(); n > 0 {
-			total += n
-		}
+		total += max(s.Size(), 0)
 	}
 	meter.SetTotal(total)
 	defer meter.Done()
@@ -206,26 +193,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x := &extractor{m: o.Mapping, only: o.Only, tz: o.TZ}
-			if o.RecordPaths {
-				x.paths = new([NumFields]string)
-			}
-			if o.Keep != nil {
-				x.keep, x.pre = o.Keep, &extractor{m: o.Mapping, only: o.KeepFields | 1<<NumFields}
-			}
-			for c := range work {
-				b := parseChunk(x, c)
-				if o.Prepare != nil {
-					for i := range b.events {
-						o.Prepare(&b.events[i])
-					}
-				}
-				select {
-				case results <- b:
-				case <-ctx.Done():
-					return
-				}
-			}
+			parseChunks(ctx, &o, work, results)
 		}()
 	}
 	go func() { wg.Wait(); close(results) }()
@@ -245,6 +213,47 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	st.Lines, st.Bytes, st.Chunks, st.Formats = lineCount.lines, lineCount.bytes, lineCount.chunks, lineCount.formats
 	lineCount.Unlock()
 	return st, ctx.Err()
+}
+
+// defaults fills the options left zero.
+func (o *Options) defaults() {
+	if o.Mapping == nil {
+		o.Mapping = Default()
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxSamples <= 0 {
+		o.MaxSamples = 10
+	}
+}
+
+// parseChunks is one parsing worker: each chunk read becomes a batch of
+// events, prepared (o.Prepare) on this core.
+func parseChunks(ctx context.Context, o *Options, work <-chan *chunk, results chan<- *batch) {
+	x := &extractor{m: o.Mapping, only: o.Only, tz: o.TZ}
+	if o.RecordPaths {
+		x.paths = new([NumFields]string)
+	}
+	if o.Keep != nil {
+		x.keep, x.pre = o.Keep, &extractor{m: o.Mapping, only: o.KeepFields | 1<<NumFields}
+	}
+	for c := range work {
+		b := parseChunk(x, c)
+		if o.Prepare != nil {
+			for i := range b.events {
+				o.Prepare(&b.events[i])
+			}
+		}
+		select {
+		case results <- b:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // deliver hands batches to fn in sequence order.

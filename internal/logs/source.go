@@ -81,84 +81,82 @@ func File(path string) (Source, error) {
 func Expand(args []string, stdin io.Reader) ([]Source, error) {
 	var out []Source
 	seen := map[string]bool{}
-	add := func(p string) error {
-		if seen[p] {
-			return nil
-		}
-		seen[p] = true
-		s, err := File(p)
-		if err != nil {
-			return err
-		}
-		out = append(out, s)
-		return nil
-	}
 	stdinUsed := false
 	for _, a := range args {
-		switch {
-		case a == "-":
+		if a == "-" {
 			if stdinUsed {
 				return nil, errors.New(`"-" (stdin) given twice`)
 			}
 			stdinUsed = true
 			out = append(out, ReaderSource("-", stdin))
-		case strings.ContainsAny(a, "*?["):
-			ms, err := filepath.Glob(a)
-			if err != nil {
-				return nil, fmt.Errorf("pattern %q: %w", a, err)
-			}
-			if len(ms) == 0 {
-				return nil, fmt.Errorf("no file matches %q", a)
-			}
-			for _, m := range ms {
-				if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
-					if err := add(m); err != nil {
-						return nil, err
-					}
-				}
-			}
-		default:
-			st, err := os.Stat(a)
-			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", a, unwrapPathErr(err))
-			}
-			if !st.IsDir() {
-				if err := add(a); err != nil {
-					return nil, err
-				}
+			continue
+		}
+		paths, err := expandArg(a)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			if seen[p] {
 				continue
 			}
-			var files []string
-			err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if p != a && strings.HasPrefix(d.Name(), ".") {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
-				}
-				if d.Type().IsRegular() {
-					files = append(files, p)
-				}
-				return nil
-			})
+			seen[p] = true
+			s, err := File(p)
 			if err != nil {
-				return nil, fmt.Errorf("read directory %s: %w", a, err)
+				return nil, err
 			}
-			if len(files) == 0 {
-				return nil, fmt.Errorf("directory %s holds no files", a)
-			}
-			slices.Sort(files)
-			for _, p := range files {
-				if err := add(p); err != nil {
-					return nil, err
-				}
-			}
+			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+// expandArg lists the files one argument names: a glob's regular files, a
+// file, or a directory's files below it (hidden ones left out), sorted.
+func expandArg(a string) ([]string, error) {
+	if strings.ContainsAny(a, "*?[") {
+		ms, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %q: %w", a, err)
+		}
+		if len(ms) == 0 {
+			return nil, fmt.Errorf("no file matches %q", a)
+		}
+		return slices.DeleteFunc(ms, func(m string) bool {
+			st, err := os.Stat(m)
+			return err != nil || !st.Mode().IsRegular()
+		}), nil
+	}
+	st, err := os.Stat(a)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", a, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		return []string{a}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != a && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", a, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("directory %s holds no files", a)
+	}
+	slices.Sort(files)
+	return files, nil
 }
 
 func unwrapPathErr(err error) error {

@@ -10,7 +10,7 @@ import (
 // TestMessageOnlyShapes reads lines in the output shapes of the logging
 // libraries real services use, with the step only in the message (or, for
 // structlog, in an "event" sentence), and checks the kind, a check's
-// answer and source, and the seed's fields beside them.
+// answer and source, and the flow's fields beside them.
 //
 // Shapes, as the libraries document them:
 //   - Go log/slog JSONHandler: {"time":"2022-11-08T15:28:26.000000000-05:00",
@@ -114,7 +114,7 @@ func expectKinds(t *testing.T, m *Mapping, want map[string]Kind) {
 	}
 }
 
-// TestPhrasingsOfOwnSteps covers how services word the seed's steps
+// TestPhrasingsOfOwnSteps covers how services word the safe consumer flow's steps
 // themselves, including the ones that must not count: about to act is not
 // acting ("charging card" then "charged card" is one side effect).
 func TestPhrasingsOfOwnSteps(t *testing.T) {

@@ -54,22 +54,13 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		return nil
 	}
 	if o.MaxReplays > 0 && in.Origin.ReplayCount >= int64(o.MaxReplays) {
-		return e.park(it, fmt.Sprintf("replayed %d times already (--max-replays %d)", in.Origin.ReplayCount, o.MaxReplays))
+		// The reason travels in the parked message's dupctl-parked-why
+		// header, read where no option has a name: the limit in words.
+		return e.park(it, fmt.Sprintf("replayed %d times already (limit %d)", in.Origin.ReplayCount, o.MaxReplays))
 	}
 	if succeeded != nil {
-		key, _, ok := classify.FirstOf(m, o.IdempotencyKeys)
-		switch {
-		case !ok:
-			c.NoKey++
-		case succeeded[key]:
-			c.Succeeded++
-			e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
-			if o.ParkSucceeded {
-				return e.park(it, "idempotency key "+key+" already SUCCEEDED")
-			}
-			c.SucceededLeft++
-			e.hold(it)
-			return nil
+		if p, done := e.alreadySucceeded(it, succeeded); done {
+			return p
 		}
 	}
 	dst, ok := o.Router.Route(m, in)
@@ -78,7 +69,7 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	}
 	if !ok {
 		c.NoDestination++
-		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give --to")
+		e.problem(it, "no-destination", "no x-death or x-original-* headers (or they name this DLQ): give {To}")
 		e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "no destination"})
 		e.hold(it)
 		return nil
@@ -94,6 +85,27 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 		return nil
 	}
 	return e.newPending(it, "replay")
+}
+
+// alreadySucceeded parks or holds a message whose idempotency key the
+// source of truth has as SUCCEEDED, and reports whether it did.
+func (e *engine) alreadySucceeded(it *item, succeeded map[string]bool) (*pending, bool) {
+	o, c, m := e.o, &e.res.Counts, it.m
+	key, _, ok := classify.FirstOf(m, o.IdempotencyKeys)
+	switch {
+	case !ok:
+		c.NoKey++
+	case succeeded[key]:
+		c.Succeeded++
+		e.d.Journal.Add(journal.Record{T: journal.Skip, FP: it.fp, ID: m.Props.MessageID, Why: "idempotency key " + key + " already SUCCEEDED"})
+		if o.ParkSucceeded {
+			return e.park(it, "idempotency key "+key+" already SUCCEEDED"), true
+		}
+		c.SucceededLeft++
+		e.hold(it)
+		return nil, true
+	}
+	return nil, false
 }
 
 // resumed settles or holds a copy an earlier part of the run stands for,
@@ -118,11 +130,11 @@ func (e *engine) resumed(it *item) bool {
 			return false
 		}
 		c.InDoubtEarlier++
-		why := "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then --retry-in-doubt)"
+		why := "published by an earlier part of this run, confirm never seen: left in the DLQ (check the destination, then {RetryInDoubt})"
 		if cl == journal.ClaimAckSent {
 			why = "an earlier part of this run published a copy with this exact content and sent its DLQ ack, then stopped before the DLQ " +
 				"showed the ack applied: this may be that copy (the ack was lost) or an identical dead letter not yet replayed. " +
-				"Left in the DLQ (check the destination, then --retry-in-doubt)"
+				"Left in the DLQ (check the destination, then {RetryInDoubt})"
 		}
 		e.problem(it, "in-doubt", why)
 		e.hold(it)

@@ -243,7 +243,7 @@ func (l *runLoop) checkStop() bool {
 		}
 		l.stopConsuming("count at start reached")
 	case o.Yes && o.Max > 0 && e.selected >= o.Max && e.bounceCheck == 0:
-		l.stopConsuming("--max reached")
+		l.stopConsuming("{Max} reached")
 	}
 	return false
 }

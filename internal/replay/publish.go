@@ -391,9 +391,9 @@ func (e *engine) flushAcks() {
 	}
 	for _, it := range its {
 		e.res.Counts.AckLost++
-		why := "at its destination, but the DLQ ack failed before it left: it is back in the DLQ; a --resume run acks it without republishing"
+		why := "at its destination, but the DLQ ack failed before it left: it is back in the DLQ; a {Resume} run acks it without republishing"
 		if !never[it.d.DeliveryTag] {
-			why = "at its destination, but the DLQ ack failed and may or may not have reached the broker: a --resume run leaves its copy in doubt"
+			why = "at its destination, but the DLQ ack failed and may or may not have reached the broker: a {Resume} run leaves its copy in doubt"
 		}
 		e.problem(it, "ack-lost", why)
 		e.d.Journal.Add(journal.Record{T: journal.AckLost, Seq: it.seq, FP: it.fp, ID: it.m.Props.MessageID, Unsent: never[it.d.DeliveryTag],

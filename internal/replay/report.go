@@ -37,7 +37,7 @@ func (res *ReplayResult) Report() *findings.Report {
 	case c.Bounced > res.MaxBounces:
 		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ: the replay stopped")
 	case c.Bounced > 0:
-		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ (--max-bounces allows it)")
+		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ ({MaxBounces} allows it)")
 		rep.Findings[len(rep.Findings)-1].Severity = findings.Warn
 	case c.Arrived > res.MaxBounces && c.Replayed > 0 && !res.DryRun && res.StoppedBy != "count at start reached":
 		rep.Add(ruleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped (they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
@@ -64,7 +64,7 @@ func (res *ReplayResult) Report() *findings.Report {
 		if res.DryRun {
 			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
 		} else {
-			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a --resume run acks them without republishing)"))
+			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
 		}
 	}
 	return rep

@@ -15,7 +15,7 @@ after the message was published and before its confirm arrived. It is still
 in the DLQ, and it may also be at the destination: replaying it again could
 run the job twice. dupctl never retries these silently; the journal lists
 them.`,
-		Fix: "Check the destination (or the consumer's idempotency table) for these message ids; then resume with --resume JOURNAL --retry-in-doubt if they are missing, or remove them from the DLQ if they arrived.",
+		Fix: "Check the destination (or the consumer's idempotency table) for these message ids; then resume with {Resume} JOURNAL {RetryInDoubt} if they are missing, or remove them from the DLQ if they arrived.",
 	}
 	ruleReturned = findings.Rule{
 		Code: "DLQ_REPLAY_RETURNED", Severity: findings.Error, Since: "v0.1.0",
@@ -23,7 +23,7 @@ them.`,
 		Doc: `The broker returned the publish (mandatory flag): no queue is bound for its
 exchange and routing key. Without mandatory it would have been dropped
 silently and acked from the DLQ: lost. dupctl requeued it in the DLQ.`,
-		Fix: "Check the destination in the dry run's routing preview: bind a queue, or replay with --to naming an exchange and key that route.",
+		Fix: "Check the destination in the dry run's routing preview: bind a queue, or replay with {To} naming an exchange and key that route.",
 	}
 	ruleNacked = findings.Rule{
 		Code: "DLQ_REPLAY_NACKED", Severity: findings.Error, Since: "v0.1.0",
@@ -38,18 +38,18 @@ with overflow reject-publish). The message stayed in the DLQ.`,
 		Doc: `Replayed messages failed again and were dead-lettered back into the DLQ
 during the run: the failure is not fixed, and going on would only loop.
 The run watches the DLQ's depth while it replays: when it gains more
-messages than --max-bounces allows (default 0), the run stops; messages
+messages than {MaxBounces} allows (default 0), the run stops; messages
 read that carry this run's id are never replayed again by it, and after
 the count at its start the run reads what arrived to confirm which are
 its own. New dead letters from elsewhere would also make the DLQ grow: the
 finding says how many arrived and how many were seen to be this run's.`,
-		Fix: "Fix the consumer (see the error group in 'dupctl dlq stats'), then replay; --max-replays parks messages that keep failing.",
+		Fix: "Fix the consumer (see the error group in 'dupctl dlq stats'), then replay; {MaxReplays} parks messages that keep failing.",
 	}
 	ruleParked = findings.Rule{
 		Code: "DLQ_REPLAY_PARKED", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "messages were moved to the parking queue",
-		Doc: `These messages were replayed --max-replays times already (or their
-idempotency key is already SUCCEEDED and --succeeded park was given): they
+		Doc: `These messages were replayed {MaxReplays} times already (or their
+idempotency key is already SUCCEEDED and {Succeeded} park was given): they
 were published to the parking queue, confirmed, and only then removed from
 the DLQ.`,
 		Fix: "Inspect the parking queue with 'dupctl dlq peek --queue PARKED'; these need a code or data fix, not another replay.",
@@ -58,31 +58,31 @@ the DLQ.`,
 		Code: "DLQ_REPLAY_NO_DESTINATION", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "messages without a destination were left in the DLQ",
 		Doc: `No x-death and no x-original-* headers say where these came from (or they
-name the DLQ itself), and no --to was given. They were not replayed.`,
-		Fix: "Replay them with --to EXCHANGE[:ROUTING-KEY].",
+name the DLQ itself), and no {To} was given. They were not replayed.`,
+		Fix: "Replay them with {To} EXCHANGE[:ROUTING-KEY].",
 	}
 	ruleAckLost = findings.Rule{
 		Code: "DLQ_REPLAY_ACK_LOST", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "replayed messages are at their destination and back in the DLQ",
 		Doc: `The publish was confirmed, then the DLQ connection went away before the ack
 reached the broker, so the DLQ copy was requeued. The journal records the
-confirm: a --resume run acks these without publishing them again.`,
-		Fix: "Run the same replay with --resume JOURNAL.",
+confirm: a {Resume} run acks these without publishing them again.`,
+		Fix: "Run the same replay with {Resume} JOURNAL.",
 	}
 	ruleSkippedSucceeded = findings.Rule{
 		Code: "DLQ_REPLAY_SKIPPED_SUCCEEDED", Severity: findings.Info, Since: "v0.1.0",
 		Title: "messages whose job already succeeded were not replayed",
 		Doc: `Their idempotency key is SUCCEEDED in the source of truth: replaying them
 would run a finished job again - the very duplicate a replay must not cause.`,
-		Fix: "Nothing to replay; remove them from the DLQ (--succeeded park) once you have checked a few.",
+		Fix: "Nothing to replay; remove them from the DLQ ({Succeeded} park) once you have checked a few.",
 	}
 	ruleNoKey = findings.Rule{
 		Code: "DLQ_REPLAY_NO_IDEMPOTENCY_KEY", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "--skip-succeeded could not check messages without an idempotency key",
-		Doc: `With --skip-succeeded, messages without an idempotency key (see
---idempotency-key) cannot be checked against the database, so they were
+		Title: "{SkipSucceeded} could not check messages without an idempotency key",
+		Doc: `With {SkipSucceeded}, messages without an idempotency key (see
+{IdempotencyKeys}) cannot be checked against the database, so they were
 replayed unchecked.`,
-		Fix: "Name the header or body field holding the key with --idempotency-key, or have producers set one.",
+		Fix: "Name the header or body field holding the key with {IdempotencyKeys}, or have producers set one.",
 	}
 	ruleFanout = findings.Rule{
 		Code: "DLQ_REPLAY_TO_EXCHANGE", Severity: findings.Warn, Since: "v0.1.0",
@@ -90,7 +90,7 @@ replayed unchecked.`,
 		Doc: `Publishing to an exchange routes the message to every queue bound for its
 key: consumers that already processed it successfully get it again. Origin
 routing through the queue it died in (the default) reaches only that queue.`,
-		Fix: "Replay without --origin exchange / --to EXCHANGE unless every bound consumer is idempotent; the dry run lists the destinations.",
+		Fix: "Replay without {Origin} exchange / {To} EXCHANGE unless every bound consumer is idempotent; the dry run lists the destinations.",
 	}
 	ruleDestMissing = findings.Rule{
 		Code: "DLQ_REPLAY_DESTINATION_MISSING", Severity: findings.Error, Since: "v0.1.0",
@@ -99,9 +99,9 @@ routing through the queue it died in (the default) reaches only that queue.`,
 replay checks each destination before its first publish and does not
 publish into a missing one (a missing exchange makes the broker close the
 channel, a missing queue returns every message): those messages stay in
-the DLQ and the run stops with exit status 2. --create-destination lets it
+the DLQ and the run stops with exit status 2. {CreateDestination} lets it
 declare a missing queue (durable); a missing exchange is never created.`,
-		Fix: "Create the queue or exchange, pass --create-destination for a queue, or choose another destination with --to.",
+		Fix: "Create the queue or exchange, pass {CreateDestination} for a queue, or choose another destination with {To}.",
 	}
 	ruleReplayNonRetryable = findings.Rule{
 		Code: "DLQ_REPLAY_NON_RETRYABLE", Severity: findings.Warn, Since: "v0.2.0",
@@ -110,11 +110,11 @@ declare a missing queue (durable); a missing exchange is never created.`,
 rules classify as non-retryable (invalid payload, entity missing, contract
 violation). Unless the data or the code was fixed since, they fail the same
 way again - and repeat whatever partial side effects the handler did.`,
-		Fix: "Fix the cause first, or leave them out (--reason, --group, --where); 'dlq stats' shows the groups and their class.",
+		Fix: "Fix the cause first, or leave them out ({Reasons}, {Groups}, {Where}); 'dlq stats' shows the groups and their class.",
 	}
 	ruleGroupUnmatched = findings.Rule{
 		Code: "DLQ_REPLAY_GROUP_UNMATCHED", Severity: findings.Warn, Since: "v0.2.0",
-		Title: "a --group id matched no message",
+		Title: "a {Groups} id matched no message",
 		Doc: `No message read belongs to this stats group: a mistyped id, a group from
 another queue, or one already replayed. Everything else was filtered out,
 so the replay did nothing for it.`,
@@ -126,7 +126,7 @@ so the replay did nothing for it.`,
 		Doc: `The consumer or the publisher connection went away mid-run. Nothing is
 lost: unconfirmed publishes are in doubt and left in the DLQ, and the
 journal records every outcome. The run exits with status 3.`,
-		Fix: "Run the same replay with --resume JOURNAL (add --retry-in-doubt once the in-doubt messages are checked).",
+		Fix: "Run the same replay with {Resume} JOURNAL (add {RetryInDoubt} once the in-doubt messages are checked).",
 	}
 )
 

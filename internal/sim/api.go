@@ -2,7 +2,7 @@ package sim
 
 import (
 	"context"
-	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"reflect"
 
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -171,7 +171,7 @@ func exploreProfile(ctx context.Context, o *Options, p worker.Profile, demo bool
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown --explore %q: want exhaustive or random", o.Explore)
+		return nil, problem.Inputf("", "unknown {Explore} %q: want exhaustive or random", o.Explore)
 	}
 	if f.example != nil {
 		pr.Example = explain(sc, cfg, f.seed, f.example, f.violation)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/worker"
@@ -100,29 +101,37 @@ const (
 	MaxJobs    = 10_000
 )
 
-// Validate says what is wrong with a config, in the words of the flags.
+// Validate says what is wrong with a config, naming its fields ({Workers}).
 func (c *Config) Validate() error {
 	switch {
 	case c.Workers < 1 || c.Workers > MaxWorkers:
-		return fmt.Errorf("--workers must be 1..%d, got %d", MaxWorkers, c.Workers)
+		return problem.Inputf("", "{Workers} must be 1..%d, got %d", MaxWorkers, c.Workers)
 	case c.Jobs < 1 || c.Jobs > MaxJobs:
-		return fmt.Errorf("--jobs must be 1..%d, got %d", MaxJobs, c.Jobs)
+		return problem.Inputf("", "{Jobs} must be 1..%d, got %d", MaxJobs, c.Jobs)
 	case c.Keys < 1 || c.Keys > c.Jobs:
 		return fmt.Errorf("business keys must be 1..jobs, got %d", c.Keys)
 	case c.LockTTL <= 0:
-		return fmt.Errorf("--lock-ttl must be positive")
+		return problem.Inputf("", "{LockTTL} must be positive")
 	case c.AckTimeout < 0 || c.PauseFor < 0 || c.CacheLag < 0 || c.ReplicaLag < 0 || c.BackoffBase < 0 || c.DupAt < 0:
 		return fmt.Errorf("durations must not be negative")
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
-		return fmt.Errorf("--max-attempts must be 1..20, got %d", c.MaxAttempts)
+		return problem.Inputf("", "{MaxAttempts} must be 1..20, got %d", c.MaxAttempts)
 	case c.MaxSteps < 1 || c.MaxSteps > 1_000_000:
 		return fmt.Errorf("max steps must be 1..1000000")
 	case c.JitterPercent < 0 || c.JitterPercent > 100:
 		return fmt.Errorf("jitter must be 0..100%%")
-	case c.Faults.Crash < 0 || c.Faults.Pause < 0 || c.Faults.DropAck < 0 || c.Faults.DupPublish < 0 || c.Faults.EffectFail < 0 ||
-		c.Faults.Crash > 100 || c.Faults.Pause > 100 || c.Faults.DropAck > 100 || c.Faults.DupPublish > 100 || c.Faults.EffectFail > 100 ||
-		c.Faults.Failover < 0 || c.Faults.Failover > 100:
+	case !c.Faults.budgetsValid():
 		return fmt.Errorf("fault budgets must be 0..100")
 	}
 	return nil
+}
+
+// budgetsValid reports whether every fault budget is 0..100.
+func (f Faults) budgetsValid() bool {
+	for _, b := range []int{f.Crash, f.Pause, f.DropAck, f.DupPublish, f.EffectFail, f.Failover} {
+		if b < 0 || b > 100 {
+			return false
+		}
+	}
+	return true
 }

@@ -187,7 +187,7 @@ func (m *MatrixResult) Report() *findings.Report {
 			case !c.Complete:
 				rep.Add(incomplete(subject, c.States))
 			case c.Expected != c.Observed:
-				rep.Add(mismatch(subject, c.Expected, c.Observed, "dupctl simulate "+c.Scenario+" --profile "+c.Profile))
+				rep.Add(mismatch(subject, c.Expected, c.Observed, fmt.Sprintf("dupctl simulate %s --profile %s", c.Scenario, c.Profile)))
 			}
 		}
 	}

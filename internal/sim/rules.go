@@ -53,18 +53,18 @@ longer be trusted until someone looks.`,
 		Code: "SIM_SCOPE_INCOMPLETE", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "exhaustive exploration stopped at its state limit",
 		Doc: `Exhaustive exploration proves the absence of a duplicate only when it
-finishes. It stopped at --max-states, so "no duplicate found" is not a
+finishes. It stopped at {MaxStates}, so "no duplicate found" is not a
 proof for this scope.`,
-		Fix: "Shrink the scope (--workers, --jobs), raise --max-states, or split it with --shard across CI jobs.",
+		Fix: "Shrink the scope ({Workers}, {Jobs}), raise {MaxStates}, or split it with {Shard} across CI jobs.",
 	}
 	RuleLiveMismatch = findings.Rule{
 		Code: "SIM_LIVE_MISMATCH", Severity: findings.Error, Since: "v0.1.0",
 		Title: "the real servers and the simulator disagree on a scenario",
 		Doc: `The same fault plan was played on the real Redis, PostgreSQL and
-RabbitMQ (--live) and in the simulator, and one found a duplicate or a
+RabbitMQ ({Live}) and in the simulator, and one found a duplicate or a
 loss where the other did not. The simulator's verdicts are only worth
 something while they hold on the real systems.`,
-		Fix: "Read both timelines (-v): either the model misses a behaviour of the real system (fix the model), or the live run's timing is off (raise --time-scale).",
+		Fix: "Read both timelines (-v): either the model misses a behaviour of the real system (fix the model), or the live run's timing is off (raise {TimeScale}).",
 	}
 	RuleRiskDuplicates = findings.Rule{
 		Code: "SIM_RISK_DUPLICATES", Severity: findings.Warn, Since: "v0.1.0",

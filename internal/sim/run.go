@@ -176,97 +176,127 @@ func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 // possible step, no new faults.
 func (e *engine) replay(seed uint64, actions []Action, strict, stopOnDup bool) (Violation, []Action, bool) {
 	e.reset(seed)
-	var buf, done []Action
-	apply := func(a Action) bool {
-		buf = e.enabled(buf[:0])
-		b, ok := e.match(buf, a, strict)
-		if !ok {
-			return false
-		}
-		done = append(done, b)
-		e.apply(b)
-		return true
-	}
+	r := &replayer{e: e, strict: strict, stopOnDup: stopOnDup}
 	if strict {
-		for _, a := range actions {
-			if int(e.s.Steps) >= e.cfg.MaxSteps {
-				return e.violations(false) | VLivelock, done, true
-			}
-			if a.Kind() == aStop {
-				break
-			}
-			if !apply(a) {
-				return 0, done, false
-			}
-			if stopOnDup && e.s.Dups > 0 {
-				return e.violations(false), done, true
-			}
-		}
-		return e.violations(e.terminal()), done, true
+		return r.inOrder(actions)
 	}
+	return r.byMeaning(actions)
+}
 
-	// Faults fire by meaning, not position: on the same worker's same
-	// delivery, at the same named point.
-	type pending struct {
-		a     Action
-		fired bool
+// replayer plays a schedule on a reset engine, keeping what it applied.
+type replayer struct {
+	e                 *engine
+	strict, stopOnDup bool
+	buf, done         []Action
+	faults            []pendingFault
+}
+
+type pendingFault struct {
+	a     Action
+	fired bool
+}
+
+// apply applies the enabled action that matches a, if any.
+func (r *replayer) apply(a Action) bool {
+	r.buf = r.e.enabled(r.buf[:0])
+	b, ok := r.e.match(r.buf, a, r.strict)
+	if !ok {
+		return false
 	}
-	var faults []pending
-	for _, a := range actions {
-		if a.isFault() && a.Kind() != aDup {
-			faults = append(faults, pending{a: a})
-		}
-	}
-	fire := func() bool {
-		fired := false
-		for i := range faults {
-			f := &faults[i]
-			if !f.fired && apply(f.a) {
-				f.fired, fired = true, true
-			}
-		}
-		return fired
-	}
-	dup := func() bool { return stopOnDup && e.s.Dups > 0 }
+	r.done = append(r.done, b)
+	r.e.apply(b)
+	return true
+}
+
+func (r *replayer) dup() bool { return r.stopOnDup && r.e.s.Dups > 0 }
+
+// inOrder applies every action where it stands, and fails at the first
+// that is not enabled.
+func (r *replayer) inOrder(actions []Action) (Violation, []Action, bool) {
+	e := r.e
 	for _, a := range actions {
 		if int(e.s.Steps) >= e.cfg.MaxSteps {
-			return e.violations(false) | VLivelock, done, true
+			return e.violations(false) | VLivelock, r.done, true
 		}
 		if a.Kind() == aStop {
 			break
 		}
-		for fire() {
+		if !r.apply(a) {
+			return 0, r.done, false
 		}
-		if dup() {
-			return e.violations(false), done, true
+		if r.dup() {
+			return e.violations(false), r.done, true
+		}
+	}
+	return e.violations(e.terminal()), r.done, true
+}
+
+// byMeaning fires faults by meaning, not position: on the same worker's
+// same delivery, at the same named point; the other actions are applied
+// where they match, and the run is completed with the default policy.
+func (r *replayer) byMeaning(actions []Action) (Violation, []Action, bool) {
+	e := r.e
+	for _, a := range actions {
+		if a.isFault() && a.Kind() != aDup {
+			r.faults = append(r.faults, pendingFault{a: a})
+		}
+	}
+	for _, a := range actions {
+		if int(e.s.Steps) >= e.cfg.MaxSteps {
+			return e.violations(false) | VLivelock, r.done, true
+		}
+		if a.Kind() == aStop {
+			break
+		}
+		for r.fire() {
+		}
+		if r.dup() {
+			return e.violations(false), r.done, true
 		}
 		if a.isFault() && a.Kind() != aDup {
 			continue // fired by fire() when its worker gets there
 		}
-		apply(a)
-		if dup() {
-			return e.violations(false), done, true
+		r.apply(a)
+		if r.dup() {
+			return e.violations(false), r.done, true
 		}
 	}
-	// Complete the run with the default policy.
+	return r.complete()
+}
+
+// fire applies every pending fault that is enabled now.
+func (r *replayer) fire() bool {
+	fired := false
+	for i := range r.faults {
+		f := &r.faults[i]
+		if !f.fired && r.apply(f.a) {
+			f.fired, fired = true, true
+		}
+	}
+	return fired
+}
+
+// complete runs on with the default policy until nothing can progress.
+func (r *replayer) complete() (Violation, []Action, bool) {
+	e := r.e
 	for int(e.s.Steps) < e.cfg.MaxSteps {
-		for fire() {
+		for r.fire() {
 		}
-		if dup() {
-			return e.violations(false), done, true
+		if r.dup() {
+			return e.violations(false), r.done, true
 		}
-		buf = e.enabled(buf[:0])
-		next := firstProgress(buf)
+		r.buf = e.enabled(r.buf[:0])
+		next := firstProgress(r.buf)
 		if next == 0 {
-			return e.violations(true), done, true
+			return e.violations(true), r.done, true
 		}
-		done = append(done, next)
+		r.done = append(r.done, next)
 		e.apply(next)
-		if dup() {
-			return e.violations(false), done, true
+		if r.dup() {
+			return e.violations(false), r.done, true
 		}
 	}
-	return e.violations(false) | VLivelock, done, true
+	return e.violations(false) | VLivelock, r.done, true
 }
 
 // terminal reports whether nothing but optional faults can happen.

@@ -35,14 +35,14 @@ func expectOf(v Violation) Expect {
 	return ExpectSafe
 }
 
-// Scenario is one duplicate cause from the seed, set up so the simulator
+// Scenario is one cause of a duplicate side effect, set up so the simulator
 // can reproduce it: the system, the faults, the profile that shows the
 // duplicate and the expected outcome under every profile.
 type Scenario struct {
 	Name   string
 	Short  string // matrix column label
 	Title  string
-	Cause  string // the seed's cause, in one sentence
+	Cause  string // the cause, in one sentence
 	Faulty string // the profile that shows the duplicate
 	Safe   string // the profile that prevents it
 	// Points are the fault points this scenario exercises: each must fire
@@ -96,7 +96,7 @@ func with(m map[string]Expect, x Expect, names ...string) map[string]Expect {
 	return m
 }
 
-// Scenarios is the catalogue, in the order of the seed's causes.
+// Scenarios is the catalogue, one scenario per cause of a duplicate.
 func Scenarios() []*Scenario {
 	return []*Scenario{
 		{

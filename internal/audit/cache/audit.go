@@ -1,5 +1,5 @@
 // Package cacheaudit compares a Redis job-status cache with the PostgreSQL
-// table that is the source of truth: the seed's cache trap, where a worker
+// table that is the source of truth: the cache trap, where a worker
 // asks the cache "already done?" and the cache says no while the database
 // holds the success.
 //
@@ -13,13 +13,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -48,7 +48,7 @@ type Options struct {
 	Table        string // raw user text, resolved in the catalog
 	KeyColumn    string // "" detects idempotency_key, ...
 	StatusColumn string // "" detects status, state
-	Statuses     store.Statuses
+	Statuses     idemtable.Statuses
 	// LiveKeys are the keys known to have a message still queued or in
 	// flight, as database keys or cache keys of the pattern (nil: not
 	// known); LiveSource says where they came from.
@@ -121,7 +121,7 @@ type Entry struct {
 	Updated  string `json:"updated"`  // the row's time column, RFC 3339
 	Problem  string `json:"problem"`  // decode error, unknown value
 
-	cacheRole, dbRole store.Role
+	cacheRole, dbRole idemtable.Role
 	cacheKnown        bool
 	found, dbKnown    bool
 	noTTL             bool
@@ -140,11 +140,11 @@ const (
 type auditor struct {
 	o      Options
 	cache  Node
-	db     store.Querier
-	table  *store.Table
-	key    store.Column
-	status store.Column
-	at     *store.Column
+	db     idemtable.Querier
+	table  *idemtable.Table
+	key    idemtable.Column
+	status idemtable.Column
+	at     *idemtable.Column
 	live   map[string]bool // nil when unknown
 	res    *Result
 	// per class code and severity, the count and deterministic samples
@@ -163,8 +163,16 @@ type classKey struct {
 	sev  findings.Severity
 }
 
+// Deps are the two sides an audit compares: the status cache (one Redis
+// node, or a cluster whose masters are each scanned) and the database
+// that is the source of truth.
+type Deps struct {
+	Cache Node
+	DB    idemtable.Querier
+}
+
 // Run compares the cache under o.Pattern with the table o.Table.
-func Run(ctx context.Context, cache Node, db store.Querier, o Options) (*Result, error) {
+func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if o.Batch <= 0 {
 		o.Batch = 1000
 	}
@@ -176,7 +184,7 @@ func Run(ctx context.Context, cache Node, db store.Querier, o Options) (*Result,
 	}
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()
-	a, err := newAuditor(ctx, cache, db, o)
+	a, err := newAuditor(ctx, d.Cache, d.DB, o)
 	if err != nil {
 		return nil, err
 	}
@@ -198,8 +206,8 @@ func Run(ctx context.Context, cache Node, db store.Querier, o Options) (*Result,
 // Report is the audit's findings, with the result as its data.
 func (r *Result) Report() *findings.Report { return r.report }
 
-func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*auditor, error) {
-	t, err := store.ResolveTable(ctx, db, o.Table)
+func newAuditor(ctx context.Context, cache Node, db idemtable.Querier, o Options) (*auditor, error) {
+	t, err := idemtable.ResolveTable(ctx, db, o.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -216,14 +224,14 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 	a.res = &Result{
 		Pattern: o.Pattern.Raw, Match: o.Pattern.Match(), Value: o.Decoder.String(), Table: t.Name.String(),
 		KeyColumn: a.key.Name, StatusColumn: a.status.Name, StatusRoles: o.Statuses.Describe(),
-		RecheckAfter: store.HumanDuration(o.Recheck), Classes: []Class{}, Notes: []string{},
+		RecheckAfter: english.Duration(o.Recheck), Classes: []Class{}, Notes: []string{},
 	}
 	if a.at != nil {
 		a.res.TimeColumn = a.at.Name
 	}
 	switch {
 	case o.AssumeLive:
-		a.res.Liveness = "assumed for every key (--assume-live)"
+		a.res.Liveness = "assumed for every key ({AssumeLive})"
 	case o.LiveKeys != nil:
 		a.live = map[string]bool{}
 		for _, k := range o.LiveKeys {
@@ -235,27 +243,27 @@ func newAuditor(ctx context.Context, cache Node, db store.Querier, o Options) (*
 		a.res.LiveKeys = len(a.live)
 		a.res.Liveness = fmt.Sprintf("%d keys with a live message, from %s", len(a.live), o.LiveSource)
 	default:
-		a.res.Liveness = "unknown: no --live-keys or --assume-live"
-		a.res.Notes = append(a.res.Notes, "keys missing from the cache are not checked: they need the keys of live messages (--live-keys)")
+		a.res.Liveness = "unknown: no {LiveKeys} or {AssumeLive}"
+		a.res.Notes = append(a.res.Notes, "keys missing from the cache are not checked: they need the keys of live messages ({LiveKeys})")
 	}
 	return a, nil
 }
 
 // oneColumn resolves a single column given by flag, or detects it.
-func oneColumn(t *store.Table, field, what, raw string, detect func() (store.Column, bool)) (store.Column, error) {
+func oneColumn(t *idemtable.Table, field, what, raw string, detect func() (idemtable.Column, bool)) (idemtable.Column, error) {
 	if raw == "" {
 		c, ok := detect()
 		if !ok {
-			return store.Column{}, problem.Inputf("", "cannot tell the %s of %s", what, t.Name).WithHint("name it with {" + field + "}")
+			return idemtable.Column{}, problem.Inputf("", "cannot tell the %s of %s", what, t.Name).WithHint("name it with {" + field + "}")
 		}
 		return c, nil
 	}
 	cols, err := t.ResolveColumns(field, raw)
 	if err != nil {
-		return store.Column{}, err
+		return idemtable.Column{}, err
 	}
 	if len(cols) != 1 {
-		return store.Column{}, problem.Inputf(field, "give one column (the cache pattern has one {key})")
+		return idemtable.Column{}, problem.Inputf(field, "give one column (the cache pattern has one {key})")
 	}
 	return cols[0], nil
 }
@@ -416,7 +424,7 @@ func (a *auditor) read(ctx context.Context, node Node, keys []string) ([]Entry, 
 			if a.o.Decoder.Kind == "hash" {
 				kind = "hash"
 			}
-			e.Problem = "WRONGTYPE: the key is not a " + kind + " (--value " + a.o.Decoder.String() + ")"
+			e.Problem = "WRONGTYPE: the key is not a " + kind + " ({Decoder} " + a.o.Decoder.String() + ")"
 		case err != nil:
 			return nil, 0, fmt.Errorf("read %s: %w", k, err)
 		default:
@@ -449,7 +457,7 @@ func ttlText(d time.Duration) string {
 	case d >= time.Minute:
 		d = d.Round(time.Minute)
 	}
-	return store.HumanDuration(d)
+	return english.Duration(d)
 }
 
 // liveness says whether a message for the key is known to be live.
@@ -502,7 +510,7 @@ func (a *auditor) classify(e *Entry) {
 
 // disagreement decides what a cache entry and its row disagree on.
 func (a *auditor) disagreement(e *Entry) (*findings.Rule, findings.Severity) {
-	cacheDone := e.cacheRole == store.Succeeded
+	cacheDone := e.cacheRole == idemtable.Succeeded
 	switch {
 	case !e.found && cacheDone:
 		return &RuleDoneNotInDB, RuleDoneNotInDB.Severity
@@ -510,7 +518,7 @@ func (a *auditor) disagreement(e *Entry) (*findings.Rule, findings.Severity) {
 		return &RuleOrphan, RuleOrphan.Severity
 	case !e.dbKnown:
 		return nil, 0 // the database's own status is outside the roles: inspect store reports it
-	case e.dbRole == store.Succeeded && !cacheDone:
+	case e.dbRole == idemtable.Succeeded && !cacheDone:
 		switch a.liveness(e.ID) {
 		case live:
 			return &RuleNotDone, findings.Error
@@ -518,7 +526,7 @@ func (a *auditor) disagreement(e *Entry) (*findings.Rule, findings.Severity) {
 			return &RuleNotDone, findings.Info
 		}
 		return &RuleNotDone, findings.Warn
-	case cacheDone && e.dbRole != store.Succeeded:
+	case cacheDone && e.dbRole != idemtable.Succeeded:
 		return &RuleDoneNotInDB, RuleDoneNotInDB.Severity
 	case e.cacheRole != e.dbRole:
 		return &RuleStale, RuleStale.Severity
@@ -580,7 +588,7 @@ func (a *auditor) missingLive(ctx context.Context) error {
 			sev = findings.Error
 		}
 		for i, e := range b {
-			if exists[i].Val() == 0 && e.dbKnown && e.dbRole == store.Succeeded {
+			if exists[i].Val() == 0 && e.dbKnown && e.dbRole == idemtable.Succeeded {
 				e.Cache = "(missing)"
 				a.add(RuleMissing, sev, e)
 			}
@@ -676,7 +684,7 @@ func (a *auditor) message(c Class) string {
 	keys := fmt.Sprintf("%d %s", n, english.Plural(n, "key", "keys"))
 	source := a.o.LiveSource
 	if a.o.AssumeLive {
-		source = "--assume-live"
+		source = "{AssumeLive}"
 	}
 	switch c.Code {
 	case RuleNotDone.Code:
@@ -687,7 +695,7 @@ func (a *auditor) message(c Class) string {
 		case findings.Info:
 			return msg + english.Plural(n, "; no live message for it in ", "; no live message for them in ") + source
 		}
-		return msg + "; whether a message for " + english.Plural(n, "it", "them") + " is still live is unknown (give --live-keys or --assume-live)"
+		return msg + "; whether a message for " + english.Plural(n, "it", "them") + " is still live is unknown (give {LiveKeys} or {AssumeLive})"
 	case RuleMissing.Code:
 		return fmt.Sprintf("%d %s missing from the cache while the database has SUCCEEDED", n, english.Plural(n, "key with a live message is", "keys with a live message are"))
 	case RuleDoneNotInDB.Code:
@@ -699,7 +707,7 @@ func (a *auditor) message(c Class) string {
 	case RuleNoTTL.Code:
 		return fmt.Sprintf("%d of %d cache entries have no TTL", n, a.res.Read)
 	case RuleUndecodable.Code:
-		return fmt.Sprintf("%d cache %s could not be read with --value %s", n, english.Plural(n, "value", "values"), a.res.Value)
+		return fmt.Sprintf("%d cache %s could not be read with {Decoder} %s", n, english.Plural(n, "value", "values"), a.res.Value)
 	case RuleUnknownStatus.Code:
 		return fmt.Sprintf("%d cache %s not a status of %s", n, english.Plural(n, "value is", "values are"), a.res.StatusRoles)
 	}
@@ -727,7 +735,7 @@ func (a *auditor) describe(code string, e Entry) string {
 	}
 	db := "database " + e.Database
 	if e.Updated != "" {
-		db += " (" + store.DisplayIdent(a.res.TimeColumn) + " " + e.Updated + ")"
+		db += " (" + idemtable.DisplayIdent(a.res.TimeColumn) + " " + e.Updated + ")"
 	}
 	return fmt.Sprintf("%s: %s, %s", e.Key, cache, db)
 }

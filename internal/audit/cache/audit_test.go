@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -71,12 +71,12 @@ func (fx *fixture) options(table string) auditcache.Options {
 		fx.t.Fatal(err)
 	}
 	return auditcache.Options{Pattern: p, Decoder: auditcache.Decoder{Kind: "string"}, Table: pgx.Identifier{fx.Name, table}.Sanitize(),
-		Statuses: store.DefaultStatuses(), Batch: 1000, Samples: 5}
+		Statuses: idemtable.DefaultStatuses(), Batch: 1000, Samples: 5}
 }
 
 func (fx *fixture) audit(o auditcache.Options) (*findings.Report, *auditcache.Result) {
 	fx.t.Helper()
-	res, err := auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	res, err := auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o)
 	if err != nil {
 		fx.t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestStaleAndTypes(t *testing.T) {
 	}
 	// A bigint key compares by value (007 = 7): only the database can match it.
 	o.Lookup = auditcache.LookupScan
-	if _, err := auditcache.Run(context.Background(), fx.redis, fx.ro, o); !isInput(err) || !strings.Contains(err.Error(), "compared by value") {
+	if _, err := auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o); !isInput(err) || !strings.Contains(err.Error(), "compared by value") {
 		t.Errorf("--lookup scan on a bigint key: %v", err)
 	}
 }
@@ -282,17 +282,17 @@ func TestInputErrors(t *testing.T) {
 	fx := newFixture(t)
 	fx.exec(`CREATE TABLE {s}.nokey (id int, payload text)`)
 	o := fx.options("nokey")
-	_, err := auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	_, err := auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o)
 	if !isInput(err) || !strings.Contains(err.Error(), "cannot tell the key column") {
 		t.Errorf("no key column: %v", err)
 	}
 	o.KeyColumn = "id"
-	_, err = auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	_, err = auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o)
 	if !isInput(err) || !strings.Contains(err.Error(), "{StatusColumn}") {
 		t.Errorf("no status column: %v", err)
 	}
 	o.Table = pgx.Identifier{fx.Name, "missing"}.Sanitize()
-	_, err = auditcache.Run(context.Background(), fx.redis, fx.ro, o)
+	_, err = auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o)
 	if !isInput(err) || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("no table: %v", err)
 	}

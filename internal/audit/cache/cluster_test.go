@@ -51,7 +51,7 @@ func TestCluster(t *testing.T) {
 	}
 	o := fx.options("jobs")
 	o.Batch = 50
-	res, err := auditcache.Run(ctx, c, fx.ro, o)
+	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: c, DB: fx.ro}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSentinel(t *testing.T) {
 	if n := m.DBSize(ctx).Val(); n != 40 {
 		t.Fatalf("the master holds %d keys, want the 40 written through the Sentinel URL", n)
 	}
-	res, err := auditcache.Run(ctx, c, fx.ro, fx.options("jobs"))
+	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: c, DB: fx.ro}, fx.options("jobs"))
 	if err != nil {
 		t.Fatal(err)
 	}

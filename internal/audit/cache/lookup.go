@@ -3,12 +3,12 @@ package cache
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"math"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/redis/go-redis/v9"
 )
@@ -72,7 +72,7 @@ func (a *auditor) chooseLookup(ctx context.Context) (string, error) {
 		return LookupBatch, nil
 	case LookupScan:
 		if !textKey {
-			return "", problem.Inputf("Lookup", "scan matches keys as text: %s is %s, compared by value (007 = 7); use {Lookup} batch", store.DisplayIdent(a.key.Name), a.key.Type)
+			return "", problem.Inputf("Lookup", "scan matches keys as text: %s is %s, compared by value (007 = 7); use {Lookup} batch", idemtable.DisplayIdent(a.key.Name), a.key.Type)
 		}
 		return LookupScan, nil
 	}
@@ -178,7 +178,7 @@ func (a *auditor) succeeded(r dbRow) bool {
 		return false
 	}
 	role, ok := a.o.Statuses.RoleOf(s)
-	return ok && role == store.Succeeded
+	return ok && role == idemtable.Succeeded
 }
 
 // lookup fills the database side of entries: from the preloaded table, or

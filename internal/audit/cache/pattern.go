@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -21,11 +22,11 @@ type Pattern struct {
 	Suffix string
 }
 
-// ParsePattern reads a --cache-pattern.
+// ParsePattern reads a cache key pattern (job:status:{key}).
 func ParsePattern(s string) (Pattern, error) {
 	n := strings.Count(s, Placeholder)
 	if n != 1 {
-		return Pattern{}, fmt.Errorf("--cache-pattern %q: want exactly one %s where the database key goes, e.g. job:status:{key} (found %d)", s, Placeholder, n)
+		return Pattern{}, problem.Inputf("Pattern", "want exactly one %s where the database key goes, e.g. job:status:{key} (found %d)", Placeholder, n).WithValue(s)
 	}
 	prefix, suffix, _ := strings.Cut(s, Placeholder)
 	return Pattern{Raw: s, Prefix: prefix, Suffix: suffix}, nil

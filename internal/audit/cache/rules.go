@@ -12,18 +12,18 @@ a key the database (the source of truth) has as SUCCEEDED: the cache
 missed an update or an invalidation. A worker that asks the cache "already
 done?" when the next message for that key arrives gets "no" and runs the
 side effect again: the cache trap. It is an error when a message
-for the key is known to be live (--live-keys, --assume-live), a warning
+for the key is known to be live ({LiveKeys}, {AssumeLive}), a warning
 when that is unknown, and info when the key has no live message.`,
 		Fix: "Decide 'already done?' from the database, never from the cache alone; write the cache after the commit and delete it (not set it) on every status change, with a TTL so a missed invalidation heals.",
 	}
 	RuleMissing = findings.Rule{
 		Code: "CACHE_MISSING_SUCCEEDED", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "a key with a live message is missing from the cache while the database has SUCCEEDED",
-		Doc: `A message for the key is still live (--live-keys) and the database has
+		Doc: `A message for the key is still live ({LiveKeys}) and the database has
 the key as SUCCEEDED, but the cache has no entry. That is safe only if the
 worker falls back to the database on a cache miss; a worker that reads a
 miss as "not done" runs the side effect again (an error with
---cache-authoritative).`,
+{CacheAuthoritative}).`,
 		Fix: "On a cache miss, read the database before doing anything; never treat a miss as 'not processed'.",
 	}
 	RuleDoneNotInDB = findings.Rule{
@@ -64,28 +64,28 @@ leaves a wrong status forever, and the cache grows without bound.`,
 	RuleUndecodable = findings.Rule{
 		Code: "CACHE_UNDECODABLE", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "cache values that could not be read as a status",
-		Doc: `Values under the cache pattern did not decode as --value says (not JSON,
+		Doc: `Values under the cache pattern did not decode as {Decoder} says (not JSON,
 no such JSON path, a hash where a string was expected). They were not
-compared. Either --value is wrong, or several writers use different
+compared. Either {Decoder} is wrong, or several writers use different
 formats, and a reader that fails to parse may treat the key as not done.`,
-		Fix: "Check --value against one entry (redis-cli GET/HGETALL); give every writer one format.",
+		Fix: "Check {Decoder} against one entry (redis-cli GET/HGETALL); give every writer one format.",
 	}
 	RuleUnknownStatus = findings.Rule{
 		Code: "CACHE_UNKNOWN_STATUS", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "cache statuses outside the expected set",
 		Doc: `Cache values decoded to statuses that are not mapped to a role
-(PROCESSING, SUCCEEDED, FAILED, RETRYABLE, or --status values), so they
+(PROCESSING, SUCCEEDED, FAILED, RETRYABLE, or {Statuses} values), so they
 could not be compared with the database.`,
-		Fix: "Map the values with --status ROLE=VALUE (e.g. --status succeeded=done,1) or make the writers use the database's status names.",
+		Fix: "Map the values with {Statuses} ROLE=VALUE (e.g. {Statuses} succeeded=done,1) or make the writers use the database's status names.",
 	}
 
 	RuleNoKeys = findings.Rule{
 		Code: "CACHE_NO_KEYS", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "no cache key matched the pattern",
-		Doc: `SCAN found no key for --cache-pattern, so nothing was compared: a pattern
+		Doc: `SCAN found no key for {Pattern}, so nothing was compared: a pattern
 with a typo, the wrong Redis database in the URL, or a cache that is empty
 right now. An audit that compared nothing must not pass silently.`,
-		Fix: "Check the pattern against a real key (redis-cli --scan --pattern 'job:status:*' | head) and the database number in --redis-url.",
+		Fix: "Check the pattern against a real key (redis-cli --scan --pattern 'job:status:*' | head) and the database number in {RedisURL}.",
 	}
 )
 

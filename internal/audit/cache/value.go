@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/text"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func ParseDecoder(s string) (Decoder, error) {
 		path := strings.Split(arg, ".")
 		for _, seg := range path {
 			if seg == "" {
-				return Decoder{}, fmt.Errorf("--value %q: empty segment in the JSON path", s)
+				return Decoder{}, problem.Inputf("Decoder", "empty segment in the JSON path").WithValue(s)
 			}
 		}
 		return Decoder{Kind: "json", Path: path}, nil
@@ -47,7 +48,7 @@ func ParseDecoder(s string) (Decoder, error) {
 		}
 		return Decoder{Kind: "hash", Field: arg}, nil
 	}
-	return Decoder{}, fmt.Errorf("--value %q: want string, json:PATH (e.g. json:status or json:data.state) or hash:FIELD", s)
+	return Decoder{}, problem.Inputf("Decoder", "want string, json:PATH (e.g. json:status or json:data.state) or hash:FIELD").WithValue(s)
 }
 
 func (d Decoder) String() string {

@@ -4,7 +4,7 @@
 // redelivery after a crash before the ack, lock expiry, lock key from the
 // job id, unlock without token, unstable idempotency key, non-atomic
 // commit, stale cache, race without a lock - or "unexplained" when the
-// evidence does not decide. The same pass computes the seed's metrics.
+// evidence does not decide. The same pass computes the fleet's metrics.
 //
 // Memory follows the number of distinct keys, not the size of the logs:
 // a first pass keeps, per key, a hash, a side-effect count and the range
@@ -229,105 +229,136 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		o.Mapping = logread.Default()
 	}
 	seed := maphash.MakeSeed()
-	stats := make(map[uint64]keyStat, 1<<16)
-	ma := newMetricsAcc()
 	res := &Result{ClockSkew: o.ClockSkew}
-	var incidentHashes []uint64 // the key may be a business, idempotency, job or message key
-	if o.Incident != "" {
-		for _, k := range []byte{kBusiness, kIdem, kJob, kMessage} {
-			incidentHashes = append(incidentHashes, hashKey(seed, k, o.Incident))
-		}
-	}
 	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress,
 		Format: o.Format, TZ: o.TZ}
-	first := scan
-	first.Only = pass1Fields            // no timestamps, locks or tokens: counting needs none
-	var mapped [logread.NumFields]int64 // lines carrying each field the user mapped
-	for f := range o.Mapping.Overrides() {
-		first.Only |= logread.Fields(f)
-	}
-	first.Prepare = func(e *logread.Event) { // hash on the parsing cores
-		if kind, key := groupKey(e); kind != 0 {
-			e.Tag = hashKey(seed, kind, key)
-		}
-	}
-	var kinds [logread.NumKinds]int64
-	var unmatched unmatchedLines
-	st, err := logread.Scan(ctx, sources, first, func(e *logread.Event) error {
-		kinds[e.Kind]++
-		ma.add(e)
-		unmatched.add(e)
-		for f := range o.Mapping.Overrides() {
-			if e.Fields[f] != "" {
-				mapped[f]++
-			}
-		}
-		if e.Tag == 0 {
-			return nil
-		}
-		kind, _ := groupKey(e)
-		h := e.Tag
-		s, ok := stats[h]
-		c := uint32(e.Chunk)
-		if !ok {
-			s.first, s.last = c, c
-		}
-		s.saw(c)
-		if e.Kind == logread.KindSideEffect {
-			res.Effects++
-			if kind != kBusiness && kind != kIdem {
-				res.NoKey++
-			}
-			if s.effects < 255 {
-				s.effects++
-			}
-		}
-		stats[h] = s
-		return nil
-	})
+	p1 := &firstPass{o: o, res: res, seed: seed, stats: make(map[uint64]keyStat, 1<<16), metrics: newMetricsAcc()}
+	st, err := logread.Scan(ctx, sources, p1.options(scan), p1.event)
 	res.Input = st
 	if err != nil {
 		return nil, err
 	}
-	res.Keys = len(stats)
-	for f, paths := range o.Mapping.Overrides() {
-		if mapped[f] == 0 {
-			res.UnusedMappings = append(res.UnusedMappings, fmt.Sprintf("%s=%s", f, strings.Join(paths, ",")))
-		}
-	}
-	slices.Sort(res.UnusedMappings)
-	res.Metrics = ma.result()
-	res.EventKinds = []KindCount{}
-	for k, n := range kinds {
-		if n > 0 {
-			res.EventKinds = append(res.EventKinds, KindCount{Kind: logread.Kind(k).String(), Events: n})
-		}
-	}
-	if err := logread.NotRead(st); err != nil {
+	if err := p1.finish(st); err != nil {
 		return nil, err
 	}
-	if res.Effects == 0 {
-		return nil, noEffects(o.Mapping, st, res.EventKinds, &unmatched)
-	}
-
 	p2 := newSecondPass(seed, o, res)
-	for h, s := range stats {
-		if s.effects > 1 {
-			p2.mark(h, s)
-		}
-	}
-	for _, h := range incidentHashes {
-		if s, ok := stats[h]; ok {
-			p2.mark(h, s)
-			break
-		}
-	}
-	stats = nil // the second pass needs only the chosen keys
+	p1.choose(p2)
+	p1.stats = nil // the second pass needs only the chosen keys
 	if err := p2.run(ctx, sources, scan); err != nil {
 		return nil, err
 	}
 	p2.finish()
 	return res, nil
+}
+
+// firstPass counts, per key, the side effects and the chunks the key was
+// seen in, to choose the keys the second pass reads whole.
+type firstPass struct {
+	o         Options
+	res       *Result
+	seed      maphash.Seed
+	stats     map[uint64]keyStat
+	metrics   *metricsAcc
+	kinds     [logread.NumKinds]int64
+	mapped    [logread.NumFields]int64 // lines carrying each field the user mapped
+	unmatched unmatchedLines
+}
+
+// options reads only what counting needs, and hashes each line's key on
+// the parsing cores.
+func (p *firstPass) options(scan logread.Options) logread.Options {
+	first := scan
+	first.Only = pass1Fields // no timestamps, locks or tokens: counting needs none
+	for f := range p.o.Mapping.Overrides() {
+		first.Only |= logread.Fields(f)
+	}
+	first.Prepare = func(e *logread.Event) {
+		if kind, key := groupKey(e); kind != 0 {
+			e.Tag = hashKey(p.seed, kind, key)
+		}
+	}
+	return first
+}
+
+func (p *firstPass) event(e *logread.Event) error {
+	p.kinds[e.Kind]++
+	p.metrics.add(e)
+	p.unmatched.add(e)
+	for f := range p.o.Mapping.Overrides() {
+		if e.Fields[f] != "" {
+			p.mapped[f]++
+		}
+	}
+	if e.Tag == 0 {
+		return nil
+	}
+	kind, _ := groupKey(e)
+	h := e.Tag
+	s, ok := p.stats[h]
+	c := uint32(e.Chunk)
+	if !ok {
+		s.first, s.last = c, c
+	}
+	s.saw(c)
+	if e.Kind == logread.KindSideEffect {
+		p.res.Effects++
+		if kind != kBusiness && kind != kIdem {
+			p.res.NoKey++
+		}
+		if s.effects < 255 {
+			s.effects++
+		}
+	}
+	p.stats[h] = s
+	return nil
+}
+
+// finish fills what the first pass learned into the result, and refuses
+// input that was not read or holds no side effect.
+func (p *firstPass) finish(st logread.Stats) error {
+	res := p.res
+	res.Keys = len(p.stats)
+	for f, paths := range p.o.Mapping.Overrides() {
+		if p.mapped[f] == 0 {
+			res.UnusedMappings = append(res.UnusedMappings, fmt.Sprintf("%s=%s", f, strings.Join(paths, ",")))
+		}
+	}
+	slices.Sort(res.UnusedMappings)
+	res.Metrics = p.metrics.result()
+	res.EventKinds = []KindCount{}
+	for k, n := range p.kinds {
+		if n > 0 {
+			res.EventKinds = append(res.EventKinds, KindCount{Kind: logread.Kind(k).String(), Events: n})
+		}
+	}
+	if err := logread.NotRead(st); err != nil {
+		return err
+	}
+	if res.Effects == 0 {
+		return noEffects(p.o.Mapping, st, res.EventKinds, &p.unmatched)
+	}
+	return nil
+}
+
+// choose marks for the second pass every key with more than one side
+// effect, and the incident's key (a business, idempotency, job or message
+// key).
+func (p *firstPass) choose(p2 *secondPass) {
+	for h, s := range p.stats {
+		if s.effects > 1 {
+			p2.mark(h, s)
+		}
+	}
+	if p.o.Incident == "" {
+		return
+	}
+	for _, k := range []byte{kBusiness, kIdem, kJob, kMessage} {
+		h := hashKey(p.seed, k, p.o.Incident)
+		if s, ok := p.stats[h]; ok {
+			p2.mark(h, s)
+			break
+		}
+	}
 }
 
 // Report turns a result into findings: one per duplicated key, plus the
@@ -366,7 +397,7 @@ func (r *Result) Report() *findings.Report {
 	}
 	rep.Add(logread.InputFindings(r.Input)...)
 	for _, m := range r.UnusedMappings {
-		rep.Add(logread.RuleMappingUnused.New(m, fmt.Sprintf("no line has a field at the path mapped (--field %s): the mapping reads nothing", m)))
+		rep.Add(logread.RuleMappingUnused.New(m, fmt.Sprintf("no line has a field at the path mapped ({Fields} %s): the mapping reads nothing", m)))
 	}
 	if r.Untimed > 0 {
 		rep.Add(logread.RuleNoTimes.New("input", fmt.Sprintf("%d of the %d lines of duplicated keys carry no time dupctl could read: they are ordered by "+

@@ -9,7 +9,8 @@ import (
 	logread "github.com/dupctl/dupctl/internal/logs"
 )
 
-// Metrics are the seed's "what to measure", computed in the same pass.
+// Metrics are what a duplicate-safe worker fleet is watched by (duplicate
+// effects, redeliveries, lock expiries, ...), computed in the same pass.
 type Metrics struct {
 	JobTypes []JobTypeMetrics `json:"job_types"`
 	// DuplicatesCaught counts checks that found the operation done and

@@ -36,7 +36,7 @@ var (
 		Doc: `No line was recognised as a side effect, so no duplicate can be found: the
 event names or message texts differ from the built-in rules, or the event
 field has another name.`,
-		Fix: "Say which lines are side effects: --event side_effect='PHRASE' (words matched in the event name and the message, * for up to four other words; not a regular expression), or map the event field with --field event=PATH.",
+		Fix: "Say which lines are side effects: {Events} side_effect='PHRASE' (words matched in the event name and the message, * for up to four other words; not a regular expression), or map the event field with {Fields} event=PATH.",
 	}
 	RuleNoBusinessKey = findings.Rule{
 		Code: "LOG_NO_BUSINESS_KEY", Severity: findings.Warn, Since: "v0.1.0",
@@ -44,7 +44,7 @@ field has another name.`,
 		Doc: `Side effects were found but some carry neither a business key nor an
 idempotency key, so they are grouped by job or message id only: a
 duplicate across two messages of the same order cannot be seen.`,
-		Fix: "Log the business key (orderId) on every line (MDC / logger.With), or map it with --field businessKey=PATH.",
+		Fix: "Log the business key (orderId) on every line (MDC / logger.With), or map it with {Fields} businessKey=PATH.",
 	}
 )
 

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"os"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
@@ -92,7 +92,7 @@ lock_timeout.` + cacheExitStatus,
 			if o.Decoder, err = auditcache.ParseDecoder(value); err != nil {
 				return exitcode.UsageErrorf("%w", err)
 			}
-			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
+			if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
 				return exitcode.UsageErrorf("%w", err)
 			}
 			switch {
@@ -134,7 +134,7 @@ lock_timeout.` + cacheExitStatus,
 	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	opts.Postgres.Register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status", "Pattern": "cache-pattern", "Decoder": "value"})
 	return cmd
 }
 
@@ -169,7 +169,7 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 	}
 	o := opts.Audit
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
-	res, err := auditcache.Run(ctx, rdb, pool, o)
+	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, o)
 	if err != nil {
 		return err
 	}

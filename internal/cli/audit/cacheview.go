@@ -2,18 +2,18 @@ package audit
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 
-	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
 	fmt.Fprintf(w, "%s %s (%s values) against %s (key %s, status %s)\n", th.Strong("audit cache:"), r.Pattern, r.Value, r.Table,
-		store.DisplayIdent(r.KeyColumn), store.DisplayIdent(r.StatusColumn))
+		idemtable.DisplayIdent(r.KeyColumn), idemtable.DisplayIdent(r.StatusColumn))
 	fmt.Fprintf(w, "live messages: %s\n", r.Liveness)
 	lookup := "one indexed query per SCAN page"
 	if r.Lookup == auditcache.LookupScan {

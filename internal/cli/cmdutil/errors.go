@@ -51,24 +51,68 @@ func Describe(cmd *cobra.Command, err error) string {
 	return problem.Expand(err.Error(), FlagNamer(cmd))
 }
 
-// FlagNamer turns an Options field name into the flag that sets it on cmd.
+// FlagNamer turns an Options field name into the flag that sets it on cmd,
+// or the option's plain name when cmd has no such flag.
 func FlagNamer(cmd *cobra.Command) func(field string) string {
 	return func(field string) string {
-		name := Kebab(field)
-		if cmd == nil {
-			return name
+		if flag, ok := FlagName(cmd, field); ok {
+			return flag
 		}
-		for c := cmd; c != nil; c = c.Parent() {
-			if flag, ok := c.Annotations[fieldAnnotation+field]; ok {
-				name = flag
-				break
-			}
-		}
-		if cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil {
-			return "--" + name
-		}
-		return name
+		return flagFor(cmd, field)
 	}
+}
+
+// Namer words an Options field for a reader ("--key-column", or a
+// dupctl.yaml key); ok is false when it does not know the field, and the
+// next Namer (Or) is asked.
+type Namer func(field string) (name string, ok bool)
+
+// Or asks n first, then next.
+func (n Namer) Or(next Namer) Namer {
+	switch {
+	case n == nil:
+		return next
+	case next == nil:
+		return n
+	}
+	return func(field string) (string, bool) {
+		if s, ok := n(field); ok {
+			return s, true
+		}
+		return next(field)
+	}
+}
+
+// Flags is the Namer of cmd's flags.
+func Flags(cmd *cobra.Command) Namer {
+	if cmd == nil {
+		return nil
+	}
+	return func(field string) (string, bool) { return FlagName(cmd, field) }
+}
+
+// FlagName is the flag that sets field on cmd ("--key-column"), and
+// whether cmd (or a parent) has it.
+func FlagName(cmd *cobra.Command, field string) (string, bool) {
+	if cmd == nil {
+		return "", false
+	}
+	name := flagFor(cmd, field)
+	if cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil {
+		return "--" + name, true
+	}
+	return "", false
+}
+
+// flagFor is the name of the flag bound to field on cmd: its FieldFlags
+// entry on cmd or a parent, else the field in kebab case.
+func flagFor(cmd *cobra.Command, field string) string {
+	for c := cmd; c != nil; c = c.Parent() {
+		if flag, ok := c.Annotations[fieldAnnotation+field]; ok {
+			return flag
+		}
+	}
+	return Kebab(field)
 }
 
 // Kebab turns a Go field name into a flag name: KeyColumn -> key-column,

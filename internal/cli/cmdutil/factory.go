@@ -106,9 +106,19 @@ func ParseOutputs(values []string, html string) (stdout string, files []OutputFi
 // Factory holds what commands need, built lazily so that --help never dials
 // anything and tests can swap any piece.
 type Factory struct {
-	IO      *iostreams.IOStreams
-	Global  *GlobalOptions
+	IO     *iostreams.IOStreams
+	Global *GlobalOptions
+	// Catalog is every rule this build knows, its texts worded for the
+	// command line; the root command assembles it (internal/cli/catalog),
+	// so that a noun's package does not compile every capability. Nil in
+	// a Factory a noun's own tests build.
 	Catalog *findings.Catalog
+	// Namer words the options a capability's text names ({KeyColumn})
+	// for this run's reader: the running command's flags (set before it
+	// runs), or dupctl.yaml's keys for doctor. RuleNamer words what is left
+	// of a finding as its rule's documentation does.
+	Namer     Namer
+	RuleNamer func(code string) Namer
 	// Config is dupctl.yaml, or nil when there is none.
 	Config    *config.Config
 	BuildInfo func() buildinfo.Info
@@ -148,7 +158,6 @@ func NewFactory(ios *iostreams.IOStreams) *Factory {
 		started:   time.Now(),
 		IO:        ios,
 		Global:    &GlobalOptions{FailOn: "error", Threshold: findings.FailError},
-		Catalog:   Catalog(),
 		BuildInfo: buildinfo.Get,
 		Now:       clock(ios.Getenv),
 	}
@@ -211,6 +220,7 @@ func (f *Factory) ParseFailOn() error {
 func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	t := f.Global.Threshold
 	f.Config.ApplyAllow(doc.Report, f.Now())
+	WordReport(doc.Report, f.Namer, f.RuleNamer)
 	report.Prepare(doc.Report)
 	render := func(format string, color bool) (*spool, error) {
 		p, err := report.NewPrinter(format, report.Options{
@@ -412,7 +422,7 @@ func (f *Factory) LoadConfig() error {
 	// An allow-list entry for a code no rule has would accept nothing and
 	// say nothing (a typo, a code from another version).
 	for i, a := range c.Allow {
-		if _, ok := f.Catalog.Lookup(a.Code); !ok {
+		if _, ok := f.Catalog.Lookup(a.Code); !ok && f.Catalog != nil {
 			return exitcode.InputError(fmt.Errorf("%s: allow[%d]: unknown finding code %q", p, i, a.Code), "run 'dupctl explain' for the codes")
 		}
 	}

@@ -169,7 +169,8 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Co
 	fs := cmd.Flags()
 	o.registerFlags(fs)
 	o.register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination"})
+	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination",
+		"IdempotencyKeys": "idempotency-key", "Reasons": "reason", "Groups": "group"})
 	return cmd
 }
 

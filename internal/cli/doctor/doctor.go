@@ -1,5 +1,6 @@
-// Package doctor is `dupctl doctor`: the seed's production checklist run
-// against the stack named by the connection flags and dupctl.yaml.
+// Package doctor is `dupctl doctor`: the production checklist of
+// duplicate-safe queue workers, run against the stack named by the
+// connection flags and dupctl.yaml.
 package doctor
 
 import (
@@ -44,6 +45,9 @@ written anywhere.` + exitStatus,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &Options{Factory: f, Doctor: doctor.Options{ManagementURL: mgmt, Vhost: vhost}}
+			// doctor's checks take their values from dupctl.yaml: an option
+			// is named as the key it came from, then as doctor's own flag.
+			f.Namer = cmdutil.Namer(doctor.ConfigKey).Or(cmdutil.Flags(cmd))
 			o := &opts.Doctor
 			if f.Config != nil {
 				o.Jobs = append(o.Jobs, f.Config.Jobs...)
@@ -74,6 +78,7 @@ written anywhere.` + exitStatus,
 	cmd.Flags().StringVar(&mgmt, "management-url", "", "RabbitMQ management API, http://user:password@host:15672 (env DUPCTL_MANAGEMENT_URL)")
 	cmd.Flags().StringVar(&vhost, "vhost", "/", "RabbitMQ virtual host of the queues")
 	cmd.Flags().StringSliceVar(&queues, "queue", nil, "a work queue to check (besides dupctl.yaml's jobs)")
+	cmdutil.FieldFlags(cmd, map[string]string{"Queues": "queue"})
 	return cmd
 }
 
@@ -82,14 +87,19 @@ var exitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (a b
 func run(ctx context.Context, o *Options) error {
 	f := o.Factory
 	g := f.Global
-	res, err := doctor.Run(ctx, doctor.Checks(doctor.Deps{
+	res, err := doctor.Run(ctx, doctor.Deps{
 		RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL, AMQPURL: g.AMQPURL,
 		Redis: f.Redis, Postgres: f.Postgres, AMQP: f.AMQP, LogSources: f.LogSources, Now: f.Now,
-	}, o.Doctor))
+	}, o.Doctor)
 	if res == nil || ctx.Err() != nil {
-		return err
+		return cmdutil.WordError(err, f.Namer.Or(cmdutil.Plain))
 	}
-	emitErr := o.Factory.Emit(ctx, report.Document{Report: res.Report(),
+	// A finding's text left unnamed is worded as its rule's command words
+	// it; the checklist's reasons, in plain words.
+	rep := res.Report()
+	cmdutil.WordReport(rep, f.Namer, f.RuleNamer)
+	cmdutil.WordData(res, f.Namer.Or(cmdutil.Plain))
+	emitErr := o.Factory.Emit(ctx, report.Document{Report: rep,
 		Text: func(w io.Writer, th *report.Theme) error { return writeChecklist(w, th, res, o.Factory.IO.Width()) },
 		Markdown: func(w io.Writer) error {
 			io.WriteString(w, "| # | checklist line | state |\n|---:|---|---|\n")
@@ -106,7 +116,7 @@ func run(ctx context.Context, o *Options) error {
 		// malformed URL, a broken dupctl.yaml) is a usage error: exit 2,
 		// stdout empty, as for every command.
 		code := cmdutil.ExitCode(err, exitcode.Unavailable)
-		return &exitcode.Error{Code: code, Err: err, KeepOutput: code == exitcode.Unavailable}
+		return &exitcode.Error{Code: code, Err: cmdutil.WordError(err, f.Namer.Or(cmdutil.Plain)), KeepOutput: code == exitcode.Unavailable}
 	}
 	return emitErr
 }

@@ -124,7 +124,7 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 			for i, p := range f.Problems {
 				short[i] = strings.TrimPrefix(p, "LOCK_")
 			}
-			problems = th.Severity(2, strings.Join(short, ","))
+			problems = th.Severity(findings.Warn, strings.Join(short, ","))
 		}
 		ttl := "-"
 		if n := ttlCount(f.TTL); n > 0 {
@@ -197,7 +197,7 @@ func keyTable(w io.Writer, th *report.Theme, locks []lock.Lock) error {
 	for _, l := range locks {
 		problems := "-"
 		if len(l.Problems) > 0 {
-			problems = th.Severity(2, strings.Join(l.Problems, ","))
+			problems = th.Severity(findings.Warn, strings.Join(l.Problems, ","))
 		}
 		t.Row(short(printable(l.Key), 60), l.Type, fmt.Sprintf("%.2f", l.Confidence), lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
 	}

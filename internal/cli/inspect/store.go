@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"slices"
 	"strings"
@@ -85,7 +86,7 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 				cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, idem.StatusColumn)
 				cmdutil.FromJob(cmd, "business-column", &o.BusinessColumns, idem.BusinessKeyColumn)
 			}
-			if o.Statuses, err = store.ParseStatuses(statuses); err != nil {
+			if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
 				return exitcode.UsageErrorf("%w", err)
 			}
 			for _, c := range checks {

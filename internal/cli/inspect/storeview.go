@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"strings"
 
@@ -99,7 +100,7 @@ func writeTable(w io.Writer, th *report.Theme, t *store.TableResult) error {
 func idents(names ...string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = store.DisplayIdent(n)
+		out[i] = idemtable.DisplayIdent(n)
 	}
 	return strings.Join(out, ", ")
 }

@@ -193,7 +193,8 @@ func runTTL(ctx context.Context, o *TTLOptions) error {
 		Postgres: func(ctx context.Context) (ttl.Querier, error) {
 			return f.Postgres(ctx, connect.PostgresOptions{ReadOnly: true, StatementTimeout: o.QueryTimeout, LockTimeout: 5 * time.Second, MaxConns: 1})
 		},
-		Progress: f.IO.StartProgress,
+		Progress:  f.IO.StartProgress,
+		Simulator: simulator{},
 	}, o.Options)
 	if err != nil {
 		return err

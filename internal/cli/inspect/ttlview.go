@@ -88,13 +88,18 @@ func verdictText(th *report.Theme, v string) string {
 	return th.Faint(v)
 }
 
+// ttlSource says where a TTL came from, its options named as flags.
+func ttlSource(src string) string {
+	return strings.NewReplacer("{TTLs}", "--ttl", "{TTLFile}", "--ttl-file").Replace(ttl.SourceText(src))
+}
+
 // writeHistogram draws the durations in log-scaled buckets, the TTL as a
 // line across them and the buckets beyond it in the error colour with
 // their own glyph (so they stand out without colour too).
 func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 	head := fmt.Sprintf("%s: %s", js.JobType, english.Count(js.Runs, "run", "runs"))
 	if js.TTL > 0 {
-		head += fmt.Sprintf(", lock TTL %s (from %s)", ttl.FormatDuration(js.TTL), ttl.SourceText(js.TTLSource))
+		head += fmt.Sprintf(", lock TTL %s (from %s)", ttl.FormatDuration(js.TTL), ttlSource(js.TTLSource))
 	}
 	fmt.Fprintf(w, "%s  %s\n", th.Strong(head), verdictText(th, js.Verdict))
 	if len(js.Histogram) == 0 {

@@ -88,7 +88,6 @@ Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(po
 			fs := cmd.Flags()
 			o.RunsGiven = fs.Changed("runs")
 			o.mapping = fs.Changed("field") || fs.Changed("event") || fs.Changed("mapping")
-			cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
 			if !cmd.Flags().Changed("fail-on") {
 				// A chaos run is a test: a warning (a lock lost unnoticed, a
 				// key the log cannot decide) fails it unless told otherwise.
@@ -104,6 +103,7 @@ Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(po
 		},
 	}
 	o.register(cmd, points)
+	cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
 	model := newCmdScenario(f, sc, nil).Flags()
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A flag of the simulator's model worker says what it is.

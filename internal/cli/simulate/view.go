@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"io"
 	"strings"
 
@@ -25,7 +26,7 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *sim.Timeline) error {
 		}
 		switch ev.Kind {
 		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout", "failover":
-			text = th.Severity(2, text)
+			text = th.Severity(findings.Warn, text)
 		case "tick":
 			text, lane = th.Faint(text), th.Faint(lane)
 		}
@@ -123,7 +124,7 @@ func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
 				bar[c] = '^'
 			}
 		}
-		t.Row("", "two owners", th.Severity(3, string(bar)), "two workers acted as holder of the same lock")
+		t.Row("", "two owners", th.Severity(findings.Error, string(bar)), "two workers acted as holder of the same lock")
 	}
 	_ = t.Render(w)
 }

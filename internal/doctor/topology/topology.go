@@ -1,5 +1,5 @@
-// Package topology checks a RabbitMQ broker's shape against what the seed
-// requires of a work queue: a dead-letter exchange (by argument or policy)
+// Package topology checks a RabbitMQ broker's shape against what the
+// lock + idempotency practice requires of a work queue: a dead-letter exchange (by argument or policy)
 // whose DLQ exists and is bound, a delivery limit on quorum queues, the
 // configured retry queue, and no consumer in auto-ack mode. It reads
 // through AMQP (passive declares: existence only) and, when given, the
@@ -33,7 +33,7 @@ var (
 		Title: "a work queue has no dead-letter exchange",
 		Doc: `A message rejected, expired or past its delivery limit is dropped when its
 queue has no dead-letter exchange: the job is lost, and when it is retried by
-hand nobody knows what ran. The seed: after N attempts route to a DLQ
+hand nobody knows what ran. The safe flow: after N attempts, route to a DLQ
 carrying the job's context.`,
 		Fix: "Set x-dead-letter-exchange on the queue, or a policy with dead-letter-exchange, pointing to an exchange bound to a DLQ."}
 	RuleDLXUnrouted = findings.Rule{Code: "TOPO_DLX_UNROUTED", Severity: findings.Error, Since: "v0.1.0",
@@ -73,7 +73,7 @@ poison message instead of redelivering it forever.`,
 	RuleManagementUnavailable = findings.Rule{Code: "TOPO_NOT_CHECKED", Severity: findings.Info, Since: "v0.1.0",
 		Title: "queue arguments, policies and consumers were not checked",
 		Doc:   "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, bindings and consumers' ack modes need the management API.",
-		Fix:   "Pass --management-url http://user:password@host:15672 (or connections.management_url in dupctl.yaml), with the management plugin enabled."}
+		Fix:   "Pass {ManagementURL} http://user:password@host:15672 (or connections.management_url in dupctl.yaml), with the management plugin enabled."}
 )
 
 // Rules lists the topology rules.

@@ -267,7 +267,7 @@ func TestDiscoveryByShape(t *testing.T) {
 		c.HSet(ctx, k, "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
 		c.PExpire(ctx, k, 30*time.Second)
 	}
-	set(p+":payment:order:7", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 30*time.Second) // the seed's SET NX PX, no "lock" either
+	set(p+":payment:order:7", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 30*time.Second) // the safe flow's SET NX PX, no "lock" either
 	set(p+":lock:report:1", "1", 0)                                                   // a hand-made lock without TTL
 	locks := []string{p + ":orders:42", p + ":orders:43"}                             // payment:order:7 and lock:report:1 are possible locks: info only
 

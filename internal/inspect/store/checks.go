@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func (in *inspector) loadCatalog(ctx context.Context) error {
 	if !covered {
 		for _, ix := range ixs {
 			if in.suppressedByPartitioning(ix) {
-				in.res.Coverage = "unique only within one partition: " + ix.Kind + " " + DisplayIdent(ix.Name) +
+				in.res.Coverage = "unique only within one partition: " + ix.Kind + " " + idemtable.DisplayIdent(ix.Name) +
 					" (" + strings.Join(ix.Columns, ", ") + ")"
 				break
 			}
@@ -57,7 +58,7 @@ func coverageLine(ixs []Index) string {
 		var names []string
 		for _, ix := range ixs {
 			if ix.Coverage == c {
-				names = append(names, ix.Kind+" "+DisplayIdent(ix.Name)+" ("+strings.Join(ix.Columns, ", ")+")")
+				names = append(names, ix.Kind+" "+idemtable.DisplayIdent(ix.Name)+" ("+strings.Join(ix.Columns, ", ")+")")
 			}
 		}
 		return names
@@ -71,7 +72,7 @@ func coverageLine(ixs []Index) string {
 	var gaps []string
 	for _, ix := range ixs {
 		if ix.Coverage == CoverGaps {
-			gaps = append(gaps, DisplayIdent(ix.Name)+" ("+strings.Join(ix.Gaps, ", ")+")")
+			gaps = append(gaps, idemtable.DisplayIdent(ix.Name)+" ("+strings.Join(ix.Gaps, ", ")+")")
 		}
 	}
 	if len(gaps) > 0 {
@@ -105,17 +106,17 @@ type evidenceCol struct {
 func (in *inspector) successEvidence() ([]evidenceCol, error) {
 	var out []evidenceCol
 	set := func(c Column) evidenceCol {
-		return evidenceCol{label: DisplayIdent(c.Name) + " is set", pred: c.SQL() + " IS NOT NULL", col: c}
+		return evidenceCol{label: idemtable.DisplayIdent(c.Name) + " is set", pred: c.SQL() + " IS NOT NULL", col: c}
 	}
-	if c, ok := in.t.columnByNames(succeededAtNames, isTimestamp); ok {
+	if c, ok := in.t.ColumnByNames(succeededAtNames, idemtable.IsTimestamp); ok {
 		out = append(out, set(c))
 	}
-	if c, ok := in.t.columnByNames(responseCodeNames, func(c Column) bool { return c.isNumber() || c.isText() }); ok {
+	if c, ok := in.t.ColumnByNames(responseCodeNames, func(c Column) bool { return c.IsNumber() || c.IsText() }); ok {
 		pred := c.SQL() + " BETWEEN 200 AND 299"
-		if c.isText() {
+		if c.IsText() {
 			pred = c.SQL() + " ~ '^2[0-9][0-9]$'"
 		}
-		out = append(out, evidenceCol{label: DisplayIdent(c.Name) + " is 2xx", pred: pred, col: c})
+		out = append(out, evidenceCol{label: idemtable.DisplayIdent(c.Name) + " is 2xx", pred: pred, col: c})
 	}
 	if in.o.EvidenceColumns != "" {
 		cols, err := in.t.ResolveColumns("EvidenceColumns", in.o.EvidenceColumns)
@@ -123,7 +124,7 @@ func (in *inspector) successEvidence() ([]evidenceCol, error) {
 			return nil, err
 		}
 		for _, c := range cols {
-			if !slices.ContainsFunc(out, func(e evidenceCol) bool { return e.label == DisplayIdent(c.Name)+" is set" }) {
+			if !slices.ContainsFunc(out, func(e evidenceCol) bool { return e.label == idemtable.DisplayIdent(c.Name)+" is set" }) {
 				out = append(out, set(c))
 			}
 		}
@@ -232,11 +233,11 @@ func (in *inspector) catalogFindings(context.Context) error {
 	for _, ix := range ixs {
 		switch {
 		case ix.Coverage == CoverInvalid:
-			f := RuleInvalidIndex.New(in.subject(), fmt.Sprintf("unique index %s on %s is INVALID: duplicates may already exist and ON CONFLICT cannot use it", DisplayIdent(ix.Name), keyText),
+			f := RuleInvalidIndex.New(in.subject(), fmt.Sprintf("unique index %s on %s is INVALID: duplicates may already exist and ON CONFLICT cannot use it", idemtable.DisplayIdent(ix.Name), keyText),
 				ix.Definition, "pg_index.indisvalid = false")
 			if covered {
 				f.Severity = findings.Warn
-				f.Message += fmt.Sprintf(" (the key is also covered by %s)", DisplayIdent(append(full, narrower...)[0].Name))
+				f.Message += fmt.Sprintf(" (the key is also covered by %s)", idemtable.DisplayIdent(append(full, narrower...)[0].Name))
 			}
 			in.rep.Add(f)
 		case ix.Coverage == CoverGaps && !covered && !in.suppressedByPartitioning(ix):
@@ -250,7 +251,7 @@ func (in *inspector) catalogFindings(context.Context) error {
 	if len(full) == 0 && len(narrower) > 0 && len(in.key) > 1 {
 		ix := narrower[0]
 		in.rep.Add(RuleNarrower.New(in.subject(), fmt.Sprintf("%s %s is unique on (%s), part of the key %s: two scopes cannot share a key",
-			ix.Kind, DisplayIdent(ix.Name), strings.Join(ix.Columns, ", "), keyText), ix.Definition))
+			ix.Kind, idemtable.DisplayIdent(ix.Name), strings.Join(ix.Columns, ", "), keyText), ix.Definition))
 	}
 	in.nullableFindings(append(full, narrower...))
 	return nil
@@ -259,7 +260,7 @@ func (in *inspector) catalogFindings(context.Context) error {
 // gapFindings explains each way a gapped index lets a duplicate through.
 func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 	var out []findings.Finding
-	name := DisplayIdent(ix.Name)
+	name := idemtable.DisplayIdent(ix.Name)
 	uncovered := "not counted"
 	if ix.UncoveredRows != nil {
 		uncovered = fmt.Sprint(*ix.UncoveredRows)
@@ -276,7 +277,7 @@ func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 		var volatile []string
 		for _, c := range ix.ExtraColumns {
 			if isVolatile(c) {
-				volatile = append(volatile, DisplayIdent(c))
+				volatile = append(volatile, idemtable.DisplayIdent(c))
 			}
 		}
 		f := RuleTooWide.New(in.subject(), fmt.Sprintf("%s is unique on (%s): one row per %s is allowed for each key", name, strings.Join(ix.Columns, ", "), strings.Join(displayStrings(ix.ExtraColumns), ", ")), ix.Definition)
@@ -287,7 +288,7 @@ func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 			// The key was guessed: the extra column may be a scope
 			// (tenant) that belongs to the key.
 			f.Severity = findings.Warn
-			f.Message += fmt.Sprintf("; if %s is part of the key's scope, rerun with --key-column %s", strings.Join(displayStrings(ix.ExtraColumns), ", "), strings.Join(ix.Columns, ","))
+			f.Message += fmt.Sprintf("; if %s is part of the key's scope, rerun with {KeyColumns} %s", strings.Join(displayStrings(ix.ExtraColumns), ", "), strings.Join(ix.Columns, ","))
 		}
 		out = append(out, f)
 	}
@@ -306,7 +307,7 @@ func (in *inspector) nullableFindings(covering []Index) {
 	var nullable []string
 	for _, c := range in.key {
 		if !c.NotNull {
-			nullable = append(nullable, DisplayIdent(c.Name))
+			nullable = append(nullable, idemtable.DisplayIdent(c.Name))
 		}
 	}
 	if len(nullable) == 0 {
@@ -326,7 +327,7 @@ func (in *inspector) nullableFindings(covering []Index) {
 func displayNames(cols []Column) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		out[i] = DisplayIdent(c.Name)
+		out[i] = idemtable.DisplayIdent(c.Name)
 	}
 	return out
 }
@@ -334,7 +335,7 @@ func displayNames(cols []Column) []string {
 func displayStrings(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = DisplayIdent(n)
+		out[i] = idemtable.DisplayIdent(n)
 	}
 	return out
 }
@@ -345,7 +346,7 @@ func indexList(ixs []Index) string {
 	}
 	var parts []string
 	for _, ix := range ixs {
-		parts = append(parts, DisplayIdent(ix.Name)+" ("+strings.Join(ix.Columns, ", ")+")")
+		parts = append(parts, idemtable.DisplayIdent(ix.Name)+" ("+strings.Join(ix.Columns, ", ")+")")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -472,7 +473,7 @@ func (in *inspector) describeRows(ctx context.Context, groups []Group) error {
 	}
 	if len(in.times) > 0 {
 		tc := in.times[len(in.times)-1] // created_at-like: detected last
-		timeSel, timeName, order = tc.SQL()+"::timestamptz", DisplayIdent(tc.Name), ", "+tc.SQL()
+		timeSel, timeName, order = tc.SQL()+"::timestamptz", idemtable.DisplayIdent(tc.Name), ", "+tc.SQL()
 	}
 	sql := "SELECT " + textExpr(in.key) + ", " + statusSel + ", " + timeSel + ", tableoid FROM " + in.t.Name.SQL() +
 		" WHERE " + keyIn(in.key, 1) + " ORDER BY 1" + order
@@ -515,7 +516,7 @@ func (in *inspector) describeRows(ctx context.Context, groups []Group) error {
 // grouped by the exact key first, then by lower(btrim()) of its text
 // columns, so both passes are hash aggregates.
 func (in *inspector) normalized(ctx context.Context) error {
-	if !in.requires(CheckNormalized, need(slices.ContainsFunc(in.key, Column.isText), "the key has no text column")) {
+	if !in.requires(CheckNormalized, need(slices.ContainsFunc(in.key, Column.IsText), "the key has no text column")) {
 		return nil
 	}
 	in.rep.Check(RuleNormalized.Code)
@@ -523,7 +524,7 @@ func (in *inspector) normalized(ctx context.Context) error {
 	for i, c := range in.key {
 		n := fmt.Sprintf("n%d", i)
 		e := c.SQL()
-		if c.isText() {
+		if c.IsText() {
 			e = "lower(btrim(" + e + "))"
 		}
 		inner = append(inner, e+" AS "+n)
@@ -558,7 +559,7 @@ func (in *inspector) normalized(ctx context.Context) error {
 // than one idempotency key.
 func (in *inspector) multipleSucceeded(ctx context.Context) error {
 	succ := in.o.Statuses.Values(Succeeded)
-	if !in.requires(CheckBusiness, need(len(in.business) > 0, "no --business-column: which column holds the business key (order_id) is not guessed"),
+	if !in.requires(CheckBusiness, need(len(in.business) > 0, "no {BusinessColumns}: which column holds the business key (order_id) is not guessed"),
 		in.needStatus(), need(len(succ) > 0, noSucceeded)) {
 		return nil
 	}
@@ -594,13 +595,13 @@ func (in *inspector) multipleSucceeded(ctx context.Context) error {
 func (in *inspector) stuck(ctx context.Context) error {
 	proc := in.o.Statuses.Values(Processing)
 	if !in.requires(CheckStuck, in.needStatus(),
-		need(len(in.times) > 0, "no timestamp column (updated_at, locked_at, started_at, ...): name one with --time-column"),
-		need(len(proc) > 0, "no processing status value (--status processing=...)")) {
+		need(len(in.times) > 0, "no timestamp column (updated_at, locked_at, started_at, ...): name one with {TimeColumns}"),
+		need(len(proc) > 0, "no processing status value ({Statuses} processing=...)")) {
 		return nil
 	}
 	in.rep.Check(RuleStuck.Code)
 	since := coalesceExpr(in.times)
-	res := &Stuck{After: HumanDuration(in.o.StuckAfter), Since: strings.Join(in.res.TimeColumns, ", "), Samples: []StuckRow{}}
+	res := &Stuck{After: english.Duration(in.o.StuckAfter), Since: strings.Join(in.res.TimeColumns, ", "), Samples: []StuckRow{}}
 	in.res.Stuck = res
 	res.Rows = in.roleRows(func(p profileRow) int64 { return p.old }, Processing)
 	if res.Rows == 0 {
@@ -618,7 +619,7 @@ func (in *inspector) stuck(ctx context.Context) error {
 	}
 	var r StuckRow
 	_, err = pgx.ForEachRow(rows, []any{&r.Key, &r.Status, &r.Since, &r.Attempt}, func() error {
-		r.Age = HumanDuration(in.o.Now.Sub(r.Since))
+		r.Age = english.Duration(in.o.Now.Sub(r.Since))
 		res.Samples = append(res.Samples, r)
 		return nil
 	})
@@ -629,7 +630,7 @@ func (in *inspector) stuck(ctx context.Context) error {
 	for _, s := range res.Samples {
 		e := fmt.Sprintf("key %s: %s since %s (%s ago)", quoteKey(s.Key), s.Status, s.Since.UTC().Format(time.RFC3339), s.Age)
 		if s.Attempt != nil {
-			e += ", " + DisplayIdent(in.attempt.Name) + " " + *s.Attempt
+			e += ", " + idemtable.DisplayIdent(in.attempt.Name) + " " + *s.Attempt
 		}
 		ev = append(ev, e)
 	}
@@ -671,27 +672,8 @@ func (in *inspector) failedNoAttempts(context.Context) error {
 		return nil
 	}
 	in.rep.Add(RuleFailedNoAttempts.New(in.subject(), fmt.Sprintf("%d FAILED %s, no attempt column and no RETRYABLE rows: a temporary error ends the job for good", failed, english.Plural(failed, "row", "rows")),
-		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, delivery_count (or --attempt-column)"))
+		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, delivery_count (or {AttemptColumn})"))
 	return nil
-}
-
-// HumanDuration is a duration as people write it: 15m, 2h30m, 3d4h.
-func HumanDuration(d time.Duration) string {
-	if d >= 48*time.Hour {
-		days := d / (24 * time.Hour)
-		return fmt.Sprintf("%dd%dh", days, (d-days*24*time.Hour)/time.Hour)
-	}
-	if d < time.Second {
-		return d.Round(time.Millisecond).String()
-	}
-	s := d.Round(time.Second).String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // quoteKey shows a key so that case and spaces are visible.

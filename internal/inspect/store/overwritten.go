@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"strings"
 	"time"
@@ -43,8 +44,8 @@ func (in *inspector) overwritten(ctx context.Context) error {
 	if h == nil && len(in.evidence) == 0 {
 		in.rep.Check(RuleNoEvidence.Code)
 		in.rep.Add(RuleNoEvidence.New(in.subject(), "no status history table and no column that only a success sets: a SUCCEEDED overwritten by FAILED leaves no trace",
-			"history tables looked for: "+DisplayIdent(in.t.Name.Name+historySuffixes[0])+" and the suffixes "+strings.Join(historySuffixes[1:], ", ")+" (or --history-table)",
-			"success columns looked for: succeeded_at, response_code/status_code 2xx (or --success-evidence)"))
+			"history tables looked for: "+idemtable.DisplayIdent(in.t.Name.Name+historySuffixes[0])+" and the suffixes "+strings.Join(historySuffixes[1:], ", ")+" (or {HistoryTable})",
+			"success columns looked for: succeeded_at, response_code/status_code 2xx (or {EvidenceColumns})"))
 		return nil
 	}
 	in.rep.Check(RuleOverwritten.Code)
@@ -68,7 +69,7 @@ func (in *inspector) findHistory(ctx context.Context) (*history, string, error) 
 	explicit := in.o.HistoryTable != ""
 	var ht *Table
 	if explicit {
-		t, err := ResolveTable(ctx, in.q, in.o.HistoryTable)
+		t, err := idemtable.ResolveTable(ctx, in.q, in.o.HistoryTable)
 		if err != nil {
 			return nil, "", err
 		}
@@ -76,14 +77,14 @@ func (in *inspector) findHistory(ctx context.Context) (*history, string, error) 
 	} else {
 		for _, suffix := range historySuffixes {
 			n := Name{Schema: in.t.Name.Schema, Name: in.t.Name.Name + suffix}
-			rows, err := tableRows(ctx, in.q, `SELECT c.oid, n.nspname, c.relname, c.relkind::text, c.reltuples::bigint
+			rows, err := idemtable.TableRows(ctx, in.q, `SELECT c.oid, n.nspname, c.relname, c.relkind::text, c.reltuples::bigint
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r','p')`, n.Schema, n.Name)
 			if err != nil {
 				return nil, "", fmt.Errorf("look for a history table of %s: %w", in.t.Name, err)
 			}
 			if len(rows) == 1 {
-				if ht, err = LoadTable(ctx, in.q, n); err != nil {
+				if ht, err = idemtable.LoadTable(ctx, in.q, n); err != nil {
 					return nil, "", err
 				}
 				break
@@ -110,21 +111,21 @@ func matchHistory(ht *Table, key []Column, status *Column) (*history, string) {
 	for _, k := range key {
 		c, ok := ht.Column(k.Name)
 		if !ok {
-			return nil, "has no key column " + DisplayIdent(k.Name)
+			return nil, "has no key column " + idemtable.DisplayIdent(k.Name)
 		}
 		h.key = append(h.key, c)
 	}
 	c, ok := ht.Column(status.Name)
 	if !ok {
-		if c, ok = ht.columnByNames(append([]string{"newstatus", "tostatus", "newstate", "tostate"}, statusNames...), nil); !ok {
+		if c, ok = ht.ColumnByNames(append([]string{"newstatus", "tostatus", "newstate", "tostate"}, idemtable.StatusNames...), nil); !ok {
 			return nil, "has no status column"
 		}
 	}
 	h.status = c
-	if h.at, ok = ht.columnByNames(historyTimeNames, isTimestamp); !ok {
+	if h.at, ok = ht.ColumnByNames(historyTimeNames, idemtable.IsTimestamp); !ok {
 		return nil, "has no timestamp column to order the transitions (changed_at, created_at, ...)"
 	}
-	if o, ok := ht.columnByNames(historyOrderNames, nil); ok {
+	if o, ok := ht.ColumnByNames(historyOrderNames, nil); ok {
 		h.order = &o
 	}
 	return h, ""
@@ -137,7 +138,7 @@ func (in *inspector) historyRegressions(ctx context.Context, h *history, res *Ov
 	if h.order != nil {
 		order += ", " + h.order.SQL()
 	}
-	desc := fmt.Sprintf("history table %s (lag over %s)", h.table.Name, DisplayIdent(h.at.Name))
+	desc := fmt.Sprintf("history table %s (lag over %s)", h.table.Name, idemtable.DisplayIdent(h.at.Name))
 	res.Evidence = append(res.Evidence, desc)
 	sql := "SELECT k, prev, cur, at FROM (SELECT " + textExpr(h.key) + " AS k, " + h.status.SQL() + "::text AS cur, lag(" +
 		h.status.SQL() + "::text) OVER (PARTITION BY " + colList(h.key) + " ORDER BY " + order + ") AS prev, " +
@@ -209,7 +210,7 @@ func (in *inspector) rowRegressions(ctx context.Context, res *Overwritten) error
 		var parts []string
 		for i, v := range shown {
 			if v != nil {
-				parts = append(parts, DisplayIdent(in.evidence[i].col.Name)+"="+*v)
+				parts = append(parts, idemtable.DisplayIdent(in.evidence[i].col.Name)+"="+*v)
 			}
 		}
 		r.Evidence = strings.Join(parts, ", ")

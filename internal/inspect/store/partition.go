@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/jackc/pgx/v5"
 )
@@ -257,7 +258,7 @@ func (in *inspector) partitionFindings(context.Context) error {
 		ix := perPartition[0]
 		msg = fmt.Sprintf("partitioned by %s: %s (%s) is unique only within one partition; "+
 			"the same key written with a %s of another partition is a second row",
-			p.Key, DisplayIdent(ix.Name), strings.Join(ix.Columns, ", "), outside)
+			p.Key, idemtable.DisplayIdent(ix.Name), strings.Join(ix.Columns, ", "), outside)
 	}
 	ev := []string{"partitioning: " + p.Describe() + leafText(p)}
 	ev = append(ev, fmt.Sprintf("a unique index on %s alone is refused: it must include the partition key column(s) %s", keyText, outside))

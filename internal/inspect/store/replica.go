@@ -150,7 +150,7 @@ func (s *replicaSession) open(ctx context.Context) error {
 		if st.behind() && replayAt != nil && now != nil {
 			lag = max(now.Sub(*replayAt).Milliseconds(), 0)
 		}
-		st.LagMs, st.Lag = &lag, HumanDuration(time.Duration(lag)*time.Millisecond)
+		st.LagMs, st.Lag = &lag, english.Duration(time.Duration(lag)*time.Millisecond)
 	} else {
 		st.BehindBytes, st.ReceiveLSN, st.ReplayLSN = nil, nil, nil
 	}
@@ -182,11 +182,11 @@ func (s *replicaSession) measureCatchUp(ctx context.Context, st *ReplicaState) e
 		took := time.Since(start)
 		if done {
 			ms := took.Milliseconds()
-			st.CatchUpMs, st.CatchUp = &ms, "replayed the primary's position "+HumanDuration(took)+" later"
+			st.CatchUpMs, st.CatchUp = &ms, "replayed the primary's position "+english.Duration(took)+" later"
 			return nil
 		}
 		if took >= replicaLagWarn {
-			st.CatchUp = "had not replayed the primary's position " + HumanDuration(replicaLagWarn) + " later"
+			st.CatchUp = "had not replayed the primary's position " + english.Duration(replicaLagWarn) + " later"
 			return nil
 		}
 		select {
@@ -232,7 +232,7 @@ type replicaRow struct {
 func (in *inspector) replicaCompare(ctx context.Context) error {
 	if in.replica == nil {
 		if in.o.Checks != nil {
-			in.skip(CheckReplica, "no --replica-url")
+			in.skip(CheckReplica, "no {ReplicaURL}")
 		}
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/testenv"
@@ -149,7 +150,7 @@ func BenchmarkReplicaCompare(b *testing.B) {
 		INSERT INTO {s}.jobs SELECT 'new:' || i, 'SUCCEEDED', timestamptz '2026-12-03T00:00:00Z' + make_interval(secs => i)
 		  FROM generate_series(1, 5000) i`)
 	o := store.Options{Table: s.Table("jobs"), Checks: []string{store.CheckReplica}, Replica: replica,
-		Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Now: now}
+		Statuses: idemtable.DefaultStatuses(), StuckAfter: time.Hour, Now: now}
 	var rc *store.ReplicaCompare
 	b.ResetTimer()
 	for range b.N {

@@ -47,7 +47,7 @@ must name the same expression.`,
 		Doc: `The unique index is on the key plus another column, e.g. (key, attempt)
 or (key, created_at). Every attempt has a new value there, so the index
 accepts one row per attempt: a duplicate per retry, with no error.`,
-		Fix: "Make the unique index exactly the key columns (add the tenant or scope column to the key if it belongs there, with --key-column), and keep attempts in a counter column.",
+		Fix: "Make the unique index exactly the key columns (add the tenant or scope column to the key if it belongs there, with {KeyColumns}), and keep attempts in a counter column.",
 	}
 	RuleDeferrable = findings.Rule{
 		Code: "STORE_UNIQUE_DEFERRABLE", Severity: findings.Warn, Since: "v0.1.0",
@@ -118,7 +118,7 @@ unique constraint never saw a duplicate and the effect ran again.`,
 	}
 	RuleStuck = findings.Rule{
 		Code: "STORE_STUCK_PROCESSING", Severity: findings.Warn, Since: "v0.1.0",
-		Title: "rows are stuck in PROCESSING longer than --stuck-after",
+		Title: "rows are stuck in PROCESSING longer than {StuckAfter}",
 		Doc: `A worker reserved the key and never finished: it crashed after the
 reservation (a worker crash) or is still running far beyond the
 usual duration. A stuck reservation blocks every retry, and a sweeper
@@ -130,11 +130,11 @@ if the first worker was only slow.`,
 		Code: "STORE_UNKNOWN_STATUS", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "status values outside the expected set",
 		Doc: `Rows carry statuses that are not PROCESSING, SUCCEEDED, FAILED or
-RETRYABLE (or the values given with --status). Either the table uses other
-names (map them with --status so the other checks can read them) or
+RETRYABLE (or the values given with {Statuses}). Either the table uses other
+names (map them with {Statuses} so the other checks can read them) or
 something writes statuses no state machine expects, and code that tests
 status = 'SUCCEEDED' treats those rows as not done.`,
-		Fix: "Map the table's statuses with --status succeeded=DONE,... or constrain the column: CHECK (status IN ('PROCESSING','SUCCEEDED','FAILED','RETRYABLE')) or an enum.",
+		Fix: "Map the table's statuses with {Statuses} succeeded=DONE,... or constrain the column: CHECK (status IN ('PROCESSING','SUCCEEDED','FAILED','RETRYABLE')) or an enum.",
 	}
 	RuleOverwritten = findings.Rule{
 		Code: "STORE_SUCCEEDED_OVERWRITTEN", Severity: findings.Error, Since: "v0.1.0",
@@ -144,7 +144,7 @@ expired, redelivery) wrote PROCESSING or FAILED over it. The next delivery
 sees "not done" and runs the side effect again. Evidence is either a
 status history table (a SUCCEEDED row followed by another status) or the
 current row itself (succeeded_at set, a 2xx response code, or a column
-named with --success-evidence, beside a non-success status).`,
+named with {EvidenceColumns}, beside a non-success status).`,
 		Fix: "Guard transitions in the UPDATE: SET status='FAILED' WHERE key=$1 AND status='PROCESSING' AND lock_token=$2, and reject leaving SUCCEEDED with a trigger.",
 	}
 	RuleNoEvidence = findings.Rule{
@@ -154,13 +154,13 @@ named with --success-evidence, beside a non-success status).`,
 sets (succeeded_at, a response code), so a SUCCEEDED overwritten by a late
 FAILED leaves no trace, and neither dupctl nor an incident review can see
 it.`,
-		Fix: "Record transitions: a <table>_history table filled by a trigger, or a succeeded_at column set with the status (or name an existing column with --success-evidence).",
+		Fix: "Record transitions: a <table>_history table filled by a trigger, or a succeeded_at column set with the status (or name an existing column with {EvidenceColumns}).",
 	}
 	RuleReplicaStale = findings.Rule{
 		Code: "STORE_REPLICA_STALE", Severity: findings.Error, Since: "v0.3.0",
 		Title: "records on the primary are missing or stale on the replica",
 		Doc: `Recent idempotency records the primary holds are missing on the replica
-(--replica-url), or carry an older status there, because the replica had
+({ReplicaURL}), or carry an older status there, because the replica had
 not replayed the primary's WAL yet. An idempotency check or a status read
 routed to the replica (a read/write split, a read-only pool, a "reader"
 endpoint) sees "not done" for a job that is done, and the side effect runs

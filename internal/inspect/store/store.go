@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/idemtable"
+
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -257,7 +259,7 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	}
 	var targets []target
 	if o.Table != "" {
-		t, err := ResolveTable(ctx, tx, o.Table)
+		t, err := idemtable.ResolveTable(ctx, tx, o.Table)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +267,7 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	} else {
 		schema := ""
 		if o.Schema != "" {
-			ids, err := ParseIdentList(o.Schema)
+			ids, err := idemtable.ParseIdentList(o.Schema)
 			if err != nil || len(ids) != 1 {
 				return nil, problem.Inputf("Schema", "want one schema name").WithValue(o.Schema)
 			}
@@ -278,13 +280,13 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 		if len(cands) == 0 {
 			where := "any schema this role can read"
 			if schema != "" {
-				where = "schema " + DisplayIdent(schema)
+				where = "schema " + idemtable.DisplayIdent(schema)
 			}
 			return nil, problem.Inputf("", "no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)", where).WithHint("name it with {Table}")
 		}
 		res.Discovered = cands
 		for _, c := range cands {
-			t, err := LoadTable(ctx, tx, c.Name)
+			t, err := idemtable.LoadTable(ctx, tx, c.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -373,7 +375,7 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 		}
 		in.key, in.res.KeySource = []Column{c}, "column name"
 	}
-	if in.status, err = in.optionalColumn("StatusColumn", o.StatusColumn, tg.status, statusNames, nil); err != nil {
+	if in.status, err = in.optionalColumn("StatusColumn", o.StatusColumn, tg.status, idemtable.StatusNames, nil); err != nil {
 		return nil, err
 	}
 	if in.attempt, err = in.optionalColumn("AttemptColumn", o.AttemptColumn, "", attemptNames, nil); err != nil {
@@ -384,8 +386,8 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 			return nil, err
 		}
 		for _, c := range in.times {
-			if !isTimestamp(c) {
-				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", DisplayIdent(c.Name), c.Type).WithHint("give timestamp columns")
+			if !idemtable.IsTimestamp(c) {
+				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", idemtable.DisplayIdent(c.Name), c.Type).WithHint("give timestamp columns")
 			}
 		}
 	} else {
@@ -414,10 +416,6 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 	return in, nil
 }
 
-func isTimestamp(c Column) bool {
-	return strings.HasPrefix(c.Type, "timestamp") || c.Type == "date"
-}
-
 // optionalColumn resolves a column given by the user (field names the
 // option), or chosen by discovery, or detected by name; nil when there is
 // none.
@@ -436,7 +434,7 @@ func (in *inspector) optionalColumn(field, raw, chosen string, names []string, o
 		c, _ := in.t.Column(chosen)
 		return &c, nil
 	}
-	if c, found := in.t.columnByNames(names, ok); found {
+	if c, found := in.t.ColumnByNames(names, ok); found {
 		return &c, nil
 	}
 	return nil, nil
@@ -456,7 +454,7 @@ func need(ok bool, why string) requirement { return requirement{ok, why} }
 
 func (in *inspector) needStatus() requirement { return need(in.status != nil, "no status column") }
 
-const noSucceeded = "no succeeded status value (--status succeeded=...)"
+const noSucceeded = "no succeeded status value ({Statuses} succeeded=...)"
 
 // requires reports whether a check can run, recording why not when it
 // cannot.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func (fx *fixture) inspect(o store.Options) (*findings.Report, *store.Result) {
 
 func (fx *fixture) tryInspect(o store.Options) (*findings.Report, error) {
 	if o.Statuses.Describe() == "" {
-		o.Statuses = store.DefaultStatuses()
+		o.Statuses = idemtable.DefaultStatuses()
 	}
 	if o.StuckAfter == 0 {
 		o.StuckAfter = 15 * time.Minute
@@ -277,7 +278,7 @@ func TestOddIdentifiers(t *testing.T) {
 
 func mustStatuses(t *testing.T, specs ...string) store.Statuses {
 	t.Helper()
-	s, err := store.ParseStatuses(specs)
+	s, err := idemtable.ParseStatuses(specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	_, err = store.Run(context.Background(), slow, store.Options{Table: fx.table("big"), Statuses: store.DefaultStatuses(), StuckAfter: time.Hour, Now: now})
+	_, err = store.Run(context.Background(), slow, store.Options{Table: fx.table("big"), Statuses: idemtable.DefaultStatuses(), StuckAfter: time.Hour, Now: now})
 	if !isSystem(err) || !strings.Contains(err.Error(), "raise {StatementTimeout}") {
 		t.Errorf("timeout: %v", err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/sim"
 )
 
 // AnalyzeOptions are the thresholds of the verdicts.
@@ -69,9 +68,10 @@ type Result struct {
 	Sketch      SketchInfo `json:"sketch"`
 	JobTypes    []JobStats `json:"job_types"`
 
-	// simulated: --simulate ran (its rule is evaluated even when no job
-	// type qualified).
+	// simulated: the simulation ran (riskRule, the simulator's rule for
+	// duplicates, is evaluated even when no job type qualified).
 	simulated bool
+	riskRule  findings.Rule
 }
 
 // SketchInfo states how quantiles were computed.
@@ -180,9 +180,9 @@ func (r *Result) Report() *findings.Report {
 			r.Skipped.Examples...))
 	}
 	if r.simulated {
-		rep.Check(sim.RuleRiskDuplicates.Code)
+		rep.Check(r.riskRule.Code)
 		for i := range r.JobTypes {
-			rep.Add(simFindings(&r.JobTypes[i])...)
+			rep.Add(simFindings(r.riskRule, &r.JobTypes[i])...)
 		}
 	}
 	return rep
@@ -255,7 +255,7 @@ func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
 	case VerdictNoTTL:
 		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s; recommended %s", english.Count(js.Runs, "run", "runs"), FormatDuration(js.Recommended)), ev...))
 	case VerdictFewRuns:
-		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than --min-samples %d): no verdict", english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
+		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than {MinSamples} %d): no verdict", english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
 	case VerdictUnsafe:
 		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.TTL), FormatDuration(js.P99), outlived), ev...))
 	}
@@ -331,9 +331,9 @@ func orNone(s string) string {
 func SourceText(src string) string {
 	switch src {
 	case SourceFlag:
-		return "--ttl"
+		return "{TTLs}"
 	case SourceConfig:
-		return "--ttl-file"
+		return "{TTLFile}"
 	case SourceData:
 		return "the input"
 	}

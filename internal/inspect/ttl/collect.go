@@ -1,5 +1,5 @@
-// Package ttl answers step 3 of the seed's debugging list: are lock TTLs
-// longer than the jobs they protect? It collects job durations per job
+// Package ttl answers step 3 of the debugging steps for a job that ran
+// twice: are lock TTLs longer than the jobs they protect? It collects job durations per job
 // type from CSV, a SQL query or structured logs, summarises them (count,
 // p50 to p99.9, max: exact for small inputs, a DDSketch with a stated
 // relative error for large ones), counts the runs that outlived their lock
@@ -121,7 +121,7 @@ func (c *Collector) add(s *series, r JobRun) string {
 	d := r.Duration
 	if c.opts.IncludeWait {
 		if !r.HasWait {
-			return "no queue wait (needed by --include-wait)"
+			return "no queue wait (needed by {IncludeWait})"
 		}
 		if r.Wait < 0 {
 			return "negative queue wait"

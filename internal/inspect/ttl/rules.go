@@ -60,22 +60,22 @@ times the p99 duration buys nothing against duplicates and delays recovery.`,
 		Doc: `A p99 needs well over a hundred runs to mean anything. With fewer, dupctl
 shows the numbers but gives no verdict (runs that outlived their TTL are
 still reported: those are facts, not estimates).`,
-		Fix: "Collect more runs (a longer time window, more log files), or lower --min-samples knowingly.",
+		Fix: "Collect more runs (a longer time window, more log files), or lower {MinSamples} knowingly.",
 	}
 	RuleNotSet = findings.Rule{
 		Code: "TTL_NOT_SET", Severity: findings.Info, Since: "v0.1.0",
 		Title: "no lock TTL known for a job type",
 		Doc: `The input carries durations for this job type but no TTL: nothing to
 compare against. The recommended TTL is still computed.`,
-		Fix: "Give the TTL with --ttl type=2m or --ttl-file, or log lockTtl with each lock acquisition.",
+		Fix: "Give the TTL with {TTLs} type=2m or {TTLFile}, or log lockTtl with each lock acquisition.",
 	}
 	RuleInputSkipped = findings.Rule{
 		Code: "TTL_INPUT_SKIPPED", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "input rows were skipped",
 		Doc: `Some rows could not be read (no duration, a malformed number, a run with
-no end, no queue wait under --include-wait). The statistics exclude them:
+no end, no queue wait under {IncludeWait}). The statistics exclude them:
 if they are the slow runs, the quantiles are too low.`,
-		Fix: "Read the examples in the evidence and fix the export, the --unit, or the column names.",
+		Fix: "Read the examples in the evidence and fix the export, the {Unit}, or the column names.",
 	}
 )
 

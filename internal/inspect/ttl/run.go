@@ -56,6 +56,8 @@ type Deps struct {
 	Postgres func(ctx context.Context) (Querier, error)
 	// Progress starts a meter for one part of the work (nil: none).
 	Progress func(label, unit string) progress.Meter
+	// Simulator estimates duplicates with Options.Simulate.
+	Simulator Simulator
 }
 
 // ErrNoRuns is the reason of the input error a run returns when no usable
@@ -88,7 +90,7 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	}
 	if o.Simulate {
 		o.Sim.Progress = meter(d, "simulate", "job types")
-		if err := Simulate(ctx, res, o.Sim); err != nil {
+		if err := Simulate(ctx, d.Simulator, res, o.Sim); err != nil {
 			return nil, err
 		}
 	}

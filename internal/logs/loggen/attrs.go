@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The formats (formats.go) write one list of the seed's fields per line,
+// The formats (formats.go) write one list of the flow's fields per line,
 // built here once, and differ only in how they name and write it: JSON
 // members, GELF's _fields, OTLP key/value attributes, ECS nested objects,
 // logfmt pairs, or key=value words after a console sentence.
@@ -18,7 +18,8 @@ type attr struct {
 	kind     byte // 's', 'n' or 'b'
 }
 
-// The seed's fields, in the order a line carries them.
+// The flow's fields (jobId, orderId, lockKey, ...), in the order a line
+// carries them.
 const (
 	aJob = iota
 	aMsg
@@ -37,7 +38,7 @@ const (
 	numAttrs
 )
 
-// attrNames are a format's names for the seed's fields; an empty name
+// attrNames are a format's names for the flow's fields; an empty name
 // leaves the field out (a console layout has no worker field: its thread
 // or pid says it).
 type attrNames [numAttrs]string

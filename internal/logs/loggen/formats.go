@@ -10,7 +10,7 @@ import (
 
 // The formats: the one event stream written in the shape each logging
 // library, shipper or runtime writes it, every step worded as a sentence
-// (msgrender.go) and the seed's fields named and placed as the format
+// (msgrender.go) and the flow's fields named and placed as the format
 // does (attrs.go). Shapes, as the libraries document them:
 //
 //	Serilog CLEF       {"@t":"2016-06-07T03:44:57.8532799Z","@mt":"Hello, {User}","User":"nblumhardt"}   (serilog-formatting-compact)

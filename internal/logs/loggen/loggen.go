@@ -1,6 +1,6 @@
 // Package loggen writes synthetic, seeded logs of a queue worker fleet for
-// dupctl's correctness tests and benchmarks: jobs flow through the seed's
-// worker core (receive, lock, idempotency check, claim, side effect,
+// dupctl's correctness tests and benchmarks: jobs flow through the safe
+// consumer flow (receive, lock, idempotency check, claim, side effect,
 // commit, unlock, ack), with realistic noise (retries, lock contention,
 // DLQ, crashes that the idempotency layer absorbs) and injected incidents
 // of every duplicate cause, each labelled with the truth. The same seed
@@ -49,7 +49,7 @@ type Dialect string
 // only in the message text, and Go slog with grouped attributes and the
 // event name as the message. Then the message-only shapes of the logging
 // libraries services use, with the step only in a sentence (worded in
-// several ways per library and job type) and the seed's fields beside it
+// several ways per library and job type) and the flow's fields beside it
 // (msgrender.go).
 const (
 	Camel    Dialect = "camel"

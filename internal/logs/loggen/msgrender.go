@@ -7,7 +7,7 @@ import (
 )
 
 // The message-only dialects write what services running these libraries
-// write: the step only in a sentence, the seed's fields beside it under
+// write: the step only in a sentence, the flow's fields beside it under
 // the library's usual keys. Shapes, as the libraries document them:
 //
 //	slog JSONHandler  {"time":"2022-11-08T15:28:26.000000000-05:00","level":"INFO","msg":"hello","count":3}
@@ -260,7 +260,7 @@ func (g *gen) renderZap(b []byte, t time.Time, e *ev) []byte {
 	return append(b, '}')
 }
 
-// snakeFields are the seed's fields as Go and Python services name them.
+// snakeFields are the flow's fields as Go and Python services name them.
 func (g *gen) snakeFields(b []byte, e *ev, attempt int) []byte {
 	f := &e.f
 	b = str(b, "job_id", f.job)

@@ -148,7 +148,7 @@ func (g *gen) renderSnake(b []byte, t time.Time, e *ev) []byte {
 	return g.flatFields(b, e, &snakeNames)
 }
 
-// flatFields writes the seed's fields at the top level and closes the line.
+// flatFields writes the flow's fields at the top level and closes the line.
 func (g *gen) flatFields(b []byte, e *ev, n *flatNames) []byte {
 	f := &e.f
 	b = str(b, n.job, f.job)

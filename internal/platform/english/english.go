@@ -2,7 +2,12 @@
 // count reads "1 run" and "3 runs" the same way in every command.
 package english
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Integer is any integer type a count comes in.
 type Integer interface {
@@ -41,4 +46,23 @@ func Number[N Integer](n N) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// Duration is a duration as people write it: 15m, 2h30m, 3d4h.
+func Duration(d time.Duration) string {
+	if d >= 48*time.Hour {
+		days := d / (24 * time.Hour)
+		return fmt.Sprintf("%dd%dh", days, (d-days*24*time.Hour)/time.Hour)
+	}
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -116,7 +116,7 @@ type Rule struct {
 	Title    string   // one line: what was found
 	Severity Severity // default severity
 	Doc      string   // what it means and how it leads to duplicates
-	Fix      string   // the concrete fix, from the seed's safe flow
+	Fix      string   // the concrete fix, from the safe consumer flow
 	Since    string   // dupctl version that introduced it
 }
 
@@ -153,8 +153,11 @@ func NewCatalog(groups ...[]Rule) *Catalog {
 	return c
 }
 
-// Lookup returns the rule with this code.
+// Lookup returns the rule with this code; a nil catalog knows none.
 func (c *Catalog) Lookup(code string) (Rule, bool) {
+	if c == nil {
+		return Rule{}, false
+	}
 	i, ok := c.index[strings.ToUpper(code)]
 	if !ok {
 		return Rule{}, false
@@ -164,6 +167,9 @@ func (c *Catalog) Lookup(code string) (Rule, bool) {
 
 // All returns every rule, sorted by code.
 func (c *Catalog) All() []Rule {
+	if c == nil {
+		return nil
+	}
 	out := slices.Clone(c.rules)
 	slices.SortFunc(out, func(a, b Rule) int { return cmp.Compare(a.Code, b.Code) })
 	return out

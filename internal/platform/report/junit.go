@@ -81,7 +81,7 @@ func (p junitPrinter) build(r *findings.Report) JUnitTestSuites {
 		var below, bodies []string
 		var first *findings.Finding
 		failing := 0
-		worst := findings.Severity(0)
+		var worst findings.Severity // none yet: below Info
 		for i, f := range r.Findings {
 			if f.Code != code {
 				continue

@@ -56,7 +56,7 @@ func ParseTo(s string) (*Target, bool, error) {
 	if strings.ContainsAny(s, "\x00\r\n") || len(ex) > 255 || len(rk) > 255 {
 		return nil, false, &problem.Input{Field: "To", Value: s, Quote: true, Why: "names are at most 255 bytes, without control characters"}
 	}
-	return &Target{Exchange: ex, RoutingKey: rk, From: "--to"}, !hasKey, nil
+	return &Target{Exchange: ex, RoutingKey: rk, From: "{To}"}, !hasKey, nil
 }
 
 // Route returns the destination of a message, or false when the message

@@ -35,14 +35,14 @@ up to the limit each.`,
 		Doc: `These messages carry dupctl-replay-count: an earlier replay sent them back
 and they failed again. Replaying without fixing the cause turns the DLQ into a
 loop in which every lap runs the handler (and its side effects) once more.`,
-		Fix: "Find and fix the failure first (the error column groups them); replay with --max-replays to park messages that keep coming back.",
+		Fix: "Find and fix the failure first (the error column groups them); replay with {MaxReplays} to park messages that keep coming back.",
 	}
 	ruleNoIdentity = findings.Rule{
 		Code: "DLQ_NO_IDENTITY", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "dead letters with neither a message id nor an idempotency key",
 		Doc: `A replay, like any redelivery, may reach a consumer that already did the
 work. Without a message id or an idempotency key, nothing downstream can
-recognise the second copy, and nothing (not dupctl's --skip-succeeded
+recognise the second copy, and nothing (not dupctl's {SkipSucceeded}
 either) can tell whether the job already succeeded.`,
 		Fix: "Have producers set message_id and an idempotency key derived from the business key (payment:<orderId>); the consumer records it with a unique constraint before the side effect.",
 	}
@@ -50,7 +50,7 @@ either) can tell whether the job already succeeded.`,
 		Code: "DLQ_NO_ERROR_CONTEXT", Severity: findings.Info, Since: "v0.1.0",
 		Title: "dead letters without an error message",
 		Doc: `The messages do not say why they failed (no x-exception-message, error or
-similar header; --error-field names yours). Without it nobody can tell a
+similar header; {ErrorField} names yours). Without it nobody can tell a
 temporary failure, worth replaying, from a permanent one, which would only
 fail again.`,
 		Fix: "Dead-letter with context: jobId, business key, idempotency key, attempt count, a short error message and the time of the last failure (Spring's RepublishMessageRecoverer adds x-exception-message).",
@@ -62,7 +62,7 @@ fail again.`,
 x-original-routingKey (Spring's recoverer): a replay cannot route them home
 by itself, and guessing the routing key sends them to the wrong consumers or
 nowhere.`,
-		Fix: "Replay them with an explicit --to EXCHANGE[:ROUTING-KEY] (check the routing preview of the dry run first).",
+		Fix: "Replay them with an explicit {To} EXCHANGE[:ROUTING-KEY] (check the routing preview of the dry run first).",
 	}
 	ruleHasConsumers = findings.Rule{
 		Code: "DLQ_HAS_CONSUMERS", Severity: findings.Warn, Since: "v0.1.0",
@@ -89,7 +89,7 @@ drops or dead-letters it - the DLQ's own messages can be lost by peeking.`,
 type RabbitMQ or Spring write (a client copied or rewrote them). dupctl
 ignores what it cannot read, so origin routing and loop guards may not see
 these messages' history.`,
-		Fix: "Find the client that rewrites the headers; never set x- headers yourself (RabbitMQ 4 ignores client x-death); replay these with --to.",
+		Fix: "Find the client that rewrites the headers; never set x- headers yourself (RabbitMQ 4 ignores client x-death); replay these with {To}.",
 	}
 	RuleReadIncomplete = findings.Rule{
 		Code: "DLQ_READ_INCOMPLETE", Severity: findings.Warn, Since: "v0.2.0",
@@ -107,7 +107,7 @@ were the queue.`,
 		Code: "DLQ_EXPORT_INCOMPLETE", Severity: findings.Error, Since: "v0.2.0",
 		Title: "the export file holds fewer messages than the queue did",
 		Doc: `The export wrote fewer messages than the queue held at its start (or
---limit asked for): the file is not the queue. An archive or a replay made
+{Limit} asked for): the file is not the queue. An archive or a replay made
 from it would silently miss the rest.`,
 		Fix: "Export again once nothing else consumes the DLQ; compare the count with 'dupctl dlq stats'.",
 	}

@@ -498,7 +498,7 @@ func TestRaceWithoutLockIsARace(t *testing.T) {
 	only(t, f.run(t), "DUP "+cause.Race.Code)
 }
 
-// The seed's safe flow absorbs the same race: the lock serialises the two
+// The safe consumer flow absorbs the same race: the lock serialises the two
 // messages and the claim in one transaction stops the second.
 func TestRaceSafeFlow(t *testing.T) {
 	f := setup(t, "race")
@@ -521,7 +521,7 @@ func TestCommitReplyLostCheckThenAct(t *testing.T) {
 	}
 }
 
-// The seed's safe flow claims and charges in one transaction: the
+// The safe consumer flow claims and charges in one transaction: the
 // redelivery finds the claim.
 func TestCommitReplyLostSafeFlow(t *testing.T) {
 	f := setup(t, "redelivery")

@@ -72,7 +72,7 @@ func (p *Proof) Summary() string {
 
 // Report merges the findings of every scenario.
 func (p *Proof) Report() *findings.Report {
-	rep := &findings.Report{Command: "simulate --worker (job " + p.Job + ")", Data: p}
+	rep := &findings.Report{Command: "simulate {Worker} (job " + p.Job + ")", Data: p}
 	for _, r := range p.results {
 		sub := r.Report()
 		rep.Check(sub.Checks...)

@@ -11,7 +11,7 @@ import (
 // not settle. Each failing finding carries its schedule and the command
 // that replays its seed.
 func (res *Result) Report() *findings.Report {
-	rep := &findings.Report{Command: "simulate " + res.Scenario + " --worker", Data: res}
+	rep := &findings.Report{Command: "simulate " + res.Scenario + " {Worker}", Data: res}
 	rules := map[string]findings.Rule{}
 	for _, r := range append(causeRules(), Rules()...) {
 		rep.Check(r.Code)

@@ -44,9 +44,9 @@ while the status cache lagged, the two messages of a race were handled
 one after the other. Such a run is tried again, with the next business
 key as its victim and fresh workers, up to three attempts; the finding
 lists what each attempt lacked.`,
-		Fix: "Point every connection of the worker at dupctl's proxies (--worker-env with {amqp}, {redis}, {postgres}), " +
-			"pass the business key as a query parameter, or choose the points that exist with --at; for a condition that did " +
-			"not follow, run more seeds (--runs), and look at what holds messages back (a prefetch above 1 lets a paused " +
+		Fix: "Point every connection of the worker at dupctl's proxies ({Env} with {amqp}, {redis}, {postgres}), " +
+			"pass the business key as a query parameter, or choose the points that exist with {At}; for a condition that did " +
+			"not follow, run more seeds ({Runs}), and look at what holds messages back (a prefetch above 1 lets a paused " +
 			"worker take the second message).",
 	}
 	RuleLockLost = findings.Rule{
@@ -66,7 +66,7 @@ a slower job or another schedule can.`,
 	RuleUncounted = findings.Rule{
 		Code: "CHAOS_EFFECT_UNCOUNTED", Severity: findings.Error, Since: "v0.1.0",
 		Title: "not decided: effects counted in the log, and the fault came between a committed write and the line that would log it",
-		Doc: `With the effects counted in the workers' log lines (--effects-log), the
+		Doc: `With the effects counted in the workers' log lines ({EffectsLog}), the
 after-write fault - a SIGKILL, or a commit reply lost with the
 connection - comes right after the worker's write for the key committed
 and before the worker can log the effect. Whether the effect ran then
@@ -74,7 +74,7 @@ cannot be read from the log: the key's count may be one short, so a
 duplicate can hide behind a count of 1 and a durable effect looks like
 none. The key is "not decided", never ok: an error, so a CI run fails
 until a query decides it.`,
-		Fix: "Count the effects with a query on what the worker writes (--effects-sql) for the after-write point, or run the other points only (--at).",
+		Fix: "Count the effects with a query on what the worker writes ({EffectsSQL}) for the after-write point, or run the other points only ({At}).",
 	}
 	RuleUnsettled = findings.Rule{
 		Code: "CHAOS_UNSETTLED", Severity: findings.Warn, Since: "v0.1.0",
@@ -83,7 +83,7 @@ until a query decides it.`,
 was still paused or starting, or messages were still in the queue. The
 effects counted may not be final, so a key with no effect is reported
 as unsettled, not as lost.`,
-		Fix: "Raise the run's time limit, or look at the worker's output (--worker-log) for why it stopped consuming.",
+		Fix: "Raise the run's time limit, or look at the worker's output ({WorkerLog}) for why it stopped consuming.",
 	}
 )
 

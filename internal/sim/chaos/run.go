@@ -676,7 +676,7 @@ func (r *run) waitReady() error {
 			return nil
 		case time.Now().After(deadline):
 			return problem.System(fmt.Errorf("workers did not start consuming within %s: %s", r.o.ReadyTimeout, strings.Join(waiting, "; ")),
-				"a worker is ready when it sends basic.consume through {amqp}: check that its environment points it at dupctl's proxies (--worker-env)")
+				"a worker is ready when it sends basic.consume through {amqp}: check that its environment points it at dupctl's proxies ({Env})")
 		}
 		select {
 		case <-r.ctx.Done():

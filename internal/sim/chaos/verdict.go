@@ -307,7 +307,7 @@ func undecided(key string, n int) string {
 	}
 	return fmt.Sprintf("%s counted in the log for %s, but the fault came right after the worker's write for it committed and before "+
 		"the worker could log the effect: the effect ran %s, and the log cannot tell which; "+
-		"a query on what the worker writes (--effects-sql) decides it", english.Count(n, "effect", "effects"), key, could)
+		"a query on what the worker writes ({EffectsSQL}) decides it", english.Count(n, "effect", "effects"), key, could)
 }
 
 func (r *run) deliveriesOf(key string) []*delivery {

@@ -179,7 +179,7 @@ func why(pr *sim.ProfileResult, search, virtual string, pl sim.Plan, out *Result
 // any disagreement with the simulator's verdict for the same plan.
 func (r *ScenarioResult) Report() *findings.Report {
 	sc := r.Scenario
-	rep := &findings.Report{Command: "simulate " + sc.Name + " --live"}
+	rep := &findings.Report{Command: "simulate " + sc.Name + " {Live}"}
 	rep.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code, sim.RuleNonOwnerUnlock.Code, sim.RuleLiveMismatch.Code)
 	for _, row := range r.Rows {
 		subject := sc.Name + "/" + row.Profile + " (live)"
@@ -221,7 +221,7 @@ func violationFindings(subject, profile string, found sim.Violation, effects, dl
 // Report is one live run's findings: the invariants the real servers
 // showed broken under its plan.
 func (r *Result) Report() *findings.Report {
-	rep := &findings.Report{Command: "simulate " + r.Scenario + " --live"}
+	rep := &findings.Report{Command: "simulate " + r.Scenario + " {Live}"}
 	rep.Check(sim.RuleDuplicate.Code, sim.RuleLoss.Code, sim.RuleNonOwnerUnlock.Code)
 	subject := r.Scenario + "/" + r.Profile + " (live)"
 	rep.Add(violationFindings(subject, r.Profile, r.Found, r.Effects, r.DeadLettered, sim.KeyEvents(&r.Timeline))...)

@@ -81,7 +81,7 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// The seed's lock scripts: release and renew only while the token is ours.
+// The safe flow's lock scripts: release and renew only while the token is ours.
 var (
 	unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`)
 	renewScript  = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)

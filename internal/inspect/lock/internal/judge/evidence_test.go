@@ -115,7 +115,7 @@ func TestPossibleFamiliesAreOneInfoLine(t *testing.T) {
 	}
 	p, fi := f.PossibleReport()
 	if fi.Severity != findings.Info || fi.Code != RulePossible.Code || p.Suggest != "payment:order:*" ||
-		!strings.Contains(fi.Message, "confirm with --lock-pattern 'payment:order:*'") {
+		!strings.Contains(fi.Message, "confirm with {LockPatterns} 'payment:order:*'") {
 		t.Errorf("%s %s: %s (%+v)", fi.Severity, fi.Code, fi.Message, p)
 	}
 }

@@ -190,23 +190,7 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 	if o.Idle >= 0 {
 		written = now.Add(-time.Duration(o.Idle) * time.Second)
 	}
-	for i := range min(len(segs), len(f.pos)) {
-		sh := segs[i].Shape
-		p := &f.pos[i]
-		p.kinds[sh.Kind]++
-		if sh.Kind == keyshape.KindUUID && sh.Version < len(p.uuidVer) {
-			p.uuidVer[sh.Version]++
-		}
-		if !sh.Time.IsZero() {
-			p.timed++
-			if d := sh.Time.Sub(written); d < mintedWithin && d > -mintedWithin {
-				p.minted++
-			}
-			if sh.Kind == keyshape.KindEpoch && sh.Time.Unix()%60 == 0 {
-				p.aligned++
-			}
-		}
-	}
+	f.addSegments(segs, written)
 	if r.Role != makers.RoleLock && r.Role != makers.RoleDedup {
 		return nil
 	}
@@ -234,6 +218,28 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 		}
 	}
 	return problems
+}
+
+// addSegments counts each segment position's shapes, and the times in it
+// near when the key was written (minted then, not an old id).
+func (f *Tally) addSegments(segs []keyshape.Segment, written time.Time) {
+	for i := range min(len(segs), len(f.pos)) {
+		sh := segs[i].Shape
+		p := &f.pos[i]
+		p.kinds[sh.Kind]++
+		if sh.Kind == keyshape.KindUUID && sh.Version < len(p.uuidVer) {
+			p.uuidVer[sh.Version]++
+		}
+		if !sh.Time.IsZero() {
+			p.timed++
+			if d := sh.Time.Sub(written); d < mintedWithin && d > -mintedWithin {
+				p.minted++
+			}
+			if sh.Kind == keyshape.KindEpoch && sh.Time.Unix()%60 == 0 {
+				p.aligned++
+			}
+		}
+	}
 }
 
 // addTTL counts a lock's TTL and returns the TTL it was granted (PTTL plus

@@ -290,7 +290,7 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 		}
 	}
 	if f.Orphans > 0 {
-		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past --idle (%s)", locks(f.Orphans)),
+		add(RuleIdleOrphan.New(f.Tmpl, fmt.Sprintf("untouched across the observations and idle past {IdleAfter} (%s)", locks(f.Orphans)),
 			f.OrphanEx...))
 	}
 	return out, fs
@@ -318,7 +318,7 @@ func (f *Tally) PossibleReport() (PossibleFamily, findings.Finding) {
 	if m := f.mainMaker(); m != makers.Unknown && m != makers.SetNXPX {
 		ev = append(ev, "values shaped like "+m+"'s")
 	}
-	fi := RulePossible.New(f.Tmpl, fmt.Sprintf("possible lock family, %s%s; confirm with --lock-pattern '%s'",
+	fi := RulePossible.New(f.Tmpl, fmt.Sprintf("possible lock family, %s%s; confirm with {LockPatterns} '%s'",
 		english.Count(f.keys, "key", "keys"), eg, p.Suggest), ev...)
 	return p, fi
 }
@@ -569,7 +569,7 @@ func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove, t.OutliersBelow, outlierRatio), ev...))
 	}
 	if n := f.granted.count; o.MaxTTL > 0 && n > 0 && 2*f.overMax > n {
-		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%d of %d locks were given a TTL above --max-ttl %s (median %s): a crashed holder blocks its key that long",
+		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%d of %d locks were given a TTL above {MaxTTL} %s (median %s): a crashed holder blocks its key that long",
 			f.overMax, n, FormatMs(o.MaxTTL.Milliseconds()), FormatMs(med))))
 	}
 }

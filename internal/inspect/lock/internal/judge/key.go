@@ -80,7 +80,7 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	default:
 		j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
 	}
-	// The seed's SET key <token> NX PX ttl: a good token with a TTL.
+	// The safe flow's SET key <token> NX PX ttl: a good token with a TTL.
 	if r.Maker == makers.SetNXPX && (o.PTTL <= 0 || !owned || !j.Owner.Class.good()) {
 		r.Maker = makers.Unknown
 	}

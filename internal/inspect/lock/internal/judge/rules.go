@@ -75,8 +75,8 @@ can outlive its lock and a second worker takes it.`,
 	}
 	RuleTTLLong = findings.Rule{
 		Code: "LOCK_TTL_LONG", Severity: findings.Info, Since: "v0.1.0",
-		Title: "a lock family's TTL is longer than --max-ttl",
-		Doc: `The family's median TTL is above --max-ttl (1h by default). When a holder
+		Title: "a lock family's TTL is longer than {MaxTTL}",
+		Doc: `The family's median TTL is above {MaxTTL} (1h by default). When a holder
 crashes, its business key stays blocked that long; people then delete
 locks by hand, which is how a still-running job and a new one overlap.`,
 		Fix: "Size the TTL from the real p99 job duration plus a buffer and renew it while working, instead of one TTL that covers the worst case.",
@@ -84,8 +84,8 @@ locks by hand, which is how a still-running job and a new one overlap.`,
 	RuleIdleOrphan = findings.Rule{
 		Code: "LOCK_IDLE_ORPHAN", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "a lock was untouched across observations: likely an orphan of a crashed worker",
-		Doc: `Across --observe observations --interval apart the lock kept its value,
-was neither renewed nor read, and has been idle for longer than --idle. A
+		Doc: `Across {Observe} observations {Interval} apart the lock kept its value,
+was neither renewed nor read, and has been idle for longer than {IdleAfter}. A
 live holder of a long job can look the same, so this takes two
 observations (as BullMQ's stalled check does) and never one snapshot. An
 orphan blocks its business key until it expires - or forever without a
@@ -111,7 +111,7 @@ holds no lock word, or it holds one but has no TTL or no token-shaped value.
 dupctl does not judge it: one such line per family, never more, so a cache
 of ids, a session or a flag is never reported as a broken lock. If they are
 locks, name them and every lock check runs on them.`,
-		Fix: "If these are locks, name them: --lock-pattern '<glob>' (or locks.patterns in dupctl.yaml; add the library to locks.libraries so it is named); if they are data, nothing to do.",
+		Fix: "If these are locks, name them: {LockPatterns} '<glob>' (or locks.patterns in dupctl.yaml; add the library to locks.libraries so it is named); if they are data, nothing to do.",
 	}
 	RuleEviction = findings.Rule{
 		Code: "LOCK_REDIS_EVICTION", Severity: findings.Error, Since: "v0.1.0",
@@ -156,14 +156,14 @@ var RuleScanIncomplete = findings.Rule{
 	Title: "part of the keyspace was not read: a master failed and its slots were not served again in time",
 	Doc: `A master of the Redis Cluster failed during the scan (killed, partitioned,
 its machine gone) and no master served its hash slots again within
---failover-wait, or they went to a master the scan already read for other
+{FailoverWait}, or they went to a master the scan already read for other
 slots. The locks in those slots are missing from this report: its
 families, counts and findings describe the rest of the keyspace only. The
 finding names the node, its slot ranges and the keys SCAN had returned
 there without being read. A failover that completed in time is not this
 finding: the scan then goes on on the promoted replica and the report
 lists the failover.`,
-	Fix: "Run the inspection again once the cluster is healthy (CLUSTER INFO: cluster_state:ok), or give a longer --failover-wait than the cluster's node timeout plus the election.",
+	Fix: "Run the inspection again once the cluster is healthy (CLUSTER INFO: cluster_state:ok), or give a longer {FailoverWait} than the cluster's node timeout plus the election.",
 }
 
 // Rules lists the rules of `dupctl inspect lock`.

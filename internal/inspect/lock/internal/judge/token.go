@@ -12,7 +12,7 @@ import (
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 )
 
-// OwnerClass says what a lock's owner value is, judged by the seed's rule:
+// OwnerClass says what a lock's owner value is, judged by the safe flow's rule:
 // the value must be a token unique per acquisition, so that only its
 // holder can release the lock (compare-and-delete).
 type OwnerClass string

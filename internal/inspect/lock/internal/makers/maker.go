@@ -17,7 +17,7 @@ import (
 
 // Makers dupctl recognises.
 const (
-	SetNXPX   = "set-nx-px"           // the seed's SET key <random token> NX PX ttl
+	SetNXPX   = "set-nx-px"           // the safe flow's SET key <random token> NX PX ttl
 	Redsync   = "redsync"             // github.com/go-redsync/redsync
 	Redislock = "redislock"           // github.com/bsm/redislock
 	Redisson  = "redisson"            // org.redisson RLock / RFencedLock

@@ -1,9 +1,8 @@
-package store
+package idemtable
 
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestStatuses(t *testing.T) {
@@ -58,33 +57,4 @@ func FuzzStatusesSet(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestHumanDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		15 * time.Minute:                   "15m",
-		time.Hour:                          "1h",
-		90 * time.Minute:                   "1h30m",
-		3*time.Hour + 20*time.Second:       "3h0m20s",
-		45 * time.Second:                   "45s",
-		1500 * time.Millisecond:            "2s",
-		250 * time.Millisecond:             "250ms",
-		50*time.Hour + 10*time.Minute:      "2d2h",
-		time.Minute + 500*time.Millisecond: "1m1s",
-	} {
-		if got := HumanDuration(d); got != want {
-			t.Errorf("HumanDuration(%s) = %s, want %s", d, got, want)
-		}
-	}
-}
-
-func TestTopN(t *testing.T) {
-	top := &topN{n: 2}
-	for _, g := range []Group{{Key: "b", Rows: 2}, {Key: "a", Rows: 2}, {Key: "c", Rows: 5}, {Key: "d", Rows: 3}} {
-		top.add(g)
-	}
-	r := top.result()
-	if r.Groups != 4 || r.Rows != 12 || len(r.Samples) != 2 || r.Samples[0].Key != "c" || r.Samples[1].Key != "d" {
-		t.Errorf("topN = %+v", r)
-	}
 }

@@ -1,4 +1,4 @@
-package store
+package idemtable
 
 import (
 	"github.com/dupctl/dupctl/internal/platform/problem"
@@ -29,8 +29,8 @@ type Statuses struct {
 	values map[Role][]string // upper case
 }
 
-// DefaultStatuses is the seed's set: PROCESSING, SUCCEEDED, FAILED and
-// RETRYABLE.
+// DefaultStatuses are the safe consumer flow's statuses: PROCESSING,
+// SUCCEEDED, FAILED and RETRYABLE.
 func DefaultStatuses() Statuses {
 	return Statuses{values: map[Role][]string{
 		Processing: {"PROCESSING"},

@@ -1,4 +1,4 @@
-package store
+package idemtable
 
 import (
 	"fmt"
@@ -171,4 +171,5 @@ func asciiLower(s string) string {
 }
 
 // quote is one column name as SQL.
-func quote(col string) string { return pgx.Identifier{col}.Sanitize() }
+// Quote is a column name quoted for SQL.
+func Quote(col string) string { return pgx.Identifier{col}.Sanitize() }
