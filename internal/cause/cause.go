@@ -66,7 +66,9 @@ part varies).`,
 			Title: "side effect ran twice because 'already done?' was answered by a stale cache",
 			Doc: `The second run asked a cache whether the operation was done and was told
 no, after the first run had already committed SUCCEEDED to the database:
-the cache lagged the source of truth.`,
+the cache lagged the source of truth. A read replica that has not replayed
+the commit yet (an idempotency check routed to a streaming standby) is the
+same cause: the replica is the cache, its replay lag the cache's lag.`,
 			Fix: "Decide 'already done' from the database (the source of truth) or an atomic claim there; use the cache only to " +
 				"skip work early, never to allow it.",
 		},

@@ -242,7 +242,8 @@ check.` + exitStatusBlock,
 	pf.DurationVar(&g.Timeout, "timeout", 0, "give up after this long, e.g. 30s or 5m (0: no limit)")
 	pf.StringVar(&g.RedisURL, "redis-url", "", "Redis URL (env DUPCTL_REDIS_URL, REDIS_URL)")
 	pf.StringVar(&g.DatabaseURL, "database-url", "", "PostgreSQL URL (env DUPCTL_DATABASE_URL, DATABASE_URL)")
-	pf.StringVar(&g.AMQPURL, "amqp-url", "", "RabbitMQ AMQP URL (env DUPCTL_AMQP_URL, AMQP_URL)")
+	pf.StringVar(&g.AMQPURL, "amqp-url", "",
+		"RabbitMQ AMQP URL; a cluster's addresses as amqp://u:p@h1:5672,h2:5672/vhost or comma-separated URLs (env DUPCTL_AMQP_URL, AMQP_URL)")
 	pf.StringVar(&g.Job, "job", "", "a job of dupctl.yaml: its queue, DLQ, lock pattern, table, cache pattern, logs, TTL and durations fill the flags not given (default: the only job, when there is one)")
 	pf.StringVar(&g.ConfigPath, "config", "", "dupctl.yaml with connections, job types and the allow-list (env DUPCTL_CONFIG; default ./dupctl.yaml if present)")
 	cmdutil.FieldFlags(root, map[string]string{"AMQPURL": "amqp-url"})
@@ -298,7 +299,7 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory, outputs []string, html stri
 	}
 	resolveEnv(flags, f, "redis-url", &g.RedisURL, conns.RedisURL, "DUPCTL_REDIS_URL", "REDIS_URL")
 	resolveEnv(flags, f, "database-url", &g.DatabaseURL, conns.DatabaseURL, "DUPCTL_DATABASE_URL", "DATABASE_URL")
-	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, conns.AMQPURL, "DUPCTL_AMQP_URL", "AMQP_URL")
+	resolveEnv(flags, f, "amqp-url", &g.AMQPURL, string(conns.AMQPURL), "DUPCTL_AMQP_URL", "AMQP_URL")
 	f.Namer = cmdutil.Flags(cmd)
 	f.IO.SetNoColor(g.NoColor)
 	f.IO.SetMachineOutput(g.Output != report.FormatTable)

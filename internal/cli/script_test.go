@@ -46,11 +46,12 @@ func TestScript(t *testing.T) {
 		},
 		Condition: testenv.Condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"amqp":     cmdAMQP,
-			"sql":      cmdSQL,
-			"redis":    cmdRedis,
-			"goworker": cmdGoworker,
+			"exitcode":  cmdExitcode,
+			"amqp":      cmdAMQP,
+			"sql":       cmdSQL,
+			"redis":     cmdRedis,
+			"goworker":  cmdGoworker,
+			"pgstandby": cmdPGStandby,
 		},
 	})
 }

@@ -24,6 +24,12 @@ const (
 	HeaderDeath       = "dupctl-death"
 )
 
+// ReasonDeliveryLimit is the x-death reason of a message a quorum queue
+// dead-lettered because it was delivered more often than its delivery
+// limit allows (x-delivery-limit): returned or requeued by a consumer that
+// failed on it, crashed or timed out, every time - a poison message.
+const ReasonDeliveryLimit = "delivery_limit"
+
 // Death is one x-death entry.
 type Death struct {
 	Queue       string    `json:"queue"`
@@ -157,6 +163,14 @@ func (o *Origin) Reason() string {
 		return "republished"
 	}
 	return "unknown"
+}
+
+// DeliveryLimited reports whether its last death was its queue's delivery
+// limit: it was delivered, and its handler ran, more than the limit times
+// though x-death counts one death.
+func (o *Origin) DeliveryLimited() bool {
+	d, ok := o.Last()
+	return ok && d.Reason == ReasonDeliveryLimit
 }
 
 // SourceQueue is the queue the message died in last ("" when unknown).

@@ -408,8 +408,8 @@ func dlqCheck(e *env, j config.Job) Check {
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
 		vhost := "/"
-		if u, err := amqp.ParseURI(e.AMQPURL); err == nil {
-			vhost = u.Vhost
+		if t, err := connect.ParseAMQP(e.AMQPURL); err == nil {
+			vhost = t.Vhost
 		}
 		s, err := dlqread.Stats(ctx, dlqread.Deps{
 			Dial: func(ctx context.Context, role string) (*amqp.Connection, error) {

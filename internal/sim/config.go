@@ -18,6 +18,11 @@ type Faults struct {
 	DropAck    int // the connection drops before the ack: broker redelivers, the worker lives on
 	DupPublish int // the publisher sends a message again (a retry after a lost confirm)
 	EffectFail int // the side effect fails with a retryable error
+	// Failover: the Redis master fails over right after a worker wrote its
+	// lock, before the write replicated; the promoted replica does not
+	// have the lock (nor the fencing counter's increment).
+	Failover   int
+	FailoverAt worker.Points
 }
 
 // Config is one simulation: the system, the profile and the faults.
@@ -25,15 +30,18 @@ type Config struct {
 	Workers int
 	// Jobs are the messages published at the start. Job j has business key
 	// j % Keys, so Keys < Jobs puts several messages on one business key.
-	Jobs          int
-	Keys          int
-	Profile       worker.Profile
-	Faults        Faults
-	LockTTL       int64 // virtual ms
-	AckTimeout    int64 // broker consumer timeout; 0: none
-	Duration      Dist  // how long a job's work takes
-	PauseFor      int64
-	CacheLag      int64 // the status cache shows a write this long after it
+	Jobs       int
+	Keys       int
+	Profile    worker.Profile
+	Faults     Faults
+	LockTTL    int64 // virtual ms
+	AckTimeout int64 // broker consumer timeout; 0: none
+	Duration   Dist  // how long a job's work takes
+	PauseFor   int64
+	CacheLag   int64 // the status cache shows a write this long after it
+	// ReplicaLag: a read replica shows a commit this long after it (its
+	// replay lag), for profiles that read status there.
+	ReplicaLag    int64
 	BackoffBase   int64 // retry delay = base * 2^(attempt-1), plus jitter
 	MaxAttempts   uint8 // dead-letter when a retry would exceed this
 	DeliveryLimit uint8 // the broker dead-letters a message delivered this often; 0: never (classic queue)
@@ -55,6 +63,7 @@ func DefaultConfig() Config {
 		Duration:      Fixed(10 * time.Second),
 		PauseFor:      60_000,
 		CacheLag:      5_000,
+		ReplicaLag:    1_000,
 		BackoffBase:   5_000,
 		MaxAttempts:   5,
 		DeliveryLimit: 20, // RabbitMQ 4 quorum queues' default delivery-limit
@@ -62,6 +71,18 @@ func DefaultConfig() Config {
 		MaxSteps:      2_000,
 		JitterPercent: 20,
 	}
+}
+
+// lag is how late the profile's lagged status view shows a write. The
+// model has one such view, s.Cache: the status cache, or the read replica
+// for a profile that reads status there. A replica replays every write
+// of the ledger late, as the cache mirrors each one, so one mechanism
+// serves both; only its lag and its name differ.
+func (c *Config) lag() int64 {
+	if c.Profile.StatusFrom == worker.StatusReplica {
+		return c.ReplicaLag
+	}
+	return c.CacheLag
 }
 
 // lockID is the lock a delivery takes: per business key or per job.
@@ -91,7 +112,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("business keys must be 1..jobs, got %d", c.Keys)
 	case c.LockTTL <= 0:
 		return problem.Inputf("", "{LockTTL} must be positive")
-	case c.AckTimeout < 0 || c.PauseFor < 0 || c.CacheLag < 0 || c.BackoffBase < 0 || c.DupAt < 0:
+	case c.AckTimeout < 0 || c.PauseFor < 0 || c.CacheLag < 0 || c.ReplicaLag < 0 || c.BackoffBase < 0 || c.DupAt < 0:
 		return fmt.Errorf("durations must not be negative")
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
 		return problem.Inputf("", "{MaxAttempts} must be 1..20, got %d", c.MaxAttempts)
@@ -107,7 +128,7 @@ func (c *Config) Validate() error {
 
 // budgetsValid reports whether every fault budget is 0..100.
 func (f Faults) budgetsValid() bool {
-	for _, b := range []int{f.Crash, f.Pause, f.DropAck, f.DupPublish, f.EffectFail} {
+	for _, b := range []int{f.Crash, f.Pause, f.DropAck, f.DupPublish, f.EffectFail, f.Failover} {
 		if b < 0 || b > 100 {
 			return false
 		}

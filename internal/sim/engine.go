@@ -14,14 +14,15 @@ type Action uint32
 
 // Action kinds.
 const (
-	aStep  = iota + 1 // worker w does its next operation (or receives)
-	aFail             // worker w's side effect fails (retryable)
-	aCrash            // worker w's process dies
-	aPause            // worker w stops the world for PauseFor
-	aDrop             // worker w's connection drops before its ack
-	aDup              // the publisher sends job j again
-	aTick             // the clock jumps to the next timer
-	aStop             // nothing more happens
+	aStep     = iota + 1 // worker w does its next operation (or receives)
+	aFail                // worker w's side effect fails (retryable)
+	aCrash               // worker w's process dies
+	aPause               // worker w stops the world for PauseFor
+	aDrop                // worker w's connection drops before its ack
+	aDup                 // the publisher sends job j again
+	aTick                // the clock jumps to the next timer
+	aStop                // nothing more happens
+	aFailover            // the Redis master fails over before worker w's lock replicated
 )
 
 func act(kind, arg int) Action { return Action(kind<<24 | arg) }
@@ -59,7 +60,7 @@ func lowest(ps worker.Points) worker.Point {
 // tries to drop first).
 func (a Action) isFault() bool {
 	switch a.Kind() {
-	case aFail, aCrash, aPause, aDrop, aDup:
+	case aFail, aCrash, aPause, aDrop, aDup, aFailover:
 		return true
 	}
 	return false
@@ -155,7 +156,7 @@ func remove(list []int32, v int32) []int32 {
 // enabled appends every action possible now to buf.
 func (e *engine) enabled(buf []Action) []Action {
 	s := &e.s
-	faults := s.Crash > 0 || s.Pause > 0 || s.Drop > 0 || s.Fail > 0
+	faults := s.Crash > 0 || s.Pause > 0 || s.Drop > 0 || s.Fail > 0 || s.Failover > 0
 	can, steps := e.steppable()
 	for ; can != 0; can &= can - 1 {
 		w := bits.TrailingZeros64(can)
@@ -200,7 +201,7 @@ const readyUnasked = -2
 // that the only actions are worker steps, or a tick or stop when none can
 // step.
 func (s *State) calm() bool {
-	return s.Crash <= 0 && s.Pause <= 0 && s.Drop <= 0 && s.Fail <= 0 && s.Dup <= 0
+	return s.Crash <= 0 && s.Pause <= 0 && s.Drop <= 0 && s.Fail <= 0 && s.Dup <= 0 && s.Failover <= 0
 }
 
 // workerBit is worker w's bit in a set of workers: a config has at most
@@ -265,6 +266,9 @@ func (e *engine) faults(buf []Action, w int) []Action {
 		}
 		if s.Drop > 0 && ws.Owned && ws.At.Has(worker.PointBeforeAck) {
 			buf = append(buf, e.faultAt(aDrop, w, worker.Of(worker.PointBeforeAck)))
+		}
+		if s.Failover > 0 && ws.At&f.FailoverAt != 0 && e.holdsLock(ws) {
+			buf = append(buf, e.faultAt(aFailover, w, ws.At&f.FailoverAt))
 		}
 	}
 	if s.Fail > 0 && (ws.Op == worker.OpEffect || ws.Op == worker.OpEffectTxn) {
@@ -375,6 +379,9 @@ func (e *engine) applyOther(a Action) {
 		if e.rec != nil {
 			e.rec.drop(e, w)
 		}
+	case aFailover:
+		s.Failover--
+		e.failover(w)
 	case aDup:
 		s.Dup--
 		j := a.job()
@@ -483,14 +490,15 @@ func (e *engine) effect(w int, txn, fail bool) (worker.Result, string) {
 func (e *engine) writeStatus(k int32, st uint8) {
 	s := &e.s
 	s.Ledger[k] = st
-	if e.cfg.CacheLag == 0 {
+	lag := e.cfg.lag()
+	if lag == 0 {
 		s.Cache[k].Visible = st
 		return
 	}
 	if s.Cache[k].At == 0 {
 		s.pending = append(s.pending, k)
 	}
-	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+e.cfg.CacheLag
+	s.Cache[k].Pending, s.Cache[k].At = st, s.Now+lag
 }
 
 // ack acknowledges the worker's delivery, which fails when the broker has
@@ -552,6 +560,30 @@ func (e *engine) crash(w int) {
 	}
 	inst, recv := ws.Instance+1, ws.Received
 	*ws = workerState{Msg: -1, LockID: -1, IdemKey: -1, Instance: inst, Received: recv}
+}
+
+// holdsLock reports whether the worker's lock is in Redis with its token.
+func (e *engine) holdsLock(ws *workerState) bool {
+	return ws.Token != 0 && ws.LockID >= 0 && e.s.Locks[ws.LockID].Token == ws.Token
+}
+
+// failover is the Redis master failing over right after worker w wrote
+// its lock: replication is asynchronous, so the promoted replica never got
+// the write and the key is free there; the fencing counter's INCR, in the
+// same Redis, is gone with it. The worker is not told: it goes on as the
+// holder, and its unlock and renewal find nothing of theirs.
+func (e *engine) failover(w int) {
+	s := &e.s
+	ws := &s.W[w]
+	if e.rec != nil {
+		e.rec.failover(e, w)
+	}
+	if e.cfg.Profile.Fence && s.FenceCtr[ws.LockID] > 0 {
+		s.FenceCtr[ws.LockID]--
+	}
+	s.clearLock(ws.LockID)
+	s.LocksLost++
+	ws.At = 0
 }
 
 // tick moves the clock to the next timer and fires everything due.

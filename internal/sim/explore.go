@@ -22,6 +22,7 @@ type ExhaustiveResult struct {
 // a scenario whose fault never fires proves nothing.
 type Coverage struct {
 	Crash, Pause uint16 // worker.Points bitsets where they fired
+	Failover     uint16
 	Drop, Dup    bool
 	Fail         bool
 	LockExpiry   bool
@@ -34,6 +35,8 @@ func (c *Coverage) note(e *engine, a Action) {
 		c.Crash |= uint16(e.s.W[a.Arg()].At & e.cfg.Faults.CrashAt)
 	case aPause:
 		c.Pause |= uint16(e.s.W[a.Arg()].At & e.cfg.Faults.PauseAt)
+	case aFailover:
+		c.Failover |= uint16(e.s.W[a.Arg()].At & e.cfg.Faults.FailoverAt)
 	case aDrop:
 		c.Drop = true
 	case aDup:
@@ -194,6 +197,7 @@ func (r *ExhaustiveResult) merge(o ExhaustiveResult) {
 	c := &r.Reached
 	c.Crash |= o.Reached.Crash
 	c.Pause |= o.Reached.Pause
+	c.Failover |= o.Reached.Failover
 	c.Drop = c.Drop || o.Reached.Drop
 	c.Dup = c.Dup || o.Reached.Dup
 	c.Fail = c.Fail || o.Reached.Fail

@@ -96,7 +96,7 @@ func KeyEvents(tl *Timeline) []string {
 	var out []string
 	for _, ev := range tl.Events {
 		switch ev.Kind {
-		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout", "effect", "duplicate-effect", "requeue":
+		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout", "failover", "effect", "duplicate-effect", "requeue":
 		case "unlock":
 			if !strings.Contains(ev.Text, "deleted the lock of") {
 				continue
@@ -147,6 +147,9 @@ func FaultsText(c *Config) string {
 	}
 	if f.EffectFail > 0 {
 		faults = append(faults, fmt.Sprintf("%d retryable effect failure", f.EffectFail))
+	}
+	if f.Failover > 0 {
+		faults = append(faults, fmt.Sprintf("%d Redis failover before the lock replicated (%s)", f.Failover, pointsText(f.FailoverAt)))
 	}
 	if len(faults) == 0 {
 		return "none"
@@ -287,8 +290,13 @@ func duplicateFix(p worker.Profile, row RiskRow) string {
 	if p.Idem != worker.IdemNone && p.Key == worker.KeyPerAttempt {
 		parts = append(parts, cause.UnstableKey.Remedy)
 	}
-	if p.Idem != worker.IdemNone && p.StatusFrom == worker.StatusCache {
+	switch {
+	case p.Idem == worker.IdemNone:
+	case p.StatusFrom == worker.StatusCache:
 		parts = append(parts, cause.StaleCache.Remedy)
+	case p.StatusFrom == worker.StatusReplica:
+		// The stale-cache cause with a replica as the cache.
+		parts = append(parts, "decide 'already done?' on the primary, not on a read replica")
 	}
 	if p.Lock {
 		if p.LockKey == worker.LockKeyJob {
@@ -349,6 +357,7 @@ type ScopeJSON struct {
 	JobDuration  string `json:"job_duration"`
 	PauseMs      int64  `json:"pause_ms"`
 	CacheLagMs   int64  `json:"cache_lag_ms"`
+	ReplicaLagMs int64  `json:"replica_lag_ms"`
 	MaxAttempts  int    `json:"max_attempts"`
 	Faults       string `json:"faults"`
 }
@@ -399,7 +408,8 @@ func ScopeOf(c *Config) ScopeJSON { return scopeOf(c) }
 
 func scopeOf(c *Config) ScopeJSON {
 	return ScopeJSON{Workers: c.Workers, Jobs: c.Jobs, BusinessKeys: c.Keys, LockTTLMs: c.LockTTL, AckTimeoutMs: c.AckTimeout,
-		JobDuration: c.Duration.String(), PauseMs: c.PauseFor, CacheLagMs: c.CacheLag, MaxAttempts: int(c.MaxAttempts), Faults: FaultsText(c)}
+		JobDuration: c.Duration.String(), PauseMs: c.PauseFor, CacheLagMs: c.CacheLag,
+		ReplicaLagMs: c.ReplicaLag, MaxAttempts: int(c.MaxAttempts), Faults: FaultsText(c)}
 }
 
 func counterfactualData(cfs []Counterfactual) []counterfactualJSON {

@@ -50,13 +50,14 @@ type Stats struct {
 	Caught          int `json:"caught_by_idempotency"`
 	NonOwnerUnlocks int `json:"non_owner_unlocks"`
 	Overwrites      int `json:"succeeded_overwritten"`
+	LocksLost       int `json:"locks_lost_in_failover"`
 }
 
 func (e *engine) stats() Stats {
 	s := &e.s
 	st := Stats{Steps: int(s.Steps), Deliveries: int(s.Deliveries), Duplicates: int(s.Dups), LockExpiries: int(s.LockExpiries),
 		AckTimeouts: int(s.AckTimeouts), Renewals: int(s.Renewals), Fenced: int(s.Fenced), Caught: int(s.Caught),
-		NonOwnerUnlocks: int(s.NonOwnerUnlocks), Overwrites: int(s.Overwrites)}
+		NonOwnerUnlocks: int(s.NonOwnerUnlocks), Overwrites: int(s.Overwrites), LocksLost: int(s.LocksLost)}
 	for _, n := range s.Effects {
 		st.Effects += int(n)
 	}
@@ -320,7 +321,7 @@ func (e *engine) match(buf []Action, a Action, strict bool) (Action, bool) {
 	if slices.Contains(buf, a) {
 		return a, true
 	}
-	if strict || (a.Kind() != aCrash && a.Kind() != aPause && a.Kind() != aDrop && a.Kind() != aFail) {
+	if strict || (a.Kind() != aCrash && a.Kind() != aPause && a.Kind() != aDrop && a.Kind() != aFail && a.Kind() != aFailover) {
 		return 0, false
 	}
 	w := a.Arg()

@@ -110,7 +110,8 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{Crash: 1, CrashAt: allPoints}
 				return c
 			},
-			expect: with(with(expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "cache", "per-attempt"),
+			expect: with(with(expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence",
+				"lock-renew", "cache", "replica", "per-attempt"),
 				ExpectLoss, "claim", "ack-first"), ExpectSafe, "txn", "safe"),
 		},
 		{
@@ -124,7 +125,8 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{Pause: 1, PauseAt: worker.Of(worker.PointBeforeEffect, worker.PointAfterEffect), DupPublish: 1}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "ack-first", "cache", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew",
+				"ack-first", "cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "redelivery", Short: "redeliv",
@@ -137,7 +139,7 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{DropAck: 1}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "cache", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "ack-timeout", Short: "ack-to",
@@ -150,7 +152,8 @@ func Scenarios() []*Scenario {
 				c.Duration = Fixed(45 * time.Minute)
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "cache", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence",
+				"cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "race", Short: "race",
@@ -174,7 +177,7 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{DupPublish: 1}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "unstable-key", Short: "key",
@@ -187,7 +190,7 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{Crash: 1, CrashAt: worker.Of(worker.PointAfterCommit, worker.PointBeforeAck)}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "cache", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "stale-cache", Short: "cache",
@@ -199,7 +202,20 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{DupPublish: 1}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "replica", "per-attempt"),
+		},
+		{
+			Name: "replica-lag", Short: "replica",
+			Title: "\"already done?\" is read from a streaming replica that has not replayed the commit yet",
+			Cause: "Replica lag: the idempotency check is routed to a read replica, which says not processed while the primary " +
+				"already holds the success (the stale-cache cause, with the replica as the cache).",
+			Faulty: "replica", Safe: "safe",
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{DupPublish: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "replica", "per-attempt"),
 		},
 		{
 			Name: "status-race", Short: "status",
@@ -212,7 +228,21 @@ func Scenarios() []*Scenario {
 				c.MaxAttempts = 3 // enough for the retry after the failure; keeps the scope small
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "txn", "per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-del", "cache", "replica", "txn", "per-attempt"),
+		},
+		{
+			Name: "failover", Short: "failover",
+			Title:  "the Redis master fails over before the lock replicated; the new master grants it to another worker",
+			Cause:  "Lock lost in a failover: Redis replicates asynchronously, so a lock written to a master that fails over right after is not on the promoted replica, which grants it again while the first holder still works (why Redlock exists, and why an idempotency record in the database is still needed).",
+			Faulty: "lock-check", Safe: "safe",
+			Points: []worker.Point{worker.PointAfterLock},
+			config: func() Config {
+				c := base()
+				c.Faults = Faults{Failover: 1, FailoverAt: worker.Of(worker.PointAfterLock), DupPublish: 1}
+				return c
+			},
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "ack-first", "cache", "replica",
+				"per-attempt"),
 		},
 	}
 }

@@ -49,6 +49,9 @@ func TestCatalogueClaims(t *testing.T) {
 		{"unstable-key", "per-attempt", ExpectDup},    // a per-attempt key duplicates even with a transaction
 		{"status-race", "txn", ExpectDup},
 		{"status-race", "safe", ExpectSafe},
+		{"replica-lag", "replica", ExpectDup},     // a check on a lagging replica misses the commit
+		{"replica-lag", "lock-check", ExpectSafe}, // the same check on the primary does not
+		{"replica-lag", "claim", ExpectSafe},      // nor does INSERT ... ON CONFLICT on the primary
 	}
 	for _, c := range claims {
 		sc, err := ScenarioByName(c.scenario)
@@ -78,6 +81,7 @@ func TestFaultPointsReached(t *testing.T) {
 			c := r.Reached
 			cov.Crash |= c.Crash
 			cov.Pause |= c.Pause
+			cov.Failover |= c.Failover
 			cov.Drop = cov.Drop || c.Drop
 			cov.Dup = cov.Dup || c.Dup
 			cov.Fail = cov.Fail || c.Fail
@@ -87,7 +91,7 @@ func TestFaultPointsReached(t *testing.T) {
 		faulty, _ := worker.ProfileByName(sc.Faulty)
 		fcfg := sc.Config(faulty)
 		r := (&engine{cfg: &fcfg}).exhaustive(context.Background(), 5_000_000)
-		fired := worker.Points(cov.Crash | cov.Pause)
+		fired := worker.Points(cov.Crash | cov.Pause | cov.Failover)
 		if cov.Drop {
 			fired |= worker.Of(worker.PointBeforeAck)
 		}
@@ -239,6 +243,9 @@ func TestParseDist(t *testing.T) {
 func FuzzParseToken(f *testing.F) {
 	sc, _ := ScenarioByName("crash")
 	res, _ := Run(context.Background(), Options{Scenario: sc})
+	f.Add(res.Profiles[0].Example.Token)
+	sc, _ = ScenarioByName("replica-lag")
+	res, _ = Run(context.Background(), Options{Scenario: sc})
 	f.Add(res.Profiles[0].Example.Token)
 	f.Add("dsim1_")
 	f.Fuzz(func(t *testing.T, tok string) {

@@ -86,6 +86,7 @@ type State struct {
 	Steps      int32
 
 	Crash, Pause, Drop, Dup, Fail int8  // fault budget left
+	Failover                      int8  // failovers left
 	DupAt                         int64 // a timed duplicate still to come; 0: none
 
 	Dups            uint16 // side effects beyond the first
@@ -96,6 +97,7 @@ type State struct {
 	Fenced          uint16
 	Caught          uint16 // duplicates stopped by the idempotency layer
 	Overwrites      uint16 // SUCCEEDED overwritten by FAILED
+	LocksLost       uint16 // locks a failover took before they replicated
 
 	// Derived from the fields above, kept so a step does not scan every
 	// message, lock and cache entry; left out of fingerprints.
@@ -109,6 +111,7 @@ type State struct {
 func (s *State) reset(cfg *Config) {
 	s.Now, s.NextToken, s.Deliveries, s.Steps = 0, 0, 0, 0
 	s.Dups, s.NonOwnerUnlocks, s.LockExpiries, s.AckTimeouts, s.Renewals, s.Fenced, s.Caught, s.Overwrites = 0, 0, 0, 0, 0, 0, 0, 0
+	s.LocksLost = 0
 	s.readyLo, s.delayed, s.held, s.pending = 0, 0, s.held[:0], s.pending[:0]
 	s.Msgs = s.Msgs[:0]
 	for j := 0; j < cfg.Jobs; j++ {
@@ -128,6 +131,7 @@ func (s *State) reset(cfg *Config) {
 	s.DupAt = cfg.DupAt
 	f := cfg.Faults
 	s.Crash, s.Pause, s.Drop, s.Dup, s.Fail = int8(f.Crash), int8(f.Pause), int8(f.DropAck), int8(f.DupPublish), int8(f.EffectFail)
+	s.Failover = int8(f.Failover)
 }
 
 func resize[T any](s []T, n int) []T {
@@ -169,7 +173,8 @@ func (s *State) fingerprint() uint64 {
 	}
 	mixIn(uint64(s.Now))
 	mixIn(uint64(s.NextToken))
-	mixIn(uint64(uint8(s.Crash)) | uint64(uint8(s.Pause))<<8 | uint64(uint8(s.Drop))<<16 | uint64(uint8(s.Dup))<<24 | uint64(uint8(s.Fail))<<32)
+	mixIn(uint64(uint8(s.Crash)) | uint64(uint8(s.Pause))<<8 | uint64(uint8(s.Drop))<<16 | uint64(uint8(s.Dup))<<24 | uint64(uint8(s.Fail))<<32 |
+		uint64(uint8(s.Failover))<<40)
 	mixIn(uint64(s.Dups)<<32 | uint64(s.NonOwnerUnlocks))
 	mixIn(uint64(s.DupAt))
 	for _, m := range s.Msgs {

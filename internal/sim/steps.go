@@ -58,8 +58,8 @@ func (x *executor) Retry(st *worker.Step) error {
 func (x *executor) Check(st *worker.Step) error {
 	s, ws := &x.e.s, x.ws
 	status := s.Ledger[ws.IdemKey]
-	if x.e.cfg.Profile.StatusFrom == worker.StatusCache {
-		status = s.Cache[ws.IdemKey].Visible
+	if x.e.cfg.Profile.StatusFrom != worker.StatusDB {
+		status = s.Cache[ws.IdemKey].Visible // the cache, or the replica: config.lag
 	}
 	st.Note = statusNames[status]
 	if status == stSucceeded {

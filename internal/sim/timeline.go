@@ -235,8 +235,11 @@ func (lw *lineWriter) Retry(st *worker.Step) error {
 
 func (lw *lineWriter) Check(st *worker.Step) error {
 	src := "SELECT status FROM job_execution WHERE key=" + lw.e.idemName(lw.ws)
-	if lw.e.cfg.Profile.StatusFrom == worker.StatusCache {
+	switch lw.e.cfg.Profile.StatusFrom {
+	case worker.StatusCache:
 		src = "GET job:status:" + lw.e.idemName(lw.ws) + " (cache)"
+	case worker.StatusReplica:
+		src += " (on the replica)"
 	}
 	verdict := "proceed"
 	if st.Result == worker.ResBusy {
@@ -299,7 +302,11 @@ func (lw *lineWriter) Effect(st *worker.Step) error {
 }
 
 func (lw *lineWriter) Commit(*worker.Step) error {
-	lw.add("commit", "UPDATE job_execution SET status=SUCCEEDED WHERE key="+lw.e.idemName(lw.ws))
+	text := "UPDATE job_execution SET status=SUCCEEDED WHERE key=" + lw.e.idemName(lw.ws)
+	if c := lw.e.cfg; c.Profile.StatusFrom == worker.StatusReplica {
+		text += " on the primary; the replica replays it at " + at(lw.e.s.Now+c.ReplicaLag)
+	}
+	lw.add("commit", text)
 	return nil
 }
 
@@ -355,6 +362,14 @@ func (r *recorder) crash(e *engine, w int) {
 
 func (r *recorder) pause(e *engine, w int) {
 	r.add(e, lane(w), "pause", fmt.Sprintf("PAUSE %s (stop-the-world GC, VM stall) until %s (%s)", fmtDur(e.cfg.PauseFor), at(e.s.W[w].Until), pointName(e.s.W[w].At&e.cfg.Faults.PauseAt)))
+}
+
+func (r *recorder) failover(e *engine, w int) {
+	ws := &e.s.W[w]
+	l := e.s.Locks[ws.LockID]
+	r.add(e, "redis", "failover", fmt.Sprintf("FAILOVER: the master fails over before %s (token %d of W%d) replicated; the promoted replica "+
+		"does not have it: the key is free (%s)", e.lockName(ws.LockID), l.Token, w+1, pointName(ws.At&e.cfg.Faults.FailoverAt)))
+	r.endLease(e, ws.LockID, "lost")
 }
 
 func (r *recorder) drop(e *engine, w int) {

@@ -48,7 +48,7 @@ func parseProfileCode(s string) (worker.Profile, error) {
 		return s[i] - '0', nil
 	}
 	var v [10]uint8
-	maxes := [10]byte{1, 1, 1, 1, 1, 3, 1, 1, 1, 1}
+	maxes := [10]byte{1, 1, 1, 1, 1, 3, 1, 2, 1, 1}
 	for i := range v {
 		x, err := d(i, maxes[i])
 		if err != nil {
@@ -67,7 +67,17 @@ func parseProfileCode(s string) (worker.Profile, error) {
 	return p, nil
 }
 
-var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x'}
+var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x', aFailover: 'o'}
+
+// replicaLagField is ".rlag<ms>" for a profile that reads status from a
+// replica, else "": the tokens of every other profile stay as they were
+// before replicas existed, and replay in both versions.
+func replicaLagField(c Config) string {
+	if c.Profile.StatusFrom != worker.StatusReplica {
+		return ""
+	}
+	return ".rlag" + strconv.FormatInt(c.ReplicaLag, 10)
+}
 
 // Token encodes a schedule as one copy-pasteable string.
 func (r Schedule) Token() string {
@@ -84,7 +94,9 @@ func (r Schedule) Token() string {
 	fields := []string{
 		tokenVersion, r.Scenario, profileCode(c.Profile),
 		fmt.Sprintf("w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
-			c.Workers, c.Jobs, c.Keys, c.LockTTL, c.AckTimeout, c.PauseFor, c.CacheLag, c.BackoffBase, c.MaxAttempts, c.MaxRenewals, c.MaxSteps, c.JitterPercent, c.DupAt, c.DeliveryLimit),
+			c.Workers, c.Jobs, c.Keys, c.LockTTL, c.AckTimeout, c.PauseFor, c.CacheLag, c.BackoffBase, c.MaxAttempts, c.MaxRenewals,
+			c.MaxSteps, c.JitterPercent, c.DupAt, c.DeliveryLimit) +
+			replicaLagField(c),
 		fmt.Sprintf("c%d.%d.p%d.%d.d%d.u%d.f%d", f.Crash, f.CrashAt, f.Pause, f.PauseAt, f.DropAck, f.DupPublish, f.EffectFail),
 		c.Duration.String(),
 		strconv.FormatUint(r.Seed, 10),
@@ -157,9 +169,17 @@ func tokenConfig(fields []string) (*Scenario, Config, error) {
 	c := sc.Config(p)
 	var crashAt, pauseAt uint16
 	var att, ren, dl uint8
-	if _, err := fmt.Sscanf(fields[3], "w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
+	system, replica, hasReplica := strings.Cut(fields[3], ".rlag")
+	if _, err := fmt.Sscanf(system, "w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
 		&c.Workers, &c.Jobs, &c.Keys, &c.LockTTL, &c.AckTimeout, &c.PauseFor, &c.CacheLag, &c.BackoffBase, &att, &ren, &c.MaxSteps, &c.JitterPercent, &c.DupAt, &dl); err != nil {
 		return nil, Config{}, badToken("config")
+	}
+	if hasReplica {
+		lag, err := strconv.ParseInt(replica, 10, 64)
+		if err != nil || p.StatusFrom != worker.StatusReplica {
+			return nil, Config{}, badToken("config") // Token writes a replica lag only for a replica profile
+		}
+		c.ReplicaLag = lag
 	}
 	c.MaxAttempts, c.MaxRenewals, c.DeliveryLimit = att, ren, dl
 	if _, err := fmt.Sscanf(fields[4], "c%d.%d.p%d.%d.d%d.u%d.f%d", &c.Faults.Crash, &crashAt, &c.Faults.Pause, &pauseAt, &c.Faults.DropAck, &c.Faults.DupPublish, &c.Faults.EffectFail); err != nil {

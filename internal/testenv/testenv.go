@@ -106,6 +106,9 @@ func Need(t testing.TB, s Service) string {
 // true when the service answers. When integration is required, a missing
 // service is an error, so the script fails instead of skipping.
 func Condition(cond string) (bool, error) {
+	if cond == "replication" {
+		return replicationCondition()
+	}
 	for _, s := range services {
 		if cond != s.Name {
 			continue

@@ -85,7 +85,8 @@ type Ledger interface {
 	EffectTxn(ctx context.Context, e Effect) (applied bool, err error)
 }
 
-// CacheReader reads the status cache that may lag the ledger.
+// CacheReader reads a view of the ledger that may lag it: the status
+// cache, or a read replica.
 type CacheReader interface {
 	Status(ctx context.Context, key string) (Status, error)
 }
@@ -107,11 +108,14 @@ type Hooks interface {
 // Core is the consumer flow over real systems: the adapters of the
 // interfaces above carry out each operation Flow decides on.
 type Core struct {
-	Profile     Profile
-	Name        string // the worker's instance name, recorded with its effects
-	Locker      Locker
-	Ledger      Ledger
-	Cache       CacheReader
+	Profile Profile
+	Name    string // the worker's instance name, recorded with its effects
+	Locker  Locker
+	Ledger  Ledger
+	Cache   CacheReader
+	// Replica reads the ledger on a read replica that lags it (profiles
+	// that read status there); nil: none.
+	Replica     CacheReader
 	Hooks       Hooks
 	LockTTL     time.Duration
 	BackoffBase time.Duration
@@ -190,8 +194,14 @@ func (h *handling) Retry(s *Step) error {
 
 func (h *handling) Check(s *Step) error {
 	read := h.c.Ledger.Status
-	if h.c.Profile.StatusFrom == StatusCache {
+	switch h.c.Profile.StatusFrom {
+	case StatusCache:
 		read = h.c.Cache.Status
+	case StatusReplica:
+		if h.c.Replica == nil {
+			return fmt.Errorf("profile %s reads status from a read replica, and this worker has none", h.c.Profile.Name)
+		}
+		read = h.c.Replica.Status
 	}
 	st, err := read(h.ctx, h.key)
 	s.Note = string(st)

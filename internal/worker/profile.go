@@ -43,8 +43,9 @@ const (
 type StatusFrom uint8
 
 const (
-	StatusDB    StatusFrom = iota // the source of truth
-	StatusCache                   // a cache that lags the database
+	StatusDB      StatusFrom = iota // the source of truth
+	StatusCache                     // a cache that lags the database
+	StatusReplica                   // a streaming read replica that replays the database's writes late
 )
 
 // StatusWrite says whether a status write may regress SUCCEEDED.
@@ -105,6 +106,8 @@ func Profiles() []Profile {
 			Summary: "lock + check-then-act, but the message is acked on receipt"},
 		{Name: "cache", Lock: true, Idem: IdemCheck, StatusFrom: StatusCache, StatusWrite: StatusOverwrite,
 			Summary: "lock + check-then-act reading status from a lagging cache"},
+		{Name: "replica", Lock: true, Idem: IdemCheck, StatusFrom: StatusReplica, StatusWrite: StatusOverwrite,
+			Summary: "lock + check-then-act reading status from a read replica that lags the primary"},
 		{Name: "txn", Idem: IdemTxn, StatusWrite: StatusOverwrite,
 			Summary: "no lock; effect + SUCCEEDED in one transaction; FAILED may overwrite SUCCEEDED"},
 		{Name: "per-attempt", Lock: true, Idem: IdemTxn, Key: KeyPerAttempt, StatusWrite: StatusGuarded,
@@ -142,7 +145,7 @@ var Switches = []struct{ Name, Values, Help string }{
 	{"fence", "on|off", "fencing token checked by the sink"},
 	{"idem", "none|check|claim|txn", "idempotency strategy"},
 	{"key", "stable|per-attempt", "idempotency key stable across deliveries or not"},
-	{"status", "db|cache", "read \"already done?\" from the database or a lagging cache"},
+	{"status", "db|cache|replica", "read \"already done?\" from the database, a lagging cache or a lagging read replica"},
 	{"status-write", "guarded|overwrite", "may a FAILED write overwrite SUCCEEDED"},
 	{"ack", "after|before", "ack after the status commit or on receipt"},
 }
@@ -185,7 +188,7 @@ func (p *Profile) Set(name, value string) error {
 	case "key":
 		err = pick(value, &p.Key, bad, "stable", "per-attempt")
 	case "status":
-		err = pick(value, &p.StatusFrom, bad, "db", "cache")
+		err = pick(value, &p.StatusFrom, bad, "db", "cache", "replica")
 	case "status-write":
 		err = pick(value, &p.StatusWrite, bad, "guarded", "overwrite")
 	case "ack":
@@ -223,6 +226,6 @@ func (p Profile) Describe() string {
 	return fmt.Sprintf("lock=%s lock-key=%s unlock=%s renew=%s fence=%s idem=%s key=%s status=%s status-write=%s ack=%s",
 		onOff(p.Lock), []string{"business", "job"}[p.LockKey], []string{"cas", "del"}[p.Unlock],
 		onOff(p.Renew), onOff(p.Fence), []string{"none", "check", "claim", "txn"}[p.Idem],
-		[]string{"stable", "per-attempt"}[p.Key], []string{"db", "cache"}[p.StatusFrom],
+		[]string{"stable", "per-attempt"}[p.Key], []string{"db", "cache", "replica"}[p.StatusFrom],
 		[]string{"guarded", "overwrite"}[p.StatusWrite], []string{"after", "before"}[p.Ack])
 }

@@ -142,8 +142,8 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 	raw := f.Global.AMQPURL
 	c := &conn{vhost: "/", user: "guest"}
 	if raw != "" {
-		if u, err := amqp.ParseURI(raw); err == nil {
-			c.vhost, c.user = u.Vhost, u.Username
+		if t, err := connect.ParseAMQP(raw); err == nil {
+			c.vhost, c.user = t.Vhost, t.User
 		}
 	}
 	c.dial = func(ctx context.Context, role string) (*amqp.Connection, error) {

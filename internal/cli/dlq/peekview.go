@@ -38,7 +38,12 @@ func writePeeked(w io.Writer, th *report.Theme, n int, p *dlqread.Peeked, now ti
 	if p.DiedAt != nil {
 		died = " " + ago(now, *p.DiedAt)
 	}
-	fmt.Fprintf(w, "\n%s %s: %s in %s%s, %d %s\n", th.Strong(fmt.Sprintf("#%d", n)), id, p.Reason, dash(p.Queue), died, p.Deaths, english.Plural(p.Deaths, "death", "deaths"))
+	poison := ""
+	if p.Reason == deadletter.ReasonDeliveryLimit {
+		poison = " (poison: requeued until the queue's delivery limit)"
+	}
+	fmt.Fprintf(w, "\n%s %s: %s in %s%s, %d %s%s\n", th.Strong(fmt.Sprintf("#%d", n)), id, p.Reason, dash(p.Queue), died, p.Deaths,
+		english.Plural(p.Deaths, "death", "deaths"), poison)
 	if p.Error != "" {
 		fmt.Fprintf(w, "  error:    %s (%s)\n", p.Error, classText(th, p.Class))
 	} else {

@@ -56,6 +56,10 @@ func deathsText(g *dlqread.Group) string {
 	if g.ReplayedMax > 0 {
 		s += fmt.Sprintf(", replayed %dx", g.ReplayedMax)
 	}
+	if g.DeliveryLimited > 0 {
+		// One death, but limit + 1 deliveries each.
+		s += ", poison"
+	}
 	return s
 }
 

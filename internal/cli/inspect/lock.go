@@ -8,6 +8,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/platform/report"
@@ -68,7 +69,12 @@ enough; without INFO the settings checks say "not checked"). On Redis 7.2+
 it reads with CLIENT NO-TOUCH so idle times stay as they were; on older
 servers it reads each idle time before the value, and reading the value
 resets it (--no-values avoids that). Memory stays flat however many keys
-there are.` + exitStatus,
+there are.
+
+On a Redis Cluster, a master that fails mid-scan is followed to the replica
+promoted in its place (waiting up to --failover-wait), and the scan goes on
+there; slots that nobody serves in time are a LOCK_SCAN_INCOMPLETE error
+naming them, never silently left out.` + exitStatus,
 		Example: `  # every key considered; locks found by shape
   dupctl inspect lock --redis-url redis://127.0.0.1:6379/0
 
@@ -77,6 +83,9 @@ there are.` + exitStatus,
 
   # a cluster: give several seed nodes (or ?cluster=true)
   dupctl inspect lock --redis-url redis://10.0.0.1:7000,10.0.0.2:7000
+
+  # the master three Sentinels name "mymaster" (after a failover, the new one)
+  dupctl inspect lock --redis-url redis+sentinel://10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379/mymaster
 
   # orphans: two looks 30s apart, locks idle over 10m and untouched
   dupctl inspect lock --observe 2 --interval 30s --idle 10m
@@ -132,6 +141,8 @@ there are.` + exitStatus,
 	fs.DurationVar(&o.Interval, "interval", 30*time.Second, "time between observations")
 	fs.DurationVar(&o.IdleAfter, "idle", 5*time.Minute, "idle time after which an untouched lock is an orphan (with --observe)")
 	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
+	fs.DurationVar(&o.FailoverWait, "failover-wait", lock.DefaultFailoverWait,
+		"how long the scan of a cluster master that fails waits for its slots to be served again before reporting them unread")
 	fs.BoolVar(&o.NoValues, "no-values", false, "read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
 	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence, "confidence (0.5-1) a lock family needs for warn and error findings")
 	cmdutil.FieldFlags(cmd, map[string]string{"Patterns": "pattern", "IdleAfter": "idle", "LockPatterns": "lock-pattern", "Libraries": "config"})
@@ -145,6 +156,8 @@ func validateLock(cmd *cobra.Command, o *lock.Options) error {
 	switch {
 	case fs.Changed("key") && o.Key == "":
 		return problem.Inputf("Key", "must not be empty")
+	case fs.Changed("failover-wait") && o.FailoverWait < time.Second:
+		return problem.Inputf("FailoverWait", "must be at least 1s, got %s", o.FailoverWait)
 	case (fs.Changed("interval") || fs.Changed("idle")) && o.Observe < 2:
 		return &problem.Input{Why: "{Interval} and {IdleAfter} need {Observe} 2 or more: an orphan is never judged from one snapshot"}
 	}
@@ -165,6 +178,12 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.Emit(ctx, report.Document{Report: res.Report(), Text: lockView(&res.Data, f.Global.Verbose),
+	err = f.Emit(ctx, report.Document{Report: res.Report(), Text: lockView(&res.Data, f.Global.Verbose),
 		HTML: func(w io.Writer) error { return writeLockHTML(w, &res.Data) }})
+	if inc := res.Incomplete(); inc != nil && (err == nil || exitcode.IsSilent(err)) {
+		// Slots left unread fail the run whatever --fail-on says; the
+		// report, which names them, stands.
+		return exitcode.KeepOutput(inc)
+	}
+	return err
 }

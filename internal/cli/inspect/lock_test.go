@@ -14,6 +14,8 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/redis/go-redis/v9"
@@ -396,5 +398,103 @@ func TestRedisCluster(t *testing.T) {
 	code, stdout, _ = dupctl(t, "inspect", "lock", "--redis-url", url, "--key", "lock:order:7")
 	if code != 0 || !strings.Contains(stdout, "lock:order:7") {
 		t.Errorf("--key on the cluster: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestRedisSentinel runs the command against a master named by three
+// Sentinels (testenv.RedisSentinel, passwords on the data nodes and on
+// the Sentinels), finds its locks, and after a SENTINEL FAILOVER reads
+// the new master: with a new connection (the command), and with one held
+// across the failover (as doctor or a long run holds it).
+func TestRedisSentinel(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	const pw, spw = "Data-pw-81f", "Sent-pw-27c"
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{Password: pw, SentinelPassword: spw})
+	ctx := context.Background()
+	first := s.MasterAddr(t)
+	m := s.Node(first)
+	defer m.Close()
+	for i := range 200 {
+		if err := m.Set(ctx, fmt.Sprintf("lock:order:%d", i), fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", i), time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Replicated before the failover, so the new master holds them too.
+	if n, err := m.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d %v", n, err)
+	}
+	held, err := connect.Redis(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	inspectOver := func(when, master string, families map[string]int) {
+		t.Helper()
+		code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", s.URL, "-o", "json")
+		if code != 0 && code != 1 {
+			t.Fatalf("%s: exit %d: %s", when, code, stderr)
+		}
+		if strings.Contains(stdout+stderr, pw) || strings.Contains(stdout+stderr, spw) {
+			t.Fatalf("%s: a password is printed", when)
+		}
+		r := parse(t, stdout)
+		if u := r.Data.Target.URL; !strings.Contains(u, "redis+sentinel://default:xxxxx@") || strings.Contains(u, "Sent-pw") {
+			t.Errorf("%s: target URL %s", when, u)
+		}
+		checkSentinelScan(t, when+", new connection", &r.Data, master, families)
+		res, err := lock.Run(ctx, held, lock.Options{})
+		if err != nil {
+			t.Fatalf("%s, held connection: %v", when, err)
+		}
+		checkSentinelScan(t, when+", held connection", &res.Data, master, families)
+	}
+	inspectOver("before the failover", first, map[string]int{"lock:order:{int}": 200})
+
+	second := s.Failover(t)
+	if second == first {
+		t.Fatalf("the failover kept the master at %s", first)
+	}
+	n := s.Node(second)
+	defer n.Close()
+	for i := range 50 {
+		if err := n.Set(ctx, fmt.Sprintf("lock:invoice:%d", i), fmt.Sprintf("%08x-77aa-4c1d-9e8f-0a1b2c3d4e5f", i), time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inspectOver("after the failover", second, map[string]int{"lock:order:{int}": 200, "lock:invoice:{int}": 50})
+}
+
+// checkSentinelScan: one node, named by the master's address and name,
+// read as a master, holding exactly the families given.
+func checkSentinelScan(t *testing.T, when string, d *lock.Data, master string, families map[string]int) {
+	t.Helper()
+	want := master + " (dupctlmaster)"
+	if len(d.Target.Nodes) != 1 || d.Target.Nodes[0] != want || len(d.Servers) != 1 || d.Servers[0].Role != "master" {
+		t.Errorf("%s: nodes %v servers %+v, want the master %s", when, d.Target.Nodes, d.Servers, want)
+	}
+	got := map[string]int{}
+	for _, f := range d.Families {
+		got[f.Template] = int(f.Keys)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(families) {
+		t.Errorf("%s: families %v, want %v", when, got, families)
+	}
+}
+
+// TestIncompleteScanExitsThree: slots left unread are exit 3 whatever
+// --fail-on says, and the report stands (runLock returns this error after
+// the report was rendered).
+func TestIncompleteScanExitsThree(t *testing.T) {
+	res := &lock.Result{}
+	if res.Incomplete() != nil {
+		t.Fatal("a scan with nothing unread is incomplete")
+	}
+	res.Data.Unread = []lock.UnreadNode{{Node: "127.0.0.1:7002", Slots: []lock.SlotRange{{Start: 10923, End: 16383}}, Why: "EOF"}}
+	err := exitcode.KeepOutput(res.Incomplete())
+	if code := cmdutil.ExitCode(err, 99); code != exitcode.Unavailable || !exitcode.KeepsOutput(err) {
+		t.Errorf("exit %d, keeps output %v: %v", code, exitcode.KeepsOutput(err), err)
+	}
+	if !strings.Contains(err.Error(), "slots 10923-16383 of master 127.0.0.1:7002") {
+		t.Errorf("message: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/findings"
 	"io"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
 	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -77,6 +77,9 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "%s %s\n", th.Faint("note:"), n)
+	}
+	for _, u := range d.Unread {
+		fmt.Fprintf(w, "%s slots %s (master %s): %s\n", th.Severity(findings.Error, "NOT READ"), lock.SlotsText(u.Slots), u.Node, u.Why)
 	}
 }
 
@@ -352,6 +355,13 @@ func writeLockHTML(w io.Writer, d *lock.Data) error {
 	}
 	for _, n := range d.NotChecked {
 		fmt.Fprintf(w, "<p class=\"note\">not checked: %s: %s</p>\n", report.Escape(strings.Join(n.Checks, ", ")), report.Escape(n.Why))
+	}
+	for _, u := range d.Unread {
+		fmt.Fprintf(w, "<p class=\"note\"><strong>not read</strong>: slots %s (master %s): %s</p>\n", report.Escape(lock.SlotsText(u.Slots)),
+			report.Escape(u.Node), report.Escape(u.Why))
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "<p class=\"note\">%s</p>\n", report.Escape(n))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"slices"
@@ -11,15 +12,17 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/inspect/store"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 // StoreOptions are one `dupctl inspect store` run.
 type StoreOptions struct {
-	Factory  *cmdutil.Factory
-	Store    store.Options
-	Postgres cmdutil.PostgresFlags
+	Factory    *cmdutil.Factory
+	Store      store.Options
+	Postgres   cmdutil.PostgresFlags
+	ReplicaURL string // a standby to compare with
 }
 
 // NewCmdStore is `dupctl inspect store`.
@@ -35,7 +38,10 @@ func NewCmdStore(f *cmdutil.Factory, runF func(*StoreOptions) error) *cobra.Comm
 From the catalog (pg_index, pg_constraint, pg_attribute): is the key covered
 by a PRIMARY KEY or UNIQUE constraint or index, or is the only one partial,
 on an expression, INVALID (a failed CREATE UNIQUE INDEX CONCURRENTLY), wider
-than the key (key, attempt), or DEFERRABLE; are key columns nullable.
+than the key (key, attempt), or DEFERRABLE; are key columns nullable. On a
+partitioned table: does the partition key, at every level, read only key
+columns (HASH (idempotency_key)), or can one key land in two partitions
+(RANGE (created_at)), where a unique index holds one partition at a time.
 
 From the data: duplicate keys (also after lower(btrim())), several SUCCEEDED
 rows for one business key under different keys (--business-column), rows
@@ -43,6 +49,16 @@ stuck in PROCESSING longer than --stuck-after, statuses outside the expected
 set, SUCCEEDED overwritten by FAILED or PROCESSING (from a status history
 table, or from columns only a success sets, such as succeeded_at), and FAILED
 used as final with no attempt counter.
+
+With --replica-url (a streaming standby, or a read replica, of the same
+database): the primary's most recent records (by the time columns, up to
+--replica-rows) are looked up on the replica, in snapshots taken as close
+together as the two servers allow; records missing there, or with another
+status, are what an idempotency check routed to the replica would read,
+with the replay figures (pg_wal_lsn_diff against the primary's position,
+a paused replay, the last replayed commit, how long the replica took to
+catch up). A standby that had replayed past the primary's snapshot is not
+compared: nothing can differ.
 
 Without --table it looks for likely idempotency tables: a column like
 idempotency_key, dedup_key or message_id beside a status column.
@@ -55,7 +71,8 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
   dupctl inspect store --table billing.payments --key-column tenant_id,idempotency_key --business-column order_id
   dupctl inspect store --table '"Payments"' --status succeeded=DONE,COMPLETED --stuck-after 30m
   dupctl inspect store --schema billing -o json
-  dupctl inspect store --table payments --checks catalog --fail-on warn`,
+  dupctl inspect store --table payments --checks catalog --fail-on warn
+  dupctl inspect store --table payments --replica-url postgres://reader@replica:5432/app --checks catalog,replica`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, err := f.Job()
@@ -84,7 +101,11 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 			if o.Samples < 1 || o.Samples > 1000 {
 				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
 			}
-			if err := cmdutil.NonEmpty(cmd, "table", "schema", "key-column", "status-column", "business-column", "time-column", "attempt-column", "success-evidence", "history-table"); err != nil {
+			if o.ReplicaRows < 1 || o.ReplicaRows > 1_000_000 {
+				return exitcode.UsageErrorf("--replica-rows must be 1..1000000, got %d", o.ReplicaRows)
+			}
+			if err := cmdutil.NonEmpty(cmd, "table", "schema", "key-column", "status-column", "business-column", "time-column", "attempt-column",
+				"success-evidence", "history-table", "replica-url"); err != nil {
 				return err
 			}
 			if o.Table != "" && o.Schema != "" {
@@ -110,9 +131,13 @@ quoted; no SQL is built from the text you give.` + storeExitStatus,
 	fs.DurationVar(&o.StuckAfter, "stuck-after", store.DefaultStuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
 	fs.StringSliceVar(&checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
+	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
+		"a streaming standby or read replica of the database: records missing or stale there (the replica check)")
+	fs.IntVar(&o.ReplicaRows, "replica-rows", store.DefaultReplicaRows,
+		"how many of the primary's most recent records the replica check looks up")
 	opts.Postgres.Register(fs)
 	cmdutil.FieldFlags(cmd, map[string]string{"KeyColumns": "key-column", "TimeColumns": "time-column",
-		"BusinessColumns": "business-column", "EvidenceColumns": "success-evidence", "Statuses": "status"})
+		"BusinessColumns": "business-column", "EvidenceColumns": "success-evidence", "Statuses": "status", "Replica": "replica-url"})
 	_ = cmd.RegisterFlagCompletionFunc("checks", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return store.CheckGroups, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -128,6 +153,14 @@ func runStore(ctx context.Context, opts *StoreOptions) error {
 		return err
 	}
 	o := opts.Store
+	if opts.ReplicaURL != "" {
+		replica, err := connect.Postgres(ctx, opts.ReplicaURL, opts.Postgres.ReadOnly())
+		if err != nil {
+			return fmt.Errorf("replica (--replica-url): %w", err)
+		}
+		f.AddCleanup(replica.Close)
+		o.Replica = replica
+	}
 	o.Now = f.Now()
 	o.Progress = f.IO.StartProgress("inspect store", "checks")
 	res, err := store.Run(ctx, pool, o)

@@ -16,6 +16,9 @@ func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
 	if len(res.Discovered) > 0 {
 		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), english.Plural(len(res.Discovered), "table", "tables"))
 	}
+	if r := res.Replica; r != nil {
+		fmt.Fprintf(w, "%s %s\n\n", th.Strong("replica:"), replicaText(r))
+	}
 	for i, t := range res.Tables {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -49,6 +52,9 @@ func writeTable(w io.Writer, th *report.Theme, t *store.TableResult) error {
 	fmt.Fprintf(w, "columns: %s\n", strings.Join(cols, "; "))
 	if t.Coverage != "" {
 		fmt.Fprintf(w, "key: %s\n", coverageText(th, t.Coverage))
+	}
+	if p := t.Partitioning; p != nil {
+		fmt.Fprintf(w, "partitioned: %s\n", partitionText(th, p))
 	}
 	if len(t.Indexes) > 0 {
 		fmt.Fprintln(w)
@@ -106,6 +112,38 @@ func keySource(s string) string {
 	return ""
 }
 
+// replicaText is where the replica's replay stood against the primary.
+func replicaText(r *store.ReplicaState) string {
+	if !r.InRecovery {
+		return "not in recovery (not a streaming standby): no replay figures"
+	}
+	parts := []string{"streaming standby"}
+	if r.ReplayLSN != nil && r.BehindBytes != nil {
+		parts = append(parts, fmt.Sprintf("replayed up to %s, %s bytes behind the primary's %s",
+			*r.ReplayLSN, english.Number(*r.BehindBytes), r.PrimaryLSN))
+	}
+	if r.Paused {
+		parts = append(parts, "replay paused")
+	}
+	if r.CatchUp != "" {
+		parts = append(parts, r.CatchUp)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// partitionText is the partitioning line: red when a key can land in two
+// partitions.
+func partitionText(th *report.Theme, p *store.Partitioning) string {
+	s := p.Describe()
+	switch {
+	case p.ByKey:
+		return s + ", " + th.Pass("every key in one partition")
+	case p.Key != "":
+		return s + ", " + th.Severity(findings.Error, "a key can land in two partitions (by "+idents(p.Outside...)+")")
+	}
+	return s
+}
+
 func coverageText(th *report.Theme, c string) string {
 	if strings.HasPrefix(c, "unique:") {
 		return th.Pass(c)
@@ -127,6 +165,9 @@ func checkRows(t *store.TableResult) [][2]string {
 		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", english.Number(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
 	}
 	groups(store.CheckDuplicates, t.Duplicates, "key with more than one row", "keys with more than one row")
+	if d := t.Duplicates; d != nil && d.AcrossPartitions != nil && *d.AcrossPartitions > 0 {
+		out[len(out)-1][1] += fmt.Sprintf(", %s in more than one partition", english.Number(*d.AcrossPartitions))
+	}
 	groups(store.CheckNormalized, t.NormalizedDuplicates, "key spelled several ways", "keys spelled several ways")
 	groups(store.CheckBusiness, t.MultipleSucceeded, "business key succeeded under several keys", "business keys succeeded under several keys")
 	if s := t.Stuck; s != nil {
@@ -139,6 +180,9 @@ func checkRows(t *store.TableResult) [][2]string {
 		}
 		out = append(out, [2]string{store.CheckOverwritten, res})
 	}
+	if rc := t.Replica; rc != nil {
+		out = append(out, [2]string{store.CheckReplica, replicaCheckText(rc)})
+	}
 	for _, s := range t.Skipped {
 		out = append(out, [2]string{s.Check, "skipped: " + s.Reason})
 	}
@@ -150,4 +194,16 @@ func rowsText(n int64) string {
 		return "no rows"
 	}
 	return english.Number(n) + " " + english.Plural(int(n), "row", "rows")
+}
+
+func replicaCheckText(rc *store.ReplicaCompare) string {
+	if rc.CaughtUp {
+		return "the replica had replayed past the primary's snapshot: nothing can differ"
+	}
+	n := rc.Missing + rc.Stale
+	if n == 0 {
+		return fmt.Sprintf("%s (%s): the same on the replica", rowsText(rc.Compared), rc.Order)
+	}
+	return fmt.Sprintf("%s of %s (%s) missing or stale on the replica, %s done on the primary only",
+		english.Number(n), rowsText(rc.Compared), rc.Order, english.Number(rc.NotDone))
 }

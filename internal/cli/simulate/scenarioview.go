@@ -9,6 +9,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
+	"github.com/dupctl/dupctl/internal/worker"
 )
 
 // scenarioDocument is a scenario run for every output: the table view,
@@ -128,6 +129,9 @@ func scopeText(c *sim.Config) string {
 	}
 	if c.AckTimeout > 0 {
 		parts = append(parts, "ack timeout "+sim.FormatMillis(c.AckTimeout))
+	}
+	if c.Profile.StatusFrom == worker.StatusReplica {
+		parts = append(parts, "replica lag "+sim.FormatMillis(c.ReplicaLag))
 	}
 	parts = append(parts, "faults: "+sim.FaultsText(c))
 	return strings.Join(parts, "; ")

@@ -65,6 +65,7 @@ type systemFlags struct {
 	workers, jobs       int
 	lockTTL, ackTimeout time.Duration
 	pause, cacheLag     time.Duration
+	replicaLag          time.Duration
 	jobDuration         string
 	maxAttempts         int
 	at                  []string
@@ -81,6 +82,8 @@ func (s *systemFlags) register(fs *pflag.FlagSet, crash bool) {
 	fs.DurationVar(&s.ackTimeout, "ack-timeout", 0, "broker consumer timeout (default: none, or 30m in ack-timeout)")
 	fs.DurationVar(&s.pause, "pause", 0, "length of an injected stop-the-world pause (default 1m)")
 	fs.DurationVar(&s.cacheLag, "cache-lag", 0, "how long the status cache lags the database (default 5s)")
+	fs.DurationVar(&s.replicaLag, "replica-lag", 0,
+		"how long a read replica replays a commit late (default 1s; profiles that read status there)")
 	fs.StringVar(&s.jobDuration, "job-duration", "", "job duration: fixed (45s) or a distribution (p50=30s,p99=4m)")
 	fs.IntVar(&s.maxAttempts, "max-attempts", 0, "attempts before the DLQ (default 5)")
 	if crash {
@@ -151,7 +154,7 @@ func (s *systemFlags) tune(sc *sim.Scenario) (func(*sim.Config) error, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"lock-ttl", s.lockTTL}, {"ack-timeout", s.ackTimeout}, {"pause", s.pause}, {"cache-lag", s.cacheLag}} {
+	}{{"lock-ttl", s.lockTTL}, {"ack-timeout", s.ackTimeout}, {"pause", s.pause}, {"cache-lag", s.cacheLag}, {"replica-lag", s.replicaLag}} {
 		if fs.Changed(d.name) && (d.v < 0 || (d.name == "lock-ttl" && d.v < time.Millisecond)) {
 			return nil, exitcode.UsageErrorf("--%s must be positive, got %s", d.name, d.v)
 		}
@@ -178,6 +181,9 @@ func (s *systemFlags) tune(sc *sim.Scenario) (func(*sim.Config) error, error) {
 		}
 		if fs.Changed("cache-lag") {
 			c.CacheLag = sim.Millis(s.cacheLag)
+		}
+		if fs.Changed("replica-lag") {
+			c.ReplicaLag = sim.Millis(s.replicaLag)
 		}
 		if fs.Changed("max-attempts") {
 			if s.maxAttempts < 1 || s.maxAttempts > 20 {

@@ -187,7 +187,7 @@ func leaseRows(tl *sim.Timeline, wk int, name string) []report.LaneRow {
 		} else {
 			row.Bars = append(row.Bars, lease)
 		}
-		if ls.Ended == "expired" || ls.Ended == "deleted" {
+		if ls.Ended == "expired" || ls.Ended == "deleted" || ls.Ended == "lost" {
 			for _, s := range acting(tl, name, ls.Until, ls.Believed) {
 				row.Bars = append(row.Bars, report.Bar{From: s[0], To: s[1], Kind: report.BarBelieved,
 					Title: fmt.Sprintf("token %d's lease was %s at t=%s, but %s acted as its holder from t=%s to t=%s", ls.Token, how,
@@ -205,6 +205,8 @@ func keyEndText(tl *sim.Timeline, ls sim.Lease) string {
 	switch ls.Ended {
 	case "":
 		return "held at the end of the run"
+	case "lost":
+		return "lost in a failover"
 	case "deleted":
 		who := fmt.Sprintf("W%d", ls.Worker+1)
 		for _, e := range tl.Events {

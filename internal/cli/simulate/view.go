@@ -25,7 +25,7 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *sim.Timeline) error {
 			text = th.Mark(text)
 		}
 		switch ev.Kind {
-		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout":
+		case "crash", "pause", "drop", "duplicate", "expire", "ack-timeout", "failover":
 			text = th.Severity(findings.Warn, text)
 		case "tick":
 			text, lane = th.Faint(text), th.Faint(lane)
@@ -90,6 +90,8 @@ func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
 				note = "expired at t=" + sim.FormatMillis(l.Until)
 			case "deleted":
 				note = "deleted by another worker at t=" + sim.FormatMillis(l.Until)
+			case "lost":
+				note = "lost in a failover at t=" + sim.FormatMillis(l.Until)
 			}
 			if note != "" && l.Believed > l.Until {
 				for c := col(l.Until) + 1; c <= col(l.Believed); c++ {

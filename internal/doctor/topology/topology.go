@@ -61,6 +61,15 @@ default limit of 20, so there only an explicit "unlimited" (-1) counts.`,
 is sent: a crash mid-job loses the job, and nothing can be retried. This is
 ack-before-work, the LOSS column of the simulation matrix.`,
 		Fix: "Consume with manual acks and ack after the status commit."}
+	RuleClassicOnCluster = findings.Rule{Code: "TOPO_CLASSIC_QUEUE_ON_CLUSTER", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "a work queue or DLQ on a cluster is a classic queue",
+		Doc: `On a cluster a classic queue lives on one node (RabbitMQ 4 removed classic
+mirroring): while that node is down the queue is gone for publishers and
+consumers, and its messages - jobs, or the dead letters kept to replay - are
+lost with its disk. Quorum queues are replicated to a majority of nodes, keep
+working while one is down, and have the delivery limit that dead-letters a
+poison message instead of redelivering it forever.`,
+		Fix: "Declare it as a quorum queue (x-queue-type: quorum; a queue's type cannot change: declare a new one and move the consumers), with x-delivery-limit and a dead-letter exchange."}
 	RuleManagementUnavailable = findings.Rule{Code: "TOPO_NOT_CHECKED", Severity: findings.Info, Since: "v0.1.0",
 		Title: "queue arguments, policies and consumers were not checked",
 		Doc:   "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, bindings and consumers' ack modes need the management API.",
@@ -69,7 +78,8 @@ ack-before-work, the LOSS column of the simulation matrix.`,
 
 // Rules lists the topology rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleQueueMissing, RuleNoDLX, RuleDLXUnrouted, RuleDLQMissing, RuleNoDeliveryLimit, RuleRetryMissing, RuleAutoAck, RuleManagementUnavailable}
+	return []findings.Rule{RuleQueueMissing, RuleNoDLX, RuleDLXUnrouted, RuleDLQMissing, RuleNoDeliveryLimit, RuleRetryMissing, RuleAutoAck,
+		RuleClassicOnCluster, RuleManagementUnavailable}
 }
 
 // Job is what to check for one work queue.
@@ -93,6 +103,12 @@ type QueueInfo struct {
 	Policy    nullString `json:"policy"`
 	Effective Settings   `json:"effective_policy_definition"`
 	Consumers int        `json:"consumers"`
+	// Node is where a classic queue lives (a quorum queue's leader);
+	// Leader, Members and Online are a quorum queue's nodes.
+	Node    string   `json:"node"`
+	Leader  string   `json:"leader"`
+	Members []string `json:"members"`
+	Online  []string `json:"online"`
 	// DeliveryLimit is the limit a quorum queue's leader reports in its
 	// stats (RabbitMQ 4.x, rabbit_quorum_queue handle_tick): a number -
 	// 20 by default since 4.0 - or "unlimited"; absent on 3.x and before
@@ -225,6 +241,52 @@ func (m *Management) BindingsFrom(ctx context.Context, exchange string) ([]Bindi
 	return bs, err
 }
 
+// Node is one node of the broker's cluster.
+type Node struct {
+	Name    string `json:"name"`
+	Running bool   `json:"running"`
+}
+
+// Nodes lists the cluster's nodes (one for a single broker).
+func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
+	var ns []Node
+	err := m.get(ctx, "/api/nodes", &ns)
+	return ns, err
+}
+
+// placement says on which nodes a queue lives, for evidence.
+func placement(q *QueueInfo) string {
+	if q.Type == "quorum" && q.Leader != "" {
+		return fmt.Sprintf("leader on %s, members %s, online %s", q.Leader, strings.Join(q.Members, " "), strings.Join(q.Online, " "))
+	}
+	if q.Node != "" {
+		return "on node " + q.Node
+	}
+	return "node unknown"
+}
+
+// checkCluster finds a job's work queue or DLQ that is a classic queue on
+// a cluster of several nodes.
+func checkCluster(ctx context.Context, r *findings.Report, m *Management, j Job, nodes []Node) error {
+	for _, name := range []string{j.Queue, j.DLQ} {
+		if name == "" {
+			continue
+		}
+		q, err := m.Queue(ctx, name)
+		if errors.Is(err, ErrNotFound) {
+			continue // reported as missing
+		}
+		if err != nil {
+			return fmt.Errorf("queue %s: %w", name, err)
+		}
+		if q.Type == "classic" {
+			r.Add(RuleClassicOnCluster.New(name, fmt.Sprintf("job %s: %q is a classic queue on a cluster of %d nodes: it lives on %s only",
+				j.Name, name, len(nodes), q.Node), placement(q)))
+		}
+	}
+	return nil
+}
+
 // checkDefaultRouted checks dead-lettering through the default exchange
 // (x-dead-letter-exchange ""), which is common and routes by the routing
 // key alone: to the queue the dead-letter routing key names, or without
@@ -295,6 +357,15 @@ func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findin
 	} else {
 		r.Check(RuleNoDLX.Code, RuleDLXUnrouted.Code, RuleNoDeliveryLimit.Code, RuleAutoAck.Code)
 	}
+	// Whether the broker is a cluster: the node list needs the management
+	// user's monitoring tag; without it the check is left out.
+	var nodes []Node
+	if mgmt != nil {
+		if ns, err := mgmt.Nodes(ctx); err == nil {
+			nodes = ns
+			r.Check(RuleClassicOnCluster.Code)
+		}
+	}
 	for _, j := range jobs {
 		ok, depth, err := p.Exists(j.Queue)
 		if err != nil {
@@ -328,6 +399,11 @@ func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findin
 		}
 		if mgmt != nil {
 			if err := checkQueue(ctx, r, mgmt, j, depth); err != nil {
+				return nil, err
+			}
+		}
+		if len(nodes) > 1 {
+			if err := checkCluster(ctx, r, mgmt, j, nodes); err != nil {
 				return nil, err
 			}
 		}
@@ -375,7 +451,7 @@ func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, d
 	}
 	if q.Type == "quorum" {
 		if why := noDeliveryLimit(q); why != "" {
-			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue), why))
+			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue), why, placement(q)))
 		}
 	}
 	for _, c := range q.Details {

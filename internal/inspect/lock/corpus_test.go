@@ -131,7 +131,11 @@ func TestCorpusLibrariesBesideAppData(t *testing.T) {
 					fams = append(fams, fmt.Sprintf("possible %+v", f))
 				}
 			}
-			t.Errorf("%s: findings %v, want %s; families %v", part, codesOf(part), code, fams)
+			var now []string // what Redis says of the keys now (idle time and PTTL weigh the TTL signal)
+			for _, k := range c.Keys(ctx, "*"+part+"*").Val() {
+				now = append(now, fmt.Sprintf("%s idle %v pttl %v", k, c.ObjectIdleTime(ctx, k).Val(), c.PTTL(ctx, k).Val()))
+			}
+			t.Errorf("%s: findings %v, want %s; families %v; keys now %v", part, codesOf(part), code, fams, now)
 		}
 	}
 	if got := codesOf("{hangfire}"); slices.Contains(got, "LOCK_TOKEN_SHARED") {

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/makers"
 )
 
@@ -27,7 +28,22 @@ type Data struct {
 	NotChecked []NotChecked `json:"not_checked"`
 	// Notes say what else limited the inspection (keys the ACL hid, ...).
 	Notes []string `json:"notes"`
+	// Failovers are cluster nodes whose scan went on after a failure: on
+	// the replica promoted in their place, or on the same node once the
+	// cluster was up again. Unread are nodes whose keys were not all read
+	// (one LOCK_SCAN_INCOMPLETE each).
+	Failovers []Failover   `json:"failovers"`
+	Unread    []UnreadNode `json:"unread"`
 }
+
+type (
+	// Failover is a node's scan going on after a failure.
+	Failover = keyspace.Move
+	// UnreadNode is a node whose scan could not go on.
+	UnreadNode = keyspace.Unread
+	// SlotRange is a range of cluster hash slots, both ends included.
+	SlotRange = keyspace.SlotRange
+)
 
 // The summaries of a family of keys, judged at the end of the scan
 // (internal/judge builds them).

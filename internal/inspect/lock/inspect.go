@@ -34,6 +34,9 @@ type Options struct {
 	IdleAfter time.Duration // idle time that makes an untouched lock an orphan
 	MaxTTL    time.Duration // TTL above which a family gets LOCK_TTL_LONG
 	NoValues  bool          // read names, types, TTLs and idle times only
+	// FailoverWait is how long the scan of a cluster master that failed
+	// waits for its slots to be served again (0: DefaultFailoverWait).
+	FailoverWait time.Duration
 	// MinConfidence is the confidence (0.5..1) a family of candidates
 	// needs for its findings to keep their warn or error severity; below
 	// it they are reported as info. 0 means DefaultMinConfidence.
@@ -52,7 +55,14 @@ type Options struct {
 	// afterLook, when set (tests), runs after observation n of --observe
 	// is done and before the next one starts.
 	afterLook func(n int)
+	// afterPage, when set (tests), runs after each page of the full
+	// scan, with the node it came from.
+	afterPage func(node string)
 }
+
+// DefaultFailoverWait covers a cluster's default node timeout (15s), the
+// replica's election and the clients' view catching up.
+const DefaultFailoverWait = 45 * time.Second
 
 // Validate checks the options before anything is dialled.
 func (o *Options) Validate() error {
@@ -81,6 +91,8 @@ func (o *Options) Validate() error {
 		return problem.Inputf("Interval", "must be at least 1s with {Observe} (Redis counts idle time in seconds), got %s", o.Interval)
 	case o.IdleAfter < 0 || o.MaxTTL < 0:
 		return &problem.Input{Why: "{IdleAfter} and {MaxTTL} must not be negative"}
+	case o.FailoverWait < 0 || o.FailoverWait > time.Hour:
+		return problem.Inputf("FailoverWait", "must be 0..1h, got %s", o.FailoverWait)
 	case o.MinConfidence != 0 && (o.MinConfidence < judge.CandidateConfidence || o.MinConfidence > 1):
 		return problem.Inputf("MinConfidence", "must be 0.5..1 (a key under 0.5 is not a lock candidate at all), got %g", o.MinConfidence)
 	}
@@ -99,6 +111,9 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.FailoverWait == 0 {
+		o.FailoverWait = DefaultFailoverWait
 	}
 	o.Progress = progress.Or(o.Progress)
 }
@@ -174,6 +189,7 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 	}
 	agg.finish(res)
 	agg.permissions(res, nodes)
+	agg.failoverReport(res)
 	res.Data.Scan.ElapsedMs = o.Now().Sub(start).Milliseconds()
 	return res, nil
 }
@@ -184,7 +200,8 @@ func newResult(o Options, nodes []*keyspace.Node, cluster bool) *Result {
 	res := &Result{}
 	res.Data = Data{Target: Target{URL: o.URL, Cluster: cluster || len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key,
 		Values: !o.NoValues, MinConfidence: o.MinConfidence},
-		Families: []Family{}, Skipped: []SkippedFamily{}, Possible: []PossibleFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{}}
+		Families: []Family{}, Skipped: []SkippedFamily{}, Possible: []PossibleFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{},
+		Failovers: []Failover{}, Unread: []UnreadNode{}}
 	if len(o.Patterns) == 0 {
 		res.Data.Target.Patterns = []string{"*"}
 	}
@@ -236,6 +253,7 @@ func (a *aggregator) scan(ctx context.Context, nodes []*keyspace.Node, total int
 		data.Observe = &a.obs
 	}
 	o.Progress.SetTotal(total)
+	ro.AfterPage = o.afterPage
 	judgePage := func(p *keyspace.Page) []judge.Judged { return a.cfg.Page(p, ro.Now()) }
 	walked, err := keyspace.Walk(ctx, nodes, ro, judgePage, func(p *keyspace.Page, keys []judge.Judged) {
 		o.Progress.Add(p.Scanned)
@@ -254,8 +272,54 @@ func (a *aggregator) scan(ctx context.Context, nodes []*keyspace.Node, total int
 	for _, r := range walked {
 		a.stats.Repeats += r.Repeats
 		a.stats.FalseDrops += r.FalseDrops
+		a.failovers = append(a.failovers, r.Moves...)
+		if r.Unread != nil {
+			a.unread = append(a.unread, *r.Unread)
+		}
 	}
 	return nil
+}
+
+// Incomplete is the error of a scan that left cluster slots unread (nil
+// when it read everything): the report stands, and the run fails whatever
+// --fail-on says, as a system that could not be read.
+func (r *Result) Incomplete() error {
+	if len(r.Data.Unread) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, u := range r.Data.Unread {
+		parts = append(parts, fmt.Sprintf("slots %s of master %s", keyspace.SlotsText(u.Slots), u.Node))
+	}
+	return problem.System(fmt.Errorf("the scan did not read %s: a master failed and nothing served its slots again in time", strings.Join(parts, "; ")),
+		"the report leaves their locks out; run it again once CLUSTER INFO says cluster_state:ok, or give a longer {FailoverWait}")
+}
+
+// failoverReport lists the scans that went on after a failure, and makes
+// every node left unread a finding: the report must not look whole.
+func (a *aggregator) failoverReport(res *Result) {
+	if !res.Data.Target.Cluster {
+		return
+	}
+	res.check(judge.RuleScanIncomplete.Code)
+	res.Data.Failovers = append(res.Data.Failovers, a.failovers...)
+	res.Data.Unread = append(res.Data.Unread, a.unread...)
+	for _, m := range a.failovers {
+		if m.From != m.To {
+			res.Data.Notes = append(res.Data.Notes, fmt.Sprintf("%s failed during the scan (%s); the scan went on on %s, which serves its slots now, "+
+				"after %s: locks written to %s and not replicated before it failed are gone, and this report cannot show them",
+				m.From, m.Why, m.To, judge.FormatMs(m.WaitedMs), m.From))
+		}
+	}
+	for _, u := range a.unread {
+		ev := []string{"slots " + keyspace.SlotsText(u.Slots), "why: " + u.Why,
+			fmt.Sprintf("%d keys returned by SCAN there and not read", u.Pending)}
+		if !u.ScanDone {
+			ev = append(ev, "SCAN had not reached the end of the node: how many keys it holds is unknown")
+		}
+		res.Findings = append(res.Findings, judge.RuleScanIncomplete.New("redis "+u.Node,
+			fmt.Sprintf("the keys of slots %s (master %s) were not read: this report leaves out their locks", keyspace.SlotsText(u.Slots), u.Node), ev...))
+	}
 }
 
 // judgeConfig compiles the user's lock patterns and libraries.
@@ -281,7 +345,7 @@ func (o *Options) judgeConfig() (*judge.Config, error) {
 
 // readOptions turns the patterns into a pass's MATCH and client-side globs.
 func (o *Options) readOptions() (keyspace.ReadOptions, error) {
-	ro := keyspace.ReadOptions{Count: o.Count, Values: !o.NoValues, Dedupe: true, Now: o.Now}
+	ro := keyspace.ReadOptions{Count: o.Count, Values: !o.NoValues, Dedupe: true, Now: o.Now, FailoverWait: o.FailoverWait}
 	switch len(o.Patterns) {
 	case 0:
 		return ro, nil
@@ -316,6 +380,9 @@ type aggregator struct {
 	fenceOfKey bool
 	// noIdle counts candidates read without an idle time.
 	noIdle int64
+	// failovers and unread are what the cluster's failures did to the scan.
+	failovers []keyspace.Move
+	unread    []keyspace.Unread
 }
 
 // candidate is a possible orphan from the first observation.

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
@@ -49,7 +50,14 @@ func (a *aggregator) observe(ctx context.Context, nodes []*keyspace.Node, ro key
 				a.obs.Dropped++
 				continue
 			}
-			a.cands[ob.Key] = candidate{node: idx[ob.Node], pttl: ob.PTTL, idle: ob.Idle, at: at}
+			i, ok := idx[ob.Node]
+			if !ok {
+				// A cluster node's walk that followed its slots to the
+				// promoted replica renamed the node.
+				i = slices.IndexFunc(nodes, func(n *keyspace.Node) bool { return n.Name == ob.Node })
+				idx[ob.Node] = max(i, 0)
+			}
+			a.cands[ob.Key] = candidate{node: max(i, 0), pttl: ob.PTTL, idle: ob.Idle, at: at}
 		}
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -19,3 +20,6 @@ const DefaultMinConfidence = judge.DefaultMinConfidence
 // FormatMs shows a duration in ms rounded to two significant digits, in
 // the largest unit that keeps it at least 1: 1h, 10m, 8.1s, 250ms.
 func FormatMs(ms int64) string { return judge.FormatMs(ms) }
+
+// SlotsText words hash slot ranges: "0-5460, 10923".
+func SlotsText(rs []SlotRange) string { return keyspace.SlotsText(rs) }

@@ -39,6 +39,15 @@ func (in *inspector) loadCatalog(ctx context.Context) error {
 	}
 	in.res.Indexes = ixs
 	in.res.Coverage = coverageLine(ixs)
+	if !covered {
+		for _, ix := range ixs {
+			if in.suppressedByPartitioning(ix) {
+				in.res.Coverage = "unique only within one partition: " + ix.Kind + " " + idemtable.DisplayIdent(ix.Name) +
+					" (" + strings.Join(ix.Columns, ", ") + ")"
+				break
+			}
+		}
+	}
 	return nil
 }
 
@@ -231,7 +240,7 @@ func (in *inspector) catalogFindings(context.Context) error {
 				f.Message += fmt.Sprintf(" (the key is also covered by %s)", idemtable.DisplayIdent(append(full, narrower...)[0].Name))
 			}
 			in.rep.Add(f)
-		case ix.Coverage == CoverGaps && !covered:
+		case ix.Coverage == CoverGaps && !covered && !in.suppressedByPartitioning(ix):
 			in.rep.Add(in.gapFindings(ix, keyText)...)
 		}
 	}
@@ -347,20 +356,37 @@ func indexList(ixs []Index) string {
 func (in *inspector) duplicates(ctx context.Context) error {
 	in.rep.Check(RuleDuplicates.Code)
 	cols := in.key
-	sql := "SELECT " + eachText(cols) + ", " + textExpr(cols) + ", count(*) FROM " + in.t.Name.SQL() +
+	// On a partitioned table the same scan tells whether a key's rows sit
+	// in more than one partition: min <> max of tableoid is a hash
+	// aggregate, where count(DISTINCT) would sort.
+	partitioned := in.part != nil && in.part.Key != ""
+	spread := "0::oid, 0::oid"
+	if partitioned {
+		spread = "min(tableoid), max(tableoid)"
+	}
+	sql := "SELECT " + eachText(cols) + ", " + textExpr(cols) + ", count(*), " + spread + " FROM " + in.t.Name.SQL() +
 		" WHERE " + allNotNull(cols) + " GROUP BY " + colList(cols) + " HAVING count(*) > 1"
-	dest := make([]any, len(cols)+2)
+	dest := make([]any, len(cols)+4)
 	parts := make([]string, len(cols))
 	var g Group
+	var lo, hi uint32
 	for i := range parts {
 		dest[i] = &parts[i]
 	}
-	dest[len(cols)], dest[len(cols)+1] = &g.Key, &g.Rows
+	dest[len(cols)], dest[len(cols)+1], dest[len(cols)+2], dest[len(cols)+3] = &g.Key, &g.Rows, &lo, &hi
+	across := &topN{n: in.o.Samples}
 	res, err := in.collectGroups(ctx, "duplicate check", sql, nil, dest, func() Group {
+		if lo != hi {
+			detail := in.part.partitionName(lo) + " and " + in.part.partitionName(hi)
+			across.add(Group{Key: g.Key, Rows: g.Rows, Detail: detail})
+		}
 		return Group{Key: g.Key, Rows: g.Rows, parts: slices.Clone(parts)}
 	})
 	if err != nil {
 		return err
+	}
+	if partitioned {
+		res.AcrossPartitions, res.acrossSamples = &across.groups, across.result().Samples
 	}
 	in.res.Duplicates = res
 	if res.Groups == 0 {
@@ -384,8 +410,12 @@ func (in *inspector) duplicates(ctx context.Context) error {
 		}
 		return e
 	})
-	in.rep.Add(RuleDuplicates.New(in.subject(), fmt.Sprintf("%d %s more than one row (%d rows, %d extra)",
-		res.Groups, english.Plural(res.Groups, "key has", "keys have"), res.Rows, res.Rows-res.Groups), ev...))
+	msg := fmt.Sprintf("%d %s more than one row (%d rows, %d extra)",
+		res.Groups, english.Plural(res.Groups, "key has", "keys have"), res.Rows, res.Rows-res.Groups)
+	if res.AcrossPartitions != nil && *res.AcrossPartitions > 0 {
+		msg += fmt.Sprintf("; %d of them in more than one partition", *res.AcrossPartitions)
+	}
+	in.rep.Add(RuleDuplicates.New(in.subject(), msg, ev...))
 	return nil
 }
 
@@ -417,9 +447,17 @@ func (in *inspector) cheapKeyLookup(ctx context.Context) (bool, int64, error) {
 	}
 	var indexed bool
 	var size int64
-	err := in.q.QueryRow(ctx, `SELECT pg_catalog.pg_relation_size($1), EXISTS (SELECT 1 FROM pg_catalog.pg_index
+	// A partitioned table has no storage of its own: its size is its
+	// partitions'.
+	tables := []uint32{in.t.OID}
+	if in.part != nil && in.part.Key != "" {
+		tables = in.part.oids
+	}
+	err := in.q.QueryRow(ctx, `SELECT (SELECT coalesce(sum(pg_catalog.pg_relation_size(r)), 0)::bigint FROM unnest($4::oid[]) r),
+  EXISTS (SELECT 1 FROM pg_catalog.pg_index
 WHERE indrelid = $1 AND indisvalid AND indnkeyatts >= $2
-  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`, in.t.OID, len(nums), nums).Scan(&size, &indexed)
+  AND (indkey::int2[])[0:$2 - 1] @> $3::int2[] AND (indkey::int2[])[0:$2 - 1] <@ $3::int2[])`,
+		in.t.OID, len(nums), nums, tables).Scan(&size, &indexed)
 	if err != nil {
 		return false, 0, fmt.Errorf("look for an index on the key of %s: %w", in.t.Name, err)
 	}
@@ -437,7 +475,7 @@ func (in *inspector) describeRows(ctx context.Context, groups []Group) error {
 		tc := in.times[len(in.times)-1] // created_at-like: detected last
 		timeSel, timeName, order = tc.SQL()+"::timestamptz", idemtable.DisplayIdent(tc.Name), ", "+tc.SQL()
 	}
-	sql := "SELECT " + textExpr(in.key) + ", " + statusSel + ", " + timeSel + " FROM " + in.t.Name.SQL() +
+	sql := "SELECT " + textExpr(in.key) + ", " + statusSel + ", " + timeSel + ", tableoid FROM " + in.t.Name.SQL() +
 		" WHERE " + keyIn(in.key, 1) + " ORDER BY 1" + order
 	rows, err := in.q.Query(ctx, sql, keyArgs(groups, len(in.key))...)
 	if err != nil {
@@ -447,13 +485,18 @@ func (in *inspector) describeRows(ctx context.Context, groups []Group) error {
 	var key string
 	var status *string
 	var at *time.Time
-	_, err = pgx.ForEachRow(rows, []any{&key, &status, &at}, func() error {
+	var table uint32
+	partitioned := in.part != nil && in.part.Key != ""
+	_, err = pgx.ForEachRow(rows, []any{&key, &status, &at, &table}, func() error {
 		var parts []string
 		if status != nil {
 			parts = append(parts, *status)
 		}
 		if at != nil {
 			parts = append(parts, timeName+" "+at.UTC().Format(time.RFC3339))
+		}
+		if partitioned {
+			parts = append(parts, "in "+in.part.partitionName(table))
 		}
 		if len(details[key]) < 10 {
 			details[key] = append(details[key], strings.Join(parts, " "))

@@ -75,6 +75,22 @@ any number of rows can have a NULL key: a producer that forgets the key
 gets no protection and no error.`,
 		Fix: "ALTER TABLE t ALTER COLUMN key SET NOT NULL (validate with a NOT VALID check constraint first on a big table), and reject messages without a key.",
 	}
+	RulePerPartition = findings.Rule{
+		Code: "STORE_UNIQUE_PER_PARTITION", Severity: findings.Error, Since: "v0.3.0",
+		Title: "the table is partitioned by a column outside the key: uniqueness holds only within one partition",
+		Doc: `The idempotency table is declaratively partitioned (RANGE by month,
+LIST by region or status, ...) on a column that is not the key. PostgreSQL
+requires a unique index on a partitioned table to include the partition
+key, so UNIQUE (idempotency_key, created_at) is the best it allows, and it
+is enforced one partition at a time: a key retried after the month turned,
+or written with another region or status, lands in a second partition as a
+second row, with no error, and ON CONFLICT never fires. Partitioning by
+the key itself (HASH (idempotency_key)) is not affected: one key always
+lands in one partition. The evidence lists the partition keys at every
+level and, when the duplicate check ran, the keys already in two
+partitions.`,
+		Fix: "Partition by the key's hash (PARTITION BY HASH (idempotency_key)) so UNIQUE (idempotency_key) is allowed and holds for the whole table, or claim keys in a small unpartitioned table first (idempotency_claims (idempotency_key PRIMARY KEY), INSERT ... ON CONFLICT DO NOTHING in the same transaction) and keep the time partitions for retention.",
+	}
 	RuleDuplicates = findings.Rule{
 		Code: "STORE_DUPLICATE_KEYS", Severity: findings.Error, Since: "v0.1.0",
 		Title: "duplicate idempotency keys are already in the table",
@@ -140,6 +156,31 @@ FAILED leaves no trace, and neither dupctl nor an incident review can see
 it.`,
 		Fix: "Record transitions: a <table>_history table filled by a trigger, or a succeeded_at column set with the status (or name an existing column with {EvidenceColumns}).",
 	}
+	RuleReplicaStale = findings.Rule{
+		Code: "STORE_REPLICA_STALE", Severity: findings.Error, Since: "v0.3.0",
+		Title: "records on the primary are missing or stale on the replica",
+		Doc: `Recent idempotency records the primary holds are missing on the replica
+({ReplicaURL}), or carry an older status there, because the replica had
+not replayed the primary's WAL yet. An idempotency check or a status read
+routed to the replica (a read/write split, a read-only pool, a "reader"
+endpoint) sees "not done" for a job that is done, and the side effect runs
+again: the stale-cache cause with another name. The evidence is the replay
+position against the primary's (pg_wal_lsn_diff), whether replay is paused,
+the last replayed commit (pg_last_xact_replay_timestamp), and the records
+that differ. Only records the primary's snapshot holds and the replica's
+did not are counted: a replica that had replayed past the primary's
+snapshot is not compared.`,
+		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... ON CONFLICT DO NOTHING, which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN (pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
+	}
+	RuleReplicaLag = findings.Rule{
+		Code: "STORE_REPLICA_LAG", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "the replica replays far behind the primary (or is paused)",
+		Doc: `The replica's WAL replay is paused, or its last replayed commit is a
+second or more behind while it has WAL still to replay. No record of this
+table differs yet, but any record written in that window is invisible
+there: an idempotency check routed to the replica would miss it.`,
+		Fix: "Keep idempotency checks and status reads on the primary; alert on replay lag (pg_stat_replication.replay_lag on the primary, now() - pg_last_xact_replay_timestamp() on the standby) and resume a paused replay (pg_wal_replay_resume()).",
+	}
 	RuleFailedNoAttempts = findings.Rule{
 		Code: "STORE_FAILED_NO_ATTEMPTS", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "FAILED is used as a final status with no attempt counter",
@@ -154,6 +195,6 @@ code treats FAILED as retryable and nothing bounds the retries.`,
 // Rules lists the idempotency-store rules.
 func Rules() []findings.Rule {
 	return []findings.Rule{RuleNoUnique, RuleInvalidIndex, RulePartial, RuleExpression, RuleTooWide, RuleDeferrable,
-		RuleNarrower, RuleNullable, RuleDuplicates, RuleNormalized, RuleMultipleSucceeded, RuleStuck, RuleUnknownStatus,
-		RuleOverwritten, RuleNoEvidence, RuleFailedNoAttempts}
+		RuleNarrower, RuleNullable, RulePerPartition, RuleDuplicates, RuleNormalized, RuleMultipleSucceeded, RuleStuck, RuleUnknownStatus,
+		RuleOverwritten, RuleNoEvidence, RuleFailedNoAttempts, RuleReplicaStale, RuleReplicaLag}
 }

@@ -14,16 +14,20 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/idemtable"
 
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // DB opens the snapshot the checks read (a pgxpool.Pool or pgx.Conn).
@@ -41,10 +45,12 @@ const (
 	CheckStatuses    = "statuses"    // values outside the expected set
 	CheckOverwritten = "overwritten" // SUCCEEDED overwritten
 	CheckAttempts    = "attempts"    // FAILED final without attempts
+	CheckReplica     = "replica"     // records missing or stale on a replica (with Options.Replica)
 )
 
 // CheckGroups lists every group in the order the checks run.
-var CheckGroups = []string{CheckCatalog, CheckDuplicates, CheckNormalized, CheckBusiness, CheckStuck, CheckStatuses, CheckOverwritten, CheckAttempts}
+var CheckGroups = []string{CheckCatalog, CheckDuplicates, CheckNormalized, CheckBusiness, CheckStuck, CheckStatuses,
+	CheckOverwritten, CheckAttempts, CheckReplica}
 
 // DefaultStuckAfter is how long a PROCESSING row may go without a sign of
 // life before it counts as stuck: the one threshold inspect store and
@@ -70,6 +76,12 @@ type Options struct {
 	Checks          []string // nil: every group
 	Now             time.Time
 	Progress        progress.Meter
+	// Replica is a streaming standby (or another replica) of the
+	// database, read-only like it, to compare recent records with; nil:
+	// none. ReplicaRows bounds how many of the primary's most recent
+	// records are looked up there (0: DefaultReplicaRows).
+	Replica     DB
+	ReplicaRows int
 }
 
 func (o *Options) runs(group string) bool { return o.Checks == nil || slices.Contains(o.Checks, group) }
@@ -79,6 +91,8 @@ type Result struct {
 	// Discovered lists the tables found without --table (empty with it).
 	Discovered []Candidate    `json:"discovered"`
 	Tables     []*TableResult `json:"tables"`
+	// Replica is where the replica's replay stood (null without one).
+	Replica *ReplicaState `json:"replica"`
 
 	report *findings.Report
 }
@@ -105,6 +119,10 @@ type TableResult struct {
 	Stuck                *Stuck        `json:"stuck"`
 	Overwritten          *Overwritten  `json:"overwritten"`
 	Skipped              []Skip        `json:"skipped"`
+	// Partitioning is set for a partitioned table or a partition.
+	Partitioning *Partitioning `json:"partitioning"`
+	// Replica is the comparison with the replica (null without one).
+	Replica *ReplicaCompare `json:"replica"`
 }
 
 // StatusCount is one status value's row count and role.
@@ -128,6 +146,11 @@ type Groups struct {
 	Groups  int64   `json:"groups"`
 	Rows    int64   `json:"rows"`
 	Samples []Group `json:"samples"`
+	// AcrossPartitions counts the duplicate keys whose rows sit in more
+	// than one partition (duplicates of a partitioned table only).
+	AcrossPartitions *int64 `json:"across_partitions,omitempty"`
+
+	acrossSamples []Group // the largest of them, Detail naming two partitions
 }
 
 // Group is one sample: a key (or business key), its row count, and what
@@ -197,6 +220,9 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	if o.Samples <= 0 {
 		o.Samples = 5
 	}
+	if o.ReplicaRows <= 0 {
+		o.ReplicaRows = DefaultReplicaRows
+	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -224,6 +250,13 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	res := &Result{Discovered: []Candidate{}, Tables: []*TableResult{}}
 	rep := &findings.Report{Command: "inspect store", Data: res}
 	res.report = rep
+	var replica *replicaSession
+	if o.Replica != nil && o.runs(CheckReplica) {
+		if replica, err = newReplicaSession(ctx, tx, o.Replica, res); err != nil {
+			return nil, err
+		}
+		defer replica.close(ctx)
+	}
 	var targets []target
 	if o.Table != "" {
 		t, err := idemtable.ResolveTable(ctx, tx, o.Table)
@@ -265,6 +298,7 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		in.replica = replica
 		res.Tables = append(res.Tables, in.res)
 		if err := in.run(ctx); err != nil {
 			return nil, err
@@ -290,6 +324,12 @@ func explainError(err error) error {
 	case connect.PGPermission:
 		return problem.System(err, "the role needs SELECT on the tables it inspects")
 	}
+	// A hot standby cancels a read that holds back WAL replay for longer
+	// than max_standby_streaming_delay (SQLSTATE 40001).
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "40001" && strings.Contains(pe.Message, "conflict with recovery") {
+		return problem.System(err, "the standby cancelled the read to replay WAL (max_standby_streaming_delay): "+
+			"compare one {Table} at a time, or raise it on the standby")
+	}
 	return err
 }
 
@@ -306,6 +346,8 @@ type inspector struct {
 	business []Column
 	evidence []evidenceCol // current-row signs of success
 	prof     []profileRow  // nil until the profile scan ran
+	part     *Partitioning // nil for a plain table
+	replica  *replicaSession
 	res      *TableResult
 	rep      *findings.Report
 }
@@ -434,10 +476,15 @@ func (in *inspector) run(ctx context.Context) error {
 		group string
 		run   func(context.Context) error
 	}{
+		{"", in.loadPartitioning}, // for catalog and duplicates
 		{CheckCatalog, in.loadCatalog},
+		// First among the data checks: the replica is read as close as
+		// can be to the primary's snapshot.
+		{CheckReplica, in.replicaCompare},
 		{"", in.profile}, // one scan feeding nullable, stuck, statuses, overwritten, attempts
 		{CheckCatalog, in.catalogFindings},
 		{CheckDuplicates, in.duplicates},
+		{CheckCatalog, in.partitionFindings}, // after duplicates: cites keys found in two partitions
 		{CheckNormalized, in.normalized},
 		{CheckBusiness, in.multipleSucceeded},
 		{CheckStuck, in.stuck},

@@ -34,10 +34,10 @@ type Config struct {
 
 // Connections are URLs; flags and environment variables win over them.
 type Connections struct {
-	RedisURL      string `yaml:"redis_url" json:"redis_url"`
-	DatabaseURL   string `yaml:"database_url" json:"database_url"`
-	AMQPURL       string `yaml:"amqp_url" json:"amqp_url"`
-	ManagementURL string `yaml:"management_url" json:"management_url"`
+	RedisURL      string  `yaml:"redis_url" json:"redis_url"`
+	DatabaseURL   string  `yaml:"database_url" json:"database_url"`
+	AMQPURL       URLList `yaml:"amqp_url" json:"amqp_url"`
+	ManagementURL string  `yaml:"management_url" json:"management_url"`
 }
 
 // Job is one job type of the system.
@@ -152,6 +152,31 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalText writes the duration as people do.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// URLList is one URL, or several addresses of one cluster written as a
+// YAML list (amqp_url: [amqp://u:p@h1:5672/, amqp://u:p@h2:5672/]), kept
+// as the comma-separated list --amqp-url takes.
+type URLList string
+
+// UnmarshalYAML reads a string or a list of strings.
+func (l *URLList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = URLList(n.Value)
+		return nil
+	case yaml.SequenceNode:
+		var parts []string
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode || c.Value == "" {
+				return fmt.Errorf("line %d: want a URL in the list", c.Line)
+			}
+			parts = append(parts, c.Value)
+		}
+		*l = URLList(strings.Join(parts, ","))
+		return nil
+	}
+	return fmt.Errorf("line %d: want a URL or a list of URLs", n.Line)
+}
 
 // Date is a calendar day, written 2027-03-31.
 type Date struct{ time.Time }

@@ -54,6 +54,26 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestAMQPURLList: amqp_url is one URL, or a cluster's addresses as a
+// YAML list, kept as the comma-separated list --amqp-url takes.
+func TestAMQPURLList(t *testing.T) {
+	for in, want := range map[string]string{
+		"connections: {amqp_url: amqp://u:p@h1:5672/}\n":                                 "amqp://u:p@h1:5672/",
+		"connections:\n  amqp_url: [amqp://u:p@h1:5672/, amqp://u:p@h2:5673/]\n":         "amqp://u:p@h1:5672/,amqp://u:p@h2:5673/",
+		"connections:\n  amqp_url:\n    - amqp://u:p@h1:5672/\n    - amqps://h2:5671/\n": "amqp://u:p@h1:5672/,amqps://h2:5671/",
+	} {
+		c, err := Parse(strings.NewReader(in))
+		if err != nil || string(c.Connections.AMQPURL) != want {
+			t.Errorf("Parse(%q): %q %v, want %q", in, c.Connections.AMQPURL, err, want)
+		}
+	}
+	for _, in := range []string{"connections: {amqp_url: {a: b}}\n", "connections: {amqp_url: [[a]]}\n", "connections: {amqp_url: [\"\"]}\n"} {
+		if _, err := Parse(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "URL") {
+			t.Errorf("Parse(%q): %v, want an error about the URL", in, err)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"jobs:\n  - name: a\n    queeu: x\n", "field queeu not found"},

@@ -19,7 +19,6 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -92,15 +91,19 @@ type silent struct{}
 
 func (silent) Printf(context.Context, string, ...any) {}
 
-// Redis connects to a standalone Redis or a Redis Cluster. A cluster is
-// named by several comma-separated seed addresses
-// (redis://h1:7000,h2:7001) or by ?cluster=true; TLS with rediss://; ACL
-// user and password in the URL.
+// Redis connects to a standalone Redis, a Redis Cluster or the master a
+// group of Sentinels names. A cluster is named by several comma-separated
+// seed addresses (redis://h1:7000,h2:7001) or by ?cluster=true; a
+// Sentinel group by redis+sentinel:// (sentinel.go; the client is then a
+// *Failover); TLS with rediss://; ACL user and password in the URL.
 func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	if raw == "" {
 		return nil, missing("Redis", "RedisURL", "DUPCTL_REDIS_URL or REDIS_URL")
 	}
-	const want = "redis://host:port[/db] or rediss://host:port (a user and password go before the host)"
+	if IsSentinel(raw) {
+		return redisSentinel(ctx, raw)
+	}
+	const want = "redis://host:port[/db], rediss://host:port or redis+sentinel://host:26379/master_name (a user and password go before the host)"
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, parseError("Redis", raw, func(s string) error { _, err := url.Parse(s); return err })
@@ -151,33 +154,43 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		opts.ContextTimeoutEnabled = true
 		client = redis.NewClient(opts)
 	}
+	if err := pingRedis(ctx, client, raw); err != nil {
+		return nil, err
+	}
+	return client, nil
+}
+
+// pingRedis checks that a new client reaches its server and logs in; on
+// failure it closes the client and words the error.
+func pingRedis(ctx context.Context, client redis.UniversalClient, raw string) error {
 	pctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	// A blocked read ignores a cancelled context (only deadlines reach
 	// go-redis): wait for the ping or Ctrl-C, whichever comes first.
 	pinged := make(chan error, 1)
 	go func() { pinged <- client.Ping(pctx).Err() }()
+	var err error
 	select {
 	case err = <-pinged:
 	case <-ctx.Done():
 		client.Close()
-		return nil, unreachable(ctx, "Redis", raw, ctx.Err())
+		return unreachable(ctx, "Redis", raw, ctx.Err())
 	}
-	if err != nil {
-		cmd, denied := NoPermission(err.Error())
-		if denied && cmd == "ping" {
-			// The server answered and the login worked; this ACL user may
-			// just not PING (-@all +@read), which no command needs.
-			return client, nil
-		}
-		client.Close()
-		if denied {
-			return nil, problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd), redact.String(err.Error())),
-				GrantHint(cmd))
-		}
-		return nil, unreachable(ctx, "Redis", raw, err)
+	if err == nil {
+		return nil
 	}
-	return client, nil
+	cmd, denied := NoPermission(err.Error())
+	if denied && cmd == "ping" {
+		// The server answered and the login worked; this ACL user may
+		// just not PING (-@all +@read), which no command needs.
+		return nil
+	}
+	client.Close()
+	if denied {
+		return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd), redact.InError(err.Error(), raw)),
+			GrantHint(cmd))
+	}
+	return unreachable(ctx, "Redis", raw, err)
 }
 
 // NoPermission reads a Redis NOPERM error message: denied is set for any
@@ -296,74 +309,6 @@ func PostgresConn(ctx context.Context, raw string) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-type amqpNameKey struct{}
-
-// WithAMQPName makes connections AMQP opens with ctx carry "dupctl " + name
-// as their connection_name, so an operator (or a test) can tell dupctl's
-// connections apart in the management UI and rabbitmqctl list_connections.
-func WithAMQPName(ctx context.Context, name string) context.Context {
-	return context.WithValue(ctx, amqpNameKey{}, name)
-}
-
-// AMQP dials RabbitMQ (amqp:// or amqps://).
-func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
-	if raw == "" {
-		return nil, missing("RabbitMQ", "AMQPURL", "DUPCTL_AMQP_URL or AMQP_URL")
-	}
-	const want = "amqp://host[:port][/vhost] or amqps:// (a user and password go before the host)"
-	uri, err := amqp.ParseURI(raw)
-	if err != nil {
-		return nil, parseError("AMQP", raw, func(s string) error { _, err := amqp.ParseURI(s); return err })
-	}
-	if m, err := amqp.ParseURI(redact.URL(raw)); err != nil || m.Host != uri.Host || m.Port != uri.Port || m.Vhost != uri.Vhost || m.Username != uri.Username {
-		return nil, cutPassword("AMQP", raw)
-	}
-	if u, err := url.Parse(raw); err == nil && u.Host == "" || uri.Host == "" {
-		return nil, noHost("AMQP", raw, want)
-	}
-	name := "dupctl"
-	if v, ok := ctx.Value(amqpNameKey{}).(string); ok && v != "" {
-		name += " " + v
-	}
-	dial, handshakeDone := dialUnder(ctx)
-	conn, err := amqp.DialConfig(raw, amqp.Config{
-		Dial:       dial,
-		Properties: amqp.Table{"connection_name": name},
-	})
-	handshakeDone()
-	if err != nil {
-		return nil, unreachable(ctx, "RabbitMQ", raw, err)
-	}
-	return conn, nil
-}
-
-// dialUnder is amqp091's dialer bound by ctx: the TCP dial and the AMQP
-// handshake end when ctx does (--timeout, Ctrl-C) or after DialTimeout.
-// done must be called once DialConfig returns, so that a later Ctrl-C
-// leaves the established connection to the caller.
-func dialUnder(ctx context.Context) (dial func(network, addr string) (net.Conn, error), done func()) {
-	stop := func() bool { return false }
-	dial = func(network, addr string) (net.Conn, error) {
-		d := net.Dialer{Timeout: DialTimeout}
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		deadline := time.Now().Add(DialTimeout)
-		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-			deadline = dl
-		}
-		// amqp091 clears the deadline once the handshake is done.
-		if err := conn.SetDeadline(deadline); err != nil {
-			conn.Close()
-			return nil, err
-		}
-		stop = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
-		return conn, nil
-	}
-	return dial, func() { stop() }
-}
-
 // pgSameAsMasked refuses a connection string that the driver reads as
 // another server, database or user than its masked form: a raw character
 // in the password cut it early (a URL), or a raw space did (key=value).
@@ -414,9 +359,26 @@ func Unreachable(system, raw string, err error) error {
 }
 
 // IsLoopback reports whether every host in a URL is a loopback address
-// (localhost, 127.0.0.0/8, ::1). Commands that write refuse anything else
+// (localhost, 127.0.0.0/8, ::1); of a list of AMQP URLs (redact.SplitList),
+// every host of every URL. Commands that write refuse anything else
 // without --allow-remote.
 func IsLoopback(raw string) bool {
+	if parts := redact.SplitList(raw); len(parts) > 1 {
+		for i, p := range parts {
+			if i > 0 {
+				p = p[1:]
+			}
+			if !IsLoopback(p) {
+				return false
+			}
+		}
+		return true
+	}
+	if IsSentinel(raw) {
+		if norm, err := withSentinelPorts(raw); err == nil {
+			raw = norm
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		// key=value DSNs: look for host=

@@ -15,7 +15,8 @@ import (
 // position, for every system and both PostgreSQL forms; the servers are a
 // closed port, so every call fails. No error text may hold any piece of
 // the password (issue 27: "p@ss/w#rd?x y" printed 12 of its 13 characters).
-// The pieces are three-character tokens that occur nowhere else.
+// The pieces are three-character tokens that occur nowhere else. AMQP
+// URLs also come as lists of addresses, the password in any of them.
 func TestNoPieceOfAPasswordInAnyError(t *testing.T) {
 	tokens := []string{"Qa7", "Zk2", "Wv3"}
 	seps := []string{"@", "/", "#", "?", "%", " ", "é", ":", "%2"}
@@ -49,7 +50,9 @@ func TestNoPieceOfAPasswordInAnyError(t *testing.T) {
 		}
 	}
 	for _, pw := range passwords {
-		for _, raw := range []string{"redis://u:" + pw + "@127.0.0.1:1/0", "redis://:" + pw + "@127.0.0.1:1/0"} {
+		for _, raw := range []string{"redis://u:" + pw + "@127.0.0.1:1/0", "redis://:" + pw + "@127.0.0.1:1/0",
+			"redis+sentinel://u:" + pw + "@127.0.0.1:1,127.0.0.1:2/mymaster/0", "rediss+sentinel://:" + pw + "@127.0.0.1:1/mymaster",
+			"redis+sentinel://127.0.0.1:1/mymaster?sentinel_password=" + pw, "redis+sentinel://127.0.0.1:1/m?sentinel_password=" + pw + "&sentinel_username=s"} {
 			_, err := Redis(ctx, raw)
 			check(raw, err)
 		}
@@ -60,8 +63,12 @@ func TestNoPieceOfAPasswordInAnyError(t *testing.T) {
 			_, err = PostgresConn(ctx, raw)
 			check(raw, err)
 		}
-		raw := "amqp://u:" + pw + "@127.0.0.1:1/"
-		_, err := AMQP(ctx, raw)
-		check(raw, err)
+		// One URL, then the lists of addresses (ParseAMQP): a password
+		// in any of them, in each spelling.
+		for _, raw := range []string{"amqp://u:" + pw + "@127.0.0.1:1/", "amqp://u:" + pw + "@127.0.0.1:1,127.0.0.1:2/",
+			"amqp://u:okay@127.0.0.1:1/,amqp://u:" + pw + "@127.0.0.1:2/", "amqp://u:" + pw + "@127.0.0.1:1/;amqps://v:" + pw + "@127.0.0.1:2/"} {
+			_, err := AMQP(ctx, raw)
+			check(raw, err)
+		}
 	}
 }

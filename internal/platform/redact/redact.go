@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,7 +31,7 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)(?:([^\s/?#@:"'\\
 // secretParam matches key=value DSN fields and parameters that hold
 // credentials. A bare "token=" is left alone except as a URL query
 // parameter: lock owner tokens are evidence dupctl must show, not secrets.
-var secretParam = regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|sslpassword|secret|client_secret|access_token|auth_token|authtoken|apikey|api_key)|[?&](?:token|key|sig|signature|auth))(\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
+var secretParam = regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|sslpassword|sentinel_password|secret|client_secret|access_token|auth_token|authtoken|apikey|api_key)|[?&](?:token|key|sig|signature|auth))(\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
 
 // String returns s with every secret it can recognise masked. The
 // patterns run only when s may hold a secret (a "://" with an '@' after
@@ -47,8 +48,12 @@ func String(s string) string {
 }
 
 // secretNames are the names secretParam masks after '=' (lower case).
-var secretNames = []string{"password", "passwd", "pwd", "sslpassword", "secret", "client_secret", "access_token", "auth_token", "authtoken",
-	"apikey", "api_key"}
+var secretNames = []string{"password", "passwd", "pwd", "sslpassword", "sentinel_password", "secret", "client_secret", "access_token", "auth_token",
+	"authtoken", "apikey", "api_key"}
+
+// secretQueryNames are the names secretParam masks only as URL query
+// parameters (after ? or &).
+var secretQueryNames = []string{"token", "key", "sig", "signature", "auth"}
 
 // mayHoldSecret is a fast test that holds wherever the patterns could
 // match (it may hold where they do not): a URL's userinfo (scheme:// then
@@ -94,6 +99,15 @@ func isNameByte(c byte) bool {
 }
 
 func maskUserinfo(m string) string {
+	// A match that runs over a list of AMQP URLs (the password pattern
+	// takes every '@' up to the last) is masked one URL at a time, so the
+	// hosts of all but the last survive.
+	if parts := SplitList(m); len(parts) > 1 {
+		for i, p := range parts {
+			parts[i] = userinfo.ReplaceAllStringFunc(p, maskUserinfo)
+		}
+		return strings.Join(parts, "")
+	}
 	sub := userinfo.FindStringSubmatch(m)
 	scheme, user, rest := sub[1], sub[2], sub[3]
 	if user == "" {
@@ -122,27 +136,156 @@ func isUserOnlyScheme(scheme string) bool {
 	return false
 }
 
+// listStart is where the next URL of a list of AMQP URLs begins: a ','
+// (Spring's spring.rabbitmq.addresses, the amqp gem) or a ';' (kombu)
+// right before amqp:// or amqps://.
+var listStart = regexp.MustCompile(`(?i)[,;]amqps?://`)
+
+// SplitList cuts a list of AMQP URLs ("amqp://u:p@h1/v,amqp://u:p@h2/v")
+// into its URLs, each keeping the separator before it; anything else,
+// a single URL with several hosts ("amqp://u:p@h1,h2/v") included, is one
+// piece. It is the one rule: connect dials the pieces URL masks. A
+// password that holds ",amqp://" raw therefore splits the URL there: in a
+// list it must be percent-encoded (%2C), as every client that takes a
+// list of URLs requires.
+func SplitList(raw string) []string {
+	if !hasAMQPScheme(raw) {
+		return []string{raw}
+	}
+	cuts := listStart.FindAllStringIndex(raw, -1)
+	if len(cuts) == 0 {
+		return []string{raw}
+	}
+	out := make([]string, 0, len(cuts)+1)
+	from := 0
+	for _, c := range cuts {
+		out = append(out, raw[from:c[0]])
+		from = c[0]
+	}
+	return append(out, raw[from:])
+}
+
+func hasAMQPScheme(s string) bool {
+	l := strings.ToLower(s[:min(len(s), 8)])
+	return strings.HasPrefix(l, "amqp://") || strings.HasPrefix(l, "amqps://")
+}
+
 // URL redacts one URL given whole (a flag or environment value), before
 // any parse: everything between the first ':' of the userinfo and the
 // last '@' is the password, whatever it holds (a raw space, '/', '#',
-// '?'), so a URL that does not parse cannot leak it either. Secret query
-// parameters and key=value DSN fields are masked as String does.
+// '?'), so a URL that does not parse cannot leak it either; so is the
+// value of a secret query parameter up to the next name=value parameter
+// (querySecrets). Where the two readings overlap (an '@' in a query
+// password), the union is masked. Other secrets are masked as String does.
+// A list of AMQP URLs (SplitList) is masked one URL at a time.
 func URL(raw string) string {
+	if parts := SplitList(raw); len(parts) > 1 {
+		for i, p := range parts {
+			sep := ""
+			if i > 0 {
+				sep, p = p[:1], p[1:]
+			}
+			parts[i] = sep + oneURL(p)
+		}
+		return strings.Join(parts, "")
+	}
+	return oneURL(raw)
+}
+
+func oneURL(raw string) string {
 	i := strings.Index(raw, "://")
-	at := strings.LastIndex(raw, "@")
 	if i <= 0 || !isScheme(raw[:i]) {
 		return String(DSN(raw))
 	}
-	if at < i+3 {
-		return String(raw)
+	spans := querySecrets(raw, i+3)
+	if at := strings.LastIndex(raw, "@"); at >= i+3 {
+		info := raw[i+3 : at]
+		if user, _, ok := strings.Cut(info, ":"); ok {
+			spans = append(spans, [2]int{i + 3 + len(user) + 1, at})
+		} else if info != "" && !isUserOnlyScheme(raw[:i+3]) {
+			spans = append(spans, [2]int{i + 3, at})
+		}
 	}
-	scheme, info, rest := raw[:i+3], raw[i+3:at], raw[at:]
-	if user, _, ok := strings.Cut(info, ":"); ok {
-		info = user + ":" + Mask
-	} else if info != "" && !isUserOnlyScheme(scheme) {
-		info = Mask
+	return String(maskSpans(raw, spans))
+}
+
+// maskSpans replaces each of the byte ranges of s (merged where they
+// touch or overlap) with Mask.
+func maskSpans(s string, spans [][2]int) string {
+	if len(spans) == 0 {
+		return s
 	}
-	return String(scheme + info + rest)
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	pos := 0
+	for k := 0; k < len(spans); {
+		from, to := spans[k][0], spans[k][1]
+		for k++; k < len(spans) && spans[k][0] <= to; k++ {
+			to = max(to, spans[k][1])
+		}
+		b.WriteString(s[pos:from])
+		b.WriteString(Mask)
+		pos = to
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
+
+// querySecrets finds, by position, the value of every secret parameter in
+// the query of a URL given whole (redis+sentinel://h/m?sentinel_password=...),
+// the query starting at the first '?' after from: a value runs up to the
+// next '&' that starts a name=value parameter, whatever it holds - a raw
+// space, '#', '@' or '&' - where String, which cannot know where a URL ends
+// in free text, stops at the space.
+func querySecrets(u string, from int) [][2]int {
+	q := strings.IndexByte(u[from:], '?')
+	if q < 0 {
+		return nil
+	}
+	pos := from + q + 1
+	params := strings.Split(u[pos:], "&")
+	var spans [][2]int
+	for k := 0; k < len(params); k++ {
+		name, _, ok := strings.Cut(params[k], "=")
+		if !ok || !isSecretParamName(name) {
+			pos += len(params[k]) + 1
+			continue
+		}
+		vstart := pos + len(name) + 1
+		pos += len(params[k]) + 1
+		// The value runs on over the pieces that are no name=value.
+		for k+1 < len(params) && !isParam(params[k+1]) {
+			k++
+			pos += len(params[k]) + 1
+		}
+		spans = append(spans, [2]int{vstart, min(pos-1, len(u))})
+	}
+	return spans
+}
+
+// isParam reports whether a query piece is name=value with a plain name.
+func isParam(p string) bool {
+	name, _, ok := strings.Cut(p, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) && name[i] != '-' && name[i] != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// isSecretParamName reports whether a query parameter holds a secret.
+func isSecretParamName(name string) bool {
+	name = strings.ToLower(strings.TrimSpace(name))
+	for _, n := range secretNames {
+		if strings.HasSuffix(name, n) {
+			return true
+		}
+	}
+	return slices.Contains(secretQueryNames, name)
 }
 
 // DSN masks the secrets of a key=value connection string (libpq's
@@ -260,13 +403,28 @@ func InError(msg, raw string) string {
 		// A parser that stopped inside the password quotes what it read
 		// so far (parse "amqp://u:Zq/": invalid port): every piece of the
 		// password between the characters that stop parsers goes too.
-		for _, piece := range strings.FieldsFunc(password(raw), func(r rune) bool { return strings.ContainsRune("/#?@: \t%", r) }) {
-			if len(piece) >= 3 {
-				msg = strings.ReplaceAll(msg, piece, Mask)
+		for _, pw := range passwords(raw) {
+			for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("/#?@: \t%", r) }) {
+				if len(piece) >= 3 {
+					msg = strings.ReplaceAll(msg, piece, Mask)
+				}
 			}
 		}
 	}
 	return String(msg)
+}
+
+// passwords are what URL masks in a URL given whole: of each URL of a
+// list, the userinfo after its first ':' up to its last '@'.
+func passwords(raw string) []string {
+	parts := SplitList(raw)
+	for i := range parts {
+		if i > 0 {
+			parts[i] = parts[i][1:]
+		}
+		parts[i] = password(parts[i])
+	}
+	return parts
 }
 
 // password is what URL masks in a URL given whole: the userinfo after its

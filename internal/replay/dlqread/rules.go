@@ -16,6 +16,19 @@ charge without its status row): retries of permanent errors are a source
 of duplicates and load, never of success.`,
 		Fix: "Classify errors in the consumer: send non-retryable ones straight to the DLQ (reject without requeue, or throw Spring's AmqpRejectAndDontRequeueException) and retry only temporary ones, with backoff and an attempt limit. Fix the payload or the code before replaying this group.",
 	}
+	ruleDeliveryLimit = findings.Rule{
+		Code: "DLQ_DELIVERY_LIMIT_POISON", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "poison messages: dead-lettered by a quorum queue's delivery limit",
+		Doc: `These dead letters died of their queue's delivery limit (x-death reason
+delivery_limit): a quorum queue delivered each of them limit + 1 times
+(x-delivery-limit, or a delivery-limit policy) and every delivery ended in a
+requeue - a consumer that failed and returned it, crashed, or outlived the
+consumer timeout. x-death counts one death, but the handler ran on every
+delivery: whatever side effect it did before failing (a charge, an e-mail, a
+reservation) may have happened that many times. A replay delivers them again,
+up to the limit each.`,
+		Fix: "Find why they fail (the error column; a crash or a consumer timeout leaves none); check their side effects for duplicates and make them idempotent before replaying; reject a permanent failure at once instead of requeueing it until the limit.",
+	}
 	ruleReplayedBefore = findings.Rule{
 		Code: "DLQ_REPLAYED_BEFORE", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "dead letters that were already replayed and died again",
@@ -104,7 +117,7 @@ from it would silently miss the rest.`,
 // (replay.Rules lists them first).
 func Rules() []findings.Rule {
 	return []findings.Rule{
-		ruleNonRetryableRetried, ruleReplayedBefore, ruleNoIdentity, ruleNoErrorContext, ruleNoOrigin,
+		ruleNonRetryableRetried, ruleDeliveryLimit, ruleReplayedBefore, ruleNoIdentity, ruleNoErrorContext, ruleNoOrigin,
 		ruleHasConsumers, ruleQuorumReads, ruleMalformed, RuleReadIncomplete, ruleExportIncomplete,
 	}
 }
@@ -113,5 +126,5 @@ func Rules() []findings.Rule {
 var ReadChecks = []string{ruleHasConsumers.Code, ruleQuorumReads.Code, ruleMalformed.Code, RuleReadIncomplete.Code}
 
 // statsChecks are the rules `dlq stats` evaluates.
-var statsChecks = append([]string{ruleNonRetryableRetried.Code, ruleReplayedBefore.Code, ruleNoIdentity.Code,
+var statsChecks = append([]string{ruleNonRetryableRetried.Code, ruleDeliveryLimit.Code, ruleReplayedBefore.Code, ruleNoIdentity.Code,
 	ruleNoErrorContext.Code, ruleNoOrigin.Code}, ReadChecks...)

@@ -41,9 +41,12 @@ type Group struct {
 	DeathsMax    int64          `json:"deaths_max"`
 	DeathsTotal  int64          `json:"deaths_total"`
 	ReplayedMax  int64          `json:"replayed_max"`
-	Oldest       *time.Time     `json:"oldest_death"` // nil: no message says when it died
-	Newest       *time.Time     `json:"newest_death"`
-	Replay       string         `json:"replay_command"`
+	// DeliveryLimited counts the messages its queue's delivery limit
+	// dead-lettered (each delivered limit + 1 times, one death).
+	DeliveryLimited int        `json:"delivery_limited"`
+	Oldest          *time.Time `json:"oldest_death"` // nil: no message says when it died
+	Newest          *time.Time `json:"newest_death"`
+	Replay          string     `json:"replay_command"`
 
 	noIdentity, noError int
 }
@@ -108,6 +111,9 @@ func (ag *aggregator) add(m *deadletter.Message) {
 	g.DeathsTotal += dc
 	g.DeathsMax = max(g.DeathsMax, dc)
 	g.ReplayedMax = max(g.ReplayedMax, in.Origin.ReplayCount)
+	if in.Origin.DeliveryLimited() {
+		g.DeliveryLimited++
+	}
 	if t := in.DiedAt; !t.IsZero() {
 		if g.Oldest == nil || t.Before(*g.Oldest) {
 			g.Oldest = &t
@@ -173,11 +179,7 @@ func (s *StatsResult) Report() *findings.Report {
 	q := "queue " + s.Queue
 	for _, g := range s.Groups {
 		subject := "group " + g.ID
-		if g.Class == classify.NonRetryable && g.DeathsMax > 1 {
-			out = append(out, ruleNonRetryableRetried.New(subject,
-				fmt.Sprintf("%s failed with a permanent error (%s) and died up to %d times", msgs(g.Messages), text.Clip(g.ErrorPattern, 83, "..."), g.DeathsMax),
-				"error: "+g.Error, "classified by "+g.ClassRule))
-		}
+		out = append(out, g.retried(subject)...)
 		if g.ReplayedMax > 0 {
 			out = append(out, ruleReplayedBefore.New(subject,
 				fmt.Sprintf("%s replayed up to %d times died again", msgs(g.Messages), g.ReplayedMax), "error: "+g.Error))
@@ -196,6 +198,45 @@ func (s *StatsResult) Report() *findings.Report {
 	out = append(out, Findings(s.Queue, s.Read)...)
 	rep.Add(out...)
 	return rep
+}
+
+// retried are a group's findings about deliveries before its death: a
+// permanent error retried (it died more than once, or a delivery limit
+// shows it was requeued until the limit), and poison messages.
+func (g *Group) retried(subject string) []findings.Finding {
+	var out []findings.Finding
+	pattern := text.Clip(g.ErrorPattern, 83, "...")
+	switch {
+	case g.Class != classify.NonRetryable:
+	case g.DeathsMax > 1:
+		out = append(out, ruleNonRetryableRetried.New(subject,
+			fmt.Sprintf("%s failed with a permanent error (%s) and died up to %d times", msgs(g.Messages), pattern, g.DeathsMax),
+			"error: "+g.Error, "classified by "+g.ClassRule))
+	case g.DeliveryLimited > 0:
+		out = append(out, ruleNonRetryableRetried.New(subject,
+			fmt.Sprintf("%s failed with a permanent error (%s) and %s requeued until %s delivery limit dead-lettered %s",
+				msgs(g.DeliveryLimited), pattern, english.Plural(g.DeliveryLimited, "was", "were"), queueOf(g.Queue),
+				english.Plural(g.DeliveryLimited, "it", "them")),
+			"error: "+g.Error, "classified by "+g.ClassRule))
+	}
+	if g.DeliveryLimited > 0 {
+		why := "the error column is empty: a crash or a consumer timeout?"
+		if g.Error != "" {
+			why = "error: " + g.Error
+		}
+		out = append(out, ruleDeliveryLimit.New(subject,
+			fmt.Sprintf("%s dead-lettered by %s delivery limit: each delivered limit + 1 times, the handler ran on every delivery",
+				msgs(g.DeliveryLimited), queueOf(g.Queue)), why))
+	}
+	return out
+}
+
+// queueOf is "queue Q's" or, with no name, "its queue's".
+func queueOf(q string) string {
+	if q == "" {
+		return "its queue's"
+	}
+	return fmt.Sprintf("queue %q's", q)
 }
 
 // shellQuote quotes a queue name for a command a user can paste.

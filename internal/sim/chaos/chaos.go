@@ -255,10 +255,17 @@ func (o *Options) checkServices(spec Spec) error {
 			return problem.Inputf("CacheKeys", "simulate %s makes the status cache lag: name its keys, e.g. 'status:*'", spec.Scenario)
 		}
 	}
-	if o.RedisURL != "" {
+	if o.RedisURL != "" && !connect.IsSentinel(o.RedisURL) {
+		// A Sentinel setup is proxied: the proxy dials the master the
+		// Sentinels name (run.go's dialer), the worker gets redis://.
 		if u, err := url.Parse(o.RedisURL); err == nil && (strings.Contains(u.Host, ",") || u.Query().Get("cluster") == "true") {
 			return problem.Inputf("RedisURL", "Redis Cluster cannot be proxied (its redirects name the real nodes): point the workers at one standalone Redis")
 		}
+	}
+	if t, err := connect.ParseAMQP(o.AMQPURL); err != nil {
+		return err
+	} else if len(t.Addrs) > 1 {
+		return problem.Inputf("AMQPURL", "several RabbitMQ addresses cannot be proxied (the worker would fail over past the proxy): point the workers at one node")
 	}
 	if !o.AllowRemote {
 		for _, u := range []string{o.AMQPURL, o.RedisURL, o.DatabaseURL} {
@@ -266,6 +273,28 @@ func (o *Options) checkServices(spec Spec) error {
 				return &problem.Input{Why: fmt.Sprintf("a worker run publishes messages, creates queues and keys and runs your worker against %s, which is not a loopback address", redact.URL(u)), Hint: "pass {AllowRemote} to run against it anyway"}
 			}
 		}
+	}
+	return nil
+}
+
+// checkSentinelMaster holds the master a Sentinel URL names to the rule
+// every URL keeps: loopback unless {AllowRemote} (the Sentinels' own
+// addresses say nothing of where the master is).
+func (o *Options) checkSentinelMaster(ctx context.Context) error {
+	if !connect.IsSentinel(o.RedisURL) || o.AllowRemote {
+		return nil
+	}
+	s, err := connect.ParseSentinel(o.RedisURL)
+	if err != nil {
+		return err
+	}
+	addr, err := s.MasterAddr(ctx)
+	if err != nil {
+		return problem.System(fmt.Errorf("Redis Sentinels at %s: %w", s.Target(), err), "check that they run and name the master")
+	}
+	if !connect.IsLoopback("redis://" + addr) {
+		return &problem.Input{Why: fmt.Sprintf("the Sentinels at %s name the master %s, which is not a loopback address", s.Target(), addr),
+			Hint: "pass {AllowRemote} to run against it anyway"}
 	}
 	return nil
 }
@@ -293,6 +322,9 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	}
 	if d.AMQP == nil || d.Postgres == nil || (o.RedisURL != "" && d.Redis == nil) {
 		return nil, errors.New("chaos: a connection for a configured service is missing")
+	}
+	if err := o.checkSentinelMaster(ctx); err != nil {
+		return nil, err
 	}
 	points := spec.Points
 	if len(o.At) > 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
 	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/redis/go-redis/v9"
 )
 
 var (
@@ -77,8 +78,13 @@ func (f *fixture) firstID() string {
 // returns options that run goworker with the given switches.
 func setup(t *testing.T, scenario string, switches ...string) *fixture {
 	t.Helper()
+	return setupRedis(t, testenv.Need(t, testenv.Redis), scenario, switches...)
+}
+
+// setupRedis is setup with the workers' Redis at redisURL.
+func setupRedis(t *testing.T, redisURL, scenario string, switches ...string) *fixture {
+	t.Helper()
 	amqpURL := testenv.Need(t, testenv.AMQP)
-	redisURL := testenv.Need(t, testenv.Redis)
 	pgURL := testenv.Need(t, testenv.Postgres)
 	bin := worker(t)
 	ctx := context.Background()
@@ -278,6 +284,44 @@ func TestLockExpiryPlainDelUnlock(t *testing.T) {
 	if foreign == 0 {
 		t.Fatalf("no %s finding\n%s", chaos.RuleForeignUnlock.Code, describe(res))
 	}
+}
+
+// TestLockExpiryBehindSentinel: the workers' Redis is the master three
+// Sentinels name (testenv.RedisSentinel, a password on the data nodes):
+// the proxy dials the master the Sentinels name, the workers get a plain
+// redis:// URL of the proxy, and the lock expiry is seen on the wire and
+// named as the duplicate's cause - as against a standalone Redis.
+func TestLockExpiryBehindSentinel(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{Password: "chaos-pw"})
+	f := setupRedis(t, s.URL, "lock-expiry", "IDEM=check", "LOCK_TTL=300ms", "RENEW=false", "WORK=400ms")
+	f.opts.Runs, f.opts.Keys = 1, 1
+	n := s.Node(s.MasterAddr(t))
+	defer n.Close()
+	before := commandsOn(t, n)
+	only(t, f.run(t), "DUP "+cause.LockExpiry.Code)
+	if cmds := commandsOn(t, n) - before; cmds < 10 {
+		t.Errorf("the master served %d commands during the run: the workers' traffic did not reach it", cmds)
+	}
+}
+
+// commandsOn is the number of commands a Redis server has processed.
+func commandsOn(t *testing.T, c interface {
+	Info(ctx context.Context, section ...string) *redis.StringCmd
+}) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Fatal("no total_commands_processed in INFO stats")
+	return 0
 }
 
 func TestLockExpirySafeFlow(t *testing.T) {

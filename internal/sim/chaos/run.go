@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/sim/chaos/amqpproxy"
 	"github.com/dupctl/dupctl/internal/sim/chaos/pgproxy"
@@ -300,7 +301,7 @@ func (r *run) listen(vars map[string]string) error {
 			wvars[k] = v
 		}
 		for _, sv := range svcs {
-			dial, err := dialer(sv.url)
+			dial, err := dialer(sv.url, r.o.AllowRemote)
 			if err != nil {
 				return err
 			}
@@ -350,8 +351,25 @@ func (r *run) gateOf(s *slot) func() *proxy.Gate {
 }
 
 // dialer dials the real server of a URL; TLS when its scheme says so (the
-// worker talks plain to the proxy on loopback).
-func dialer(raw string) (func(ctx context.Context) (net.Conn, error), error) {
+// worker talks plain to the proxy on loopback). For a Sentinel URL each
+// connection goes to the master the Sentinels name at that moment, so a
+// failover during a run reaches the worker as its next connection, as it
+// would through a Sentinel-aware client.
+func dialer(raw string, allowRemote bool) (func(ctx context.Context) (net.Conn, error), error) {
+	if connect.IsSentinel(raw) {
+		s, err := connect.ParseSentinel(raw)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) (net.Conn, error) {
+			c, addr, err := s.DialMaster(ctx)
+			if err == nil && !allowRemote && !connect.IsLoopback("redis://"+addr) {
+				c.Close()
+				return nil, fmt.Errorf("the Sentinels name the master %s, which is not a loopback address", addr)
+			}
+			return c, err
+		}, nil
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, problem.Inputf("", "bad URL: %v", err)

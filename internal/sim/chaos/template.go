@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 )
 
@@ -65,6 +66,16 @@ func templateNames(redis bool) map[string]string {
 // {NAME_addr}, {NAME_host}, {NAME_port}, and for PostgreSQL {postgres_db},
 // {postgres_user}, {postgres_password} and {postgres_jdbc}.
 func proxyVars(vars map[string]string, name, realURL, addr string) error {
+	if name == "redis" && connect.IsSentinel(realURL) {
+		// The worker talks to the proxy, which finds the master through
+		// the Sentinels: it gets a plain redis:// URL of the proxy with the
+		// master's user, password and database.
+		s, err := connect.ParseSentinel(realURL)
+		if err != nil {
+			return err
+		}
+		realURL = s.DataURL(addr)
+	}
 	u, err := url.Parse(realURL)
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ func TestLiveVerdictsEqualVirtual(t *testing.T) {
 		sc, _ := sim.ScenarioByName(name)
 		plan := sim.Plans()[name]
 		for _, p := range profiles {
+			if Playable(p) != nil {
+				continue // the replica profile: TestReplicaProfileNotPlayable
+			}
 			t.Run(name+"/"+p.Name, func(t *testing.T) {
 				cfg := sc.Config(p)
 				virtual, err := sim.Play(context.Background(), sim.PlayOptions{Scenario: name, Config: cfg, Plan: plan})
@@ -109,5 +112,18 @@ func TestRefusesRemote(t *testing.T) {
 	}
 	if err := CheckTargets(true, "postgres://db.example.com/x"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplicaProfileNotPlayable: a live run has no read replica, so a
+// profile that reads status there is refused before anything is dialled,
+// never played against the primary under its name.
+func TestReplicaProfileNotPlayable(t *testing.T) {
+	sc, _ := sim.ScenarioByName("replica-lag")
+	p, _ := worker.ProfileByName("replica")
+	_, err := Run(context.Background(), Options{Scenario: sc.Name, Config: sc.Config(p), RedisURL: "redis://127.0.0.1:1/0",
+		PGURL: "postgres://postgres@127.0.0.1:1/x", AMQPURL: "amqp://guest:guest@127.0.0.1:1/"})
+	if err == nil || !strings.Contains(err.Error(), "reads status from a read replica, and a live run has none") {
+		t.Fatalf("live run of the replica profile: %v", err)
 	}
 }

@@ -110,6 +110,16 @@ func (r *run) real(virtualMs int64) time.Duration {
 	return time.Duration(virtualMs) * r.o.Scale / 1000
 }
 
+// Playable says why a profile cannot be played live: its status reads go
+// to a read replica, and a live run has the servers it is given, none of
+// them a standby of the PostgreSQL one.
+func Playable(p worker.Profile) error {
+	if p.StatusFrom == worker.StatusReplica {
+		return problem.Inputf("", "profile %s reads status from a read replica, and a live run has none; run it without {Live}", p.Name)
+	}
+	return nil
+}
+
 // Run plays one scenario plan under one profile on the real servers. It
 // takes the servers' URLs rather than connections: each worker process
 // dials its own, and a planned crash closes them for real.
@@ -121,6 +131,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Deadline = 2 * time.Minute
 	}
 	if err := CheckTargets(o.AllowRemote, o.RedisURL, o.PGURL, o.AMQPURL); err != nil {
+		return nil, err
+	}
+	if err := Playable(o.Config.Profile); err != nil {
 		return nil, err
 	}
 	var rb [4]byte

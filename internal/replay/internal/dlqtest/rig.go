@@ -28,36 +28,36 @@ type Rig struct {
 }
 
 // NewRig declares a rig (queueType "" for the default, or classic or
-// quorum).
+// quorum) on the test broker.
 func NewRig(t *testing.T, queueType string) *Rig {
 	t.Helper()
-	url := testenv.Need(t, testenv.AMQP)
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	return NewRigAt(t, testenv.Need(t, testenv.AMQP), queueType)
+}
+
+// NewRigAt declares a rig through url (one node of a cluster: quorum
+// queues get their leader there). Use moves it to another node.
+func NewRigAt(t *testing.T, url, queueType string) *Rig {
+	t.Helper()
 	base := testenv.UniqueName("dlq")
-	r := &Rig{T: t, URL: url, Conn: conn, Ch: ch, Exchange: base + ".x", Work: base + ".work", DLQ: base + ".dlq", Key: "job.created"}
+	r := &Rig{T: t, URL: url, Exchange: base + ".x", Work: base + ".work", DLQ: base + ".dlq", Key: "job.created"}
+	r.Use(url)
 	t.Cleanup(func() {
-		c, err := conn.Channel()
+		c, err := r.Conn.Channel()
 		if err == nil {
 			for _, q := range []string{r.Work, r.DLQ, r.DLQ + ".parked"} {
 				_, _ = c.QueueDelete(q, false, false, false)
 			}
 			_ = c.ExchangeDelete(r.Exchange, false, false)
 		}
-		conn.Close()
+		r.Conn.Close()
 	})
 	args := amqp.Table{}
 	if queueType != "" {
 		args["x-queue-type"] = queueType
 	}
+	ch := r.Ch
 	Must(t, ch.ExchangeDeclare(r.Exchange, "direct", false, true, false, false, nil))
-	_, err = ch.QueueDeclare(r.DLQ, true, false, false, false, args)
+	_, err := ch.QueueDeclare(r.DLQ, true, false, false, false, args)
 	Must(t, err)
 	wargs := amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": r.DLQ}
 	for k, v := range args {
@@ -67,6 +67,22 @@ func NewRig(t *testing.T, queueType string) *Rig {
 	Must(t, err)
 	Must(t, ch.QueueBind(r.Work, r.Key, r.Exchange, false, nil))
 	return r
+}
+
+// Use makes the rig's own connection and channel (Count, DrainAll,
+// DeadLetter...) go through url from now on: another node of a cluster,
+// when the one it used is to be stopped. It does not change URL, which
+// the rig's Dial uses.
+func (r *Rig) Use(url string) {
+	r.T.Helper()
+	conn, err := amqp.Dial(url)
+	Must(r.T, err)
+	ch, err := conn.Channel()
+	Must(r.T, err)
+	if r.Conn != nil {
+		r.Conn.Close()
+	}
+	r.Conn, r.Ch = conn, ch
 }
 
 // Must stops the test on an error.

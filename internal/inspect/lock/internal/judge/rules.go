@@ -149,8 +149,26 @@ The next delivery takes the lock again.`,
 	}
 )
 
+// RuleScanIncomplete is a cluster node whose keys a scan could not read
+// (failover.go in keyspace): the report would otherwise look whole.
+var RuleScanIncomplete = findings.Rule{
+	Code: "LOCK_SCAN_INCOMPLETE", Severity: findings.Error, Since: "v0.3.0",
+	Title: "part of the keyspace was not read: a master failed and its slots were not served again in time",
+	Doc: `A master of the Redis Cluster failed during the scan (killed, partitioned,
+its machine gone) and no master served its hash slots again within
+{FailoverWait}, or they went to a master the scan already read for other
+slots. The locks in those slots are missing from this report: its
+families, counts and findings describe the rest of the keyspace only. The
+finding names the node, its slot ranges and the keys SCAN had returned
+there without being read. A failover that completed in time is not this
+finding: the scan then goes on on the promoted replica and the report
+lists the failover.`,
+	Fix: "Run the inspection again once the cluster is healthy (CLUSTER INFO: cluster_state:ok), or give a longer {FailoverWait} than the cluster's node timeout plus the election.",
+}
+
 // Rules lists the rules of `dupctl inspect lock`.
 func Rules() []findings.Rule {
 	return []findings.Rule{RuleNoTTL, RuleRandomKey, RuleTokenConstant, RuleTokenHost, RuleTokenShared, RuleTokenWeak,
-		RuleTTLOutlier, RuleTTLLong, RuleIdleOrphan, RuleNoFencing, RulePossible, RuleEviction, RuleEvicted, RuleReplica, RulePersistence}
+		RuleTTLOutlier, RuleTTLLong, RuleIdleOrphan, RuleNoFencing, RulePossible, RuleEviction, RuleEvicted, RuleReplica, RulePersistence,
+		RuleScanIncomplete}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/connect"
-	"github.com/redis/go-redis/v9"
 )
 
 // rawConn is the scan's hot path: a connection of its own to one node,
@@ -31,12 +30,10 @@ type rawConn struct {
 
 // dialRaw opens a raw connection like the node's client would.
 func dialRaw(ctx context.Context, n *Node) (*rawConn, error) {
-	cl, ok := n.Conn.(*redis.Client)
-	if !ok {
-		return nil, errNoRaw
-	}
-	o := cl.Options()
-	if o.Dialer == nil || o.CredentialsProvider != nil || o.CredentialsProviderContext != nil || o.StreamingCredentialsProvider != nil {
+	// A *redis.Client, or a client built on one (connect.Failover, whose
+	// Dialer asks the Sentinels where the master is).
+	o := options(n.Conn)
+	if o == nil || o.Dialer == nil || o.CredentialsProvider != nil || o.CredentialsProviderContext != nil || o.StreamingCredentialsProvider != nil {
 		return nil, errNoRaw
 	}
 	c, err := o.Dialer(ctx, o.Network, o.Addr)
@@ -553,7 +550,7 @@ func (n *Node) refused(cmd, text string, p *Page) error {
 	command, denied := connect.NoPermission(text)
 	switch {
 	case !denied:
-		return fmt.Errorf("%s on %s: %s", cmd, n.Name, text)
+		return &keyReplyError{cmd, n.Name, text}
 	case command == "":
 		if cmd == "PTTL" {
 			p.Denied++

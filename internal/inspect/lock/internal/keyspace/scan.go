@@ -44,6 +44,11 @@ type Node struct {
 	Name    string
 	Conn    Conn
 	NoTouch bool
+	// Slots are the hash slots a cluster master served when the walk
+	// began (nil outside a cluster); a walk that loses the node follows
+	// them (failover.go).
+	Slots   []SlotRange
+	cluster clusterConn
 
 	mu     sync.Mutex
 	Denied []string // commands the ACL refused while reading keys
@@ -164,13 +169,32 @@ func Nodes(ctx context.Context, c Conn) ([]*Node, error) {
 			return nil, RedisError(err, "list cluster masters", "")
 		}
 		slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
+		if cc, ok := c.(clusterConn); ok {
+			slots, err := cc.ClusterSlots(ctx).Result()
+			if err != nil {
+				return nil, RedisError(err, "CLUSTER SLOTS", "")
+			}
+			bySlots := masterSlots(slots)
+			for _, n := range out {
+				n.Slots, n.cluster = bySlots[n.Name], cc
+			}
+		}
 		return out, nil
 	}
 	name := "redis"
-	if o := options(c); o != nil {
+	if f, ok := c.(sentinelMaster); ok {
+		name = f.Node(ctx)
+	} else if o := options(c); o != nil {
 		name = o.Addr
 	}
 	return []*Node{{Name: name, Conn: c}}, nil
+}
+
+// sentinelMaster is a client of the master a group of Sentinels names
+// (connect.Failover): its Addr is a placeholder, Node names the master
+// the Sentinels name now.
+type sentinelMaster interface {
+	Node(ctx context.Context) string
 }
 
 // IsCluster reports whether c is a Redis Cluster client.
@@ -276,12 +300,24 @@ type ReadOptions struct {
 	Values bool
 	Dedupe bool
 	Now    func() time.Time
+	// FailoverWait is how long a cluster node's walk waits, after its
+	// node failed or the cluster went down, for its slots to be served
+	// again (failover.go); past it the node is reported Unread.
+	FailoverWait time.Duration
+	// AfterPage, when set (tests), runs on the caller's goroutine after
+	// each page a node's walk hands on.
+	AfterPage func(node string)
 }
 
 // NodeResult is what a node's walk counted besides its pages.
 type NodeResult struct {
 	Repeats    int64
 	FalseDrops float64
+	// Moves are the times the walk went on elsewhere (or on the same node
+	// once its cluster was up again) after a failure; Unread is set when
+	// it could not go on: what it did not read.
+	Moves  []Move
+	Unread *Unread
 }
 
 // readers is how many pipelines per node are in flight at once (4 measured
@@ -292,6 +328,7 @@ const readers = 4
 
 // batch is a page of keys to read, with how many keys SCAN returned for it.
 type batch struct {
+	id      int
 	keys    []string
 	scanned int64
 }
@@ -300,18 +337,21 @@ type batch struct {
 // stream per node). Each page read is handed to prep on its reader's
 // goroutine (judging the keys there keeps the one aggregator folding
 // only), then with what prep made of it to fn on the caller's goroutine.
+// A cluster node that fails mid-walk is followed to the master that
+// serves its slots next, or reported in its NodeResult's Unread.
 func Walk[T any](ctx context.Context, nodes []*Node, ro ReadOptions, prep func(*Page) T, fn func(*Page, T)) ([]NodeResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make(chan prepared[T], 2*len(nodes))
 	res := make([]NodeResult, len(nodes))
 	errs := make([]error, len(nodes))
+	cl := newClaims(nodes)
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if res[i], errs[i] = scanNode(ctx, n, ro, prep, out); errs[i] != nil {
+			if res[i], errs[i] = scanNode(ctx, n, ro, cl, prep, out); errs[i] != nil {
 				cancel()
 			}
 		}()
@@ -319,6 +359,9 @@ func Walk[T any](ctx context.Context, nodes []*Node, ro ReadOptions, prep func(*
 	go func() { wg.Wait(); close(out) }()
 	for p := range out {
 		fn(p.page, p.made)
+		if ro.AfterPage != nil && len(p.page.Keys) > 0 {
+			ro.AfterPage(p.page.Keys[0].Node)
+		}
 	}
 	return res, firstError(errs)
 }
@@ -344,9 +387,96 @@ func firstError(errs []error) error {
 	return canceled
 }
 
+// nodeWalk is one node's walk across passes: a pass ends at the end of
+// the keyspace or at a failure, after which the next pass goes on from
+// the cursor (the same node) or from the start (the master that took the
+// node's slots over), the filter skipping what was read, and re-reads
+// first the batches scanned and never handed on.
+type nodeWalk struct {
+	filter  *Seen
+	cursor  uint64
+	done    bool // SCAN reached the end on the current node
+	rescan  bool // a pass on a new master: keys already read are not repeats
+	known   int64
+	repeats int64
+
+	mu     sync.Mutex
+	open   map[int]batch // scanned, not yet handed on
+	nextID int
+}
+
+// opened records a batch about to be read.
+func (w *nodeWalk) opened(b *batch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextID++
+	b.id = w.nextID
+	w.open[b.id] = *b
+}
+
+// handedOn records a batch whose page went to the caller.
+func (w *nodeWalk) handedOn(id int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.open, id)
+}
+
+// leftover takes the batches that were scanned and never handed on, as
+// one batch.
+func (w *nodeWalk) leftover() batch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b batch
+	for id, o := range w.open {
+		b.keys = append(b.keys, o.keys...)
+		b.scanned += o.scanned
+		delete(w.open, id)
+	}
+	return b
+}
+
 // scanNode walks one node: one goroutine SCANs and filters, readers
-// pipeline the reads and prepare them, and every page goes to out.
-func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, prep func(*Page) T, out chan<- prepared[T]) (NodeResult, error) {
+// pipeline the reads and prepare them, and every page goes to out. A
+// pass that fails on a cluster node goes on where failover.go says.
+func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, cl *claims, prep func(*Page) T, out chan<- prepared[T]) (NodeResult, error) {
+	w := &nodeWalk{open: map[int]batch{}}
+	if ro.Dedupe {
+		w.filter = NewSeen()
+	}
+	var res NodeResult
+	var retry batch
+	for {
+		err := scanPass(ctx, n, ro, w, retry, prep, out)
+		if err == nil {
+			break
+		}
+		if n.cluster == nil || ctx.Err() != nil || !transient(err) {
+			return res, err
+		}
+		retry = w.leftover()
+		mv, unread := n.followSlots(ctx, ro.FailoverWait, cl, w, err, len(res.Moves))
+		if unread != nil {
+			unread.Pending = len(retry.keys)
+			res.Unread = unread
+			break
+		}
+		mv.Reread = len(retry.keys)
+		res.Moves = append(res.Moves, mv)
+	}
+	res.Repeats = w.repeats
+	if w.filter != nil {
+		res.FalseDrops = w.filter.FalseDropEstimate()
+	}
+	if len(res.Moves) > 0 {
+		res.Moves[len(res.Moves)-1].AlreadyRead = w.known
+	}
+	return res, nil
+}
+
+// scanPass is one pass over a node: retry (keys scanned before, never
+// handed on) first, then SCAN from w's cursor.
+func scanPass[T any](ctx context.Context, n *Node, ro ReadOptions, w *nodeWalk, retry batch,
+	prep func(*Page) T, out chan<- prepared[T]) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan batch, readers)
@@ -356,22 +486,22 @@ func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, prep func(*Pa
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[r] = readPages(ctx, n, ro, batches, prep, out); errs[r] != nil {
+			if errs[r] = readPages(ctx, n, ro, w, batches, prep, out); errs[r] != nil {
 				cancel()
 			}
 		}()
 	}
-	res, err := scanKeys(ctx, n, ro, batches)
+	err := scanKeys(ctx, n, ro, w, retry, batches)
 	close(batches)
 	wg.Wait()
 	errs[readers] = err
-	return res, firstError(errs)
+	return firstError(errs)
 }
 
 // readPages is one reader: it reads the batches it takes (over a raw
 // connection where the client allows one), prepares each page and sends
 // it on, until the batches end or ctx does.
-func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, batches <-chan batch,
+func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, w *nodeWalk, batches <-chan batch,
 	prep func(*Page) T, out chan<- prepared[T]) error {
 	read := func(keys []string, p *Page) error { return ReadKeys(ctx, n, keys, ro.Values, p, nil) }
 	rc, err := dialRaw(ctx, n)
@@ -391,6 +521,7 @@ func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, batches <-ch
 		made := prep(p)
 		select {
 		case out <- prepared[T]{p, made}:
+			w.handedOn(b.id)
 		case <-ctx.Done():
 			return nil
 		}
@@ -415,48 +546,71 @@ func (rc *rawConn) readPlanned(n *Node, keys []string, ro ReadOptions, p *Page) 
 	return nil
 }
 
-// scanKeys runs SCAN to the end, filtering by the globs and deduplicating,
-// and sends batches of about ro.count keys.
-func scanKeys(ctx context.Context, n *Node, ro ReadOptions, batches chan<- batch) (NodeResult, error) {
-	var res NodeResult
-	var filter *Seen
-	if ro.Dedupe {
-		filter = NewSeen()
+// scanKeys sends retry, then runs SCAN from w's cursor to the end,
+// filtering by the globs and deduplicating, and sends batches of about
+// ro.count keys. Every batch is recorded open before it is sent, and the
+// cursor advanced only past pages whose keys are in a batch, so a failure
+// anywhere loses nothing the next pass cannot take up.
+func scanKeys(ctx context.Context, n *Node, ro ReadOptions, w *nodeWalk, retry batch, batches chan<- batch) error {
+	send := func(b batch) error {
+		w.opened(&b)
+		select {
+		case batches <- b:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	var cursor uint64
+	if len(retry.keys) > 0 {
+		if err := send(retry); err != nil {
+			return err
+		}
+	}
 	cur := batch{keys: make([]string, 0, ro.Count)}
-	for {
-		keys, next, err := n.Conn.Scan(ctx, cursor, ro.Match, ro.Count).Result()
+	for !w.done {
+		keys, next, err := n.Conn.Scan(ctx, w.cursor, ro.Match, ro.Count).Result()
 		if err != nil {
-			return res, RedisError(err, "SCAN", n.Name)
-		}
-		cur.scanned += int64(len(keys))
-		for _, k := range keys {
-			if ro.Globs != nil && !ro.Globs.Match(k) {
-				continue
+			if len(cur.keys) > 0 {
+				w.opened(&cur)
 			}
-			if filter != nil && filter.add(k) {
-				res.Repeats++
-				continue
-			}
-			cur.keys = append(cur.keys, k)
+			return RedisError(err, "SCAN", n.Name)
 		}
-		if cursor = next; cursor == 0 || int64(len(cur.keys)) >= ro.Count {
-			select {
-			case batches <- cur:
-			case <-ctx.Done():
-				return res, ctx.Err()
+		w.filterInto(&cur, keys, ro.Globs)
+		w.cursor, w.done = next, next == 0
+		if w.done || int64(len(cur.keys)) >= ro.Count {
+			if err := send(cur); err != nil {
+				return err
 			}
 			cur = batch{keys: make([]string, 0, ro.Count)}
 		}
-		if cursor == 0 {
-			break
+	}
+	return nil
+}
+
+// filterInto adds to b the keys of a SCAN page that match the globs and
+// were not returned before. On a new master's pass, a key already read on
+// the old one is neither counted scanned again nor a repeat, and keys the
+// globs drop were counted on the first pass.
+func (w *nodeWalk) filterInto(b *batch, keys []string, globs Globs) {
+	for _, k := range keys {
+		if globs != nil && !globs.Match(k) {
+			if !w.rescan {
+				b.scanned++
+			}
+			continue
 		}
+		if w.filter != nil && w.filter.add(k) {
+			if w.rescan {
+				w.known++
+			} else {
+				b.scanned++
+				w.repeats++
+			}
+			continue
+		}
+		b.scanned++
+		b.keys = append(b.keys, k)
 	}
-	if filter != nil {
-		res.FalseDrops = filter.FalseDropEstimate()
-	}
-	return res, nil
 }
 
 // ReadKeys is readBatch through go-redis, for clients without a raw
