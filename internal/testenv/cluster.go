@@ -184,19 +184,7 @@ func freeClusterPort(t testing.TB) int {
 
 func waitPing(t testing.TB, addr string) {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server at %s did not answer: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitPingAuth(t, addr, "")
 }
 
 func waitClusterOK(t testing.TB, addrs []string) {
