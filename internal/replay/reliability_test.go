@@ -437,7 +437,16 @@ func TestReplayCtrlCStopsCleanly(t *testing.T) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	must(t, cmd.Start())
-	time.Sleep(800 * time.Millisecond)
+	// Mid-run, not before dupctl is listening for the signal: a loaded
+	// machine can take longer than any fixed sleep to get there.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(jpath); bytes.Count(b, []byte(`"pub"`)) >= 50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no 50 publishes journaled in 60 s")
+		}
+	}
 	must(t, cmd.Process.Signal(os.Interrupt))
 	err := cmd.Wait()
 	var ee *exec.ExitError

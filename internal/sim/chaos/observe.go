@@ -96,7 +96,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		} else {
 			r.open[tagKey{c, ev.Channel, ev.Tag}] = d
 		}
-		d.seq = r.add(lane, "deliver", d.key, text).Seq
+		d.seq = r.addAt(d.from, lane, "deliver", d.key, text).Seq // one clock reading: the span starts at its event
 		if d.end != "" {
 			d.endSeq = d.seq
 		}
@@ -107,7 +107,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
 		ds := r.settled(c, ev, true)
 		for _, d := range ds {
-			d.endSeq = r.add(lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]).Seq
+			d.endSeq = r.addAt(d.to, lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]).Seq
 		}
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
 			switch r.plan.Fault {
@@ -165,7 +165,7 @@ func (a *amqpObs) Closed(c *amqpproxy.Conn) {
 		}
 		delete(r.open, k)
 		d.end, d.to = "returned", time.Now()
-		d.endSeq = r.add(s.lane(d.inst), "returned", d.key, "connection closed with "+d.key+" unacked: the broker requeues it").Seq
+		d.endSeq = r.addAt(d.to, s.lane(d.inst), "returned", d.key, "connection closed with "+d.key+" unacked: the broker requeues it").Seq
 	}
 }
 
