@@ -206,40 +206,55 @@ type State struct {
 // error.
 func Read(r io.Reader) (*State, error) {
 	st := &State{pubs: map[int64]*published{}}
+	err := eachRecord(r, func(rec *Record) error {
+		st.Records++
+		st.apply(rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if st.Run == "" {
+		return nil, errors.New("journal has no start record: not a dupctl replay journal")
+	}
+	return st, nil
+}
+
+// eachRecord calls fn with each record of a journal, in order. A torn
+// last line (the process was killed mid-write) is ignored; any other
+// malformed line, or an error from fn, is an error naming its line.
+func eachRecord(r io.Reader, fn func(*Record) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var pending error
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("journal line %d: %w", n, err)
+			return fmt.Errorf("journal line %d: %w", n, err)
 		}
 		if len(line) > 0 {
 			if pending != nil {
-				return nil, pending
+				return pending
 			}
 			var rec Record
 			if jerr := json.Unmarshal(line, &rec); jerr != nil {
 				// Only the last line may be torn.
 				pending = fmt.Errorf("journal line %d: %w", n, jerr)
 				if !errors.Is(err, io.EOF) && line[len(line)-1] == '\n' {
-					return nil, pending
+					return pending
 				}
 				continue
 			}
-			st.Records++
-			st.apply(&rec)
+			if ferr := fn(&rec); ferr != nil {
+				return fmt.Errorf("journal line %d: %w", n, ferr)
+			}
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if st.Run == "" {
-		return nil, errors.New("journal has no start record: not a dupctl replay journal")
-	}
-	return st, nil
 }
 
 func (st *State) apply(r *Record) {

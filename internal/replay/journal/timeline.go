@@ -1,8 +1,6 @@
 package journal
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,36 +88,9 @@ const MaxPubs = 20_000
 // an error, as in Read.
 func ReadTimeline(r io.Reader) (*Timeline, error) {
 	tl := &Timeline{}
-	br := bufio.NewReaderSize(r, 1<<20)
-	var pending error
 	bySeq := map[int64]*pubRef{}
-	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("journal line %d: %w", n, err)
-		}
-		if len(line) > 0 {
-			if pending != nil {
-				return nil, pending
-			}
-			var rec Record
-			if jerr := json.Unmarshal(line, &rec); jerr != nil {
-				pending = fmt.Errorf("journal line %d: %w", n, jerr)
-				if !errors.Is(err, io.EOF) && line[len(line)-1] == '\n' {
-					return nil, pending
-				}
-				continue
-			}
-			if err := tl.apply(&rec, bySeq); err != nil {
-				return nil, fmt.Errorf("journal line %d: %w", n, err)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := eachRecord(r, func(rec *Record) error { return tl.apply(rec, bySeq) }); err != nil {
+		return nil, err
 	}
 	if tl.Run == "" {
 		return nil, errors.New("journal has no start record: not a dupctl replay journal")
