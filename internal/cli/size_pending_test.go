@@ -44,8 +44,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/cli/simulate/view.go writeChart": {82, 25},
 	// came with the cluster work of issue 33: to split
 	"internal/inspect/lock/inspect.go Options.Validate": {33, 26},
-	// came with the cluster work of issue 33: to split
-	"internal/inspect/store/store.go inspect": {90, 24},
 }
 
 // pendingLongLines counts, per file, the lines over maxLineChars when the

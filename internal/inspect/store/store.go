@@ -257,41 +257,9 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 		}
 		defer replica.close(ctx)
 	}
-	var targets []target
-	if o.Table != "" {
-		t, err := idemtable.ResolveTable(ctx, tx, o.Table)
-		if err != nil {
-			return nil, err
-		}
-		targets = append(targets, target{table: t})
-	} else {
-		schema := ""
-		if o.Schema != "" {
-			ids, err := idemtable.ParseIdentList(o.Schema)
-			if err != nil || len(ids) != 1 {
-				return nil, problem.Inputf("Schema", "want one schema name").WithValue(o.Schema)
-			}
-			schema = ids[0]
-		}
-		cands, err := Discover(ctx, tx, schema)
-		if err != nil {
-			return nil, err
-		}
-		if len(cands) == 0 {
-			where := "any schema this role can read"
-			if schema != "" {
-				where = "schema " + idemtable.DisplayIdent(schema)
-			}
-			return nil, problem.Inputf("", "no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)", where).WithHint("name it with {Table}")
-		}
-		res.Discovered = cands
-		for _, c := range cands {
-			t, err := idemtable.LoadTable(ctx, tx, c.Name)
-			if err != nil {
-				return nil, err
-			}
-			targets = append(targets, target{table: t, key: c.Key, status: c.Status})
-		}
+	targets, err := resolveTargets(ctx, tx, o, res)
+	if err != nil {
+		return nil, err
 	}
 	for _, tg := range targets {
 		in, err := newInspector(tx, &o, tg, version, rep)
@@ -305,6 +273,48 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// resolveTargets is the table named by o.Table, or every likely
+// idempotency table discovery finds (recorded in res.Discovered).
+func resolveTargets(ctx context.Context, tx pgx.Tx, o Options, res *Result) ([]target, error) {
+	if o.Table != "" {
+		t, err := idemtable.ResolveTable(ctx, tx, o.Table)
+		if err != nil {
+			return nil, err
+		}
+		return []target{{table: t}}, nil
+	}
+	schema := ""
+	if o.Schema != "" {
+		ids, err := idemtable.ParseIdentList(o.Schema)
+		if err != nil || len(ids) != 1 {
+			return nil, problem.Inputf("Schema", "want one schema name").WithValue(o.Schema)
+		}
+		schema = ids[0]
+	}
+	cands, err := Discover(ctx, tx, schema)
+	if err != nil {
+		return nil, err
+	}
+	if len(cands) == 0 {
+		where := "any schema this role can read"
+		if schema != "" {
+			where = "schema " + idemtable.DisplayIdent(schema)
+		}
+		return nil, problem.Inputf("", "no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)",
+			where).WithHint("name it with {Table}")
+	}
+	res.Discovered = cands
+	targets := make([]target, 0, len(cands))
+	for _, c := range cands {
+		t, err := idemtable.LoadTable(ctx, tx, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, target{table: t, key: c.Key, status: c.Status})
+	}
+	return targets, nil
 }
 
 // target is one table to inspect, with the columns discovery chose.
