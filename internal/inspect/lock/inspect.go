@@ -66,15 +66,11 @@ const DefaultFailoverWait = 45 * time.Second
 
 // Validate checks the options before anything is dialled.
 func (o *Options) Validate() error {
-	for _, p := range o.Patterns {
-		if p == "" {
-			return problem.Inputf("Patterns", "must not be empty")
-		}
+	if slices.Contains(o.Patterns, "") {
+		return problem.Inputf("Patterns", "must not be empty")
 	}
-	for _, p := range o.LockPatterns {
-		if p == "" {
-			return problem.Inputf("LockPatterns", "must not be empty")
-		}
+	if slices.Contains(o.LockPatterns, "") {
+		return problem.Inputf("LockPatterns", "must not be empty")
 	}
 	switch {
 	case o.All && len(o.Patterns) > 0:
