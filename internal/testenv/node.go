@@ -56,8 +56,8 @@ func NodeModules(t testing.TB, packageJSON string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm install (%s): %v\n%s", packageJSON, err, out)
 	}
-	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-		if _, statErr := os.Stat(modules); statErr != nil { // not another run's install
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(modules); statErr != nil { // not another run's install beside ours
 			t.Fatal(err)
 		}
 	}
