@@ -499,6 +499,9 @@ func (n *Node) apply(o *Key, rs *reads, sent uint8, p *Page) (missing uint8, err
 	switch {
 	case sent&readString != 0 && rs.getrange.kind == replyBulk && (o.Type == "" || o.Type == "string"):
 		o.Type, o.Value, o.Read = "string", rs.getrange.text, true
+		if sharedInteger(o.Value) {
+			o.Idle = -1
+		}
 		return 0, nil
 	case sent&readHash != 0 && rs.hscanErr == "" && (o.Type == "" || o.Type == "hash"):
 		o.Type, o.Fields, o.MoreFields, o.Read = "hash", rs.fields, rs.more, true
@@ -561,4 +564,23 @@ func (n *Node) refused(cmd, text string, p *Page) error {
 	}
 	n.Deny(command)
 	return nil
+}
+
+// sharedInteger tells whether Redis may store value as one of its shared
+// integer objects (the decimals 0 to 9999, OBJ_SHARED_INTEGERS, used
+// unless an LRU/LFU maxmemory policy is set). Every key holding that
+// number points at the same object, so OBJECT IDLETIME reports when any
+// of them (or the server at start) last touched it, not this key: a
+// 4-digit lock token set a second ago read as idle since the server
+// started. Such a key's idle time is unknown.
+func sharedInteger(value string) bool {
+	if value == "" || len(value) > 4 || (value[0] == '0' && len(value) > 1) {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		if value[i] < '0' || value[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
