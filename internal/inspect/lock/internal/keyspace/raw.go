@@ -335,6 +335,7 @@ func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) erro
 		}
 		p.Keys = append(p.Keys, o)
 	}
+	defer p.ownIdles()
 	return rc.readAgain(n, retry, p)
 }
 
@@ -499,9 +500,6 @@ func (n *Node) apply(o *Key, rs *reads, sent uint8, p *Page) (missing uint8, err
 	switch {
 	case sent&readString != 0 && rs.getrange.kind == replyBulk && (o.Type == "" || o.Type == "string"):
 		o.Type, o.Value, o.Read = "string", rs.getrange.text, true
-		if sharedInteger(o.Value) {
-			o.Idle = -1
-		}
 		return 0, nil
 	case sent&readHash != 0 && rs.hscanErr == "" && (o.Type == "" || o.Type == "hash"):
 		o.Type, o.Fields, o.MoreFields, o.Read = "hash", rs.fields, rs.more, true
@@ -564,6 +562,16 @@ func (n *Node) refused(cmd, text string, p *Page) error {
 	}
 	n.Deny(command)
 	return nil
+}
+
+// ownIdles unsets the idle time of the page's strings whose idle time is
+// not their own (sharedInteger).
+func (p *Page) ownIdles() {
+	for i := range p.Keys {
+		if o := &p.Keys[i]; o.Read && o.Type == "string" && sharedInteger(o.Value) {
+			o.Idle = -1
+		}
+	}
 }
 
 // sharedInteger tells whether Redis may store value as one of its shared

@@ -139,7 +139,12 @@ func TestSharedIntegerIdleUnknown(t *testing.T) {
 	if long := pg.Keys[1]; long.Value != "48210" || long.Idle < 0 || long.Idle > 1 {
 		t.Errorf("5-digit value: idle %d s, want the key's own (0-1)", long.Idle)
 	}
-	for v, want := range map[string]bool{"0": true, "9999": true, "4821": true, "10000": false, "0123": false, "-1": false, "": false, "12a": false, " 12": false} {
+	gr := &Page{} // the go-redis path (--key, clients without a raw connection)
+	if err := ReadKeys(ctx, n, []string{p + ":pin"}, true, gr, nil); err != nil || len(gr.Keys) != 1 || gr.Keys[0].Idle != -1 {
+		t.Errorf("ReadKeys of a 4-digit value: %+v %v, want idle -1", gr.Keys, err)
+	}
+	for v, want := range map[string]bool{"0": true, "9999": true, "4821": true,
+		"10000": false, "0123": false, "-1": false, "": false, "12a": false, " 12": false} {
 		if sharedInteger(v) != want {
 			t.Errorf("sharedInteger(%q) = %v, want %v", v, !want, want)
 		}
