@@ -45,6 +45,7 @@ var wireDetectors = cause.NewDetectors(map[string]wireDetector{
 	cause.UnstableKey.Code:     (*run).unstableKey,
 	cause.StaleCache.Code:      (*run).staleCache,
 	cause.UnlockNoToken.Code:   (*run).unlockNoToken,
+	cause.LockFailover.Code:    (*run).lockFailover,
 	cause.LockExpiry.Code:      (*run).lockExpiry,
 	cause.LockKeyJobID.Code:    (*run).lockKeyJobID,
 	cause.NonAtomicCommit.Code: (*run).nonAtomic,
@@ -126,6 +127,32 @@ func (r *run) unlockNoToken(k *duplicated) (string, bool) {
 					"at %s %s took the lock while %s was still working", r.at(f.at), f.by, k.key, holder, r.at(l.from), l.slot.lane(l.inst), holder), true
 			}
 		}
+	}
+	return "", false
+}
+
+// lockFailover: dupctl's failover took the lock away right after a worker
+// acquired it, and a different worker was granted the same lock while the
+// first still held its delivery. Only the failover fault deletes a lock,
+// so no other run's leases can pass for it.
+func (r *run) lockFailover(k *duplicated) (string, bool) {
+	a := r.faultLease
+	if r.plan.Fault != Failover || r.fired == nil || a == nil || a.key != k.key {
+		return "", false
+	}
+	for _, b := range k.leases {
+		if b.lock != a.lock || (b.slot == a.slot && b.inst == a.inst) || b.from.Before(r.firedAt) {
+			continue
+		}
+		if a.deliv != nil && !b.from.Before(a.deliv.ended()) {
+			continue
+		}
+		k.decide(a.seq, r.fired.Seq, b.seq)
+		holder := a.slot.lane(a.inst)
+		return fmt.Sprintf("%s took the lock %s at %s; Redis failed over right after, before the lock replicated, so the new master "+
+			"did not have it; at %s it granted the same lock to %s while %s still held %s, and both ran the effect "+
+			"(nothing but an idempotency record or a fencing token could have stopped the second)",
+			holder, a.lock, r.at(a.from), r.at(b.from), b.slot.lane(b.inst), holder, k.key), true
 	}
 	return "", false
 }

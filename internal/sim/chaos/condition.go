@@ -35,6 +35,8 @@ func (r *run) unmet() string {
 		return r.noLaggedSecond()
 	case Duplicate:
 		return r.noOverlap()
+	case Failover:
+		return r.noOtherHolder()
 	}
 	return ""
 }
@@ -80,10 +82,11 @@ func (r *run) notBack() string {
 	return fmt.Sprintf("the broker never delivered %s again after the fault", key)
 }
 
-// noOtherHolder: after lock-expiry's pause or the Redis cut, another
-// worker must take the lock the fault fell on - while the paused holder
-// still held its message, or, after a cut, at all (a holder that noticed
-// the cut and let go is what the cut asks for).
+// noOtherHolder: after lock-expiry's pause, the Redis cut or the
+// failover, another worker must take the lock the fault fell on - while
+// the paused holder (or the one whose lock the failover lost) still held
+// its message, or, after a cut, at all (a holder that noticed the cut and
+// let go is what the cut asks for).
 func (r *run) noOtherHolder() string {
 	l := r.faultLease
 	victim := r.plan.Victim
@@ -91,6 +94,9 @@ func (r *run) noOtherHolder() string {
 		return fmt.Sprintf("%s held no lock on %s when dupctl paused it: there was no lock to expire and take over", r.fired.Lane, victim)
 	}
 	holder := l.slot.lane(l.inst)
+	if r.plan.Fault == Failover {
+		return r.noFailoverHolder(l, holder)
+	}
 	paused := r.plan.Fault == Stop
 	for _, b := range r.leases {
 		if b.lock != l.lock || (b.slot == l.slot && b.inst == l.inst) || b.from.Before(r.firedAt) {
@@ -109,6 +115,22 @@ func (r *run) noOtherHolder() string {
 	}
 	if l.ttl <= 0 {
 		what += ": the lock has no TTL, so it never expired"
+	}
+	return what + "; " + r.secondWentTo(l)
+}
+
+// noFailoverHolder: after the failover, another worker must be granted
+// the lost lock while its first holder still holds its message: a second
+// holder after the first one let go is no lock lost at all.
+func (r *run) noFailoverHolder(l *lease, holder string) string {
+	for _, b := range r.leases {
+		if b.lock == l.lock && (b.slot != l.slot || b.inst != l.inst) && !b.from.Before(r.firedAt) && (l.deliv == nil || b.from.Before(l.deliv.ended())) {
+			return ""
+		}
+	}
+	what := fmt.Sprintf("no other worker took the lock %s that the failover lost while %s held %s", l.lock, holder, r.plan.Victim)
+	if l.deliv != nil && l.deliv.end != "" {
+		what += fmt.Sprintf(" (the failover at %s, its delivery ended at %s)", r.at(r.firedAt), r.at(l.deliv.to))
 	}
 	return what + "; " + r.secondWentTo(l)
 }
