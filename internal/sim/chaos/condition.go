@@ -120,19 +120,50 @@ func (r *run) noOtherHolder() string {
 }
 
 // noFailoverHolder: after the failover, another worker must be granted
-// the lost lock while its first holder still holds its message: a second
-// holder after the first one let go is no lock lost at all.
+// the lost lock while its first holder still worked under it: a second
+// holder after the first one's effect committed is no lock lost at all.
 func (r *run) noFailoverHolder(l *lease, holder string) string {
-	for _, b := range r.leases {
-		if b.lock == l.lock && (b.slot != l.slot || b.inst != l.inst) && !b.from.Before(r.firedAt) && (l.deliv == nil || b.from.Before(l.deliv.ended())) {
-			return ""
-		}
+	if r.grantedAgain(l) != nil {
+		return ""
 	}
-	what := fmt.Sprintf("no other worker took the lock %s that the failover lost while %s held %s", l.lock, holder, r.plan.Victim)
-	if l.deliv != nil && l.deliv.end != "" {
-		what += fmt.Sprintf(" (the failover at %s, its delivery ended at %s)", r.at(r.firedAt), r.at(l.deliv.to))
+	what := fmt.Sprintf("no other worker took the lock %s that the failover lost while %s still worked on %s", l.lock, holder, r.plan.Victim)
+	if until := r.workedUntil(l); until.Before(time.Unix(1<<40, 0)) {
+		what += fmt.Sprintf(" (the failover at %s, its work under the lock done at %s)", r.at(r.firedAt), r.at(until))
 	}
 	return what + "; " + r.secondWentTo(l)
+}
+
+// grantedAgain is the lease a different worker took of the lock the
+// failover lost, at or after the failover and while its first holder
+// still worked under it; nil when there was none.
+func (r *run) grantedAgain(l *lease) *lease {
+	until := r.workedUntil(l)
+	for _, b := range r.leases {
+		if b.lock == l.lock && (b.slot != l.slot || b.inst != l.inst) && !b.from.Before(r.firedAt) && b.from.Before(until) {
+			return b
+		}
+	}
+	return nil
+}
+
+// workedUntil is when a lease's holder stopped working under it: its
+// delivery's first commit of the key after the lease was taken (the work
+// the lock guards is done), its release, or the delivery's end, whichever
+// came first.
+func (r *run) workedUntil(l *lease) time.Time {
+	until := l.over()
+	if l.deliv == nil {
+		return until
+	}
+	if end := l.deliv.ended(); end.Before(until) {
+		until = end
+	}
+	for _, seq := range l.deliv.commitSeqs {
+		if t := r.start.Add(time.Duration(r.events[seq-1].T) * time.Millisecond); !t.Before(l.from) && t.Before(until) {
+			until = t
+		}
+	}
+	return until
 }
 
 // secondWentTo says where the victim's messages went after the fault
