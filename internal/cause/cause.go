@@ -290,7 +290,8 @@ around them.`,
 // unlock, the failover, the expiry and the per-message lock key, tried
 // before the commit. A lock lost in a failover comes before the expiry: a
 // second holder inside the first one's TTL is not an expiry at all.
-var precedence = []*Cause{&UnstableKey, &StaleCache, &UnlockNoToken, &LockFailover, &LockExpiry, &LockKeyJobID, &NonAtomicCommit, &Redelivery, &Race}
+var precedence = []*Cause{&UnstableKey, &StaleCache, &UnlockNoToken, &LockFailover, &LockExpiry, &LockKeyJobID,
+	&NonAtomicCommit, &Redelivery, &Race}
 
 // Precedence lists the causes in the order they are tried.
 func Precedence() []Cause {

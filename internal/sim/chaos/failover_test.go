@@ -33,7 +33,8 @@ func TestFailoverLockOnlyRunsTheEffectTwice(t *testing.T) {
 			t.Errorf("seed %d: %d effects, why %q", rr.Seed, k.Effects, k.Why)
 		}
 		if !slices.Contains(k.Deciding, rr.Fault.Seq) || len(k.Deciding) != 3 {
-			t.Errorf("seed %d: the cause rests on %v, want the first lease, the failover (%d) and the second lease", rr.Seed, k.Deciding, rr.Fault.Seq)
+			t.Errorf("seed %d: the cause rests on %v, want the first lease, the failover (%d) and the second lease",
+				rr.Seed, k.Deciding, rr.Fault.Seq)
 		}
 	}
 	fixes := 0
