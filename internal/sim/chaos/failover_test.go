@@ -7,6 +7,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/cause"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
+	"github.com/dupctl/dupctl/internal/testenv"
 )
 
 // The failover scenario on goworker: right after a worker's SET NX for the
@@ -96,5 +97,23 @@ func TestFailoverNotReachedIsNoPass(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no %s finding: a run whose failover lost nothing passed", chaos.RuleNotReached.Code)
+	}
+}
+
+// TestFailoverBehindSentinel: with the workers' Redis behind Sentinels
+// (testenv.RedisSentinel), the failover is still played at the proxy - the
+// lock key deleted on the master the Sentinels name, whose command count
+// shows the workers' traffic reached it - and named the same way.
+func TestFailoverBehindSentinel(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{Password: "chaos-pw"})
+	f := setupRedis(t, s.URL, "failover", "IDEM=none", "WORK=400ms", "LOCK_TTL=5s")
+	f.opts.Runs, f.opts.Keys = 1, 1
+	n := s.Node(s.MasterAddr(t))
+	defer n.Close()
+	before := commandsOn(t, n)
+	only(t, f.run(t), "DUP "+cause.LockFailover.Code)
+	if cmds := commandsOn(t, n) - before; cmds < 10 {
+		t.Errorf("the master served %d commands during the run: the workers' traffic did not reach it", cmds)
 	}
 }
