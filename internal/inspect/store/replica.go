@@ -266,4 +266,3 @@ func (in *inspector) replicaFindings(rc *ReplicaCompare) {
 		in.rep.Add(RuleReplicaLag.New(in.subject(), msg, ev...))
 	}
 }
-
