@@ -12,15 +12,17 @@ import (
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 // CacheOptions are one `dupctl audit cache` run.
 type CacheOptions struct {
-	Factory  *cmdutil.Factory
-	Audit    auditcache.Options
-	Postgres cmdutil.PostgresFlags
+	Factory    *cmdutil.Factory
+	Audit      auditcache.Options
+	Postgres   cmdutil.PostgresFlags
+	ReplicaURL string // a standby of the database to compare with
 }
 
 // NewCmdCache is `dupctl audit cache`.
@@ -57,20 +59,32 @@ in flight (one per line, e.g. from 'dupctl dlq export' or the application's
 outbox), --assume-live says any key may be redelivered. Without either, the
 audit says it does not know.
 
+With --replica-url (a streaming standby, or a read replica, of the
+database): the keys the audit met (up to --replica-keys, the most recently
+updated) are read again in a snapshot of the primary and one of the
+replica taken right after; keys with no row or another status on the
+replica are what a worker whose idempotency check or status read is routed
+there would see - the stale cache with another name - with the replay
+figures as evidence (pg_wal_lsn_diff against the primary's
+pg_current_wal_lsn, a paused replay, pg_last_xact_replay_timestamp). A
+replica that is not a standby is compared and said so; one that cannot be
+read is noted and the cache audit stands.
+
 Values are decoded by --value: string (the value is the status), json:PATH
 (a JSON document, PATH like status or data.state) or hash:FIELD.
 
 Read-only on both sides: SCAN, MGET/GET/HGET, PTTL, EXISTS and DBSIZE on
-Redis; a read-only PostgreSQL session with a statement_timeout and a
+Redis; read-only PostgreSQL sessions (the replica's too) with a statement_timeout and a
 lock_timeout.` + cacheExitStatus,
 		Example: `  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs
   dupctl audit cache --cache-pattern 'job:{key}' --value json:status --table payments --key-column idempotency_key
   dupctl audit cache --cache-pattern 'job:{key}:state' --value hash:status --table jobs --live-keys queued.txt
-  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --assume-live --fail-on warn -o junit`,
+  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --assume-live --fail-on warn -o junit
+  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --replica-url postgres://reader@replica:5432/app`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if err := cmdutil.NonEmpty(cmd, "key-column", "status-column", "live-keys"); err != nil {
+			if err := cmdutil.NonEmpty(cmd, "key-column", "status-column", "live-keys", "replica-url"); err != nil {
 				return err
 			}
 			job, err := f.Job()
@@ -104,6 +118,8 @@ lock_timeout.` + cacheExitStatus,
 				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
 			case o.Lookup != auditcache.LookupAuto && o.Lookup != auditcache.LookupBatch && o.Lookup != auditcache.LookupScan:
 				return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
+			case o.ReplicaKeys < 1 || o.ReplicaKeys > 1_000_000:
+				return exitcode.UsageErrorf("--replica-keys must be 1..1000000, got %d", o.ReplicaKeys)
 			case liveKeys != "" && o.AssumeLive:
 				return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
 			}
@@ -133,8 +149,13 @@ lock_timeout.` + cacheExitStatus,
 	fs.StringVar(&o.Lookup, "lookup", auditcache.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
 	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
 	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
+		"a streaming standby or read replica of the database: keys whose status differs there from the primary's")
+	fs.IntVar(&o.ReplicaKeys, "replica-keys", auditcache.DefaultReplicaKeys,
+		"how many of the keys met (the most recently updated) are looked up on the replica")
 	opts.Postgres.Register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status", "Pattern": "cache-pattern", "Decoder": "value"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status", "Pattern": "cache-pattern", "Decoder": "value",
+		"Replica": "replica-url"})
 	return cmd
 }
 
@@ -167,9 +188,18 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 	if err != nil {
 		return err
 	}
+	deps := auditcache.Deps{Cache: rdb, DB: pool}
+	if opts.ReplicaURL != "" {
+		replica, err := connect.Postgres(ctx, opts.ReplicaURL, opts.Postgres.ReadOnly())
+		if err != nil {
+			return fmt.Errorf("replica (--replica-url): %w", err)
+		}
+		f.AddCleanup(replica.Close)
+		deps.Replica = replica
+	}
 	o := opts.Audit
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
-	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, o)
+	res, err := auditcache.Run(ctx, deps, o)
 	if err != nil {
 		return err
 	}
