@@ -93,16 +93,19 @@ replay position against the primary's (pg_wal_lsn_diff), whether replay
 is paused, the last replayed commit (pg_last_xact_replay_timestamp), and
 the keys that differ. A standby that had replayed past the primary's
 snapshot is not compared: nothing can differ.`,
-		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... ON CONFLICT DO NOTHING, which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN (pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
+		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... ON CONFLICT DO NOTHING, " +
+			"which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN " +
+			"(pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
 	}
 	RuleReplicaLag = findings.Rule{
 		Code: "CACHE_REPLICA_LAG", Severity: findings.Warn, Since: "v0.3.0",
 		Title: "the replica replays far behind the primary (or is paused)",
-		Doc: `The replica's ({Replica}) WAL replay is paused, or it had not replayed the
-primary's position a second later. None of the keys the audit met differs
+		Doc: `The WAL replay of the replica ({Replica}) is paused, or it had not
+replayed the primary's position a second later. None of the keys the audit met differs
 yet, but any status written in that window is invisible there: a status
 read routed to the replica would miss it.`,
-		Fix: "Keep idempotency checks and status reads on the primary; alert on replay lag (pg_stat_replication.replay_lag on the primary, now() - pg_last_xact_replay_timestamp() on the standby) and resume a paused replay (pg_wal_replay_resume()).",
+		Fix: "Keep idempotency checks and status reads on the primary; alert on replay lag (pg_stat_replication.replay_lag " +
+			"on the primary, now() - pg_last_xact_replay_timestamp() on the standby) and resume a paused replay (pg_wal_replay_resume()).",
 	}
 
 	RuleNoKeys = findings.Rule{
@@ -117,6 +120,6 @@ right now. An audit that compared nothing must not pass silently.`,
 
 // Rules lists the cache audit's rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable, RuleUnknownStatus, RuleNoKeys,
-		RuleReplicaStale, RuleReplicaLag}
+	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable,
+		RuleUnknownStatus, RuleNoKeys, RuleReplicaStale, RuleReplicaLag}
 }
