@@ -9,8 +9,6 @@ var pendingFuncs = map[string]funcSize{
 	// the command's help text, flags and their checks
 	"internal/cli/audit/cache.go NewCmdCache": {113, 22},
 	// the command's help text and flags
-	"internal/cli/audit/logs.go NewCmdLogs": {81, 6},
-	// the command's help text and flags
 	"internal/cli/inspect/lock.go NewCmdLock": {126, 14},
 	// the command's help text and flags
 	"internal/cli/inspect/store.go NewCmdStore": {117, 16},
@@ -66,7 +64,6 @@ var pendingLongLines = map[string]int{
 	"internal/cli/audit/cache.go":                             5,
 	"internal/cli/audit/cache_test.go":                        1,
 	"internal/cli/audit/incidentview.go":                      1,
-	"internal/cli/audit/logs.go":                              3,
 	"internal/cli/audit/logs_test.go":                         1,
 	"internal/cli/audit/logsview.go":                          5,
 	"internal/cli/browser_test.go":                            19,
