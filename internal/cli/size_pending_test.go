@@ -9,12 +9,6 @@ var pendingFuncs = map[string]funcSize{
 	// the command's help text, flags and their checks
 	"internal/cli/audit/cache.go NewCmdCache": {113, 22},
 	// the command's help text and flags
-	"internal/cli/inspect/lock.go NewCmdLock": {126, 14},
-	// the command's help text and flags
-	"internal/cli/inspect/store.go NewCmdStore": {117, 16},
-	// the command's help text and flags
-	"internal/cli/inspect/ttl.go NewCmdTTL": {115, 12},
-	// the command's help text and flags
 	"internal/cli/simulate/scenario.go newCmdScenario": {97, 16},
 	// runs on every key of a scan: the reply of each command read in one switch
 	"internal/inspect/lock/internal/keyspace/raw.go Node.apply": {46, 28},
@@ -83,12 +77,9 @@ var pendingLongLines = map[string]int{
 	"internal/cli/dlq_input_test.go":                          2,
 	"internal/cli/doctor/doctor.go":                           2,
 	"internal/cli/doctor/smoke_test.go":                       2,
-	"internal/cli/inspect/lock.go":                            3,
 	"internal/cli/inspect/lock_test.go":                       8,
 	"internal/cli/inspect/lockview.go":                        12,
-	"internal/cli/inspect/store.go":                           7,
 	"internal/cli/inspect/storeview.go":                       3,
-	"internal/cli/inspect/ttl.go":                             5,
 	"internal/cli/inspect/ttl_test.go":                        2,
 	"internal/cli/inspect/ttlview.go":                         12,
 	"internal/cli/keys/unstable.go":                           3,
