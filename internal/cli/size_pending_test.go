@@ -8,8 +8,6 @@ var pendingFuncs = map[string]funcSize{
 	"bench/inspect-lock/load/main.go checkReport": {86, 23},
 	// the command's help text, flags and their checks
 	"internal/cli/audit/cache.go NewCmdCache": {113, 22},
-	// the command's help text and flags
-	"internal/cli/simulate/scenario.go newCmdScenario": {97, 16},
 	// runs on every key of a scan: the reply of each command read in one switch
 	"internal/inspect/lock/internal/keyspace/raw.go Node.apply": {46, 28},
 	// runs on every console line: one switch over the timestamp layouts
@@ -90,7 +88,6 @@ var pendingLongLines = map[string]int{
 	"internal/cli/simulate/evidenceview.go":                   2,
 	"internal/cli/simulate/matrixview.go":                     1,
 	"internal/cli/simulate/riskview.go":                       1,
-	"internal/cli/simulate/scenario.go":                       5,
 	"internal/cli/simulate/scenarioliveview.go":               1,
 	"internal/cli/simulate/scenarioworker.go":                 6,
 	"internal/cli/simulate/scenarioworkerview.go":             2,
