@@ -30,8 +30,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/sim/live/instance.go run.instance": {92, 19},
 	// a table: the scenarios, one literal each
 	"internal/sim/scenario.go Scenarios": {149, 1},
-	// came with the cluster work of issue 33: to split
-	"internal/cli/simulate/view.go writeChart": {82, 25},
 }
 
 // pendingLongLines counts, per file, the lines over maxLineChars when the
