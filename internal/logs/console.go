@@ -31,7 +31,8 @@ type consoleLine struct {
 	layout                                string
 }
 
-var levelWords = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE", "FINE", "PANIC"}
+var levelWords = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE",
+	"FINE", "PANIC"}
 
 // isLevel reports whether t is a level word (any case; [INFO] and INFO:
 // too) and returns the bare word.

@@ -2,18 +2,24 @@ package logs
 
 import "testing"
 
-var benchFields = Fields(EventName, Message, BusinessKey, IdempotencyKey, JobID, MessageID, JobType, Destination, Attempt, RetryCount, Duration, ErrorType, Result)
+var benchFields = Fields(EventName, Message, BusinessKey, IdempotencyKey, JobID, MessageID, JobType, Destination, Attempt, RetryCount,
+	Duration, ErrorType, Result)
 
 // BenchmarkLine is the scanner's cost on one typical worker log line.
 func BenchmarkLine(b *testing.B) {
-	benchLine(b, `{"ts":"2026-11-03T09:00:00.002Z","level":"info","event":"lock_acquired","jobId":"job-00000001","messageId":"msg-8707a01d","orderId":"ord-0000001","jobType":"payment","idempotencyKey":"payment:ord-0000001","lockKey":"lock:payment:order:ord-0000001","lockToken":"e9f053f6524af940","lockTtlMs":30000,"attempt":1,"redelivered":false,"consumerInstanceId":"worker-5"}`)
+	benchLine(b, `{"ts":"2026-11-03T09:00:00.002Z","level":"info","event":"lock_acquired","jobId":"job-00000001",`+
+		`"messageId":"msg-8707a01d","orderId":"ord-0000001","jobType":"payment","idempotencyKey":"payment:ord-0000001",`+
+		`"lockKey":"lock:payment:order:ord-0000001","lockToken":"e9f053f6524af940","lockTtlMs":30000,"attempt":1,"redelivered":false,`+
+		`"consumerInstanceId":"worker-5"}`)
 }
 
 // BenchmarkMessageLine is the same line with the step only in a
 // 100-character message (issue 16's shape): the verdict comes from the
 // template cache.
 func BenchmarkMessageLine(b *testing.B) {
-	benchLine(b, `{"time":"2026-11-03T09:00:00.002Z","level":"INFO","msg":"side_effect: payment capture sent for order, provider=stripe see span 4bf92f3577b34da6 for details","jobId":"job-00000001","messageId":"msg-8707a01d","orderId":"ord-0000001","jobType":"payment","idempotencyKey":"payment:ord-0000001","attempt":1,"redelivered":false,"consumerInstanceId":"worker-5"}`)
+	benchLine(b, `{"time":"2026-11-03T09:00:00.002Z","level":"INFO","msg":"side_effect: payment capture sent for order, `+
+		`provider=stripe see span 4bf92f3577b34da6 for details","jobId":"job-00000001","messageId":"msg-8707a01d","orderId":"ord-0000001",`+
+		`"jobType":"payment","idempotencyKey":"payment:ord-0000001","attempt":1,"redelivered":false,"consumerInstanceId":"worker-5"}`)
 }
 
 func benchLine(b *testing.B, s string) {

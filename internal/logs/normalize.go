@@ -113,7 +113,8 @@ func parseHit(s string) Tri {
 	switch normName(s) {
 	case "":
 		return Unknown
-	case "hit", "found", "true", "duplicate", "alreadyprocessed", "exists", "done", "succeeded", "success", "completed", "yes", "skip", "skipped":
+	case "hit", "found", "true", "duplicate", "alreadyprocessed", "exists", "done", "succeeded", "success", "completed",
+		"yes", "skip", "skipped":
 		return True
 	case "miss", "notfound", "false", "new", "absent", "none", "no", "proceed", "processing", "pending", "unknown", "failed", "retryable":
 		return False
@@ -126,7 +127,8 @@ func sourceIsCache(s string) Tri {
 	switch {
 	case strings.Contains(n, "cache"), strings.Contains(n, "redis"), strings.Contains(n, "memcache"), n == "local", n == "memory":
 		return True
-	case strings.Contains(n, "db"), strings.Contains(n, "database"), strings.Contains(n, "postgres"), strings.Contains(n, "sql"), strings.Contains(n, "table"), n == "store":
+	case strings.Contains(n, "db"), strings.Contains(n, "database"), strings.Contains(n, "postgres"),
+		strings.Contains(n, "sql"), strings.Contains(n, "table"), n == "store":
 		return False
 	}
 	return Unknown
