@@ -516,8 +516,9 @@ func (j *judge) race() *verdict {
 		explanation: fmt.Sprintf("two messages (%s, %s) for one business key were processed by %s and %s, and %s",
 			orDash(firstNonEmpty(ra.msg, ra.job)), orDash(firstNonEmpty(rb.msg, rb.job)), orDash(ra.worker), orDash(rb.worker),
 			"no line of either run names a lock"),
-		evidence: append(evs, ev(j.a, "side effect, no lock recognised in its run"), ev(j.b, "side effect again, no lock recognised in its run")),
-		absent:   absent}
+		evidence: append(evs, ev(j.a, "side effect, no lock recognised in its run"),
+			ev(j.b, "side effect again, no lock recognised in its run")),
+		absent: absent}
 }
 
 func (j *judge) unexplained() verdict {
