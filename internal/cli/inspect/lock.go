@@ -95,7 +95,7 @@ func addLockFlags(cmd *cobra.Command, o *lock.Options) {
 	fs.DurationVar(&o.IdleAfter, "idle", 5*time.Minute, "idle time after which an untouched lock is an orphan (with --observe)")
 	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
 	fs.DurationVar(&o.FailoverWait, "failover-wait", lock.DefaultFailoverWait,
-		"how long the scan of a cluster master that fails waits for its slots to be served again before reporting them unread")
+		"how long the scan of a master that fails (cluster or Sentinel) waits for a master to serve its keys again before reporting them unread")
 	fs.BoolVar(&o.NoValues, "no-values", false,
 		"read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
 	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence,
@@ -148,10 +148,11 @@ servers it reads each idle time before the value, and reading the value
 resets it (--no-values avoids that). Memory stays flat however many keys
 there are.
 
-On a Redis Cluster, a master that fails mid-scan is followed to the replica
-promoted in its place (waiting up to --failover-wait), and the scan goes on
-there; slots that nobody serves in time are a LOCK_SCAN_INCOMPLETE error
-naming them, never silently left out.`
+On a Redis Cluster, or behind Sentinels, a master that fails mid-scan is
+followed to the replica promoted in its place (waiting up to
+--failover-wait), and the scan goes on there; keys that nobody serves in
+time are a LOCK_SCAN_INCOMPLETE error naming them (the slots, or the
+master), never silently left out.`
 
 const lockExample = `  # every key considered; locks found by shape
   dupctl inspect lock --redis-url redis://127.0.0.1:6379/0
