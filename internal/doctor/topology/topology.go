@@ -103,6 +103,8 @@ type QueueInfo struct {
 	Policy    nullString `json:"policy"`
 	Effective Settings   `json:"effective_policy_definition"`
 	Consumers int        `json:"consumers"`
+	// State is running, down (a classic queue whose node is gone), ...
+	State string `json:"state"`
 	// Node is where a classic queue lives (a quorum queue's leader);
 	// Leader, Members and Online are a quorum queue's nodes.
 	Node    string   `json:"node"`
