@@ -139,8 +139,17 @@ func writeSlotTable(w io.Writer, d *lock.Data) {
 			why = "<div class=\"note\">" + report.Escape(r.Why) + "</div>"
 		}
 		fmt.Fprintf(w, "<tr><th scope=\"row\"><code>%s</code></th><td>%s</td><td class=\"num\">%s</td><td>%s</td>"+
-			"<td><span class=\"badge %s\">%s</span>%s</td></tr>\n", report.Escape(slotRowName(r)), report.Escape(lock.SlotsText(r.Slots)), count,
+			"<td><span class=\"badge %s\">%s</span>%s</td></tr>\n", report.Escape(slotRowName(r)), rangesHTML(r.Slots), count,
 			report.Escape(readOn), badge, word, why)
 	}
 	io.WriteString(w, "</tbody></table></div>\n")
+}
+
+// rangesHTML lists slot ranges, each kept on one line.
+func rangesHTML(rs []lock.SlotRange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = "<span class=\"nobr\">" + report.Escape(r.String()) + "</span>"
+	}
+	return strings.Join(parts, ", ")
 }
