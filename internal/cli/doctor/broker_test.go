@@ -50,7 +50,8 @@ func brokerRows(t *testing.T, page string) map[string]string {
 	for _, row := range rowRE.FindAllString(page[i:i+strings.Index(page[i:], "</table>")], -1) {
 		var cells []string
 		for _, c := range cellRE.FindAllStringSubmatch(row, -1) {
-			cells = append(cells, strings.Join(strings.Fields(html.UnescapeString(tagRE.ReplaceAllString(strings.ReplaceAll(c[1], "<br>", " "), " "))), " "))
+			words := html.UnescapeString(tagRE.ReplaceAllString(strings.ReplaceAll(c[1], "<br>", " "), " "))
+			cells = append(cells, strings.Join(strings.Fields(words), " "))
 		}
 		out[strings.Fields(cells[0])[0]] = strings.Join(cells, " | ")
 	}
@@ -97,7 +98,8 @@ func TestDoctorHTMLOneNode(t *testing.T) {
 	if strings.Count(head, "@") != 1 || !strings.HasSuffix(head, " running | copies online") {
 		t.Errorf("header %q: want one node, running", head)
 	}
-	if !strings.Contains(rows[p+".q"], "| quorum | ★ leader | 1 of 1 online") || !strings.Contains(rows[p+".c"], "| classic | ★ only copy | 1 of 1 online") {
+	if !strings.Contains(rows[p+".q"], "| quorum | ★ leader | 1 of 1 online") ||
+		!strings.Contains(rows[p+".c"], "| classic | ★ only copy | 1 of 1 online") {
 		t.Errorf("rows:\n%s\n%s", rows[p+".q"], rows[p+".c"])
 	}
 	var doc struct {

@@ -82,7 +82,8 @@ func writeBrokerHTML(w io.Writer, m *topology.Map) {
 	if flagged > 0 {
 		summary += fmt.Sprintf(", %d not fully online", flagged)
 	}
-	fmt.Fprintf(w, "<section class=\"broker\" aria-labelledby=\"broker-map\"><h2 id=\"broker-map\">Broker: nodes and where each queue lives</h2>\n"+
+	fmt.Fprintf(w, "<section class=\"broker\" aria-labelledby=\"broker-map\">"+
+		"<h2 id=\"broker-map\">Broker: nodes and where each queue lives</h2>\n"+
 		"<p>%s.</p>\n", report.Escape(summary))
 	if m.NodesUnknown != "" {
 		fmt.Fprintf(w, "<p class=\"note\">%s</p>\n", report.Escape(m.NodesUnknown))

@@ -22,7 +22,8 @@ var update = flag.Bool("update", false, "rewrite the golden HTML of the broker's
 // cluster (.ci/rabbitmq-cluster), whole or with node c stopped.
 func recorded(t *testing.T, dir string) *topology.Map {
 	t.Helper()
-	mgmt, err := topology.NewManagement(testenv.ManagementFixture(t, filepath.Join("..", "..", "doctor", "topology", "testdata", "cluster-3.10.8", dir)), "/")
+	fixture := filepath.Join("..", "..", "doctor", "topology", "testdata", "cluster-3.10.8", dir)
+	mgmt, err := topology.NewManagement(testenv.ManagementFixture(t, fixture), "/")
 	if err != nil {
 		t.Fatal(err)
 	}

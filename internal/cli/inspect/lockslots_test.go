@@ -50,7 +50,8 @@ func TestLockHTMLSlotMap(t *testing.T) {
 
 	one := testenv.RedisDB(t)
 	o := one.Options()
-	code, page, stderr = dupctl(t, "inspect", "lock", "--redis-url", fmt.Sprintf("redis://%s/%d", o.Addr, o.DB), "-o", "html", "--fail-on", "none")
+	url := fmt.Sprintf("redis://%s/%d", o.Addr, o.DB)
+	code, page, stderr = dupctl(t, "inspect", "lock", "--redis-url", url, "-o", "html", "--fail-on", "none")
 	if code != 0 {
 		t.Fatalf("one server: exit %d: %s", code, stderr)
 	}

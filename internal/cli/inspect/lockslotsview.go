@@ -72,7 +72,8 @@ func writeSlotMapHTML(w io.Writer, d *lock.Data) {
 	if unread > 0 {
 		summary += fmt.Sprintf(", %s not read", english.Number(unread))
 	}
-	fmt.Fprintf(w, "<section class=\"slots\" aria-labelledby=\"slot-map\"><h2 id=\"slot-map\">Cluster: which hash slots the scan read</h2>\n<p>%s.</p>\n",
+	fmt.Fprintf(w, "<section class=\"slots\" aria-labelledby=\"slot-map\">"+
+		"<h2 id=\"slot-map\">Cluster: which hash slots the scan read</h2>\n<p>%s.</p>\n",
 		report.Escape(summary))
 	writeSlotSVG(w, d, summary)
 	writeSlotTable(w, d)
@@ -91,7 +92,8 @@ func writeSlotSVG(w io.Writer, d *lock.Data, summary string) {
 			anchor = "end"
 			x = slotX(allSlots)
 		}
-		fmt.Fprintf(w, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/><text class=\"tick\" x=\"%.1f\" y=\"12\" text-anchor=\"%s\">%d</text>\n",
+		fmt.Fprintf(w, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"+
+			"<text class=\"tick\" x=\"%.1f\" y=\"12\" text-anchor=\"%s\">%d</text>\n",
 			x, slotAxisH-4, x, height, x, anchor, s)
 	}
 	for i, r := range d.SlotMap {

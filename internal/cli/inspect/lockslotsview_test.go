@@ -29,7 +29,8 @@ func clusterScan() *lock.Data {
 		Servers: []lock.Server{{Node: "127.0.0.1:7000", Keys: 2011, Info: "ok"}, {Node: "127.0.0.1:7001", Keys: 1990, Info: "ok"},
 			{Node: "127.0.0.1:7002", Keys: 1999, Info: "ok"}},
 		SlotMap: []lock.SlotsRead{
-			{Master: "127.0.0.1:7000", Slots: []lock.SlotRange{{Start: 0, End: 5460}}, ReadOn: []string{"127.0.0.1:7000", "127.0.0.1:7004"}, Read: true},
+			{Master: "127.0.0.1:7000", Slots: []lock.SlotRange{{Start: 0, End: 5460}}, ReadOn: []string{"127.0.0.1:7000", "127.0.0.1:7004"},
+				Read: true},
 			{Master: "127.0.0.1:7001", Slots: []lock.SlotRange{{Start: 5461, End: 10922}}, ReadOn: []string{"127.0.0.1:7001"}, Read: true},
 			{Master: "127.0.0.1:7002", Slots: []lock.SlotRange{{Start: 10923, End: 16000}}, ReadOn: []string{"127.0.0.1:7002"},
 				Why: "read keys on 127.0.0.1:7002: connection reset by peer; after waiting 3s: connection refused"},
@@ -40,7 +41,8 @@ func clusterScan() *lock.Data {
 }
 
 var (
-	rectRE  = regexp.MustCompile(`<rect class="slots (\w+)" x="([0-9.]+)" y="[0-9]+" width="([0-9.]+)"[^>]* data-start="(\d+)" data-end="(\d+)"><title>([^<]*)</title>`)
+	rectRE = regexp.MustCompile(`<rect class="slots (\w+)" x="([0-9.]+)" y="[0-9]+" width="([0-9.]+)"[^>]* ` +
+		`data-start="(\d+)" data-end="(\d+)"><title>([^<]*)</title>`)
 	slotRow = regexp.MustCompile(`(?s)<tr>(.*?)</tr>`)
 	cellRE  = regexp.MustCompile(`(?s)<t[hd][^>]*>(.*?)</t[hd]>`)
 	tagRE   = regexp.MustCompile(`<[^>]*>`)

@@ -94,7 +94,8 @@ func ReadMap(ctx context.Context, m *Management, jobs []Job) (*Map, error) {
 	out := &Map{Nodes: []Node{}, Queues: []Placement{}}
 	nodes, err := m.Nodes(ctx)
 	if err != nil {
-		out.NodesUnknown = "the management API did not list the nodes (the management user needs the monitoring tag): " + redact.String(err.Error())
+		out.NodesUnknown = "the management API did not list the nodes (the management user needs the monitoring tag): " +
+			redact.String(err.Error())
 	} else {
 		out.Nodes = nodes
 		slices.SortFunc(out.Nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })

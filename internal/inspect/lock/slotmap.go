@@ -28,7 +28,8 @@ const clusterSlots = 16384
 // the scan's order, names the nodes' names before the walk (a walk that
 // moves renames its node).
 func slotMap(names []string, nodes []*keyspace.Node, walked []keyspace.NodeResult) []SlotsRead {
-	if len(walked) != len(nodes) || len(names) != len(nodes) || !slices.ContainsFunc(nodes, func(n *keyspace.Node) bool { return len(n.Slots) > 0 }) {
+	slotted := slices.ContainsFunc(nodes, func(n *keyspace.Node) bool { return len(n.Slots) > 0 })
+	if len(walked) != len(nodes) || len(names) != len(nodes) || !slotted {
 		return []SlotsRead{}
 	}
 	out := make([]SlotsRead, 0, len(nodes)+1)

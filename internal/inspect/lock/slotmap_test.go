@@ -28,7 +28,8 @@ func TestSlotMap(t *testing.T) {
 		"a:1 0-5460 read on [a:1] read=true ",
 		"b:2 5461-10922 read on [b:2 b2:4] read=true ",
 		"c:3 10923-16000 read on [c:3] read=false connection refused",
-		" 16001-16383 read on [] read=false no master served them when the scan began (the cluster does not cover every slot): no key there could be read",
+		" 16001-16383 read on [] read=false no master served them when the scan began (the cluster does not cover every slot): " +
+			"no key there could be read",
 	}
 	var lines []string
 	for _, r := range got {
