@@ -161,5 +161,20 @@ func TestRabbitClusterDoctorHTML(t *testing.T) {
 	if q := rows[p+".c"]; !strings.Contains(q, "| ✗ only copy, offline | its one node is offline: the queue is unavailable") {
 		t.Errorf("classic queue with c stopped: %q", q)
 	}
+	// Through AMQP the classic queue on the stopped node is NOT_FOUND, as if
+	// it did not exist: the finding says it exists and is unavailable.
+	var doc struct {
+		Findings []struct{ Code, Subject, Message string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(doctorOut(t, c.URL, c.Management, "json", p+".q", p+".c")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]string{}
+	for _, f := range doc.Findings {
+		codes[f.Subject] += f.Code + " "
+	}
+	if !strings.Contains(codes[p+".c"], "TOPO_QUEUE_UNAVAILABLE") || strings.Contains(codes[p+".c"], "TOPO_QUEUE_MISSING") {
+		t.Errorf("the classic queue on the stopped node: %q, want TOPO_QUEUE_UNAVAILABLE (%+v)", codes[p+".c"], doc.Findings)
+	}
 	c.StartApp(t, cn.Name)
 }

@@ -178,3 +178,30 @@ func (l *queueList) find(ctx context.Context, m *Management, name string) (*Queu
 	}
 	return &l.queues[i], nil
 }
+
+// downQueues tells a queue the broker refuses because its node is down
+// from one that does not exist: through AMQP both are NOT_FOUND, and the
+// management API lists the first (queueList).
+type downQueues struct{ list queueList }
+
+// add reports a queue AMQP did not find that the management API lists on
+// a node that is down (TOPO_QUEUE_UNAVAILABLE), and whether it did.
+func (d *downQueues) add(ctx context.Context, r *findings.Report, m *Management, j Job, name, what string) bool {
+	if m == nil {
+		return false
+	}
+	q, err := d.list.find(ctx, m, name)
+	if err != nil || q.State == "running" {
+		return false // not listed (or the list failed, or it runs): missing, as AMQP says
+	}
+	r.Add(RuleQueueUnavailable.New(name, fmt.Sprintf("job %s: %s %q exists but is unavailable (state %s): %s", j.Name, what, name,
+		orUnknown(q.State), placement(q))))
+	return true
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -179,3 +179,37 @@ func TestReadMapSingleNode(t *testing.T) {
 		t.Errorf("types %s %s", m.Queues[0].Type, m.Queues[1].Type)
 	}
 }
+
+// TestQueueUnavailable: a queue AMQP does not find (NOT_FOUND, as RabbitMQ
+// answers for a classic queue whose node is down) that the management API
+// lists with state down is TOPO_QUEUE_UNAVAILABLE, naming its node, not
+// TOPO_QUEUE_MISSING; one it lists running, or does not list, is missing.
+// The queues are asked of the test broker (which has none of them), the
+// list is the one recorded with node c down.
+func TestQueueUnavailable(t *testing.T) {
+	conn, err := amqp.Dial(testenv.Need(t, testenv.AMQP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	mgmt := FixtureServer(t, filepath.Join("testdata", "cluster-3.10.8", "node-c-down"))
+	p := testenv.UniqueName("tdown")
+	r, err := Check(context.Background(), Prober{conn}, mgmt, []Job{
+		{Name: "emails", Queue: "emails"}, {Name: "payments", Queue: "payments"}, {Name: "other", Queue: p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := codes(r)
+	if !slices.Equal(got[RuleQueueUnavailable.Code], []string{"emails"}) ||
+		!slices.Equal(got[RuleQueueMissing.Code], []string{"payments", p}) {
+		t.Fatalf("findings %v", got)
+	}
+	for _, f := range r.Findings {
+		if f.Code == RuleQueueUnavailable.Code && !strings.Contains(f.Message, "(state down): on node dupctl-0865e2-c@localhost") {
+			t.Errorf("message %q: want the state and the node", f.Message)
+		}
+	}
+	if !slices.Contains(r.Checks, RuleQueueUnavailable.Code) {
+		t.Errorf("checks %v", r.Checks)
+	}
+}
