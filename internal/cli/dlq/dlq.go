@@ -129,6 +129,10 @@ type conn struct {
 	vhost string
 	user  string
 	dial  dlqread.Dialer
+	// nodes is how many addresses the URL names; redial dials them with
+	// the one at host:port lost tried last (a failover).
+	nodes  int
+	redial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
 }
 
 // readDeps are a read verb's broker, clock and progress meter.
@@ -140,14 +144,17 @@ func (c *conn) readDeps(f *cmdutil.Factory, command string) dlqread.Deps {
 // connections are named "dupctl dlq <role> <tag>".
 func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 	raw := f.Global.AMQPURL
-	c := &conn{vhost: "/", user: "guest"}
+	c := &conn{vhost: "/", user: "guest", nodes: 1}
 	if raw != "" {
 		if t, err := connect.ParseAMQP(raw); err == nil {
-			c.vhost, c.user = t.Vhost, t.User
+			c.vhost, c.user, c.nodes = t.Vhost, t.User, len(t.Addrs)
 		}
 	}
 	c.dial = func(ctx context.Context, role string) (*amqp.Connection, error) {
 		return f.AMQP(connect.WithAMQPName(ctx, strings.TrimSpace("dlq "+role+" "+tag)))
+	}
+	c.redial = func(ctx context.Context, role, lost string) (*amqp.Connection, error) {
+		return c.dial(connect.WithAMQPLast(ctx, lost), role)
 	}
 	return c, nil
 }

@@ -350,6 +350,11 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		defer jf.Close()
 		journalPath = path
 		deps.Journal = journal.New(jf, o.RunID, time.Now)
+		if c.nodes > 1 && o.Queue != "" {
+			// A lost node: go on through another, as --resume would.
+			deps.Failover = &replay.Failover{Dial: c.redial, Nodes: c.nodes,
+				Journal: func() (*journal.State, error) { return readJournal(path) }}
+		}
 	}
 	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
 	defer oneProc(f.Getenv)()
@@ -420,6 +425,9 @@ func (o *ReplayOptions) replay(ctx context.Context, deps replay.ReplayDeps, ro *
 		return exitcode.KeepOutput(err)
 	case res.Lost != "":
 		hint := "nothing was lost: run again with --resume " + journalPath
+		if n := len(res.Failovers); n > 0 && res.Failovers[n-1].GaveUp != "" {
+			hint = "no failover (" + res.Failovers[n-1].GaveUp + "); nothing was lost: run again with --resume " + journalPath
+		}
 		return exitcode.KeepOutput(exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint))
 	}
 	return emitErr
