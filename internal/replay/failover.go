@@ -140,48 +140,11 @@ func (f *Failover) wait() time.Duration {
 	return f.Wait
 }
 
-// await dials the other nodes until one answers for the queue with no
-// consumer on it (the lost part's consumer gone, its messages back, and a
-// quorum queue's leader elected) and returns that node's address ("" when
-// none did within the wait).
+// await waits for another node to answer for the queue (consume.AwaitNode)
+// and returns its address ("" when none did within the wait).
 func (f *Failover) await(ctx context.Context, queue, lost string) string {
-	deadline := time.Now().Add(f.wait())
-	for {
-		if node := f.probe(ctx, queue, lost, time.Until(deadline)); node != "" {
-			return node
-		}
-		t := time.NewTimer(250 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ""
-		case <-t.C:
-		}
-		if !time.Now().Before(deadline) {
-			return ""
-		}
-	}
-}
-
-// probe dials once and waits (at most budget) for a reading of the queue
-// it can trust with no consumer: a quorum queue without a leader answers
-// late with "0 messages, 0 consumers", which would end the next part
-// before it read anything.
-func (f *Failover) probe(ctx context.Context, queue, lost string, budget time.Duration) string {
-	if budget <= 0 {
-		return ""
-	}
-	dctx, cancel := context.WithTimeout(ctx, budget)
-	conn, err := f.Dial(dctx, "read", lost)
-	cancel()
-	if err != nil {
-		return ""
-	}
-	defer conn.Close()
-	if _, ok, err := consume.AwaitIdle(ctx, conn, queue, budget); err != nil || !ok {
-		return ""
-	}
-	return conn.RemoteAddr().String()
+	dial := func(ctx context.Context) (*amqp.Connection, error) { return f.Dial(ctx, "read", lost) }
+	return consume.AwaitNode(ctx, dial, queue, f.wait())
 }
 
 // mergeParts is the result of a run so far (total) and its next part. The

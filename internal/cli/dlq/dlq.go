@@ -159,6 +159,27 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 	return c, nil
 }
 
+// readLost is the error of a read whose connection was lost mid-read
+// (nil when it was not): exit 3, after the output, which says it holds
+// only what was read before the loss; shown says where that is.
+func readLost(r dlqread.Result, shown string) error {
+	if r.Lost == "" {
+		return nil
+	}
+	err := fmt.Errorf("connection to RabbitMQ node %s lost after %d of the %d messages to read: %s", r.LostNode, r.Read, r.Target, r.Lost)
+	return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" only the messages read before the loss (nothing was removed "+
+		"from the queue); run the command again once a node answers"))
+}
+
+// lostOr is a lost read's error, which outranks the findings' exit (the
+// lost read is one of them), or else emitErr.
+func lostOr(lost, emitErr error) error {
+	if lost != nil && (emitErr == nil || exitcode.IsSilent(emitErr)) {
+		return lost
+	}
+	return emitErr
+}
+
 // readFlags are the flags of the commands that read a whole DLQ (stats,
 // export): how many messages, and how many to prefetch at once.
 type readFlags struct {
