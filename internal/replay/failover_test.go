@@ -25,8 +25,9 @@ func TestMergePartsKeepsTheAccount(t *testing.T) {
 		NotPublished: 10, Succeeded: 5, SucceededLeft: 5, MalformedHeader: 2},
 		Destinations:    []DestCount{{Target: dst, Kind: "replay", Messages: 690, Bytes: 6900, reasons: map[string]int{"rejected": 690}}},
 		UnmatchedGroups: []string{"aaaaaaaa", "bbbbbbbb"}, Failovers: []FailoverEvent{}}
-	p2 := &ReplayResult{AtStart: dlqread.QueueState{Messages: 510}, Counts: Counts{Read: 510, Replayed: 300, AlreadyDone: 3, InDoubtEarlier: 200,
-		SucceededLeft: 5, Succeeded: 5, Filtered: 2, MalformedHeader: 1},
+	p2 := &ReplayResult{AtStart: dlqread.QueueState{Messages: 510}, Counts: Counts{Read: 510, Replayed: 300, AlreadyDone: 3,
+		InDoubtEarlier: 200,
+		SucceededLeft:  5, Succeeded: 5, Filtered: 2, MalformedHeader: 1},
 		Destinations:    []DestCount{{Target: dst, Kind: "replay", Messages: 300, Bytes: 3000, reasons: map[string]int{"expired": 300}}},
 		UnmatchedGroups: []string{"bbbbbbbb"}, Failovers: []FailoverEvent{}}
 	got := mergeParts(p1, p2, FailoverEvent{Lost: "a:1", TookOver: "b:2", InDoubt: 200, InDoubtAfter: 200})
@@ -105,7 +106,8 @@ func TestReplayFailsOverToTheNextAddress(t *testing.T) {
 				t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
 			}
 			res, c := doc.Data, doc.Data.Counts
-			if len(res.Failovers) != 1 || res.Failovers[0].TookOver == "" || res.Lost != "" || !strings.Contains(out.String(), "DLQ_REPLAY_FAILOVER") {
+			if len(res.Failovers) != 1 || res.Failovers[0].TookOver == "" || res.Lost != "" ||
+				!strings.Contains(out.String(), "DLQ_REPLAY_FAILOVER") {
 				t.Fatalf("failovers %+v, connection lost %q:\n%s", res.Failovers, res.Lost, errOut.String())
 			}
 			if c.Replayed+c.Parked+c.AlreadyDone+c.Left() != c.Read {

@@ -154,4 +154,5 @@ func Rules() []findings.Rule {
 // replayChecks are the rules `dlq replay` evaluates.
 var replayChecks = append([]string{ruleInDoubt.Code, ruleReturned.Code, ruleNacked.Code, ruleBounced.Code, ruleParked.Code,
 	ruleNoDestination.Code, ruleAckLost.Code, ruleSkippedSucceeded.Code, ruleNoKey.Code, ruleFanout.Code,
-	ruleDestMissing.Code, ruleReplayNonRetryable.Code, ruleGroupUnmatched.Code, ruleConnectionLost.Code, ruleFailover.Code}, dlqread.ReadChecks...)
+	ruleDestMissing.Code, ruleReplayNonRetryable.Code, ruleGroupUnmatched.Code, ruleConnectionLost.Code, ruleFailover.Code},
+	dlqread.ReadChecks...)

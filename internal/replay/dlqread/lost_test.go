@@ -70,8 +70,10 @@ func TestReadsSayWhatTheyReadBeforeALostConnection(t *testing.T) {
 	dial, meter := losingDial(r, 5)
 	p, err := Peek(ctx, Deps{Dial: dial, Progress: meter}, PeekOptions{Read: Options{Queue: r.DLQ, Limit: 20, Window: 20}})
 	must(t, err)
-	if p.Read.Lost == "" || len(p.Messages) >= 20 || len(p.Messages) != p.Read.Read || !hasFinding(p.Report().Findings, "DLQ_READ_CONNECTION_LOST") {
-		t.Errorf("peek: lost %q, %d messages of 20 (read %d), findings %v", p.Read.Lost, len(p.Messages), p.Read.Read, codes(p.Report().Findings))
+	if p.Read.Lost == "" || len(p.Messages) >= 20 || len(p.Messages) != p.Read.Read ||
+		!hasFinding(p.Report().Findings, "DLQ_READ_CONNECTION_LOST") {
+		t.Errorf("peek: lost %q, %d messages of 20 (read %d), findings %v", p.Read.Lost, len(p.Messages), p.Read.Read,
+			codes(p.Report().Findings))
 	}
 	r.WaitCount(r.DLQ, n)
 
