@@ -88,6 +88,9 @@ returned (unroutable) or nacked message stays in the DLQ and is reported.
 If a connection is lost with publishes unconfirmed, those messages are in
 doubt: they stay in the DLQ, the journal marks them, and they are never
 retried silently (--resume JOURNAL --retry-in-doubt does, on purpose).
+With several addresses in --amqp-url (a cluster), a node lost mid-run is
+failed over: the run goes on through the next node that answers, as a
+--resume of its own journal would, and the summary names the failover.
 
 Headers: message id, correlation id and every property are kept; x-death
 and the other broker death headers (and Spring's x-exception-*,
