@@ -81,6 +81,8 @@ func (f *Failover) run(ctx context.Context, d ReplayDeps, o ReplayOptions) (*Rep
 		switch {
 		case perr != nil:
 			ev.GaveUp = perr.Error()
+		case ctx.Err() != nil:
+			ev.GaveUp = "interrupted"
 		case ev.TookOver == "":
 			ev.GaveUp = fmt.Sprintf("no other node answered for the queue within %s", f.wait())
 		}
