@@ -33,7 +33,8 @@ type killRound struct {
 }
 
 func (b *bench) killRounds(after time.Duration, rounds int) error {
-	fmt.Printf("| round | published | msgs/s (last second) | journaled in the last 50 ms | in doubt | of those at the destination | in doubt and gone from the DLQ |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| round | published | msgs/s (last second) | journaled in the last 50 ms | in doubt | " +
+		"of those at the destination | in doubt and gone from the DLQ |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	for r := 1; r <= rounds; r++ {
 		k, err := b.killRound(after)
 		if err != nil {

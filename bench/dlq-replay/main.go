@@ -38,7 +38,8 @@ func main() {
 	window := flag.Int("window", 1000, "dupctl --window (its default)")
 	methods := flag.String("methods", "dupctl,shovel,shovel-net,naive", "methods to run")
 	once := flag.String("once", "naive", "methods run in the first round only (the slow baseline)")
-	killAfter := flag.Duration("kill-after", 0, "instead: SIGKILL dupctl this long into each round and measure what it left in doubt (kill.go)")
+	killAfter := flag.Duration("kill-after", 0, "instead: SIGKILL dupctl this long into each round and measure what it "+
+		"left in doubt (kill.go)")
 	reads := flag.Int("reads", 0, "instead: dlq stats and dlq export this many times each, alternately, on one DLQ (reads.go)")
 	flag.Parse()
 
@@ -184,7 +185,8 @@ func paymentDeadLetter(i int) amqp.Publishing {
 	return amqp.Publishing{
 		MessageId: fmt.Sprintf("m-%06d", i), ContentType: "application/json",
 		Headers: amqp.Table{"x-exception-message": "upstream timed out", "idempotency-key": fmt.Sprintf("payment:%d", i)},
-		Body:    []byte(fmt.Sprintf(`{"orderId":%d,"type":"payment","amount":"19.99","currency":"EUR","customer":"c-%d","note":"%s"}`, i, i%977, strings.Repeat("x", 80))),
+		Body: []byte(fmt.Sprintf(`{"orderId":%d,"type":"payment","amount":"19.99","currency":"EUR","customer":"c-%d","note":"%s"}`, i, i%977,
+			strings.Repeat("x", 80))),
 	}
 }
 

@@ -106,6 +106,37 @@ the real holder was still running.`,
 			"the lock before the holder's delivery ended",
 		Remedy: "release the lock with a token-checked script, never a plain DEL",
 	}
+	LockFailover = Cause{
+		Rule: findings.Rule{
+			Code: "DUP_EFFECT_LOCK_FAILOVER", Severity: findings.Error, Since: "v0.2.0",
+			Title: "side effect ran twice because the lock was lost in a Redis failover",
+			Doc: `The first holder acquired the business-key lock on the Redis master, and the
+master failed over before the write reached its replica: Redis replicates
+asynchronously, so the promoted replica never had the lock, and it granted
+the same lock key to a second worker while the first still held its
+message and worked. Nothing in either worker was wrong: a lock in one
+replicated Redis (or in Redlock's majority, across a process pause or a
+clock jump) limits concurrency but cannot guarantee that only one holder
+runs the effect.`,
+			Fix: "Make the effect safe without the lock: claim the idempotency key in the database (INSERT PROCESSING under a " +
+				"unique constraint, SUCCEEDED in the same transaction as the effect) or check a fencing token (a number that grows " +
+				"with every grant) where the effect is written; keep the lock only to limit concurrency. WAIT on the lock write " +
+				"narrows the window; Redlock alone does not close it.",
+		},
+		Needs: []string{
+			"the first holder acquired the business-key lock on the Redis master",
+			"the master failed over before the lock replicated, so the promoted master did not have it",
+			"a second worker acquired the same lock key from the new master while the first still held its message",
+		},
+		InLogs: "not named from logs: worker lines show two holders of one lock key inside the first's TTL with no release " +
+			"between them, which an unlogged DEL, an eviction or a flush fits as well as a failover; without the Redis " +
+			"side's failover on the same time line audit logs does not name it (UNEXPLAINED, or another cause's evidence)",
+		OnWire: "dupctl's failover fault took the lock away right after a worker acquired it (the key gone, as on a promoted " +
+			"replica that never received it, and the workers' Redis connections dropped), then a different worker acquired " +
+			"the same lock key while the first one's delivery was still open",
+		Remedy: "claim the idempotency key in the database or fence the effect with a token; a Redis lock alone does not " +
+			"survive a failover",
+	}
 	LockExpiry = Cause{
 		Rule: findings.Rule{
 			Code: "DUP_EFFECT_LOCK_EXPIRY", Severity: findings.Error, Since: "v0.1.0",
@@ -256,8 +287,11 @@ around them.`,
 // precedence is the order in which the causes are tried: the first whose
 // evidence holds is the cause. It follows the research's order (key,
 // cache, commit, lock, redelivery) with the lock refined into the foreign
-// unlock, the expiry and the per-message lock key, tried before the commit.
-var precedence = []*Cause{&UnstableKey, &StaleCache, &UnlockNoToken, &LockExpiry, &LockKeyJobID, &NonAtomicCommit, &Redelivery, &Race}
+// unlock, the failover, the expiry and the per-message lock key, tried
+// before the commit. A lock lost in a failover comes before the expiry: a
+// second holder inside the first one's TTL is not an expiry at all.
+var precedence = []*Cause{&UnstableKey, &StaleCache, &UnlockNoToken, &LockFailover, &LockExpiry, &LockKeyJobID,
+	&NonAtomicCommit, &Redelivery, &Race}
 
 // Precedence lists the causes in the order they are tried.
 func Precedence() []Cause {

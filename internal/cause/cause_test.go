@@ -12,13 +12,20 @@ import (
 
 // TestSourcesUsePrecedence holds both sources to the one precedence: each
 // source's detector table covers exactly the causes, in the order the
-// cause model gives.
+// cause model gives, but for those it says it cannot see. Worker chaos
+// sees them all; audit logs cannot see a lock lost in a failover.
 func TestSourcesUsePrecedence(t *testing.T) {
 	want := cause.Codes()
-	for source, got := range map[string][]string{"audit logs": auditlogs.CauseOrder(), "worker chaos": chaos.CauseOrder()} {
-		if !slices.Equal(got, want) {
-			t.Errorf("%s tries the causes in the order %v, want the precedence %v", source, got, want)
-		}
+	if got := chaos.CauseOrder(); !slices.Equal(got, want) {
+		t.Errorf("worker chaos tries the causes in the order %v, want the precedence %v", got, want)
+	}
+	blind := auditlogs.CausesBlind()
+	if len(blind) != 1 || blind[0].Code != cause.LockFailover.Code || blind[0].Why == "" {
+		t.Errorf("audit logs is blind to %v, want only %s, with a reason", blind, cause.LockFailover.Code)
+	}
+	wantLogs := slices.DeleteFunc(slices.Clone(want), func(c string) bool { return c == cause.LockFailover.Code })
+	if got := auditlogs.CauseOrder(); !slices.Equal(got, wantLogs) {
+		t.Errorf("audit logs tries the causes in the order %v, want the precedence %v", got, wantLogs)
 	}
 }
 
@@ -89,6 +96,29 @@ func TestNewDetectorsOrdersAndRefuses(t *testing.T) {
 				}
 			}()
 			cause.NewDetectors(bad)
+		}()
+	}
+	// A cause the source says it cannot see, with the reason, may be
+	// missing; without a reason, or with a detector too, it may not.
+	d := cause.NewDetectors(missing, cause.Blind{Code: cause.Race.Code, Why: "no timestamps"})
+	if slices.Contains(d.Codes(), cause.Race.Code) || len(d.Blind()) != 1 {
+		t.Errorf("a blind cause is run: %v, blind %v", d.Codes(), d.Blind())
+	}
+	for name, blind := range map[string]struct {
+		table map[string]int
+		b     cause.Blind
+	}{
+		"no reason":     {missing, cause.Blind{Code: cause.Race.Code}},
+		"also detected": {table, cause.Blind{Code: cause.Race.Code, Why: "x"}},
+		"not a cause":   {table, cause.Blind{Code: "DUP_EFFECT_UNEXPLAINED", Why: "x"}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("a blind cause with %s was accepted", name)
+				}
+			}()
+			cause.NewDetectors(blind.table, blind.b)
 		}()
 	}
 }

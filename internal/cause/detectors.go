@@ -13,18 +13,37 @@ import (
 type Detectors[D any] struct {
 	codes     []string
 	detectors []D
+	blind     []Blind
+}
+
+// Blind is a cause a source cannot see, and why: its evidence is not in
+// what the source reads. A source says so by name rather than leaving the
+// cause out of its table, so that forgetting a cause still fails.
+type Blind struct {
+	Code string
+	Why  string
 }
 
 // NewDetectors orders a source's table, keyed by cause code, by the
-// precedence. It panics when the table misses a cause or holds a code that
-// is not one: a source that could not detect a cause would silently shift
-// the precedence, and that is a programming error every test of the source
-// catches at start-up.
-func NewDetectors[D any](byCode map[string]D) Detectors[D] {
+// precedence. It panics when the table misses a cause that is not listed
+// as blind, or holds a code that is not one: a source that could not
+// detect a cause would silently shift the precedence, and that is a
+// programming error every test of the source catches at start-up.
+func NewDetectors[D any](byCode map[string]D, blind ...Blind) Detectors[D] {
 	d := Detectors[D]{}
+	for _, b := range blind {
+		_, detected := byCode[b.Code]
+		if detected || b.Why == "" || !slices.ContainsFunc(precedence, func(c *Cause) bool { return c.Code == b.Code }) {
+			panic(fmt.Sprintf("cause: %s is listed as blind without a reason, with a detector, or is not a cause", b.Code))
+		}
+		d.blind = append(d.blind, b)
+	}
 	for _, c := range precedence {
 		det, ok := byCode[c.Code]
 		if !ok {
+			if slices.ContainsFunc(blind, func(b Blind) bool { return b.Code == c.Code }) {
+				continue
+			}
 			panic(fmt.Sprintf("cause: the detector table has no detector for %s", c.Code))
 		}
 		d.codes = append(d.codes, c.Code)
@@ -37,6 +56,9 @@ func NewDetectors[D any](byCode map[string]D) Detectors[D] {
 	}
 	return d
 }
+
+// Blind lists the causes the source cannot see, and why.
+func (d Detectors[D]) Blind() []Blind { return slices.Clone(d.blind) }
 
 // Codes lists the codes of the detectors in the order they run.
 func (d Detectors[D]) Codes() []string { return slices.Clone(d.codes) }

@@ -72,8 +72,10 @@ const histogramJS = `(() => {
   const num = (el, a) => parseFloat(el.getAttribute(a));
   return {
     Lo: num(svg, 'data-min-ms'), Hi: num(svg, 'data-max-ms'), X0: num(svg, 'data-x0'), Width: num(svg, 'data-width'),
-    Markers: [...svg.querySelectorAll('g.marker')].map(g => ({Class: g.getAttribute('class'), Ms: num(g, 'data-ms'), X: num(g.querySelector('line'), 'x1')})),
-    Buckets: [...svg.querySelectorAll('rect.bucket')].map(r => ({Class: r.getAttribute('class'), From: num(r, 'data-from-ms'), To: num(r, 'data-to-ms'), X: num(r, 'x')})),
+    Markers: [...svg.querySelectorAll('g.marker')].map(g => ({
+      Class: g.getAttribute('class'), Ms: num(g, 'data-ms'), X: num(g.querySelector('line'), 'x1')})),
+    Buckets: [...svg.querySelectorAll('rect.bucket')].map(r => ({
+      Class: r.getAttribute('class'), From: num(r, 'data-from-ms'), To: num(r, 'data-to-ms'), X: num(r, 'x')})),
   };
 })()`
 
@@ -90,8 +92,11 @@ const geometryJS = `(() => {
   return {
     Start: num(svg, 'data-start-ms'), End: num(svg, 'data-end-ms'), X0: num(svg, 'data-x0'), Width: num(svg, 'data-width'),
     Lanes: [...svg.querySelectorAll('g.lane')].map(g => g.getAttribute('data-lane')),
-    Marks: [...svg.querySelectorAll('.mark')].map(el => ({Kind: el.getAttribute('class').replace('mark ', ''), T: num(el, 'data-t-ms'), X: markX(el)})),
-    Bars: [...svg.querySelectorAll('rect.bar')].map(el => ({Kind: el.getAttribute('class').replace('bar ', ''), From: num(el, 'data-from-ms'), To: num(el, 'data-to-ms'), X: num(el, 'x'), W: num(el, 'width')})),
+    Marks: [...svg.querySelectorAll('.mark')].map(el => ({
+      Kind: el.getAttribute('class').replace('mark ', ''), T: num(el, 'data-t-ms'), X: markX(el)})),
+    Bars: [...svg.querySelectorAll('rect.bar')].map(el => ({
+      Kind: el.getAttribute('class').replace('bar ', ''), From: num(el, 'data-from-ms'), To: num(el, 'data-to-ms'),
+      X: num(el, 'x'), W: num(el, 'width')})),
   };
 })()`
 
@@ -170,7 +175,8 @@ func browse(t *testing.T, file, name string, vs []view, check func(*testing.T, v
 			if err != nil {
 				t.Fatalf("screenshot of %s: %v", file, err)
 			}
-			shot := filepath.Join(filepath.Dir(file), fmt.Sprintf("%s-%d-%s.png", name, v.width, map[bool]string{true: "dark", false: "light"}[v.dark]))
+			shot := filepath.Join(filepath.Dir(file), fmt.Sprintf("%s-%d-%s.png", name, v.width,
+				map[bool]string{true: "dark", false: "light"}[v.dark]))
 			if err := os.WriteFile(shot, png, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +201,8 @@ func load(t *testing.T, ctx context.Context, file string, v view) page {
 			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
 		return err
 	})
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(v.width, 1400), media, chromedp.Navigate("file://"+file), chromedp.WaitReady("body")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(v.width, 1400), media, chromedp.Navigate("file://"+file),
+		chromedp.WaitReady("body")); err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
 	}
 	var p page
@@ -238,7 +245,8 @@ func checkPage(t *testing.T, p page) {
 	}
 	for _, b := range g.Bars {
 		if math.Abs(b.X-x(b.From)) > 0.6 || b.W < math.Max(x(b.To)-x(b.From), 2)-0.6 || b.W > math.Max(x(b.To)-x(b.From), 2)+0.6 {
-			t.Errorf("a %s bar for t=%.0f..%.0fms spans x=%.1f+%.1f, its times say x=%.1f..%.1f", b.Kind, b.From, b.To, b.X, b.W, x(b.From), x(b.To))
+			t.Errorf("a %s bar for t=%.0f..%.0fms spans x=%.1f+%.1f, its times say x=%.1f..%.1f", b.Kind, b.From, b.To, b.X, b.W, x(b.From),
+				x(b.To))
 		}
 	}
 }
@@ -334,7 +342,8 @@ func TestHTMLReportInChromium(t *testing.T) {
 			// was paused or after it crashed (lock-expiry's W1 is paused past
 			// the end of the run, so its outlived lease has none).
 			if leases != len(tl.Leases) || believed > wantBelieved {
-				t.Errorf("%d lease bars and %d 'still acting' bars, the timeline has %d leases, %d of them outlived", leases, believed, len(tl.Leases), wantBelieved)
+				t.Errorf("%d lease bars and %d 'still acting' bars, the timeline has %d leases, %d of them outlived", leases, believed, len(tl.Leases),
+					wantBelieved)
 			}
 		})
 	}
@@ -471,12 +480,16 @@ const contentJS = `(() => {
     if (r.width === 0 && r.height === 0) continue;
     min = Math.min(min, parseFloat(getComputedStyle(el).fontSize));
   }
-  const shrunk = [...document.querySelectorAll('.scroll > svg')].filter(s => s.getBoundingClientRect().width + 1 < parseFloat(s.getAttribute('width'))).map(s => s.getAttribute('class') || 'svg');
+  const shrunk = [...document.querySelectorAll('.scroll > svg')]
+    .filter(s => s.getBoundingClientRect().width + 1 < parseFloat(s.getAttribute('width')))
+    .map(s => s.getAttribute('class') || 'svg');
   const strip = document.querySelector('svg.order');
   const cs = getComputedStyle(document.body);
   return {
-    Causes: [...document.querySelectorAll('p.cause')].map(p => ({Code: (p.querySelector('code') || {}).textContent || '', Text: p.textContent})),
-    Marks: marks.map(g => ({Kind: g.getAttribute('class').replace('mark ', ''), Evidence: g.getAttribute('data-evidence') === '1', Title: title(g)})),
+    Causes: [...document.querySelectorAll('p.cause')].map(p => ({
+      Code: (p.querySelector('code') || {}).textContent || '', Text: p.textContent})),
+    Marks: marks.map(g => ({
+      Kind: g.getAttribute('class').replace('mark ', ''), Evidence: g.getAttribute('data-evidence') === '1', Title: title(g)})),
     LastMark: marks.length ? marks[marks.length - 1].getAttribute('class').replace('mark ', '') : '',
     Bars: all(main, 'rect.bar').map(r => ({Kind: r.getAttribute('class').replace('bar ', ''), Title: title(r)})),
     BarEnds: all(main, '.bar-end-label').map(t => t.textContent),
@@ -484,7 +497,8 @@ const contentJS = `(() => {
     Lanes: all(main, 'g.lane').map(g => g.getAttribute('data-lane')),
     Strip: strip ? parseInt(strip.getAttribute('data-events')) : 0,
     StripNos: all(strip, '.step-no').map(t => t.textContent),
-    Matrix: [...document.querySelectorAll('table.matrix td[data-scenario]')].map(td => ({Scenario: td.dataset.scenario, Profile: td.dataset.profile, Outcome: td.dataset.outcome})),
+    Matrix: [...document.querySelectorAll('table.matrix td[data-scenario]')].map(td => ({
+      Scenario: td.dataset.scenario, Profile: td.dataset.profile, Outcome: td.dataset.outcome})),
     ViewRows: document.querySelectorAll('table.view tbody tr').length,
     Index: document.querySelectorAll('nav.index tbody tr').length,
     Sections: document.querySelectorAll('section.incident').length,
@@ -492,10 +506,14 @@ const contentJS = `(() => {
     MinFont: min,
     Shrunk: shrunk,
     Overflow: document.documentElement.scrollWidth - window.innerWidth,
-    Wide: [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !(e.parentElement && e.parentElement.closest('.scroll')))
-      .map(e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className : '') + ' to ' + Math.round(e.getBoundingClientRect().right) + 'px').slice(0, 6),
+    Wide: [...document.querySelectorAll('body *')]
+      .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !(e.parentElement && e.parentElement.closest('.scroll')))
+      .map(e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className : '') +
+        ' to ' + Math.round(e.getBoundingClientRect().right) + 'px').slice(0, 6),
     Bg: cs.backgroundColor, Ink: cs.color,
-    Buckets: [...document.querySelectorAll('figure.histogram rect.bucket')].map(r => ({Runs: parseFloat(r.dataset.runs), From: parseFloat(r.dataset.fromMs), To: parseFloat(r.dataset.toMs), H: parseFloat(r.getAttribute('height'))})),
+    Buckets: [...document.querySelectorAll('figure.histogram rect.bucket')].map(r => ({
+      Runs: parseFloat(r.dataset.runs), From: parseFloat(r.dataset.fromMs), To: parseFloat(r.dataset.toMs),
+      H: parseFloat(r.getAttribute('height'))})),
   };
 })()`
 
@@ -550,8 +568,9 @@ func runAxe(t *testing.T, ctx context.Context) []axeViolation {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](src+";0")); err != nil {
 		t.Fatalf("injecting axe-core: %v", err)
 	}
-	b, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](`axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']}}).then(r =>
-	  r.violations.map(v => ({id: v.id, impact: v.impact || '', nodes: v.nodes.length, help: v.help})))`, chromedp.EvalAwaitPromise))
+	const run = `axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa']}}).then(r =>
+	  r.violations.map(v => ({id: v.id, impact: v.impact || '', nodes: v.nodes.length, help: v.help})))`
+	b, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](run, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("axe-core: %v", err)
 	}
@@ -577,7 +596,8 @@ func checkScreen(t *testing.T, v view, p page) {
 		t.Errorf("pictures shrunk to the window instead of scrolling: %v", c.Shrunk)
 	}
 	if c.Overflow > 1 {
-		t.Errorf("the page is %.0fpx wider than the %dpx window (%s): wide parts must scroll in their own box", c.Overflow, v.width, strings.Join(c.Wide, ", "))
+		t.Errorf("the page is %.0fpx wider than the %dpx window (%s): wide parts must scroll in their own box", c.Overflow, v.width,
+			strings.Join(c.Wide, ", "))
 	}
 	if dark := strings.HasPrefix(c.Bg, "rgb(22, 24, 28"); dark != v.dark {
 		t.Errorf("background %s, text %s: want the %s scheme", c.Bg, c.Ink, map[bool]string{true: "dark", false: "light"}[v.dark])
@@ -815,7 +835,8 @@ func TestTablePicturesInChromium(t *testing.T) {
 	})
 	t.Run("simulate risk", func(t *testing.T) {
 		html := filepath.Join(dir, "risk.html")
-		runToFile(t, "simulate", "risk", "--job-duration", "p50=30s,p99=5m", "--lock-ttl", "2m", "--jobs", "20000", "--html", html, "--fail-on", "none")
+		runToFile(t, "simulate", "risk", "--job-duration", "p50=30s,p99=5m", "--lock-ttl", "2m", "--jobs", "20000", "--html", html, "--fail-on",
+			"none")
 		browse(t, html, "simulate-risk", views[:2], func(t *testing.T, v view, p page) {
 			checkScreen(t, v, p)
 			if p.content.ViewRows == 0 {
@@ -837,7 +858,9 @@ func TestHotKeySizes(t *testing.T) {
 		for i := 0; i < n; i++ {
 			job := i / 7
 			ev := []string{"received", "lock_acquired", "idempotency_check", "side_effect", "committed", "lock_released", "acked"}[i%7]
-			fmt.Fprintf(&b, `{"ts":%q,"event":%q,"jobId":"job-%d","messageId":"msg-%d","orderId":"ord-hot","jobType":"payment","idempotencyKey":"payment:ord-hot","lockKey":"lock:payment:ord-hot","lockToken":"t%d","result":"miss","consumerInstanceId":"payments-worker-7d9f8b6c4-x2k%d"}`+"\n",
+			fmt.Fprintf(&b, `{"ts":%q,"event":%q,"jobId":"job-%d","messageId":"msg-%d","orderId":"ord-hot","jobType":"payment",`+
+				`"idempotencyKey":"payment:ord-hot","lockKey":"lock:payment:ord-hot","lockToken":"t%d","result":"miss",`+
+				`"consumerInstanceId":"payments-worker-7d9f8b6c4-x2k%d"}`+"\n",
 				t0.Add(time.Duration(i)*3*time.Millisecond).Format("2006-01-02T15:04:05.000Z"), ev, job, job, job, job%4)
 		}
 		if err := os.WriteFile(logPath, []byte(b.String()), 0o644); err != nil {

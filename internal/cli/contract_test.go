@@ -33,7 +33,8 @@ var fileCommands = []string{
 	"audit logs {file}",
 	"keys unstable {file}",
 	"inspect ttl {file}",
-	"audit cache --cache-pattern job:{key} --table jobs --live-keys {file} --redis-url redis://127.0.0.1:1 --database-url postgres://u@127.0.0.1:1/x",
+	"audit cache --cache-pattern job:{key} --table jobs --live-keys {file} --redis-url redis://127.0.0.1:1 --database-url " +
+		"postgres://u@127.0.0.1:1/x",
 	"simulate crash --config {file}",
 	"version --config {file}",
 }
@@ -102,7 +103,8 @@ type outcome struct {
 func runDupctl(t *testing.T, line string, interrupt time.Duration) outcome {
 	t.Helper()
 	cmd := exec.Command(dupctlBinary(t), splitLine(line)...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "DUPCTL_REDIS_URL=", "DUPCTL_DATABASE_URL=", "DUPCTL_AMQP_URL=", "REDIS_URL=", "DATABASE_URL=", "AMQP_URL=", "DUPCTL_CONFIG=")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "DUPCTL_REDIS_URL=", "DUPCTL_DATABASE_URL=", "DUPCTL_AMQP_URL=", "REDIS_URL=",
+		"DATABASE_URL=", "AMQP_URL=", "DUPCTL_CONFIG=")
 	cmd.Dir = t.TempDir()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -218,11 +220,12 @@ func hostileFiles(t *testing.T) map[string]string {
 	}
 	long := bytes.Repeat([]byte("a"), 50<<20)
 	files := map[string][]byte{
-		"empty":          nil,
-		"binary":         garbage,
-		"invalid-utf8":   []byte("{\"msg\":\"side_effect \xff\xfe\"}\nline \xc3\x28 two\n\xf0\x28\x8c\xbc\n"),
-		"50MB-line":      long,
-		"truncated-json": []byte("{\"time\":\"2026-12-01T12:00:00Z\",\"event\":\"side_effect\",\"orderId\":\"o-1\",\"msg\":\"charged\n{\"time\":\"2026-12-01T12:00:01Z\",\"eve"),
+		"empty":        nil,
+		"binary":       garbage,
+		"invalid-utf8": []byte("{\"msg\":\"side_effect \xff\xfe\"}\nline \xc3\x28 two\n\xf0\x28\x8c\xbc\n"),
+		"50MB-line":    long,
+		"truncated-json": []byte("{\"time\":\"2026-12-01T12:00:00Z\",\"event\":\"side_effect\",\"orderId\":\"o-1\",\"msg\":\"charged\n" +
+			"{\"time\":\"2026-12-01T12:00:01Z\",\"eve"),
 		"truncated-csv":  []byte("job_type,duration_ms,started_at\npayment,1200,2026-12-01T12:00:00Z\npayment,\"13"),
 		"truncated-yaml": []byte("version: 1\njobs:\n  - name: payment\n    lock_ttl: 2m\n    idempotency: {table: \"pay"),
 		"control-bytes":  []byte("{\"event\":\"side_effect\",\"orderId\":\"o-\x1b]0;pwned\x07\x1b[2J\",\"msg\":\"\x1b[8mhidden\r\"}\n"),
@@ -264,7 +267,8 @@ func TestContractHostileFiles(t *testing.T) {
 					if o.took > 30*time.Second {
 						t.Errorf("dupctl %s took %s", line, o.took)
 					}
-					if o.code == 0 && format == "json" && name != "truncated-yaml" && name != "control-bytes" && !strings.HasPrefix(tmpl, "version") && !strings.HasPrefix(tmpl, "simulate") {
+					if o.code == 0 && format == "json" && name != "truncated-yaml" && name != "control-bytes" && !strings.HasPrefix(tmpl, "version") &&
+						!strings.HasPrefix(tmpl, "simulate") {
 						// Nonsense is never green: at least a warning.
 						var rep struct{ Summary struct{ Error, Warn int } }
 						_ = json.Unmarshal(o.stdout, &rep)
@@ -298,17 +302,22 @@ func TestContractHostileServers(t *testing.T) {
 	}
 	cases := []serverCase{
 		{"raw special characters in the password", urls{
-			"redis://:" + secret + "/#?@127.0.0.1:6379/0", "postgres://u:" + secret + " /#?@127.0.0.1:5432/x", "amqp://u:" + secret + "/#?@127.0.0.1:5672/"},
+			"redis://:" + secret + "/#?@127.0.0.1:6379/0", "postgres://u:" + secret + " /#?@127.0.0.1:5432/x", "amqp://u:" + secret +
+				"/#?@127.0.0.1:5672/"},
 			"", 0, []int{2}, 10 * time.Second},
 		{"a password cut into pieces by raw characters", urls{
-			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "postgres://postgres:'" + cutSecret + "'@127.0.0.1:5432/test", "amqp://guest:'" + cutSecret + "'@127.0.0.1:5672/"},
+			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "postgres://postgres:'" + cutSecret + "'@127.0.0.1:5432/test", "amqp://guest:'" +
+				cutSecret + "'@127.0.0.1:5672/"},
 			"", 0, []int{2}, 10 * time.Second},
 		{"a key=value password with raw spaces", urls{
-			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "'host=127.0.0.1 user=postgres password=Qa7 Zk2 Wv3 dbname=test'", "amqp://guest:'" + cutSecret + "'@127.0.0.1:5672/"},
+			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "'host=127.0.0.1 user=postgres password=Qa7 Zk2 Wv3 dbname=test'", "amqp://guest:'" +
+				cutSecret + "'@127.0.0.1:5672/"},
 			"", 0, []int{2}, 10 * time.Second},
-		{"blackhole with --timeout", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" + secret + "@" + hole + "/"},
+		{"blackhole with --timeout", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" +
+			secret + "@" + hole + "/"},
 			"--timeout 1s", 0, []int{3}, 6 * time.Second},
-		{"Ctrl-C while connecting", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" + secret + "@" + hole + "/"},
+		{"Ctrl-C while connecting", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" +
+			secret + "@" + hole + "/"},
 			"", 500 * time.Millisecond, []int{130}, 6 * time.Second},
 	}
 	if testenv.Required() || os.Getenv("DUPCTL_TEST_AMQP_URL") == "" {
@@ -319,7 +328,8 @@ func TestContractHostileServers(t *testing.T) {
 		// Redis's database 15: a scan of the shared database 0 reads (and so
 		// touches) other tests' keys, and an idle-time test in
 		// internal/inspect/lock saw its untouched lock touched.
-		cases = append(cases, serverCase{"wrong password", urls{"redis://u:" + secret + "@127.0.0.1:6379/15", "postgres://u:" + secret + "@127.0.0.1:5432/test", "amqp://guest:" + secret + "@127.0.0.1:5672/"},
+		cases = append(cases, serverCase{"wrong password", urls{"redis://u:" + secret + "@127.0.0.1:6379/15", "postgres://u:" + secret +
+			"@127.0.0.1:5432/test", "amqp://guest:" + secret + "@127.0.0.1:5672/"},
 			"--timeout 20s", 0, []int{0, 1, 2, 3}, 25 * time.Second})
 	}
 	for _, tmpl := range urlCommands {
@@ -331,7 +341,8 @@ func TestContractHostileServers(t *testing.T) {
 				// timeout, a signal), so they overlap well.
 				var wg sync.WaitGroup
 				for _, format := range []string{"table", "json", "junit"} {
-					line := strings.NewReplacer("{redis}", c.u.redis, "{postgres}", c.u.postgres, "{amqp}", c.u.amqp, "{tmp}", t.TempDir()).Replace(tmpl) + " " + c.args + " -o " + format
+					line := strings.NewReplacer("{redis}", c.u.redis, "{postgres}", c.u.postgres, "{amqp}", c.u.amqp, "{tmp}",
+						t.TempDir()).Replace(tmpl) + " " + c.args + " -o " + format
 					line = strings.ReplaceAll(line, " /#?@", "/#?@") // the space in the postgres password is one argument: quote it
 					wg.Add(1)
 					go func() {

@@ -10,7 +10,8 @@ func TestStatuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for v, want := range map[string]Role{"DONE": Succeeded, "completed": Succeeded, "processing": Processing, "queued": Pending, "FAILED": Failed} {
+	for v, want := range map[string]Role{"DONE": Succeeded, "completed": Succeeded, "processing": Processing, "queued": Pending,
+		"FAILED": Failed} {
 		if got, ok := s.RoleOf(v); !ok || got != want {
 			t.Errorf("RoleOf(%q) = %q, %v; want %q", v, got, ok, want)
 		}

@@ -22,11 +22,17 @@ func TestDLQExport(t *testing.T) {
 	death := amqp.Table{"x-death": []any{amqp.Table{"count": int64(3), "queue": "payments", "reason": "rejected"}}}
 	msgs := []*deadletter.Message{
 		// The producer minted a new key per attempt: the body says so.
-		{Props: deadletter.Properties{MessageID: "m-1", Headers: death}, Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:1","attempt":1}`)},
-		{Props: deadletter.Properties{MessageID: "m-1", Headers: death}, Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:2","attempt":2}`), Redelivered: true},
+		{Props: deadletter.Properties{MessageID: "m-1", Headers: death},
+			Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:1","attempt":1}`)},
+		{Props: deadletter.Properties{MessageID: "m-1", Headers: death},
+			Body: []byte(`{"orderId":"o-1","idempotencyKey":"payment:o-1:2","attempt":2}`), Redelivered: true},
 		// Keys in headers, a body that is not JSON.
-		{Props: deadletter.Properties{MessageID: "m-2", Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696400000", "x-retry-count": int32(0)}}, Body: []byte{0xff, 0xfe}},
-		{Props: deadletter.Properties{MessageID: "m-2", Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696403000", "x-retry-count": int32(1)}}, Body: []byte("not json")},
+		{Props: deadletter.Properties{MessageID: "m-2",
+			Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696400000", "x-retry-count": int32(0)}},
+			Body: []byte{0xff, 0xfe}},
+		{Props: deadletter.Properties{MessageID: "m-2",
+			Headers: amqp.Table{"orderId": "o-2", "Idempotency-Key": "refund:o-2:1793696403000", "x-retry-count": int32(1)}},
+			Body: []byte("not json")},
 	}
 	var b bytes.Buffer
 	for _, m := range msgs {
@@ -53,13 +59,15 @@ func TestDLQExport(t *testing.T) {
 	for _, u := range res.Unstable {
 		got[u.BusinessKey] = u
 	}
-	if u := got["o-1"]; u.Class != ClassAttempt || !u.Confirmed || u.Template != "payment:{businessKey}:{attempt}" || u.Uses[0].Where != path+":1" {
+	if u := got["o-1"]; u.Class != ClassAttempt || !u.Confirmed || u.Template != "payment:{businessKey}:{attempt}" ||
+		u.Uses[0].Where != path+":1" {
 		t.Errorf("o-1: %+v", u)
 	}
 	if u := got["o-2"]; u.Class != ClassUnixTime || !u.Confirmed {
 		t.Errorf("o-2: %+v", u)
 	}
-	if res.Input.Malformed != 1 || res.Input.Samples[0].Line != 5 || !strings.Contains(res.Input.Samples[0].Text, "dlq export record: body_encoding") {
+	if res.Input.Malformed != 1 || res.Input.Samples[0].Line != 5 ||
+		!strings.Contains(res.Input.Samples[0].Text, "dlq export record: body_encoding") {
 		t.Errorf("malformed %d %+v", res.Input.Malformed, res.Input.Samples)
 	}
 }

@@ -266,7 +266,8 @@ func (c *collector) result(st logs.Stats) *Result {
 	})
 	for k, ka := range c.keys {
 		if ka.otherBusiness != "" || ka.otherPayload != "" {
-			r := Reused{Key: k, BusinessKeys: nonEmpty(ka.business, ka.otherBusiness), Payloads: nonEmpty(ka.payload, ka.otherPayload), Where: ka.where}
+			r := Reused{Key: k, BusinessKeys: nonEmpty(ka.business, ka.otherBusiness), Payloads: nonEmpty(ka.payload, ka.otherPayload),
+				Where: ka.where}
 			res.Reused = append(res.Reused, r)
 		}
 	}
@@ -329,7 +330,8 @@ func unstable(g *groupAcc) (Unstable, bool) {
 	confirmed, why := retries(uses, g.redelivered)
 	seg := analyse(keys, ctx)
 	u := Unstable{BusinessKey: g.business, JobType: g.jobType, Uses: uses, Confirmed: confirmed, Why: why,
-		Class: seg.verdict.class, Detail: seg.verdict.detail, Values: seg.values, Template: seg.template(g.business), Stable: seg.stable(g.business), Effects: g.effects}
+		Class: seg.verdict.class, Detail: seg.verdict.detail, Values: seg.values,
+		Template: seg.template(g.business), Stable: seg.stable(g.business), Effects: g.effects}
 	if u.BusinessKey == "" {
 		u.BusinessKey = "job " + firstNonEmpty(uses[0].JobID, uses[0].Message)
 	}

@@ -25,17 +25,21 @@ func TestClassify(t *testing.T) {
 	}{
 		{"attempt", []string{"payment:ord-1:1", "payment:ord-1:2"}, ClassAttempt, "payment:{businessKey}:{attempt}"},
 		{"attempt-zero-based", []string{"payment:ord-1:try0", "payment:ord-1:try1"}, ClassAttempt, "payment:{businessKey}:{attempt}"},
-		{"uuid4", []string{"payment:ord-1:38cc500d-cb6a-4bea-98ef-98ef0b570a19", "payment:ord-1:356d885d-f76c-42a0-8010-6010bed80645"}, ClassUUID4, "payment:{businessKey}:{uuid4}"},
+		{"uuid4", []string{"payment:ord-1:38cc500d-cb6a-4bea-98ef-98ef0b570a19", "payment:ord-1:356d885d-f76c-42a0-8010-6010bed80645"},
+			ClassUUID4, "payment:{businessKey}:{uuid4}"},
 		{"uuid7", []string{"ord-1/" + uuid7(t0), "ord-1/" + uuid7(t0.Add(3*time.Second))}, ClassTimeID, "{businessKey}/{time-id}"},
 		{"ulid", []string{"pay_ord-1_" + ulid(t0), "pay_ord-1_" + ulid(t0.Add(3*time.Second))}, ClassTimeID, "pay_{businessKey}_{time-id}"},
 		{"objectid", []string{"ord-1:" + objectID(t0), "ord-1:" + objectID(t0.Add(3*time.Second))}, ClassTimeID, "{businessKey}:{time-id}"},
 		{"unix-ms", []string{"payment:ord-1:1793696400000", "payment:ord-1:1793696403000"}, ClassUnixTime, "payment:{businessKey}:{unix-time}"},
 		{"unix-s-suffix", []string{"1793696400-payment-ord-1", "1793696403-payment-ord-1"}, ClassUnixTime, "{unix-time}-payment-{businessKey}"},
-		{"iso", []string{"payment-ord-1-2026-11-03T09:00:00.100Z", "payment-ord-1-2026-11-03T09:00:03.100Z"}, ClassTimestamp, "payment-{businessKey}-{timestamp}"},
-		{"compact-ts", []string{"payment-ord-1-20261103T090000.100", "payment-ord-1-20261103T090000.800"}, ClassTimestamp, "payment-{businessKey}-{timestamp}"},
+		{"iso", []string{"payment-ord-1-2026-11-03T09:00:00.100Z", "payment-ord-1-2026-11-03T09:00:03.100Z"}, ClassTimestamp,
+			"payment-{businessKey}-{timestamp}"},
+		{"compact-ts", []string{"payment-ord-1-20261103T090000.100", "payment-ord-1-20261103T090000.800"}, ClassTimestamp,
+			"payment-{businessKey}-{timestamp}"},
 		{"delivery", []string{"payment:ord-1:msg-b", "payment:ord-1:msg-c"}, ClassDelivery, "payment:{businessKey}:{delivery-id}"},
 		{"instance", []string{"payment:ord-1:worker-1", "payment:ord-1:worker-2"}, ClassInstance, "payment:{businessKey}:{instance}"},
-		{"sha256", []string{"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}, ClassHash, "{hash}"},
+		{"sha256", []string{"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+			"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}, ClassHash, "{hash}"},
 		{"nonce", []string{"pay:ord-1:Zk3qP9xW2mLr8TbV", "pay:ord-1:Qa7Yt2NcXe5Rw1Ju"}, ClassRandom, "pay:{businessKey}:{random}"},
 		{"other", []string{"pay:ord-1:alpha", "pay:ord-1:beta"}, ClassOther, "pay:{businessKey}:{?}"},
 	}
@@ -149,7 +153,8 @@ func TestHygiene(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Reused) != 2 || res.Reused[0].Key != "k1" || len(res.Reused[0].BusinessKeys) != 2 || res.Reused[1].Key != "k3" || len(res.Reused[1].Payloads) != 2 {
+	if len(res.Reused) != 2 || res.Reused[0].Key != "k1" || len(res.Reused[0].BusinessKeys) != 2 || res.Reused[1].Key != "k3" ||
+		len(res.Reused[1].Payloads) != 2 {
 		t.Errorf("reused: %+v", res.Reused)
 	}
 	if len(res.Missing) != 1 || res.Missing[0].JobType != "email" || res.Missing[0].Where[0] != "in.log:5" {

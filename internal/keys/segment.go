@@ -90,7 +90,8 @@ func classifySegment(vals []string, ctx []attemptCtx) verdict {
 		return verdict{ClassTimestamp, t}
 	}
 	if allMatch(vals, func(_ int, s string) bool { return isDigest(s) }) {
-		return verdict{ClassHash, "a digest (" + digestName(vals[0]) + ") of something that changes between attempts: a timestamp, request id or header in the hashed payload"}
+		return verdict{ClassHash, "a digest (" + digestName(vals[0]) + ") of something that changes between attempts: a timestamp, " +
+			"request id or header in the hashed payload"}
 	}
 	if allMatch(vals, func(_ int, s string) bool { return len(s) >= 16 && entropy(s) >= 3.5 }) {
 		return verdict{ClassRandom, "a high-entropy token (nonce, ephemeral credential), new on every attempt"}
@@ -221,9 +222,11 @@ func decodeTimeID(s string) (time.Time, string, bool) {
 		case 1, 6:
 			var ts uint64
 			if v == 1 {
-				ts = uint64(b[6]&0x0f)<<56 | uint64(b[7])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 | uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
+				ts = uint64(b[6]&0x0f)<<56 | uint64(b[7])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 |
+					uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
 			} else {
-				ts = uint64(b[0])<<52 | uint64(b[1])<<44 | uint64(b[2])<<36 | uint64(b[3])<<28 | uint64(b[4])<<20 | uint64(b[5])<<12 | uint64(b[6]&0x0f)<<8 | uint64(b[7])
+				ts = uint64(b[0])<<52 | uint64(b[1])<<44 | uint64(b[2])<<36 | uint64(b[3])<<28 |
+					uint64(b[4])<<20 | uint64(b[5])<<12 | uint64(b[6]&0x0f)<<8 | uint64(b[7])
 			}
 			// 100 ns intervals since 1582-10-15.
 			const gregorianToUnix = 122192928000000000

@@ -31,7 +31,8 @@ type consoleLine struct {
 	layout                                string
 }
 
-var levelWords = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE", "FINE", "PANIC"}
+var levelWords = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE",
+	"FINE", "PANIC"}
 
 // isLevel reports whether t is a level word (any case; [INFO] and INFO:
 // too) and returns the bare word.
@@ -369,7 +370,9 @@ func consoleLayout(lines [][]byte) string {
 // timestampLen is the length of a timestamp at the start of s (0: none):
 // ISO 8601 with T or a space (fraction with . or ,, optional zone), Go's
 // 2006/01/02 15:04:05, a time of day alone (logback's HH:mm:ss.SSS),
-// syslog's "Dec  2 09:07:50", each optionally in brackets.
+// syslog's "Dec  2 09:07:50", each optionally in brackets. It runs at the
+// start of every console line and stays one switch over the layouts, over
+// the size limits on purpose: BenchmarkTimestampLen measures it.
 func timestampLen(s []byte) int {
 	if len(s) > 0 && s[0] == '[' {
 		if end := bytes.IndexByte(s, ']'); end > 0 {

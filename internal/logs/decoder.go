@@ -130,7 +130,8 @@ func (x *extractor) console(c *consoleLine) []byte {
 // of a console line, qualified by the file when several are read, or the
 // file alone for a text or logfmt line with neither.
 func (d *decoder) worker(x *extractor, local []byte) {
-	if x.has(Consumer) || (d.spec.format != FormatText && d.spec.format != FormatLogfmt && d.spec.inner != FormatText && d.spec.inner != FormatLogfmt) {
+	if x.has(Consumer) || (d.spec.format != FormatText && d.spec.format != FormatLogfmt &&
+		d.spec.inner != FormatText && d.spec.inner != FormatLogfmt) {
 		return
 	}
 	base := filepath.Base(d.source)

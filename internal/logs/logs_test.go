@@ -32,12 +32,25 @@ func TestDialects(t *testing.T) {
 		kind       Kind
 		ttl        time.Duration
 	}{
-		{"camel", `{"ts":"2026-11-03T09:00:00.123Z","event":"lock_acquired","jobId":"j1","messageId":"m1","orderId":"o1","idempotencyKey":"payment:o1","lockKey":"lock:o1","lockToken":"tok","lockTtlMs":30000,"attempt":2,"redelivered":true,"consumerInstanceId":"w1","jobType":"payment"}`, KindLockAcquired, 30 * time.Second},
-		{"snake-zap", `{"level":"info","ts":1793696400.123,"msg":"lock acquired","event":"lock_acquired","job_id":"j1","message_id":"m1","order_id":"o1","idempotency_key":"payment:o1","lock_key":"lock:o1","lock_token":"tok","lock_ttl_ms":30000,"attempt":2,"redelivered":true,"consumer_instance_id":"w1","job_type":"payment"}`, KindLockAcquired, 30 * time.Second},
-		{"logstash-mdc", `{"@timestamp":"2026-11-03T10:00:00.123+01:00","@version":"1","message":"Lock acquired lock:o1","level":"INFO","HOSTNAME":"w1","mdc":{"jobId":"j1","messaging.message.id":"m1","orderId":"o1","jobType":"payment","idempotencyKey":"payment:o1","lockKey":"lock:o1","lockToken":"tok","lockTtlMs":"30000","attempt":"2","redelivered":"true"}}`, KindLockAcquired, 30 * time.Second},
-		{"logstash-top", `{"@timestamp":"2026-11-03T09:00:00.123Z","message":"Acquired lock lock:o1","consumerInstanceId":"w1","jobId":"j1","messageId":"m1","orderId":"o1","jobType":"payment","idempotencyKey":"payment:o1","lockKey":"lock:o1","lockToken":"tok","lockTtl":"PT30S","attempt":"2","redelivered":"true"}`, KindLockAcquired, 30 * time.Second},
-		{"slog", `{"time":"2026-11-03T09:00:00.123Z","level":"INFO","msg":"lock_acquired","worker":"w1","job":{"id":"j1","type":"payment"},"order":{"id":"o1"},"messaging":{"message":{"id":"m1"}},"idempotency_key":"payment:o1","lock":{"key":"lock:o1","token":"tok","ttl":30000000000},"attempt":2,"redelivered":true}`, KindLockAcquired, 30 * time.Second},
-		{"otel-attributes", `{"timeUnixNano":"1793696400123000000","body":"lock acquired","attributes":{"messaging.message.id":"m1","messaging.client.id":"w1","jobId":"j1","orderId":"o1","jobType":"payment","idempotency.key":"payment:o1","lock.key":"lock:o1","lock.token":"tok","lock.ttl":"30s","messaging.servicebus.message.delivery_count":2,"redelivered":true}}`, KindLockAcquired, 30 * time.Second},
+		{"camel", `{"ts":"2026-11-03T09:00:00.123Z","event":"lock_acquired","jobId":"j1","messageId":"m1","orderId":"o1",` +
+			`"idempotencyKey":"payment:o1","lockKey":"lock:o1","lockToken":"tok","lockTtlMs":30000,"attempt":2,"redelivered":true,` +
+			`"consumerInstanceId":"w1","jobType":"payment"}`, KindLockAcquired, 30 * time.Second},
+		{"snake-zap", `{"level":"info","ts":1793696400.123,"msg":"lock acquired","event":"lock_acquired","job_id":"j1","message_id":"m1",` +
+			`"order_id":"o1","idempotency_key":"payment:o1","lock_key":"lock:o1","lock_token":"tok","lock_ttl_ms":30000,"attempt":2,` +
+			`"redelivered":true,"consumer_instance_id":"w1","job_type":"payment"}`, KindLockAcquired, 30 * time.Second},
+		{"logstash-mdc", `{"@timestamp":"2026-11-03T10:00:00.123+01:00","@version":"1","message":"Lock acquired lock:o1","level":"INFO",` +
+			`"HOSTNAME":"w1","mdc":{"jobId":"j1","messaging.message.id":"m1","orderId":"o1","jobType":"payment","idempotencyKey":"payment:o1",` +
+			`"lockKey":"lock:o1","lockToken":"tok","lockTtlMs":"30000","attempt":"2","redelivered":"true"}}`, KindLockAcquired, 30 * time.Second},
+		{"logstash-top", `{"@timestamp":"2026-11-03T09:00:00.123Z","message":"Acquired lock lock:o1","consumerInstanceId":"w1","jobId":"j1",` +
+			`"messageId":"m1","orderId":"o1","jobType":"payment","idempotencyKey":"payment:o1","lockKey":"lock:o1","lockToken":"tok",` +
+			`"lockTtl":"PT30S","attempt":"2","redelivered":"true"}`, KindLockAcquired, 30 * time.Second},
+		{"slog", `{"time":"2026-11-03T09:00:00.123Z","level":"INFO","msg":"lock_acquired","worker":"w1","job":{"id":"j1","type":"payment"},` +
+			`"order":{"id":"o1"},"messaging":{"message":{"id":"m1"}},"idempotency_key":"payment:o1","lock":{"key":"lock:o1","token":"tok",` +
+			`"ttl":30000000000},"attempt":2,"redelivered":true}`, KindLockAcquired, 30 * time.Second},
+		{"otel-attributes", `{"timeUnixNano":"1793696400123000000","body":"lock acquired","attributes":{"messaging.message.id":"m1",` +
+			`"messaging.client.id":"w1","jobId":"j1","orderId":"o1","jobType":"payment","idempotency.key":"payment:o1","lock.key":"lock:o1",` +
+			`"lock.token":"tok","lock.ttl":"30s","messaging.servicebus.message.delivery_count":2,"redelivered":true}}`, KindLockAcquired,
+			30 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +59,8 @@ func TestDialects(t *testing.T) {
 				t.Fatalf("malformed=%d events=%d %v", st.Malformed, len(evs), st.Samples)
 			}
 			e := evs[0]
-			want := map[Field]string{JobID: "j1", MessageID: "m1", BusinessKey: "o1", IdempotencyKey: "payment:o1", LockKey: "lock:o1", LockToken: "tok", Consumer: "w1", JobType: "payment"}
+			want := map[Field]string{JobID: "j1", MessageID: "m1", BusinessKey: "o1", IdempotencyKey: "payment:o1", LockKey: "lock:o1",
+				LockToken: "tok", Consumer: "w1", JobType: "payment"}
 			for f, v := range want {
 				if e.Get(f) != v {
 					t.Errorf("%s = %q, want %q", f, e.Get(f), v)
@@ -115,7 +129,8 @@ func TestMalformedAndStrict(t *testing.T) {
 	if st.Samples[0].Line != 2 || st.Samples[1].Line != 4 || st.Samples[2].Line != 5 || evs[1].Line != 6 {
 		t.Fatalf("samples %+v", st.Samples)
 	}
-	_, err := Scan(context.Background(), []Source{ReaderSource("x.log", strings.NewReader(in))}, Options{Strict: true}, func(*Event) error { return nil })
+	_, err := Scan(context.Background(), []Source{ReaderSource("x.log", strings.NewReader(in))}, Options{Strict: true},
+		func(*Event) error { return nil })
 	var me *MalformedError
 	if !errors.As(err, &me) || me.Sample.Where() != "x.log:2" {
 		t.Fatalf("strict: %v", err)
@@ -190,7 +205,8 @@ func TestChunksAndLongLines(t *testing.T) {
 
 func TestParseTimeAndDuration(t *testing.T) {
 	want := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
-	for _, s := range []string{"2026-11-03T09:00:00Z", "2026-11-03 09:00:00", "2026-11-03T10:00:00+01:00", "2026-11-03T10:00:00+0100", "1793696400", "1793696400000", "1793696400000000", "1793696400000000000", "2026-11-03 09:00:00,000", "Tue, 03 Nov 2026 09:00:00 +0000"} {
+	for _, s := range []string{"2026-11-03T09:00:00Z", "2026-11-03 09:00:00", "2026-11-03T10:00:00+01:00", "2026-11-03T10:00:00+0100",
+		"1793696400", "1793696400000", "1793696400000000", "1793696400000000000", "2026-11-03 09:00:00,000", "Tue, 03 Nov 2026 09:00:00 +0000"} {
 		got, ok := parseTime(s, unitAuto)
 		if !ok || !got.Equal(want) {
 			t.Errorf("parseTime(%q) = %v %v", s, got, ok)
@@ -201,7 +217,12 @@ func TestParseTimeAndDuration(t *testing.T) {
 		u   unit
 		ttl bool
 		d   time.Duration
-	}{{"1.5s", unitAuto, false, 1500 * time.Millisecond}, {"PT1M2.5S", unitAuto, false, 62500 * time.Millisecond}, {"250", unitMs, false, 250 * time.Millisecond}, {"1.5", unitAuto, false, 1500 * time.Millisecond}, {"30", unitAuto, true, 30 * time.Second}, {"30000", unitAuto, true, 30 * time.Second}, {"2000000000", unitAuto, false, 2 * time.Second}, {"120", unitAuto, false, 120 * time.Millisecond}, {"-1", unitAuto, false, 0}} {
+	}{
+		{"1.5s", unitAuto, false, 1500 * time.Millisecond}, {"PT1M2.5S", unitAuto, false, 62500 * time.Millisecond},
+		{"250", unitMs, false, 250 * time.Millisecond}, {"1.5", unitAuto, false, 1500 * time.Millisecond},
+		{"30", unitAuto, true, 30 * time.Second}, {"30000", unitAuto, true, 30 * time.Second},
+		{"2000000000", unitAuto, false, 2 * time.Second}, {"120", unitAuto, false, 120 * time.Millisecond}, {"-1", unitAuto, false, 0},
+	} {
 		if got := parseDuration(c.s, c.u, c.ttl); got != c.d {
 			t.Errorf("parseDuration(%q) = %s, want %s", c.s, got, c.d)
 		}

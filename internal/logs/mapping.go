@@ -66,29 +66,45 @@ var fieldSpecs = [NumFields]fieldSpec{
 	// @t: CLEF; asctime: python-json-logger; __REALTIME_TIMESTAMP: journald.
 	Timestamp: {"timestamp", []string{"@timestamp", "timestamp", "time", "ts", "t", "@t", "timeUnixNano", "asctime", "observedTimeUnixNano",
 		"date", "datetime", "eventTime", "createdAt", "insertedAt", "receivedAt", "__REALTIME_TIMESTAMP"}},
-	JobID:          {"jobId", []string{"jobId", "job.id", "taskId", "task.id", "jid"}},
-	MessageID:      {"messageId", []string{"messaging.message.id", "messageId", "message.id", "msgId", "JMSMessageID", "amqp.messageId"}},
-	BusinessKey:    {"businessKey", []string{"businessKey", "orderId", "order.id", "entityId", "aggregateId", "accountId", "merchantId", "paymentId", "customerId", "messaging.message.conversation_id", "messaging.kafka.message.key", "messaging.rocketmq.message.keys", "correlationId"}},
-	IdempotencyKey: {"idempotencyKey", []string{"idempotencyKey", "Idempotency-Key", "idempotency", "idemKey", "idempotencyId", "dedupKey", "dedupeKey", "deduplicationId", "requestKey"}},
-	LockKey:        {"lockKey", []string{"lockKey", "lock.key", "lockName", "lock.name", "lock", "mutexKey"}},
-	LockToken:      {"lockToken", []string{"lockToken", "lock.token", "fencingToken", "lockValue", "lockOwner"}},
-	LockTTL:        {"lockTtl", []string{"lockTtl", "lock.ttl", "lockTtlMs", "lockTtlMillis", "lockTtlSeconds", "lockTimeout", "lockLease", "lockLeaseMs", "leaseMs", "ttlMs", "ttl"}},
-	Attempt:        {"attempt", []string{"attempt", "attemptNumber", "attempts", "deliveryCount", "deliveryAttempt", "messaging.servicebus.message.delivery_count", "messaging.gcp_pubsub.message.delivery_attempt", "ApproximateReceiveCount", "receiveCount", "tryNumber", "attemptsStarted", "attemptsMade"}},
-	RetryCount:     {"retryCount", []string{"retryCount", "retries", "retry", "x-retry-count"}},
-	Redelivered:    {"redelivered", []string{"redelivered", "isRedelivered", "redelivery", "JMSRedelivered", "messaging.rabbitmq.message.redelivered"}},
-	Consumer:       {"consumerInstanceId", []string{"consumerInstanceId", "consumerId", "consumer", "workerId", "worker", "instanceId", "instance", "service.instance.id", "service.node.name", "messaging.client.id", "messaging.client_id", "k8s.pod.name", "pod", "host.name", "hostname", "HOSTNAME", "machineName", "host", "process.pid", "pid"}},
-	JobType:        {"jobType", []string{"jobType", "job.type", "jobName", "taskType", "taskName", "task", "handler", "operation", "messaging.destination.name", "queue"}},
-	Destination:    {"destination", []string{"messaging.destination.name", "destination", "queue", "queueName", "routingKey", "messaging.rabbitmq.destination.routing_key", "topic"}},
-	Duration:       {"duration", []string{"duration", "durationMs", "durationMillis", "durationSeconds", "durationNs", "elapsed", "elapsedMs", "latency", "latencyMs", "took", "tookMs", "jobDuration", "jobDurationMs"}},
-	ErrorType:      {"errorType", []string{"error.type", "errorType", "exception.type", "errorClass", "exceptionClass", "errorKind", "errorCode"}},
-	ErrorText:      {"error", []string{"error", "err", "error.message", "exception.message", "errorMessage", "stack_trace", "@x", "exc_info", "full_message"}},
-	Level:          {"level", []string{"level", "severity", "lvl", "log.level", "severityText", "levelname", "@l"}},
-	Result:         {"result", []string{"result", "outcome", "checkResult", "dedupResult", "found", "alreadyProcessed"}},
-	CacheHit:       {"cacheHit", []string{"cache.hit", "cacheHit"}},
-	CheckSource:    {"checkSource", []string{"checkSource", "dedupSource", "statusSource", "source", "store"}},
-	DeliveryTag:    {"deliveryTag", []string{"deliveryTag", "messaging.rabbitmq.message.delivery_tag", "messaging.gcp_pubsub.message.ack_id", "receiptHandle", "ackId"}},
-	PayloadHash:    {"payloadHash", []string{"payloadHash", "payload.hash", "payloadDigest", "requestHash", "bodyHash", "payloadFingerprint"}},
-	Status:         {"status", []string{"status", "jobStatus", "state"}},
+	JobID:     {"jobId", []string{"jobId", "job.id", "taskId", "task.id", "jid"}},
+	MessageID: {"messageId", []string{"messaging.message.id", "messageId", "message.id", "msgId", "JMSMessageID", "amqp.messageId"}},
+	BusinessKey: {"businessKey", []string{"businessKey", "orderId", "order.id", "entityId", "aggregateId", "accountId", "merchantId",
+		"paymentId", "customerId", "messaging.message.conversation_id", "messaging.kafka.message.key", "messaging.rocketmq.message.keys",
+		"correlationId"}},
+	IdempotencyKey: {"idempotencyKey", []string{"idempotencyKey", "Idempotency-Key", "idempotency", "idemKey", "idempotencyId", "dedupKey",
+		"dedupeKey", "deduplicationId", "requestKey"}},
+	LockKey:   {"lockKey", []string{"lockKey", "lock.key", "lockName", "lock.name", "lock", "mutexKey"}},
+	LockToken: {"lockToken", []string{"lockToken", "lock.token", "fencingToken", "lockValue", "lockOwner"}},
+	LockTTL: {"lockTtl", []string{"lockTtl", "lock.ttl", "lockTtlMs", "lockTtlMillis", "lockTtlSeconds", "lockTimeout", "lockLease",
+		"lockLeaseMs", "leaseMs", "ttlMs", "ttl"}},
+	Attempt: {"attempt", []string{"attempt", "attemptNumber", "attempts", "deliveryCount", "deliveryAttempt",
+		"messaging.servicebus.message.delivery_count", "messaging.gcp_pubsub.message.delivery_attempt", "ApproximateReceiveCount",
+		"receiveCount", "tryNumber", "attemptsStarted", "attemptsMade"}},
+	RetryCount: {"retryCount", []string{"retryCount", "retries", "retry", "x-retry-count"}},
+	Redelivered: {"redelivered", []string{"redelivered", "isRedelivered", "redelivery", "JMSRedelivered",
+		"messaging.rabbitmq.message.redelivered"}},
+	Consumer: {"consumerInstanceId", []string{"consumerInstanceId", "consumerId", "consumer", "workerId", "worker", "instanceId",
+		"instance", "service.instance.id", "service.node.name", "messaging.client.id", "messaging.client_id", "k8s.pod.name", "pod", "host.name",
+		"hostname", "HOSTNAME", "machineName", "host", "process.pid", "pid"}},
+	JobType: {"jobType", []string{"jobType", "job.type", "jobName", "taskType", "taskName", "task", "handler", "operation",
+		"messaging.destination.name", "queue"}},
+	Destination: {"destination", []string{"messaging.destination.name", "destination", "queue", "queueName", "routingKey",
+		"messaging.rabbitmq.destination.routing_key", "topic"}},
+	Duration: {"duration", []string{"duration", "durationMs", "durationMillis", "durationSeconds", "durationNs", "elapsed", "elapsedMs",
+		"latency", "latencyMs", "took", "tookMs", "jobDuration", "jobDurationMs"}},
+	ErrorType: {"errorType", []string{"error.type", "errorType", "exception.type", "errorClass", "exceptionClass", "errorKind",
+		"errorCode"}},
+	ErrorText: {"error", []string{"error", "err", "error.message", "exception.message", "errorMessage", "stack_trace", "@x", "exc_info",
+		"full_message"}},
+	Level:       {"level", []string{"level", "severity", "lvl", "log.level", "severityText", "levelname", "@l"}},
+	Result:      {"result", []string{"result", "outcome", "checkResult", "dedupResult", "found", "alreadyProcessed"}},
+	CacheHit:    {"cacheHit", []string{"cache.hit", "cacheHit"}},
+	CheckSource: {"checkSource", []string{"checkSource", "dedupSource", "statusSource", "source", "store"}},
+	DeliveryTag: {"deliveryTag", []string{"deliveryTag", "messaging.rabbitmq.message.delivery_tag", "messaging.gcp_pubsub.message.ack_id",
+		"receiptHandle", "ackId"}},
+	PayloadHash: {"payloadHash", []string{"payloadHash", "payload.hash", "payloadDigest", "requestHash", "bodyHash",
+		"payloadFingerprint"}},
+	Status: {"status", []string{"status", "jobStatus", "state"}},
 }
 
 // Name is the field's canonical name.
@@ -196,7 +212,8 @@ func LoadConfig(r io.Reader) (Config, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return Config{}, fmt.Errorf("%w (want {\"fields\": {\"businessKey\": [\"order.id\"]}, \"events\": {\"side_effect\": [\"charged card\"]}, \"eventNames\": {...}})", err)
+		return Config{}, fmt.Errorf("%w (want {\"fields\": {\"businessKey\": [\"order.id\"]}, \"events\": {\"side_effect\": "+
+			"[\"charged card\"]}, \"eventNames\": {...}})", err)
 	}
 	return c, nil
 }
@@ -345,8 +362,10 @@ func keepsText(overridden map[Field][]string) error {
 			for _, p := range paths {
 				if f != text && own[p] {
 					return &problem.Input{Field: "Fields", Value: fieldSpecs[f].name + "=" + p, Quote: true,
-						Why:  fmt.Sprintf("%s is where the %s is read from, and event recognition reads it: mapped to %s, no line would have a kind", p, fieldSpecs[text].name, fieldSpecs[f].name),
-						Hint: fmt.Sprintf("map %s elsewhere too ({Fields} %s=PATH), or map %s to another path", fieldSpecs[text].name, fieldSpecs[text].name, fieldSpecs[f].name)}
+						Why: fmt.Sprintf("%s is where the %s is read from, and event recognition reads it: mapped to %s, no line would have a kind",
+							p, fieldSpecs[text].name, fieldSpecs[f].name),
+						Hint: fmt.Sprintf("map %s elsewhere too ({Fields} %s=PATH), or map %s to another path",
+							fieldSpecs[text].name, fieldSpecs[text].name, fieldSpecs[f].name)}
 				}
 			}
 		}
@@ -448,7 +467,8 @@ func unitOf(name string) unit {
 	switch {
 	case strings.HasSuffix(n, "ms") || strings.HasSuffix(n, "millis") || strings.HasSuffix(n, "milliseconds"):
 		return unitMs
-	case strings.HasSuffix(n, "ns") || strings.HasSuffix(n, "nanos") || strings.HasSuffix(n, "nanoseconds") || strings.HasSuffix(n, "unixnano"):
+	case strings.HasSuffix(n, "ns") || strings.HasSuffix(n, "nanos") || strings.HasSuffix(n, "nanoseconds") ||
+		strings.HasSuffix(n, "unixnano"):
 		return unitNs
 	case strings.HasSuffix(n, "us") || strings.HasSuffix(n, "micros") || strings.HasSuffix(n, "microseconds"):
 		return unitUs
@@ -539,15 +559,20 @@ func normNameInto[T string | []byte](dst []byte, s T) []byte {
 
 // defaultEventNames are the event-field values each kind is known by.
 var defaultEventNames = map[Kind][]string{
-	KindReceived:     {"received", "message_received", "job_received", "delivery", "delivered", "consume", "consumed", "job_started", "started", "start", "processing_started", "process", "dequeued", "picked_up"},
+	KindReceived: {"received", "message_received", "job_received", "delivery", "delivered", "consume", "consumed", "job_started",
+		"started", "start", "processing_started", "process", "dequeued", "picked_up"},
 	KindLockAcquired: {"lock_acquired", "lock_acquire", "acquired_lock", "lock_ok", "locked", "lock_obtained", "lock_granted", "lock_taken"},
 	KindLockFailed:   {"lock_failed", "lock_busy", "lock_not_acquired", "lock_contended", "lock_timeout", "lock_unavailable", "lock_denied"},
 	KindLockReleased: {"lock_released", "lock_release", "unlock", "unlocked", "released_lock", "lock_deleted", "lock_freed"},
-	KindCheck:        {"idempotency_check", "dedup_check", "dedupe_check", "status_check", "duplicate_check", "cache_check", "idempotency_lookup", "check"},
-	KindDuplicate:    {"duplicate_caught", "dedup_hit", "idempotency_hit", "already_processed", "duplicate_skipped", "skipped_duplicate", "duplicate", "idempotent_replay", "duplicate_detected", "skip_duplicate"},
-	KindClaimed:      {"claimed", "reserved", "idempotency_reserved", "claim", "status_processing", "marked_processing", "reservation"},
-	KindSideEffect:   {"side_effect", "effect", "side_effect_done", "side_effect_executed", "effect_applied", "charged", "payment_charged", "email_sent", "charge_created", "payment_captured"},
-	KindCommitted:    {"committed", "commit", "status_committed", "succeeded", "status_succeeded", "marked_succeeded", "marked_done", "status_saved", "result_saved"},
+	KindCheck: {"idempotency_check", "dedup_check", "dedupe_check", "status_check", "duplicate_check", "cache_check",
+		"idempotency_lookup", "check"},
+	KindDuplicate: {"duplicate_caught", "dedup_hit", "idempotency_hit", "already_processed", "duplicate_skipped", "skipped_duplicate",
+		"duplicate", "idempotent_replay", "duplicate_detected", "skip_duplicate"},
+	KindClaimed: {"claimed", "reserved", "idempotency_reserved", "claim", "status_processing", "marked_processing", "reservation"},
+	KindSideEffect: {"side_effect", "effect", "side_effect_done", "side_effect_executed", "effect_applied", "charged", "payment_charged",
+		"email_sent", "charge_created", "payment_captured"},
+	KindCommitted: {"committed", "commit", "status_committed", "succeeded", "status_succeeded", "marked_succeeded", "marked_done",
+		"status_saved", "result_saved"},
 	KindAcked:        {"acked", "ack", "message_acked", "acknowledged", "ack_sent"},
 	KindRetry:        {"retry", "retry_scheduled", "retrying", "requeued", "requeue", "nack", "nacked", "rejected", "redeliver"},
 	KindFailed:       {"failed", "job_failed", "handler_failed", "error", "exception", "processing_failed"},

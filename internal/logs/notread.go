@@ -93,5 +93,6 @@ func formatHint(st Stats) string {
 		return fmt.Sprintf("those lines look like %s: read them with {Format} %s", best, best)
 	}
 	return "dupctl reads JSON lines, CLEF, GELF, OTLP/JSON, logfmt, Docker, CRI and journald files and the common console layouts; " +
-		"{Format} forces one (" + strings.Join(formatNames[1:], ", ") + "), and dupctl audit logs --explain-mapping FILE shows how a file is read"
+		"{Format} forces one (" + strings.Join(formatNames[1:], ", ") + "), and dupctl audit logs --explain-mapping FILE " +
+		"shows how a file is read"
 }

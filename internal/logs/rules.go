@@ -21,7 +21,8 @@ trace under a console line belongs to that line and is not counted. Events
 on skipped lines are missing from the timelines, which can hide a cause.
 When most lines cannot be read the command stops with an input error
 instead. {Strict} makes the first one an error.`,
-		Fix: "Keep one format per file (a stack trace inside a JSON field or under its console line); filter other programs' lines before dupctl, or force the format with {Format}.",
+		Fix: "Keep one format per file (a stack trace inside a JSON field or under its console line); " +
+			"filter other programs' lines before dupctl, or force the format with {Format}.",
 	}
 	RuleEmpty = findings.Rule{
 		Code: "LOG_INPUT_EMPTY", Severity: findings.Warn, Since: "v0.1.0",
@@ -30,7 +31,8 @@ instead. {Strict} makes the first one an error.`,
 in a format dupctl knows: nothing was checked. audit logs, keys unstable
 and inspect ttl stop with an input error (exit 2) on such input; the
 finding remains for {ExplainMapping}, which shows what it could read.`,
-		Fix: "Point the command at the logs (a file, a directory, a glob or - for stdin); check the path and the time window of the export; {Format} forces a format.",
+		Fix: "Point the command at the logs (a file, a directory, a glob or - for stdin); check the path and the time window of the export; " +
+			"{Format} forces a format.",
 	}
 
 	RuleNoTimes = findings.Rule{
@@ -42,7 +44,8 @@ never given a made-up time: each keeps its place in its file, after the
 timed line before it. Order within one worker's file still decides; what
 needs times - a lock held past its TTL, which of two workers went first -
 is not claimed from those lines, so such duplicates may be undetermined.`,
-		Fix: "Log a full timestamp with a zone (ISO 8601); map the field with {Fields} timestamp=PATH when it has another name, and give {TZ} for times written without a zone.",
+		Fix: "Log a full timestamp with a zone (ISO 8601); map the field with {Fields} timestamp=PATH when it has another name, " +
+			"and give {TZ} for times written without a zone.",
 	}
 )
 
@@ -71,9 +74,11 @@ func InputFindings(st Stats) []findings.Finding {
 	}
 	switch {
 	case st.Events == 0 && st.Lines == 0:
-		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("the input holds no line (%s)", english.Count(st.Sources, "source", "sources")))}
+		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("the input holds no line (%s)",
+			english.Count(st.Sources, "source", "sources")))}
 	case st.Events == 0:
-		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("none of %s lines could be read as %s", english.Number(st.Lines), formatsRead(st)), ev...)}
+		return []findings.Finding{RuleEmpty.New("input", fmt.Sprintf("none of %s lines could be read as %s", english.Number(st.Lines),
+			formatsRead(st)), ev...)}
 	case st.Malformed > 0 && st.Malformed*2 > st.Lines:
 		return []findings.Finding{RuleMalformed.New(english.Count(st.Malformed, "line", "lines"),
 			fmt.Sprintf("most lines (%s of %s) could not be read as %s and were skipped: the results rest on the other %s",

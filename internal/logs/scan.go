@@ -257,7 +257,8 @@ func parseChunks(ctx context.Context, o *Options, work <-chan *chunk, results ch
 }
 
 // deliver hands batches to fn in sequence order.
-func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{}, o *Options, st *Stats, pool *sync.Pool, fn func(*Event) error) error {
+func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{}, o *Options, st *Stats, pool *sync.Pool,
+	fn func(*Event) error) error {
 	pending := map[int]*batch{}
 	next := 0
 	for b := range results {

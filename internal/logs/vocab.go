@@ -214,7 +214,8 @@ func parseSection(line string) (phrase, error) {
 	default:
 		k, ok := ParseKind(head)
 		if !ok || k == KindOther {
-			return phrase{}, fmt.Errorf("unknown event kind %q: want one of %s, hit, miss, cache, db or other", head, strings.Join(KindNames(), ", "))
+			return phrase{}, fmt.Errorf("unknown event kind %q: want one of %s, hit, miss, cache, db or other", head,
+				strings.Join(KindNames(), ", "))
 		}
 		p.kind = k
 	}

@@ -37,19 +37,36 @@ func TestMessageOnlyShapes(t *testing.T) {
 		hit, cache Tri
 		key        string // business key expected
 	}{
-		{"slog", `{"time":"2026-11-03T09:00:00.123456789Z","level":"INFO","msg":"lock acquired","order":{"id":"ord-42"},"lock":{"key":"lock:payment:order:ord-42","token":"9f2c"}}`, KindLockAcquired, Unknown, Unknown, "ord-42"},
-		{"slog-check", `{"time":"2026-11-03T09:00:00.2Z","level":"INFO","msg":"status read from cache: order not processed yet, proceeding","order":{"id":"ord-42"}}`, KindCheck, False, True, "ord-42"},
-		{"zap", `{"level":"info","ts":1793696400.123,"caller":"worker/handler.go:88","msg":"payment captured","order_id":"ord-42","attempt":2}`, KindSideEffect, Unknown, Unknown, "ord-42"},
-		{"zap-check", `{"level":"info","ts":1793696400.2,"caller":"worker/handler.go:61","msg":"idempotency check: already processed","order_id":"ord-42","source":"postgres"}`, KindCheck, True, False, "ord-42"},
-		{"logstash", `{"@timestamp":"2026-11-03T09:00:00.123+00:00","@version":"1","message":"Acquired lock for order ord-42","logger_name":"com.acme.jobs.PaymentWorker","thread_name":"amqp-consumer-3","level":"INFO","level_value":20000,"orderId":"ord-42"}`, KindLockAcquired, Unknown, Unknown, "ord-42"},
-		{"logstash-commit", `{"@timestamp":"2026-11-03T09:00:00.456+00:00","@version":"1","message":"Marked payment:ord-42 as SUCCEEDED","logger_name":"com.acme.jobs.PaymentWorker","thread_name":"amqp-consumer-3","level":"INFO","level_value":20000,"orderId":"ord-42"}`, KindCommitted, Unknown, Unknown, "ord-42"},
-		{"ecs", `{"@timestamp":"2026-11-03T09:00:00.067462556Z","log":{"level":"INFO","logger":"com.acme.jobs.PaymentWorker"},"process":{"pid":39599,"thread":{"name":"amqp-consumer-3"}},"service":{"name":"payments"},"message":"Card charged for order ord-42","ecs":{"version":"8.11"},"orderId":"ord-42"}`, KindSideEffect, Unknown, Unknown, "ord-42"},
-		{"ecs-cache", `{"@timestamp":"2026-11-03T09:00:00.1Z","log":{"level":"INFO","logger":"com.acme.jobs.PaymentWorker"},"process":{"pid":39599,"thread":{"name":"main"}},"service":{"name":"payments"},"message":"Cache miss for payment:ord-42, calling provider","ecs":{"version":"8.11"},"orderId":"ord-42"}`, KindCheck, False, True, "ord-42"},
-		{"pino", `{"level":30,"time":1793696400123,"pid":5673,"hostname":"worker-3","msg":"Email sent for order ord-42","orderId":"ord-42"}`, KindSideEffect, Unknown, Unknown, "ord-42"},
-		{"pino-dlq", `{"level":50,"time":1793696400123,"pid":5673,"hostname":"worker-3","msg":"Moved to DLQ after 3 attempts","orderId":"ord-42"}`, KindDeadLettered, Unknown, Unknown, "ord-42"},
-		{"structlog", `{"event": "lock.acquired", "level": "info", "timestamp": "2026-11-03T09:00:00.123Z", "order_id": "ord-42"}`, KindLockAcquired, Unknown, Unknown, "ord-42"},
-		{"structlog-sentence", `{"event": "Checked idempotency table: key not found", "level": "info", "timestamp": "2026-11-03T09:00:00.2Z", "order_id": "ord-42"}`, KindCheck, False, False, "ord-42"},
-		{"structlog-snake", `{"event": "payment_captured", "level": "info", "timestamp": "2026-11-03T09:00:00.3Z", "order_id": "ord-42"}`, KindSideEffect, Unknown, Unknown, "ord-42"},
+		{"slog", `{"time":"2026-11-03T09:00:00.123456789Z","level":"INFO","msg":"lock acquired","order":{"id":"ord-42"},` +
+			`"lock":{"key":"lock:payment:order:ord-42","token":"9f2c"}}`, KindLockAcquired, Unknown, Unknown, "ord-42"},
+		{"slog-check", `{"time":"2026-11-03T09:00:00.2Z","level":"INFO","msg":"status read from cache: order not processed yet, ` +
+			`proceeding","order":{"id":"ord-42"}}`, KindCheck, False, True, "ord-42"},
+		{"zap", `{"level":"info","ts":1793696400.123,"caller":"worker/handler.go:88","msg":"payment captured","order_id":"ord-42","attempt":2}`,
+			KindSideEffect, Unknown, Unknown, "ord-42"},
+		{"zap-check", `{"level":"info","ts":1793696400.2,"caller":"worker/handler.go:61","msg":"idempotency check: ` +
+			`already processed","order_id":"ord-42","source":"postgres"}`, KindCheck, True, False, "ord-42"},
+		{"logstash", `{"@timestamp":"2026-11-03T09:00:00.123+00:00","@version":"1","message":"Acquired lock for order ord-42",` +
+			`"logger_name":"com.acme.jobs.PaymentWorker","thread_name":"amqp-consumer-3","level":"INFO","level_value":20000,"orderId":"ord-42"}`,
+			KindLockAcquired, Unknown, Unknown, "ord-42"},
+		{"logstash-commit", `{"@timestamp":"2026-11-03T09:00:00.456+00:00","@version":"1","message":"Marked payment:ord-42 as SUCCEEDED",` +
+			`"logger_name":"com.acme.jobs.PaymentWorker","thread_name":"amqp-consumer-3","level":"INFO","level_value":20000,"orderId":"ord-42"}`,
+			KindCommitted, Unknown, Unknown, "ord-42"},
+		{"ecs", `{"@timestamp":"2026-11-03T09:00:00.067462556Z","log":{"level":"INFO","logger":"com.acme.jobs.PaymentWorker"},` +
+			`"process":{"pid":39599,"thread":{"name":"amqp-consumer-3"}},"service":{"name":"payments"},"message":"Card charged for order ord-42",` +
+			`"ecs":{"version":"8.11"},"orderId":"ord-42"}`, KindSideEffect, Unknown, Unknown, "ord-42"},
+		{"ecs-cache", `{"@timestamp":"2026-11-03T09:00:00.1Z","log":{"level":"INFO","logger":"com.acme.jobs.PaymentWorker"},` +
+			`"process":{"pid":39599,"thread":{"name":"main"}},"service":{"name":"payments"},"message":"Cache miss for payment:ord-42, ` +
+			`calling provider","ecs":{"version":"8.11"},"orderId":"ord-42"}`, KindCheck, False, True, "ord-42"},
+		{"pino", `{"level":30,"time":1793696400123,"pid":5673,"hostname":"worker-3","msg":"Email sent for order ord-42","orderId":"ord-42"}`,
+			KindSideEffect, Unknown, Unknown, "ord-42"},
+		{"pino-dlq", `{"level":50,"time":1793696400123,"pid":5673,"hostname":"worker-3","msg":"Moved to DLQ after 3 attempts",` +
+			`"orderId":"ord-42"}`, KindDeadLettered, Unknown, Unknown, "ord-42"},
+		{"structlog", `{"event": "lock.acquired", "level": "info", "timestamp": "2026-11-03T09:00:00.123Z", "order_id": "ord-42"}`,
+			KindLockAcquired, Unknown, Unknown, "ord-42"},
+		{"structlog-sentence", `{"event": "Checked idempotency table: key not found", "level": "info", "timestamp": "2026-11-03T09:00:00.2Z", ` +
+			`"order_id": "ord-42"}`, KindCheck, False, False, "ord-42"},
+		{"structlog-snake", `{"event": "payment_captured", "level": "info", "timestamp": "2026-11-03T09:00:00.3Z", "order_id": "ord-42"}`,
+			KindSideEffect, Unknown, Unknown, "ord-42"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,7 +76,8 @@ func TestMessageOnlyShapes(t *testing.T) {
 			}
 			e := evs[0]
 			if e.Kind != c.kind || e.Hit != c.hit || e.FromCache != c.cache || e.BusinessKey() != c.key {
-				t.Errorf("kind %s hit %d cache %d key %q; want %s %d %d %q", e.Kind, e.Hit, e.FromCache, e.BusinessKey(), c.kind, c.hit, c.cache, c.key)
+				t.Errorf("kind %s hit %d cache %d key %q; want %s %d %d %q", e.Kind, e.Hit, e.FromCache, e.BusinessKey(), c.kind, c.hit, c.cache,
+					c.key)
 			}
 			if e.Time.IsZero() {
 				t.Error("no time read")
@@ -280,9 +298,11 @@ func TestVocabularyParses(t *testing.T) {
 // cache is exact: after any other message, a message gets the verdict a
 // fresh classifier decides; and digits changed do not change it.
 func FuzzClassify(f *testing.F) {
-	for _, s := range [][2]string{{"lock acquired", "locka cquired"}, {"Lock acquired lock:payment:order:ord-1", "x"}, {"Task t[1] received", "Task t[2] received"},
+	for _, s := range [][2]string{{"lock acquired", "locka cquired"}, {"Lock acquired lock:payment:order:ord-1", "x"},
+		{"Task t[1] received", "Task t[2] received"},
 		{"cache miss for k9", "cache miss for k"}, {"ÅccountLocked 42", "accountLocked"}, {"a * b", ""},
-		{"id 90d80b9a-6632-adee-4a41 ok", "id 1-adee ok"}, {"id 9:adee ok", "id 9 adee ok"}, {"lockAcquired", "lock acquired"}, {"ab 12 34", "ab 12"}} {
+		{"id 90d80b9a-6632-adee-4a41 ok", "id 1-adee ok"}, {"id 9:adee ok", "id 9 adee ok"}, {"lockAcquired", "lock acquired"},
+		{"ab 12 34", "ab 12"}} {
 		f.Add(s[0], s[1])
 	}
 	m := Default()

@@ -166,7 +166,8 @@ func journald(l []byte, fb *wrapperFields) ([]byte, error) {
 		fb.host = append(append(fb.host, '/'), pid...)
 	}
 	for k := range j {
-		if k == "MESSAGE" || strings.HasPrefix(k, "_") || k == "PRIORITY" || strings.HasPrefix(k, "SYSLOG_") || k == "CODE_FILE" || k == "CODE_LINE" || k == "CODE_FUNC" {
+		if k == "MESSAGE" || strings.HasPrefix(k, "_") || k == "PRIORITY" || strings.HasPrefix(k, "SYSLOG_") || k == "CODE_FILE" ||
+			k == "CODE_LINE" || k == "CODE_FUNC" {
 			continue
 		}
 		if v := str(k); v != nil {

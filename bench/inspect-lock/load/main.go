@@ -105,7 +105,8 @@ var locks = []kind{
 	}},
 	// BullMQ worker.ts: bull:<queue>:<jobId>:lock = <worker uuid>:<n>
 	{"bullmq", true, 100, "bull:emails:", func(w *resp, r *rand.Rand, i int) {
-		w.cmd("SET", "bull:emails:"+strconv.Itoa(i)+":lock", bullWorkers[i%len(bullWorkers)]+":"+strconv.Itoa(i/len(bullWorkers)), "PX", ms(2*hour))
+		w.cmd("SET", "bull:emails:"+strconv.Itoa(i)+":lock", bullWorkers[i%len(bullWorkers)]+":"+strconv.Itoa(i/len(bullWorkers)),
+			"PX", ms(2*hour))
 	}},
 	// sidekiq-unique-jobs lock.lua: <digest>:LOCKED = {jid: time}, no TTL
 	// unless lock_ttl is set
@@ -146,10 +147,12 @@ var others = []kind{
 		w.cmd("SET", "ratelimit:user:"+strconv.Itoa(i), strconv.Itoa(1+r.IntN(60)), "PX", ms(hour))
 	}},
 	{"cache", false, 150, "cache:product:", func(w *resp, r *rand.Rand, i int) {
-		w.cmd("SET", "cache:product:"+strconv.Itoa(i), fmt.Sprintf(`{"id":%d,"name":"Product %d","price_cents":%d,"stock":%d}`, i, i, r.IntN(100000), r.IntN(500)), "PX", ms(hour))
+		w.cmd("SET", "cache:product:"+strconv.Itoa(i), fmt.Sprintf(`{"id":%d,"name":"Product %d","price_cents":%d,"stock":%d}`, i, i,
+			r.IntN(100000), r.IntN(500)), "PX", ms(hour))
 	}},
 	{"session", false, 100, "session:", func(w *resp, r *rand.Rand, i int) {
-		w.cmd("SET", "session:"+base64.RawURLEncoding.EncodeToString(random(r, 24)), fmt.Sprintf(`{"user_id":%d,"csrf":"%s","roles":["user"]}`, r.IntN(1e6), hex.EncodeToString(random(r, 8))), "PX", ms(2*hour))
+		w.cmd("SET", "session:"+base64.RawURLEncoding.EncodeToString(random(r, 24)), fmt.Sprintf(`{"user_id":%d,"csrf":"%s","roles":["user"]}`,
+			r.IntN(1e6), hex.EncodeToString(random(r, 8))), "PX", ms(2*hour))
 	}},
 	{"session-token", false, 50, "sess:", func(w *resp, r *rand.Rand, i int) {
 		w.cmd("SET", "sess:"+hex.EncodeToString(random(r, 16)), strconv.Itoa(r.IntN(1e6)), "PX", ms(2*hour))
@@ -250,22 +253,17 @@ type report struct {
 			Locks       int64 `json:"locks"`
 			Skipped     int64 `json:"skipped_by_shape"`
 		} `json:"scan"`
-		Families []struct {
-			Template string   `json:"template"`
-			Keys     int64    `json:"keys"`
-			Examples []string `json:"examples"`
-		} `json:"families"`
-		Possible []struct {
-			Template string   `json:"template"`
-			Keys     int64    `json:"keys"`
-			Examples []string `json:"examples"`
-		} `json:"possible"`
-		Skipped []struct {
-			Template string   `json:"template"`
-			Keys     int64    `json:"keys"`
-			Examples []string `json:"examples"`
-		} `json:"skipped"`
+		Families []family `json:"families"`
+		Possible []family `json:"possible"`
+		Skipped  []family `json:"skipped"`
 	} `json:"data"`
+}
+
+// family is a key family of dupctl's JSON.
+type family struct {
+	Template string   `json:"template"`
+	Keys     int64    `json:"keys"`
+	Examples []string `json:"examples"`
 }
 
 // kindOf names the kind a key belongs to.
@@ -288,42 +286,12 @@ func checkReport(path string, nLocks, nOthers int) error {
 		return err
 	}
 	d := rep.Data
-	var problems []string
-	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	c := &checker{}
 	if d.Scan.KeysScanned != int64(nLocks+nOthers) {
-		fail("%d keys scanned, want %d", d.Scan.KeysScanned, nLocks+nOthers)
+		c.fail("%d keys scanned, want %d", d.Scan.KeysScanned, nLocks+nOthers)
 	}
-	// Every lock family found with all its keys; no candidate family made
-	// of non-lock keys.
-	found := map[string]int64{}
-	famKind := map[string]kind{}
-	for _, f := range d.Families {
-		for _, ex := range f.Examples {
-			k, ok := kindOf(ex)
-			switch {
-			case !ok:
-				fail("candidate family %s: example %s is not from this keyspace", f.Template, ex)
-			case !k.lock:
-				fail("candidate family %s holds the non-lock key %s (%s)", f.Template, ex, k.name)
-			default:
-				famKind[f.Template] = k
-			}
-		}
-		found[famKind[f.Template].name] += f.Keys
-	}
-	// Possible lock families are one info line each: a lock family found
-	// there is found (and said to be unconfirmed); a non-lock one is
-	// counted, and allowed (info only).
-	possibleLocks, possibleOthers := int64(0), int64(0)
-	for _, f := range d.Possible {
-		k, ok := kindOf(f.Examples[0])
-		if !ok || !k.lock {
-			possibleOthers += f.Keys
-			continue
-		}
-		found[k.name] += f.Keys
-		possibleLocks += f.Keys
-	}
+	found, famKind := c.candidateFamilies(d.Families)
+	possibleLocks, possibleOthers := possibleFamilies(d.Possible, found)
 	// A family is found when its keys are among the candidates; a lock
 	// whose value cannot be told from other data (a redislock token with
 	// no upper case letter followed by "worker-7": where does the token
@@ -338,11 +306,11 @@ func checkReport(path string, nLocks, nOthers int) error {
 			misses = append(misses, fmt.Sprintf("%s %d", k.name, want-n))
 		}
 		if 1000*found[k.name] < 999*want {
-			fail("lock family %s: %d keys found among the candidates, want %d", k.name, found[k.name], want)
+			c.fail("lock family %s: %d keys found among the candidates, want %d", k.name, found[k.name], want)
 		}
 	}
 	if d.Scan.Candidates+d.Scan.Skipped != int64(nLocks+nOthers) || d.Scan.Candidates > int64(nLocks) {
-		fail("%d candidates and %d skipped by shape, want at most %d and %d in all", d.Scan.Candidates, d.Scan.Skipped, nLocks, nLocks+nOthers)
+		c.fail("%d candidates and %d skipped by shape, want at most %d and %d in all", d.Scan.Candidates, d.Scan.Skipped, nLocks, nLocks+nOthers)
 	}
 	// No warn or error finding about a non-lock key.
 	warned := 0
@@ -353,14 +321,60 @@ func checkReport(path string, nLocks, nOthers int) error {
 		warned++
 		k, ok := famKind[f.Subject]
 		if !ok || !k.lock {
-			fail("%s %s about %s, which is not a lock family", f.Severity, f.Code, f.Subject)
+			c.fail("%s %s about %s, which is not a lock family", f.Severity, f.Code, f.Subject)
 		}
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
+	if len(c.problems) > 0 {
+		return fmt.Errorf("%d problems:\n  %s", len(c.problems), strings.Join(c.problems, "\n  "))
 	}
-	fmt.Printf("check: %d keys scanned; all %d lock families found, %d of %d locks among the candidates (%d of them possible, info only; %d missed: %v); "+
-		"no non-lock key among the confirmed and likely locks, %d among the possible ones; %d warn/error findings, all about lock families\n",
+	fmt.Printf("check: %d keys scanned; all %d lock families found, %d of %d locks among the candidates "+
+		"(%d of them possible, info only; %d missed: %v); no non-lock key among the confirmed and likely locks, "+
+		"%d among the possible ones; %d warn/error findings, all about lock families\n",
 		d.Scan.KeysScanned, len(locks), int64(nLocks)-missed, nLocks, possibleLocks, missed, misses, possibleOthers, warned)
 	return nil
+}
+
+// checker collects what -check finds wrong.
+type checker struct{ problems []string }
+
+func (c *checker) fail(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// candidateFamilies checks that no candidate family is made of non-lock
+// keys or keys from elsewhere; it returns the keys found per lock kind and
+// each family's kind.
+func (c *checker) candidateFamilies(fams []family) (found map[string]int64, famKind map[string]kind) {
+	found, famKind = map[string]int64{}, map[string]kind{}
+	for _, f := range fams {
+		for _, ex := range f.Examples {
+			k, ok := kindOf(ex)
+			switch {
+			case !ok:
+				c.fail("candidate family %s: example %s is not from this keyspace", f.Template, ex)
+			case !k.lock:
+				c.fail("candidate family %s holds the non-lock key %s (%s)", f.Template, ex, k.name)
+			default:
+				famKind[f.Template] = k
+			}
+		}
+		found[famKind[f.Template].name] += f.Keys
+	}
+	return found, famKind
+}
+
+// possibleFamilies counts the possible lock families, one info line each:
+// a lock family found there is found (and said to be unconfirmed); a
+// non-lock one is counted, and allowed (info only).
+func possibleFamilies(fams []family, found map[string]int64) (lockKeys, otherKeys int64) {
+	for _, f := range fams {
+		k, ok := kindOf(f.Examples[0])
+		if !ok || !k.lock {
+			otherKeys += f.Keys
+			continue
+		}
+		found[k.name] += f.Keys
+		lockKeys += f.Keys
+	}
+	return lockKeys, otherKeys
 }

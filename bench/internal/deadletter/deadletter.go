@@ -23,7 +23,8 @@ func Fill(conn *amqp.Connection, dlq, dest string, n int, msg func(i int) amqp.P
 	if err := ch.Confirm(false); err != nil {
 		return err
 	}
-	death := amqp.Table{"count": int64(1), "exchange": "", "queue": dest, "reason": "rejected", "routing-keys": []any{dest}, "time": time.Now()}
+	death := amqp.Table{"count": int64(1), "exchange": "", "queue": dest, "reason": "rejected", "routing-keys": []any{dest},
+		"time": time.Now()}
 	var pending []*amqp.DeferredConfirmation
 	unconfirmed := 0
 	for i := 0; i < n; i++ {

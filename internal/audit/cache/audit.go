@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dupctl/dupctl/internal/idemtable"
+	"github.com/dupctl/dupctl/internal/idemtable/replica"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 )
@@ -64,6 +66,9 @@ type Options struct {
 	Recheck            time.Duration // grace before disagreements are read again (0: no re-read)
 	Samples            int
 	Progress           progress.Meter
+	// ReplicaKeys bounds how many of the keys met are looked up on
+	// Deps.Replica (0: DefaultReplicaKeys).
+	ReplicaKeys int
 }
 
 // lookupWorkers is how many batches are looked up in the database at once.
@@ -99,6 +104,9 @@ type Result struct {
 	LiveKeys       int      `json:"live_keys"`
 	Classes        []Class  `json:"classes"`
 	Notes          []string `json:"notes"`
+	// Replica is the same keys on the replica against the primary (null
+	// without one).
+	Replica *ReplicaCompare `json:"replica"`
 
 	report *findings.Report
 }
@@ -152,6 +160,7 @@ type auditor struct {
 	recheck []Entry // disagreements to read again
 	liveHit map[string]bool
 	rows    map[string]dbRow // the whole table, with --lookup scan
+	picker  *keyPicker       // the keys to look up on the replica (nil without one)
 	// interned status texts of dbRow
 	statusMu    sync.Mutex
 	statusTexts []string
@@ -165,10 +174,19 @@ type classKey struct {
 
 // Deps are the two sides an audit compares: the status cache (one Redis
 // node, or a cluster whose masters are each scanned) and the database
-// that is the source of truth.
+// that is the source of truth; and, optionally, a replica of that
+// database whose statuses are compared with the primary's.
 type Deps struct {
-	Cache Node
-	DB    idemtable.Querier
+	Cache   Node
+	DB      DB
+	Replica replica.DB // nil: none
+}
+
+// DB is the primary: read in batches while the cache is scanned, and in
+// one snapshot for the comparison with a replica (a pgxpool.Pool).
+type DB interface {
+	idemtable.Querier
+	BeginTx(ctx context.Context, o pgx.TxOptions) (pgx.Tx, error)
 }
 
 // Run compares the cache under o.Pattern with the table o.Table.
@@ -188,6 +206,9 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.Replica != nil {
+		a.picker = a.newPicker()
+	}
 	if err := a.scan(ctx); err != nil {
 		return nil, err
 	}
@@ -197,8 +218,14 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if err := a.reread(ctx); err != nil {
 		return nil, err
 	}
+	if d.Replica != nil {
+		if err := a.compareReplica(ctx, d.DB, d.Replica); err != nil {
+			return nil, err
+		}
+	}
 	rep := &findings.Report{Command: "audit cache", Data: a.res}
 	a.report(rep)
+	a.replicaFindings(rep)
 	a.res.report = rep
 	return a.res, nil
 }
@@ -477,6 +504,9 @@ func (a *auditor) liveness(id string) liveness {
 // re-read unless there is none (--recheck 0) or too many are held.
 func (a *auditor) classify(e *Entry) {
 	a.res.Read++
+	if e.found {
+		a.picker.offer(e.ID, e.updated)
+	}
 	if a.live != nil && a.live[e.ID] {
 		a.liveHit[e.ID] = true
 	}
@@ -588,6 +618,9 @@ func (a *auditor) missingLive(ctx context.Context) error {
 			sev = findings.Error
 		}
 		for i, e := range b {
+			if e.found {
+				a.picker.offer(e.ID, e.updated)
+			}
 			if exists[i].Val() == 0 && e.dbKnown && e.dbRole == idemtable.Succeeded {
 				e.Cache = "(missing)"
 				a.add(RuleMissing, sev, e)

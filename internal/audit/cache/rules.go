@@ -78,6 +78,35 @@ formats, and a reader that fails to parse may treat the key as not done.`,
 could not be compared with the database.`,
 		Fix: "Map the values with {Statuses} ROLE=VALUE (e.g. {Statuses} succeeded=done,1) or make the writers use the database's status names.",
 	}
+	RuleReplicaStale = findings.Rule{
+		Code: "CACHE_REPLICA_STALE", Severity: findings.Error, Since: "v0.3.0",
+		Title: "keys read differently on the replica than on the primary",
+		Doc: `The keys the audit met were read again in a snapshot of the primary and
+of the replica ({Replica}) taken right after it: some have no row on the
+replica, or another status there, because the replica had not replayed
+the primary's WAL yet. An idempotency check or a status read routed to the
+replica (a read/write split, a read-only pool, a "reader" endpoint) is the
+stale cache with another name: for a key SUCCEEDED on the primary it
+answers "not done", and the side effect runs again - an error. Keys that
+differ only in a non-final status are a warning. The evidence is the
+replay position against the primary's (pg_wal_lsn_diff), whether replay
+is paused, the last replayed commit (pg_last_xact_replay_timestamp), and
+the keys that differ. A standby that had replayed past the primary's
+snapshot is not compared: nothing can differ.`,
+		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... ON CONFLICT DO NOTHING, " +
+			"which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN " +
+			"(pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
+	}
+	RuleReplicaLag = findings.Rule{
+		Code: "CACHE_REPLICA_LAG", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "the replica replays far behind the primary (or is paused)",
+		Doc: `The WAL replay of the replica ({Replica}) is paused, or it had not
+replayed the primary's position a second later. None of the keys the audit met differs
+yet, but any status written in that window is invisible there: a status
+read routed to the replica would miss it.`,
+		Fix: "Keep idempotency checks and status reads on the primary; alert on replay lag (pg_stat_replication.replay_lag " +
+			"on the primary, now() - pg_last_xact_replay_timestamp() on the standby) and resume a paused replay (pg_wal_replay_resume()).",
+	}
 
 	RuleNoKeys = findings.Rule{
 		Code: "CACHE_NO_KEYS", Severity: findings.Warn, Since: "v0.1.0",
@@ -91,5 +120,6 @@ right now. An audit that compared nothing must not pass silently.`,
 
 // Rules lists the cache audit's rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable, RuleUnknownStatus, RuleNoKeys}
+	return []findings.Rule{RuleNotDone, RuleMissing, RuleDoneNotInDB, RuleStale, RuleOrphan, RuleNoTTL, RuleUndecodable,
+		RuleUnknownStatus, RuleNoKeys, RuleReplicaStale, RuleReplicaLag}
 }

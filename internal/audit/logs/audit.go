@@ -211,8 +211,9 @@ func hashKey(seed maphash.Seed, kind byte, key string) uint64 {
 
 // pass1Fields are what counting side effects per key and the metrics
 // read.
-var pass1Fields = logread.Fields(logread.EventName, logread.Message, logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID,
-	logread.JobType, logread.Destination, logread.Attempt, logread.RetryCount, logread.Duration, logread.ErrorType, logread.Result)
+var pass1Fields = logread.Fields(logread.EventName, logread.Message, logread.BusinessKey, logread.IdempotencyKey, logread.JobID,
+	logread.MessageID, logread.JobType, logread.Destination, logread.Attempt, logread.RetryCount, logread.Duration, logread.ErrorType,
+	logread.Result)
 
 // ErrNotRewindable is returned when a second pass is needed over a stream
 // that cannot be read again; Spool it first.
@@ -397,11 +398,13 @@ func (r *Result) Report() *findings.Report {
 	}
 	rep.Add(logread.InputFindings(r.Input)...)
 	for _, m := range r.UnusedMappings {
-		rep.Add(logread.RuleMappingUnused.New(m, fmt.Sprintf("no line has a field at the path mapped ({Fields} %s): the mapping reads nothing", m)))
+		rep.Add(logread.RuleMappingUnused.New(m,
+			fmt.Sprintf("no line has a field at the path mapped ({Fields} %s): the mapping reads nothing", m)))
 	}
 	if r.Untimed > 0 {
-		rep.Add(logread.RuleNoTimes.New("input", fmt.Sprintf("%d of the %d lines of duplicated keys carry no time dupctl could read: they are ordered by "+
-			"their place in their file, and a cause that needs times (a lock's TTL, an order across workers) is not claimed from them", r.Untimed, r.TimedLines)))
+		rep.Add(logread.RuleNoTimes.New("input", fmt.Sprintf("%d of the %d lines of duplicated keys carry no time dupctl could read: "+
+			"they are ordered by their place in their file, and a cause that needs times (a lock's TTL, an order across workers) "+
+			"is not claimed from them", r.Untimed, r.TimedLines)))
 	}
 	if r.NoKey > 0 {
 		rep.Add(RuleNoBusinessKey.New("input", fmt.Sprintf("%d of %d side effects carry no business or idempotency key", r.NoKey, r.Effects)))

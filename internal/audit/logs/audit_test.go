@@ -241,7 +241,8 @@ func checkEvidence(t *testing.T, res *Result, sum loggen.Summary, perWorker bool
 					t.Errorf("%s: evidence %s: %s (written: %s %s at %s)", d.Key, e, wrong, s.Worker, s.Kind, s.Time.Format(time.StampMilli))
 				}
 				if w, ok := readAs[s.Worker]; ok && w != e.Worker || writer[e.Worker] != "" && writer[e.Worker] != s.Worker {
-					t.Errorf("%s: evidence %s: worker %q, but %s's lines read as %q and %q's are %s's", d.Key, e, e.Worker, s.Worker, w, e.Worker, writer[e.Worker])
+					t.Errorf("%s: evidence %s: worker %q, but %s's lines read as %q and %q's are %s's", d.Key, e, e.Worker, s.Worker, w, e.Worker,
+						writer[e.Worker])
 				}
 				readAs[s.Worker], writer[e.Worker] = e.Worker, s.Worker
 			}
@@ -369,7 +370,8 @@ func TestCleanLogs(t *testing.T) {
 				t.Fatalf("clean logs gave %d findings, first %+v", len(rep.Findings), rep.Findings[0])
 			}
 			m := res.Metrics
-			if res.Effects < int64(scaled(2900)) || m.DuplicatesCaught == 0 || m.Retries == 0 || m.DeadLettered == 0 || len(m.JobTypes) != 3 || m.Duration == nil || len(m.Errors) == 0 {
+			if res.Effects < int64(scaled(2900)) || m.DuplicatesCaught == 0 || m.Retries == 0 || m.DeadLettered == 0 || len(m.JobTypes) != 3 ||
+				m.Duration == nil || len(m.Errors) == 0 {
 				t.Fatalf("metrics look wrong: effects %d %+v", res.Effects, m)
 			}
 			if res.ReadAgain != 0 {

@@ -48,11 +48,26 @@ var detectors = cause.NewDetectors(map[string]detector{
 	cause.NonAtomicCommit.Code: (*judge).nonAtomic,
 	cause.Redelivery.Code:      (*judge).redelivery,
 	cause.Race.Code:            (*judge).race,
-})
+}, cause.Blind{Code: cause.LockFailover.Code, Why: lockFailoverBlind})
+
+// lockFailoverBlind is why audit logs does not name a lock lost in a
+// failover. A worker's lines show a second holder of the lock inside the
+// first one's TTL with no release between them; an unlogged DEL, an
+// eviction under maxmemory, a FLUSHDB or a failover all leave exactly
+// that. What would tell a failover apart is the Redis side's own line
+// (Sentinel's +switch-master, a replica's "MASTER MODE enabled") on the
+// same time line, and audit logs reads lines that name a business key:
+// a keyless line from another process's log reaches no key's group.
+const lockFailoverBlind = "the worker lines a failover leaves (a second holder inside the first one's TTL) fit an " +
+	"unlogged DEL, an eviction or a flush as well; the failover itself is logged by Redis Sentinel, in lines that " +
+	"name no business key"
 
 // CauseOrder lists the causes audit logs detects, in the order it tries
 // them: the cause model's precedence (internal/cause holds it so).
 func CauseOrder() []string { return detectors.Codes() }
+
+// CausesBlind lists the causes audit logs cannot see in logs, and why.
+func CausesBlind() []cause.Blind { return detectors.Blind() }
 
 // classify explains every side effect after the first against the one
 // before it.
@@ -501,8 +516,9 @@ func (j *judge) race() *verdict {
 		explanation: fmt.Sprintf("two messages (%s, %s) for one business key were processed by %s and %s, and %s",
 			orDash(firstNonEmpty(ra.msg, ra.job)), orDash(firstNonEmpty(rb.msg, rb.job)), orDash(ra.worker), orDash(rb.worker),
 			"no line of either run names a lock"),
-		evidence: append(evs, ev(j.a, "side effect, no lock recognised in its run"), ev(j.b, "side effect again, no lock recognised in its run")),
-		absent:   absent}
+		evidence: append(evs, ev(j.a, "side effect, no lock recognised in its run"),
+			ev(j.b, "side effect again, no lock recognised in its run")),
+		absent: absent}
 }
 
 func (j *judge) unexplained() verdict {

@@ -245,7 +245,8 @@ func (m *metricsAcc) duration(e *logread.Event) {
 
 func (m *metricsAcc) result() Metrics {
 	out := Metrics{DuplicatesCaught: m.caught, Retries: m.retries, DeadLettered: m.dlq, Crashes: m.crashes,
-		DeliveriesByAttempt: []AttemptCount{}, NoAttempt: m.noAttempt, Errors: []ErrorMetric{}, JobTypes: []JobTypeMetrics{}, Duration: m.dur.percentiles()}
+		DeliveriesByAttempt: []AttemptCount{}, NoAttempt: m.noAttempt, Errors: []ErrorMetric{}, JobTypes: []JobTypeMetrics{},
+		Duration: m.dur.percentiles()}
 	for a, n := range m.byAttempt {
 		out.DeliveriesByAttempt = append(out.DeliveriesByAttempt, AttemptCount{Attempt: a, Deliveries: n})
 	}

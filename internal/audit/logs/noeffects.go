@@ -81,8 +81,9 @@ func noEffects(m *logread.Mapping, st logread.Stats, kinds []KindCount, u *unmat
 	}
 	hint := "{ExplainMapping} shows which line became which event and which matched nothing"
 	if phrase, ex := u.phrase(); phrase != "" {
-		hint = fmt.Sprintf("lines with a key matched no step, e.g. %s %q: if such lines record the side effect, name them with {Events} side_effect='%s' "+
-			"(a phrase: words, * for up to four others; not a regular expression); %s", ex.where, clipText(ex.text), phrase, hint)
+		hint = fmt.Sprintf("lines with a key matched no step, e.g. %s %q: if such lines record the side effect, "+
+			"name them with {Events} side_effect='%s' (a phrase: words, * for up to four others; not a regular expression); %s",
+			ex.where, clipText(ex.text), phrase, hint)
 	}
 	return &problem.Input{Why: why, Hint: hint, Err: ErrMappingNoEffects}
 }

@@ -36,7 +36,8 @@ var (
 		Doc: `No line was recognised as a side effect, so no duplicate can be found: the
 event names or message texts differ from the built-in rules, or the event
 field has another name.`,
-		Fix: "Say which lines are side effects: {Events} side_effect='PHRASE' (words matched in the event name and the message, * for up to four other words; not a regular expression), or map the event field with {Fields} event=PATH.",
+		Fix: "Say which lines are side effects: {Events} side_effect='PHRASE' (words matched in the event name and the message, " +
+			"* for up to four other words; not a regular expression), or map the event field with {Fields} event=PATH.",
 	}
 	RuleNoBusinessKey = findings.Rule{
 		Code: "LOG_NO_BUSINESS_KEY", Severity: findings.Warn, Since: "v0.1.0",

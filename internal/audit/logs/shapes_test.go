@@ -97,7 +97,8 @@ func TestCommitThenCacheMissIsStaleCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(b), "\n")
-	commit := `{"time":"2026-12-01T10:00:00.055Z","level":"INFO","msg":"stored status SUCCEEDED in database","order_id":"ord-1","worker":"w1"}` + "\n"
+	commit := `{"time":"2026-12-01T10:00:00.055Z","level":"INFO","msg":"stored status SUCCEEDED in database",` +
+		`"order_id":"ord-1","worker":"w1"}` + "\n"
 	lines = slices.Insert(lines, 3, commit)
 	path := filepath.Join(t.TempDir(), "with-commit.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
@@ -117,7 +118,8 @@ func TestCommitThenCacheMissIsStaleCache(t *testing.T) {
 // the finding must not say they did. Mapped, it is a redelivery.
 func TestMessageIdentityOnlyWhereTheLinesShowIt(t *testing.T) {
 	d := duplicateOf(t, auditFile(t, "testdata/logstash-mdc-ids.jsonl"), "ord-9")
-	if d.Cause != RuleUnexplained.Code || strings.Contains(d.Explanation, "same message") || !strings.Contains(d.Explanation, "no message or job id") {
+	if d.Cause != RuleUnexplained.Code || strings.Contains(d.Explanation, "same message") ||
+		!strings.Contains(d.Explanation, "no message or job id") {
 		t.Errorf("unmapped: %s: %s", d.Cause, d.Explanation)
 	}
 
@@ -179,7 +181,8 @@ func TestNonAtomicWithALateCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := duplicateOf(t, auditFile(t, path), "C-1")
-	if d.Cause != RuleNonAtomic.Code || strings.Contains(d.Explanation, "ended before committing") || !strings.Contains(d.Explanation, "committed its status only at 10:00:00.900") {
+	if d.Cause != RuleNonAtomic.Code || strings.Contains(d.Explanation, "ended before committing") ||
+		!strings.Contains(d.Explanation, "committed its status only at 10:00:00.900") {
 		t.Fatalf("%s: %s", d.Cause, d.Explanation)
 	}
 }

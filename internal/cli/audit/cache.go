@@ -9,30 +9,30 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	auditcache "github.com/dupctl/dupctl/internal/audit/cache"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
 // CacheOptions are one `dupctl audit cache` run.
 type CacheOptions struct {
-	Factory  *cmdutil.Factory
-	Audit    auditcache.Options
-	Postgres cmdutil.PostgresFlags
+	Factory    *cmdutil.Factory
+	Audit      auditcache.Options
+	Postgres   cmdutil.PostgresFlags
+	ReplicaURL string // a standby of the database to compare with
+
+	// the flags parsed into Audit by check
+	pattern, value, liveKeys string
+	statuses                 []string
 }
 
-// NewCmdCache is `dupctl audit cache`.
-func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Command {
-	opts := &CacheOptions{Factory: f}
-	o := &opts.Audit
-	var pattern, value, liveKeys string
-	var statuses []string
-	cmd := &cobra.Command{
-		Use:   "cache",
-		Short: "Find where the Redis status cache disagrees with the PostgreSQL table",
-		Long: `Cache compares a Redis job-status cache with the database table that is the
+// cacheLong and cacheExamples are cache's help.
+const (
+	cacheLong = `Cache compares a Redis job-status cache with the database table that is the
 source of truth (the cache must never decide "not done").
 
 It streams the keys of --cache-pattern with SCAN (never KEYS), reads each
@@ -57,20 +57,41 @@ in flight (one per line, e.g. from 'dupctl dlq export' or the application's
 outbox), --assume-live says any key may be redelivered. Without either, the
 audit says it does not know.
 
+With --replica-url (a streaming standby, or a read replica, of the
+database): the keys the audit met (up to --replica-keys, the most recently
+updated) are read again in a snapshot of the primary and one of the
+replica taken right after; keys with no row or another status on the
+replica are what a worker whose idempotency check or status read is routed
+there would see - the stale cache with another name - with the replay
+figures as evidence (pg_wal_lsn_diff against the primary's
+pg_current_wal_lsn, a paused replay, pg_last_xact_replay_timestamp). A
+replica that is not a standby is compared and said so; one that cannot be
+read is noted and the cache audit stands.
+
 Values are decoded by --value: string (the value is the status), json:PATH
 (a JSON document, PATH like status or data.state) or hash:FIELD.
 
 Read-only on both sides: SCAN, MGET/GET/HGET, PTTL, EXISTS and DBSIZE on
-Redis; a read-only PostgreSQL session with a statement_timeout and a
-lock_timeout.` + cacheExitStatus,
-		Example: `  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs
+Redis; read-only PostgreSQL sessions (the replica's too) with a statement_timeout and a
+lock_timeout.`
+	cacheExamples = `  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs
   dupctl audit cache --cache-pattern 'job:{key}' --value json:status --table payments --key-column idempotency_key
   dupctl audit cache --cache-pattern 'job:{key}:state' --value hash:status --table jobs --live-keys queued.txt
-  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --assume-live --fail-on warn -o junit`,
-		Args: cobra.NoArgs,
+  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --assume-live --fail-on warn -o junit
+  dupctl audit cache --cache-pattern 'job:status:{key}' --table jobs --replica-url postgres://reader@replica:5432/app`
+)
+
+// NewCmdCache is `dupctl audit cache`.
+func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Command {
+	opts := &CacheOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:     "cache",
+		Short:   "Find where the Redis status cache disagrees with the PostgreSQL table",
+		Long:    cacheLong + cacheExitStatus,
+		Example: cacheExamples,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if err := cmdutil.NonEmpty(cmd, "key-column", "status-column", "live-keys"); err != nil {
+			if err := cmdutil.NonEmpty(cmd, "key-column", "status-column", "live-keys", "replica-url"); err != nil {
 				return err
 			}
 			job, err := f.Job()
@@ -78,40 +99,14 @@ lock_timeout.` + cacheExitStatus,
 				return err
 			}
 			if job != nil {
-				cmdutil.FromJob(cmd, "cache-pattern", &pattern, job.CachePattern)
+				o := &opts.Audit
+				cmdutil.FromJob(cmd, "cache-pattern", &opts.pattern, job.CachePattern)
 				cmdutil.FromJob(cmd, "table", &o.Table, job.Idempotency.Table)
 				cmdutil.FromJob(cmd, "key-column", &o.KeyColumn, job.Idempotency.KeyColumn)
 				cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, job.Idempotency.StatusColumn)
 			}
-			if pattern == "" || o.Table == "" {
-				return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
-			}
-			if o.Pattern, err = auditcache.ParsePattern(pattern); err != nil {
-				return exitcode.UsageErrorf("%w", err)
-			}
-			if o.Decoder, err = auditcache.ParseDecoder(value); err != nil {
-				return exitcode.UsageErrorf("%w", err)
-			}
-			if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
-				return exitcode.UsageErrorf("%w", err)
-			}
-			switch {
-			case o.Batch < 1 || o.Batch > 100_000:
-				return exitcode.UsageErrorf("--batch must be 1..100000, got %d", o.Batch)
-			case o.Recheck < 0:
-				return exitcode.UsageErrorf("--recheck must not be negative, got %s", o.Recheck)
-			case o.Samples < 1 || o.Samples > 1000:
-				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
-			case o.Lookup != auditcache.LookupAuto && o.Lookup != auditcache.LookupBatch && o.Lookup != auditcache.LookupScan:
-				return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
-			case liveKeys != "" && o.AssumeLive:
-				return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
-			}
-			if liveKeys != "" {
-				if o.LiveKeys, err = readLiveKeys(f, liveKeys); err != nil {
-					return err
-				}
-				o.LiveSource = "--live-keys " + liveKeys
+			if err := opts.check(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -119,26 +114,83 @@ lock_timeout.` + cacheExitStatus,
 			return runCache(cmd.Context(), opts)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&pattern, "cache-pattern", "", "cache key pattern with {key} where the database key goes, e.g. job:status:{key}")
-	fs.StringVar(&o.Table, "table", "", "the table that is the source of truth: name, schema.name or \"Quoted\"")
-	fs.StringVar(&o.KeyColumn, "key-column", "", "the column {key} is (default: idempotency_key, dedup_key, message_id, ...)")
-	fs.StringVar(&o.StatusColumn, "status-column", "", "status column (default: status or state)")
-	fs.StringVar(&value, "value", "string", "how to read a cache value: string, json:PATH or hash:FIELD")
-	fs.StringArrayVar(&statuses, "status", nil, "status values of a role, ROLE=V1,V2 (roles: processing, succeeded, failed, retryable, pending)")
-	fs.StringVar(&liveKeys, "live-keys", "", "file of keys whose message is still queued or in flight, one per line ('-' for stdin)")
-	fs.BoolVar(&o.AssumeLive, "assume-live", false, "treat every key as having a live message (a redelivery can always come)")
-	fs.BoolVar(&o.CacheAuthoritative, "cache-authoritative", false, "workers read a cache miss as 'not done' (no database fallback): a miss for a live key is an error")
-	fs.IntVar(&o.Batch, "batch", 1000, "keys per SCAN page, pipeline and database query")
-	fs.StringVar(&o.Lookup, "lookup", auditcache.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
-	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second, "read disagreements again after this long; those gone were updates in flight (0: no re-read)")
-	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
-	opts.Postgres.Register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status", "Pattern": "cache-pattern", "Decoder": "value"})
+	opts.registerFlags(cmd.Flags())
+	cmdutil.FieldFlags(cmd, map[string]string{"Statuses": "status", "Pattern": "cache-pattern", "Decoder": "value",
+		"Replica": "replica-url"})
 	return cmd
 }
 
-var cacheExitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (bad pattern or --value, unknown table or column)", 3: "Redis or PostgreSQL could not be reached, or a read failed"})
+// registerFlags binds the flags to the options.
+func (opts *CacheOptions) registerFlags(fs *pflag.FlagSet) {
+	o := &opts.Audit
+	fs.StringVar(&opts.pattern, "cache-pattern", "", "cache key pattern with {key} where the database key goes, e.g. job:status:{key}")
+	fs.StringVar(&o.Table, "table", "", "the table that is the source of truth: name, schema.name or \"Quoted\"")
+	fs.StringVar(&o.KeyColumn, "key-column", "", "the column {key} is (default: idempotency_key, dedup_key, message_id, ...)")
+	fs.StringVar(&o.StatusColumn, "status-column", "", "status column (default: status or state)")
+	fs.StringVar(&opts.value, "value", "string", "how to read a cache value: string, json:PATH or hash:FIELD")
+	fs.StringArrayVar(&opts.statuses, "status", nil,
+		"status values of a role, ROLE=V1,V2 (roles: processing, succeeded, failed, retryable, pending)")
+	fs.StringVar(&opts.liveKeys, "live-keys", "", "file of keys whose message is still queued or in flight, one per line ('-' for stdin)")
+	fs.BoolVar(&o.AssumeLive, "assume-live", false, "treat every key as having a live message (a redelivery can always come)")
+	fs.BoolVar(&o.CacheAuthoritative, "cache-authoritative", false,
+		"workers read a cache miss as 'not done' (no database fallback): a miss for a live key is an error")
+	fs.IntVar(&o.Batch, "batch", 1000, "keys per SCAN page, pipeline and database query")
+	fs.StringVar(&o.Lookup, "lookup", auditcache.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), "+
+		"scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
+	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second,
+		"read disagreements again after this long; those gone were updates in flight (0: no re-read)")
+	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
+		"a streaming standby or read replica of the database: keys whose status differs there from the primary's")
+	fs.IntVar(&o.ReplicaKeys, "replica-keys", auditcache.DefaultReplicaKeys,
+		"how many of the keys met (the most recently updated) are looked up on the replica")
+	opts.Postgres.Register(fs)
+}
+
+// check parses the raw flags into the audit's options and checks them,
+// before anything is dialled.
+func (opts *CacheOptions) check() error {
+	o := &opts.Audit
+	if opts.pattern == "" || o.Table == "" {
+		return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
+	}
+	var err error
+	if o.Pattern, err = auditcache.ParsePattern(opts.pattern); err != nil {
+		return exitcode.UsageErrorf("%w", err)
+	}
+	if o.Decoder, err = auditcache.ParseDecoder(opts.value); err != nil {
+		return exitcode.UsageErrorf("%w", err)
+	}
+	if o.Statuses, err = idemtable.ParseStatuses(opts.statuses); err != nil {
+		return exitcode.UsageErrorf("%w", err)
+	}
+	switch {
+	case o.Batch < 1 || o.Batch > 100_000:
+		return exitcode.UsageErrorf("--batch must be 1..100000, got %d", o.Batch)
+	case o.Recheck < 0:
+		return exitcode.UsageErrorf("--recheck must not be negative, got %s", o.Recheck)
+	case o.Samples < 1 || o.Samples > 1000:
+		return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
+	case o.Lookup != auditcache.LookupAuto && o.Lookup != auditcache.LookupBatch && o.Lookup != auditcache.LookupScan:
+		return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
+	case o.ReplicaKeys < 1 || o.ReplicaKeys > 1_000_000:
+		return exitcode.UsageErrorf("--replica-keys must be 1..1000000, got %d", o.ReplicaKeys)
+	case opts.liveKeys != "" && o.AssumeLive:
+		return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
+	}
+	if opts.liveKeys != "" {
+		if o.LiveKeys, err = readLiveKeys(opts.Factory, opts.liveKeys); err != nil {
+			return err
+		}
+		o.LiveSource = "--live-keys " + opts.liveKeys
+	}
+	return nil
+}
+
+var cacheExitStatus = cmdutil.ExitStatus(map[int]string{
+	2: "usage or input error (bad pattern or --value, unknown table or column)",
+	3: "Redis or PostgreSQL could not be reached, or a read failed",
+})
 
 func readLiveKeys(f *cmdutil.Factory, path string) ([]string, error) {
 	var r io.Reader = f.IO.In
@@ -167,9 +219,18 @@ func runCache(ctx context.Context, opts *CacheOptions) error {
 	if err != nil {
 		return err
 	}
+	deps := auditcache.Deps{Cache: rdb, DB: pool}
+	if opts.ReplicaURL != "" {
+		replica, err := connect.Postgres(ctx, opts.ReplicaURL, opts.Postgres.ReadOnly())
+		if err != nil {
+			return fmt.Errorf("replica (--replica-url): %w", err)
+		}
+		f.AddCleanup(replica.Close)
+		deps.Replica = replica
+	}
 	o := opts.Audit
 	o.Progress = f.IO.StartProgress("audit cache", "keys")
-	res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, o)
+	res, err := auditcache.Run(ctx, deps, o)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,10 @@ func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
 		lookup = "the table read once, matched in memory"
 	}
 	fmt.Fprintf(w, "database: %s\n", lookup)
+	if rc := r.Replica; rc != nil && rc.State != nil {
+		fmt.Fprintf(w, "replica: %s\n", rc.State.Describe())
+		fmt.Fprintf(w, "replica keys: %s\n", replicaKeysText(rc))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "%s\n", th.Faint("note: "+n))
 	}
@@ -29,4 +33,18 @@ func writeCache(w io.Writer, th *report.Theme, r *auditcache.Result) error {
 	t.Row(english.Number(r.Read), english.Number(r.Compared), english.Number(r.Agree), english.Number(disagree),
 		english.Number(r.Transient), english.Number(r.Vanished))
 	return t.Render(w)
+}
+
+// replicaKeysText is what the comparison with the replica found.
+func replicaKeysText(rc *auditcache.ReplicaCompare) string {
+	if rc.CaughtUp {
+		return "the replica had replayed past the primary's snapshot: nothing can differ"
+	}
+	keys := english.Number(rc.Compared) + " " + english.Plural(rc.Compared, "key", "keys")
+	n := rc.Missing + rc.Stale
+	if n == 0 {
+		return fmt.Sprintf("%s (%s): the same on the replica", keys, rc.Keys)
+	}
+	return fmt.Sprintf("%s of %s (%s) differ on the replica, %s SUCCEEDED on the primary only",
+		english.Number(n), keys, rc.Keys, english.Number(rc.NotDone))
 }

@@ -30,9 +30,51 @@ type LogsOptions struct {
 func NewCmdLogs(f *cmdutil.Factory, runF func(*LogsOptions) error) *cobra.Command {
 	o := &LogsOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "logs FILE|DIR|GLOB|- ...",
-		Short: "Find every business key whose side effect ran more than once in structured logs, and why",
-		Long: `Audit logs reads worker logs - files, directories, globs, .gz files or
+		Use:     "logs FILE|DIR|GLOB|- ...",
+		Short:   "Find every business key whose side effect ran more than once in structured logs, and why",
+		Long:    logsLong + exitStatus,
+		Example: logsExample,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Args = args
+			if err := cmdutil.JobLogs(f, cmd, &o.Args, &o.Log); err != nil {
+				return err
+			}
+			if err := validateLogs(o); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runLogs(cmd.Context(), o)
+		},
+	}
+	addLogsFlags(cmd, o)
+	return cmd
+}
+
+// addLogsFlags registers the mapping flags (cmdutil.LogFlags) and the
+// audit's own.
+func addLogsFlags(cmd *cobra.Command, o *LogsOptions) {
+	fs := cmd.Flags()
+	o.Log.Register(cmd)
+	fs.DurationVar(&o.ClockSkew, "clock-skew", 0, "how far workers' clocks may disagree; closer orderings are not used as evidence")
+	fs.StringVar(&o.Incident, "incident", "", "show this business key's timeline as lanes per worker (-v: every duplicate's)")
+	fs.StringVar(&o.ExplainMapping, "explain-mapping", "", "instead of auditing, show how `FILE` is read: each field's path, "+
+		"which lines became which event and by what, and the message templates that matched nothing")
+}
+
+// validateLogs checks the arguments once the job's settings are in.
+func validateLogs(o *LogsOptions) error {
+	if len(o.Args) == 0 && o.ExplainMapping == "" {
+		return exitcode.UsageErrorf("give log files, directories, globs or - for stdin")
+	}
+	if o.ClockSkew < 0 {
+		return exitcode.UsageErrorf("--clock-skew must not be negative, got %s", o.ClockSkew)
+	}
+	return nil
+}
+
+const logsLong = `Audit logs reads worker logs - files, directories, globs, .gz files or
 stdin, from any number of workers and in any order, in any common format - and
 rebuilds each business key's timeline. Every key whose side effect ran more
 than once is reported with its cause and the log lines that prove it:
@@ -76,40 +118,21 @@ naming the format read, an unread line and what would read it: never a pass.
 
 Memory follows the number of distinct keys, not the size of the logs: a
 first pass counts side effects per key, a second re-reads only the parts of
-the input that hold duplicated keys (stdin is spooled to a temporary file).` + exitStatus,
-		Example: `  dupctl audit logs /var/log/workers/
+the input that hold duplicated keys (stdin is spooled to a temporary file).`
+
+const logsExample = `  dupctl audit logs /var/log/workers/
   dupctl audit logs 'logs/*.json.gz' --clock-skew 250ms
   kubectl logs -l app=worker --since=2h | dupctl audit logs -
   dupctl audit logs app.log --incident ord-1042
   dupctl audit logs app.log --field businessKey=payload.order.id --event side_effect='charged card'
   dupctl audit logs --explain-mapping app.log
-  dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Args = args
-			if err := cmdutil.JobLogs(f, cmd, &o.Args, &o.Log); err != nil {
-				return err
-			}
-			if len(o.Args) == 0 && o.ExplainMapping == "" {
-				return exitcode.UsageErrorf("give log files, directories, globs or - for stdin")
-			}
-			if o.ClockSkew < 0 {
-				return exitcode.UsageErrorf("--clock-skew must not be negative, got %s", o.ClockSkew)
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runLogs(cmd.Context(), o)
-		},
-	}
-	fs := cmd.Flags()
-	o.Log.Register(cmd)
-	fs.DurationVar(&o.ClockSkew, "clock-skew", 0, "how far workers' clocks may disagree; closer orderings are not used as evidence")
-	fs.StringVar(&o.Incident, "incident", "", "show this business key's timeline as lanes per worker (-v: every duplicate's)")
-	fs.StringVar(&o.ExplainMapping, "explain-mapping", "", "instead of auditing, show how `FILE` is read: each field's path, which lines became which event and by what, and the message templates that matched nothing")
-	return cmd
-}
+  dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'`
 
-var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (a duplicated side effect is an error)", 2: "usage or input error (unreadable file; a malformed line with --strict; a --field or --event that leaves no side effect)", 3: "a runtime failure"})
+var exitStatus = cmdutil.ExitStatus(map[int]string{
+	1: "findings at or above --fail-on (a duplicated side effect is an error)",
+	2: "usage or input error (unreadable file; a malformed line with --strict; a --field or --event that leaves no side effect)",
+	3: "a runtime failure",
+})
 
 func runLogs(ctx context.Context, o *LogsOptions) error {
 	f := o.Factory
@@ -154,7 +177,9 @@ func runExplain(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
 	if err != nil {
 		return err
 	}
-	x, err := logs.Explain(ctx, srcs, logs.Options{Mapping: m, Format: format, TZ: tz, Progress: f.IO.StartProgress("explain mapping", "bytes")}, 0)
+	x, err := logs.Explain(ctx, srcs, logs.Options{
+		Mapping: m, Format: format, TZ: tz, Progress: f.IO.StartProgress("explain mapping", "bytes"),
+	}, 0)
 	if err != nil {
 		return cmdutil.LogError(err)
 	}

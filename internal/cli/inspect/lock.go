@@ -26,9 +26,86 @@ func NewCmdLock(f *cmdutil.Factory, runF func(*LockOptions) error) *cobra.Comman
 	opts := &LockOptions{Factory: f}
 	o := &opts.Lock
 	cmd := &cobra.Command{
-		Use:   "lock",
-		Short: "Every lock in Redis, found by its shape - TTL, owner, maker - and what is wrong with it, read-only",
-		Long: `Inspect lock walks a Redis server or every master of a Redis Cluster with
+		Use:     "lock",
+		Short:   "Every lock in Redis, found by its shape - TTL, owner, maker - and what is wrong with it, read-only",
+		Long:    lockLong + exitStatus,
+		Example: lockExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lockFromConfig(f, cmd, o); err != nil {
+				return err
+			}
+			if err := validateLock(cmd, o); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runLock(cmd.Context(), opts)
+		},
+	}
+	addLockFlags(cmd, o)
+	return cmd
+}
+
+// lockFromConfig fills in what the --job and dupctl.yaml say: the job's
+// lock pattern and TTL where no flag gave them, the configured lock
+// patterns and libraries.
+func lockFromConfig(f *cmdutil.Factory, cmd *cobra.Command, o *lock.Options) error {
+	job, err := f.Job()
+	if err != nil {
+		return err
+	}
+	if job != nil && !cmd.Flags().Changed("key") && !cmd.Flags().Changed("all") {
+		if job.LockPattern != "" {
+			cmdutil.FromJob(cmd, "pattern", &o.Patterns, []string{job.LockPattern})
+		}
+		if job.LockTTL > 0 {
+			// A lock family held ten times the job's own TTL is
+			// long, as doctor judges it.
+			cmdutil.FromJob(cmd, "max-ttl", &o.MaxTTL, 10*time.Duration(job.LockTTL))
+		}
+	}
+	if c := f.Config; c != nil {
+		o.LockPatterns = append(o.LockPatterns, c.Locks.Patterns...)
+		for _, l := range c.Locks.Libraries {
+			o.Libraries = append(o.Libraries, lock.UserLibrary{ID: l.ID, Library: l.Library, Role: l.Role, Match: l.Match, Type: l.Type,
+				Format: l.Format, TTL: l.TTL, Shared: l.Shared, NameOnly: l.NameOnly, Note: l.Note})
+		}
+	}
+	if job != nil && job.LockPattern != "" && !slices.Contains(o.LockPatterns, job.LockPattern) {
+		o.LockPatterns = append(o.LockPatterns, job.LockPattern) // the job says these are its locks
+	}
+	return nil
+}
+
+// addLockFlags registers inspect lock's flags on o, and the flags its
+// Options fields are worded as.
+func addLockFlags(cmd *cobra.Command, o *lock.Options) {
+	fs := cmd.Flags()
+	fs.StringArrayVar(&o.Patterns, "pattern", nil, "consider only keys matching this Redis glob (repeat for several; default: every key)")
+	fs.StringArrayVar(&o.LockPatterns, "lock-pattern", nil, "keys matching this Redis glob are locks, whatever their shape "+
+		"(repeat for several; also locks.patterns in dupctl.yaml)")
+	fs.BoolVar(&o.All, "all", false, "consider every key (the default; locks are found by shape either way)")
+	fs.StringVar(&o.Key, "key", "", "inspect this one key in full instead of scanning")
+	fs.Int64Var(&o.Count, "count", 1000, "SCAN COUNT: keys per page and pipeline")
+	fs.IntVar(&o.Top, "top", 20, "keys in the per-key table (-v) and JSON, problems first")
+	fs.IntVar(&o.Observe, "observe", 1, "observations; 2 or more enable the orphan check")
+	fs.DurationVar(&o.Interval, "interval", 30*time.Second, "time between observations")
+	fs.DurationVar(&o.IdleAfter, "idle", 5*time.Minute, "idle time after which an untouched lock is an orphan (with --observe)")
+	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
+	fs.DurationVar(&o.FailoverWait, "failover-wait", lock.DefaultFailoverWait,
+		"how long the scan of a master that fails (cluster or Sentinel) waits for a master to serve its keys again before reporting them unread")
+	fs.BoolVar(&o.NoValues, "no-values", false,
+		"read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
+	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence,
+		"confidence (0.5-1) a lock family needs for warn and error findings")
+	cmdutil.FieldFlags(cmd, map[string]string{
+		"Patterns": "pattern", "IdleAfter": "idle", "LockPatterns": "lock-pattern", "Libraries": "config",
+	})
+}
+
+const lockLong = `Inspect lock walks a Redis server or every master of a Redis Cluster with
 SCAN (never KEYS), reads every key's type, TTL, idle time and value - the
 first 1 KiB of a string, the first HSCAN page of a hash - in one pipelined
 round trip per batch, and finds the locks among them by their shape, not
@@ -71,11 +148,13 @@ servers it reads each idle time before the value, and reading the value
 resets it (--no-values avoids that). Memory stays flat however many keys
 there are.
 
-On a Redis Cluster, a master that fails mid-scan is followed to the replica
-promoted in its place (waiting up to --failover-wait), and the scan goes on
-there; slots that nobody serves in time are a LOCK_SCAN_INCOMPLETE error
-naming them, never silently left out.` + exitStatus,
-		Example: `  # every key considered; locks found by shape
+On a Redis Cluster, or behind Sentinels, a master that fails mid-scan is
+followed to the replica promoted in its place (waiting up to
+--failover-wait), and the scan goes on there; keys that nobody serves in
+time are a LOCK_SCAN_INCOMPLETE error naming them (the slots, or the
+master), never silently left out.`
+
+const lockExample = `  # every key considered; locks found by shape
   dupctl inspect lock --redis-url redis://127.0.0.1:6379/0
 
   # only some keys, every lock listed, and what was skipped
@@ -94,60 +173,7 @@ naming them, never silently left out.` + exitStatus,
   dupctl inspect lock --key lock:payment:order:42
 
   # CI: fail on warnings, JUnit for the test reporter
-  dupctl inspect lock --fail-on warn -o junit > locks.xml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			job, err := f.Job()
-			if err != nil {
-				return err
-			}
-			if job != nil && !cmd.Flags().Changed("key") && !cmd.Flags().Changed("all") {
-				if job.LockPattern != "" {
-					cmdutil.FromJob(cmd, "pattern", &o.Patterns, []string{job.LockPattern})
-				}
-				if job.LockTTL > 0 {
-					// A lock family held ten times the job's own TTL is
-					// long, as doctor judges it.
-					cmdutil.FromJob(cmd, "max-ttl", &o.MaxTTL, 10*time.Duration(job.LockTTL))
-				}
-			}
-			if c := f.Config; c != nil {
-				o.LockPatterns = append(o.LockPatterns, c.Locks.Patterns...)
-				for _, l := range c.Locks.Libraries {
-					o.Libraries = append(o.Libraries, lock.UserLibrary{ID: l.ID, Library: l.Library, Role: l.Role, Match: l.Match, Type: l.Type,
-						Format: l.Format, TTL: l.TTL, Shared: l.Shared, NameOnly: l.NameOnly, Note: l.Note})
-				}
-			}
-			if job != nil && job.LockPattern != "" && !slices.Contains(o.LockPatterns, job.LockPattern) {
-				o.LockPatterns = append(o.LockPatterns, job.LockPattern) // the job says these are its locks
-			}
-			if err := validateLock(cmd, o); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runLock(cmd.Context(), opts)
-		},
-	}
-	fs := cmd.Flags()
-	fs.StringArrayVar(&o.Patterns, "pattern", nil, "consider only keys matching this Redis glob (repeat for several; default: every key)")
-	fs.StringArrayVar(&o.LockPatterns, "lock-pattern", nil, "keys matching this Redis glob are locks, whatever their shape (repeat for several; also locks.patterns in dupctl.yaml)")
-	fs.BoolVar(&o.All, "all", false, "consider every key (the default; locks are found by shape either way)")
-	fs.StringVar(&o.Key, "key", "", "inspect this one key in full instead of scanning")
-	fs.Int64Var(&o.Count, "count", 1000, "SCAN COUNT: keys per page and pipeline")
-	fs.IntVar(&o.Top, "top", 20, "keys in the per-key table (-v) and JSON, problems first")
-	fs.IntVar(&o.Observe, "observe", 1, "observations; 2 or more enable the orphan check")
-	fs.DurationVar(&o.Interval, "interval", 30*time.Second, "time between observations")
-	fs.DurationVar(&o.IdleAfter, "idle", 5*time.Minute, "idle time after which an untouched lock is an orphan (with --observe)")
-	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
-	fs.DurationVar(&o.FailoverWait, "failover-wait", lock.DefaultFailoverWait,
-		"how long the scan of a cluster master that fails waits for its slots to be served again before reporting them unread")
-	fs.BoolVar(&o.NoValues, "no-values", false, "read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
-	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence, "confidence (0.5-1) a lock family needs for warn and error findings")
-	cmdutil.FieldFlags(cmd, map[string]string{"Patterns": "pattern", "IdleAfter": "idle", "LockPatterns": "lock-pattern", "Libraries": "config"})
-	return cmd
-}
+  dupctl inspect lock --fail-on warn -o junit > locks.xml`
 
 // validateLock checks what only the command line knows (which flags were
 // given), then the options themselves.

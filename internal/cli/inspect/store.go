@@ -3,7 +3,6 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
@@ -31,9 +31,113 @@ func NewCmdStore(f *cmdutil.Factory, runF func(*StoreOptions) error) *cobra.Comm
 	o := &opts.Store
 	var statuses, checks []string
 	cmd := &cobra.Command{
-		Use:   "store",
-		Short: "Check a PostgreSQL idempotency table: unique key, duplicates, stuck and overwritten statuses",
-		Long: `Store checks the table that is supposed to make a job idempotent, read-only.
+		Use:     "store",
+		Short:   "Check a PostgreSQL idempotency table: unique key, duplicates, stuck and overwritten statuses",
+		Long:    storeLong + storeExitStatus,
+		Example: storeExample,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := storeFromJob(f, cmd, o); err != nil {
+				return err
+			}
+			if err := validateStore(cmd, o, statuses, checks); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStore(cmd.Context(), opts)
+		},
+	}
+	addStoreFlags(cmd, opts, &statuses, &checks)
+	return cmd
+}
+
+// storeFromJob fills in the --job's idempotency table where no flag named
+// one (--schema asks for discovery instead).
+func storeFromJob(f *cmdutil.Factory, cmd *cobra.Command, o *store.Options) error {
+	job, err := f.Job()
+	if err != nil {
+		return err
+	}
+	if job != nil && !cmd.Flags().Changed("schema") {
+		idem := job.Idempotency
+		cmdutil.FromJob(cmd, "table", &o.Table, idem.Table)
+		cmdutil.FromJob(cmd, "key-column", &o.KeyColumns, idem.KeyColumn)
+		cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, idem.StatusColumn)
+		cmdutil.FromJob(cmd, "business-column", &o.BusinessColumns, idem.BusinessKeyColumn)
+	}
+	return nil
+}
+
+// validateStore parses --status and --checks into o and checks the
+// options' ranges and the flags given empty or together.
+func validateStore(cmd *cobra.Command, o *store.Options, statuses, checks []string) error {
+	var err error
+	if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
+		return exitcode.UsageErrorf("%w", err)
+	}
+	for _, c := range checks {
+		if !slices.Contains(store.CheckGroups, c) {
+			return exitcode.UsageErrorf("--checks: unknown check %q: want %s", c, strings.Join(store.CheckGroups, ", "))
+		}
+	}
+	o.Checks = checks
+	if o.StuckAfter <= 0 {
+		return exitcode.UsageErrorf("--stuck-after must be positive, got %s", o.StuckAfter)
+	}
+	if o.Samples < 1 || o.Samples > 1000 {
+		return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
+	}
+	if o.ReplicaRows < 1 || o.ReplicaRows > 1_000_000 {
+		return exitcode.UsageErrorf("--replica-rows must be 1..1000000, got %d", o.ReplicaRows)
+	}
+	if err := cmdutil.NonEmpty(cmd, "table", "schema", "key-column", "status-column", "business-column", "time-column", "attempt-column",
+		"success-evidence", "history-table", "replica-url"); err != nil {
+		return err
+	}
+	if o.Table != "" && o.Schema != "" {
+		return exitcode.UsageErrorf("--schema limits discovery: qualify --table instead (--table %s.%s)", o.Schema, o.Table)
+	}
+	return nil
+}
+
+// addStoreFlags registers inspect store's flags; --status and --checks
+// are read raw into statuses and checks, for validateStore to parse.
+func addStoreFlags(cmd *cobra.Command, opts *StoreOptions, statuses, checks *[]string) {
+	o := &opts.Store
+	fs := cmd.Flags()
+	fs.StringVar(&o.Table, "table", "", "the idempotency table: name, schema.name or \"Quoted\" (default: look for likely tables)")
+	fs.StringVar(&o.Schema, "schema", "", "look for likely tables only in this schema")
+	fs.StringVar(&o.KeyColumns, "key-column", "",
+		"idempotency key column(s), comma-separated for a composite key (default: idempotency_key, dedup_key, message_id, ...)")
+	fs.StringVar(&o.StatusColumn, "status-column", "", "status column (default: status or state)")
+	fs.StringVar(&o.BusinessColumns, "business-column", "", "business key column(s), e.g. order_id: finds several SUCCEEDED per business key")
+	fs.StringVar(&o.TimeColumns, "time-column", "", "timestamp column(s) that show a row is alive, first non-NULL wins "+
+		"(default: heartbeat_at, locked_at, updated_at, started_at, created_at)")
+	fs.StringVar(&o.AttemptColumn, "attempt-column", "", "attempt counter column (default: attempt, attempts, retry_count, ...)")
+	fs.StringVar(&o.EvidenceColumns, "success-evidence", "",
+		"column(s) that only a success sets, e.g. charge_id (succeeded_at and a 2xx response_code are found by name)")
+	fs.StringVar(&o.HistoryTable, "history-table", "", "status history table with the key, status and a timestamp "+
+		"(default: <table>_history, _audit, _transitions, _events, _log)")
+	fs.StringArrayVar(statuses, "status", nil, "status values of a role, ROLE=V1,V2 "+
+		"(roles: processing, succeeded, failed, retryable, pending; default: PROCESSING, SUCCEEDED, FAILED, RETRYABLE)")
+	fs.DurationVar(&o.StuckAfter, "stuck-after", store.DefaultStuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
+	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	fs.StringSliceVar(checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
+	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
+		"a streaming standby or read replica of the database: records missing or stale there (the replica check)")
+	fs.IntVar(&o.ReplicaRows, "replica-rows", store.DefaultReplicaRows,
+		"how many of the primary's most recent records the replica check looks up")
+	opts.Postgres.Register(fs)
+	cmdutil.FieldFlags(cmd, map[string]string{"KeyColumns": "key-column", "TimeColumns": "time-column",
+		"BusinessColumns": "business-column", "EvidenceColumns": "success-evidence", "Statuses": "status", "Replica": "replica-url"})
+	_ = cmd.RegisterFlagCompletionFunc("checks", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return store.CheckGroups, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+const storeLong = `Store checks the table that is supposed to make a job idempotent, read-only.
 
 From the catalog (pg_index, pg_constraint, pg_attribute): is the key covered
 by a PRIMARY KEY or UNIQUE constraint or index, or is the only one partial,
@@ -66,85 +170,19 @@ idempotency_key, dedup_key or message_id beside a status column.
 It runs in one REPEATABLE READ READ ONLY transaction of a session with
 default_transaction_read_only, a statement_timeout and a lock_timeout, so a
 role granted SELECT only is enough. Names are looked up in the catalog and
-quoted; no SQL is built from the text you give.` + storeExitStatus,
-		Example: `  dupctl inspect store --table payments
+quoted; no SQL is built from the text you give.`
+
+const storeExample = `  dupctl inspect store --table payments
   dupctl inspect store --table billing.payments --key-column tenant_id,idempotency_key --business-column order_id
   dupctl inspect store --table '"Payments"' --status succeeded=DONE,COMPLETED --stuck-after 30m
   dupctl inspect store --schema billing -o json
   dupctl inspect store --table payments --checks catalog --fail-on warn
-  dupctl inspect store --table payments --replica-url postgres://reader@replica:5432/app --checks catalog,replica`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			job, err := f.Job()
-			if err != nil {
-				return err
-			}
-			if job != nil && !cmd.Flags().Changed("schema") {
-				idem := job.Idempotency
-				cmdutil.FromJob(cmd, "table", &o.Table, idem.Table)
-				cmdutil.FromJob(cmd, "key-column", &o.KeyColumns, idem.KeyColumn)
-				cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, idem.StatusColumn)
-				cmdutil.FromJob(cmd, "business-column", &o.BusinessColumns, idem.BusinessKeyColumn)
-			}
-			if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
-				return exitcode.UsageErrorf("%w", err)
-			}
-			for _, c := range checks {
-				if !slices.Contains(store.CheckGroups, c) {
-					return exitcode.UsageErrorf("--checks: unknown check %q: want %s", c, strings.Join(store.CheckGroups, ", "))
-				}
-			}
-			o.Checks = checks
-			if o.StuckAfter <= 0 {
-				return exitcode.UsageErrorf("--stuck-after must be positive, got %s", o.StuckAfter)
-			}
-			if o.Samples < 1 || o.Samples > 1000 {
-				return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
-			}
-			if o.ReplicaRows < 1 || o.ReplicaRows > 1_000_000 {
-				return exitcode.UsageErrorf("--replica-rows must be 1..1000000, got %d", o.ReplicaRows)
-			}
-			if err := cmdutil.NonEmpty(cmd, "table", "schema", "key-column", "status-column", "business-column", "time-column", "attempt-column",
-				"success-evidence", "history-table", "replica-url"); err != nil {
-				return err
-			}
-			if o.Table != "" && o.Schema != "" {
-				return exitcode.UsageErrorf("--schema limits discovery: qualify --table instead (--table %s.%s)", o.Schema, o.Table)
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runStore(cmd.Context(), opts)
-		},
-	}
-	fs := cmd.Flags()
-	fs.StringVar(&o.Table, "table", "", "the idempotency table: name, schema.name or \"Quoted\" (default: look for likely tables)")
-	fs.StringVar(&o.Schema, "schema", "", "look for likely tables only in this schema")
-	fs.StringVar(&o.KeyColumns, "key-column", "", "idempotency key column(s), comma-separated for a composite key (default: idempotency_key, dedup_key, message_id, ...)")
-	fs.StringVar(&o.StatusColumn, "status-column", "", "status column (default: status or state)")
-	fs.StringVar(&o.BusinessColumns, "business-column", "", "business key column(s), e.g. order_id: finds several SUCCEEDED per business key")
-	fs.StringVar(&o.TimeColumns, "time-column", "", "timestamp column(s) that show a row is alive, first non-NULL wins (default: heartbeat_at, locked_at, updated_at, started_at, created_at)")
-	fs.StringVar(&o.AttemptColumn, "attempt-column", "", "attempt counter column (default: attempt, attempts, retry_count, ...)")
-	fs.StringVar(&o.EvidenceColumns, "success-evidence", "", "column(s) that only a success sets, e.g. charge_id (succeeded_at and a 2xx response_code are found by name)")
-	fs.StringVar(&o.HistoryTable, "history-table", "", "status history table with the key, status and a timestamp (default: <table>_history, _audit, _transitions, _events, _log)")
-	fs.StringArrayVar(&statuses, "status", nil, "status values of a role, ROLE=V1,V2 (roles: processing, succeeded, failed, retryable, pending; default: PROCESSING, SUCCEEDED, FAILED, RETRYABLE)")
-	fs.DurationVar(&o.StuckAfter, "stuck-after", store.DefaultStuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
-	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
-	fs.StringSliceVar(&checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
-	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
-		"a streaming standby or read replica of the database: records missing or stale there (the replica check)")
-	fs.IntVar(&o.ReplicaRows, "replica-rows", store.DefaultReplicaRows,
-		"how many of the primary's most recent records the replica check looks up")
-	opts.Postgres.Register(fs)
-	cmdutil.FieldFlags(cmd, map[string]string{"KeyColumns": "key-column", "TimeColumns": "time-column",
-		"BusinessColumns": "business-column", "EvidenceColumns": "success-evidence", "Statuses": "status", "Replica": "replica-url"})
-	_ = cmd.RegisterFlagCompletionFunc("checks", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return store.CheckGroups, cobra.ShellCompDirectiveNoFileComp
-	})
-	return cmd
-}
+  dupctl inspect store --table payments --replica-url postgres://reader@replica:5432/app --checks catalog,replica`
 
-var storeExitStatus = cmdutil.ExitStatus(map[int]string{2: "usage or input error (unknown table or column, malformed name)", 3: "PostgreSQL could not be reached, or a query failed or timed out"})
+var storeExitStatus = cmdutil.ExitStatus(map[int]string{
+	2: "usage or input error (unknown table or column, malformed name)",
+	3: "PostgreSQL could not be reached, or a query failed or timed out",
+})
 
 func runStore(ctx context.Context, opts *StoreOptions) error {
 	f := opts.Factory

@@ -17,7 +17,7 @@ func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
 		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), english.Plural(len(res.Discovered), "table", "tables"))
 	}
 	if r := res.Replica; r != nil {
-		fmt.Fprintf(w, "%s %s\n\n", th.Strong("replica:"), replicaText(r))
+		fmt.Fprintf(w, "%s %s\n\n", th.Strong("replica:"), r.Describe())
 	}
 	for i, t := range res.Tables {
 		if i > 0 {
@@ -110,25 +110,6 @@ func keySource(s string) string {
 		return " (found by name)"
 	}
 	return ""
-}
-
-// replicaText is where the replica's replay stood against the primary.
-func replicaText(r *store.ReplicaState) string {
-	if !r.InRecovery {
-		return "not in recovery (not a streaming standby): no replay figures"
-	}
-	parts := []string{"streaming standby"}
-	if r.ReplayLSN != nil && r.BehindBytes != nil {
-		parts = append(parts, fmt.Sprintf("replayed up to %s, %s bytes behind the primary's %s",
-			*r.ReplayLSN, english.Number(*r.BehindBytes), r.PrimaryLSN))
-	}
-	if r.Paused {
-		parts = append(parts, "replay paused")
-	}
-	if r.CatchUp != "" {
-		parts = append(parts, r.CatchUp)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // partitionText is the partitioning line: red when a key can land in two

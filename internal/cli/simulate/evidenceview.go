@@ -56,9 +56,9 @@ func readEvidence(tl *sim.Timeline) *evidence {
 	}
 	ev.decisive[dup] = true
 	if idx := ev.failover(dup); len(idx) > 0 {
-		// The cause model has no code for a lock its store lost (neither
-		// audit logs nor worker chaos can name it yet): the picture rings
-		// the failover and the second acquisition, and names no cause.
+		// A lock its store lost: the picture rings the failover and the
+		// second acquisition.
+		ev.rule = &cause.LockFailover
 		for _, i := range idx {
 			ev.decisive[i] = true
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
@@ -29,101 +30,141 @@ type ScenarioOptions struct {
 }
 
 func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOptions) error) *cobra.Command {
-	var sys systemFlags
-	var seed uint64
-	var runs, maxStates int
-	var explore, shard string
-	var lv LiveOptions
+	var fl scenarioFlags
 	cmd := &cobra.Command{
-		Use:   sc.Name,
-		Short: sc.Title,
-		Long: fmt.Sprintf(`%s.
-
-%s
-
-Without flags: the %s profile shows the duplicate, the %s profile prevents
-it; both are explored exhaustively in a small scope (every interleaving and
-fault placement), and the shortest failing schedule is shown as a timeline.`, upperFirst(sc.Title), sc.Cause, sc.Faulty, sc.Safe) + exitStatus,
-		Example: fmt.Sprintf(`  dupctl simulate %[1]s
-  dupctl simulate %[1]s --profile all
-  dupctl simulate %[1]s --explore random --runs 100000 --seed 7
-  dupctl simulate %[1]s -o json`, sc.Name),
-		Args: cobra.NoArgs,
+		Use:     sc.Name,
+		Short:   sc.Title,
+		Long:    fmt.Sprintf(scenarioLong, upperFirst(sc.Title), sc.Cause, sc.Faulty, sc.Safe) + exitStatus,
+		Example: fmt.Sprintf(scenarioExample, sc.Name),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			profiles, err := sys.profiles(sc)
+			opts, err := fl.options(f, sc, cmd.Flags().Changed("lock-ttl"))
 			if err != nil {
 				return err
 			}
-			tune, err := sys.tune(sc)
-			if err != nil {
-				return err
-			}
-			sh, err := parseShard(shard)
-			if err != nil {
-				return err
-			}
-			if explore != sim.ExploreExhaustive && explore != sim.ExploreRandom {
-				return exitcode.UsageErrorf("--explore %q: want exhaustive or random", explore)
-			}
-			if runs < 1 || maxStates < 1 {
-				return exitcode.UsageErrorf("--runs and --max-states must be positive")
-			}
-			if lv.Enabled && lv.Scale < time.Millisecond {
-				return exitcode.UsageErrorf("--time-scale must be at least 1ms, got %s", lv.Scale)
-			}
-			opts := &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: lv, LockTTLGiven: cmd.Flags().Changed("lock-ttl"), Sim: sim.Options{
-				Scenario: sc, Profiles: profiles, Tune: tune, Explore: explore,
-				Seed: seed, Runs: runs, MaxStates: maxStates, Shard: sh,
-			}}
 			if runF != nil {
 				return runF(opts)
 			}
-			if lv.Enabled {
+			if opts.Live.Enabled {
 				return runLive(cmd.Context(), opts)
 			}
 			return runScenario(cmd.Context(), opts)
 		},
 	}
-	fs := cmd.Flags()
-	sys.register(fs, sc.Name == "crash")
-	fs.StringVar(&explore, "explore", sim.ExploreExhaustive, "exhaustive (every schedule of the scope) or random (seeded schedules)")
-	fs.Uint64Var(&seed, "seed", 1, "seed of random exploration")
-	fs.IntVar(&runs, "runs", 100_000, "schedules to run with --explore random")
-	fs.IntVar(&maxStates, "max-states", 5_000_000, "stop exhaustive exploration after this many states")
-	fs.StringVar(&shard, "shard", "", "explore only part k of n (k/n), to split the work across CI jobs")
-	fs.BoolVar(&lv.Enabled, "live", false, "play the scenario's fault plan on the real Redis, PostgreSQL and RabbitMQ (--redis-url, --database-url, --amqp-url) and compare with the simulator")
-	fs.BoolVar(&lv.AllowRemote, "allow-remote", false, "with --live: allow servers that are not on loopback (a live run creates and removes queues, a schema and keys)")
-	fs.DurationVar(&lv.Scale, "time-scale", 20*time.Millisecond, "with --live: real time one virtual second takes")
+	fl.register(cmd.Flags(), sc)
 	if _, err := chaos.SpecFor(sc.Name); err != nil {
-		why := err.(*problem.Input).Why
-		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-			if unknownFlag(err) == "worker" {
-				return exitcode.UsageErrorf("--worker: %s", why)
-			}
-			return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see '" + c.CommandPath() + " --help'"}
-		})
+		noWorker(cmd, err.(*problem.Input).Why)
 	} else {
-		cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-			switch unknownFlag(err) {
-			case "at":
-				return exitcode.UsageErrorf("--at picks a fault point of a --worker run; the simulator's %s explores every placement", sc.Name)
-			case "":
-				return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see '" + c.CommandPath() + " --help'"}
-			}
-			return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "a flag of a --worker run? see 'dupctl simulate " + sc.Name + " --worker CMD --help'"}
-		})
-		cmd.Long += fmt.Sprintf(`
-
-Your own worker under this scenario's real faults: dupctl simulate %[1]s
---worker CMD ... (its flags: dupctl simulate %[1]s --worker CMD --help).`, sc.Name)
-		cmd.Example += fmt.Sprintf(`
-  # your own worker under real faults (docs/worker-chaos.md)
-  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} --publish payments:charge --effects-sql '...'`, sc.Name)
+		withWorker(cmd, sc)
 	}
 	_ = cmd.RegisterFlagCompletionFunc("profile", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return append(worker.ProfileNames(), "all"), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// scenarioLong is a scenario's help: its title, its cause, and its faulty
+// and safe profiles.
+const scenarioLong = `%s.
+
+%s
+
+Without flags: the %s profile shows the duplicate, the %s profile prevents
+it; both are explored exhaustively in a small scope (every interleaving and
+fault placement), and the shortest failing schedule is shown as a timeline.`
+
+// scenarioExample is a scenario's examples, for its name.
+const scenarioExample = `  dupctl simulate %[1]s
+  dupctl simulate %[1]s --profile all
+  dupctl simulate %[1]s --explore random --runs 100000 --seed 7
+  dupctl simulate %[1]s -o json`
+
+// scenarioFlags are a scenario's flags as given, which options checks and
+// turns into ScenarioOptions.
+type scenarioFlags struct {
+	sys             systemFlags
+	seed            uint64
+	runs, maxStates int
+	explore, shard  string
+	live            LiveOptions
+}
+
+func (fl *scenarioFlags) register(fs *pflag.FlagSet, sc *sim.Scenario) {
+	fl.sys.register(fs, sc.Name == "crash")
+	fs.StringVar(&fl.explore, "explore", sim.ExploreExhaustive, "exhaustive (every schedule of the scope) or random (seeded schedules)")
+	fs.Uint64Var(&fl.seed, "seed", 1, "seed of random exploration")
+	fs.IntVar(&fl.runs, "runs", 100_000, "schedules to run with --explore random")
+	fs.IntVar(&fl.maxStates, "max-states", 5_000_000, "stop exhaustive exploration after this many states")
+	fs.StringVar(&fl.shard, "shard", "", "explore only part k of n (k/n), to split the work across CI jobs")
+	fs.BoolVar(&fl.live.Enabled, "live", false, "play the scenario's fault plan on the real Redis, PostgreSQL and RabbitMQ "+
+		"(--redis-url, --database-url, --amqp-url) and compare with the simulator")
+	fs.BoolVar(&fl.live.AllowRemote, "allow-remote", false, "with --live: allow servers that are not on loopback "+
+		"(a live run creates and removes queues, a schema and keys)")
+	fs.DurationVar(&fl.live.Scale, "time-scale", 20*time.Millisecond, "with --live: real time one virtual second takes")
+}
+
+// options checks the flags and builds the run's options; lockTTLGiven
+// says --lock-ttl was given.
+func (fl *scenarioFlags) options(f *cmdutil.Factory, sc *sim.Scenario, lockTTLGiven bool) (*ScenarioOptions, error) {
+	profiles, err := fl.sys.profiles(sc)
+	if err != nil {
+		return nil, err
+	}
+	tune, err := fl.sys.tune(sc)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := parseShard(fl.shard)
+	if err != nil {
+		return nil, err
+	}
+	if fl.explore != sim.ExploreExhaustive && fl.explore != sim.ExploreRandom {
+		return nil, exitcode.UsageErrorf("--explore %q: want exhaustive or random", fl.explore)
+	}
+	if fl.runs < 1 || fl.maxStates < 1 {
+		return nil, exitcode.UsageErrorf("--runs and --max-states must be positive")
+	}
+	if fl.live.Enabled && fl.live.Scale < time.Millisecond {
+		return nil, exitcode.UsageErrorf("--time-scale must be at least 1ms, got %s", fl.live.Scale)
+	}
+	return &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: fl.live, LockTTLGiven: lockTTLGiven, Sim: sim.Options{
+		Scenario: sc, Profiles: profiles, Tune: tune, Explore: fl.explore,
+		Seed: fl.seed, Runs: fl.runs, MaxStates: fl.maxStates, Shard: sh,
+	}}, nil
+}
+
+// noWorker words an unknown flag for a scenario that has no --worker run:
+// --worker says why.
+func noWorker(cmd *cobra.Command, why string) {
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if unknownFlag(err) == "worker" {
+			return exitcode.UsageErrorf("--worker: %s", why)
+		}
+		return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see '" + c.CommandPath() + " --help'"}
+	})
+}
+
+// withWorker points a scenario that has a --worker run at it: in the
+// help, and from a flag only that run knows.
+func withWorker(cmd *cobra.Command, sc *sim.Scenario) {
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		switch unknownFlag(err) {
+		case "at":
+			return exitcode.UsageErrorf("--at picks a fault point of a --worker run; the simulator's %s explores every placement", sc.Name)
+		case "":
+			return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see '" + c.CommandPath() + " --help'"}
+		}
+		return &exitcode.Error{Code: exitcode.Usage, Err: err,
+			Hint: "a flag of a --worker run? see 'dupctl simulate " + sc.Name + " --worker CMD --help'"}
+	})
+	cmd.Long += fmt.Sprintf(`
+
+Your own worker under this scenario's real faults: dupctl simulate %[1]s
+--worker CMD ... (its flags: dupctl simulate %[1]s --worker CMD --help).`, sc.Name)
+	cmd.Example += fmt.Sprintf(`
+  # your own worker under real faults (docs/worker-chaos.md)
+  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} `+
+		`--publish payments:charge --effects-sql '...'`, sc.Name)
 }
 
 func upperFirst(s string) string {

@@ -2,11 +2,11 @@ package simulate
 
 import (
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/findings"
 	"io"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 )
@@ -47,86 +47,116 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *sim.Timeline) error {
 // effects (● first, ◉ each duplicate) on one time axis, with ^ under the
 // span where two workers believed they held the same lock.
 func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
-	end := tl.End
-	col := func(t int64) int {
-		c := int(t * int64(chartWidth-1) / end)
-		return min(max(c, 0), chartWidth-1)
-	}
-	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", sim.FormatMillis(end),
-		sim.FormatMillis(max(end/int64(chartWidth-1), 1)))))
-	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", chartWidth-2-len(sim.FormatMillis(end)))+sim.FormatMillis(end), "")
+	a := chartAxis{end: tl.End}
+	end := sim.FormatMillis(tl.End)
+	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", end,
+		sim.FormatMillis(max(tl.End/int64(chartWidth-1), 1)))))
+	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", chartWidth-2-len(end))+end, "")
 	for wk := 0; wk < tl.Workers; wk++ {
 		lane := fmt.Sprintf("W%d", wk+1)
-		for _, d := range tl.Deliveries {
-			if d.Worker != wk {
-				continue
-			}
-			bar := []rune(strings.Repeat(" ", chartWidth))
-			for c := col(d.From); c <= col(d.To); c++ {
-				bar[c] = '─'
-			}
-			if d.Deadline > 0 && d.Deadline <= end {
-				bar[col(d.Deadline)] = '|'
-			}
-			switch d.End {
-			case "crash":
-				bar[col(d.To)] = '✗'
-			case "ack":
-				bar[col(d.To)] = '✓'
-			}
-			t.Row(lane, d.Message+" ("+d.End+")", string(bar), "")
-		}
-		for _, l := range tl.Leases {
-			if l.Worker != wk {
-				continue
-			}
-			bar := []rune(strings.Repeat(" ", chartWidth))
-			for c := col(l.From); c <= col(l.Until); c++ {
-				bar[c] = '█'
-			}
-			note := ""
-			switch l.Ended {
-			case "expired":
-				note = "expired at t=" + sim.FormatMillis(l.Until)
-			case "deleted":
-				note = "deleted by another worker at t=" + sim.FormatMillis(l.Until)
-			case "lost":
-				note = "lost in a failover at t=" + sim.FormatMillis(l.Until)
-			}
-			if note != "" && l.Believed > l.Until {
-				for c := col(l.Until) + 1; c <= col(l.Believed); c++ {
-					bar[c] = '░'
-				}
-				note += "; its holder acted as owner until t=" + sim.FormatMillis(l.Believed)
-			}
-			t.Row(lane, fmt.Sprintf("lease token %d", l.Token), string(bar), note)
-		}
-		eff := []rune(strings.Repeat(" ", chartWidth))
-		has := false
-		for _, e := range tl.Effects {
-			if e.Worker == wk {
-				has = true
-				if e.N > 1 {
-					eff[col(e.T)] = '◉'
-				} else {
-					eff[col(e.T)] = '●'
-				}
-			}
-		}
-		if has {
-			t.Row(lane, "side effects", string(eff), "")
-		}
+		a.deliveries(t, tl, wk, lane)
+		a.leases(t, tl, wk, lane)
+		a.effects(t, tl, wk, lane)
 	}
 	if over := overlaps(tl); over != nil {
-		bar := []rune(strings.Repeat(" ", chartWidth))
+		bar := a.blank()
 		for _, span := range over {
-			for c := col(span[0]); c <= col(span[1]); c++ {
-				bar[c] = '^'
-			}
+			a.fill(bar, span[0], span[1], '^')
 		}
 		t.Row("", "two owners", th.Severity(findings.Error, string(bar)), "two workers acted as holder of the same lock")
 	}
 	_ = t.Render(w)
+}
+
+// chartAxis maps virtual time, 0 to end, onto the chart's columns.
+type chartAxis struct{ end int64 }
+
+func (a chartAxis) col(t int64) int {
+	c := int(t * int64(chartWidth-1) / a.end)
+	return min(max(c, 0), chartWidth-1)
+}
+
+func (a chartAxis) blank() []rune { return []rune(strings.Repeat(" ", chartWidth)) }
+
+// fill draws r from the column of from to the column of to, both included.
+func (a chartAxis) fill(bar []rune, from, to int64, r rune) {
+	for c := a.col(from); c <= a.col(to); c++ {
+		bar[c] = r
+	}
+}
+
+// deliveries adds a row per delivery worker wk took.
+func (a chartAxis) deliveries(t *report.Table, tl *sim.Timeline, wk int, lane string) {
+	for _, d := range tl.Deliveries {
+		if d.Worker != wk {
+			continue
+		}
+		bar := a.blank()
+		a.fill(bar, d.From, d.To, '─')
+		if d.Deadline > 0 && d.Deadline <= a.end {
+			bar[a.col(d.Deadline)] = '|'
+		}
+		switch d.End {
+		case "crash":
+			bar[a.col(d.To)] = '✗'
+		case "ack":
+			bar[a.col(d.To)] = '✓'
+		}
+		t.Row(lane, d.Message+" ("+d.End+")", string(bar), "")
+	}
+}
+
+// leases adds a row per lease worker wk held, with how it ended and how
+// long its holder went on acting as owner.
+func (a chartAxis) leases(t *report.Table, tl *sim.Timeline, wk int, lane string) {
+	for _, l := range tl.Leases {
+		if l.Worker != wk {
+			continue
+		}
+		bar := a.blank()
+		a.fill(bar, l.From, l.Until, '█')
+		note := leaseNote(l)
+		if note != "" && l.Believed > l.Until {
+			for c := a.col(l.Until) + 1; c <= a.col(l.Believed); c++ {
+				bar[c] = '░'
+			}
+			note += "; its holder acted as owner until t=" + sim.FormatMillis(l.Believed)
+		}
+		t.Row(lane, fmt.Sprintf("lease token %d", l.Token), string(bar), note)
+	}
+}
+
+// leaseNote says how a lease ended when that is news (expired, deleted,
+// lost), or "".
+func leaseNote(l sim.Lease) string {
+	switch l.Ended {
+	case "expired":
+		return "expired at t=" + sim.FormatMillis(l.Until)
+	case "deleted":
+		return "deleted by another worker at t=" + sim.FormatMillis(l.Until)
+	case "lost":
+		return "lost in a failover at t=" + sim.FormatMillis(l.Until)
+	}
+	return ""
+}
+
+// effects adds worker wk's side effects as one row, if it ran any.
+func (a chartAxis) effects(t *report.Table, tl *sim.Timeline, wk int, lane string) {
+	eff := a.blank()
+	has := false
+	for _, e := range tl.Effects {
+		if e.Worker == wk {
+			has = true
+			if e.N > 1 {
+				eff[a.col(e.T)] = '◉'
+			} else {
+				eff[a.col(e.T)] = '●'
+			}
+		}
+	}
+	if has {
+		t.Row(lane, "side effects", string(eff), "")
+	}
 }
 
 // overlaps returns the spans in which two workers each believed they held

@@ -312,6 +312,8 @@ func (wl *workerLanes) faultMark(e chaos.Event) report.Mark {
 		kind, label = report.MarkPause, "fault: SIGSTOP"
 	case chaos.Close:
 		kind, label = report.MarkCrash, "fault: connection dropped"
+	case chaos.Failover:
+		kind, label = report.MarkExpire, "fault: Redis failover"
 	}
 	m := wl.mark(e, kind, label)
 	m.Title = "THE FAULT: " + m.Title

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/redis/go-redis/v9"
@@ -129,4 +130,92 @@ func codes(res *Result) []string {
 		out = append(out, f.Code)
 	}
 	return out
+}
+
+// TestSentinelMasterKilledMidScan: the master a group of Sentinels names
+// (testenv.RedisSentinel: 1 master, 1 replica, 3 Sentinels, down-after
+// 1s) is killed (SIGKILL) after the scan read its first page: the scan
+// waits for the Sentinels to promote the replica and goes on there, from
+// the start, skipping what it read - every lock once. Then the promoted
+// master, which has no replica left, is killed mid-scan: the report
+// stands, says the master's keys were not all read as an error finding,
+// and Incomplete fails the run - never an error without the report, never
+// a silent partial result.
+func TestSentinelMasterKilledMidScan(t *testing.T) {
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{})
+	ctx := context.Background()
+	first := s.MasterAddr(t)
+	m := s.Node(first)
+	defer m.Close()
+	const locks = 3000
+	_, err := m.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range locks {
+			p.Set(ctx, fmt.Sprintf("lock:order:%d", i), fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", i), time.Hour)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := m.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d %v", n, err) // the failover must lose none
+	}
+	c, err := connect.Redis(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	scan := func(wait time.Duration, victim string) *Result {
+		t.Helper()
+		var once sync.Once
+		killed := false
+		res, err := Run(ctx, c, Options{Count: 50, FailoverWait: wait, afterPage: func(n string) {
+			if strings.HasPrefix(n, victim+" ") {
+				once.Do(func() { s.Kill(t, victim); killed = true })
+			}
+		}})
+		if err != nil {
+			t.Fatalf("killing %s mid-scan: %v", victim, err)
+		}
+		if !killed {
+			t.Fatalf("the scan read nothing from %s: the kill never happened", victim)
+		}
+		return res
+	}
+
+	res := scan(30*time.Second, first)
+	d := res.Data
+	if len(d.Families) != 1 || d.Families[0].Keys != locks || d.Scan.Locks != locks {
+		t.Errorf("after the failover: families %+v, scan %+v: want every one of the %d locks once", d.Families, d.Scan, locks)
+	}
+	second := s.WaitNewMaster(t, first)
+	moved := slices.ContainsFunc(d.Failovers, func(m Failover) bool {
+		return strings.HasPrefix(m.From, first+" ") && strings.HasPrefix(m.To, second+" ")
+	})
+	checked := slices.Contains(res.Checks, judge.RuleScanIncomplete.Code)
+	if !moved || len(d.Unread) != 0 || hasCode(res, judge.RuleScanIncomplete.Code) || !checked {
+		t.Errorf("after the failover: failovers %+v unread %+v findings %v", d.Failovers, d.Unread, codes(res))
+	}
+	if err := res.Incomplete(); err != nil {
+		t.Errorf("a scan that read everything is incomplete: %v", err)
+	}
+	t.Logf("failovers: %+v; scan %d ms, %d locks", d.Failovers, d.Scan.ElapsedMs, d.Scan.Locks)
+
+	res = scan(3*time.Second, second)
+	d = res.Data
+	if len(d.Unread) != 1 || !strings.HasPrefix(d.Unread[0].Node, second+" ") || !hasCode(res, judge.RuleScanIncomplete.Code) {
+		t.Fatalf("the master killed with no replica: unread %+v findings %v", d.Unread, codes(res))
+	}
+	err = res.Incomplete()
+	if err == nil || !strings.Contains(err.Error(), "the rest of the keys of master "+second) {
+		t.Errorf("incomplete: %v", err)
+	}
+	var read int64
+	for _, f := range d.Families {
+		read += f.Keys
+	}
+	if read >= locks {
+		t.Errorf("%d locks reported read though the master died mid-scan", read)
+	}
+	t.Logf("unread: %+v; locks read %d of %d", d.Unread, read, locks)
 }

@@ -120,6 +120,8 @@ type Result struct {
 	Findings []findings.Finding
 	// Checks are the rule codes evaluated (those in Data.NotChecked are not).
 	Checks []string
+	// failsOver: the scan follows a failover (a cluster, or Sentinels).
+	failsOver bool
 }
 
 // Report turns the result into the findings report of `inspect lock`.
@@ -168,6 +170,7 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := newResult(o, nodes, keyspace.IsCluster(c))
+	res.failsOver = keyspace.CanFailOver(c)
 	total, err := res.settings(ctx, nodes, keyspace.DB(c))
 	if err != nil {
 		return nil, err
@@ -285,16 +288,29 @@ func (r *Result) Incomplete() error {
 	}
 	var parts []string
 	for _, u := range r.Data.Unread {
-		parts = append(parts, fmt.Sprintf("slots %s of master %s", keyspace.SlotsText(u.Slots), u.Node))
+		parts = append(parts, unreadText(u))
+	}
+	if !r.Data.Target.Cluster {
+		return problem.System(fmt.Errorf("the scan did not read %s: the master failed and the Sentinels named no master that answered in time",
+			strings.Join(parts, "; ")), "the report leaves their locks out; run it again once SENTINEL MASTERS shows the master up, or give a longer {FailoverWait}")
 	}
 	return problem.System(fmt.Errorf("the scan did not read %s: a master failed and nothing served its slots again in time", strings.Join(parts, "; ")),
 		"the report leaves their locks out; run it again once CLUSTER INFO says cluster_state:ok, or give a longer {FailoverWait}")
 }
 
+// unreadText names what a node left unread: its slots on a cluster, the
+// rest of its keys on a master named by Sentinels.
+func unreadText(u UnreadNode) string {
+	if len(u.Slots) == 0 {
+		return "the rest of the keys of master " + u.Node
+	}
+	return fmt.Sprintf("slots %s of master %s", keyspace.SlotsText(u.Slots), u.Node)
+}
+
 // failoverReport lists the scans that went on after a failure, and makes
 // every node left unread a finding: the report must not look whole.
 func (a *aggregator) failoverReport(res *Result) {
-	if !res.Data.Target.Cluster {
+	if !res.failsOver {
 		return
 	}
 	res.check(judge.RuleScanIncomplete.Code)
@@ -302,19 +318,28 @@ func (a *aggregator) failoverReport(res *Result) {
 	res.Data.Unread = append(res.Data.Unread, a.unread...)
 	for _, m := range a.failovers {
 		if m.From != m.To {
-			res.Data.Notes = append(res.Data.Notes, fmt.Sprintf("%s failed during the scan (%s); the scan went on on %s, which serves its slots now, "+
+			now := "which serves its slots now"
+			if !res.Data.Target.Cluster {
+				now = "the master the Sentinels name now"
+			}
+			res.Data.Notes = append(res.Data.Notes, fmt.Sprintf("%s failed during the scan (%s); the scan went on on %s, %s, "+
 				"after %s: locks written to %s and not replicated before it failed are gone, and this report cannot show them",
-				m.From, m.Why, m.To, judge.FormatMs(m.WaitedMs), m.From))
+				m.From, m.Why, m.To, now, judge.FormatMs(m.WaitedMs), m.From))
 		}
 	}
 	for _, u := range a.unread {
-		ev := []string{"slots " + keyspace.SlotsText(u.Slots), "why: " + u.Why,
-			fmt.Sprintf("%d keys returned by SCAN there and not read", u.Pending)}
+		ev := []string{"why: " + u.Why, fmt.Sprintf("%d keys returned by SCAN there and not read", u.Pending)}
+		if len(u.Slots) > 0 {
+			ev = append([]string{"slots " + keyspace.SlotsText(u.Slots)}, ev...)
+		}
 		if !u.ScanDone {
 			ev = append(ev, "SCAN had not reached the end of the node: how many keys it holds is unknown")
 		}
-		res.Findings = append(res.Findings, judge.RuleScanIncomplete.New("redis "+u.Node,
-			fmt.Sprintf("the keys of slots %s (master %s) were not read: this report leaves out their locks", keyspace.SlotsText(u.Slots), u.Node), ev...))
+		what := fmt.Sprintf("the keys of slots %s (master %s) were not read: this report leaves out their locks", keyspace.SlotsText(u.Slots), u.Node)
+		if len(u.Slots) == 0 {
+			what = fmt.Sprintf("the keys of master %s were not all read: this report leaves out the locks it did not reach", u.Node)
+		}
+		res.Findings = append(res.Findings, judge.RuleScanIncomplete.New("redis "+u.Node, what, ev...))
 	}
 }
 

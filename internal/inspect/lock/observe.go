@@ -130,7 +130,10 @@ func (a *aggregator) orphan(now *keyspace.Key, c candidate) bool {
 	elapsed := a.o.Now().Sub(c.at)
 	// Untouched: its idle time grew by the whole interval (a renewal, a
 	// read or a rewrite resets it).
-	if now.Idle < 0 || time.Duration(now.Idle-c.idle)*time.Second+clockSlack < elapsed {
+	if now.Idle < 0 {
+		return false // idle time not the key's own (a shared integer value): not proven
+	}
+	if time.Duration(now.Idle-c.idle)*time.Second+clockSlack < elapsed {
 		a.obs.Touched++
 		return false
 	}

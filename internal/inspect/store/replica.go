@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/dupctl/dupctl/internal/idemtable/replica"
 	"github.com/dupctl/dupctl/internal/platform/english"
-	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,48 +14,9 @@ import (
 // comparison reads from the primary.
 const DefaultReplicaRows = 10_000
 
-// replicaLagWarn bounds the wait for a replica read behind the primary to
-// replay the primary's position: one that takes longer is worth a warning
-// even when no record differs yet, since any check routed there misses the
-// records written in that window.
-const replicaLagWarn = time.Second
-
 // ReplicaState is where the replica's replay stood against the primary's
-// snapshot: the evidence figures of the replica findings.
-type ReplicaState struct {
-	// InRecovery is false for a replica that is not a streaming standby
-	// (a logical subscriber): it has no replay figures.
-	InRecovery bool `json:"in_recovery"`
-	// PrimaryLSN is the primary's WAL position when its snapshot was taken
-	// (pg_current_wal_lsn()).
-	PrimaryLSN string  `json:"primary_lsn"`
-	ReceiveLSN *string `json:"receive_lsn"` // pg_last_wal_receive_lsn()
-	ReplayLSN  *string `json:"replay_lsn"`  // pg_last_wal_replay_lsn()
-	// BehindBytes is pg_wal_lsn_diff(primary_lsn, replay_lsn), 0 when the
-	// replica had replayed past the primary's snapshot.
-	BehindBytes *int64 `json:"behind_bytes"`
-	Paused      bool   `json:"replay_paused"`
-	// LastReplayed is the commit time of the last replayed transaction
-	// (pg_last_xact_replay_timestamp()).
-	LastReplayed *time.Time `json:"last_replayed_commit"`
-	// LagMs is the replica's clock minus LastReplayed while it is behind,
-	// 0 when caught up, null when not a standby. On a primary that was
-	// idle before its last write it overstates the lag: CatchUp measures.
-	LagMs *int64 `json:"lag_ms"`
-	Lag   string `json:"lag"`
-	// CatchUpMs is how long the replica, read behind, took to replay the
-	// primary's position, polled up to 1s; null when it did not within
-	// that (or was not behind). CatchUp says it in words.
-	CatchUpMs *int64 `json:"catch_up_ms"`
-	CatchUp   string `json:"catch_up"`
-}
-
-// behind reports whether the replica had not replayed everything the
-// primary's snapshot holds. A physical standby that had is the primary as
-// of then, so no record can differ.
-func (s *ReplicaState) behind() bool {
-	return !s.InRecovery || s.BehindBytes == nil || *s.BehindBytes > 0
-}
+// snapshot (shared with audit cache).
+type ReplicaState = replica.State
 
 // ReplicaCompare is one table's records on the primary against the
 // replica.
@@ -89,134 +49,38 @@ type ReplicaRow struct {
 // opened at the first table compared (a snapshot held open on a hot
 // standby while the primary is scanned invites a recovery conflict).
 type replicaSession struct {
-	db         DB
-	primaryLSN string
-	primaryID  string
-	res        *Result
+	db      DB
+	primary replica.Primary
+	res     *Result
 
-	tx    pgx.Tx // nil until opened
+	snap  *replica.Snapshot // nil until opened
+	tx    pgx.Tx
 	state *ReplicaState
 }
 
 // newReplicaSession reads the primary's WAL position inside its snapshot.
-func newReplicaSession(ctx context.Context, primary pgx.Tx, replica DB, res *Result) (*replicaSession, error) {
-	s := &replicaSession{db: replica, res: res}
-	err := primary.QueryRow(ctx, `SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text,
-  `+systemID).Scan(&s.primaryLSN, &s.primaryID)
+func newReplicaSession(ctx context.Context, primary pgx.Tx, db DB, res *Result) (*replicaSession, error) {
+	p, err := replica.ReadPrimary(ctx, primary)
 	if err != nil {
-		return nil, fmt.Errorf("read the primary's WAL position: %w", err)
+		return nil, err
 	}
-	return s, nil
+	return &replicaSession{db: db, primary: p, res: res}, nil
 }
 
-func (s *replicaSession) close(ctx context.Context) {
-	if s.tx != nil {
-		s.tx.Rollback(context.WithoutCancel(ctx))
-	}
-}
+func (s *replicaSession) close(ctx context.Context) { s.snap.Close(ctx) }
 
-// open takes the replica's snapshot and reads its replay position in the
-// same statement, so "behind" compares the two snapshots.
+// open takes the replica's snapshot and reads its replay position.
 func (s *replicaSession) open(ctx context.Context) error {
-	if s.tx != nil {
+	if s.snap != nil {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	snap, err := replica.Open(ctx, s.db, s.primary)
 	if err != nil {
-		return replicaError(fmt.Errorf("begin read-only snapshot: %w", err))
+		return err
 	}
-	s.tx = tx
-	st := &ReplicaState{PrimaryLSN: s.primaryLSN}
-	var version int
-	var replicaID string
-	var replayAt, now *time.Time
-	err = tx.QueryRow(ctx, `SELECT pg_is_in_recovery(), pg_last_wal_receive_lsn()::text, pg_last_wal_replay_lsn()::text,
-  GREATEST(pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn()), 0)::bigint, pg_last_xact_replay_timestamp(), clock_timestamp(),
-  current_setting('server_version_num')::int, `+systemID, s.primaryLSN).
-		Scan(&st.InRecovery, &st.ReceiveLSN, &st.ReplayLSN, &st.BehindBytes, &replayAt, &now, &version, &replicaID)
-	if err != nil {
-		return replicaError(fmt.Errorf("read the replica's replay position: %w", err))
-	}
-	if st.InRecovery && s.primaryID != "" && replicaID != "" && s.primaryID != replicaID {
-		return problem.Inputf("Replica", "the replica is a standby of another cluster (system identifier %s, the primary's %s)",
-			replicaID, s.primaryID).WithHint("give a standby of the database {DatabaseURL} names")
-	}
-	if st.InRecovery {
-		if err := readPause(ctx, tx, version, st); err != nil {
-			return replicaError(err)
-		}
-		st.LastReplayed = replayAt
-		lag := int64(0)
-		if st.behind() && replayAt != nil && now != nil {
-			lag = max(now.Sub(*replayAt).Milliseconds(), 0)
-		}
-		st.LagMs, st.Lag = &lag, english.Duration(time.Duration(lag)*time.Millisecond)
-	} else {
-		st.BehindBytes, st.ReceiveLSN, st.ReplayLSN = nil, nil, nil
-	}
-	if _, err := tx.Exec(ctx, "SET LOCAL TimeZone = 'UTC'"); err != nil {
-		return replicaError(err)
-	}
-	if st.InRecovery && st.behind() {
-		if err := s.measureCatchUp(ctx, st); err != nil {
-			return err
-		}
-	}
-	s.state, s.res.Replica = st, st
+	s.snap, s.tx, s.state = snap, snap.Tx, snap.State
+	s.res.Replica = snap.State
 	return nil
-}
-
-// measureCatchUp polls the replica, outside its snapshot, until it has
-// replayed the primary's position or replicaLagWarn passed: a measured
-// lag, where pg_last_xact_replay_timestamp only bounds it.
-func (s *replicaSession) measureCatchUp(ctx context.Context, st *ReplicaState) error {
-	start := time.Now()
-	for {
-		var done bool
-		err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-			return tx.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", s.primaryLSN).Scan(&done)
-		})
-		if err != nil {
-			return replicaError(fmt.Errorf("poll the replica's replay position: %w", err))
-		}
-		took := time.Since(start)
-		if done {
-			ms := took.Milliseconds()
-			st.CatchUpMs, st.CatchUp = &ms, "replayed the primary's position "+english.Duration(took)+" later"
-			return nil
-		}
-		if took >= replicaLagWarn {
-			st.CatchUp = "had not replayed the primary's position " + english.Duration(replicaLagWarn) + " later"
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// systemID is the cluster's system identifier where the role may read it
-// (pg_control_system), else "": a standby shares its primary's.
-const systemID = `CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'EXECUTE')
-  THEN (SELECT system_identifier::text FROM pg_catalog.pg_control_system()) ELSE '' END`
-
-func readPause(ctx context.Context, tx pgx.Tx, version int, st *ReplicaState) error {
-	// Before PostgreSQL 14 a requested pause and one in effect read alike.
-	q := "SELECT pg_is_wal_replay_paused()"
-	if version >= 140000 {
-		q = "SELECT pg_get_wal_replay_pause_state() <> 'not paused'"
-	}
-	if err := tx.QueryRow(ctx, q).Scan(&st.Paused); err != nil {
-		return fmt.Errorf("read the replica's replay state: %w", err)
-	}
-	return nil
-}
-
-// replicaError says which server failed: both are PostgreSQL.
-func replicaError(err error) error {
-	return problem.System(fmt.Errorf("replica: %w", err), "check {Replica}")
 }
 
 // replicaRow is one primary record to look up on the replica.
@@ -243,7 +107,7 @@ func (in *inspector) replicaCompare(ctx context.Context) error {
 	rc := &ReplicaCompare{Samples: []ReplicaRow{}, Order: "in table order"}
 	in.res.Replica = rc
 	st := in.replica.state
-	if !st.behind() {
+	if !st.Behind() {
 		rc.CaughtUp = true
 		return nil
 	}
@@ -303,7 +167,7 @@ func (in *inspector) lookupOnReplica(ctx context.Context, rows []replicaRow, rc 
 	tx := in.replica.tx
 	var exists bool
 	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", in.t.Name.SQL()).Scan(&exists); err != nil {
-		return replicaError(fmt.Errorf("look up %s: %w", in.t.Name, err))
+		return replica.Error(fmt.Errorf("look up %s: %w", in.t.Name, err))
 	}
 	seen := map[string][]*string{}
 	if exists {
@@ -318,7 +182,7 @@ func (in *inspector) lookupOnReplica(ctx context.Context, rows []replicaRow, rc 
 		sql := "SELECT " + textExpr(in.key) + ", " + statusSel + " FROM " + in.t.Name.SQL() + " WHERE " + keyIn(in.key, 1)
 		q, err := tx.Query(ctx, sql, keyArgs(groups, len(in.key))...)
 		if err != nil {
-			return replicaError(fmt.Errorf("read %s: %w", in.t.Name, err))
+			return replica.Error(fmt.Errorf("read %s: %w", in.t.Name, err))
 		}
 		var key string
 		var status *string
@@ -326,7 +190,7 @@ func (in *inspector) lookupOnReplica(ctx context.Context, rows []replicaRow, rc 
 			seen[key] = append(seen[key], status)
 			return nil
 		}); err != nil {
-			return replicaError(fmt.Errorf("read %s: %w", in.t.Name, err))
+			return replica.Error(fmt.Errorf("read %s: %w", in.t.Name, err))
 		}
 	}
 	rc.TableMissing = !exists
@@ -383,7 +247,7 @@ func (in *inspector) judgeReplicaRow(r replicaRow, there []*string, rc *ReplicaC
 // behind that holds no differing record of this table yet is a warning.
 func (in *inspector) replicaFindings(rc *ReplicaCompare) {
 	st := in.replica.state
-	ev := st.evidence()
+	ev := st.Evidence()
 	if n := rc.Missing + rc.Stale; n > 0 {
 		for _, s := range rc.Samples {
 			ev = append(ev, fmt.Sprintf("key %s: %s on the primary, %s on the replica", quoteKey(s.Key), s.Primary, s.Replica))
@@ -397,36 +261,8 @@ func (in *inspector) replicaFindings(rc *ReplicaCompare) {
 		in.rep.Add(RuleReplicaStale.New(in.subject(), msg, ev...))
 		return
 	}
-	if st.InRecovery && (st.Paused || st.CatchUpMs == nil) {
+	if st.Lagging() {
 		msg := fmt.Sprintf("the replica %s: an idempotency check routed to it misses every record written in that window", st.CatchUp)
 		in.rep.Add(RuleReplicaLag.New(in.subject(), msg, ev...))
 	}
-}
-
-// evidence is the replay figures, one line each.
-func (s *ReplicaState) evidence() []string {
-	if !s.InRecovery {
-		return []string{"the replica is not in recovery (a logical subscriber or a server of its own): no replay figures; " +
-			"it was read after the primary, so a record may also differ because it changed in between"}
-	}
-	var ev []string
-	if s.ReplayLSN != nil && s.BehindBytes != nil {
-		ev = append(ev, fmt.Sprintf("replayed WAL up to %s, %s bytes behind the primary's %s (pg_wal_lsn_diff)",
-			*s.ReplayLSN, english.Number(*s.BehindBytes), s.PrimaryLSN))
-	}
-	if s.Paused {
-		recv := ""
-		if s.ReceiveLSN != nil {
-			recv = "; WAL received up to " + *s.ReceiveLSN
-		}
-		ev = append(ev, "WAL replay is paused (pg_wal_replay_pause())"+recv)
-	}
-	if s.CatchUp != "" {
-		ev = append(ev, "read behind the primary, it "+s.CatchUp)
-	}
-	if s.LastReplayed != nil {
-		ev = append(ev, fmt.Sprintf("last replayed commit %s, %s before the replica's clock (pg_last_xact_replay_timestamp)",
-			s.LastReplayed.UTC().Format(time.RFC3339Nano), s.Lag))
-	}
-	return ev
 }

@@ -38,7 +38,8 @@ const (
 
 // Causes lists every injectable incident, cycled through in this order.
 func Causes() []Cause {
-	return []Cause{Redelivery, LockExpiry, LockKeyJobID, UnlockNoToken, UnstableKey, NonAtomic, StaleCache, RaceNoLock, NonAtomicUnloggedCheck}
+	return []Cause{Redelivery, LockExpiry, LockKeyJobID, UnlockNoToken, UnstableKey, NonAtomic, StaleCache, RaceNoLock,
+		NonAtomicUnloggedCheck}
 }
 
 // Dialect is a log layout.
@@ -362,7 +363,8 @@ type run struct {
 
 func (g *gen) newRun(t time.Time, jt, order, job, msg string, attempt int) *run {
 	return &run{g: g, t: t, w: g.worker(), useLock: true, check: true, claim: !g.c.Lean, lockTTL: 30000,
-		base: fields{job: job, msg: msg, order: order, idem: jt + ":" + order, lockKey: "lock:" + jt + ":order:" + order, jobType: jt, attempt: attempt, redelivered: attempt > 1}}
+		base: fields{job: job, msg: msg, order: order, idem: jt + ":" + order, lockKey: "lock:" + jt + ":order:" + order, jobType: jt,
+			attempt: attempt, redelivered: attempt > 1}}
 }
 
 func (r *run) step(d int, kind string, mod func(*fields)) {
@@ -652,7 +654,8 @@ func unstableKey(g *gen, jt, order string, attempt int, t time.Time) string {
 	case 2:
 		u := g.rng.Uint64()
 		v := g.rng.Uint64()
-		return fmt.Sprintf("%s:%s:%08x-%04x-4%03x-%x%03x-%012x", jt, order, uint32(u), uint16(u>>32), uint16(u>>48)&0xfff, 8+(v>>62), uint16(v>>32)&0xfff, v&0xffffffffffff)
+		return fmt.Sprintf("%s:%s:%08x-%04x-4%03x-%x%03x-%012x", jt, order, uint32(u), uint16(u>>32), uint16(u>>48)&0xfff, 8+(v>>62),
+			uint16(v>>32)&0xfff, v&0xffffffffffff)
 	default:
 		return fmt.Sprintf("%s-%s-%s", jt, order, t.UTC().Format("20060102T150405.000"))
 	}

@@ -43,21 +43,22 @@ func TestEveryLineReadAsWritten(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := 0
-			_, err = logs.Scan(context.Background(), []logs.Source{logs.ReaderSource("gen", &buf)}, logs.Options{Workers: 1}, func(e *logs.Event) error {
-				s := sum.Steps[i]
-				i++
-				want := map[string]logs.Kind{"idempotency_check": logs.KindCheck}[s.Kind]
-				if want == logs.KindOther {
-					want, _ = logs.ParseKind(s.Kind)
-				}
-				if e.Kind != want || e.BusinessKey() != s.Order {
-					t.Errorf("line %d %q: read %s %q, written %s %q", e.Line, text(e), e.Kind, e.BusinessKey(), s.Kind, s.Order)
-				}
-				if s.Kind == "idempotency_check" && (e.Hit != logs.False || (e.FromCache == logs.True) != s.FromCache) {
-					t.Errorf("line %d %q: check answer %d source %d, want a miss, from the cache: %v", e.Line, text(e), e.Hit, e.FromCache, s.FromCache)
-				}
-				return nil
-			})
+			_, err = logs.Scan(context.Background(), []logs.Source{logs.ReaderSource("gen", &buf)}, logs.Options{Workers: 1},
+				func(e *logs.Event) error {
+					s := sum.Steps[i]
+					i++
+					want := map[string]logs.Kind{"idempotency_check": logs.KindCheck}[s.Kind]
+					if want == logs.KindOther {
+						want, _ = logs.ParseKind(s.Kind)
+					}
+					if e.Kind != want || e.BusinessKey() != s.Order {
+						t.Errorf("line %d %q: read %s %q, written %s %q", e.Line, text(e), e.Kind, e.BusinessKey(), s.Kind, s.Order)
+					}
+					if s.Kind == "idempotency_check" && (e.Hit != logs.False || (e.FromCache == logs.True) != s.FromCache) {
+						t.Errorf("line %d %q: check answer %d source %d, want a miss, from the cache: %v", e.Line, text(e), e.Hit, e.FromCache, s.FromCache)
+					}
+					return nil
+				})
 			if err != nil || i != len(sum.Steps) {
 				t.Fatalf("%v: read %d of %d lines", err, i, len(sum.Steps))
 			}

@@ -102,8 +102,10 @@ type flatNames struct {
 }
 
 var (
-	camelNames = flatNames{"jobId", "messageId", "orderId", "jobType", "idempotencyKey", "lockKey", "lockToken", "lockTtlMs", "consumerInstanceId", "checkSource", "errorType", "durationMs"}
-	snakeNames = flatNames{"job_id", "message_id", "order_id", "job_type", "idempotency_key", "lock_key", "lock_token", "lock_ttl_ms", "consumer_instance_id", "check_source", "error_type", "duration_ms"}
+	camelNames = flatNames{"jobId", "messageId", "orderId", "jobType", "idempotencyKey", "lockKey", "lockToken", "lockTtlMs",
+		"consumerInstanceId", "checkSource", "errorType", "durationMs"}
+	snakeNames = flatNames{"job_id", "message_id", "order_id", "job_type", "idempotency_key", "lock_key", "lock_token", "lock_ttl_ms",
+		"consumer_instance_id", "check_source", "error_type", "duration_ms"}
 )
 
 func (g *gen) renderCamel(b []byte, t time.Time, e *ev) []byte {

@@ -262,6 +262,15 @@ func (f *Failover) Node(ctx context.Context) string {
 	return addr + " (" + f.Sentinel.Master + ")"
 }
 
+// Dialed names the server the client's last connection went to, as Node
+// does: the Sentinels may name another a moment after a failover, while
+// a connection made then tells where the client reads.
+func (f *Failover) Dialed() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last + " (" + f.Sentinel.Master + ")"
+}
+
 // dialed records where a connection went.
 func (f *Failover) dialed(addr string) {
 	f.mu.Lock()

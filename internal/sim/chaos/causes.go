@@ -45,6 +45,7 @@ var wireDetectors = cause.NewDetectors(map[string]wireDetector{
 	cause.UnstableKey.Code:     (*run).unstableKey,
 	cause.StaleCache.Code:      (*run).staleCache,
 	cause.UnlockNoToken.Code:   (*run).unlockNoToken,
+	cause.LockFailover.Code:    (*run).lockFailover,
 	cause.LockExpiry.Code:      (*run).lockExpiry,
 	cause.LockKeyJobID.Code:    (*run).lockKeyJobID,
 	cause.NonAtomicCommit.Code: (*run).nonAtomic,
@@ -128,6 +129,27 @@ func (r *run) unlockNoToken(k *duplicated) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// lockFailover: dupctl's failover took the lock away right after a worker
+// acquired it, and a different worker was granted the same lock while the
+// first still worked under it. Only the failover fault deletes a lock, so
+// no other run's leases can pass for it.
+func (r *run) lockFailover(k *duplicated) (string, bool) {
+	a := r.faultLease
+	if r.plan.Fault != Failover || r.fired == nil || a == nil || a.key != k.key {
+		return "", false
+	}
+	b := r.grantedAgain(a)
+	if b == nil {
+		return "", false
+	}
+	k.decide(a.seq, r.fired.Seq, b.seq)
+	holder := a.slot.lane(a.inst)
+	return fmt.Sprintf("%s took the lock %s at %s; Redis failed over right after, before the lock replicated, so the new master "+
+		"did not have it; at %s it granted the same lock to %s while %s still worked on %s, and both ran the effect "+
+		"(nothing but an idempotency record or a fencing token could have stopped the second)",
+		holder, a.lock, r.at(a.from), r.at(b.from), b.slot.lane(b.inst), holder, k.key), true
 }
 
 // lockExpiry: a lease that expired while its holder still worked, and a

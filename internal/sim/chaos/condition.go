@@ -35,6 +35,8 @@ func (r *run) unmet() string {
 		return r.noLaggedSecond()
 	case Duplicate:
 		return r.noOverlap()
+	case Failover:
+		return r.noOtherHolder()
 	}
 	return ""
 }
@@ -80,10 +82,11 @@ func (r *run) notBack() string {
 	return fmt.Sprintf("the broker never delivered %s again after the fault", key)
 }
 
-// noOtherHolder: after lock-expiry's pause or the Redis cut, another
-// worker must take the lock the fault fell on - while the paused holder
-// still held its message, or, after a cut, at all (a holder that noticed
-// the cut and let go is what the cut asks for).
+// noOtherHolder: after lock-expiry's pause, the Redis cut or the
+// failover, another worker must take the lock the fault fell on - while
+// the paused holder (or the one whose lock the failover lost) still held
+// its message, or, after a cut, at all (a holder that noticed the cut and
+// let go is what the cut asks for).
 func (r *run) noOtherHolder() string {
 	l := r.faultLease
 	victim := r.plan.Victim
@@ -91,6 +94,9 @@ func (r *run) noOtherHolder() string {
 		return fmt.Sprintf("%s held no lock on %s when dupctl paused it: there was no lock to expire and take over", r.fired.Lane, victim)
 	}
 	holder := l.slot.lane(l.inst)
+	if r.plan.Fault == Failover {
+		return r.noFailoverHolder(l, holder)
+	}
 	paused := r.plan.Fault == Stop
 	for _, b := range r.leases {
 		if b.lock != l.lock || (b.slot == l.slot && b.inst == l.inst) || b.from.Before(r.firedAt) {
@@ -111,6 +117,53 @@ func (r *run) noOtherHolder() string {
 		what += ": the lock has no TTL, so it never expired"
 	}
 	return what + "; " + r.secondWentTo(l)
+}
+
+// noFailoverHolder: after the failover, another worker must be granted
+// the lost lock while its first holder still worked under it: a second
+// holder after the first one's effect committed is no lock lost at all.
+func (r *run) noFailoverHolder(l *lease, holder string) string {
+	if r.grantedAgain(l) != nil {
+		return ""
+	}
+	what := fmt.Sprintf("no other worker took the lock %s that the failover lost while %s still worked on %s", l.lock, holder, r.plan.Victim)
+	if until := r.workedUntil(l); until.Before(time.Unix(1<<40, 0)) {
+		what += fmt.Sprintf(" (the failover at %s, its work under the lock done at %s)", r.at(r.firedAt), r.at(until))
+	}
+	return what + "; " + r.secondWentTo(l)
+}
+
+// grantedAgain is the lease a different worker took of the lock the
+// failover lost, at or after the failover and while its first holder
+// still worked under it; nil when there was none.
+func (r *run) grantedAgain(l *lease) *lease {
+	until := r.workedUntil(l)
+	for _, b := range r.leases {
+		if b.lock == l.lock && (b.slot != l.slot || b.inst != l.inst) && !b.from.Before(r.firedAt) && b.from.Before(until) {
+			return b
+		}
+	}
+	return nil
+}
+
+// workedUntil is when a lease's holder stopped working under it: its
+// delivery's first commit of the key after the lease was taken (the work
+// the lock guards is done), its release, or the delivery's end, whichever
+// came first.
+func (r *run) workedUntil(l *lease) time.Time {
+	until := l.over()
+	if l.deliv == nil {
+		return until
+	}
+	if end := l.deliv.ended(); end.Before(until) {
+		until = end
+	}
+	for _, seq := range l.deliv.commitSeqs {
+		if t := r.start.Add(time.Duration(r.events[seq-1].T) * time.Millisecond); !t.Before(l.from) && t.Before(until) {
+			until = t
+		}
+	}
+	return until
 }
 
 // secondWentTo says where the victim's messages went after the fault

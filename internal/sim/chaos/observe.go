@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/resp"
 	"github.com/dupctl/dupctl/internal/sim/chaos/amqpproxy"
 	"github.com/dupctl/dupctl/internal/sim/chaos/pgproxy"
@@ -445,7 +446,43 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 		r.pause(s, lane, key, "right after it took the lock "+lock, l)
 	case Close:
 		r.cutRedis(s, lane, key, l)
+	case Failover:
+		r.failover(s, lane, key, l)
 	}
+}
+
+// failover plays a Redis failover right after the lease was taken, before
+// it replicated: the lock key is deleted on the real Redis (the promoted
+// replica never had it), every worker's Redis connection is dropped (the
+// demoted master's clients are killed, and they reconnect to the new one
+// at once), and a second copy of the key is published for another worker
+// to be granted the same lock while this one still works. The caller
+// holds r.mu; the delete is one round trip on loopback.
+func (r *run) failover(s *slot, lane, key string, l *lease) {
+	r.faultLease = l
+	ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
+	defer cancel()
+	n, err := r.d.Redis.Del(ctx, l.lock).Result()
+	switch {
+	case err != nil:
+		r.failure = problem.System(fmt.Errorf("failover: delete the lock %s: %w", l.lock, err), "")
+		return
+	case n == 0:
+		// The lock is already gone (released, or expired): nothing was
+		// lost, so no fault; a later attempt tries again.
+		r.add("dupctl", "note", key, "the lock "+l.lock+" was already gone when dupctl came to fail Redis over: no failover")
+		r.faultLease = nil
+		return
+	}
+	r.fire(lane, key, fmt.Sprintf("Redis fails over right after the worker took the lock %s, before it replicated: "+
+		"dupctl deletes the key (the promoted master never had it) and drops every worker's Redis connection; "+
+		"a second message for %s is published", l.lock, key))
+	for _, o := range r.slots {
+		if o.redis != nil {
+			o.redis.CloseConns()
+		}
+	}
+	r.publishLater(key, 2)
 }
 
 // outage is how long lock-expiry's pause and the Redis cut last: --pause,

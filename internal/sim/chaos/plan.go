@@ -73,6 +73,16 @@ const (
 	LagCache Fault = "lag-cache"
 	// Duplicate: two copies of the message are published at once.
 	Duplicate Fault = "duplicate"
+	// Failover: right after the worker's lock acquisition answered
+	// success, the Redis master "fails over" before the lock replicated:
+	// dupctl deletes the lock key on the real Redis (the promoted replica
+	// never received it) and drops every worker's Redis connection (as
+	// Sentinel does when it demotes the old master: CLIENT KILL TYPE
+	// normal), and a second copy of the message is published. New
+	// connections are let through at once: they reach the "new master".
+	// It is played at the proxy, not by a real Sentinel failover, so a
+	// run is the same whichever Redis the workers use.
+	Failover Fault = "failover"
 )
 
 // Spec is how one simulate scenario is played on a user's worker.
@@ -93,6 +103,7 @@ func Specs() []Spec {
 		{Scenario: "unstable-key", Fault: Kill, Points: []Point{AfterWrite, BeforeAck}},
 		{Scenario: "stale-cache", Fault: LagCache, Points: []Point{AfterAck}, Needs: []string{"redis", "cache"}},
 		{Scenario: "race", Fault: Duplicate, Points: []Point{AfterReceive}},
+		{Scenario: "failover", Fault: Failover, Points: []Point{AfterLock}, Needs: []string{"redis"}},
 	}
 }
 
@@ -128,6 +139,8 @@ func (p Plan) String() string {
 		return fmt.Sprintf("status cache lags; a second copy of %s is published when the first is acked", p.Victim)
 	case Duplicate:
 		return fmt.Sprintf("two copies of %s are published at once", p.Victim)
+	case Failover:
+		return fmt.Sprintf("Redis fails over right after the lock of %s, before it replicated", p.Victim)
 	}
 	return fmt.Sprintf("%s at %s of %s", p.Fault, p.Point, p.Victim)
 }

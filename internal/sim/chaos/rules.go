@@ -41,9 +41,10 @@ other worker took the lock during a lock-expiry pause (the second
 message went back to the paused worker), the message never came back
 after a kill or a dropped connection, no second message was handled
 while the status cache lagged, the two messages of a race were handled
-one after the other. Such a run is tried again, with the next business
-key as its victim and fresh workers, up to three attempts; the finding
-lists what each attempt lacked.`,
+one after the other, no other worker was granted the lock a failover
+lost while its first holder still worked. Such a run is tried again,
+with the next business key as its victim and fresh workers, up to three
+attempts; the finding lists what each attempt lacked.`,
 		Fix: "Point every connection of the worker at dupctl's proxies ({Env} with {amqp}, {redis}, {postgres}), " +
 			"pass the business key as a query parameter, or choose the points that exist with {At}; for a condition that did " +
 			"not follow, run more seeds ({Runs}), and look at what holds messages back (a prefetch above 1 lets a paused " +
@@ -99,5 +100,6 @@ func Rules() []findings.Rule {
 // DUP_EFFECT_UNDETERMINED is not among them.
 func causeRules() []findings.Rule {
 	return []findings.Rule{cause.Redelivery.Rule, cause.LockExpiry.Rule, cause.UnlockNoToken.Rule, cause.StaleCache.Rule,
-		cause.UnstableKey.Rule, cause.NonAtomicCommit.Rule, cause.LockKeyJobID.Rule, cause.Race.Rule, cause.RuleUnexplained}
+		cause.UnstableKey.Rule, cause.NonAtomicCommit.Rule, cause.LockKeyJobID.Rule, cause.Race.Rule, cause.LockFailover.Rule,
+		cause.RuleUnexplained}
 }

@@ -149,21 +149,25 @@ The next delivery takes the lock again.`,
 	}
 )
 
-// RuleScanIncomplete is a cluster node whose keys a scan could not read
-// (failover.go in keyspace): the report would otherwise look whole.
+// RuleScanIncomplete is a cluster node, or a master Sentinels name, whose
+// keys a scan could not all read (failover.go, sentinel.go in keyspace):
+// the report would otherwise look whole.
 var RuleScanIncomplete = findings.Rule{
 	Code: "LOCK_SCAN_INCOMPLETE", Severity: findings.Error, Since: "v0.3.0",
-	Title: "part of the keyspace was not read: a master failed and its slots were not served again in time",
+	Title: "part of the keyspace was not read: a master failed and nothing took its place in time",
 	Doc: `A master of the Redis Cluster failed during the scan (killed, partitioned,
 its machine gone) and no master served its hash slots again within
 {FailoverWait}, or they went to a master the scan already read for other
-slots. The locks in those slots are missing from this report: its
-families, counts and findings describe the rest of the keyspace only. The
-finding names the node, its slot ranges and the keys SCAN had returned
-there without being read. A failover that completed in time is not this
-finding: the scan then goes on on the promoted replica and the report
-lists the failover.`,
-	Fix: "Run the inspection again once the cluster is healthy (CLUSTER INFO: cluster_state:ok), or give a longer {FailoverWait} than the cluster's node timeout plus the election.",
+slots; or the master a group of Sentinels names failed and they named no
+master that answered within {FailoverWait}. The locks the scan did not
+reach are missing from this report: its families, counts and findings
+describe the rest of the keyspace only. The finding names the node, its
+slot ranges (on a cluster) and the keys SCAN had returned there without
+being read. A failover that completed in time is not this
+finding: the scan then goes on on the promoted replica (from the start,
+skipping the keys it read) and the report lists the failover.`,
+	Fix: "Run the inspection again once the cluster is healthy (CLUSTER INFO: cluster_state:ok; SENTINEL MASTERS: the master up), " +
+		"or give a longer {FailoverWait} than the cluster's node timeout (the Sentinels' down-after) plus the election.",
 }
 
 // Rules lists the rules of `dupctl inspect lock`.

@@ -115,35 +115,54 @@ const maxMoves = 8
 // and points n at it: a Move, or Unread when they are not served within
 // wait, are served by a master another walk reads, or n moved too often.
 func (n *Node) followSlots(ctx context.Context, wait time.Duration, cl *claims, w *nodeWalk, cause error, moves int) (Move, *Unread) {
+	return n.follow(ctx, wait, w, cause, moves, n.Slots, func(mv Move, unread func(string) *Unread) (Move, *Unread, error) {
+		addr, c, err := n.slotsOwner(ctx)
+		if err != nil {
+			return mv, nil, err
+		}
+		if !cl.take(addr, n) {
+			return mv, unread(fmt.Sprintf("%s; its slots are now served by %s, which this scan reads for other slots", mv.Why, addr)), nil
+		}
+		mv.To = addr
+		if addr != n.Name {
+			n.Name, n.Conn = addr, c
+			n.NoTouch = n.NoTouch && c.Do(ctx, "CLIENT", "NO-TOUCH", "OFF").Err() == nil
+			w.cursor, w.done, w.rescan = 0, false, true
+		}
+		return mv, nil, nil
+	})
+}
+
+// follow is a walk's wait after a failure: try, every 250 ms until wait
+// has passed, says where the walk goes on (a Move from mv, which carries
+// the failure and the time waited) or that it cannot (an Unread made with
+// unread), or returns the error that keeps it waiting; past the wait, or
+// after too many moves, n is Unread with slots.
+func (n *Node) follow(ctx context.Context, wait time.Duration, w *nodeWalk, cause error, moves int, slots []SlotRange,
+	try func(mv Move, unread func(string) *Unread) (Move, *Unread, error)) (Move, *Unread) {
 	why := redact.String(cause.Error())
-	unread := func(reason string) (Move, *Unread) {
-		return Move{}, &Unread{Node: n.Name, Slots: n.Slots, Why: reason, ScanDone: w.done}
+	unread := func(reason string) *Unread {
+		return &Unread{Node: n.Name, Slots: slots, Why: reason, ScanDone: w.done}
 	}
 	switch {
 	case moves >= maxMoves:
-		return unread(fmt.Sprintf("%s (after %d failovers in one scan)", why, moves))
+		return Move{}, unread(fmt.Sprintf("%s (after %d failovers in one scan)", why, moves))
 	case w.filter == nil:
-		return unread(why + " (without the dedupe filter the keys already read cannot be told from the rest)")
+		return Move{}, unread(why + " (without the dedupe filter the keys already read cannot be told from the rest)")
 	}
 	start := time.Now()
 	deadline := start.Add(wait)
 	for {
-		addr, c, err := n.slotsOwner(ctx)
-		if err == nil {
-			if !cl.take(addr, n) {
-				return unread(fmt.Sprintf("%s; its slots are now served by %s, which this scan reads for other slots", why, addr))
-			}
-			mv := Move{From: n.Name, To: addr, Why: why, WaitedMs: time.Since(start).Milliseconds()}
-			if addr != n.Name {
-				n.Name, n.Conn = addr, c
-				n.NoTouch = n.NoTouch && c.Do(ctx, "CLIENT", "NO-TOUCH", "OFF").Err() == nil
-				w.cursor, w.done, w.rescan = 0, false, true
-			}
+		mv, un, err := try(Move{From: n.Name, Why: why, WaitedMs: time.Since(start).Milliseconds()}, unread)
+		switch {
+		case un != nil:
+			return Move{}, un
+		case err == nil:
 			return mv, nil
 		}
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
-			return unread(fmt.Sprintf("%s; after waiting %s: %s", why, wait.Round(time.Millisecond), redact.String(err.Error())))
+			return Move{}, unread(fmt.Sprintf("%s; after waiting %s: %s", why, wait.Round(time.Millisecond), redact.String(err.Error())))
 		}
 		t := time.NewTimer(min(250*time.Millisecond, left))
 		select {

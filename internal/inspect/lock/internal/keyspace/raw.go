@@ -335,6 +335,7 @@ func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) erro
 		}
 		p.Keys = append(p.Keys, o)
 	}
+	defer p.ownIdles()
 	return rc.readAgain(n, retry, p)
 }
 
@@ -561,4 +562,33 @@ func (n *Node) refused(cmd, text string, p *Page) error {
 	}
 	n.Deny(command)
 	return nil
+}
+
+// ownIdles unsets the idle time of the page's strings whose idle time is
+// not their own (sharedInteger).
+func (p *Page) ownIdles() {
+	for i := range p.Keys {
+		if o := &p.Keys[i]; o.Read && o.Type == "string" && sharedInteger(o.Value) {
+			o.Idle = -1
+		}
+	}
+}
+
+// sharedInteger tells whether Redis may store value as one of its shared
+// integer objects (the decimals 0 to 9999, OBJ_SHARED_INTEGERS, used
+// unless an LRU/LFU maxmemory policy is set). Every key holding that
+// number points at the same object, so OBJECT IDLETIME reports when any
+// of them (or the server at start) last touched it, not this key: a
+// 4-digit lock token set a second ago read as idle since the server
+// started. Such a key's idle time is unknown.
+func sharedInteger(value string) bool {
+	if value == "" || len(value) > 4 || (value[0] == '0' && len(value) > 1) {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		if value[i] < '0' || value[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

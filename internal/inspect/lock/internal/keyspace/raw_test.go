@@ -104,3 +104,49 @@ func TestReadBatchPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedIntegerIdleUnknown: Redis keeps the numbers 0-9999 as shared
+// objects, so OBJECT IDLETIME of a key holding one is the shared object's
+// (when any key holding it, or the server at start, last touched it). A
+// 4-digit lock token set a moment ago read as idle for seconds (or since
+// the server started) and weighed as a granted TTL of minutes: its idle
+// time is unknown, while a longer number's stays the key's own.
+func TestSharedIntegerIdleUnknown(t *testing.T) {
+	c, p := locktest.Redis(t, "sharedint", ":old", ":pin", ":long")
+	ctx := context.Background()
+	c.Set(ctx, p+":old", "4821", time.Minute)
+	c.Get(ctx, p+":old") // the shared object's last touch
+	c.Set(ctx, p+":long", "48210", time.Minute)
+	time.Sleep(2100 * time.Millisecond)
+	c.Set(ctx, p+":pin", "4821", time.Minute) // just set, never touched
+	c.Get(ctx, p+":long")
+	n := &Node{Name: "test", Conn: c}
+	rc, err := dialRaw(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.close()
+	pg := &Page{}
+	if err := rc.readBatch(n, []string{p + ":pin", p + ":long"}, []uint8{readAll, readAll}, pg); err != nil {
+		t.Fatal(err)
+	}
+	if len(pg.Keys) != 2 {
+		t.Fatalf("read %+v", pg.Keys)
+	}
+	if pin := pg.Keys[0]; pin.Value != "4821" || pin.Idle != -1 {
+		t.Errorf("4-digit value: idle %d s, want -1 (unknown); Redis says %s", pin.Idle, c.ObjectIdleTime(ctx, p+":old").Val())
+	}
+	if long := pg.Keys[1]; long.Value != "48210" || long.Idle < 0 || long.Idle > 1 {
+		t.Errorf("5-digit value: idle %d s, want the key's own (0-1)", long.Idle)
+	}
+	gr := &Page{} // the go-redis path (--key, clients without a raw connection)
+	if err := ReadKeys(ctx, n, []string{p + ":pin"}, true, gr, nil); err != nil || len(gr.Keys) != 1 || gr.Keys[0].Idle != -1 {
+		t.Errorf("ReadKeys of a 4-digit value: %+v %v, want idle -1", gr.Keys, err)
+	}
+	for v, want := range map[string]bool{"0": true, "9999": true, "4821": true,
+		"10000": false, "0123": false, "-1": false, "": false, "12a": false, " 12": false} {
+		if sharedInteger(v) != want {
+			t.Errorf("sharedInteger(%q) = %v, want %v", v, !want, want)
+		}
+	}
+}

@@ -47,8 +47,10 @@ type Node struct {
 	// Slots are the hash slots a cluster master served when the walk
 	// began (nil outside a cluster); a walk that loses the node follows
 	// them (failover.go).
-	Slots   []SlotRange
-	cluster clusterConn
+	Slots    []SlotRange
+	cluster  clusterConn
+	sentinel sentinelMaster // the master a group of Sentinels names (sentinel.go)
+	runID    string         // that master's run_id: who the walk reads
 
 	mu     sync.Mutex
 	Denied []string // commands the ACL refused while reading keys
@@ -182,25 +184,33 @@ func Nodes(ctx context.Context, c Conn) ([]*Node, error) {
 		return out, nil
 	}
 	name := "redis"
-	if f, ok := c.(sentinelMaster); ok {
+	f, sentinel := c.(sentinelMaster)
+	if sentinel {
 		name = f.Node(ctx)
 	} else if o := options(c); o != nil {
 		name = o.Addr
 	}
-	return []*Node{{Name: name, Conn: c}}, nil
-}
-
-// sentinelMaster is a client of the master a group of Sentinels names
-// (connect.Failover): its Addr is a placeholder, Node names the master
-// the Sentinels name now.
-type sentinelMaster interface {
-	Node(ctx context.Context) string
+	n := &Node{Name: name, Conn: c}
+	if sentinel {
+		// Unknown ("") when the ACL refuses ROLE or INFO: a failover is
+		// then always taken for a new server (read again from the start).
+		n.sentinel = f
+		n.runID, _ = masterRunID(ctx, c)
+	}
+	return []*Node{n}, nil
 }
 
 // IsCluster reports whether c is a Redis Cluster client.
 func IsCluster(c Conn) bool {
 	_, ok := c.(masterLister)
 	return ok
+}
+
+// CanFailOver reports whether a walk over c follows a failover: a Redis
+// Cluster client, or a client of the master Sentinels name.
+func CanFailOver(c Conn) bool {
+	_, sentinel := c.(sentinelMaster)
+	return IsCluster(c) || sentinel
 }
 
 // DB is the database c selects (0 when it does not say).
@@ -437,7 +447,8 @@ func (w *nodeWalk) leftover() batch {
 
 // scanNode walks one node: one goroutine SCANs and filters, readers
 // pipeline the reads and prepare them, and every page goes to out. A
-// pass that fails on a cluster node goes on where failover.go says.
+// pass that fails on a cluster node, or on the master Sentinels name,
+// goes on where failover.go (sentinel.go) says.
 func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, cl *claims, prep func(*Page) T, out chan<- prepared[T]) (NodeResult, error) {
 	w := &nodeWalk{open: map[int]batch{}}
 	if ro.Dedupe {
@@ -450,11 +461,15 @@ func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, cl *claims, p
 		if err == nil {
 			break
 		}
-		if n.cluster == nil || ctx.Err() != nil || !transient(err) {
+		if (n.cluster == nil && n.sentinel == nil) || ctx.Err() != nil || !transient(err) {
 			return res, err
 		}
 		retry = w.leftover()
-		mv, unread := n.followSlots(ctx, ro.FailoverWait, cl, w, err, len(res.Moves))
+		follow := n.followSlots
+		if n.cluster == nil {
+			follow = n.followMaster
+		}
+		mv, unread := follow(ctx, ro.FailoverWait, cl, w, err, len(res.Moves))
 		if unread != nil {
 			unread.Pending = len(retry.keys)
 			res.Unread = unread
@@ -642,6 +657,7 @@ func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page,
 			p.Keys = append(p.Keys, o)
 		}
 	}
+	p.ownIdles()
 	return nil
 }
 
