@@ -41,6 +41,13 @@ type Handler interface {
 	Closed(c *Conn)
 }
 
+// Replier is a Handler that also learns each statement's CommandComplete
+// tag ("SELECT 0", "INSERT 0 1"): what the server answered, e.g. that a
+// status read found no row.
+type Replier interface {
+	Replied(c *Conn, s *Statement, tag string)
+}
+
 // ErrCommitReplyDropped ends a connection whose commit reply the handler
 // withheld.
 var ErrCommitReplyDropped = errors.New("pgproxy: the commit reply was withheld and the connection dropped")
@@ -77,8 +84,9 @@ func (c *Conn) PendingWrites() []*Statement {
 }
 
 type unit struct {
-	stmts  []*Statement
-	failed bool
+	stmts    []*Statement
+	failed   bool
+	answered int // CommandCompletes seen: the next one answers stmts[answered]
 }
 
 // Pumps returns the proxy's protocol for one pair.
@@ -203,12 +211,16 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			return err
 		}
 		var committed []*Statement
+		var answered *Statement
+		var tag string
 		c.mu.Lock()
 		switch m.Type {
 		case 'C':
-			if tag, err := QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
+			var err error
+			if tag, err = QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
 				c.txnBroken = true
 			}
+			answered = c.answeredLocked()
 		case 'E':
 			if len(c.units) > 0 {
 				c.units[0].failed = true
@@ -234,6 +246,9 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			}
 		}
 		c.mu.Unlock()
+		if rp, ok := p.h.(Replier); ok && answered != nil {
+			rp.Replied(c, answered, tag)
+		}
 		if committed != nil && !p.h.Committing(c, committed) {
 			p.h.Committed(c, committed)
 			return ErrCommitReplyDropped
@@ -247,4 +262,18 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			p.h.Committed(c, committed)
 		}
 	}
+}
+
+// answeredLocked is the statement a CommandComplete answers: the head
+// unit's next one (a simple Query of several statements is one Statement,
+// answered by each of its tags in turn); nil when the unit holds none.
+// The caller holds c.mu.
+func (c *Conn) answeredLocked() *Statement {
+	if len(c.units) == 0 || len(c.units[0].stmts) == 0 {
+		return nil
+	}
+	u := c.units[0]
+	s := u.stmts[min(u.answered, len(u.stmts)-1)]
+	u.answered++
+	return s
 }
