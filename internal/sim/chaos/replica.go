@@ -178,11 +178,10 @@ func (o *pgObs) replicaRead(c *pgproxy.Conn, st *pgproxy.Statement, keys []strin
 	inst := r.gates[c.Gate]
 	lane := s.lane(inst)
 	for _, k := range keys {
-		text := "on the replica: " + sqlSummary(st.SQL)
-		kind := "replica-read"
+		text, kind := "on the replica: "+sqlSummary(st.SQL), "replica-read"
 		stale := r.rep.paused && r.committedKey(k)
 		if stale {
-			kind = "stale-replica-read"
+			text, kind = "on the replica, its replay paused since the write committed (stale): "+sqlSummary(st.SQL), "stale-replica-read"
 		}
 		seq := r.add(lane, kind, k, text).Seq
 		rd := replicaRead{seq: seq, check: -1}
@@ -327,7 +326,7 @@ func (r *run) staleReplica(k *duplicated, s staleRead) string {
 	return fmt.Sprintf("%s; the replica had received it but not replayed it (dupctl paused its WAL replay at t=%dms, as on a "+
 		"standby that lags); at %s %s read the status of %s there (%s), was told it was not done and ran the effect again: "+
 		"a status read routed to a lagging replica is a stale cache", first, r.events[r.rep.pauseSeq-1].T, r.at(s.at),
-		s.slot.lane(s.inst), k.key, strings.TrimPrefix(r.events[s.seq-1].Text, "on the replica: "))
+		s.slot.lane(s.inst), k.key, r.events[s.seq-1].Text[strings.Index(r.events[s.seq-1].Text, ": ")+2:])
 }
 
 // deliveredAfter says where the victim's messages went after the fault.
