@@ -136,9 +136,9 @@ const (
 	// and read while replay is paused; replay resumes earlier once that
 	// copy was handled.
 	DefaultReplicaLag = 5 * time.Second
-	DefaultSettle   = time.Second
-	DefaultAttempts = 3
-	DefaultBody     = `{"orderId":"{{key}}"}`
+	DefaultSettle     = time.Second
+	DefaultAttempts   = 3
+	DefaultBody       = `{"orderId":"{{key}}"}`
 )
 
 func (o *Options) defaults() {
