@@ -269,19 +269,8 @@ func (o *Options) checkServices(spec Spec) error {
 	if o.DatabaseURL == "" {
 		return problem.Inputf("DatabaseURL", "the effects are counted in PostgreSQL: give {DatabaseURL}")
 	}
-	for _, need := range spec.Needs {
-		switch {
-		case need == "redis" && o.RedisURL == "":
-			return problem.Inputf("RedisURL", "simulate %s watches the worker's Redis: give {RedisURL}", spec.Scenario)
-		case need == "cache" && o.CacheKeys == "":
-			return problem.Inputf("CacheKeys", "simulate %s makes the status cache lag: name its keys, e.g. 'status:*'", spec.Scenario)
-		case need == "replica" && o.ReplicaURL == "":
-			return problem.Inputf("ReplicaURL", "simulate %s pauses WAL replay on a streaming standby that the workers read "+
-				"through {replica}: give {ReplicaURL}, a standby dupctl may pause (on loopback)", spec.Scenario)
-		case need == "replica" && !strings.Contains(o.Worker+strings.Join(o.Env, " "), "{replica"):
-			return problem.Inputf("Env", "simulate %s makes the replica lag: give the workers its proxy as their read URL, "+
-				"e.g. READ_DATABASE_URL={replica}", spec.Scenario)
-		}
+	if err := o.checkNeeds(spec); err != nil {
+		return err
 	}
 	if o.RedisURL != "" && !connect.IsSentinel(o.RedisURL) {
 		// A Sentinel setup is proxied: the proxy dials the master the
@@ -300,6 +289,26 @@ func (o *Options) checkServices(spec Spec) error {
 			if u != "" && !connect.IsLoopback(u) {
 				return &problem.Input{Why: fmt.Sprintf("a worker run publishes messages, creates queues and keys and runs your worker against %s, which is not a loopback address", redact.URL(u)), Hint: "pass {AllowRemote} to run against it anyway"}
 			}
+		}
+	}
+	return nil
+}
+
+// checkNeeds checks that the services and settings the scenario cannot do
+// without are given.
+func (o *Options) checkNeeds(spec Spec) error {
+	for _, need := range spec.Needs {
+		switch {
+		case need == "redis" && o.RedisURL == "":
+			return problem.Inputf("RedisURL", "simulate %s watches the worker's Redis: give {RedisURL}", spec.Scenario)
+		case need == "cache" && o.CacheKeys == "":
+			return problem.Inputf("CacheKeys", "simulate %s makes the status cache lag: name its keys, e.g. 'status:*'", spec.Scenario)
+		case need == "replica" && o.ReplicaURL == "":
+			return problem.Inputf("ReplicaURL", "simulate %s pauses WAL replay on a streaming standby that the workers read "+
+				"through {replica}: give {ReplicaURL}, a standby dupctl may pause (on loopback)", spec.Scenario)
+		case need == "replica" && !strings.Contains(o.Worker+strings.Join(o.Env, " "), "{replica"):
+			return problem.Inputf("Env", "simulate %s makes the replica lag: give the workers its proxy as their read URL, "+
+				"e.g. READ_DATABASE_URL={replica}", spec.Scenario)
 		}
 	}
 	return nil

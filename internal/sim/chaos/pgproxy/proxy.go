@@ -210,42 +210,7 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 		if err != nil {
 			return err
 		}
-		var committed []*Statement
-		var answered *Statement
-		var tag string
-		c.mu.Lock()
-		switch m.Type {
-		case 'C':
-			var err error
-			if tag, err = QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
-				c.txnBroken = true
-			}
-			answered = c.answeredLocked()
-		case 'E':
-			if len(c.units) > 0 {
-				c.units[0].failed = true
-			}
-		case 'Z':
-			if len(c.units) > 0 {
-				u := c.units[0]
-				c.units = c.units[1:]
-				if u.failed {
-					c.txnBroken = true
-				}
-				for _, s := range u.stmts {
-					if s.Kind == KindWrite {
-						c.txn = append(c.txn, s)
-					}
-				}
-			}
-			if len(m.Body) == 1 && m.Body[0] == 'I' {
-				if !c.txnBroken && len(c.txn) > 0 {
-					committed = c.txn
-				}
-				c.txn, c.txnBroken = nil, false
-			}
-		}
-		c.mu.Unlock()
+		committed, answered, tag := c.account(m)
 		if rp, ok := p.h.(Replier); ok && answered != nil {
 			rp.Replied(c, answered, tag)
 		}
@@ -276,4 +241,45 @@ func (c *Conn) answeredLocked() *Statement {
 	s := u.stmts[min(u.answered, len(u.stmts)-1)]
 	u.answered++
 	return s
+}
+
+// account follows a server message: a CommandComplete answers a statement
+// (and a ROLLBACK breaks the transaction), an error fails its unit, and a
+// ReadyForQuery that ends an unbroken transaction with writes returns
+// them, committed.
+func (c *Conn) account(m Message) (committed []*Statement, answered *Statement, tag string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m.Type {
+	case 'C':
+		var err error
+		if tag, err = QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
+			c.txnBroken = true
+		}
+		answered = c.answeredLocked()
+	case 'E':
+		if len(c.units) > 0 {
+			c.units[0].failed = true
+		}
+	case 'Z':
+		if len(c.units) > 0 {
+			u := c.units[0]
+			c.units = c.units[1:]
+			if u.failed {
+				c.txnBroken = true
+			}
+			for _, s := range u.stmts {
+				if s.Kind == KindWrite {
+					c.txn = append(c.txn, s)
+				}
+			}
+		}
+		if len(m.Body) == 1 && m.Body[0] == 'I' {
+			if !c.txnBroken && len(c.txn) > 0 {
+				committed = c.txn
+			}
+			c.txn, c.txnBroken = nil, false
+		}
+	}
+	return committed, answered, tag
 }
