@@ -22,7 +22,6 @@ var pendingFuncs = map[string]funcSize{
 	// the PostgreSQL protocol's client messages, one case each
 	"internal/sim/chaos/pgproxy/proxy.go pumps.ClientToServer": {82, 27},
 	// the PostgreSQL protocol's server messages, one case each
-	"internal/sim/chaos/pgproxy/proxy.go pumps.ServerToClient": {70, 26},
 	// one live run's instance from start to verdict
 	"internal/sim/live/instance.go run.instance": {92, 19},
 	// a table: the scenarios, one literal each
