@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"html"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -168,20 +167,5 @@ func TestBrokerHTMLOneNode(t *testing.T) {
 
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from what is drawn now (review, then -update):\n%s", path, got)
-	}
+	testenv.Golden(t, path, got, *update)
 }

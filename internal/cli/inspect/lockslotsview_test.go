@@ -5,7 +5,6 @@ import (
 	"flag"
 	"html"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden HTML of the slot map")
@@ -111,20 +111,5 @@ func TestSlotMapHTML(t *testing.T) {
 
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from what is drawn now (review, then -update):\n%s", path, got)
-	}
+	testenv.Golden(t, path, got, *update)
 }
