@@ -137,7 +137,6 @@ var pendingLongLines = map[string]int{
 	"internal/sim/state.go":                        1,
 	"internal/sim/timeline.go":                     3,
 	"internal/sim/token.go":                        4,
-	"internal/testenv/testenv.go":                  2,
 	"internal/worker/flow.go":                      2,
 	"internal/worker/flow_test.go":                 3,
 	"internal/worker/profile.go":                   1,
