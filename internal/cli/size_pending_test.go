@@ -23,10 +23,9 @@ var pendingFuncs = map[string]funcSize{
 	"internal/sim/chaos/pgproxy/proxy.go pumps.ClientToServer": {82, 27},
 	// the PostgreSQL protocol's server messages, one case each
 	"internal/sim/chaos/pgproxy/proxy.go pumps.ServerToClient": {70, 26},
-	// one live run's instance from start to verdict
-	"internal/sim/live/instance.go run.instance": {92, 19},
-	// a table: the scenarios, one literal each
-	"internal/sim/scenario.go Scenarios": {149, 1},
+	// a table: the scenarios, one literal each (149 lines before its long
+	// lines were wrapped, issue 28's second pass)
+	"internal/sim/scenario.go Scenarios": {154, 1},
 }
 
 // pendingLongLines counts, per file, the lines over maxLineChars when the
@@ -120,23 +119,6 @@ var pendingLongLines = map[string]int{
 	"internal/sim/chaos/run.go":                    5,
 	"internal/sim/chaos/spans.go":                  2,
 	"internal/sim/chaos/verdict.go":                5,
-	"internal/sim/dist.go":                         1,
-	"internal/sim/engine.go":                       1,
-	"internal/sim/live/broker.go":                  1,
-	"internal/sim/live/instance.go":                2,
-	"internal/sim/live/live_test.go":               2,
-	"internal/sim/live/recorder.go":                1,
-	"internal/sim/live/redislock.go":               1,
-	"internal/sim/live/runner.go":                  1,
-	"internal/sim/live/scenario.go":                2,
-	"internal/sim/report.go":                       5,
-	"internal/sim/rng.go":                          2,
-	"internal/sim/rules.go":                        8,
-	"internal/sim/scenario.go":                     6,
-	"internal/sim/sim_test.go":                     2,
-	"internal/sim/state.go":                        1,
-	"internal/sim/timeline.go":                     3,
-	"internal/sim/token.go":                        4,
 	"internal/replay/dlqread/poison_test.go":       1,
 	"internal/replay/dlqread/stats_test.go":        3,
 	"internal/doctor/topology/cluster_test.go":     1,
