@@ -81,7 +81,9 @@ same cause: the replica is the cache, its replay lag the cache's lag.`,
 			"(beyond the clock skew); with the effect logged before the check but no commit of it, the lines are " +
 			"UNDETERMINED between STALE_CACHE and NON_ATOMIC_COMMIT",
 		OnWire: "the Redis proxy held the status write back (the lag-cache fault) and saw a worker read the key's " +
-			"status from the cache while the write was still on its way",
+			"status from the cache while the write was still on its way; or, the replica as the cache, dupctl paused a standby's " +
+			"WAL replay before the key's write went to the primary (the lag-replica fault) and saw a worker read the key's " +
+			"status through the replica proxy after that write committed, replay still paused",
 		Remedy: "decide 'already done?' from the database, not from the cache",
 	}
 	UnlockNoToken = Cause{

@@ -58,6 +58,8 @@ type Options struct {
 type env struct {
 	Deps
 	Options
+	// broker is the broker's map the topology check read, for the result.
+	broker *topology.Map
 }
 
 // Checks builds every check the connections and the jobs allow, in the
@@ -182,11 +184,12 @@ func topologyCheck(e *env) Check {
 				return nil, &problem.Input{Why: err.Error(), Hint: "fix the management URL", Err: err}
 			}
 		}
-		r, err := topology.Check(ctx, topology.Prober{Conn: conn}, mgmt, jobs)
+		r, err := topology.Run(ctx, topology.Prober{Conn: conn}, mgmt, jobs)
 		if err != nil {
 			return nil, problem.System(err, "check the broker and the management URL")
 		}
-		return r, nil
+		e.broker = r.Map
+		return r.Report(), nil
 	}
 	return c
 }

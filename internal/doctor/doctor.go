@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/doctor/topology"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
@@ -96,6 +97,9 @@ type Result struct {
 	// Failed are the checks that could not run (a system unreachable):
 	// their items say so, and the run as a whole failed.
 	Failed []error
+	// Broker is where the broker's nodes are and where each job's queue
+	// lives, when the management API was read (nil otherwise).
+	Broker *topology.Map
 }
 
 // Run runs every check the connections and the jobs allow (Checks) in
@@ -105,7 +109,12 @@ type Result struct {
 // "pass" for something it could not look at, and always prints every line.
 // The error is that of the checks that failed, joined, after the result.
 func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
-	return RunChecks(ctx, Checks(d, o))
+	e := &env{Deps: d, Options: o}
+	res, err := RunChecks(ctx, e.checks())
+	if res != nil {
+		res.Broker = e.broker
+	}
+	return res, err
 }
 
 // RunChecks runs the given checks in order and fills the checklist.
@@ -258,7 +267,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // Report is every finding behind the checklist, with the checklist as its
 // data.
 func (r *Result) Report() *findings.Report {
-	r.report.Data = map[string]any{"checklist": r.Items}
+	r.report.Data = map[string]any{"checklist": r.Items, "broker": r.Broker}
 	return r.report
 }
 

@@ -2,11 +2,15 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,28 +26,31 @@ import (
 // drop, the queues elect leaders on the other two) and restarted.
 //
 //   - via-leader: dupctl's URL names every node, the stopped one first, so
-//     both its connections are on it. The run stops ("connection lost",
-//     exit 3); the journal holds in doubt only what was published and not
-//     confirmed (at most the window); --resume --retry-in-doubt with the
-//     same URL dials on past the stopped node and finishes while the node
-//     restarts.
+//     both its connections are on it. The run fails over in the same
+//     process (issue 33): it waits for another node to answer for the DLQ
+//     and goes on through it as a resume of its own journal, holding in
+//     doubt what the lost node had not confirmed (at most the window) and
+//     what it confirmed without the DLQ showing the ack. The stopped node
+//     is restarted under the failed-over part. The run exits 0, or 1 when
+//     it left messages in doubt; then --resume --retry-in-doubt (as a user
+//     would, on purpose) republishes them.
 //   - elsewhere: dupctl's URL names the two other nodes; the leaders move
 //     under its connections.
 //
 // Either way nothing is lost (every message at the destination or in the
-// DLQ), and the duplicates at the destination are at most what the
-// journal held in doubt. The figures go to the log.
+// DLQ), and the duplicates at the destination are at most what the run
+// reported in doubt. The figures go to the log (docs/benchmarks.md, issue 33).
 func TestRabbitClusterReplayLeaderStopped(t *testing.T) {
 	c := testenv.NeedRabbitCluster(t)
 	bin := buildDupctl(t)
-	t.Run("via-leader", func(t *testing.T) { leaderStopped(t, c, bin, c.URL) })
+	t.Run("via-leader", func(t *testing.T) { leaderStopped(t, c, bin, c.URL, true) })
 	b, other := c.Nodes[1], c.Nodes[2]
-	t.Run("elsewhere", func(t *testing.T) { leaderStopped(t, c, bin, "amqp://guest:guest@"+b.Addr+","+other.Addr+"/") })
+	t.Run("elsewhere", func(t *testing.T) { leaderStopped(t, c, bin, "amqp://guest:guest@"+b.Addr+","+other.Addr+"/", false) })
 }
 
 const clusterWindow = 200
 
-func leaderStopped(t *testing.T, c *testenv.RabbitCluster, bin, url string) {
+func leaderStopped(t *testing.T, c *testenv.RabbitCluster, bin, url string, failover bool) {
 	a, observer := c.Nodes[0], c.Nodes[2]
 	r := dlqtest.NewRigAt(t, a.URL, "quorum")
 	for _, q := range []string{r.DLQ, r.Work} {
@@ -59,44 +66,46 @@ func leaderStopped(t *testing.T, c *testenv.RabbitCluster, bin, url string) {
 
 	jpath := filepath.Join(t.TempDir(), "replay.journal")
 	args := []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(clusterWindow), "--rate", "1000",
-		"--journal", jpath, "--amqp-url", url, "--drain-grace", "10s"}
+		"--journal", jpath, "--amqp-url", url, "--drain-grace", "10s", "-o", "json"}
 	run1 := startReplay(t, bin, args)
 	stalls := watchProgress(t, observer.URL, r.Work, run1)
 	waitAtDestination(t, r, n/4, run1)
 	stopAt := time.Now()
 	c.StopApp(t, a.Name)
 	stopTook := time.Since(stopAt)
+	// Once the destination grows again (the run went on through another
+	// node), the stopped node comes back under it.
+	restarted := make(chan bool, 1)
+	go func() { restarted <- growsAgain(observer.URL, r.Work, run1) && startApp(t, c, a.Name) }()
 	code, out := run1.wait(t)
 	exited := time.Since(stopAt)
+	back := <-restarted
 	t.Logf("the first run lasted %s; the destination gained nothing for %s at most", time.Since(run1.start).Round(time.Millisecond),
 		(<-stalls).Round(100*time.Millisecond))
 	leader := newLeader(c, r.DLQ, a.Name)
-	t.Logf("stop_app %s took %s; the replay exited %d %s after it began; the DLQ's leader is now %s",
-		a.Name, stopTook.Round(time.Millisecond), code, exited.Round(time.Millisecond), leader)
-	if leader == a.Name || leader == "" {
-		t.Fatalf("the DLQ's leader did not move off the stopped node: %q", leader)
+	t.Logf("stop_app %s took %s; the replay exited %d %s after it began (the node restarted under it: %v); the DLQ's leader is %s",
+		a.Name, stopTook.Round(time.Millisecond), code, exited.Round(time.Millisecond), back, leader)
+	sum := replaySummary(t, run1, out)
+	for _, ev := range sum.Failovers {
+		t.Logf("failover: lost %s after %d ms (%s), %s took over %d ms later; unconfirmed %d, acks unknown %d, in doubt after it %d; %s",
+			ev.Lost, ev.AtMs, ev.Why, ev.TookOver, ev.PauseMs, ev.InDoubt, ev.AcksUnknown, ev.InDoubtAfter, ev.GaveUp)
 	}
-	// In doubt: published, not confirmed. Confirmed publishes whose DLQ
-	// ack the lost connection may not have delivered (AckUnknown) are at
-	// the destination; a resume acks their DLQ copies if they are there.
+	checkFirstRun(t, code, out, sum, failover, a.Addr)
 	st := readState(t, jpath)
-	done, doubt := st.Count(journal.OutcomeDone), st.Count(journal.OutcomeDoubt)
+	doubt := sum.Counts.InDoubt + sum.Counts.InDoubtEarlier
 	dest, left := settledCounts(t, r, n)
-	t.Logf("after the stop: journal %d done (%d of their DLQ acks unknown), %d in doubt; %d at the destination, %d in the DLQ",
-		done, st.AckUnknown(), doubt, dest, left)
-	if doubt > clusterWindow {
-		t.Errorf("%d in doubt: more than the %d a window can hold unconfirmed", doubt, clusterWindow)
-	}
-	if dest < done || dest > done+doubt {
-		t.Errorf("%d at the destination: want between the %d confirmed and those plus the %d in doubt", dest, done, doubt)
-	}
+	t.Logf("after the first run: replayed %d, in doubt %d; journal %d done (%d of their DLQ acks unknown), %d unconfirmed; "+
+		"%d at the destination, %d in the DLQ", sum.Counts.Replayed, doubt, st.Count(journal.OutcomeDone), st.AckUnknown(),
+		st.Count(journal.OutcomeDoubt), dest, left)
 	if dest+left < n {
-		t.Fatalf("%d lost after the stop: %d at the destination + %d in the DLQ < %d", n-dest-left, dest, left, n)
+		t.Fatalf("%d lost after the first run: %d at the destination + %d in the DLQ < %d", n-dest-left, dest, left, n)
 	}
-	doubts := doubt
-	resumes := 0
+	if left != sum.Counts.Left() {
+		t.Errorf("%d left in the DLQ, want the %d the run reported left (%d in doubt)", left, sum.Counts.Left(), doubt)
+	}
+	doubts, resumes := doubt, 0
 	for code != 0 {
-		if code != 3 {
+		if code != 1 && code != 3 {
 			t.Fatalf("the replay exited %d:\n%s", code, out)
 		}
 		if resumes++; resumes > 3 {
@@ -105,54 +114,145 @@ func leaderStopped(t *testing.T, c *testenv.RabbitCluster, bin, url string) {
 		begin := time.Now()
 		resumed := startReplay(t, bin, []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(clusterWindow),
 			"--resume", jpath, "--retry-in-doubt", "--amqp-url", url, "--drain-grace", "10s"})
-		// Once the resumed run consumes (through another node: this one
-		// is still stopped), the stopped node comes back under it.
-		restarted := make(chan struct{})
-		if resumes == 1 && waitConsumer(r, resumed) {
-			t.Logf("the resumed run consumes %s after it started, with %s stopped", time.Since(begin).Round(time.Millisecond), a.Name)
-			go func() { defer close(restarted); c.StartApp(t, a.Name) }()
-		} else {
-			close(restarted)
-		}
 		code, out = resumed.wait(t)
-		<-restarted
-		t.Logf("resume %d exited %d after %s", resumes, code, time.Since(begin).Round(time.Millisecond))
+		t.Logf("resume %d (--retry-in-doubt) exited %d after %s", resumes, code, time.Since(begin).Round(time.Millisecond))
 	}
 	// A retried publish supersedes the one in doubt: what is still in
 	// doubt at the end came from the resumes.
 	doubts += readState(t, jpath).Count(journal.OutcomeDoubt)
-	if resumes == 0 {
-		c.StartApp(t, a.Name)
+	if !back {
+		startApp(t, c, a.Name)
 	}
 	lost, dups, inDLQ := tally(t, r, n)
-	t.Logf("FIGURES %s: %d messages, lost %d, in doubt %d (after the stop %d), duplicates %d, left in the DLQ %d, resumes %d, total %s",
-		t.Name(), n, lost, doubts, doubt, dups, inDLQ, resumes, time.Since(start).Round(time.Millisecond))
+	t.Logf("FIGURES %s: %d messages, lost %d, in doubt %d (after the first run %d), duplicates %d, left in the DLQ %d, "+
+		"failovers %d, resumes %d, first run %s, total %s", t.Name(), n, lost, doubts, doubt, dups, inDLQ, len(sum.Failovers), resumes,
+		(time.Duration(sum.ElapsedMs) * time.Millisecond).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	if lost != 0 || inDLQ != 0 {
 		t.Fatalf("%d lost, %d left in the DLQ", lost, inDLQ)
 	}
 	if dups > doubts {
-		t.Fatalf("%d duplicates at the destination, more than the %d the journal held in doubt", dups, doubts)
+		t.Fatalf("%d duplicates at the destination, more than the %d the run held in doubt", dups, doubts)
 	}
 }
 
+// checkFirstRun checks how the run through the stopped node ended: with a
+// failover to another node when the URL named it, exit 0 or 1 (in doubt).
+func checkFirstRun(t *testing.T, code int, out string, sum *ReplayResult, failover bool, lost string) {
+	t.Helper()
+	if got := sum.Counts.Replayed + sum.Counts.Parked + sum.Counts.AlreadyDone + sum.Counts.Left(); got != sum.Counts.Read {
+		t.Errorf("the summary accounts for %d of the %d messages read: %+v", got, sum.Counts.Read, sum.Counts)
+	}
+	if !failover {
+		if len(sum.Failovers) != 0 || code != 0 {
+			t.Fatalf("no node of the URL was stopped, yet: exit %d, failovers %+v\n%s", code, sum.Failovers, out)
+		}
+		return
+	}
+	if code != 0 && code != 1 {
+		t.Fatalf("the run exited %d, want 0, or 1 for messages in doubt:\n%s", code, out)
+	}
+	if len(sum.Failovers) == 0 || sum.Lost != "" {
+		t.Fatalf("no failover in the summary (connection lost: %q):\n%s", sum.Lost, out)
+	}
+	ev := sum.Failovers[0]
+	if ev.Lost != lost || ev.TookOver == "" || ev.TookOver == lost || ev.GaveUp != "" {
+		t.Fatalf("failover %+v: want %s lost and another node taking over", ev, lost)
+	}
+	if ev.InDoubt > clusterWindow {
+		t.Errorf("%d unconfirmed at the loss: more than the %d a window can hold", ev.InDoubt, clusterWindow)
+	}
+	if !strings.Contains(out, "DLQ_REPLAY_FAILOVER") {
+		t.Errorf("no DLQ_REPLAY_FAILOVER finding:\n%s", out)
+	}
+}
+
+// replaySummary is the -o json summary a run printed.
+func replaySummary(t *testing.T, run *replayRun, out string) *ReplayResult {
+	t.Helper()
+	var doc struct {
+		Data ReplayResult `json:"data"`
+	}
+	if err := json.Unmarshal(run.stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("summary: %v\n%s", err, out)
+	}
+	return &doc.Data
+}
+
+// growsAgain waits (while the run goes on) until the destination holds
+// more messages than when it was first read here: the run publishes again.
+func growsAgain(url, queue string, run *replayRun) bool {
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	base := -1
+	for {
+		select {
+		case <-run.done:
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			return false
+		}
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		ch.Close()
+		switch {
+		case err != nil:
+		case base < 0:
+			base = q.Messages
+		case q.Messages > base+2*clusterWindow:
+			return true
+		}
+	}
+}
+
+// startApp starts a stopped node again and waits for it (safe to call from
+// another goroutine: it reports, never stops the test).
+func startApp(t *testing.T, c *testenv.RabbitCluster, node string) bool {
+	for _, args := range [][]string{{"start_app"}, {"await_startup", "--timeout", "120"}} {
+		if _, err := c.Ctl(node, args...); err != nil {
+			t.Errorf("restart %s: %v", node, err)
+			return false
+		}
+	}
+	return true
+}
+
 type replayRun struct {
-	start time.Time
-	cmd   *exec.Cmd
-	out   *bytes.Buffer
-	done  chan struct{} // closed when it exited, err set
-	err   error
+	start  time.Time
+	cmd    *exec.Cmd
+	out    *bytes.Buffer // stdout and stderr
+	stdout *bytes.Buffer
+	done   chan struct{} // closed when it exited, err set
+	err    error
 }
 
 func startReplay(t *testing.T, bin string, args []string) *replayRun {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, stdout bytes.Buffer
+	both := &lockedWriter{w: &out}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(both, &stdout), both
 	must(t, cmd.Start())
-	r := &replayRun{start: time.Now(), cmd: cmd, out: &out, done: make(chan struct{})}
+	r := &replayRun{start: time.Now(), cmd: cmd, out: &out, stdout: &stdout, done: make(chan struct{})}
 	go func() { r.err = cmd.Wait(); close(r.done) }()
 	return r
+}
+
+// lockedWriter lets stdout's and stderr's copiers share one buffer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // wait waits for the run (at most two minutes) and returns its exit code
@@ -225,22 +325,6 @@ func newLeader(c *testenv.RabbitCluster, queue, old string) string {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return ""
-}
-
-// waitConsumer waits until the DLQ has a consumer, or the run ended.
-func waitConsumer(r *dlqtest.Rig, run *replayRun) bool {
-	for range 600 {
-		if q, err := r.Ch.QueueDeclarePassive(r.DLQ, true, false, false, false, nil); err == nil && q.Consumers > 0 {
-			return true
-		}
-		select {
-		case <-run.done:
-			return false
-		default:
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return false
 }
 
 func waitAtDestination(t *testing.T, r *dlqtest.Rig, n int, run *replayRun) {

@@ -87,6 +87,9 @@ type engine struct {
 	copies map[[16]byte]int32
 	// book is what a resumed run's earlier parts published (nil: none).
 	book *journal.Book
+	// consNode and pubNode are the addresses of the nodes the consumer
+	// and the publisher connections reached.
+	consNode, pubNode string
 }
 
 func (e *engine) open(ctx context.Context) (source, error) {
@@ -103,6 +106,7 @@ func (e *engine) open(ctx context.Context) (source, error) {
 		return nil, consume.QueueError(e.o.Queue, err)
 	}
 	e.res.AtStart = st
+	e.consNode = conn.RemoteAddr().String()
 	if st.Consumers > 0 && e.o.Yes {
 		conn.Close()
 		return nil, &problem.Input{Field: "Queue", Value: e.o.Queue, Quote: true,
@@ -150,7 +154,21 @@ func (e *engine) openPublisher(ctx context.Context) error {
 	e.chErr = ch.NotifyClose(make(chan *amqp.Error, 1))
 	e.pubErr = conn.NotifyClose(make(chan *amqp.Error, 1))
 	e.pubConn, e.pubCh = conn, ch
+	e.pubNode = conn.RemoteAddr().String()
 	return nil
+}
+
+// lostNode is the address of the node whose connection closed: the
+// consumer's, else the publisher's (a channel that closed on a connection
+// still open: the consumer's node).
+func (e *engine) lostNode() string {
+	if q, ok := e.src.(*queueSource); ok && q.conn.IsClosed() {
+		return e.consNode
+	}
+	if e.pubConn != nil && e.pubConn.IsClosed() {
+		return e.pubNode
+	}
+	return e.consNode
 }
 
 // watchEvery is how often a replay looks at the DLQ's depth for messages

@@ -29,6 +29,11 @@ type ReplayDeps struct {
 	Journal     *journal.Journal // nil: none (a dry run)
 	Now         func() time.Time
 	Progress    progress.Meter
+	// Failover, when the URL names several nodes of a cluster, lets a
+	// replay of a queue that lost its connection to one node go on through
+	// another in the same process (failover.go); nil: a lost connection
+	// ends the run.
+	Failover *Failover
 }
 
 // ReplayOptions are one `dlq replay` run.
@@ -79,6 +84,9 @@ type ReplayOptions struct {
 	// waits for one (0: 10 s).
 	Idle             time.Duration
 	DeclareParkQueue bool
+
+	// partWhy is why a part after a failover started (its start record).
+	partWhy string
 }
 
 // Idempotency tells which idempotency keys the source of truth already
@@ -161,6 +169,11 @@ type ReplayResult struct {
 	// Settled is false when, at the end, the DLQ did not show every ack
 	// and requeue of the run applied within --drain-grace (internal/consume/settle.go).
 	Settled bool `json:"settled"`
+	// Failovers are the times the run lost a node and went on through
+	// another (failover.go).
+	Failovers []FailoverEvent `json:"failovers"`
+	// lostNode is the address of the node whose connection was lost.
+	lostNode string
 }
 
 // DestCount is one row of the routing preview.
@@ -189,8 +202,18 @@ type MessageRef struct {
 // Replay replays (or with Yes false, previews) a DLQ or an export file.
 // A run that ends early (a lost connection, an interrupt, a missing
 // destination) still returns its result; the error says why it could not
-// go on.
+// go on. With ReplayDeps.Failover, a lost connection to one node is
+// followed by another part of the run through the next node (failover.go).
 func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, error) {
+	if d.Failover == nil || !o.Yes || d.Records != nil {
+		return replayPart(ctx, d, o)
+	}
+	return d.Failover.run(ctx, d, o)
+}
+
+// replayPart is one part of a run: from its connections' start to their
+// end (a --resume, and each failover, is another part).
+func replayPart(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -206,7 +229,7 @@ func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, 
 	}
 	res := &ReplayResult{Run: o.Rewrite.Run, DryRun: !o.Yes, Queue: o.Queue, File: o.File, Vhost: o.Vhost,
 		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue, MaxBounces: o.MaxBounces,
-		UnmatchedGroups: []string{}}
+		UnmatchedGroups: []string{}, Failovers: []FailoverEvent{}}
 	e := &engine{o: &o, d: &d, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{},
 		dest: map[string]*DestCount{}, exists: map[string]bool{}, groups: map[string]bool{}, start: d.Now(),
 		copies: map[[16]byte]int32{}}
@@ -227,7 +250,7 @@ func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, 
 	defer src.close()
 	meter.SetTotal(int64(src.bound()))
 	d.Journal.Add(journal.Record{T: journal.Start, Queue: o.Queue, File: o.File, Vhost: o.Vhost, Args: o.Args, Count: res.AtStart.Messages,
-		Version: o.Version, FileDigest: o.FileDigest})
+		Version: o.Version, FileDigest: o.FileDigest, Why: o.partWhy})
 	if err := d.Journal.Flush(); err != nil {
 		src.release()
 		return nil, fmt.Errorf("write journal: %w", err)
@@ -241,6 +264,9 @@ func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, 
 	}
 	runErr := e.loop(ctx, meter)
 	e.finish(ctx)
+	if res.Lost != "" {
+		res.lostNode = e.lostNode()
+	}
 	if !o.Yes {
 		e.checkDestinations(ctx)
 	}

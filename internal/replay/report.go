@@ -53,6 +53,14 @@ func (res *ReplayResult) Report() *findings.Report {
 	if res.Lost != "" {
 		rep.Add(ruleConnectionLost.New(subject, "connection lost during the replay: "+res.Lost))
 	}
+	for _, ev := range res.Failovers {
+		msg := fmt.Sprintf("node %s lost (%s); %s took over: %d unconfirmed, %d acks not seen applied, %d in doubt after it",
+			ev.Lost, ev.Why, ev.TookOver, ev.InDoubt, ev.AcksUnknown, ev.InDoubtAfter)
+		if ev.GaveUp != "" {
+			msg = fmt.Sprintf("node %s lost (%s); no failover: %s", ev.Lost, ev.Why, ev.GaveUp)
+		}
+		rep.Add(ruleFailover.New(subject, msg))
+	}
 	res.addParked(rep, subject)
 	if c.Succeeded > 0 {
 		rep.Add(ruleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))

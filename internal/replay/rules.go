@@ -128,6 +128,17 @@ lost: unconfirmed publishes are in doubt and left in the DLQ, and the
 journal records every outcome. The run exits with status 3.`,
 		Fix: "Run the same replay with {Resume} JOURNAL (add {RetryInDoubt} once the in-doubt messages are checked).",
 	}
+	ruleFailover = findings.Rule{
+		Code: "DLQ_REPLAY_FAILOVER", Severity: findings.Warn, Since: "v0.3.0",
+		Title: "a node of the cluster was lost during the replay and the run went on through another",
+		Doc: `The connection to one node went away mid-run and {AMQPURL} named other
+addresses: the run went on through the next node that answered for the DLQ,
+under the rules of a resume of its own journal. Nothing was lost: what the
+lost node had not confirmed, and confirmed publishes whose DLQ ack was not
+seen applied, are held in doubt (DLQ_REPLAY_IN_DOUBT) rather than published
+twice.`,
+		Fix: "Check the lost node; check the destination for the in-doubt messages, then {Resume} JOURNAL {RetryInDoubt} if they are missing.",
+	}
 )
 
 // Rules are every rule of the dlq commands, for the catalog: those of the
@@ -136,11 +147,12 @@ func Rules() []findings.Rule {
 	return append(dlqread.Rules(),
 		ruleInDoubt, ruleReturned, ruleNacked, ruleBounced, ruleParked, ruleNoDestination, ruleAckLost,
 		ruleSkippedSucceeded, ruleNoKey, ruleFanout, ruleDestMissing, ruleReplayNonRetryable, ruleGroupUnmatched,
-		ruleConnectionLost,
+		ruleConnectionLost, ruleFailover,
 	)
 }
 
 // replayChecks are the rules `dlq replay` evaluates.
 var replayChecks = append([]string{ruleInDoubt.Code, ruleReturned.Code, ruleNacked.Code, ruleBounced.Code, ruleParked.Code,
 	ruleNoDestination.Code, ruleAckLost.Code, ruleSkippedSucceeded.Code, ruleNoKey.Code, ruleFanout.Code,
-	ruleDestMissing.Code, ruleReplayNonRetryable.Code, ruleGroupUnmatched.Code, ruleConnectionLost.Code}, dlqread.ReadChecks...)
+	ruleDestMissing.Code, ruleReplayNonRetryable.Code, ruleGroupUnmatched.Code, ruleConnectionLost.Code, ruleFailover.Code},
+	dlqread.ReadChecks...)

@@ -188,6 +188,18 @@ func (a *auditor) unreadable(rc *ReplicaCompare, err error) error {
 	return nil
 }
 
+// Incomplete is the error of an audit asked to compare a replica that it
+// could not read (nil otherwise): the cache findings stand, and the run
+// fails whatever --fail-on says - a comparison that did not happen is no
+// pass.
+func (r *Result) Incomplete() error {
+	if r.Replica == nil || r.Replica.Error == "" {
+		return nil
+	}
+	return problem.System(fmt.Errorf("the replica ({Replica}) could not be read: %s", r.Replica.Error),
+		"the cache findings stand, no key was compared on the replica; check that it accepts this user and is reachable, then run it again")
+}
+
 // pickedKeys says which keys the comparison reads.
 func (a *auditor) pickedKeys() string {
 	n := english.Number(int64(a.picker.max))
@@ -269,8 +281,8 @@ func (a *auditor) statusOr(i int32) string {
 // yet is a warning.
 func (a *auditor) replicaFindings(rep *findings.Report) {
 	rc := a.res.Replica
-	if rc == nil || rc.State == nil {
-		return
+	if rc == nil || rc.State == nil || rc.Error != "" {
+		return // not compared: not checked (Incomplete fails the run)
 	}
 	rep.Check(RuleReplicaStale.Code, RuleReplicaLag.Code)
 	ev := rc.State.Evidence()

@@ -198,4 +198,8 @@ func TestReplicaNotStandby(t *testing.T) {
 	if got := fx.summary(rep); !slices.Equal(got, []string{"warn CACHE_NOT_DONE_DB_SUCCEEDED 2"}) {
 		t.Errorf("the cache audit beside an unreadable replica: %q", got)
 	}
+	// Not compared is not checked, and fails the run: no pass.
+	if slices.Contains(rep.Checks, "CACHE_REPLICA_STALE") || res.Incomplete() == nil {
+		t.Errorf("an unreadable replica: checks %v, incomplete %v", rep.Checks, res.Incomplete())
+	}
 }

@@ -129,6 +129,10 @@ type conn struct {
 	vhost string
 	user  string
 	dial  dlqread.Dialer
+	// nodes is how many addresses the URL names; redial dials them with
+	// the one at host:port lost tried last (a failover).
+	nodes  int
+	redial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
 }
 
 // readDeps are a read verb's broker, clock and progress meter.
@@ -140,16 +144,40 @@ func (c *conn) readDeps(f *cmdutil.Factory, command string) dlqread.Deps {
 // connections are named "dupctl dlq <role> <tag>".
 func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 	raw := f.Global.AMQPURL
-	c := &conn{vhost: "/", user: "guest"}
+	c := &conn{vhost: "/", user: "guest", nodes: 1}
 	if raw != "" {
 		if t, err := connect.ParseAMQP(raw); err == nil {
-			c.vhost, c.user = t.Vhost, t.User
+			c.vhost, c.user, c.nodes = t.Vhost, t.User, len(t.Addrs)
 		}
 	}
 	c.dial = func(ctx context.Context, role string) (*amqp.Connection, error) {
 		return f.AMQP(connect.WithAMQPName(ctx, strings.TrimSpace("dlq "+role+" "+tag)))
 	}
+	c.redial = func(ctx context.Context, role, lost string) (*amqp.Connection, error) {
+		return c.dial(connect.WithAMQPLast(ctx, lost), role)
+	}
 	return c, nil
+}
+
+// readLost is the error of a read whose connection was lost mid-read
+// (nil when it was not): exit 3, after the output, which says it holds
+// only what was read before the loss; shown says where that is.
+func readLost(r dlqread.Result, shown string) error {
+	if r.Lost == "" {
+		return nil
+	}
+	err := fmt.Errorf("connection to RabbitMQ node %s lost after %d of the %d messages to read: %s", r.LostNode, r.Read, r.Target, r.Lost)
+	return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" only the messages read before the loss (nothing was removed "+
+		"from the queue); run the command again once a node answers"))
+}
+
+// lostOr is a lost read's error, which outranks the findings' exit (the
+// lost read is one of them), or else emitErr.
+func lostOr(lost, emitErr error) error {
+	if lost != nil && (emitErr == nil || exitcode.IsSilent(emitErr)) {
+		return lost
+	}
+	return emitErr
 }
 
 // readFlags are the flags of the commands that read a whole DLQ (stats,

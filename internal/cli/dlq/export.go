@@ -113,6 +113,9 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		}
 		return err
 	}
+	if data.Read.Lost != "" {
+		return exportLost(ctx, o, data, partial)
+	}
 	if partial != "" {
 		// Only a whole export gets the name asked for (issue 27: an
 		// interrupted export left a file cut mid-line under that name).
@@ -126,6 +129,22 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	return f.Emit(ctx, report.Document{Report: data.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeExport(w, th, data)
 	}})
+}
+
+// exportLost ends an export whose connection was lost mid-read: the
+// records read before the loss stay in the partial file (never renamed to
+// the name asked for) or went to stdout, and the summary and the error say
+// how many of how many.
+func exportLost(ctx context.Context, o *ExportOptions, data *dlqread.ExportResult, partial string) error {
+	where := fmt.Sprintf("stdout holds %d records:", data.Written)
+	var emitErr error
+	if partial != "" {
+		where = fmt.Sprintf("%s holds %d records (it is not renamed %s):", partial, data.Written, o.Out)
+		emitErr = o.Factory.Emit(ctx, report.Document{Report: data.Report(), Text: func(w io.Writer, th *report.Theme) error {
+			return writeExport(w, th, data)
+		}})
+	}
+	return lostOr(readLost(data.Read, where), emitErr)
 }
 
 // openPartial creates the file an export writes to until it is whole:

@@ -78,7 +78,8 @@ func runPeek(ctx context.Context, o *PeekOptions) error {
 		return err
 	}
 	now, verbose := f.Now(), f.Global.Verbose
-	return f.Emit(ctx, report.Document{Report: data.Report(), Text: func(w io.Writer, th *report.Theme) error {
+	emitErr := f.Emit(ctx, report.Document{Report: data.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writePeek(w, th, data, now, o.Body, verbose)
 	}})
+	return lostOr(readLost(data.Read, "the messages shown are"), emitErr)
 }

@@ -88,6 +88,9 @@ returned (unroutable) or nacked message stays in the DLQ and is reported.
 If a connection is lost with publishes unconfirmed, those messages are in
 doubt: they stay in the DLQ, the journal marks them, and they are never
 retried silently (--resume JOURNAL --retry-in-doubt does, on purpose).
+With several addresses in --amqp-url (a cluster), a node lost mid-run is
+failed over: the run goes on through the next node that answers, as a
+--resume of its own journal would, and the summary names the failover.
 
 Headers: message id, correlation id and every property are kept; x-death
 and the other broker death headers (and Spring's x-exception-*,
@@ -350,6 +353,11 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		defer jf.Close()
 		journalPath = path
 		deps.Journal = journal.New(jf, o.RunID, time.Now)
+		if c.nodes > 1 && o.Queue != "" {
+			// A lost node: go on through another, as --resume would.
+			deps.Failover = &replay.Failover{Dial: c.redial, Nodes: c.nodes,
+				Journal: func() (*journal.State, error) { return readJournal(path) }}
+		}
 	}
 	deps.Progress = f.IO.StartProgress("dlq replay", "messages")
 	defer oneProc(f.Getenv)()
@@ -420,6 +428,9 @@ func (o *ReplayOptions) replay(ctx context.Context, deps replay.ReplayDeps, ro *
 		return exitcode.KeepOutput(err)
 	case res.Lost != "":
 		hint := "nothing was lost: run again with --resume " + journalPath
+		if n := len(res.Failovers); n > 0 && res.Failovers[n-1].GaveUp != "" {
+			hint = "no failover (" + res.Failovers[n-1].GaveUp + "); nothing was lost: run again with --resume " + journalPath
+		}
 		return exitcode.KeepOutput(exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint))
 	}
 	return emitErr

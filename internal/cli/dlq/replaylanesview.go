@@ -43,7 +43,7 @@ func writeReplayHTML(w io.Writer, res *replay.ReplayResult, journalPath string) 
 	}
 	fmt.Fprintf(w, "<h2>The run, from its journal</h2>\n<p class=\"note\">run <code>%s</code>, journal <code>%s</code>: %s</p>\n",
 		report.Escape(tl.Run), report.Escape(journalPath), report.Escape(english.Count(len(tl.Parts), "part", "parts")+
-			" (each --resume adds one)"))
+			" (each --resume, and each failover to another node, adds one)"))
 	writePartsTable(w, tl)
 	for i, g := range partGroups(tl.Parts) {
 		if err := replayLanes(tl, g, i).SVG(w); err != nil {

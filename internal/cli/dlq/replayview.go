@@ -79,10 +79,27 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 		}
 	}
 	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond), (time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
+	writeFailovers(w, th, res.Failovers)
 	if res.Lost != "" {
 		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)
 	}
 	return nil
+}
+
+// writeFailovers says, per node lost mid-run, which node took over and
+// what the loss left in doubt.
+func writeFailovers(w io.Writer, th *report.Theme, evs []replay.FailoverEvent) {
+	for _, ev := range evs {
+		at := (time.Duration(ev.AtMs) * time.Millisecond).Round(100 * time.Millisecond)
+		fmt.Fprintf(w, "%s node %s lost after %s (%s); ", th.Severity(findings.Warn, "Failover:"), ev.Lost, at, ev.Why)
+		if ev.GaveUp != "" {
+			fmt.Fprintf(w, "not failed over: %s.\n", ev.GaveUp)
+			continue
+		}
+		pause := (time.Duration(ev.PauseMs) * time.Millisecond).Round(100 * time.Millisecond)
+		fmt.Fprintf(w, "%s took over %s later; unconfirmed %s, acks not seen applied %s; in doubt after it %s.\n", ev.TookOver, pause,
+			english.Number(int64(ev.InDoubt)), english.Number(int64(ev.AcksUnknown)), english.Number(int64(ev.InDoubtAfter)))
+	}
 }
 
 // leftText lists what was left and why, the reasons that apply only.

@@ -76,14 +76,20 @@ func runStats(ctx context.Context, o *StatsOptions) error {
 	}
 	read := o.readOptions(o.Queue)
 	read.Idle = o.Idle
-	s, err := dlqread.Stats(ctx, c.readDeps(f, "dlq stats"), dlqread.StatsOptions{
+	deps := c.readDeps(f, "dlq stats")
+	if c.nodes > 1 {
+		// A node lost mid-read: read the queue again through another.
+		deps.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes}
+	}
+	s, err := dlqread.Stats(ctx, deps, dlqread.StatsOptions{
 		Read: read, Vhost: c.vhost, Analyzer: an, IdempotencyKeys: idem,
 	})
 	if err != nil {
 		return err
 	}
 	now := f.Now()
-	return f.Emit(ctx, report.Document{Report: s.Report(), Text: func(w io.Writer, th *report.Theme) error {
+	emitErr := f.Emit(ctx, report.Document{Report: s.Report(), Text: func(w io.Writer, th *report.Theme) error {
 		return writeStats(w, th, s, now, f.Global.Verbose)
 	}})
+	return lostOr(readLost(s.Read, "the figures count"), emitErr)
 }

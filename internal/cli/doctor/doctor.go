@@ -166,6 +166,7 @@ func writeChecklist(w io.Writer, th *report.Theme, res *doctor.Result, width int
 // behind them.
 func writeChecklistHTML(w io.Writer, res *doctor.Result) error {
 	writeOverviewHTML(w, res)
+	writeBrokerHTML(w, res.Broker)
 	io.WriteString(w, `<h2>Each line, with its evidence</h2><div class="scroll">`+
 		`<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
 	for _, it := range res.Items {

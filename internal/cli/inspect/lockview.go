@@ -335,6 +335,7 @@ func (t *rows) Row(label, value string) { t.r = append(t.r, [2]string{label, val
 func writeLockHTML(w io.Writer, d *lock.Data) error {
 	fmt.Fprintf(w, "<p>%s keys scanned on %s; %s lock candidates in %s.</p>\n", english.Number(d.Scan.KeysScanned), report.Escape(d.Target.URL),
 		english.Number(d.Scan.Locks), english.Count(len(d.Families), "family", "families"))
+	writeSlotMapHTML(w, d)
 	io.WriteString(w, `<div class="scroll">`+
 		`<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
 	for _, fam := range d.Families {

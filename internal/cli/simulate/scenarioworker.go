@@ -78,7 +78,7 @@ of the flow per run (--at: %[3]s). The side effects are counted by
 --effects-sql or --effects-log, and each business key is judged from what
 the proxies saw: ok, a duplicate with its cause, a loss, or a run whose fault
 condition never happened. docs/worker-chaos.md has recipes for Go, shell,
-Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(points, ", ")) + workerExitStatus,
+Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(points, ", ")) + replicaHelp(sc.Name) + workerExitStatus,
 		Example: fmt.Sprintf(`  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} \
     --worker-env REDIS_URL={redis} --worker-env DATABASE_URL={postgres} \
     --publish payments:charge --effects-sql 'select order_id, count(*) from charges group by 1'`, sc.Name),
@@ -103,7 +103,7 @@ Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(po
 		},
 	}
 	o.register(cmd, points)
-	cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Env": "worker-env", "Keys": "jobs", "ReplicaURL": "replica-url", "ReplicaLag": "replica-lag"})
 	model := newCmdScenario(f, sc, nil).Flags()
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A flag of the simulator's model worker says what it is.
@@ -113,6 +113,23 @@ Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(po
 		return &exitcode.Error{Code: exitcode.Usage, Err: err, Hint: "see 'dupctl simulate " + sc.Name + " --worker CMD --help'"}
 	})
 	return cmd
+}
+
+// replicaHelp is what replica-lag changes, and where.
+func replicaHelp(scenario string) string {
+	if scenario != "replica-lag" {
+		return ""
+	}
+	return `
+
+The workers read "already done?" through {replica} (e.g. --worker-env
+READ_DATABASE_URL={replica}), dupctl's proxy in front of --replica-url, a
+streaming standby of --database-url. As the victim's first write goes to the
+primary, dupctl pauses the standby's WAL replay (pg_wal_replay_pause: the one
+change it makes there, and only in this scenario); when the write commits it
+publishes a second message. Replay resumes once that message was handled,
+after --replica-lag at the latest, and when the run ends. The standby must be
+on loopback unless --allow-remote.`
 }
 
 // unknownFlag is the flag name pflag's "unknown flag: --NAME" error names.
@@ -133,7 +150,10 @@ func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
 	fs := cmd.Flags()
 	fs.StringVar(&c.Worker, "worker", "", "your worker command (run with /bin/sh -c), one copy per --workers")
 	_ = cmd.MarkFlagRequired("worker")
-	fs.StringArrayVar(&c.Env, "worker-env", nil, "NAME=VALUE for the workers; {amqp}, {redis}, {postgres} (and _addr, _port, {postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
+	fs.StringArrayVar(&c.Env, "worker-env", nil, "NAME=VALUE for the workers; {amqp}, {redis}, {postgres}, {replica} (and _addr, _port, "+
+		"{postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
+	fs.StringVar(&c.ReplicaURL, "replica-url", "", "a streaming standby of --database-url the workers read through {replica} "+
+		"(env DUPCTL_REPLICA_URL); replica-lag pauses its WAL replay during a run")
 	fs.StringVar(&c.Publish, "publish", "", "EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
 	fs.StringVar(&c.Body, "body", chaos.DefaultBody, "message body; {{key}} is the business key")
 	fs.StringVar(&c.EffectsSQL, "effects-sql", "", "read-only query counting side effects: business key, count[, distinct idempotency keys]")
@@ -154,6 +174,10 @@ func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
 	fs.IntVar(&c.Runs, "runs", 0, "runs (default: one per fault point)")
 	if o.Scenario.Name == "lock-expiry" {
 		fs.DurationVar(&c.Pause, "pause", 0, "how long the lock holder is stopped (default: the lock's TTL plus a margin)")
+	}
+	if o.Scenario.Name == "replica-lag" {
+		fs.DurationVar(&c.ReplicaLag, "replica-lag", chaos.DefaultReplicaLag,
+			"how long WAL replay on --replica-url stays paused at most (it resumes once the second message was handled)")
 	}
 	if o.Scenario.Name == "stale-cache" {
 		fs.DurationVar(&c.CacheLag, "cache-lag", chaos.DefaultCacheLag, "how long writes to --cache-keys are held back")
@@ -181,6 +205,9 @@ func runScenarioWorker(ctx context.Context, o *WorkerOptions) error {
 	}
 	g := f.Global
 	c.AMQPURL, c.RedisURL, c.DatabaseURL = g.AMQPURL, g.RedisURL, g.DatabaseURL
+	if c.ReplicaURL == "" {
+		c.ReplicaURL = f.Getenv("DUPCTL_REPLICA_URL")
+	}
 	if c.Slow, err = parseSlow(o.Slow); err != nil {
 		return err
 	}
@@ -238,6 +265,12 @@ func workerDeps(ctx context.Context, f *cmdutil.Factory, o *chaos.Options) (chao
 		if d.Redis, err = f.Redis(ctx); err != nil {
 			return d, err
 		}
+	}
+	if o.ReplicaURL != "" {
+		if d.Replica, err = connect.Postgres(ctx, o.ReplicaURL, connect.PostgresOptions{MaxConns: 2}); err != nil {
+			return d, fmt.Errorf("replica (--replica-url): %w", err)
+		}
+		f.AddCleanup(d.Replica.Close)
 	}
 	return d, nil
 }

@@ -314,6 +314,8 @@ func (wl *workerLanes) faultMark(e chaos.Event) report.Mark {
 		kind, label = report.MarkCrash, "fault: connection dropped"
 	case chaos.Failover:
 		kind, label = report.MarkExpire, "fault: Redis failover"
+	case chaos.LagReplica:
+		label = "fault: replica lags"
 	}
 	m := wl.mark(e, kind, label)
 	m.Title = "THE FAULT: " + m.Title
@@ -544,6 +546,10 @@ func (wl *workerLanes) stepsRow(slot string) report.LaneRow {
 			kind, label = readMark(e.Text)
 		case "stale-read":
 			kind, label = report.MarkCacheRead, "cache: stale"
+		case "replica-read":
+			kind, label = report.MarkCheck, "replica read"
+		case "stale-replica-read":
+			kind, label = report.MarkCacheRead, "replica: stale"
 		case "write":
 			kind, label = report.MarkOther, "write"
 		case "commit":
@@ -700,6 +706,10 @@ func (wl *workerLanes) dupctlRow() report.LaneRow {
 			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "cache write lands"))
 		case e.Kind == "reconnect":
 			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "Redis back"))
+		case e.Kind == "replica-pause":
+			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "replica replay paused"))
+		case e.Kind == "replica-resume":
+			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "replica replay resumed"))
 		}
 	}
 	return row

@@ -70,6 +70,15 @@ lost with its disk. Quorum queues are replicated to a majority of nodes, keep
 working while one is down, and have the delivery limit that dead-letters a
 poison message instead of redelivering it forever.`,
 		Fix: "Declare it as a quorum queue (x-queue-type: quorum; a queue's type cannot change: declare a new one and move the consumers), with x-delivery-limit and a dead-letter exchange."}
+	RuleQueueUnavailable = findings.Rule{Code: "TOPO_QUEUE_UNAVAILABLE", Severity: findings.Error, Since: "v0.3.0",
+		Title: "a work queue or DLQ lives on a node that is down",
+		Doc: `The queue exists, but its only copy is on a node that is down (a classic
+queue) or too few of its members are online (a quorum queue without a
+majority): RabbitMQ refuses it to publishers and consumers, and answers a
+declare as if it did not exist. Jobs published to it are refused or dropped,
+dead letters meant for it are lost, until the node is back.`,
+		Fix: "Bring the node back; then declare the queue as a quorum queue, replicated to a majority of nodes, " +
+			"so that one node down does not take it away."}
 	RuleManagementUnavailable = findings.Rule{Code: "TOPO_NOT_CHECKED", Severity: findings.Info, Since: "v0.1.0",
 		Title: "queue arguments, policies and consumers were not checked",
 		Doc:   "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, bindings and consumers' ack modes need the management API.",
@@ -79,7 +88,7 @@ poison message instead of redelivering it forever.`,
 // Rules lists the topology rules.
 func Rules() []findings.Rule {
 	return []findings.Rule{RuleQueueMissing, RuleNoDLX, RuleDLXUnrouted, RuleDLQMissing, RuleNoDeliveryLimit, RuleRetryMissing, RuleAutoAck,
-		RuleClassicOnCluster, RuleManagementUnavailable}
+		RuleClassicOnCluster, RuleQueueUnavailable, RuleManagementUnavailable}
 }
 
 // Job is what to check for one work queue.
@@ -103,6 +112,8 @@ type QueueInfo struct {
 	Policy    nullString `json:"policy"`
 	Effective Settings   `json:"effective_policy_definition"`
 	Consumers int        `json:"consumers"`
+	// State is running, down (a classic queue whose node is gone), ...
+	State string `json:"state"`
 	// Node is where a classic queue lives (a quorum queue's leader);
 	// Leader, Members and Online are a quorum queue's nodes.
 	Node    string   `json:"node"`
@@ -363,22 +374,25 @@ func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findin
 	if mgmt != nil {
 		if ns, err := mgmt.Nodes(ctx); err == nil {
 			nodes = ns
-			r.Check(RuleClassicOnCluster.Code)
+			r.Check(RuleClassicOnCluster.Code, RuleQueueUnavailable.Code)
 		}
 	}
+	var downs downQueues
 	for _, j := range jobs {
 		ok, depth, err := p.Exists(j.Queue)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			r.Add(RuleQueueMissing.New(j.Queue, fmt.Sprintf("job %s: queue %q does not exist", j.Name, j.Queue)))
+			if !downs.add(ctx, r, mgmt, j, j.Queue, "queue") {
+				r.Add(RuleQueueMissing.New(j.Queue, fmt.Sprintf("job %s: queue %q does not exist", j.Name, j.Queue)))
+			}
 			continue
 		}
 		if j.DLQ != "" {
 			if ok, _, err := p.Exists(j.DLQ); err != nil {
 				return nil, err
-			} else if !ok {
+			} else if !ok && !downs.add(ctx, r, mgmt, j, j.DLQ, "DLQ") {
 				r.Add(RuleDLQMissing.New(j.DLQ, fmt.Sprintf("job %s: DLQ %q does not exist", j.Name, j.DLQ)))
 			}
 		}

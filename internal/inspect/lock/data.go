@@ -34,6 +34,9 @@ type Data struct {
 	// (one LOCK_SCAN_INCOMPLETE each).
 	Failovers []Failover   `json:"failovers"`
 	Unread    []UnreadNode `json:"unread"`
+	// SlotMap is which hash slots a cluster scan read, per master (empty
+	// outside a cluster and for one key).
+	SlotMap []SlotsRead `json:"slot_map"`
 }
 
 type (

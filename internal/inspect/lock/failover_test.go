@@ -72,6 +72,10 @@ func TestClusterMasterKilledMidScan(t *testing.T) {
 		t.Errorf("after the failover: failovers %+v unread %+v findings %v", d.Failovers, d.Unread, codes(res))
 	}
 
+	if i := slices.IndexFunc(d.SlotMap, func(r SlotsRead) bool { return r.Master == victim }); i < 0 ||
+		!d.SlotMap[i].Read || !slices.Equal(d.SlotMap[i].ReadOn, []string{victim, promoted}) {
+		t.Errorf("slot map %+v: want %s's slots read on it, then on %s", d.SlotMap, victim, promoted)
+	}
 	if err := res.Incomplete(); err != nil {
 		t.Errorf("a scan that read everything is incomplete: %v", err)
 	}
@@ -85,6 +89,10 @@ func TestClusterMasterKilledMidScan(t *testing.T) {
 	i := slices.IndexFunc(d.Unread, func(u UnreadNode) bool { return u.Node == second })
 	if i < 0 || len(d.Unread[i].Slots) == 0 || !hasCode(res, judge.RuleScanIncomplete.Code) {
 		t.Fatalf("a master killed with no replica: unread %+v findings %v", d.Unread, codes(res))
+	}
+	if j := slices.IndexFunc(d.SlotMap, func(r SlotsRead) bool { return r.Master == second }); j < 0 || d.SlotMap[j].Read ||
+		SlotsText(d.SlotMap[j].Slots) != SlotsText(d.Unread[i].Slots) || d.SlotMap[j].Why != d.Unread[i].Why {
+		t.Errorf("slot map %+v: want %s's slots not read, with why", d.SlotMap, second)
 	}
 	err = res.Incomplete()
 	if err == nil || !strings.Contains(err.Error(), "slots "+SlotsText(d.Unread[i].Slots)+" of master "+second) {

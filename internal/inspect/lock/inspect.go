@@ -189,6 +189,9 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 	agg.finish(res)
 	agg.permissions(res, nodes)
 	agg.failoverReport(res)
+	if res.Data.Target.Cluster && agg.walked != nil {
+		res.Data.SlotMap = slotMap(res.Data.Target.Nodes, nodes, agg.walked)
+	}
 	res.Data.Scan.ElapsedMs = o.Now().Sub(start).Milliseconds()
 	return res, nil
 }
@@ -200,8 +203,7 @@ func newResult(o Options, nodes []*keyspace.Node, cluster bool) *Result {
 	res.Data = Data{Target: Target{URL: o.URL, Cluster: cluster || len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key,
 		Values: !o.NoValues, MinConfidence: o.MinConfidence},
 		Families: []Family{}, Skipped: []SkippedFamily{}, Possible: []PossibleFamily{}, Locks: []Lock{}, Servers: []Server{},
-		NotChecked: []NotChecked{}, Notes: []string{},
-		Failovers: []Failover{}, Unread: []UnreadNode{}}
+		NotChecked: []NotChecked{}, Notes: []string{}, Failovers: []Failover{}, Unread: []UnreadNode{}, SlotMap: []SlotsRead{}}
 	if len(o.Patterns) == 0 {
 		res.Data.Target.Patterns = []string{"*"}
 	}
@@ -270,6 +272,7 @@ func (a *aggregator) scan(ctx context.Context, nodes []*keyspace.Node, total int
 	if err != nil {
 		return err
 	}
+	a.walked = walked
 	for _, r := range walked {
 		a.stats.Repeats += r.Repeats
 		a.stats.FalseDrops += r.FalseDrops
@@ -409,6 +412,8 @@ type aggregator struct {
 	// failovers and unread are what the cluster's failures did to the scan.
 	failovers []keyspace.Move
 	unread    []keyspace.Unread
+	// walked are the last walk's results, per node.
+	walked []keyspace.NodeResult
 }
 
 // candidate is a possible orphan from the first observation.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,13 +15,25 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-type amqpNameKey struct{}
+type (
+	amqpNameKey struct{}
+	amqpLastKey struct{}
+)
 
 // WithAMQPName makes connections AMQP opens with ctx carry "dupctl " + name
 // as their connection_name, so an operator (or a test) can tell dupctl's
 // connections apart in the management UI and rabbitmqctl list_connections.
 func WithAMQPName(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, amqpNameKey{}, name)
+}
+
+// WithAMQPLast makes AMQP dial the address whose host:port is addr (as the
+// URL writes it, or as the lost connection's RemoteAddr says it) after the
+// others: a command going on after losing its connection to one node of a
+// cluster (dlq replay's failover) tries the other nodes first instead of
+// waiting on the lost one.
+func WithAMQPLast(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, amqpLastKey{}, addr)
 }
 
 // AMQPTarget is what an AMQP URL names: one address, or several of one
@@ -159,6 +172,9 @@ func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 		addrs = append([]string(nil), addrs...)
 		rand.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
 	}
+	if last, ok := ctx.Value(amqpLastKey{}).(string); ok && last != "" {
+		addrs = lastOf(addrs, last)
+	}
 	var failed []string
 	for _, a := range addrs {
 		conn, err := dialAMQP(ctx, a, name)
@@ -174,6 +190,30 @@ func AMQP(ctx context.Context, raw string) (*amqp.Connection, error) {
 	}
 	return nil, problem.System(fmt.Errorf("cannot reach RabbitMQ at any of its %d addresses: %s", len(addrs), strings.Join(failed, "; ")),
 		"check that the nodes run and the URL, user and password are right")
+}
+
+// lastOf moves the addresses whose host:port is last behind the others,
+// keeping the order of each part.
+func lastOf(addrs []string, last string) []string {
+	var front, back []string
+	for _, a := range addrs {
+		if AMQPHostPort(a) == last {
+			back = append(back, a)
+		} else {
+			front = append(front, a)
+		}
+	}
+	return append(front, back...)
+}
+
+// AMQPHostPort is the host:port a single-address AMQP URL dials ("" when
+// it does not parse).
+func AMQPHostPort(raw string) string {
+	uri, err := amqp.ParseURI(raw)
+	if err != nil {
+		return ""
+	}
+	return net.JoinHostPort(uri.Host, strconv.Itoa(uri.Port))
 }
 
 func dialAMQP(ctx context.Context, raw, name string) (*amqp.Connection, error) {

@@ -211,6 +211,15 @@ table.matrix { min-width: 0; } table.matrix td { text-align: center; font-weight
 .cell-none { color: var(--faint); } .cell-differs { outline: 3px dashed var(--ink); outline-offset: -4px; }
 .note { color: var(--faint); } .note code { word-break: break-all; }
 tr:target { outline: 2px solid var(--info); }
+ul.nodes { list-style: none; padding: 0; margin: .4rem 0; display: flex; flex-wrap: wrap; gap: .5rem; }
+ul.nodes li { border: 1px solid var(--faint); border-radius: .3rem; padding: .3rem .6rem; }
+ul.nodes li.error { border: 2px dashed var(--error); }
+table.topology { min-width: 0; } table.topology caption { text-align: left; color: var(--faint); font-size: 13px; }
+table.topology td.cell { text-align: center; white-space: nowrap; } table.topology td.leader { font-weight: bold; }
+table.topology tr.flagged th[scope=row] { box-shadow: inset 4px 0 var(--error); }
+table.topology th .note { font-weight: normal; font-size: 13px; } table.topology thead code, .nobr { white-space: nowrap; }
+svg .slots.read { fill: var(--pass); } svg .slots.unread { fill: var(--bg); stroke: var(--error); stroke-width: 2; stroke-dasharray: 5 3; }
+.sw-read { background: var(--pass); } .sw-unread { border: 2px dashed var(--error) !important; }
 footer { color: var(--faint); font-size: 13px; margin-top: 2rem; }
 @media (max-width: 600px) { body { padding: 0 .5rem; margin: .8rem auto; } }
 @media print {

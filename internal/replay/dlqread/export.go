@@ -77,7 +77,14 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 	if err != nil {
 		return nil, err
 	}
-	data.Read, data.Drained = res, o.Drain && data.Written > 0
+	if res.Lost != "" {
+		// The records read before the loss reach the file (never renamed
+		// as whole: the caller keeps its partial name) and nothing is acked.
+		if err := bw.Flush(); err != nil {
+			return nil, fmt.Errorf("write %s: %w", o.File, err)
+		}
+	}
+	data.Read, data.Drained = res, o.Drain && data.Written > 0 && res.Lost == ""
 	return data, nil
 }
 

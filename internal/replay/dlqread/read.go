@@ -2,6 +2,7 @@ package dlqread
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,6 +34,33 @@ type Deps struct {
 	Dial     Dialer
 	Now      func() time.Time // nil: time.Now
 	Progress progress.Meter   // nil: none
+	// Failover, when the URL names several nodes, lets stats read the
+	// queue again through another node after losing one (nil: one address).
+	Failover *Failover
+}
+
+// Failover dials a cluster's nodes again after the connection to one was
+// lost mid-read.
+type Failover struct {
+	// Dial dials the URL's addresses, the one whose host:port is lost
+	// after the others.
+	Dial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
+	// Nodes is how many addresses the URL names: a read fails over at most
+	// that many times.
+	Nodes int
+	// Wait bounds the wait for another node to answer for the queue (0: 30 s).
+	Wait time.Duration
+}
+
+// NodeLoss is a node lost during a read, and the node the queue was read
+// again through ("" when none answered).
+type NodeLoss struct {
+	Lost     string `json:"lost_node"`
+	Why      string `json:"why"`
+	TookOver string `json:"took_over"`
+	// ReadBefore is how many messages the read had taken when it was lost
+	// (they went back to the queue and were read again).
+	ReadBefore int `json:"read_before"`
 }
 
 func (d *Deps) defaults() {
@@ -86,6 +114,14 @@ type Result struct {
 	MaxDeliveryCount int64 `json:"max_delivery_count"`
 	// Malformed counts messages whose death headers had the wrong shape.
 	Malformed int `json:"malformed_headers"`
+	// Lost says how the connection was lost mid-read, and LostNode the
+	// node it went through: the read holds only what it took before (the
+	// broker gave the rest back to the queue).
+	Lost     string `json:"connection_lost,omitempty"`
+	LostNode string `json:"lost_node,omitempty"`
+	// Failovers are the nodes lost by earlier reads of this command, each
+	// followed by a whole read again through another node.
+	Failovers []NodeLoss `json:"failovers,omitempty"`
 }
 
 // readQueue reads up to the count at the start (or Limit) messages and
@@ -101,6 +137,7 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		return res, err
 	}
 	defer conn.Close()
+	node := conn.RemoteAddr().String()
 	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
 		return res, consume.QueueError(o.Queue, err)
@@ -124,6 +161,15 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	defer c.Close()
 	r := &reader{c: c, res: &res, fn: fn, meter: meter}
 	readErr := r.run(ctx, o)
+	if connLost(conn, readErr) {
+		// Nothing to give back or wait for: the broker returns what a
+		// dead channel held. What was read is all there is to say.
+		res.Lost, res.LostNode = "connection closed", node
+		if readErr != nil {
+			res.Lost = readErr.Error()
+		}
+		return res, nil
+	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
 	if err := giveBack(c, readErr == nil && drain, r.lastTag, commit); err != nil {
 		if readErr == nil {
@@ -136,6 +182,16 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
 	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
 	return res, readErr
+}
+
+// connLost reports whether a read ended because its channel or
+// connection went away (a node lost, a connection closed by the broker).
+func connLost(conn *amqp.Connection, err error) bool {
+	if err == nil {
+		// An idle end on a connection that closed meanwhile is a loss too.
+		return conn.IsClosed()
+	}
+	return errors.Is(err, consume.ErrChannelClosed) || errors.Is(err, amqp.ErrClosed) || conn.IsClosed()
 }
 
 // reader takes a read's messages off its consumer, one at a time.
@@ -166,6 +222,13 @@ func (r *reader) run(ctx context.Context, o Options) error {
 				return err
 			}
 			timer.Reset(idle)
+		case cerr := <-r.c.Closed():
+			// The connection or the channel went away (a node lost): the
+			// deliveries stream does not end by itself then.
+			if cerr != nil {
+				return fmt.Errorf("read %q: %w (%s)", o.Queue, consume.ErrChannelClosed, cerr.Reason)
+			}
+			return fmt.Errorf("read %q: %w", o.Queue, consume.ErrChannelClosed)
 		case <-timer.C:
 			return nil
 		case <-ctx.Done():

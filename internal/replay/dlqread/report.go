@@ -12,8 +12,27 @@ import (
 func readReport(command string, data any, queue string, r Result) *findings.Report {
 	rep := &findings.Report{Command: command, Data: data}
 	rep.Check(ReadChecks...)
+	rep.Check(ruleReadLost.Code)
 	rep.Add(Findings(queue, r)...)
+	rep.Add(lossFindings(queue, r)...)
 	return rep
+}
+
+// lossFindings say what a node lost mid-read did: the read holds only
+// what it took before (an error), or the queue was read again through
+// another node (stats).
+func lossFindings(queue string, r Result) []findings.Finding {
+	var out []findings.Finding
+	q := "queue " + queue
+	for _, l := range r.Failovers {
+		out = append(out, ruleReadFailover.New(q, fmt.Sprintf("node %s lost after %s read (%s): read again, whole, through %s",
+			l.Lost, msgs(l.ReadBefore), l.Why, l.TookOver)))
+	}
+	if r.Lost != "" {
+		out = append(out, ruleReadLost.New(q, fmt.Sprintf("connection to node %s lost after %s of the %d to read (%s): "+
+			"what is shown is only the messages read before the loss", r.LostNode, msgs(r.Read), r.Target, r.Lost)))
+	}
+	return out
 }
 
 // Findings are the findings of a read itself (consumers, quorum reads,
@@ -32,7 +51,7 @@ func Findings(queue string, r Result) []findings.Finding {
 	if r.Malformed > 0 {
 		out = append(out, ruleMalformed.New(q, fmt.Sprintf("%s with death headers of the wrong type", msgs(r.Malformed))))
 	}
-	if why := r.inexact(); len(why) > 0 {
+	if why := r.inexact(); len(why) > 0 && r.Lost == "" { // a lost read says so itself
 		out = append(out, RuleReadIncomplete.New(q, why[0], why[1:]...))
 	}
 	return out

@@ -111,6 +111,26 @@ were the queue.`,
 from it would silently miss the rest.`,
 		Fix: "Export again once nothing else consumes the DLQ; compare the count with 'dupctl dlq stats'.",
 	}
+	ruleReadLost = findings.Rule{
+		Code: "DLQ_READ_CONNECTION_LOST", Severity: findings.Error, Since: "v0.3.0",
+		Title: "the connection was lost mid-read: what is shown is only what was read before",
+		Doc: `The connection to the node the read went through was lost before the read
+ended. Nothing was removed from the queue (the broker gives a dead channel's
+messages back), but the output - the peek's messages, the export's records,
+the stats - covers only the messages read before the loss, and says so; an
+export's file keeps its .partial name. With several addresses in {AMQPURL},
+stats reads the queue again through another node instead.`,
+		Fix: "Run the command again once a node answers (it dials every address the URL names).",
+	}
+	ruleReadFailover = findings.Rule{
+		Code: "DLQ_READ_FAILOVER", Severity: findings.Info, Since: "v0.3.0",
+		Title: "a node was lost mid-read and the queue was read again through another",
+		Doc: `The connection to one node of the cluster was lost during the read. The
+messages it held went back to the queue, and the whole queue was read again
+through the next node of {AMQPURL} that answered for it: the figures are
+that second read's, not a sum of two halves.`,
+		Fix: "Check the lost node.",
+	}
 )
 
 // Rules are the rules of stats, peek and export, for the catalog
@@ -118,7 +138,7 @@ from it would silently miss the rest.`,
 func Rules() []findings.Rule {
 	return []findings.Rule{
 		ruleNonRetryableRetried, ruleDeliveryLimit, ruleReplayedBefore, ruleNoIdentity, ruleNoErrorContext, ruleNoOrigin,
-		ruleHasConsumers, ruleQuorumReads, ruleMalformed, RuleReadIncomplete, ruleExportIncomplete,
+		ruleHasConsumers, ruleQuorumReads, ruleMalformed, RuleReadIncomplete, ruleExportIncomplete, ruleReadLost, ruleReadFailover,
 	}
 }
 
@@ -127,4 +147,4 @@ var ReadChecks = []string{ruleHasConsumers.Code, ruleQuorumReads.Code, ruleMalfo
 
 // statsChecks are the rules `dlq stats` evaluates.
 var statsChecks = append([]string{ruleNonRetryableRetried.Code, ruleDeliveryLimit.Code, ruleReplayedBefore.Code, ruleNoIdentity.Code,
-	ruleNoErrorContext.Code, ruleNoOrigin.Code}, ReadChecks...)
+	ruleNoErrorContext.Code, ruleNoOrigin.Code, ruleReadLost.Code, ruleReadFailover.Code}, ReadChecks...)

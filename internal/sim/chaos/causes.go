@@ -100,8 +100,21 @@ func (r *run) unstableKey(k *duplicated) (string, bool) {
 }
 
 // staleCache: a worker read the key's status from the cache while the
-// status write was held back.
+// status write was held back, or on the replica while its replay was
+// paused after the key's write committed on the primary (the replica is
+// the cache, its replay lag the cache's lag). A replica read by a
+// delivery that then wrote the key is the one preferred.
 func (r *run) staleCache(k *duplicated) (string, bool) {
+	var onReplica *staleRead
+	for i, s := range r.stale {
+		wrote := s.deliv != nil && s.deliv.committed > 0
+		if s.key == k.key && s.replica && (onReplica == nil || wrote && !(onReplica.deliv != nil && onReplica.deliv.committed > 0)) {
+			onReplica = &r.stale[i]
+		}
+	}
+	if onReplica != nil {
+		return r.staleReplica(k, *onReplica), true
+	}
 	for _, s := range r.stale {
 		if s.key == k.key {
 			k.decide(s.seq)

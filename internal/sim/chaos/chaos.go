@@ -91,6 +91,13 @@ type Options struct {
 	AMQPURL     string
 	RedisURL    string
 	DatabaseURL string
+	// ReplicaURL is a streaming standby of DatabaseURL that the workers
+	// read through {replica} (their read URL), proxied like the rest. Only
+	// replica-lag changes it: it pauses and resumes its WAL replay.
+	ReplicaURL string
+	// ReplicaLag bounds how long replica-lag keeps replay paused after
+	// the victim's first write (default DefaultReplicaLag).
+	ReplicaLag  time.Duration
 	AllowRemote bool
 
 	// WorkerLog receives the workers' output, each line prefixed with its
@@ -115,6 +122,9 @@ type Deps struct {
 	AMQP     *amqp.Connection
 	Redis    redis.UniversalClient
 	Postgres *pgxpool.Pool
+	// Replica is dupctl's own connection to the standby at ReplicaURL
+	// (nil without one): replica-lag pauses and resumes replay through it.
+	Replica *pgxpool.Pool
 }
 
 // Defaults.
@@ -122,9 +132,13 @@ const (
 	DefaultWorkers  = 2
 	DefaultKeys     = 3
 	DefaultCacheLag = 2 * time.Second
-	DefaultSettle   = time.Second
-	DefaultAttempts = 3
-	DefaultBody     = `{"orderId":"{{key}}"}`
+	// DefaultReplicaLag is long enough for a second copy to be delivered
+	// and read while replay is paused; replay resumes earlier once that
+	// copy was handled.
+	DefaultReplicaLag = 5 * time.Second
+	DefaultSettle     = time.Second
+	DefaultAttempts   = 3
+	DefaultBody       = `{"orderId":"{{key}}"}`
 )
 
 func (o *Options) defaults() {
@@ -142,6 +156,9 @@ func (o *Options) defaults() {
 	}
 	if o.Settle == 0 {
 		o.Settle = DefaultSettle
+	}
+	if o.ReplicaLag == 0 {
+		o.ReplicaLag = DefaultReplicaLag
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = time.Minute
@@ -204,6 +221,8 @@ func (o *Options) checkShape() error {
 		return problem.Inputf("Body", "must contain {{key}}, where the business key goes")
 	case o.Settle < 50*time.Millisecond:
 		return problem.Inputf("Settle", "must be at least 50ms, got %s", o.Settle)
+	case o.ReplicaLag < 50*time.Millisecond:
+		return problem.Inputf("ReplicaLag", "must be at least 50ms, got %s", o.ReplicaLag)
 	}
 	_, _, err := splitPublish(o.Publish)
 	return err
@@ -212,9 +231,12 @@ func (o *Options) checkShape() error {
 // checkTemplates checks the templates in the command, the workload's
 // destination and the workers' environment.
 func (o *Options) checkTemplates() error {
-	vars := templateNames(true)
+	vars := templateNames(true, true)
 	if o.RedisURL == "" && strings.Contains(o.Worker+strings.Join(o.Env, " "), "{redis") {
 		return problem.Inputf("RedisURL", "the worker's environment uses {redis}: give {RedisURL}")
+	}
+	if o.ReplicaURL == "" && strings.Contains(o.Worker+strings.Join(o.Env, " "), "{replica") {
+		return problem.Inputf("ReplicaURL", "the worker's environment uses {replica}: give {ReplicaURL}, a streaming standby of {DatabaseURL}")
 	}
 	if _, err := expand(o.Worker, vars); err != nil {
 		return problem.Inputf("Worker", "%w", err)
@@ -247,13 +269,8 @@ func (o *Options) checkServices(spec Spec) error {
 	if o.DatabaseURL == "" {
 		return problem.Inputf("DatabaseURL", "the effects are counted in PostgreSQL: give {DatabaseURL}")
 	}
-	for _, need := range spec.Needs {
-		switch {
-		case need == "redis" && o.RedisURL == "":
-			return problem.Inputf("RedisURL", "simulate %s watches the worker's Redis: give {RedisURL}", spec.Scenario)
-		case need == "cache" && o.CacheKeys == "":
-			return problem.Inputf("CacheKeys", "simulate %s makes the status cache lag: name its keys, e.g. 'status:*'", spec.Scenario)
-		}
+	if err := o.checkNeeds(spec); err != nil {
+		return err
 	}
 	if o.RedisURL != "" && !connect.IsSentinel(o.RedisURL) {
 		// A Sentinel setup is proxied: the proxy dials the master the
@@ -268,10 +285,30 @@ func (o *Options) checkServices(spec Spec) error {
 		return problem.Inputf("AMQPURL", "several RabbitMQ addresses cannot be proxied (the worker would fail over past the proxy): point the workers at one node")
 	}
 	if !o.AllowRemote {
-		for _, u := range []string{o.AMQPURL, o.RedisURL, o.DatabaseURL} {
+		for _, u := range []string{o.AMQPURL, o.RedisURL, o.DatabaseURL, o.ReplicaURL} {
 			if u != "" && !connect.IsLoopback(u) {
 				return &problem.Input{Why: fmt.Sprintf("a worker run publishes messages, creates queues and keys and runs your worker against %s, which is not a loopback address", redact.URL(u)), Hint: "pass {AllowRemote} to run against it anyway"}
 			}
+		}
+	}
+	return nil
+}
+
+// checkNeeds checks that the services and settings the scenario cannot do
+// without are given.
+func (o *Options) checkNeeds(spec Spec) error {
+	for _, need := range spec.Needs {
+		switch {
+		case need == "redis" && o.RedisURL == "":
+			return problem.Inputf("RedisURL", "simulate %s watches the worker's Redis: give {RedisURL}", spec.Scenario)
+		case need == "cache" && o.CacheKeys == "":
+			return problem.Inputf("CacheKeys", "simulate %s makes the status cache lag: name its keys, e.g. 'status:*'", spec.Scenario)
+		case need == "replica" && o.ReplicaURL == "":
+			return problem.Inputf("ReplicaURL", "simulate %s pauses WAL replay on a streaming standby that the workers read "+
+				"through {replica}: give {ReplicaURL}, a standby dupctl may pause (on loopback)", spec.Scenario)
+		case need == "replica" && !strings.Contains(o.Worker+strings.Join(o.Env, " "), "{replica"):
+			return problem.Inputf("Env", "simulate %s makes the replica lag: give the workers its proxy as their read URL, "+
+				"e.g. READ_DATABASE_URL={replica}", spec.Scenario)
 		}
 	}
 	return nil
@@ -320,11 +357,16 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if err := o.check(spec); err != nil {
 		return nil, err
 	}
-	if d.AMQP == nil || d.Postgres == nil || (o.RedisURL != "" && d.Redis == nil) {
+	if d.AMQP == nil || d.Postgres == nil || (o.RedisURL != "" && d.Redis == nil) || (o.ReplicaURL != "" && d.Replica == nil) {
 		return nil, errors.New("chaos: a connection for a configured service is missing")
 	}
 	if err := o.checkSentinelMaster(ctx); err != nil {
 		return nil, err
+	}
+	if spec.Fault == LagReplica {
+		if err := checkStandby(ctx, d); err != nil {
+			return nil, err
+		}
 	}
 	points := spec.Points
 	if len(o.At) > 0 {

@@ -37,6 +37,8 @@ func (r *run) unmet() string {
 		return r.noOverlap()
 	case Failover:
 		return r.noOtherHolder()
+	case LagReplica:
+		return r.noStaleReplicaRead()
 	}
 	return ""
 }

@@ -110,6 +110,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		for _, d := range ds {
 			d.endSeq = r.addAt(d.to, lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]).Seq
 		}
+		r.secondHandled(ds)
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
 			switch r.plan.Fault {
 			case Kill:
@@ -557,13 +558,18 @@ func (r *run) deleted(s *slot, inst int, lock string) {
 
 func (o *redisObs) Closed(*respproxy.Conn) {}
 
-// pgObs watches one slot's PostgreSQL connections.
+// pgObs watches one slot's PostgreSQL connections: to the primary, or
+// (replica) to the standby the workers read through {replica}.
 type pgObs struct {
-	r *run
-	s *slot
+	r       *run
+	s       *slot
+	replica bool
 }
 
 func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
+	if o.replica {
+		return o.replicaStatement(c, st)
+	}
 	if pgproxy.Commits(st.SQL) {
 		return o.commit(c)
 	}
@@ -571,10 +577,13 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 		return true
 	}
 	r, s := o.r, o.s
+	keys := r.keysIn(st.Raw)
+	if st.Kind == pgproxy.KindWrite && r.plan.Fault == LagReplica && slices.Contains(keys, r.plan.Victim) {
+		r.pauseReplica(r.plan.Victim) // before the write goes on: its commit must not be replayed
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
-	keys := r.keysIn(st.Raw)
 	if len(keys) == 0 {
 		return true
 	}
@@ -675,6 +684,21 @@ func (r *run) writeKeys(writes []*pgproxy.Statement) []string {
 	return keys
 }
 
+// replicaStatement records the reads through the replica proxy; the
+// standby refuses writes itself.
+func (o *pgObs) replicaStatement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
+	if st.Kind != pgproxy.KindRead {
+		return true
+	}
+	r := o.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if keys := r.keysIn(st.Raw); len(keys) > 0 {
+		o.replicaRead(c, st, keys)
+	}
+	return true
+}
+
 func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	r, s := o.r, o.s
 	r.mu.Lock()
@@ -705,8 +729,11 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	}
 	if r.due(AfterWrite, keys, s, inst) {
 		r.markVictim(s, inst)
-		if r.plan.Fault == Kill {
+		switch r.plan.Fault {
+		case Kill:
 			r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its first write for "+r.plan.Victim+" committed")
+		case LagReplica:
+			r.replicaCommitted(lane)
 		}
 	}
 }

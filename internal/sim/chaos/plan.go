@@ -83,6 +83,15 @@ const (
 	// It is played at the proxy, not by a real Sentinel failover, so a
 	// run is the same whichever Redis the workers use.
 	Failover Fault = "failover"
+	// LagReplica: the workers read through {replica}, a proxy in front of
+	// a real streaming standby of the database. When the victim's first
+	// write is sent to the primary, dupctl pauses the standby's WAL replay
+	// (pg_wal_replay_pause) before forwarding it; when that write
+	// commits, a second copy of the message is published. Replay resumes
+	// once the second copy was handled (acked or rejected), after the
+	// lag (Options.ReplicaLag) at the latest, and always before the run
+	// ends.
+	LagReplica Fault = "lag-replica"
 )
 
 // Spec is how one simulate scenario is played on a user's worker.
@@ -104,6 +113,7 @@ func Specs() []Spec {
 		{Scenario: "stale-cache", Fault: LagCache, Points: []Point{AfterAck}, Needs: []string{"redis", "cache"}},
 		{Scenario: "race", Fault: Duplicate, Points: []Point{AfterReceive}},
 		{Scenario: "failover", Fault: Failover, Points: []Point{AfterLock}, Needs: []string{"redis"}},
+		{Scenario: "replica-lag", Fault: LagReplica, Points: []Point{AfterWrite}, Needs: []string{"replica"}},
 	}
 }
 
@@ -141,6 +151,8 @@ func (p Plan) String() string {
 		return fmt.Sprintf("two copies of %s are published at once", p.Victim)
 	case Failover:
 		return fmt.Sprintf("Redis fails over right after the lock of %s, before it replicated", p.Victim)
+	case LagReplica:
+		return fmt.Sprintf("replica replay paused at the first write of %s; a second copy is published when it commits", p.Victim)
 	}
 	return fmt.Sprintf("%s at %s of %s", p.Fault, p.Point, p.Victim)
 }

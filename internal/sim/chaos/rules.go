@@ -42,10 +42,14 @@ message went back to the paused worker), the message never came back
 after a kill or a dropped connection, no second message was handled
 while the status cache lagged, the two messages of a race were handled
 one after the other, no other worker was granted the lock a failover
-lost while its first holder still worked. Such a run is tried again,
+lost while its first holder still worked, no read of the key reached the
+replica while its replay was paused after the write committed (the
+worker reads its status on the primary, or not through {replica}).
+Such a run is tried again,
 with the next business key as its victim and fresh workers, up to three
 attempts; the finding lists what each attempt lacked.`,
-		Fix: "Point every connection of the worker at dupctl's proxies ({Env} with {amqp}, {redis}, {postgres}), " +
+		Fix: "Point every connection of the worker at dupctl's proxies ({Env} with {amqp}, {redis}, {postgres}, and {replica} " +
+			"for its reads from a replica), " +
 			"pass the business key as a query parameter, or choose the points that exist with {At}; for a condition that did " +
 			"not follow, run more seeds ({Runs}), and look at what holds messages back (a prefetch above 1 lets a paused " +
 			"worker take the second message).",

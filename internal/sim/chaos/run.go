@@ -100,6 +100,10 @@ type run struct {
 	// in time where the log shows it (nil with the effects query).
 	effectLines []EffectLine
 	landing     sync.WaitGroup // held-back cache writes being applied
+	// rep is replica-lag's paused replay; replicaMu serialises pausing
+	// and resuming it (round trips to the standby, without r.mu).
+	rep       replicaState
+	replicaMu sync.Mutex
 }
 
 type tagKey struct {
@@ -188,6 +192,10 @@ type staleRead struct {
 	inst int
 	at   time.Time
 	seq  int
+	// replica: read on the standby while its replay was paused (else
+	// from the cache while its write was held back); deliv made it.
+	replica bool
+	deliv   *delivery
 }
 
 type foreignUnlock struct {
@@ -270,6 +278,9 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	if err != nil {
 		return nil, err
 	}
+	if err := r.resumeReplica("as the run ends"); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	r.stopping = true
 	r.mu.Unlock()
@@ -292,6 +303,11 @@ func (r *run) listen(vars map[string]string) error {
 	}
 	if r.o.RedisURL != "" {
 		svcs = append(svcs, svc{"redis", r.o.RedisURL, func(s *slot) func(*proxy.Pair) proxy.Pumps { return respproxy.Pumps(&redisObs{r: r, s: s}) }})
+	}
+	if r.o.ReplicaURL != "" {
+		svcs = append(svcs, svc{"replica", r.o.ReplicaURL, func(s *slot) func(*proxy.Pair) proxy.Pumps {
+			return pgproxy.Pumps(&pgObs{r: r, s: s, replica: true})
+		}})
 	}
 	for n := 1; n <= r.o.Workers; n++ {
 		s := &slot{n: n, command: r.o.Worker}
@@ -752,6 +768,9 @@ func (r *run) busyLocked() string {
 	if len(r.held) > 0 {
 		return "a cache write is held back"
 	}
+	if r.rep.paused {
+		return "the replica's replay is paused"
+	}
 	if len(r.open) > 0 {
 		for _, d := range r.open {
 			return fmt.Sprintf("%s holds %s unacked", d.slot.lane(d.inst), d.key)
@@ -801,6 +820,8 @@ func (r *run) cleanup() {
 		}
 	}
 	r.mu.Unlock()
+	// A standby left paused would stay behind its primary for good.
+	_ = r.resumeReplica("as the run ends")
 	for _, p := range procs {
 		select {
 		case <-p.done:

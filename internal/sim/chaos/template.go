@@ -43,12 +43,16 @@ func expand(s string, vars map[string]string) (string, error) {
 }
 
 // templateNames are the templates a worker run fills in ({redis...} only
-// with redis set).
-func templateNames(redis bool) map[string]string {
+// with redis set, {replica...} only with a replica).
+func templateNames(redis, replica bool) map[string]string {
 	vars := map[string]string{"prefix": "", "worker": ""}
 	services := []string{"amqp", "postgres"}
 	if redis {
 		services = append(services, "redis")
+	}
+	if replica {
+		services = append(services, "replica")
+		vars["replica_jdbc"] = ""
 	}
 	for _, s := range services {
 		for _, suffix := range []string{"", "_addr", "_host", "_port"} {
@@ -64,7 +68,8 @@ func templateNames(redis bool) map[string]string {
 // proxyVars are the addresses a worker is given for one service's proxy:
 // {NAME} (a URL with the real credentials, the proxy's address),
 // {NAME_addr}, {NAME_host}, {NAME_port}, and for PostgreSQL {postgres_db},
-// {postgres_user}, {postgres_password} and {postgres_jdbc}.
+// {postgres_user}, {postgres_password} and {postgres_jdbc} ({replica_jdbc}
+// for the standby, whose user and database are the primary's).
 func proxyVars(vars map[string]string, name, realURL, addr string) error {
 	if name == "redis" && connect.IsSentinel(realURL) {
 		// The worker talks to the proxy, which finds the master through
@@ -88,6 +93,11 @@ func proxyVars(vars map[string]string, name, realURL, addr string) error {
 		pu.Scheme = "amqp" // the worker talks plain to the proxy; the proxy dials TLS when the URL says amqps
 	case "redis":
 		pu.Scheme = "redis"
+	case "replica":
+		q := pu.Query()
+		q.Set("sslmode", "disable")
+		pu.RawQuery = q.Encode()
+		vars["replica_jdbc"] = "jdbc:postgresql://" + addr + "/" + strings.TrimPrefix(u.Path, "/") + "?sslmode=disable"
 	case "postgres":
 		q := pu.Query()
 		q.Set("sslmode", "disable") // the proxy reads the protocol; it dials the server itself

@@ -11,6 +11,7 @@
 // Environment:
 //
 //	AMQP_URL, REDIS_URL, DATABASE_URL   where to connect (dupctl's proxies)
+//	READ_DATABASE_URL                   a read replica, for STATUS=replica
 //	QUEUE                               queue to declare and consume
 //	CHARGES, IDEM                       tables: CHARGES(order_id, idempotency_key, worker), IDEM(key primary key, status)
 //	WORKER                              a name for the logs
@@ -19,7 +20,8 @@
 //	LOCK_TTL=2s RENEW=true              lock TTL, and renewal while working
 //	IDEM=txn|check|none                 claim+effect in one transaction | SELECT then act | nothing
 //	KEY=stable|attempt                  idempotency key from the order | plus the delivery attempt
-//	STATUS=db|cache                     decide "already done?" from the database | the Redis cache
+//	STATUS=db|cache|replica             decide "already done?" from the database | the Redis cache | READ_DATABASE_URL
+//	                                    (replica: a SELECT there first, then IDEM's flow on the primary)
 //	UNLOCK=cas|del                      compare-and-delete | plain DEL (also on the lock-busy path)
 //	ACK=after|first                     ack after the commit | on receipt
 //	PREFETCH=1                          basic.qos (Spring AMQP's default is 250)
@@ -134,6 +136,12 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	w := &worker{c: c, rdb: rdb, db: pool}
+	if c.status == "replica" {
+		if w.reads, err = pgxpool.New(ctx, os.Getenv("READ_DATABASE_URL")); err != nil {
+			return fmt.Errorf("READ_DATABASE_URL: %w", err)
+		}
+		defer w.reads.Close()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -160,9 +168,10 @@ func mustRedis(u string) *redis.Options {
 }
 
 type worker struct {
-	c   config
-	rdb *redis.Client
-	db  *pgxpool.Pool
+	c     config
+	rdb   *redis.Client
+	db    *pgxpool.Pool
+	reads *pgxpool.Pool // READ_DATABASE_URL, with STATUS=replica
 }
 
 func (w *worker) log(event, order string, kv ...any) {
@@ -346,9 +355,15 @@ func (w *worker) process(ctx context.Context, d amqp.Delivery, order string, hel
 		if v == "SUCCEEDED" {
 			return false, nil
 		}
-	case w.c.idemMode == "check":
+	case w.c.status == "replica" || w.c.idemMode == "check":
+		// STATUS=replica asks the read replica, the trap when it lags;
+		// with IDEM=txn the claim on the primary still decides.
+		db := w.db
+		if w.c.status == "replica" {
+			db = w.reads
+		}
 		var status string
-		err := w.db.QueryRow(ctx, "select status from "+w.c.idem+" where key = $1", idemKey).Scan(&status)
+		err := db.QueryRow(ctx, "select status from "+w.c.idem+" where key = $1", idemKey).Scan(&status)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return false, err
 		}
@@ -361,7 +376,7 @@ func (w *worker) process(ctx context.Context, d amqp.Delivery, order string, hel
 		return false, errLockLost
 	}
 	charge := "insert into " + w.c.charges + " (order_id, idempotency_key, worker) values ($1, $2, $3)"
-	if w.c.idemMode == "txn" && w.c.status == "db" {
+	if w.c.idemMode == "txn" && w.c.status != "cache" {
 		tx, err := w.db.Begin(ctx)
 		if err != nil {
 			return false, err

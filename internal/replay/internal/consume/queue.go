@@ -21,6 +21,14 @@ func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait t
 	return st, err
 }
 
+// AwaitIdle waits (at most wait) for a reading of the queue it can trust
+// with no consumer, and reports whether one came: after a node of a
+// cluster was lost, the queue answers so once a quorum queue has a leader
+// again and the lost consumer is gone (its messages back).
+func AwaitIdle(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
+}
+
 // Window keeps the prefetch w (500 when unset) no larger than what will
 // be read, so a peek of 5 messages does not take 500 off the queue for
 // its duration.
@@ -42,4 +50,47 @@ func QueueError(queue string, err error) error {
 	}
 	return &problem.Input{Field: "Queue", Value: queue, Quote: true, Why: "queue not found",
 		Hint: "check the name and the vhost in {AMQPURL}", Err: err}
+}
+
+// AwaitNode dials (through dial, which tries the nodes still up first)
+// until a node answers for the queue with a reading it can trust and no
+// consumer on it - a lost reader's consumer gone and its messages back, a
+// quorum queue's leader elected again - and returns that node's address;
+// "" when none did within wait. A quorum queue without a leader answers
+// late with "0 messages, 0 consumers", which a read must not take for its
+// count.
+func AwaitNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, wait time.Duration) string {
+	deadline := time.Now().Add(wait)
+	for {
+		if node := probeNode(ctx, dial, queue, time.Until(deadline)); node != "" {
+			return node
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ""
+		case <-t.C:
+		}
+		if !time.Now().Before(deadline) {
+			return ""
+		}
+	}
+}
+
+func probeNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, budget time.Duration) string {
+	if budget <= 0 {
+		return ""
+	}
+	dctx, cancel := context.WithTimeout(ctx, budget)
+	conn, err := dial(dctx)
+	cancel()
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	if _, ok, err := AwaitIdle(ctx, conn, queue, budget); err != nil || !ok {
+		return ""
+	}
+	return conn.RemoteAddr().String()
 }

@@ -41,6 +41,13 @@ type Handler interface {
 	Closed(c *Conn)
 }
 
+// Replier is a Handler that also learns each statement's CommandComplete
+// tag ("SELECT 0", "INSERT 0 1"): what the server answered, e.g. that a
+// status read found no row.
+type Replier interface {
+	Replied(c *Conn, s *Statement, tag string)
+}
+
 // ErrCommitReplyDropped ends a connection whose commit reply the handler
 // withheld.
 var ErrCommitReplyDropped = errors.New("pgproxy: the commit reply was withheld and the connection dropped")
@@ -77,8 +84,9 @@ func (c *Conn) PendingWrites() []*Statement {
 }
 
 type unit struct {
-	stmts  []*Statement
-	failed bool
+	stmts    []*Statement
+	failed   bool
+	answered int // CommandCompletes seen: the next one answers stmts[answered]
 }
 
 // Pumps returns the proxy's protocol for one pair.
@@ -202,38 +210,10 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 		if err != nil {
 			return err
 		}
-		var committed []*Statement
-		c.mu.Lock()
-		switch m.Type {
-		case 'C':
-			if tag, err := QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
-				c.txnBroken = true
-			}
-		case 'E':
-			if len(c.units) > 0 {
-				c.units[0].failed = true
-			}
-		case 'Z':
-			if len(c.units) > 0 {
-				u := c.units[0]
-				c.units = c.units[1:]
-				if u.failed {
-					c.txnBroken = true
-				}
-				for _, s := range u.stmts {
-					if s.Kind == KindWrite {
-						c.txn = append(c.txn, s)
-					}
-				}
-			}
-			if len(m.Body) == 1 && m.Body[0] == 'I' {
-				if !c.txnBroken && len(c.txn) > 0 {
-					committed = c.txn
-				}
-				c.txn, c.txnBroken = nil, false
-			}
+		committed, answered, tag := c.account(m)
+		if rp, ok := p.h.(Replier); ok && answered != nil {
+			rp.Replied(c, answered, tag)
 		}
-		c.mu.Unlock()
 		if committed != nil && !p.h.Committing(c, committed) {
 			p.h.Committed(c, committed)
 			return ErrCommitReplyDropped
@@ -247,4 +227,59 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			p.h.Committed(c, committed)
 		}
 	}
+}
+
+// answeredLocked is the statement a CommandComplete answers: the head
+// unit's next one (a simple Query of several statements is one Statement,
+// answered by each of its tags in turn); nil when the unit holds none.
+// The caller holds c.mu.
+func (c *Conn) answeredLocked() *Statement {
+	if len(c.units) == 0 || len(c.units[0].stmts) == 0 {
+		return nil
+	}
+	u := c.units[0]
+	s := u.stmts[min(u.answered, len(u.stmts)-1)]
+	u.answered++
+	return s
+}
+
+// account follows a server message: a CommandComplete answers a statement
+// (and a ROLLBACK breaks the transaction), an error fails its unit, and a
+// ReadyForQuery that ends an unbroken transaction with writes returns
+// them, committed.
+func (c *Conn) account(m Message) (committed []*Statement, answered *Statement, tag string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m.Type {
+	case 'C':
+		var err error
+		if tag, err = QueryText(m.Body); err == nil && strings.HasPrefix(tag, "ROLLBACK") {
+			c.txnBroken = true
+		}
+		answered = c.answeredLocked()
+	case 'E':
+		if len(c.units) > 0 {
+			c.units[0].failed = true
+		}
+	case 'Z':
+		if len(c.units) > 0 {
+			u := c.units[0]
+			c.units = c.units[1:]
+			if u.failed {
+				c.txnBroken = true
+			}
+			for _, s := range u.stmts {
+				if s.Kind == KindWrite {
+					c.txn = append(c.txn, s)
+				}
+			}
+		}
+		if len(m.Body) == 1 && m.Body[0] == 'I' {
+			if !c.txnBroken && len(c.txn) > 0 {
+				committed = c.txn
+			}
+			c.txn, c.txnBroken = nil, false
+		}
+	}
+	return committed, answered, tag
 }

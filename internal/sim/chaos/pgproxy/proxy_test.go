@@ -218,3 +218,46 @@ func throughProxy(t *testing.T, h pgproxy.Handler) (direct, proxied *pgx.Conn, t
 	t.Cleanup(func() { proxied.Close(context.Background()) })
 	return direct, proxied, table
 }
+
+// replier is a recorder that also learns each statement's reply tag.
+type replier struct {
+	recorder
+	tags []string
+}
+
+func (r *replier) Replied(_ *pgproxy.Conn, s *pgproxy.Statement, tag string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if strings.Contains(s.SQL, "chaos_t") {
+		r.tags = append(r.tags, s.Kind.String()+" "+tag)
+	}
+}
+
+// TestReplierLearnsEachAnswer: a handler that is a Replier learns what
+// the server answered each statement (extended protocol, and a simple
+// query): a read that found no row is told apart from one that found
+// one.
+func TestReplierLearnsEachAnswer(t *testing.T) {
+	rec := &replier{}
+	_, conn, table := throughProxy(t, rec)
+	ctx := context.Background()
+	var k string
+	if err := conn.QueryRow(ctx, "select k from "+table+" where k = $1", "key-1").Scan(&k); err != pgx.ErrNoRows {
+		t.Fatalf("read of a missing row: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "insert into "+table+" (k) values ($1)", "key-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, "select k from "+table+" where k = $1", "key-1").Scan(&k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "select k from "+table, pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := "read SELECT 0|write INSERT 0 1|read SELECT 1|read SELECT 1"
+	if got := strings.Join(rec.tags, "|"); got != want {
+		t.Errorf("replies %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,128 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
+	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
+)
+
+// TestMergePartsKeepsTheAccount: what an earlier part left is read again
+// by the next, so the merged counts take the last part's left ones and add
+// up what was done, and read = replayed + parked + already done + left.
+func TestMergePartsKeepsTheAccount(t *testing.T) {
+	dst := classify.Target{RoutingKey: "orders.work"}
+	p1 := &ReplayResult{AtStart: dlqread.QueueState{Messages: 1000}, Counts: Counts{Read: 700, Replayed: 480, Parked: 10, InDoubt: 200,
+		NotPublished: 10, Succeeded: 5, SucceededLeft: 5, MalformedHeader: 2},
+		Destinations:    []DestCount{{Target: dst, Kind: "replay", Messages: 690, Bytes: 6900, reasons: map[string]int{"rejected": 690}}},
+		UnmatchedGroups: []string{"aaaaaaaa", "bbbbbbbb"}, Failovers: []FailoverEvent{}}
+	p2 := &ReplayResult{AtStart: dlqread.QueueState{Messages: 510}, Counts: Counts{Read: 510, Replayed: 300, AlreadyDone: 3,
+		InDoubtEarlier: 200,
+		SucceededLeft:  5, Succeeded: 5, Filtered: 2, MalformedHeader: 1},
+		Destinations:    []DestCount{{Target: dst, Kind: "replay", Messages: 300, Bytes: 3000, reasons: map[string]int{"expired": 300}}},
+		UnmatchedGroups: []string{"bbbbbbbb"}, Failovers: []FailoverEvent{}}
+	got := mergeParts(p1, p2, FailoverEvent{Lost: "a:1", TookOver: "b:2", InDoubt: 200, InDoubtAfter: 200})
+	c := got.Counts
+	if c.Replayed != 780 || c.Parked != 10 || c.AlreadyDone != 3 || c.InDoubt != 0 || c.InDoubtEarlier != 200 || c.NotPublished != 0 {
+		t.Errorf("merged counts %+v", c)
+	}
+	if left := c.Left(); c.Read != c.Replayed+c.Parked+c.AlreadyDone+left {
+		t.Errorf("read %d, want replayed %d + parked %d + already done %d + left %d", c.Read, c.Replayed, c.Parked, c.AlreadyDone, left)
+	}
+	if c.Succeeded != 5 || c.MalformedHeader != 2 {
+		t.Errorf("succeeded %d (want 5: the first part's were left and read again), malformed %d (want 2)", c.Succeeded, c.MalformedHeader)
+	}
+	if got.AtStart.Messages != 1000 || len(got.Failovers) != 1 || got.Failovers[0].TookOver != "b:2" {
+		t.Errorf("at start %+v, failovers %+v", got.AtStart, got.Failovers)
+	}
+	if len(got.Destinations) != 1 || got.Destinations[0].Messages != 990 || got.Destinations[0].Reasons != "expired 300, rejected 690" {
+		t.Errorf("destinations %+v", got.Destinations)
+	}
+	if len(got.UnmatchedGroups) != 1 || got.UnmatchedGroups[0] != "bbbbbbbb" {
+		t.Errorf("unmatched groups %v, want the one no part matched", got.UnmatchedGroups)
+	}
+	if len(p1.Failovers) != 0 {
+		t.Errorf("merging changed the earlier result's failovers: %+v", p1.Failovers)
+	}
+}
+
+// TestReplayFailsOverToTheNextAddress: on the single broker, a URL naming
+// it twice is a "cluster" of two addresses. The broker closes the
+// replay's consumer (or publisher) connection mid-run: the run goes on
+// through the next address in the same process, as a resume of its
+// journal, instead of exiting 3. Nothing is lost; what it holds in doubt
+// is in the DLQ. (The real failover, a quorum leader's node stopped, is
+// TestRabbitClusterReplayLeaderStopped.)
+func TestReplayFailsOverToTheNextAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	ctl, err := exec.LookPath("rabbitmqctl")
+	if err != nil {
+		t.Skip("no rabbitmqctl to close a connection from the broker side")
+	}
+	bin := buildDupctl(t)
+	for _, role := range []string{"consume", "publish"} {
+		t.Run(role, func(t *testing.T) {
+			r := dlqtest.NewRig(t, "")
+			const n = 2000
+			r.DeadLetter(dlqtest.Jobs(n))
+			u, err := url.Parse(r.URL)
+			must(t, err)
+			u.Host += "," + u.Host
+			run := "failover-" + NewRunID()
+			cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "200", "--window", "100", "--run-id", run,
+				"--journal", filepath.Join(t.TempDir(), "j"), "--amqp-url", u.String(), "-o", "json")
+			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			must(t, cmd.Start())
+			exited := make(chan struct{})
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait(); close(exited) }()
+			pid := findConnection(ctl, "dlq "+role+" run="+run, exited)
+			if pid == "" {
+				t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
+			}
+			must(t, exec.Command(ctl, "close_connection", pid, "failover test").Run())
+			err = <-done
+			var ee *exec.ExitError
+			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
+				t.Fatalf("exit %v, want 0, or 1 for messages in doubt:\n%s\n%s", err, out.String(), errOut.String())
+			}
+			var doc struct {
+				Data ReplayResult `json:"data"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+				t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
+			}
+			res, c := doc.Data, doc.Data.Counts
+			if len(res.Failovers) != 1 || res.Failovers[0].TookOver == "" || res.Lost != "" ||
+				!strings.Contains(out.String(), "DLQ_REPLAY_FAILOVER") {
+				t.Fatalf("failovers %+v, connection lost %q:\n%s", res.Failovers, res.Lost, errOut.String())
+			}
+			if c.Replayed+c.Parked+c.AlreadyDone+c.Left() != c.Read {
+				t.Errorf("the summary accounts for %d of the %d read: %+v", c.Replayed+c.Parked+c.AlreadyDone+c.Left(), c.Read, c)
+			}
+			waitNoConsumers(t, r)
+			lost, dups, inDLQ := tally(t, r, n)
+			doubt := c.InDoubt + c.InDoubtEarlier
+			t.Logf("%s closed: %+v; replayed %d, in doubt %d; lost %d, duplicates %d, in the DLQ %d", role, res.Failovers[0],
+				c.Replayed, doubt, lost, dups, inDLQ)
+			// A message in doubt that did reach the destination is there and
+			// in the DLQ: a copy counted twice, never more than the in doubt.
+			if lost != 0 || inDLQ != doubt || dups > doubt {
+				t.Fatalf("lost %d, in the DLQ %d (want the %d in doubt), duplicates %d", lost, inDLQ, doubt, dups)
+			}
+		})
+	}
+}
