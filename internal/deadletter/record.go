@@ -110,7 +110,8 @@ func ParseRecord(line []byte) (*Message, error) {
 	if !utf8.Valid(line) {
 		// encoding/json would read each bad byte as U+FFFD and the replay
 		// publish a message id or header that never was.
-		return nil, errors.New("not valid UTF-8: dupctl export writes binary ids, headers and bodies as base64; a raw byte would be published rewritten")
+		return nil, errors.New("not valid UTF-8: dupctl export writes binary ids, headers and bodies as base64; " +
+			"a raw byte would be published rewritten")
 	}
 	var r Record
 	d := json.NewDecoder(bytes.NewReader(line))

@@ -44,7 +44,8 @@ func (s Str) MarshalJSON() ([]byte, error) {
 func (s *Str) UnmarshalJSON(b []byte) error {
 	var plain string
 	if err := json.Unmarshal(b, &plain); err == nil {
-		if strings.ContainsRune(plain, utf8.RuneError) && !bytes.Contains(b, []byte("\xef\xbf\xbd")) && !bytes.Contains(bytes.ToLower(b), []byte(`\ufffd`)) {
+		if strings.ContainsRune(plain, utf8.RuneError) && !bytes.Contains(b, []byte("\xef\xbf\xbd")) &&
+			!bytes.Contains(bytes.ToLower(b), []byte(`\ufffd`)) {
 			// A lone surrogate escape (\udc80): decoded as U+FFFD, it
 			// would be published as a character that was never there.
 			return fmt.Errorf("%s: an escape that is not a character (a lone surrogate); write raw bytes as {\"base64\": ...}", clip(b))

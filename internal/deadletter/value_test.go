@@ -132,7 +132,8 @@ func FuzzDecodeValue(f *testing.F) {
 }
 
 func FuzzParseRecord(f *testing.F) {
-	f.Add(`{"format":"dupctl-dlq/1","properties":{"message_id":"m","headers":{"x-death":{"array":[]}}},"body":"/w==","body_encoding":"base64","body_bytes":1}`)
+	f.Add(`{"format":"dupctl-dlq/1","properties":{"message_id":"m","headers":{"x-death":{"array":[]}}},` +
+		`"body":"/w==","body_encoding":"base64","body_bytes":1}`)
 	f.Add(`{"format":"dupctl-dlq/1","properties":{"message_id":{"base64":"/w=="}},"body":"","body_encoding":"text","body_bytes":0}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		m, err := ParseRecord([]byte(s))

@@ -42,7 +42,8 @@ func LogNormal(p50, p99 time.Duration) (Dist, error) {
 	if p99 > p50 {
 		sig = (math.Log(float64(p99.Milliseconds())) - mu) / normalQuantile(0.99)
 	}
-	return Dist{kind: distLogNormal, mu: mu, sig: sig, text: fmt.Sprintf("p50=%s,p99=%s", fmtDur(p50.Milliseconds()), fmtDur(p99.Milliseconds()))}, nil
+	return Dist{kind: distLogNormal, mu: mu, sig: sig, text: fmt.Sprintf("p50=%s,p99=%s", fmtDur(p50.Milliseconds()),
+		fmtDur(p99.Milliseconds()))}, nil
 }
 
 // Empirical draws from measured durations (what `inspect ttl` feeds in).

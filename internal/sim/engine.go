@@ -525,7 +525,8 @@ func (e *engine) publishRetry(ws *workerState) {
 		span := back * j / 50 // +-j%
 		back += int64(uniform(mix(e.seed^0x5bd1e995, uint64(ws.Delivery)))*float64(span+1)) - span/2
 	}
-	s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt + 1, State: msgDelayed, Worker: -1, Dup: m.Dup, At: s.Now + max(back, 1)})
+	s.Msgs = append(s.Msgs, message{Job: m.Job, Key: m.Key, Attempt: m.Attempt + 1, State: msgDelayed, Worker: -1, Dup: m.Dup,
+		At: s.Now + max(back, 1)})
 	s.delayed++
 }
 

@@ -253,7 +253,8 @@ func (r *RiskResult) Report() *findings.Report {
 			fmt.Sprintf("%.3g%% of jobs run longer than the lock TTL (p99 %s)", 100*r.PLongerThanTTL, FormatMillis(o.Duration.Quantile(0.99)))))
 	}
 	for _, row := range r.Rows {
-		ev := fmt.Sprintf("%s jobs simulated; lock expiries %.0f/M, lost %.0f/M, dead-lettered %.0f/M", english.Number(row.Jobs), row.LockExpiriesPerM, row.LossesPerM, row.DeadLetteredPerM)
+		ev := fmt.Sprintf("%s jobs simulated; lock expiries %.0f/M, lost %.0f/M, dead-lettered %.0f/M", english.Number(row.Jobs),
+			row.LockExpiriesPerM, row.LossesPerM, row.DeadLetteredPerM)
 		p, known := profiles[row.Profile]
 		if row.DuplicatesPerM > 0 {
 			f := RuleRiskDuplicates.New("profile "+row.Profile, fmt.Sprintf("%.0f duplicate side effects per million jobs", row.DuplicatesPerM), ev)
@@ -322,7 +323,8 @@ func lossFix(p worker.Profile) string {
 		parts = append(parts, "acknowledge the message only after the status commit, never on receipt")
 	}
 	if p.Idem == worker.IdemClaim {
-		parts = append(parts, "let a PROCESSING claim left by a dead worker expire and be reclaimed (a claimed_at with a lease), instead of reading any claim as done")
+		parts = append(parts, "let a PROCESSING claim left by a dead worker expire and be reclaimed (a claimed_at with a lease), "+
+			"instead of reading any claim as done")
 	}
 	if len(parts) == 0 {
 		return RuleRiskLoss.Fix
@@ -415,7 +417,8 @@ func scopeOf(c *Config) ScopeJSON {
 func counterfactualData(cfs []Counterfactual) []counterfactualJSON {
 	out := []counterfactualJSON{}
 	for _, cf := range cfs {
-		out = append(out, counterfactualJSON{Profile: cf.Profile.Name, Outcome: OutcomeOf(cf.Found).String(), Violations: cf.Found.String(), Stats: cf.Stats})
+		out = append(out, counterfactualJSON{Profile: cf.Profile.Name, Outcome: OutcomeOf(cf.Found).String(), Violations: cf.Found.String(),
+			Stats: cf.Stats})
 	}
 	return out
 }
@@ -430,14 +433,15 @@ func exampleData(ex *Counterexample) *exampleJSON {
 
 func scenarioData(res *Result) scenarioDataJSON {
 	sc := res.Scenario
-	out := scenarioDataJSON{Scenario: scenarioJSON{Name: sc.Name, Title: sc.Title, Cause: sc.Cause, Faulty: sc.Faulty, Safe: sc.Safe}, Profiles: []profileJSON{}}
+	out := scenarioDataJSON{Scenario: scenarioJSON{Name: sc.Name, Title: sc.Title, Cause: sc.Cause, Faulty: sc.Faulty, Safe: sc.Safe},
+		Profiles: []profileJSON{}}
 	if len(res.Profiles) > 0 {
 		out.Scope = scopeOf(&res.Profiles[0].Config)
 	}
 	for _, pr := range res.Profiles {
-		p := profileJSON{Profile: pr.Profile.Name, Switches: pr.Profile.Describe(), Outcome: pr.Outcome().String(), Violations: pr.Found.String(),
-			Explore: pr.Explore, States: pr.States, Transitions: pr.Transitions, Runs: pr.Runs, FailingRuns: pr.FailingRuns, Complete: pr.Complete,
-			Example: exampleData(pr.Example), ScopeChanged: pr.ScopeChanged}
+		p := profileJSON{Profile: pr.Profile.Name, Switches: pr.Profile.Describe(), Outcome: pr.Outcome().String(),
+			Violations: pr.Found.String(), Explore: pr.Explore, States: pr.States, Transitions: pr.Transitions, Runs: pr.Runs,
+			FailingRuns: pr.FailingRuns, Complete: pr.Complete, Example: exampleData(pr.Example), ScopeChanged: pr.ScopeChanged}
 		if pr.HasExpected {
 			p.Expected = pr.Expected.String()
 		}

@@ -13,7 +13,9 @@ deliver at least once: a crash before the ack, a redelivery, a lock that
 expired or a second message for the same entity all hand the job to a
 second worker. Whatever reached the side effect twice had nothing that
 recognised the first run.`,
-		Fix: "Make the side effect idempotent at the source of truth: a stable idempotency key from the business key, and the effect and its SUCCEEDED record in one transaction (or an atomic claim); keep the business-key lock with token unlock as the concurrency limiter.",
+		Fix: "Make the side effect idempotent at the source of truth: a stable idempotency key from the business key, " +
+			"and the effect and its SUCCEEDED record in one transaction (or an atomic claim); " +
+			"keep the business-key lock with token unlock as the concurrency limiter.",
 	}
 	RuleLoss = findings.Rule{
 		Code: "SIM_LOSS", Severity: findings.Error, Since: "v0.1.0",
@@ -22,7 +24,8 @@ recognised the first run.`,
 its work (ack on receipt) or claimed as PROCESSING by a worker that then
 died, so every redelivery treats it as done. This is the price of
 "fixes" that trade duplicates for loss.`,
-		Fix: "Ack only after the status commit, and put the effect and its record in one transaction instead of a claim that outlives a crash (or give claims an expiry and make the effect idempotent).",
+		Fix: "Ack only after the status commit, and put the effect and its record in one transaction instead of a claim that outlives a crash " +
+			"(or give claims an expiry and make the effect idempotent).",
 	}
 	RuleNonOwnerUnlock = findings.Rule{
 		Code: "SIM_UNLOCK_NON_OWNER", Severity: findings.Warn, Since: "v0.1.0",
@@ -30,7 +33,8 @@ died, so every redelivery treats it as done. This is the price of
 		Doc: `A worker deleted a lock whose token was not its own: plain DEL by key on
 the lock-busy path (a deferred unlock) or after its own lease expired.
 The holder keeps working unprotected, and the next delivery walks in.`,
-		Fix: "Release with one atomic compare-and-delete script: if GET(key) == token then DEL(key); never DEL by key alone, and skip the unlock when the lock was not acquired.",
+		Fix: "Release with one atomic compare-and-delete script: if GET(key) == token then DEL(key); " +
+			"never DEL by key alone, and skip the unlock when the lock was not acquired.",
 	}
 	RuleLivelock = findings.Rule{
 		Code: "SIM_LIVELOCK", Severity: findings.Warn, Since: "v0.1.0",
@@ -47,7 +51,8 @@ retry loop with no attempt limit.`,
 (docs/simulate.md). A cell that differs means the simulator's model
 changed, or a documented claim is wrong: either way the catalogue can no
 longer be trusted until someone looks.`,
-		Fix: "Read the cell's counterexample with 'dupctl simulate <scenario> --profile <profile>', then fix the model or the documented expectation.",
+		Fix: "Read the cell's counterexample with 'dupctl simulate <scenario> --profile <profile>', " +
+			"then fix the model or the documented expectation.",
 	}
 	RuleIncomplete = findings.Rule{
 		Code: "SIM_SCOPE_INCOMPLETE", Severity: findings.Warn, Since: "v0.1.0",
@@ -64,7 +69,8 @@ proof for this scope.`,
 RabbitMQ ({Live}) and in the simulator, and one found a duplicate or a
 loss where the other did not. The simulator's verdicts are only worth
 something while they hold on the real systems.`,
-		Fix: "Read both timelines (-v): either the model misses a behaviour of the real system (fix the model), or the live run's timing is off (raise {TimeScale}).",
+		Fix: "Read both timelines (-v): either the model misses a behaviour of the real system (fix the model), " +
+			"or the live run's timing is off (raise {TimeScale}).",
 	}
 	RuleRiskDuplicates = findings.Rule{
 		Code: "SIM_RISK_DUPLICATES", Severity: findings.Warn, Since: "v0.1.0",
@@ -72,7 +78,8 @@ something while they hold on the real systems.`,
 		Doc: `Feeding the job-duration distribution, lock TTL and delivery rates into
 the simulator produced duplicate side effects under this profile, at the
 rate shown per million jobs.`,
-		Fix: "Set the lock TTL above the p99 job duration with a buffer (or renew the lock while working), and make the effect idempotent so an expired lock cannot cause a duplicate.",
+		Fix: "Set the lock TTL above the p99 job duration with a buffer (or renew the lock while working), and make the effect idempotent so " +
+			"an expired lock cannot cause a duplicate.",
 	}
 	RuleRiskLoss = findings.Rule{
 		Code: "SIM_RISK_LOSS", Severity: findings.Error, Since: "v0.2.0",
@@ -82,7 +89,8 @@ the simulator lost jobs under this profile, at the rate shown per million
 jobs: a crash left the job acknowledged (ack on receipt) or claimed as
 PROCESSING where every later delivery reads the claim as done. A lost job is
 an effect that never ran: worse than a duplicate, because nothing retries it.`,
-		Fix: "Acknowledge only after the status commit, and let a PROCESSING claim left by a dead worker be reclaimed (an expiry on the claim) instead of read as done.",
+		Fix: "Acknowledge only after the status commit, and let a PROCESSING claim left by a dead worker be reclaimed " +
+			"(an expiry on the claim) instead of read as done.",
 	}
 	RuleRiskExpiry = findings.Rule{
 		Code: "SIM_RISK_LOCK_EXPIRY", Severity: findings.Info, Since: "v0.1.0",
@@ -95,5 +103,6 @@ which a second worker can take the lock.`,
 
 // Rules lists the simulator's rules.
 func Rules() []findings.Rule {
-	return []findings.Rule{RuleDuplicate, RuleLoss, RuleNonOwnerUnlock, RuleLivelock, RuleMatrixMismatch, RuleIncomplete, RuleLiveMismatch, RuleRiskDuplicates, RuleRiskLoss, RuleRiskExpiry}
+	return []findings.Rule{RuleDuplicate, RuleLoss, RuleNonOwnerUnlock, RuleLivelock, RuleMatrixMismatch, RuleIncomplete, RuleLiveMismatch,
+		RuleRiskDuplicates, RuleRiskLoss, RuleRiskExpiry}
 }

@@ -104,7 +104,8 @@ func Scenarios() []*Scenario {
 			Title:  "a worker dies mid-flow; the broker redelivers the unacked message",
 			Cause:  "Worker crash: the business work finished, the worker died before saving the final status or before the ack.",
 			Faulty: "lock-only", Safe: "safe",
-			Points: []worker.Point{worker.PointAfterReceive, worker.PointAfterLock, worker.PointAfterReserve, worker.PointAfterEffect, worker.PointAfterCommit, worker.PointBeforeAck},
+			Points: []worker.Point{worker.PointAfterReceive, worker.PointAfterLock, worker.PointAfterReserve, worker.PointAfterEffect,
+				worker.PointAfterCommit, worker.PointBeforeAck},
 			config: func() Config {
 				c := base()
 				c.Faults = Faults{Crash: 1, CrashAt: allPoints}
@@ -116,8 +117,9 @@ func Scenarios() []*Scenario {
 		},
 		{
 			Name: "lock-expiry", Short: "expiry",
-			Title:  "the lock expires while its holder is paused; a duplicate delivery takes the lock",
-			Cause:  "Lock expiry: the job runs longer than the lock TTL (here a stop-the-world pause); another worker takes a new lock and runs the same job.",
+			Title: "the lock expires while its holder is paused; a duplicate delivery takes the lock",
+			Cause: "Lock expiry: the job runs longer than the lock TTL (here a stop-the-world pause); " +
+				"another worker takes a new lock and runs the same job.",
 			Faulty: "lock-check", Safe: "safe",
 			Points: []worker.Point{worker.PointBeforeEffect, worker.PointAfterEffect},
 			config: func() Config {
@@ -143,8 +145,9 @@ func Scenarios() []*Scenario {
 		},
 		{
 			Name: "ack-timeout", Short: "ack-to",
-			Title:  "the job outlives the broker's consumer timeout; the broker redelivers while it still runs",
-			Cause:  "Duplicate delivery: RabbitMQ's consumer_timeout (30m by default) closes the channel of a consumer that holds a delivery too long and requeues it.",
+			Title: "the job outlives the broker's consumer timeout; the broker redelivers while it still runs",
+			Cause: "Duplicate delivery: RabbitMQ's consumer_timeout (30m by default) closes the channel of a consumer that holds a delivery too " +
+				"long and requeues it.",
 			Faulty: "lock-check", Safe: "safe",
 			config: func() Config {
 				c := base()
@@ -232,8 +235,10 @@ func Scenarios() []*Scenario {
 		},
 		{
 			Name: "failover", Short: "failover",
-			Title:  "the Redis master fails over before the lock replicated; the new master grants it to another worker",
-			Cause:  "Lock lost in a failover: Redis replicates asynchronously, so a lock written to a master that fails over right after is not on the promoted replica, which grants it again while the first holder still works (why Redlock exists, and why an idempotency record in the database is still needed).",
+			Title: "the Redis master fails over before the lock replicated; the new master grants it to another worker",
+			Cause: "Lock lost in a failover: Redis replicates asynchronously, so a lock written to a master that fails over right after is not " +
+				"on the promoted replica, which grants it again while the first holder still works " +
+				"(why Redlock exists, and why an idempotency record in the database is still needed).",
 			Faulty: "lock-check", Safe: "safe",
 			Points: []worker.Point{worker.PointAfterLock},
 			config: func() Config {
@@ -241,8 +246,8 @@ func Scenarios() []*Scenario {
 				c.Faults = Faults{Failover: 1, FailoverAt: worker.Of(worker.PointAfterLock), DupPublish: 1}
 				return c
 			},
-			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew", "ack-first", "cache", "replica",
-				"per-attempt"),
+			expect: expectAll(ExpectDup, "naive", "lock-only", "check", "lock-check", "lock-jobid", "lock-del", "lock-fence", "lock-renew",
+				"ack-first", "cache", "replica", "per-attempt"),
 		},
 	}
 }

@@ -324,7 +324,8 @@ func TestFlowTableMatchesFlow(t *testing.T) {
 							wantAt := worker.Reached(&p, op, r, wantNext)
 							gotNext, gotAt := tbl.step(&got, op, r)
 							if gotNext != wantNext || gotAt != wantAt || got != want {
-								t.Fatalf("%s %s r=%d attempt %d/%d failed=%v: table gives %s %b, flow %s %b", p.Name, op, r, attempt, maxAttempts, failWith != worker.ResOK, gotNext, gotAt, wantNext, wantAt)
+								t.Fatalf("%s %s r=%d attempt %d/%d failed=%v: table gives %s %b, flow %s %b", p.Name, op, r, attempt, maxAttempts,
+									failWith != worker.ResOK, gotNext, gotAt, wantNext, wantAt)
 							}
 						}
 					}
@@ -403,7 +404,8 @@ func TestTickVisitsDueSources(t *testing.T) {
 					}
 					e.apply(a)
 					if a.Kind() == aTick && !reflect.DeepEqual(emptyAsNil(e.s), emptyAsNil(all.s)) {
-						t.Fatalf("%s/%s seed %d: a tick at %d visiting sources %05b left a different world than one visiting all:\n%+v\n%+v", sc.Name, p.Name, seed, e.s.Now, e.nextDue, emptyAsNil(e.s), emptyAsNil(all.s))
+						t.Fatalf("%s/%s seed %d: a tick at %d visiting sources %05b left a different world than one visiting all:\n%+v\n%+v", sc.Name,
+							p.Name, seed, e.s.Now, e.nextDue, emptyAsNil(e.s), emptyAsNil(all.s))
 					}
 				}
 			}

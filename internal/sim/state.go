@@ -173,8 +173,8 @@ func (s *State) fingerprint() uint64 {
 	}
 	mixIn(uint64(s.Now))
 	mixIn(uint64(s.NextToken))
-	mixIn(uint64(uint8(s.Crash)) | uint64(uint8(s.Pause))<<8 | uint64(uint8(s.Drop))<<16 | uint64(uint8(s.Dup))<<24 | uint64(uint8(s.Fail))<<32 |
-		uint64(uint8(s.Failover))<<40)
+	mixIn(uint64(uint8(s.Crash)) | uint64(uint8(s.Pause))<<8 | uint64(uint8(s.Drop))<<16 | uint64(uint8(s.Dup))<<24 |
+		uint64(uint8(s.Fail))<<32 | uint64(uint8(s.Failover))<<40)
 	mixIn(uint64(s.Dups)<<32 | uint64(s.NonOwnerUnlocks))
 	mixIn(uint64(s.DupAt))
 	for _, m := range s.Msgs {

@@ -108,7 +108,8 @@ func (e *engine) idemName(ws *workerState) string {
 func (r *recorder) receive(e *engine, w int) {
 	ws := &e.s.W[w]
 	m := e.s.Msgs[ws.Msg]
-	text := fmt.Sprintf("receive %s %s (%s, delivery %d, attempt %d", jobName(m.Job), keyName(m.Key), msgName(int(ws.Msg)), m.Deliveries, m.Attempt)
+	text := fmt.Sprintf("receive %s %s (%s, delivery %d, attempt %d", jobName(m.Job), keyName(m.Key), msgName(int(ws.Msg)),
+		m.Deliveries, m.Attempt)
 	if m.Redelivered {
 		text += ", redelivered"
 	}
@@ -361,7 +362,8 @@ func (r *recorder) crash(e *engine, w int) {
 }
 
 func (r *recorder) pause(e *engine, w int) {
-	r.add(e, lane(w), "pause", fmt.Sprintf("PAUSE %s (stop-the-world GC, VM stall) until %s (%s)", fmtDur(e.cfg.PauseFor), at(e.s.W[w].Until), pointName(e.s.W[w].At&e.cfg.Faults.PauseAt)))
+	r.add(e, lane(w), "pause", fmt.Sprintf("PAUSE %s (stop-the-world GC, VM stall) until %s (%s)", fmtDur(e.cfg.PauseFor), at(e.s.W[w].Until),
+		pointName(e.s.W[w].At&e.cfg.Faults.PauseAt)))
 }
 
 func (r *recorder) failover(e *engine, w int) {
@@ -394,7 +396,8 @@ func (r *recorder) expire(e *engine, id int32) {
 }
 
 func (r *recorder) ackTimeout(e *engine, i int) {
-	r.add(e, "broker", "ack-timeout", fmt.Sprintf("ack deadline of %s passed: channel of W%d closed, message requeued", msgName(i), e.s.Msgs[i].Worker+1))
+	r.add(e, "broker", "ack-timeout", fmt.Sprintf("ack deadline of %s passed: channel of W%d closed, message requeued", msgName(i),
+		e.s.Msgs[i].Worker+1))
 	r.endDelivery(e, int(e.s.Msgs[i].Worker), "ack-timeout")
 }
 

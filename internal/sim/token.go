@@ -57,7 +57,8 @@ func parseProfileCode(s string) (worker.Profile, error) {
 		v[i] = x
 	}
 	p := worker.Profile{Lock: v[0] == 1, LockKey: worker.LockKey(v[1]), Unlock: worker.Unlock(v[2]), Renew: v[3] == 1, Fence: v[4] == 1,
-		Idem: worker.Idem(v[5]), Key: worker.KeyMode(v[6]), StatusFrom: worker.StatusFrom(v[7]), StatusWrite: worker.StatusWrite(v[8]), Ack: worker.AckMode(v[9])}
+		Idem: worker.Idem(v[5]), Key: worker.KeyMode(v[6]), StatusFrom: worker.StatusFrom(v[7]), StatusWrite: worker.StatusWrite(v[8]),
+		Ack: worker.AckMode(v[9])}
 	p.Name = "custom"
 	for _, named := range worker.Profiles() {
 		if profileCode(named) == s {
@@ -67,7 +68,8 @@ func parseProfileCode(s string) (worker.Profile, error) {
 	return p, nil
 }
 
-var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x', aFailover: 'o'}
+var actionLetters = map[int]byte{aStep: 's', aFail: 'f', aCrash: 'c', aPause: 'p', aDrop: 'd', aDup: 'u', aTick: 't', aStop: 'x',
+	aFailover: 'o'}
 
 // replicaLagField is ".rlag<ms>" for a profile that reads status from a
 // replica, else "": the tokens of every other profile stay as they were
@@ -171,7 +173,8 @@ func tokenConfig(fields []string) (*Scenario, Config, error) {
 	var att, ren, dl uint8
 	system, replica, hasReplica := strings.Cut(fields[3], ".rlag")
 	if _, err := fmt.Sscanf(system, "w%d.j%d.k%d.ttl%d.ack%d.pause%d.lag%d.back%d.att%d.ren%d.max%d.jit%d.dupat%d.dl%d",
-		&c.Workers, &c.Jobs, &c.Keys, &c.LockTTL, &c.AckTimeout, &c.PauseFor, &c.CacheLag, &c.BackoffBase, &att, &ren, &c.MaxSteps, &c.JitterPercent, &c.DupAt, &dl); err != nil {
+		&c.Workers, &c.Jobs, &c.Keys, &c.LockTTL, &c.AckTimeout, &c.PauseFor, &c.CacheLag, &c.BackoffBase, &att, &ren, &c.MaxSteps,
+		&c.JitterPercent, &c.DupAt, &dl); err != nil {
 		return nil, Config{}, badToken("config")
 	}
 	if hasReplica {
@@ -182,7 +185,8 @@ func tokenConfig(fields []string) (*Scenario, Config, error) {
 		c.ReplicaLag = lag
 	}
 	c.MaxAttempts, c.MaxRenewals, c.DeliveryLimit = att, ren, dl
-	if _, err := fmt.Sscanf(fields[4], "c%d.%d.p%d.%d.d%d.u%d.f%d", &c.Faults.Crash, &crashAt, &c.Faults.Pause, &pauseAt, &c.Faults.DropAck, &c.Faults.DupPublish, &c.Faults.EffectFail); err != nil {
+	if _, err := fmt.Sscanf(fields[4], "c%d.%d.p%d.%d.d%d.u%d.f%d", &c.Faults.Crash, &crashAt, &c.Faults.Pause, &pauseAt, &c.Faults.DropAck,
+		&c.Faults.DupPublish, &c.Faults.EffectFail); err != nil {
 		return nil, Config{}, badToken("faults")
 	}
 	c.Faults.CrashAt, c.Faults.PauseAt = worker.Points(crashAt), worker.Points(pauseAt)

@@ -28,10 +28,12 @@ type Service struct {
 // The services of DEVELOPERS.md, on loopback only.
 var (
 	Redis    = Service{Name: "redis", Addr: "127.0.0.1:6379", Env: "DUPCTL_TEST_REDIS_URL", URL: "redis://127.0.0.1:6379/0"}
-	Postgres = Service{Name: "postgres", Addr: "127.0.0.1:5432", Env: "DUPCTL_TEST_DATABASE_URL", URL: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"}
-	AMQP     = Service{Name: "amqp", Addr: "127.0.0.1:5672", Env: "DUPCTL_TEST_AMQP_URL", URL: "amqp://guest:guest@127.0.0.1:5672/"}
+	Postgres = Service{Name: "postgres", Addr: "127.0.0.1:5432", Env: "DUPCTL_TEST_DATABASE_URL",
+		URL: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"}
+	AMQP = Service{Name: "amqp", Addr: "127.0.0.1:5672", Env: "DUPCTL_TEST_AMQP_URL", URL: "amqp://guest:guest@127.0.0.1:5672/"}
 	// Management is RabbitMQ's management API (the plugin .ci/run enables).
-	Management = Service{Name: "management", Addr: "127.0.0.1:15672", Env: "DUPCTL_TEST_MANAGEMENT_URL", URL: "http://guest:guest@127.0.0.1:15672"}
+	Management = Service{Name: "management", Addr: "127.0.0.1:15672", Env: "DUPCTL_TEST_MANAGEMENT_URL",
+		URL: "http://guest:guest@127.0.0.1:15672"}
 )
 
 var services = []Service{Redis, Postgres, AMQP, Management}

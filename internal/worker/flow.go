@@ -25,7 +25,8 @@ const (
 	NumOps          // the number of operations
 )
 
-var opNames = [NumOps]string{"done", "ack-early", "lock", "unlock-busy", "retry-busy", "check", "claim", "work", "effect", "effect-txn", "commit", "mark-failed", "unlock", "ack", "retry", "dead-letter"}
+var opNames = [NumOps]string{"done", "ack-early", "lock", "unlock-busy", "retry-busy", "check", "claim", "work", "effect", "effect-txn",
+	"commit", "mark-failed", "unlock", "ack", "retry", "dead-letter"}
 
 func (o Op) String() string {
 	if o < NumOps {
@@ -60,7 +61,8 @@ const (
 	NumPoints
 )
 
-var pointNames = [NumPoints]string{"", "after-receive", "after-lock", "after-reserve", "before-effect", "after-effect", "after-commit", "before-ack"}
+var pointNames = [NumPoints]string{"", "after-receive", "after-lock", "after-reserve", "before-effect", "after-effect", "after-commit",
+	"before-ack"}
 
 func (p Point) String() string {
 	if p < NumPoints {

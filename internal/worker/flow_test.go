@@ -57,9 +57,12 @@ func TestFlowPaths(t *testing.T) {
 		{"lock busy: retry with backoff", lc, 1, map[Op]Result{OpLock: ResBusy}, "lock retry-busy"},
 		{"lock busy, attempts exhausted: DLQ", lc, 3, map[Op]Result{OpLock: ResBusy}, "lock dead-letter"},
 		{"plain DEL on the busy path", del, 1, map[Op]Result{OpLock: ResBusy}, "lock unlock-busy retry-busy"},
-		{"retryable failure: mark, unlock, retry", lc, 1, map[Op]Result{OpEffect: ResRetryable}, "lock check work effect mark-failed unlock retry"},
-		{"retryable failure on the last attempt: DLQ", lc, 3, map[Op]Result{OpEffect: ResRetryable}, "lock check work effect mark-failed unlock dead-letter"},
-		{"permanent failure: straight to the DLQ", lc, 1, map[Op]Result{OpEffect: ResFatal}, "lock check work effect mark-failed unlock dead-letter"},
+		{"retryable failure: mark, unlock, retry", lc, 1, map[Op]Result{OpEffect: ResRetryable},
+			"lock check work effect mark-failed unlock retry"},
+		{"retryable failure on the last attempt: DLQ", lc, 3, map[Op]Result{OpEffect: ResRetryable},
+			"lock check work effect mark-failed unlock dead-letter"},
+		{"permanent failure: straight to the DLQ", lc, 1, map[Op]Result{OpEffect: ResFatal},
+			"lock check work effect mark-failed unlock dead-letter"},
 		{"transaction finds SUCCEEDED: rolled back", safe, 1, map[Op]Result{OpEffectTxn: ResBusy}, "lock work effect-txn unlock ack"},
 	}
 	for _, tt := range tests {

@@ -113,7 +113,8 @@ func Profiles() []Profile {
 		{Name: "per-attempt", Lock: true, Idem: IdemTxn, Key: KeyPerAttempt, StatusWrite: StatusGuarded,
 			Summary: "lock + transaction, but the idempotency key changes per delivery"},
 		{Name: "safe", Lock: true, Renew: true, Idem: IdemTxn, StatusWrite: StatusGuarded,
-			Summary: "the safe flow: business-key lock with token unlock and renewal, effect + record in one transaction, stable key, status from the database, guarded writes, ack after commit"},
+			Summary: "the safe flow: business-key lock with token unlock and renewal, effect + record in one transaction, stable key, " +
+				"status from the database, guarded writes, ack after commit"},
 	}
 }
 

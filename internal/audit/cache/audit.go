@@ -238,7 +238,8 @@ func newAuditor(ctx context.Context, cache Node, db idemtable.Querier, o Options
 	if err != nil {
 		return nil, err
 	}
-	a := &auditor{o: o, cache: cache, db: db, table: t, classes: map[classKey]*Class{}, liveHit: map[string]bool{}, statusIdx: map[string]int32{}}
+	a := &auditor{o: o, cache: cache, db: db, table: t, classes: map[classKey]*Class{}, liveHit: map[string]bool{},
+		statusIdx: map[string]int32{}}
 	if a.key, err = oneColumn(t, "KeyColumn", "key column", o.KeyColumn, t.DetectKey); err != nil {
 		return nil, err
 	}
@@ -532,7 +533,8 @@ func (a *auditor) classify(e *Entry) {
 	default:
 		if a.o.Recheck > 0 && !a.res.RecheckSkipped {
 			a.res.RecheckSkipped = true
-			a.res.Notes = append(a.res.Notes, fmt.Sprintf("more than %d disagreements: the rest were not re-read after the grace period", maxRecheck))
+			a.res.Notes = append(a.res.Notes, fmt.Sprintf("more than %d disagreements: the rest were not re-read after the grace period",
+				maxRecheck))
 		}
 		a.add(*rule, sev, *e)
 	}
@@ -674,7 +676,8 @@ func (a *auditor) reread(ctx context.Context) error {
 
 // report turns the classes into findings, worst first.
 func (a *auditor) report(rep *findings.Report) {
-	rep.Check(RuleNoKeys.Code, RuleNotDone.Code, RuleDoneNotInDB.Code, RuleStale.Code, RuleOrphan.Code, RuleNoTTL.Code, RuleUndecodable.Code, RuleUnknownStatus.Code)
+	rep.Check(RuleNoKeys.Code, RuleNotDone.Code, RuleDoneNotInDB.Code, RuleStale.Code, RuleOrphan.Code, RuleNoTTL.Code, RuleUndecodable.Code,
+		RuleUnknownStatus.Code)
 	if a.live != nil {
 		rep.Check(RuleMissing.Code)
 	}
@@ -730,7 +733,8 @@ func (a *auditor) message(c Class) string {
 		}
 		return msg + "; whether a message for " + english.Plural(n, "it", "them") + " is still live is unknown (give {LiveKeys} or {AssumeLive})"
 	case RuleMissing.Code:
-		return fmt.Sprintf("%d %s missing from the cache while the database has SUCCEEDED", n, english.Plural(n, "key with a live message is", "keys with a live message are"))
+		return fmt.Sprintf("%d %s missing from the cache while the database has SUCCEEDED", n, english.Plural(n, "key with a live message is",
+			"keys with a live message are"))
 	case RuleDoneNotInDB.Code:
 		return keys + ": the cache says SUCCEEDED, the database does not"
 	case RuleStale.Code:

@@ -36,7 +36,8 @@ func newFixture(t *testing.T) *fixture {
 	fx := &fixture{PGSchema: testenv.NewPGSchema(t, "cache"), t: t}
 	fx.prefix = fx.Name + ":job:"
 	var err error
-	if fx.ro, err = connect.Postgres(context.Background(), testenv.Postgres.ConnURL(), connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute}); err != nil {
+	if fx.ro, err = connect.Postgres(context.Background(), testenv.Postgres.ConnURL(),
+		connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fx.ro.Close)
@@ -102,7 +103,8 @@ func (fx *fixture) summary(rep *findings.Report) []string {
 // graded by what is known about live messages.
 func TestEveryDisagreement(t *testing.T) {
 	fx := newFixture(t)
-	fx.exec(`CREATE TABLE {s}.jobs (idempotency_key text PRIMARY KEY, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT '2026-12-01T10:00:00Z');
+	fx.exec(`CREATE TABLE {s}.jobs (idempotency_key text PRIMARY KEY, status text NOT NULL,
+			updated_at timestamptz NOT NULL DEFAULT '2026-12-01T10:00:00Z');
 		INSERT INTO {s}.jobs (idempotency_key, status) VALUES
 		('agree', 'SUCCEEDED'), ('notdone', 'SUCCEEDED'), ('notdone2', 'SUCCEEDED'), ('done', 'PROCESSING'),
 		('stale', 'FAILED'), ('nottl', 'PROCESSING'), ('missing', 'SUCCEEDED'), ('lower', 'SUCCEEDED')`)
@@ -130,7 +132,8 @@ func TestEveryDisagreement(t *testing.T) {
 			t.Errorf("%s, unknown liveness:\n%q\nwant\n%q", lookup, got, want)
 		}
 		if res.Read != 11 || res.Compared != 9 || res.Agree != 3 || res.Transient != 0 || res.Lookup != lookup {
-			t.Errorf("%s: read %d compared %d agree %d transient %d lookup %s", lookup, res.Read, res.Compared, res.Agree, res.Transient, res.Lookup)
+			t.Errorf("%s: read %d compared %d agree %d transient %d lookup %s", lookup, res.Read, res.Compared, res.Agree,
+				res.Transient, res.Lookup)
 		}
 	}
 	o.Lookup = ""
@@ -140,7 +143,8 @@ func TestEveryDisagreement(t *testing.T) {
 	o.LiveKeys, o.LiveSource = []string{"notdone", fx.prefix + "missing", "agree"}, "--live-keys test"
 	rep, _ := fx.audit(o)
 	got := fx.summary(rep)
-	for _, w := range []string{"error CACHE_NOT_DONE_DB_SUCCEEDED notdone", "info CACHE_NOT_DONE_DB_SUCCEEDED notdone2", "warn CACHE_MISSING_SUCCEEDED missing"} {
+	for _, w := range []string{"error CACHE_NOT_DONE_DB_SUCCEEDED notdone", "info CACHE_NOT_DONE_DB_SUCCEEDED notdone2",
+		"warn CACHE_MISSING_SUCCEEDED missing"} {
 		if !slices.Contains(got, w) {
 			t.Errorf("live keys: no %q in %q", w, got)
 		}
@@ -156,7 +160,8 @@ func TestEveryDisagreement(t *testing.T) {
 		t.Errorf("assume live: %q", got)
 	}
 	f := rep.Findings[0]
-	if f.Code != "CACHE_NOT_DONE_DB_SUCCEEDED" || f.Evidence[0] != fx.prefix+"notdone: cache PROCESSING (ttl 1h), database SUCCEEDED (updated_at 2026-12-01T10:00:00Z)" {
+	if f.Code != "CACHE_NOT_DONE_DB_SUCCEEDED" || f.Evidence[0] != fx.prefix+"notdone: cache PROCESSING (ttl 1h), "+
+		"database SUCCEEDED (updated_at 2026-12-01T10:00:00Z)" {
 		t.Errorf("evidence: %s %q", f.Code, f.Evidence)
 	}
 }
@@ -177,7 +182,8 @@ func TestStaleAndTypes(t *testing.T) {
 	}
 	// A bigint key compares by value (007 = 7): only the database can match it.
 	o.Lookup = auditcache.LookupScan
-	if _, err := auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o); !isInput(err) || !strings.Contains(err.Error(), "compared by value") {
+	if _, err := auditcache.Run(context.Background(), auditcache.Deps{Cache: fx.redis, DB: fx.ro}, o); !isInput(err) ||
+		!strings.Contains(err.Error(), "compared by value") {
 		t.Errorf("--lookup scan on a bigint key: %v", err)
 	}
 }
@@ -270,7 +276,8 @@ func TestManyKeys(t *testing.T) {
 	o.Batch = 300
 	rep, res := fx.audit(o)
 	// The cache may hold the whole (analysed, small) table: one scan of it.
-	if res.Read != 5000 || res.Agree != 4995 || len(rep.Findings) != 1 || !strings.HasPrefix(rep.Findings[0].Message, "5 keys:") || res.Lookup != "scan" {
+	if res.Read != 5000 || res.Agree != 4995 || len(rep.Findings) != 1 || !strings.HasPrefix(rep.Findings[0].Message, "5 keys:") ||
+		res.Lookup != "scan" {
 		t.Errorf("read %d agree %d lookup %s findings %q", res.Read, res.Agree, res.Lookup, fx.summary(rep))
 	}
 	if got := fx.summary(rep); got[0] != "warn CACHE_NOT_DONE_DB_SUCCEEDED k1000,k2000,k3000,k4000,k5000" {

@@ -72,7 +72,8 @@ func (a *auditor) chooseLookup(ctx context.Context) (string, error) {
 		return LookupBatch, nil
 	case LookupScan:
 		if !textKey {
-			return "", problem.Inputf("Lookup", "scan matches keys as text: %s is %s, compared by value (007 = 7); use {Lookup} batch", idemtable.DisplayIdent(a.key.Name), a.key.Type)
+			return "", problem.Inputf("Lookup", "scan matches keys as text: %s is %s, compared by value (007 = 7); use {Lookup} batch",
+				idemtable.DisplayIdent(a.key.Name), a.key.Type)
 		}
 		return LookupScan, nil
 	}

@@ -26,7 +26,8 @@ type Pattern struct {
 func ParsePattern(s string) (Pattern, error) {
 	n := strings.Count(s, Placeholder)
 	if n != 1 {
-		return Pattern{}, problem.Inputf("Pattern", "want exactly one %s where the database key goes, e.g. job:status:{key} (found %d)", Placeholder, n).WithValue(s)
+		return Pattern{}, problem.Inputf("Pattern", "want exactly one %s where the database key goes, e.g. job:status:{key} (found %d)",
+			Placeholder, n).WithValue(s)
 	}
 	prefix, suffix, _ := strings.Cut(s, Placeholder)
 	return Pattern{Raw: s, Prefix: prefix, Suffix: suffix}, nil

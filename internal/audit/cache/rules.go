@@ -14,7 +14,8 @@ done?" when the next message for that key arrives gets "no" and runs the
 side effect again: the cache trap. It is an error when a message
 for the key is known to be live ({LiveKeys}, {AssumeLive}), a warning
 when that is unknown, and info when the key has no live message.`,
-		Fix: "Decide 'already done?' from the database, never from the cache alone; write the cache after the commit and delete it (not set it) on every status change, with a TTL so a missed invalidation heals.",
+		Fix: "Decide 'already done?' from the database, never from the cache alone; " +
+			"write the cache after the commit and delete it (not set it) on every status change, with a TTL so a missed invalidation heals.",
 	}
 	RuleMissing = findings.Rule{
 		Code: "CACHE_MISSING_SUCCEEDED", Severity: findings.Warn, Since: "v0.1.0",
@@ -33,7 +34,8 @@ miss as "not done" runs the side effect again (an error with
 FAILED, or has no row for. A worker that trusts the cache skips the job:
 the work is lost, or the database was never the source of truth (the
 cache was written before the commit, and the commit failed).`,
-		Fix: "Write the cache only after the database commit succeeded, and from the committed status; treat the database as the source of truth when they disagree.",
+		Fix: "Write the cache only after the database commit succeeded, and from the committed status; " +
+			"treat the database as the source of truth when they disagree.",
 	}
 	RuleStale = findings.Rule{
 		Code: "CACHE_STALE", Severity: findings.Warn, Since: "v0.1.0",
@@ -43,7 +45,8 @@ database FAILED, or the reverse), and still did after the re-read grace
 period, so it is not an update in flight. A cached FAILED beside a
 database PROCESSING invites a retry while a worker is still running; a
 cached PROCESSING beside a database FAILED blocks the retry.`,
-		Fix: "Invalidate (delete) the cache entry in the same code path that changes the status, after the commit, and give entries a TTL so a missed invalidation heals.",
+		Fix: "Invalidate (delete) the cache entry in the same code path that changes the status, after the commit, " +
+			"and give entries a TTL so a missed invalidation heals.",
 	}
 	RuleOrphan = findings.Rule{
 		Code: "CACHE_ORPHAN", Severity: findings.Info, Since: "v0.1.0",

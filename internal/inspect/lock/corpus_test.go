@@ -34,15 +34,24 @@ func TestCorpusLibrariesBesideAppData(t *testing.T) {
 	for i := range 6 {
 		n := fmt.Sprint(i)
 		// Locks, as their libraries write them.
-		set("lock:"+p+"-report-"+n, []string{"u/NJwtqJ8DmQ6Lx0oP3RkE+s", "hBvQzKPLmwRtXgaNcYdeJfSu", "Qm9x/ZkLp2+aB7cD9eF1gH3i"}[i%3], 0) // python-redis-lock, expire=None
-		set("redlock:"+p+"-printer-"+n, fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 0x8d0c5a00+i), 10*time.Second)                    // pottery / RedLock.net
-		set("{hangfire}:"+p+":lock:recurring-"+n, uuid, 30*time.Second)                                                                   // Hangfire: one OwnerId per process
-		set("qo_"+p+"_send_invoice_invoice_id-"+n, fmt.Sprintf("5b0f3e0ab7d111ef9c3e0242ac1200%02d", i), time.Hour)                       // celery_once
-		set("laravel_database_laravel_cache_:"+p+":laravel-queue-overlap:App\\Jobs\\Sync:"+n, "Xq3LkP9aZ2mN7vB"+n, 0)                     // WithoutOverlapping, no expireAfter
-		set(p+":lock:php:"+n, fmt.Sprintf("6752f1a3c9e4%x", i), 5*time.Second)                                                            // redlock-php uniqid()
-		set(p+":lock:java:"+n, fmt.Sprintf("%d@worker-%d.internal", 4000+i, i), time.Minute)                                              // pid@host
-		set(p+":lock:pin:"+n, fmt.Sprint(4821+i), time.Minute)                                                                            // a 4-digit token
-		c.ZAdd(ctx, p+":x-pdf-report-"+n, redis.Z{Score: 1.7646699e12, Member: "r0fQk0Yl7w6hY1n4c1Zq9J0bq1G3k3o2bV5n1w8t0X" + n + "="})   // Symfony Lock
+		// python-redis-lock, expire=None
+		set("lock:"+p+"-report-"+n, []string{"u/NJwtqJ8DmQ6Lx0oP3RkE+s", "hBvQzKPLmwRtXgaNcYdeJfSu", "Qm9x/ZkLp2+aB7cD9eF1gH3i"}[i%3], 0)
+		// pottery / RedLock.net
+		set("redlock:"+p+"-printer-"+n, fmt.Sprintf("%08x-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 0x8d0c5a00+i), 10*time.Second)
+		// Hangfire: one OwnerId per process
+		set("{hangfire}:"+p+":lock:recurring-"+n, uuid, 30*time.Second)
+		// celery_once
+		set("qo_"+p+"_send_invoice_invoice_id-"+n, fmt.Sprintf("5b0f3e0ab7d111ef9c3e0242ac1200%02d", i), time.Hour)
+		// WithoutOverlapping, no expireAfter
+		set("laravel_database_laravel_cache_:"+p+":laravel-queue-overlap:App\\Jobs\\Sync:"+n, "Xq3LkP9aZ2mN7vB"+n, 0)
+		// redlock-php uniqid()
+		set(p+":lock:php:"+n, fmt.Sprintf("6752f1a3c9e4%x", i), 5*time.Second)
+		// pid@host
+		set(p+":lock:java:"+n, fmt.Sprintf("%d@worker-%d.internal", 4000+i, i), time.Minute)
+		// a 4-digit token
+		set(p+":lock:pin:"+n, fmt.Sprint(4821+i), time.Minute)
+		// Symfony Lock
+		c.ZAdd(ctx, p+":x-pdf-report-"+n, redis.Z{Score: 1.7646699e12, Member: "r0fQk0Yl7w6hY1n4c1Zq9J0bq1G3k3o2bV5n1w8t0X" + n + "="})
 		c.PExpire(ctx, p+":x-pdf-report-"+n, 5*time.Minute)
 		// Application data of the same shapes.
 		c.HSet(ctx, p+":cart:"+n, uuid+":"+n, "2", "1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed:1", "1") // no TTL
@@ -95,8 +104,9 @@ func TestCorpusLibrariesBesideAppData(t *testing.T) {
 			}
 		}
 	}
-	for want, maker := range map[string]string{"lock:": "python-redis-lock", "redlock:": "pottery/redlock.net", "{hangfire}:": "hangfire-redis",
-		"qo_": "celery-once", "laravel-queue-overlap": "laravel", "-pdf-report-": "symfony-lock", ":lock:php:": "redlock-php"} {
+	for want, maker := range map[string]string{"lock:": "python-redis-lock", "redlock:": "pottery/redlock.net",
+		"{hangfire}:": "hangfire-redis", "qo_": "celery-once", "laravel-queue-overlap": "laravel", "-pdf-report-": "symfony-lock",
+		":lock:php:": "redlock-php"} {
 		found := false
 		for tmpl, m := range named {
 			if strings.Contains(tmpl, want) && m == maker {
@@ -123,7 +133,8 @@ func TestCorpusLibrariesBesideAppData(t *testing.T) {
 			var fams []string
 			for _, f := range d.Families {
 				if strings.Contains(ours[f.Template]+" "+f.Template, part) {
-					fams = append(fams, fmt.Sprintf("%s: %d keys, %s, confidence %.2f, signals %v", f.Template, f.Keys, f.Certainty, f.Confidence, f.Signals))
+					fams = append(fams, fmt.Sprintf("%s: %d keys, %s, confidence %.2f, signals %v", f.Template, f.Keys, f.Certainty,
+						f.Confidence, f.Signals))
 				}
 			}
 			for _, f := range d.Possible {

@@ -67,7 +67,8 @@ func TestClusterMasterKilledMidScan(t *testing.T) {
 		t.Errorf("after the failover: families %+v, scan %+v: want every one of the %d locks once", d.Families, d.Scan, locks)
 	}
 	moved := slices.ContainsFunc(d.Failovers, func(m Failover) bool { return m.From == victim && m.To == promoted })
-	if !moved || len(d.Unread) != 0 || hasCode(res, judge.RuleScanIncomplete.Code) || !slices.Contains(res.Checks, judge.RuleScanIncomplete.Code) {
+	if !moved || len(d.Unread) != 0 || hasCode(res, judge.RuleScanIncomplete.Code) ||
+		!slices.Contains(res.Checks, judge.RuleScanIncomplete.Code) {
 		t.Errorf("after the failover: failovers %+v unread %+v findings %v", d.Failovers, d.Unread, codes(res))
 	}
 

@@ -202,8 +202,8 @@ func newResult(o Options, nodes []*keyspace.Node, cluster bool) *Result {
 	res := &Result{}
 	res.Data = Data{Target: Target{URL: o.URL, Cluster: cluster || len(nodes) > 1, Patterns: o.Patterns, All: o.All, Key: o.Key,
 		Values: !o.NoValues, MinConfidence: o.MinConfidence},
-		Families: []Family{}, Skipped: []SkippedFamily{}, Possible: []PossibleFamily{}, Locks: []Lock{}, Servers: []Server{}, NotChecked: []NotChecked{}, Notes: []string{},
-		Failovers: []Failover{}, Unread: []UnreadNode{}, SlotMap: []SlotsRead{}}
+		Families: []Family{}, Skipped: []SkippedFamily{}, Possible: []PossibleFamily{}, Locks: []Lock{}, Servers: []Server{},
+		NotChecked: []NotChecked{}, Notes: []string{}, Failovers: []Failover{}, Unread: []UnreadNode{}, SlotMap: []SlotsRead{}}
 	if len(o.Patterns) == 0 {
 		res.Data.Target.Patterns = []string{"*"}
 	}
@@ -234,7 +234,8 @@ func (res *Result) settings(ctx context.Context, nodes []*keyspace.Node, db int)
 		res.check(settingsRules...)
 	}
 	if len(refusedInfo) > 0 {
-		res.notChecked(fmt.Sprintf("Redis refused INFO to this ACL user on %s: eviction policy, evicted keys, role and persistence unknown (grant +info)",
+		res.notChecked(fmt.Sprintf("Redis refused INFO to this ACL user on %s: eviction policy, evicted keys, "+
+			"role and persistence unknown (grant +info)",
 			strings.Join(refusedInfo, ", ")), settingsRules...)
 	}
 	return total, nil
@@ -296,9 +297,11 @@ func (r *Result) Incomplete() error {
 	}
 	if !r.Data.Target.Cluster {
 		return problem.System(fmt.Errorf("the scan did not read %s: the master failed and the Sentinels named no master that answered in time",
-			strings.Join(parts, "; ")), "the report leaves their locks out; run it again once SENTINEL MASTERS shows the master up, or give a longer {FailoverWait}")
+			strings.Join(parts, "; ")), "the report leaves their locks out; run it again once SENTINEL MASTERS shows the master up, "+
+			"or give a longer {FailoverWait}")
 	}
-	return problem.System(fmt.Errorf("the scan did not read %s: a master failed and nothing served its slots again in time", strings.Join(parts, "; ")),
+	return problem.System(fmt.Errorf("the scan did not read %s: a master failed and nothing served its slots again in time",
+		strings.Join(parts, "; ")),
 		"the report leaves their locks out; run it again once CLUSTER INFO says cluster_state:ok, or give a longer {FailoverWait}")
 }
 
@@ -339,7 +342,8 @@ func (a *aggregator) failoverReport(res *Result) {
 		if !u.ScanDone {
 			ev = append(ev, "SCAN had not reached the end of the node: how many keys it holds is unknown")
 		}
-		what := fmt.Sprintf("the keys of slots %s (master %s) were not read: this report leaves out their locks", keyspace.SlotsText(u.Slots), u.Node)
+		what := fmt.Sprintf("the keys of slots %s (master %s) were not read: this report leaves out their locks",
+			keyspace.SlotsText(u.Slots), u.Node)
 		if len(u.Slots) == 0 {
 			what = fmt.Sprintf("the keys of master %s were not all read: this report leaves out the locks it did not reach", u.Node)
 		}
@@ -445,7 +449,8 @@ func lockScore(l *Lock) int {
 // lockRanksBelow orders the per-key table: more and worse problems first,
 // then the most confident, then the longest idle, then by key.
 func lockRanksBelow(a, b Lock) bool {
-	return cmp.Or(cmp.Compare(lockScore(&a), lockScore(&b)), cmp.Compare(a.Confidence, b.Confidence), cmp.Compare(a.IdleS, b.IdleS), cmp.Compare(b.Key, a.Key)) < 0
+	return cmp.Or(cmp.Compare(lockScore(&a), lockScore(&b)), cmp.Compare(a.Confidence, b.Confidence), cmp.Compare(a.IdleS, b.IdleS),
+		cmp.Compare(b.Key, a.Key)) < 0
 }
 
 // add folds one judged key in: a lock candidate into its family, anything
@@ -507,8 +512,8 @@ func (a *aggregator) add(j *judge.Judged) {
 // finish judges the families and fills the result.
 func (a *aggregator) finish(res *Result) {
 	d := &res.Data
-	res.check(judge.RuleNoTTL.Code, judge.RuleRandomKey.Code, judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code,
-		judge.RuleNoFencing.Code, judge.RulePossible.Code)
+	res.check(judge.RuleNoTTL.Code, judge.RuleRandomKey.Code, judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code,
+		judge.RuleTokenWeak.Code, judge.RuleNoFencing.Code, judge.RulePossible.Code)
 	if a.o.Key == "" {
 		res.check(judge.RuleTokenShared.Code, judge.RuleTTLOutlier.Code, judge.RuleTTLLong.Code)
 	}
@@ -584,7 +589,8 @@ func (a *aggregator) permissions(res *Result, nodes []*keyspace.Node) {
 		}
 	}
 	if denied["object"] {
-		res.notChecked("Redis refused OBJECT IDLETIME to this ACL user: idle times unknown, granted TTLs are remaining TTLs (grant +object|idletime)",
+		res.notChecked("Redis refused OBJECT IDLETIME to this ACL user: "+
+			"idle times unknown, granted TTLs are remaining TTLs (grant +object|idletime)",
 			judge.RuleIdleOrphan.Code, judge.RuleTTLOutlier.Code, judge.RuleTTLLong.Code)
 	}
 	if denied["getrange"] || denied["hscan"] {
@@ -594,7 +600,8 @@ func (a *aggregator) permissions(res *Result, nodes []*keyspace.Node) {
 				cmds = append(cmds, "+"+c)
 			}
 		}
-		res.notChecked("Redis refused reading values to this ACL user: owners and makers unknown, locks found by name and TTL only (grant "+strings.Join(cmds, " ")+")",
+		res.notChecked("Redis refused reading values to this ACL user: owners and makers unknown, locks found by name and TTL only (grant "+
+			strings.Join(cmds, " ")+")",
 			judge.RuleTokenConstant.Code, judge.RuleTokenHost.Code, judge.RuleTokenWeak.Code, judge.RuleTokenShared.Code)
 	}
 	if denied["type"] {

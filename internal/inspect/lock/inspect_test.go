@@ -115,7 +115,8 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 		if i%2 == 0 {
 			meta = "worker-7"
 		}
-		if _, err := locker.Obtain(ctx, fmt.Sprintf("%s:bsm-lock:invoice:%d", p, i), time.Minute, &redislock.Options{Metadata: meta}); err != nil {
+		if _, err := locker.Obtain(ctx, fmt.Sprintf("%s:bsm-lock:invoice:%d", p, i), time.Minute,
+			&redislock.Options{Metadata: meta}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,7 +152,8 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	}
 	// What goes wrong, one family each (hand-made locks name themselves).
 	for i := 1; i <= 3; i++ {
-		set(fmt.Sprintf("%s:lock:flag:order:%d", p, i), "1", 0)                                                      // constant, no TTL: named with --lock-pattern
+		// constant, no TTL: named with --lock-pattern
+		set(fmt.Sprintf("%s:lock:flag:order:%d", p, i), "1", 0)
 		set(fmt.Sprintf("%s:lock:host:order:%d", p, i), fmt.Sprintf("web-%d:31337", i), time.Minute)                 // host:pid
 		set(fmt.Sprintf("%s:lock:job:%s", p, uuid4(i)), fmt.Sprintf("tok-%d-Xk3_9aQzP1mN8bV2cL7wR", i), time.Minute) // per-run key
 		set(fmt.Sprintf("%s:lock:fenced:order:%d", p, i), uuid4(i), time.Minute)
@@ -163,8 +165,8 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	}
 	set(p+":lock:ttl:order:10", uuid4(10), 48*time.Hour)
 
-	rep, d := run(t, c, lock.Options{LockPatterns: []string{p + ":lock:flag:*"}, Patterns: []string{p + ":*", "redisson_lock_token:{" + p + "*", "asynq:{" + p + "}:*", "job-lock:" + p + ":*", "bull:" + p + ":*"},
-		Top: 100, MaxTTL: time.Hour})
+	rep, d := run(t, c, lock.Options{LockPatterns: []string{p + ":lock:flag:*"}, Top: 100, MaxTTL: time.Hour,
+		Patterns: []string{p + ":*", "redisson_lock_token:{" + p + "*", "asynq:{" + p + "}:*", "job-lock:" + p + ":*", "bull:" + p + ":*"}})
 
 	for tmpl, want := range map[string]struct{ maker, class string }{
 		p + ":redsync:order:{int}":                    {makers.Redsync, judge.ClassBusiness},
@@ -180,7 +182,8 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	} {
 		f := family(t, d, tmpl)
 		if f.Makers[want.maker] != f.Keys || f.KeyClass != want.class || f.Confidence < lock.DefaultMinConfidence {
-			t.Errorf("%s: makers %v class %s confidence %.2f, want all %s and %s, confident", tmpl, f.Makers, f.KeyClass, f.Confidence, want.maker, want.class)
+			t.Errorf("%s: makers %v class %s confidence %.2f, want all %s and %s, confident", tmpl, f.Makers, f.KeyClass, f.Confidence,
+				want.maker, want.class)
 		}
 	}
 	for subject, want := range map[string][]string{
@@ -214,7 +217,8 @@ func TestInspectLocksOfRealLibraries(t *testing.T) {
 	// PTTL plus idle time (within the histogram's ~9%), never below the
 	// remaining TTL.
 	if f := family(t, d, p+":redsync:order:{int}"); f.Fencing != "absent" || f.Owners["random"] != 6 || f.TTL.NoTTL != 0 ||
-		f.TTL.Histogram[2].Count != 6 || f.TTL.MedianMs < f.TTL.MinMs || f.TTL.MedianMs > f.TTL.MaxMs || f.TTL.GrantedMedianMs < 54_000 || f.TTL.GrantedMedianMs > 66_000 ||
+		f.TTL.Histogram[2].Count != 6 || f.TTL.MedianMs < f.TTL.MinMs || f.TTL.MedianMs > f.TTL.MaxMs || f.TTL.GrantedMedianMs < 54_000 ||
+		f.TTL.GrantedMedianMs > 66_000 ||
 		!strings.HasPrefix(f.TTL.GrantedFrom, "pttl + idle time") {
 		t.Errorf("redsync family: %+v", f)
 	}
@@ -269,7 +273,8 @@ func TestDiscoveryByShape(t *testing.T) {
 	}
 	set(p+":payment:order:7", "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", 30*time.Second) // the safe flow's SET NX PX, no "lock" either
 	set(p+":lock:report:1", "1", 0)                                                   // a hand-made lock without TTL
-	locks := []string{p + ":orders:42", p + ":orders:43"}                             // payment:order:7 and lock:report:1 are possible locks: info only
+	// payment:order:7 and lock:report:1 are possible locks: info only
+	locks := []string{p + ":orders:42", p + ":orders:43"}
 
 	// The rest.
 	set(p+":clock:offset_ms", "-12", 0)
@@ -389,7 +394,8 @@ func TestInspectOneKey(t *testing.T) {
 	// says so, and nothing is judged of it.
 	c.Set(ctx, p+":deadlock_count", "3", 0)
 	rep, d = run(t, c, lock.Options{Key: p + ":deadlock_count", Top: 1})
-	if len(d.Locks) != 1 || d.Locks[0].Confidence >= 0.5 || len(d.Locks[0].Problems) != 0 || len(codes(rep, p+":deadlock_count")) != 0 || d.Scan.Skipped != 1 {
+	if len(d.Locks) != 1 || d.Locks[0].Confidence >= 0.5 || len(d.Locks[0].Problems) != 0 || len(codes(rep, p+":deadlock_count")) != 0 ||
+		d.Scan.Skipped != 1 {
 		t.Errorf("a counter shown with --key: %+v, findings %v", d.Locks, rep.Findings)
 	}
 	if _, err := lock.Run(ctx, c, lock.Options{Key: p + ":missing"}); err == nil || !strings.Contains(err.Error(), "does not exist") {
@@ -409,7 +415,8 @@ func TestSettingsFromRealInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := d.Servers[0]
-	if !strings.Contains(info, "maxmemory_policy:"+s.Policy+"\r\n") || !strings.Contains(info, "redis_version:"+s.Version+"\r\n") || s.Info != "ok" {
+	if !strings.Contains(info, "maxmemory_policy:"+s.Policy+"\r\n") || !strings.Contains(info, "redis_version:"+s.Version+"\r\n") ||
+		s.Info != "ok" {
 		t.Errorf("server %+v disagrees with INFO", s)
 	}
 	aofOff := strings.Contains(info, "aof_enabled:0")

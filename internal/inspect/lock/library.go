@@ -21,8 +21,10 @@ type UserLibrary struct {
 // entry turns the user's description into a catalogue entry.
 func (l UserLibrary) entry() makers.Entry {
 	e := makers.Entry{ID: l.ID, Maker: l.Library, Library: l.Library, Object: "from dupctl.yaml", Role: makers.Role(or(l.Role, "lock")),
-		Key: makers.KeySpec{Layout: "from dupctl.yaml", Match: l.Match}, Value: makers.ValueSpec{Type: or(l.Type, "string"), Format: or(l.Format, "any")},
-		Token: makers.TokenSpec{Format: "from dupctl.yaml", Shared: l.Shared}, TTL: makers.TTLSpec{Behaviour: or(l.TTL, makers.TTLLease), Match: "any"},
+		Key:      makers.KeySpec{Layout: "from dupctl.yaml", Match: l.Match},
+		Value:    makers.ValueSpec{Type: or(l.Type, "string"), Format: or(l.Format, "any")},
+		Token:    makers.TokenSpec{Format: "from dupctl.yaml", Shared: l.Shared},
+		TTL:      makers.TTLSpec{Behaviour: or(l.TTL, makers.TTLLease), Match: "any"},
 		Confirms: !l.NameOnly}
 	if l.Note != "" {
 		for _, code := range []string{"LOCK_NO_TTL", "LOCK_TOKEN_CONSTANT", "LOCK_TOKEN_HOST", "LOCK_TOKEN_SHARED", "LOCK_TOKEN_LOW_ENTROPY"} {

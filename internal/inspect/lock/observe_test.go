@@ -21,8 +21,8 @@ func TestOrphansNeedTwoObservations(t *testing.T) {
 	c.Set(ctx, p+":left:1", "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	c.Set(ctx, p+":renewed:1", "8d0c5a02-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
 	time.Sleep(3 * time.Second)
-	o := Options{Patterns: []string{p + ":*"}, LockPatterns: []string{p + ":*"}, Observe: 2, Interval: 2 * time.Second, IdleAfter: 4 * time.Second, Top: 10,
-		afterLook: func(int) { c.PExpire(ctx, p+":renewed:1", time.Hour) }}
+	o := Options{Patterns: []string{p + ":*"}, LockPatterns: []string{p + ":*"}, Observe: 2, Interval: 2 * time.Second,
+		IdleAfter: 4 * time.Second, Top: 10, afterLook: func(int) { c.PExpire(ctx, p+":renewed:1", time.Hour) }}
 	res, err := Run(ctx, c, o)
 	if err != nil {
 		t.Fatal(err)

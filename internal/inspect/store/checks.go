@@ -233,7 +233,8 @@ func (in *inspector) catalogFindings(context.Context) error {
 	for _, ix := range ixs {
 		switch {
 		case ix.Coverage == CoverInvalid:
-			f := RuleInvalidIndex.New(in.subject(), fmt.Sprintf("unique index %s on %s is INVALID: duplicates may already exist and ON CONFLICT cannot use it", idemtable.DisplayIdent(ix.Name), keyText),
+			f := RuleInvalidIndex.New(in.subject(), fmt.Sprintf("unique index %s on %s is INVALID: "+
+				"duplicates may already exist and ON CONFLICT cannot use it", idemtable.DisplayIdent(ix.Name), keyText),
 				ix.Definition, "pg_index.indisvalid = false")
 			if covered {
 				f.Severity = findings.Warn
@@ -266,11 +267,13 @@ func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 		uncovered = fmt.Sprint(*ix.UncoveredRows)
 	}
 	if ix.hasGap(gapPartial) {
-		out = append(out, RulePartial.New(in.subject(), fmt.Sprintf("%s covers %s only WHERE %s: %s rows are outside it today", name, keyText, ix.Predicate, uncovered),
+		out = append(out, RulePartial.New(in.subject(), fmt.Sprintf("%s covers %s only WHERE %s: %s rows are outside it today", name, keyText,
+			ix.Predicate, uncovered),
 			ix.Definition, "rows outside the predicate or with a NULL expression: "+uncovered))
 	}
 	if ix.hasGap(gapExpression) {
-		out = append(out, RuleExpression.New(in.subject(), fmt.Sprintf("%s is unique on %s, not on %s: ON CONFLICT %s cannot use it", name, strings.Join(ix.Columns, ", "), keyText, keyText),
+		out = append(out, RuleExpression.New(in.subject(), fmt.Sprintf("%s is unique on %s, not on %s: ON CONFLICT %s cannot use it", name,
+			strings.Join(ix.Columns, ", "), keyText, keyText),
 			ix.Definition, "rows outside the predicate or with a NULL expression: "+uncovered))
 	}
 	if ix.hasGap(gapExtra) {
@@ -280,7 +283,8 @@ func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 				volatile = append(volatile, idemtable.DisplayIdent(c))
 			}
 		}
-		f := RuleTooWide.New(in.subject(), fmt.Sprintf("%s is unique on (%s): one row per %s is allowed for each key", name, strings.Join(ix.Columns, ", "), strings.Join(displayStrings(ix.ExtraColumns), ", ")), ix.Definition)
+		f := RuleTooWide.New(in.subject(), fmt.Sprintf("%s is unique on (%s): one row per %s is allowed for each key", name,
+			strings.Join(ix.Columns, ", "), strings.Join(displayStrings(ix.ExtraColumns), ", ")), ix.Definition)
 		switch {
 		case len(volatile) > 0:
 			f.Evidence = append(f.Evidence, strings.Join(volatile, ", ")+" changes between attempts")
@@ -288,12 +292,14 @@ func (in *inspector) gapFindings(ix Index, keyText string) []findings.Finding {
 			// The key was guessed: the extra column may be a scope
 			// (tenant) that belongs to the key.
 			f.Severity = findings.Warn
-			f.Message += fmt.Sprintf("; if %s is part of the key's scope, rerun with {KeyColumns} %s", strings.Join(displayStrings(ix.ExtraColumns), ", "), strings.Join(ix.Columns, ","))
+			f.Message += fmt.Sprintf("; if %s is part of the key's scope, rerun with {KeyColumns} %s",
+				strings.Join(displayStrings(ix.ExtraColumns), ", "), strings.Join(ix.Columns, ","))
 		}
 		out = append(out, f)
 	}
 	if ix.hasGap(gapDeferrable) {
-		out = append(out, RuleDeferrable.New(in.subject(), fmt.Sprintf("%s on %s is DEFERRABLE: checked at commit, after the side effect, and no ON CONFLICT arbiter", name, keyText), ix.Definition))
+		out = append(out, RuleDeferrable.New(in.subject(), fmt.Sprintf("%s on %s is DEFERRABLE: checked at commit, after the side effect, "+
+			"and no ON CONFLICT arbiter", name, keyText), ix.Definition))
 	}
 	return out
 }
@@ -321,7 +327,8 @@ func (in *inspector) nullableFindings(covering []Index) {
 		}
 		ev = append(ev, fmt.Sprintf("rows with a NULL key today: %d", n))
 	}
-	in.rep.Add(RuleNullable.New(in.subject(), strings.Join(nullable, ", ")+" may be NULL, and NULL keys are never duplicates of each other", ev...))
+	in.rep.Add(RuleNullable.New(in.subject(), strings.Join(nullable, ", ")+" may be NULL, and NULL keys are never "+
+		"duplicates of each other", ev...))
 }
 
 func displayNames(cols []Column) []string {
@@ -401,7 +408,8 @@ func (in *inspector) duplicates(ctx context.Context) error {
 			return err
 		}
 	} else {
-		in.skip(CheckDuplicates+" (rows)", fmt.Sprintf("the statuses and times of the duplicate rows were not read: no index on the key, and a second scan of %d MB would double the check", size>>20))
+		in.skip(CheckDuplicates+" (rows)", fmt.Sprintf("the statuses and times of the duplicate rows were not read: "+
+			"no index on the key, and a second scan of %d MB would double the check", size>>20))
 	}
 	ev := res.evidence(func(s Group) string {
 		e := fmt.Sprintf("key %s: %d rows", quoteKey(s.Key), s.Rows)
@@ -559,7 +567,8 @@ func (in *inspector) normalized(ctx context.Context) error {
 // than one idempotency key.
 func (in *inspector) multipleSucceeded(ctx context.Context) error {
 	succ := in.o.Statuses.Values(Succeeded)
-	if !in.requires(CheckBusiness, need(len(in.business) > 0, "no {BusinessColumns}: which column holds the business key (order_id) is not guessed"),
+	if !in.requires(CheckBusiness, need(len(in.business) > 0, "no {BusinessColumns}: "+
+		"which column holds the business key (order_id) is not guessed"),
 		in.needStatus(), need(len(succ) > 0, noSucceeded)) {
 		return nil
 	}
@@ -654,7 +663,8 @@ func (in *inspector) unknownStatuses(context.Context) error {
 		}
 	}
 	if n > 0 {
-		in.rep.Add(RuleUnknownStatus.New(in.subject(), fmt.Sprintf("%d %s a status outside %s", n, english.Plural(n, "row has", "rows have"), in.o.Statuses.Describe()), ev...))
+		in.rep.Add(RuleUnknownStatus.New(in.subject(), fmt.Sprintf("%d %s a status outside %s", n, english.Plural(n, "row has", "rows have"),
+			in.o.Statuses.Describe()), ev...))
 	}
 	return nil
 }
@@ -671,8 +681,10 @@ func (in *inspector) failedNoAttempts(context.Context) error {
 	if failed == 0 || in.attempt != nil || in.roleRows(rowsOf, Retryable) > 0 {
 		return nil
 	}
-	in.rep.Add(RuleFailedNoAttempts.New(in.subject(), fmt.Sprintf("%d FAILED %s, no attempt column and no RETRYABLE rows: a temporary error ends the job for good", failed, english.Plural(failed, "row", "rows")),
-		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, delivery_count (or {AttemptColumn})"))
+	in.rep.Add(RuleFailedNoAttempts.New(in.subject(), fmt.Sprintf("%d FAILED %s, no attempt column and no RETRYABLE rows: "+
+		"a temporary error ends the job for good", failed, english.Plural(failed, "row", "rows")),
+		"attempt columns looked for: attempt, attempts, attempt_count, retry_count, retries, tries, receive_count, "+
+			"delivery_count (or {AttemptColumn})"))
 	return nil
 }
 

@@ -43,8 +43,10 @@ func (in *inspector) overwritten(ctx context.Context) error {
 	}
 	if h == nil && len(in.evidence) == 0 {
 		in.rep.Check(RuleNoEvidence.Code)
-		in.rep.Add(RuleNoEvidence.New(in.subject(), "no status history table and no column that only a success sets: a SUCCEEDED overwritten by FAILED leaves no trace",
-			"history tables looked for: "+idemtable.DisplayIdent(in.t.Name.Name+historySuffixes[0])+" and the suffixes "+strings.Join(historySuffixes[1:], ", ")+" (or {HistoryTable})",
+		in.rep.Add(RuleNoEvidence.New(in.subject(), "no status history table and no column that only a success sets: "+
+			"a SUCCEEDED overwritten by FAILED leaves no trace",
+			"history tables looked for: "+idemtable.DisplayIdent(in.t.Name.Name+historySuffixes[0])+" and the suffixes "+
+				strings.Join(historySuffixes[1:], ", ")+" (or {HistoryTable})",
 			"success columns looked for: succeeded_at, response_code/status_code 2xx (or {EvidenceColumns})"))
 		return nil
 	}
@@ -99,7 +101,8 @@ WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r','p')`, n.Schema, n
 		return h, "", nil
 	}
 	if explicit {
-		return nil, "", problem.Inputf("HistoryTable", "%s", reason).WithRawValue(ht.Name.String()).WithHint("a history table needs the key columns, a status column and a timestamp column")
+		return nil, "", problem.Inputf("HistoryTable", "%s", reason).WithRawValue(ht.Name.String()).
+			WithHint("a history table needs the key columns, a status column and a timestamp column")
 	}
 	return nil, fmt.Sprintf("%s looks like a history table but %s", ht.Name, reason), nil
 }
@@ -142,7 +145,8 @@ func (in *inspector) historyRegressions(ctx context.Context, h *history, res *Ov
 	res.Evidence = append(res.Evidence, desc)
 	sql := "SELECT k, prev, cur, at FROM (SELECT " + textExpr(h.key) + " AS k, " + h.status.SQL() + "::text AS cur, lag(" +
 		h.status.SQL() + "::text) OVER (PARTITION BY " + colList(h.key) + " ORDER BY " + order + ") AS prev, " +
-		h.at.SQL() + "::timestamptz AS at FROM " + h.table.Name.SQL() + ") x WHERE upper(prev) = ANY($1) AND (cur IS NULL OR NOT upper(cur) = ANY($1)) ORDER BY at, k"
+		h.at.SQL() + "::timestamptz AS at FROM " + h.table.Name.SQL() + ") x " +
+		"WHERE upper(prev) = ANY($1) AND (cur IS NULL OR NOT upper(cur) = ANY($1)) ORDER BY at, k"
 	rows, err := in.q.Query(ctx, sql, in.o.Statuses.Values(Succeeded))
 	if err != nil {
 		return fmt.Errorf("read status history %s: %w", h.table.Name, err)
@@ -170,7 +174,8 @@ func (in *inspector) historyRegressions(ctx context.Context, h *history, res *Ov
 	}
 	res.Rows += n
 	if n > 0 {
-		in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s in %s: SUCCEEDED followed by another status", n, english.Plural(n, "transition", "transitions"), h.table.Name), ev...))
+		in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s in %s: SUCCEEDED followed by another status", n,
+			english.Plural(n, "transition", "transitions"), h.table.Name), ev...))
 	}
 	return nil
 }
@@ -226,6 +231,7 @@ func (in *inspector) rowRegressions(ctx context.Context, res *Overwritten) error
 	for i, e := range in.evidence {
 		labels[i] = e.label
 	}
-	in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s not SUCCEEDED although %s", n, english.Plural(n, "row is", "rows are"), strings.Join(labels, " or ")), ev...))
+	in.rep.Add(RuleOverwritten.New(in.subject(), fmt.Sprintf("%d %s not SUCCEEDED although %s", n, english.Plural(n, "row is", "rows are"),
+		strings.Join(labels, " or ")), ev...))
 	return nil
 }

@@ -21,8 +21,9 @@ var (
 	// responseCodeNames hold an HTTP-like result code: 2xx means success.
 	responseCodeNames = []string{"responsecode", "statuscode", "httpstatus", "responsestatus", "httpstatuscode"}
 	// historySuffixes name the status history table of a table t: t_history, ...
-	historySuffixes   = []string{"_history", "_status_history", "_audit", "_transitions", "_events", "_log"}
-	historyTimeNames  = []string{"changedat", "transitionedat", "occurredat", "recordedat", "createdat", "insertedat", "at", "ts", "timestamp", "updatedat"}
+	historySuffixes  = []string{"_history", "_status_history", "_audit", "_transitions", "_events", "_log"}
+	historyTimeNames = []string{"changedat", "transitionedat", "occurredat", "recordedat", "createdat", "insertedat", "at", "ts",
+		"timestamp", "updatedat"}
 	historyOrderNames = []string{"id", "seq", "sequence", "historyid", "eventid", "version"}
 )
 
@@ -31,7 +32,8 @@ var (
 // attempt.
 var volatileNames = []string{"attempt", "attempts", "attemptcount", "attemptnumber", "retrycount", "retries", "tries",
 	"status", "state", "id", "uuid", "jobid", "messageid", "deliverytag", "requestid", "runid", "executionid", "traceid",
-	"createdat", "updatedat", "startedat", "lockedat", "insertedat", "timestamp", "ts", "lockedby", "locktoken", "workerid", "consumerid", "instanceid"}
+	"createdat", "updatedat", "startedat", "lockedat", "insertedat", "timestamp", "ts", "lockedby", "locktoken", "workerid", "consumerid",
+	"instanceid"}
 
 func isVolatile(name string) bool { return slices.Contains(volatileNames, idemtable.NormName(name)) }
 

@@ -11,7 +11,9 @@ var (
 unique. Two workers that both check "is this key done?" before writing
 both see no row and both insert: the check-then-insert race. Only a unique index lets the database arbitrate, and without one
 INSERT ... ON CONFLICT fails with 42P10.`,
-		Fix: "Create the constraint without blocking writes: CREATE UNIQUE INDEX CONCURRENTLY t_key_uniq ON t (key); then ALTER TABLE t ADD CONSTRAINT t_key_uniq UNIQUE USING INDEX t_key_uniq; reserve with INSERT ... ON CONFLICT (key) DO NOTHING RETURNING.",
+		Fix: "Create the constraint without blocking writes: CREATE UNIQUE INDEX CONCURRENTLY t_key_uniq ON t (key); " +
+			"then ALTER TABLE t ADD CONSTRAINT t_key_uniq UNIQUE USING INDEX t_key_uniq; reserve with INSERT ... " +
+			"ON CONFLICT (key) DO NOTHING RETURNING.",
 	}
 	RuleInvalidIndex = findings.Rule{
 		Code: "STORE_INDEX_INVALID", Severity: findings.Error, Since: "v0.1.0",
@@ -21,7 +23,8 @@ typically on duplicates already in the table. The planner ignores it,
 ON CONFLICT cannot use it, and the duplicates that made it fail are still
 there; it goes on rejecting some new writes, so it looks like protection
 and is not.`,
-		Fix: "Remove the duplicates (see STORE_DUPLICATE_KEYS), DROP INDEX CONCURRENTLY the invalid index and create it again; check indisvalid afterwards.",
+		Fix: "Remove the duplicates (see STORE_DUPLICATE_KEYS), DROP INDEX CONCURRENTLY the invalid index and create it again; " +
+			"check indisvalid afterwards.",
 	}
 	RulePartial = findings.Rule{
 		Code: "STORE_UNIQUE_PARTIAL", Severity: findings.Warn, Since: "v0.1.0",
@@ -30,7 +33,8 @@ and is not.`,
 <> 'FAILED'). Rows outside the predicate can share a key, so a retry after
 FAILED inserts a second row and runs again; and ON CONFLICT (key) is
 rejected with 42P10 unless it repeats the predicate.`,
-		Fix: "Make the index cover every row (drop the WHERE), or, when a new row per failed attempt is intended, keep one row per key and move attempts to a counter; write ON CONFLICT (key) WHERE <predicate> in the meantime.",
+		Fix: "Make the index cover every row (drop the WHERE), or, when a new row per failed attempt is intended, " +
+			"keep one row per key and move attempts to a counter; write ON CONFLICT (key) WHERE <predicate> in the meantime.",
 	}
 	RuleExpression = findings.Rule{
 		Code: "STORE_UNIQUE_EXPRESSION", Severity: findings.Warn, Since: "v0.1.0",
@@ -39,7 +43,8 @@ rejected with 42P10 unless it repeats the predicate.`,
 rather than the column. Rows whose expression is NULL are not covered, and
 INSERT ... ON CONFLICT (key) does not match the index (42P10): the code
 must name the same expression.`,
-		Fix: "Store the normalised key in its own NOT NULL column with a plain unique constraint, or write ON CONFLICT ((<expression>)) and make the expression NOT NULL for every row.",
+		Fix: "Store the normalised key in its own NOT NULL column with a plain unique constraint, or write ON CONFLICT ((<expression>)) " +
+			"and make the expression NOT NULL for every row.",
 	}
 	RuleTooWide = findings.Rule{
 		Code: "STORE_UNIQUE_TOO_WIDE", Severity: findings.Error, Since: "v0.1.0",
@@ -47,7 +52,8 @@ must name the same expression.`,
 		Doc: `The unique index is on the key plus another column, e.g. (key, attempt)
 or (key, created_at). Every attempt has a new value there, so the index
 accepts one row per attempt: a duplicate per retry, with no error.`,
-		Fix: "Make the unique index exactly the key columns (add the tenant or scope column to the key if it belongs there, with {KeyColumns}), and keep attempts in a counter column.",
+		Fix: "Make the unique index exactly the key columns (add the tenant or scope column to the key if it belongs there, " +
+			"with {KeyColumns}), and keep attempts in a counter column.",
 	}
 	RuleDeferrable = findings.Rule{
 		Code: "STORE_UNIQUE_DEFERRABLE", Severity: findings.Warn, Since: "v0.1.0",
@@ -73,7 +79,8 @@ as the other's replay.`,
 		Doc: `A unique index treats NULLs as distinct (unless NULLS NOT DISTINCT), so
 any number of rows can have a NULL key: a producer that forgets the key
 gets no protection and no error.`,
-		Fix: "ALTER TABLE t ALTER COLUMN key SET NOT NULL (validate with a NOT VALID check constraint first on a big table), and reject messages without a key.",
+		Fix: "ALTER TABLE t ALTER COLUMN key SET NOT NULL (validate with a NOT VALID check constraint first on a big table), " +
+			"and reject messages without a key.",
 	}
 	RulePerPartition = findings.Rule{
 		Code: "STORE_UNIQUE_PER_PARTITION", Severity: findings.Error, Since: "v0.3.0",
@@ -89,7 +96,10 @@ the key itself (HASH (idempotency_key)) is not affected: one key always
 lands in one partition. The evidence lists the partition keys at every
 level and, when the duplicate check ran, the keys already in two
 partitions.`,
-		Fix: "Partition by the key's hash (PARTITION BY HASH (idempotency_key)) so UNIQUE (idempotency_key) is allowed and holds for the whole table, or claim keys in a small unpartitioned table first (idempotency_claims (idempotency_key PRIMARY KEY), INSERT ... ON CONFLICT DO NOTHING in the same transaction) and keep the time partitions for retention.",
+		Fix: "Partition by the key's hash (PARTITION BY HASH (idempotency_key)) so UNIQUE (idempotency_key) " +
+			"is allowed and holds for the whole table, or claim keys in a small unpartitioned table first " +
+			"(idempotency_claims (idempotency_key PRIMARY KEY), INSERT ... ON CONFLICT DO NOTHING in the same transaction) " +
+			"and keep the time partitions for retention.",
 	}
 	RuleDuplicates = findings.Rule{
 		Code: "STORE_DUPLICATE_KEYS", Severity: findings.Error, Since: "v0.1.0",
@@ -97,7 +107,8 @@ partitions.`,
 		Doc: `More than one row has the same key. Each row is a reservation that
 passed, so the work behind that key very likely ran more than once (a
 read-then-write that two workers passed).`,
-		Fix: "Reconcile the duplicates (which run's effect stands?), delete the extra rows, then add the unique constraint so the database rejects the next one.",
+		Fix: "Reconcile the duplicates (which run's effect stands?), delete the extra rows, then add the unique constraint so the database " +
+			"rejects the next one.",
 	}
 	RuleNormalized = findings.Rule{
 		Code: "STORE_DUPLICATE_KEYS_NORMALIZED", Severity: findings.Warn, Since: "v0.1.0",
@@ -105,7 +116,8 @@ read-then-write that two workers passed).`,
 		Doc: `Different rows hold keys that are equal after lower(btrim()): 'Order-1',
 'order-1' and 'order-1 '. Each passes the unique index, yet they are one
 operation written by producers that format the key differently.`,
-		Fix: "Normalise the key where it is built (one function, lower case, trimmed) and enforce it: a CHECK (key = lower(btrim(key))) or a unique index on lower(btrim(key)).",
+		Fix: "Normalise the key where it is built (one function, lower case, trimmed) and enforce it: a CHECK (key = lower(btrim(key))) " +
+			"or a unique index on lower(btrim(key)).",
 	}
 	RuleMultipleSucceeded = findings.Rule{
 		Code: "STORE_MULTIPLE_SUCCEEDED", Severity: findings.Error, Since: "v0.1.0",
@@ -114,7 +126,8 @@ operation written by producers that format the key differently.`,
 SUCCEEDED rows with different idempotency keys: the key changed between
 attempts (a job id, a timestamp or an attempt number in it), so the
 unique constraint never saw a duplicate and the effect ran again.`,
-		Fix: "Derive the idempotency key only from the business key and the operation (payment:<orderId>), never from the job id, attempt or time; see 'dupctl keys unstable'.",
+		Fix: "Derive the idempotency key only from the business key and the operation (payment:<orderId>), never from the job id, " +
+			"attempt or time; see 'dupctl keys unstable'.",
 	}
 	RuleStuck = findings.Rule{
 		Code: "STORE_STUCK_PROCESSING", Severity: findings.Warn, Since: "v0.1.0",
@@ -124,7 +137,8 @@ reservation (a worker crash) or is still running far beyond the
 usual duration. A stuck reservation blocks every retry, and a sweeper
 that re-drives it without a fencing token runs the effect a second time
 if the first worker was only slow.`,
-		Fix: "Give reservations a lease (locked_until or a heartbeat) and have a sweeper re-drive only rows whose lease expired; make the effect idempotent at its sink so a re-drive of a slow worker cannot duplicate it.",
+		Fix: "Give reservations a lease (locked_until or a heartbeat) and have a sweeper re-drive only rows whose lease expired; " +
+			"make the effect idempotent at its sink so a re-drive of a slow worker cannot duplicate it.",
 	}
 	RuleUnknownStatus = findings.Rule{
 		Code: "STORE_UNKNOWN_STATUS", Severity: findings.Warn, Since: "v0.1.0",
@@ -134,7 +148,8 @@ RETRYABLE (or the values given with {Statuses}). Either the table uses other
 names (map them with {Statuses} so the other checks can read them) or
 something writes statuses no state machine expects, and code that tests
 status = 'SUCCEEDED' treats those rows as not done.`,
-		Fix: "Map the table's statuses with {Statuses} succeeded=DONE,... or constrain the column: CHECK (status IN ('PROCESSING','SUCCEEDED','FAILED','RETRYABLE')) or an enum.",
+		Fix: "Map the table's statuses with {Statuses} succeeded=DONE,... or constrain the column: " +
+			"CHECK (status IN ('PROCESSING','SUCCEEDED','FAILED','RETRYABLE')) or an enum.",
 	}
 	RuleOverwritten = findings.Rule{
 		Code: "STORE_SUCCEEDED_OVERWRITTEN", Severity: findings.Error, Since: "v0.1.0",
@@ -145,7 +160,8 @@ sees "not done" and runs the side effect again. Evidence is either a
 status history table (a SUCCEEDED row followed by another status) or the
 current row itself (succeeded_at set, a 2xx response code, or a column
 named with {EvidenceColumns}, beside a non-success status).`,
-		Fix: "Guard transitions in the UPDATE: SET status='FAILED' WHERE key=$1 AND status='PROCESSING' AND lock_token=$2, and reject leaving SUCCEEDED with a trigger.",
+		Fix: "Guard transitions in the UPDATE: SET status='FAILED' WHERE key=$1 AND status='PROCESSING' AND lock_token=$2, " +
+			"and reject leaving SUCCEEDED with a trigger.",
 	}
 	RuleNoEvidence = findings.Rule{
 		Code: "STORE_NO_TRANSITION_EVIDENCE", Severity: findings.Info, Since: "v0.1.0",
@@ -154,7 +170,8 @@ named with {EvidenceColumns}, beside a non-success status).`,
 sets (succeeded_at, a response code), so a SUCCEEDED overwritten by a late
 FAILED leaves no trace, and neither dupctl nor an incident review can see
 it.`,
-		Fix: "Record transitions: a <table>_history table filled by a trigger, or a succeeded_at column set with the status (or name an existing column with {EvidenceColumns}).",
+		Fix: "Record transitions: a <table>_history table filled by a trigger, or a succeeded_at column set with the status " +
+			"(or name an existing column with {EvidenceColumns}).",
 	}
 	RuleReplicaStale = findings.Rule{
 		Code: "STORE_REPLICA_STALE", Severity: findings.Error, Since: "v0.3.0",
@@ -170,7 +187,9 @@ the last replayed commit (pg_last_xact_replay_timestamp), and the records
 that differ. Only records the primary's snapshot holds and the replica's
 did not are counted: a replica that had replayed past the primary's
 snapshot is not compared.`,
-		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... ON CONFLICT DO NOTHING, which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN (pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
+		Fix: "Read idempotency records and statuses from the primary, or claim the key there with INSERT ... " +
+			"ON CONFLICT DO NOTHING, which no replica can answer; if a read must go to a replica, wait until it has replayed the write's LSN " +
+			"(pg_last_wal_replay_lsn() >= the commit's pg_current_wal_lsn()) or commit these writes with synchronous_commit = remote_apply.",
 	}
 	RuleReplicaLag = findings.Rule{
 		Code: "STORE_REPLICA_LAG", Severity: findings.Warn, Since: "v0.3.0",
@@ -179,7 +198,9 @@ snapshot is not compared.`,
 second or more behind while it has WAL still to replay. No record of this
 table differs yet, but any record written in that window is invisible
 there: an idempotency check routed to the replica would miss it.`,
-		Fix: "Keep idempotency checks and status reads on the primary; alert on replay lag (pg_stat_replication.replay_lag on the primary, now() - pg_last_xact_replay_timestamp() on the standby) and resume a paused replay (pg_wal_replay_resume()).",
+		Fix: "Keep idempotency checks and status reads on the primary; " +
+			"alert on replay lag (pg_stat_replication.replay_lag on the primary, now() - pg_last_xact_replay_timestamp() on the standby) " +
+			"and resume a paused replay (pg_wal_replay_resume()).",
 	}
 	RuleFailedNoAttempts = findings.Rule{
 		Code: "STORE_FAILED_NO_ATTEMPTS", Severity: findings.Warn, Since: "v0.1.0",
@@ -188,7 +209,8 @@ there: an idempotency check routed to the replica would miss it.`,
 RETRYABLE status. A temporary error (timeout, lock busy) then looks the
 same as a permanent one: either FAILED blocks recovery for good, or the
 code treats FAILED as retryable and nothing bounds the retries.`,
-		Fix: "Add an attempt counter (attempt int NOT NULL DEFAULT 0) and a RETRYABLE status for temporary errors; keep FAILED for permanent errors and dead-letter after N attempts.",
+		Fix: "Add an attempt counter (attempt int NOT NULL DEFAULT 0) and a RETRYABLE status for temporary errors; " +
+			"keep FAILED for permanent errors and dead-letter after N attempts.",
 	}
 )
 

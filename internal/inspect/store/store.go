@@ -302,7 +302,8 @@ func resolveTargets(ctx context.Context, tx pgx.Tx, o Options, res *Result) ([]t
 		if schema != "" {
 			where = "schema " + idemtable.DisplayIdent(schema)
 		}
-		return nil, problem.Inputf("", "no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)",
+		return nil, problem.Inputf("",
+			"no likely idempotency table in %s (a column like idempotency_key, dedup_key or message_id beside a status column)",
 			where).WithHint("name it with {Table}")
 	}
 	res.Discovered = cands
@@ -381,7 +382,8 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 	default:
 		c, ok := t.DetectKey()
 		if !ok {
-			return nil, problem.Inputf("", "cannot tell which column of %s holds the idempotency key", t.Name).WithHint("name it with {KeyColumns} (several columns for a composite key: {KeyColumns} tenant_id,idempotency_key)")
+			return nil, problem.Inputf("", "cannot tell which column of %s holds the idempotency key", t.Name).
+				WithHint("name it with {KeyColumns} (several columns for a composite key: {KeyColumns} tenant_id,idempotency_key)")
 		}
 		in.key, in.res.KeySource = []Column{c}, "column name"
 	}
@@ -397,7 +399,8 @@ func newInspector(q Querier, o *Options, tg target, version int, rep *findings.R
 		}
 		for _, c := range in.times {
 			if !idemtable.IsTimestamp(c) {
-				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", idemtable.DisplayIdent(c.Name), c.Type).WithHint("give timestamp columns")
+				return nil, problem.Inputf("TimeColumns", "%s is %s, not a timestamp", idemtable.DisplayIdent(c.Name), c.Type).
+					WithHint("give timestamp columns")
 			}
 		}
 	} else {

@@ -35,7 +35,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	fx := &fixture{PGSchema: testenv.NewPGSchema(t, "store"), t: t}
 	var err error
-	fx.ro, err = connect.Postgres(context.Background(), testenv.Postgres.ConnURL(), connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 2 * time.Second})
+	fx.ro, err = connect.Postgres(context.Background(), testenv.Postgres.ConnURL(),
+		connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Minute, LockTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,8 @@ func TestCatalogCoverage(t *testing.T) {
 			CREATE UNIQUE INDEX wide_key ON {s}.wide (idempotency_key, attempt)`,
 			coverage: "not fully unique: wide_key (extra columns)",
 			want:     []string{"error STORE_UNIQUE_TOO_WIDE"}},
-		{name: "composite", ddl: `CREATE TABLE {s}.composite (tenant_id int, idempotency_key text, status text, PRIMARY KEY (tenant_id, idempotency_key))`,
+		{name: "composite",
+			ddl: `CREATE TABLE {s}.composite (tenant_id int, idempotency_key text, status text, PRIMARY KEY (tenant_id, idempotency_key))`,
 			key: "tenant_id,idempotency_key", coverage: "unique: primary key composite_pkey (tenant_id, idempotency_key)"},
 		// The same table with the key guessed as idempotency_key alone: the
 		// tenant may be the key's scope, so a warning with the hint.
@@ -193,7 +195,8 @@ func TestInvalidIndex(t *testing.T) {
 	fx.exec(`CREATE TABLE {s}.jobs (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, status text NOT NULL,
 		created_at timestamptz NOT NULL);
 		INSERT INTO {s}.jobs (idempotency_key, status, created_at) VALUES
-		('pay:1', 'SUCCEEDED', '2026-12-01T10:00:00Z'), ('pay:1', 'SUCCEEDED', '2026-12-01T10:00:05Z'), ('pay:2', 'SUCCEEDED', '2026-12-01T10:01:00Z')`)
+		('pay:1', 'SUCCEEDED', '2026-12-01T10:00:00Z'), ('pay:1', 'SUCCEEDED', '2026-12-01T10:00:05Z'),
+		('pay:2', 'SUCCEEDED', '2026-12-01T10:01:00Z')`)
 	sql := "CREATE UNIQUE INDEX CONCURRENTLY jobs_key ON " + fx.table("jobs") + " (idempotency_key)"
 	if _, err := fx.Admin.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "could not create unique index") {
 		t.Fatalf("CREATE UNIQUE INDEX CONCURRENTLY over duplicates: %v", err)
@@ -226,7 +229,8 @@ func TestOddIdentifiers(t *testing.T) {
 		INSERT INTO {s}."pay""; DROP TABLE victim; --" VALUES ('x', 'SUCCEEDED'), ('x', 'FAILED')`)
 
 	rep, res := fx.inspect(store.Options{Table: fx.table("Payments"), KeyColumns: `"IdempotencyKey"`, StatusColumn: `"Status"`})
-	if got, want := codes(rep), []string{"error STORE_DUPLICATE_KEYS", "error STORE_NO_UNIQUE_KEY", "info STORE_NO_TRANSITION_EVIDENCE", "warn STORE_UNKNOWN_STATUS"}; !slices.Equal(got, want) {
+	if got, want := codes(rep), []string{"error STORE_DUPLICATE_KEYS", "error STORE_NO_UNIQUE_KEY", "info STORE_NO_TRANSITION_EVIDENCE",
+		"warn STORE_UNKNOWN_STATUS"}; !slices.Equal(got, want) {
 		t.Errorf("mixed case: %v, want %v", got, want)
 	}
 	if tr := res.Tables[0]; tr.Table != `"`+fx.Name+`"."Payments"` && tr.Table != fx.Name+`."Payments"` {
@@ -329,14 +333,18 @@ func TestDataChecks1M(t *testing.T) {
 		status text NOT NULL, updated_at timestamptz NOT NULL, succeeded_at timestamptz);
 		INSERT INTO {s}.payments (idempotency_key, order_id, status, updated_at, succeeded_at)
 		SELECT 'pay:' || i, i,
-		  CASE WHEN i % 100000 IN (3, 4) THEN 'PROCESSING' WHEN i % 250000 = 5 THEN 'FAILED' WHEN i % 500000 = 6 THEN 'DONE' ELSE 'SUCCEEDED' END,
+		  CASE WHEN i % 100000 IN (3, 4) THEN 'PROCESSING' WHEN i % 250000 = 5 THEN 'FAILED' WHEN i % 500000 = 6 THEN 'DONE'
+		    ELSE 'SUCCEEDED' END,
 		  CASE WHEN i % 100000 = 3 THEN timestamptz '2026-12-01T10:00:00Z' ELSE timestamptz '2026-12-01T11:55:00Z' END,
 		  CASE WHEN i % 100000 IN (3, 4) OR i % 500000 = 6 THEN NULL ELSE timestamptz '2026-12-01T11:55:00Z' END
 		FROM generate_series(1, 1000000) i;
 		INSERT INTO {s}.payments (idempotency_key, order_id, status, updated_at, succeeded_at)
-		SELECT 'pay:' || i, i, 'SUCCEEDED', timestamptz '2026-12-01T11:56:00Z', timestamptz '2026-12-01T11:56:00Z' FROM generate_series(100000, 1000000, 100000) i
-		UNION ALL SELECT 'PAY:' || i || ' ', i, 'SUCCEEDED', timestamptz '2026-12-01T11:56:00Z', timestamptz '2026-12-01T11:56:00Z' FROM generate_series(1, 1000000) i WHERE i % 50000 = 1
-		UNION ALL SELECT 'pay:' || i || ':retry', i, 'SUCCEEDED', timestamptz '2026-12-01T11:56:00Z', timestamptz '2026-12-01T11:56:00Z' FROM generate_series(1, 1000000) i WHERE i % 200000 = 2;
+		SELECT 'pay:' || i, i, 'SUCCEEDED', timestamptz '2026-12-01T11:56:00Z', timestamptz '2026-12-01T11:56:00Z'
+		  FROM generate_series(100000, 1000000, 100000) i
+		UNION ALL SELECT 'PAY:' || i || ' ', i, 'SUCCEEDED', timestamptz '2026-12-01T11:56:00Z', timestamptz '2026-12-01T11:56:00Z'
+		  FROM generate_series(1, 1000000) i WHERE i % 50000 = 1
+		UNION ALL SELECT 'pay:' || i || ':retry', i, 'SUCCEEDED', timestamptz '2026-12-01T11:56:00Z', timestamptz '2026-12-01T11:56:00Z'
+		  FROM generate_series(1, 1000000) i WHERE i % 200000 = 2;
 		ANALYZE {s}.payments`)
 	start := time.Now()
 	rep, res := fx.inspect(store.Options{Table: fx.table("payments"), BusinessColumns: "order_id", Samples: 3})
@@ -364,7 +372,8 @@ func TestDataChecks1M(t *testing.T) {
 	if s := tr.Stuck; s == nil || s.Rows != 10 || len(s.Samples) != 3 || s.Samples[0].Key != "pay:100003" || s.Samples[0].Age != "2h" {
 		t.Errorf("stuck: %+v", s)
 	}
-	if ow := tr.Overwritten; ow == nil || ow.Rows != 4 || !slices.Equal(ow.Evidence, []string{"current row: succeeded_at is set"}) || ow.Samples[0].Key != "pay:250005" {
+	if ow := tr.Overwritten; ow == nil || ow.Rows != 4 || !slices.Equal(ow.Evidence, []string{"current row: succeeded_at is set"}) ||
+		ow.Samples[0].Key != "pay:250005" {
 		t.Errorf("overwritten: %+v", ow)
 	}
 	f := finding(t, rep, "STORE_UNKNOWN_STATUS")
@@ -399,7 +408,8 @@ func TestHistory(t *testing.T) {
 		t.Errorf("evidence used: %q", ev)
 	}
 	// --history-table names it explicitly for a table without the suffix.
-	_, res = fx.inspect(store.Options{Table: fx.table("other"), HistoryTable: fx.table("jobs_history"), Checks: []string{store.CheckOverwritten}})
+	_, res = fx.inspect(store.Options{Table: fx.table("other"), HistoryTable: fx.table("jobs_history"),
+		Checks: []string{store.CheckOverwritten}})
 	if res.Tables[0].Overwritten.Rows != 2 {
 		t.Errorf("explicit history: %+v", res.Tables[0].Overwritten)
 	}
@@ -409,7 +419,8 @@ func TestHistory(t *testing.T) {
 		t.Errorf("no evidence: %v", got)
 	}
 	// A named history table that cannot be ordered is an input error.
-	_, err := fx.tryInspect(store.Options{Table: fx.table("other"), HistoryTable: fx.table("notime"), Checks: []string{store.CheckOverwritten}})
+	_, err := fx.tryInspect(store.Options{Table: fx.table("other"), HistoryTable: fx.table("notime"),
+		Checks: []string{store.CheckOverwritten}})
 	if !isInput(err) || !strings.Contains(err.Error(), "no timestamp column") {
 		t.Errorf("history without time: %v", err)
 	}
@@ -445,12 +456,14 @@ func TestStatementTimeout(t *testing.T) {
 	fx := newFixture(t)
 	fx.exec(`CREATE TABLE {s}.big (idempotency_key text, status text);
 		INSERT INTO {s}.big SELECT 'k' || (i % 10000), 'SUCCEEDED' FROM generate_series(1, 20000) i`)
-	slow, err := connect.Postgres(context.Background(), testenv.Postgres.ConnURL(), connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Millisecond})
+	slow, err := connect.Postgres(context.Background(), testenv.Postgres.ConnURL(),
+		connect.PostgresOptions{ReadOnly: true, StatementTimeout: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	_, err = store.Run(context.Background(), slow, store.Options{Table: fx.table("big"), Statuses: idemtable.DefaultStatuses(), StuckAfter: time.Hour, Now: now})
+	_, err = store.Run(context.Background(), slow, store.Options{Table: fx.table("big"), Statuses: idemtable.DefaultStatuses(),
+		StuckAfter: time.Hour, Now: now})
 	if !isSystem(err) || !strings.Contains(err.Error(), "raise {StatementTimeout}") {
 		t.Errorf("timeout: %v", err)
 	}

@@ -244,33 +244,43 @@ func judge(js *JobStats, o AnalyzeOptions) []findings.Finding {
 	}
 	ev = append(ev, js.recommendLine(o))
 	for _, t := range js.Takeovers {
-		ev = append(ev, fmt.Sprintf("%s: another token (%s) acquired the lock at %s while the run that acquired it at %s (TTL %s) still worked: its line %s came %s after its acquisition",
+		ev = append(ev, fmt.Sprintf("%s: another token (%s) acquired the lock at %s while the run that acquired it at %s (TTL %s) "+
+			"still worked: its line %s came %s after its acquisition",
 			t.Where, orNone(t.By), t.At.UTC().Format("15:04:05.000"), t.Run, FormatDuration(t.TTL), t.Until, FormatDuration(t.Held)))
 	}
 	if n := js.TakenOver - int64(len(js.Takeovers)); n > 0 {
 		ev = append(ev, fmt.Sprintf("%s more runs taken over by another token while they worked", count(n)))
 	}
-	outlived := fmt.Sprintf("%s of %s (%s) outlived it", count(js.Outlived), english.Count(js.Judged, "run", "runs"), Percent(js.OutlivedShare))
+	outlived := fmt.Sprintf("%s of %s (%s) outlived it", count(js.Outlived), english.Count(js.Judged, "run", "runs"),
+		Percent(js.OutlivedShare))
 	switch js.Verdict {
 	case VerdictNoTTL:
-		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s; recommended %s", english.Count(js.Runs, "run", "runs"), FormatDuration(js.Recommended)), ev...))
+		out = append(out, RuleNotSet.New(subject, fmt.Sprintf("no lock TTL known for %s; recommended %s", english.Count(js.Runs, "run", "runs"),
+			FormatDuration(js.Recommended)), ev...))
 	case VerdictFewRuns:
-		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than {MinSamples} %d): no verdict", english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
+		out = append(out, RuleFewSamples.New(subject, fmt.Sprintf("only %s (fewer than {MinSamples} %d): no verdict",
+			english.Count(js.Runs, "run", "runs"), o.MinSamples), ev...))
 	case VerdictUnsafe:
-		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.TTL), FormatDuration(js.P99), outlived), ev...))
+		out = append(out, RuleBelowP99.New(subject, fmt.Sprintf("lock TTL %s is below the p99 job duration %s: %s", FormatDuration(js.TTL),
+			FormatDuration(js.P99), outlived), ev...))
 	}
 	if js.Outlived > 0 && js.Verdict != VerdictUnsafe {
-		out = append(out, RuleRunsOutlived.New(subject, fmt.Sprintf("%s %s lock TTL (%s); longest %s", english.Count(js.Outlived, "run outlived", "runs outlived"), english.Plural(js.Outlived, "its", "their"), Percent(js.OutlivedShare), FormatDuration(js.Max)), ev...))
+		out = append(out, RuleRunsOutlived.New(subject, fmt.Sprintf("%s %s lock TTL (%s); longest %s",
+			english.Count(js.Outlived, "run outlived", "runs outlived"), english.Plural(js.Outlived, "its", "their"),
+			Percent(js.OutlivedShare), FormatDuration(js.Max)), ev...))
 	}
 	if js.Verdict == VerdictAtRisk && js.Outlived == 0 {
-		out = append(out, RuleLowMargin.New(subject, fmt.Sprintf("lock TTL %s is only %.2fx p%s %s; the buffer asks for %.2fx", FormatDuration(js.TTL),
-			float64(js.TTL)/float64(js.series.quantile(o.Quantile)), quantileName(o.Quantile), FormatDuration(js.series.quantile(o.Quantile)), o.Buffer), ev...))
+		out = append(out, RuleLowMargin.New(subject, fmt.Sprintf("lock TTL %s is only %.2fx p%s %s; the buffer asks for %.2fx",
+			FormatDuration(js.TTL), float64(js.TTL)/float64(js.series.quantile(o.Quantile)), quantileName(o.Quantile),
+			FormatDuration(js.series.quantile(o.Quantile)), o.Buffer), ev...))
 	}
 	if js.RenewalAdvised {
-		out = append(out, RuleHeavyTail.New(subject, fmt.Sprintf("the longest run (%s) is %.1fx p99 (%s): renew the lock while working", FormatDuration(js.Max), js.MaxOverP99, FormatDuration(js.P99)), ev...))
+		out = append(out, RuleHeavyTail.New(subject, fmt.Sprintf("the longest run (%s) is %.1fx p99 (%s): renew the lock while working",
+			FormatDuration(js.Max), js.MaxOverP99, FormatDuration(js.P99)), ev...))
 	}
 	if js.TTL > 0 && js.Runs >= int64(o.MinSamples) && float64(js.TTL) > o.SlackRatio*float64(js.P99) {
-		out = append(out, RuleFarAboveP99.New(subject, fmt.Sprintf("lock TTL %s is %.0fx the p99 job duration %s: a crashed worker blocks the key that long", FormatDuration(js.TTL), js.TTLOverP99, FormatDuration(js.P99)), ev...))
+		out = append(out, RuleFarAboveP99.New(subject, fmt.Sprintf("lock TTL %s is %.0fx the p99 job duration %s: "+
+			"a crashed worker blocks the key that long", FormatDuration(js.TTL), js.TTLOverP99, FormatDuration(js.P99)), ev...))
 	}
 	return out
 }
@@ -280,8 +290,9 @@ func (js *JobStats) quantileLine() string {
 	if !js.Exact {
 		how = fmt.Sprintf("DDSketch, ±%.1f%%", 100*js.QuantileError)
 	}
-	return fmt.Sprintf("%s: p50 %s, p90 %s, p95 %s, p99 %s, p99.9 %s, max %s (%s)", english.Count(js.Runs, "run", "runs"), FormatDuration(js.P50),
-		FormatDuration(js.P90), FormatDuration(js.P95), FormatDuration(js.P99), FormatDuration(js.P999), FormatDuration(js.Max), how)
+	return fmt.Sprintf("%s: p50 %s, p90 %s, p95 %s, p99 %s, p99.9 %s, max %s (%s)", english.Count(js.Runs, "run", "runs"),
+		FormatDuration(js.P50), FormatDuration(js.P90), FormatDuration(js.P95), FormatDuration(js.P99), FormatDuration(js.P999),
+		FormatDuration(js.Max), how)
 }
 
 func (js *JobStats) ttlLine() string {

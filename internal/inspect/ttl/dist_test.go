@@ -86,7 +86,8 @@ func TestDistributionFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from what its quantile function generates: run go test ./internal/inspect/ttl -run TestDistributionFiles -update", distPath(d.name))
+			t.Errorf("%s differs from what its quantile function generates: run go test ./internal/inspect/ttl -run TestDistributionFiles -update",
+				distPath(d.name))
 		}
 	}
 }

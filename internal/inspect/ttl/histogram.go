@@ -22,7 +22,8 @@ type Bucket struct {
 // (1-2-5 steps, then the clock's own: 10s, 30s, 1m, ...).
 var grid = func() []time.Duration {
 	var g []time.Duration
-	for _, base := range []time.Duration{10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond, 100 * time.Millisecond} {
+	for _, base := range []time.Duration{10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
+		100 * time.Millisecond} {
 		g = append(g, base, 2*base, 5*base)
 	}
 	return append(g, time.Second, 2*time.Second, 5*time.Second, 10*time.Second, 30*time.Second,

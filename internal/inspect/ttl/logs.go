@@ -36,7 +36,8 @@ func ReadLogs(ctx context.Context, sources []logs.Source, o logs.Options, defaul
 		defaultType = TableOptions{}.defaultType()
 	}
 	fields := NewCollector(c.opts)
-	p := &pairer{open: map[string]*openRun{}, holder: map[string]*openRun{}, spans: map[string]bool{}, c: c, fields: fields, defaultType: defaultType}
+	p := &pairer{open: map[string]*openRun{}, holder: map[string]*openRun{}, spans: map[string]bool{}, c: c, fields: fields,
+		defaultType: defaultType}
 	st, err := logs.Scan(ctx, sources, o, p.event)
 	for _, s := range sources {
 		c.Source(s.Name())

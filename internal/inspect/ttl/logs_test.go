@@ -34,7 +34,8 @@ this is not json
 func readLog(t *testing.T, in string, o CollectOptions) *Collector {
 	t.Helper()
 	c := NewCollector(o)
-	if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("worker.log", strings.NewReader(in))}, logs.Options{}, "", c); err != nil {
+	if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("worker.log", strings.NewReader(in))},
+		logs.Options{}, "", c); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -96,7 +97,8 @@ func TestReadLogsAfterCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("worker.log", strings.NewReader(workerLog))}, logs.Options{}, "", c); err != nil {
+	if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("worker.log", strings.NewReader(workerLog))},
+		logs.Options{}, "", c); err != nil {
 		t.Fatal(err)
 	}
 	assertRuns(t, c, map[string][]time.Duration{
@@ -112,7 +114,8 @@ func FuzzReadLogs(f *testing.F) {
 	f.Add(`{"event":"lock_acquired","lockKey":"k","ts":1}` + "\n" + `{"event":"lock_released","lockKey":"k","ts":0}` + "\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		c := NewCollector(CollectOptions{ExactMax: 2})
-		if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("f", strings.NewReader(in))}, logs.Options{Workers: 1}, "", c); err != nil {
+		if _, err := ReadLogs(context.Background(), []logs.Source{logs.ReaderSource("f", strings.NewReader(in))},
+			logs.Options{Workers: 1}, "", c); err != nil {
 			return
 		}
 		for _, s := range c.types {
@@ -147,7 +150,8 @@ func TestReadLogsTakeover(t *testing.T) {
 			assertRuns(t, c, map[string][]time.Duration{"payment": {500 * time.Millisecond, 9 * time.Second}})
 			pay := c.types["payment"]
 			if pay.outlived != 1 || pay.judged != 2 || pay.takenOver != 1 || len(pay.takeovers) != 1 || c.skipped.Rows != 0 {
-				t.Fatalf("outlived %d of %d, taken over %d %+v, skipped %v", pay.outlived, pay.judged, pay.takenOver, pay.takeovers, c.skipped.Examples)
+				t.Fatalf("outlived %d of %d, taken over %d %+v, skipped %v", pay.outlived, pay.judged, pay.takenOver, pay.takeovers,
+					c.skipped.Examples)
 			}
 			tk := pay.takeovers[0]
 			if tk.Run != "worker.log:1" || tk.Where != "worker.log:2" || tk.Until != "worker.log:4" || tk.Held != 9*time.Second {

@@ -74,7 +74,8 @@ func ParseDuration(b []byte, unit time.Duration) (time.Duration, error) {
 		if d, ok = parseClock(s); !ok {
 			v, ferr := strconv.ParseFloat(s, 64)
 			if ferr != nil {
-				return 0, fmt.Errorf("%q is %w: want a number (in {Unit}), a Go duration such as 1m30s, or HH:MM:SS", text.Clip(s, 43, "..."), errNotDuration)
+				return 0, fmt.Errorf("%q is %w: want a number (in {Unit}), a Go duration such as 1m30s, or HH:MM:SS", text.Clip(s, 43, "..."),
+					errNotDuration)
 			}
 			return scale(v, unit)
 		}

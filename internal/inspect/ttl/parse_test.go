@@ -255,11 +255,14 @@ func TestPerRunTTL(t *testing.T) {
 	}
 	res := c.Analyze(AnalyzeOptions{MinSamples: 1})
 	js := res.JobTypes[0]
-	if js.Outlived != 2 || js.Judged != 3 || js.TTLMS != 60000 || js.TTLSource != SourceData || len(js.TTLsSeen) != 2 || js.TTLsSeen[1] != (TTLCount{TTLMS: 120000, Runs: 1, TTL: 2 * time.Minute}) {
-		t.Errorf("outlived %d/%d, ttl %vms from %s (seen %v); want 2/3, 60000 from data (1m x2, 2m x1)", js.Outlived, js.Judged, js.TTLMS, js.TTLSource, js.TTLsSeen)
+	if js.Outlived != 2 || js.Judged != 3 || js.TTLMS != 60000 || js.TTLSource != SourceData || len(js.TTLsSeen) != 2 ||
+		js.TTLsSeen[1] != (TTLCount{TTLMS: 120000, Runs: 1, TTL: 2 * time.Minute}) {
+		t.Errorf("outlived %d/%d, ttl %vms from %s (seen %v); want 2/3, 60000 from data (1m x2, 2m x1)", js.Outlived, js.Judged, js.TTLMS,
+			js.TTLSource, js.TTLsSeen)
 	}
 	// A configured TTL wins over the runs' own.
-	c, _ = readString(t, "type,duration,ttl\npay,90s,1m\npay,50s,1m\npay,150s,2m\n", CollectOptions{TTLs: TTLs{Default: 100 * time.Second, DefaultSource: SourceFlag}}, TableOptions{})
+	c, _ = readString(t, "type,duration,ttl\npay,90s,1m\npay,50s,1m\npay,150s,2m\n",
+		CollectOptions{TTLs: TTLs{Default: 100 * time.Second, DefaultSource: SourceFlag}}, TableOptions{})
 	res = c.Analyze(AnalyzeOptions{MinSamples: 1})
 	if js := res.JobTypes[0]; js.Outlived != 1 || js.TTLSource != SourceFlag {
 		t.Errorf("with --ttl: outlived %d from %s, want 1 from flag", js.Outlived, js.TTLSource)

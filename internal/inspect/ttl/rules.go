@@ -2,7 +2,10 @@ package ttl
 
 import "github.com/dupctl/dupctl/internal/platform/findings"
 
-const fixTTL = "Set the lock TTL from the real job durations: p99 (of queue wait plus run when the lock is taken at enqueue) times a buffer, as the recommended TTL says; renew the lock while working, only while the token is still yours, when durations vary; and keep idempotency (a unique idempotency key, effect and SUCCEEDED in one transaction) as the last fence, because a lock can always be lost."
+const fixTTL = "Set the lock TTL from the real job durations: p99 (of queue wait plus run when the lock is taken at enqueue) " +
+	"times a buffer, as the recommended TTL says; renew the lock while working, only while the token is still yours, when durations vary; " +
+	"and keep idempotency (a unique idempotency key, effect and SUCCEEDED in one transaction) as the last fence, " +
+	"because a lock can always be lost."
 
 // The TTL checks' rules.
 var (
@@ -44,7 +47,8 @@ crashed worker's lock for that long; one sized to p99 lets the tail outlive
 it. Neither fixed TTL is right: renew the lock while the job runs (every
 TTL/3, only while GET(key) == your token), so the TTL can stay short for
 crash recovery and still cover the longest run.`,
-		Fix: "Keep the TTL near the recommended value and renew it while working, only while the token is still yours (compare-and-PEXPIRE script), stopping when the job ends; cap the number of renewals so a stuck job cannot hold the lock forever.",
+		Fix: "Keep the TTL near the recommended value and renew it while working, only while the token is still yours " +
+			"(compare-and-PEXPIRE script), stopping when the job ends; cap the number of renewals so a stuck job cannot hold the lock forever.",
 	}
 	RuleFarAboveP99 = findings.Rule{
 		Code: "TTL_FAR_ABOVE_P99", Severity: findings.Info, Since: "v0.1.0",

@@ -86,7 +86,8 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 		if res.Skipped.Rows > 0 {
 			why += fmt.Sprintf(": all %d rows skipped, e.g. %s", res.Skipped.Rows, res.Skipped.Examples[0])
 		}
-		return nil, &problem.Input{Why: why, Hint: "the columns read are " + KnownColumns + "; log lines need lock events or a duration field", Err: ErrNoRuns}
+		return nil, &problem.Input{Why: why, Hint: "the columns read are " + KnownColumns + "; log lines need lock events or a duration field",
+			Err: ErrNoRuns}
 	}
 	if o.Simulate {
 		o.Sim.Progress = meter(d, "simulate", "job types")
@@ -148,7 +149,8 @@ func readFiles(ctx context.Context, d Deps, o Options, c *Collector) error {
 	}
 	m := meter(d, "inspect ttl logs", "bytes")
 	defer m.Done()
-	_, err := ReadLogs(ctx, logSources, logs.Options{Mapping: o.Mapping, Progress: m, Format: o.logFormat(), TZ: o.TZ}, o.Table.DefaultType, c)
+	_, err := ReadLogs(ctx, logSources, logs.Options{Mapping: o.Mapping, Progress: m, Format: o.logFormat(), TZ: o.TZ},
+		o.Table.DefaultType, c)
 	return inputError(ctx, err)
 }
 
@@ -253,7 +255,8 @@ func readQuery(ctx context.Context, d Deps, o Options, c *Collector) error {
 	}
 	switch connect.PGErrorKind(err) {
 	case connect.PGStatementTimeout:
-		return problem.System(err, fmt.Sprintf("the query ran longer than {QueryTimeout} %s: narrow it or raise the timeout", FormatDuration(o.QueryTimeout)))
+		return problem.System(err, fmt.Sprintf("the query ran longer than {QueryTimeout} %s: narrow it or raise the timeout",
+			FormatDuration(o.QueryTimeout)))
 	case connect.PGReadOnly:
 		return &problem.Input{Why: err.Error(), Hint: "the query runs read-only: give a SELECT", Err: err}
 	case connect.PGBadQuery:

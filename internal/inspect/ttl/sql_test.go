@@ -30,7 +30,8 @@ func pgSchema(t *testing.T) (url, schema string) {
 	})
 	for _, q := range []string{
 		"create schema " + schema,
-		"create table " + schema + ".jobs (job_type text, enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz, took interval, took_ms numeric)",
+		"create table " + schema + ".jobs (job_type text, enqueued_at timestamptz, started_at timestamptz, finished_at timestamptz, " +
+			"took interval, took_ms numeric)",
 		"insert into " + schema + ".jobs values " +
 			"('payment', '2026-12-01 10:00:00Z', '2026-12-01 10:00:10Z', '2026-12-01 10:01:40Z', '90 seconds', 90000.5)," +
 			"('payment', '2026-12-01 10:00:00Z', '2026-12-01 10:00:01Z', '2026-12-01 10:00:31Z', '30 seconds', 30000)," +
@@ -68,7 +69,8 @@ func TestQueryColumns(t *testing.T) {
 			map[string][]time.Duration{"payment": {30 * time.Second, 90 * time.Second}, "settlement": {24*time.Hour + 10*time.Minute}}, 1},
 		{"numeric in ms by name", "select took_ms as duration_ms, job_type as type from " + schema + ".jobs", CollectOptions{},
 			map[string][]time.Duration{"payment": {30 * time.Second, 90*time.Second + 500*time.Microsecond}, "settlement": {10 * time.Minute}}, 1},
-		{"timestamps with wait", "select job_type, enqueued_at, started_at, finished_at from " + schema + ".jobs", CollectOptions{IncludeWait: true},
+		{"timestamps with wait", "select job_type, enqueued_at, started_at, finished_at from " + schema + ".jobs",
+			CollectOptions{IncludeWait: true},
 			map[string][]time.Duration{"payment": {31 * time.Second, 100 * time.Second}, "settlement": {10 * time.Minute}}, 1},
 	}
 	for _, tc := range cases {
@@ -89,7 +91,8 @@ func TestQueryColumns(t *testing.T) {
 // written.
 func TestQueryIsReadOnly(t *testing.T) {
 	url, schema := pgSchema(t)
-	_, err := runQuery(t, url, "insert into "+schema+".jobs (job_type, took) values ('x', '1 second') returning job_type, took", CollectOptions{})
+	_, err := runQuery(t, url, "insert into "+schema+".jobs (job_type, took) values ('x', '1 second') returning job_type, took",
+		CollectOptions{})
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || pe.Code != "25006" {
 		t.Fatalf("write through Query: %v, want read_only_sql_transaction (25006)", err)

@@ -46,7 +46,8 @@ func TestParse(t *testing.T) {
 	if !ok || j.Queue != "payments" || time.Duration(j.LockTTL) != 2*time.Minute || j.Idempotency.KeyColumn != "idempotency_key" {
 		t.Fatalf("job: %+v", j)
 	}
-	if j.Worker == nil || j.Worker.Command != "./payments-worker" || j.Worker.Env[0] != "AMQP_URL={amqp}" || j.Worker.Publish != "payments:charge" {
+	if j.Worker == nil || j.Worker.Command != "./payments-worker" || j.Worker.Env[0] != "AMQP_URL={amqp}" ||
+		j.Worker.Publish != "payments:charge" {
 		t.Fatalf("worker: %+v", j.Worker)
 	}
 	if c.Connections.RedisURL != "redis://127.0.0.1:6379/0" {
@@ -67,7 +68,8 @@ func TestAMQPURLList(t *testing.T) {
 			t.Errorf("Parse(%q): %q %v, want %q", in, c.Connections.AMQPURL, err, want)
 		}
 	}
-	for _, in := range []string{"connections: {amqp_url: {a: b}}\n", "connections: {amqp_url: [[a]]}\n", "connections: {amqp_url: [\"\"]}\n"} {
+	for _, in := range []string{"connections: {amqp_url: {a: b}}\n", "connections: {amqp_url: [[a]]}\n",
+		"connections: {amqp_url: [\"\"]}\n"} {
 		if _, err := Parse(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "URL") {
 			t.Errorf("Parse(%q): %v, want an error about the URL", in, err)
 		}

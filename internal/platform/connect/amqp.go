@@ -97,7 +97,8 @@ func amqpPiece(raw string) (addrs []string, shuffle bool, err error) {
 	if err != nil {
 		return nil, false, parseError("AMQP", raw, func(s string) error { _, err := amqp.ParseURI(s); return err })
 	}
-	if m, err := amqp.ParseURI(redact.URL(raw)); err != nil || m.Host != uri.Host || m.Port != uri.Port || m.Vhost != uri.Vhost || m.Username != uri.Username {
+	if m, err := amqp.ParseURI(redact.URL(raw)); err != nil || m.Host != uri.Host || m.Port != uri.Port || m.Vhost != uri.Vhost ||
+		m.Username != uri.Username {
 		return nil, false, cutPassword("AMQP", raw)
 	}
 	if u, err := url.Parse(raw); err == nil && u.Host == "" || uri.Host == "" {

@@ -58,7 +58,8 @@ func parseError(system, raw string, parse func(string) error) error {
 // '#', '?' or space: a parser ends the password there and reads the rest
 // as the host, the path or the query - another server, another database.
 func cutPassword(system, raw string) error {
-	return &problem.Input{Why: fmt.Sprintf("%s URL %s: the password holds a character that ends it early in a URL, so the rest would be read as the host, path or query",
+	return &problem.Input{Why: fmt.Sprintf("%s URL %s: the password holds a character that ends it early in a URL, "+
+		"so the rest would be read as the host, path or query",
 		system, redact.URL(raw)),
 		Hint: "percent-encode '/', '#', '?', '@', '%' and spaces in a user or password: %2F %23 %3F %40 %25 %20"}
 }
@@ -103,7 +104,8 @@ func Redis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 	if IsSentinel(raw) {
 		return redisSentinel(ctx, raw)
 	}
-	const want = "redis://host:port[/db], rediss://host:port or redis+sentinel://host:26379/master_name (a user and password go before the host)"
+	const want = "redis://host:port[/db], rediss://host:port or redis+sentinel://host:26379/master_name " +
+		"(a user and password go before the host)"
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, parseError("Redis", raw, func(s string) error { _, err := url.Parse(s); return err })
@@ -187,7 +189,8 @@ func pingRedis(ctx context.Context, client redis.UniversalClient, raw string) er
 	}
 	client.Close()
 	if denied {
-		return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd), redact.InError(err.Error(), raw)),
+		return problem.System(fmt.Errorf("Redis at %s refused %s to this ACL user: %s", redact.URL(raw), strings.ToUpper(cmd),
+			redact.InError(err.Error(), raw)),
 			GrantHint(cmd))
 	}
 	return unreachable(ctx, "Redis", raw, err)

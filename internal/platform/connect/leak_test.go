@@ -52,7 +52,8 @@ func TestNoPieceOfAPasswordInAnyError(t *testing.T) {
 	for _, pw := range passwords {
 		for _, raw := range []string{"redis://u:" + pw + "@127.0.0.1:1/0", "redis://:" + pw + "@127.0.0.1:1/0",
 			"redis+sentinel://u:" + pw + "@127.0.0.1:1,127.0.0.1:2/mymaster/0", "rediss+sentinel://:" + pw + "@127.0.0.1:1/mymaster",
-			"redis+sentinel://127.0.0.1:1/mymaster?sentinel_password=" + pw, "redis+sentinel://127.0.0.1:1/m?sentinel_password=" + pw + "&sentinel_username=s"} {
+			"redis+sentinel://127.0.0.1:1/mymaster?sentinel_password=" + pw, "redis+sentinel://127.0.0.1:1/m?sentinel_password=" + pw +
+				"&sentinel_username=s"} {
 			_, err := Redis(ctx, raw)
 			check(raw, err)
 		}

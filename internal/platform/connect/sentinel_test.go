@@ -79,7 +79,8 @@ func TestSentinelUnreachable(t *testing.T) {
 		t.Fatalf("%v, want a system failure", err)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "s3cret") || strings.Contains(msg, "hunter2") || !strings.Contains(msg, "127.0.0.1:1") || !strings.Contains(msg, "127.0.0.1:2") {
+	if strings.Contains(msg, "s3cret") || strings.Contains(msg, "hunter2") || !strings.Contains(msg, "127.0.0.1:1") ||
+		!strings.Contains(msg, "127.0.0.1:2") {
 		t.Errorf("error: %s", msg)
 	}
 }

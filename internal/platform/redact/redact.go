@@ -31,7 +31,10 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)(?:([^\s/?#@:"'\\
 // secretParam matches key=value DSN fields and parameters that hold
 // credentials. A bare "token=" is left alone except as a URL query
 // parameter: lock owner tokens are evidence dupctl must show, not secrets.
-var secretParam = regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|sslpassword|sentinel_password|secret|client_secret|access_token|auth_token|authtoken|apikey|api_key)|[?&](?:token|key|sig|signature|auth))(\s*=\s*)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
+var secretParam = regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|sslpassword|sentinel_password|secret|client_secret|` +
+	`access_token|auth_token|authtoken|apikey|api_key)|[?&](?:token|key|sig|signature|auth))` +
+	`(\s*=\s*)` +
+	`('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s&;,'"]+)`)
 
 // String returns s with every secret it can recognise masked. The
 // patterns run only when s may hold a secret (a "://" with an '@' after
@@ -48,8 +51,8 @@ func String(s string) string {
 }
 
 // secretNames are the names secretParam masks after '=' (lower case).
-var secretNames = []string{"password", "passwd", "pwd", "sslpassword", "sentinel_password", "secret", "client_secret", "access_token", "auth_token",
-	"authtoken", "apikey", "api_key"}
+var secretNames = []string{"password", "passwd", "pwd", "sslpassword", "sentinel_password", "secret", "client_secret", "access_token",
+	"auth_token", "authtoken", "apikey", "api_key"}
 
 // secretQueryNames are the names secretParam masks only as URL query
 // parameters (after ? or &).

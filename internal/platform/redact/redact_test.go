@@ -42,7 +42,8 @@ func TestString(t *testing.T) {
 			"redis+sentinel://app:xxxxx@127.0.0.1:26379,127.0.0.1:26380/mymaster/2"},
 		{"rediss+sentinel://:s3cret@s1,s2/cache?sentinel_username=sen&sentinel_password=hunter2",
 			"rediss+sentinel://:xxxxx@s1,s2/cache?sentinel_username=sen&sentinel_password=xxxxx"},
-		{"dial redis+sentinel://s1:26379/m?sentinel_password=hunter2 refused", "dial redis+sentinel://s1:26379/m?sentinel_password=xxxxx refused"},
+		{"dial redis+sentinel://s1:26379/m?sentinel_password=hunter2 refused",
+			"dial redis+sentinel://s1:26379/m?sentinel_password=xxxxx refused"},
 		{"sentinel_password=hunter2 master=m", "sentinel_password=xxxxx master=m"},
 	}
 	for _, tt := range tests {
@@ -81,7 +82,8 @@ func TestURL(t *testing.T) {
 // TestURLWithRawSpecialCharacters: a URL given whole loses its password
 // whatever the password holds, before any parse.
 func TestURLWithRawSpecialCharacters(t *testing.T) {
-	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9", "Zq@Secret9", "Zq:Secret9", "Zq%Secret9", "Secret9/#?", "Secret9 x"} {
+	for _, pw := range []string{"Zq/Secret9", "Zq#Secret9", "Zq?Secret9", "Zq Secret9", "Zq@Secret9", "Zq:Secret9", "Zq%Secret9",
+		"Secret9/#?", "Secret9 x"} {
 		for _, scheme := range []string{"amqp", "redis", "postgres", "rediss", "redis+sentinel", "rediss+sentinel"} {
 			raw := scheme + "://guest:" + pw + "@127.0.0.1:1/x"
 			got := URL(raw)
@@ -129,7 +131,8 @@ func FuzzURLNeverLeaks(f *testing.F) {
 		f.Add("redis+sentinel", "app", pw)
 	}
 	f.Fuzz(func(t *testing.T, scheme, user, pw string) {
-		if !isScheme(scheme) || strings.ContainsAny(user, ":@/?# \t\n\r\v\f\"'\\<>") || len(pw) < 6 || strings.Contains("://"+scheme+user+"@127.0.0.1:1/x"+Mask, pw) {
+		if !isScheme(scheme) || strings.ContainsAny(user, ":@/?# \t\n\r\v\f\"'\\<>") || len(pw) < 6 ||
+			strings.Contains("://"+scheme+user+"@127.0.0.1:1/x"+Mask, pw) {
 			return
 		}
 		if listStart.MatchString(pw) {
@@ -256,7 +259,8 @@ func TestList(t *testing.T) {
 		if got := String("dial " + tt.in + ": refused"); !strings.Contains(tt.in, " ") && got != "dial "+tt.want+": refused" {
 			t.Errorf("String: %q, want %q", got, "dial "+tt.want+": refused")
 		}
-		if got := InError("dial "+tt.in+": refused", tt.in); strings.Contains(got, "s3") || strings.Contains(got, "et1") || strings.Contains(got, "et2") {
+		if got := InError("dial "+tt.in+": refused", tt.in); strings.Contains(got, "s3") || strings.Contains(got, "et1") ||
+			strings.Contains(got, "et2") {
 			t.Errorf("InError kept a password: %q", got)
 		}
 	}

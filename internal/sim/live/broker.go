@@ -91,7 +91,8 @@ func NewPublisher(conn *amqp.Connection) (*Publisher, error) {
 	if err := ch.Confirm(false); err != nil {
 		return nil, fmt.Errorf("confirm mode: %w", err)
 	}
-	return &Publisher{ch: ch, confirms: ch.NotifyPublish(make(chan amqp.Confirmation, 1)), returns: ch.NotifyReturn(make(chan amqp.Return, 1))}, nil
+	return &Publisher{ch: ch, confirms: ch.NotifyPublish(make(chan amqp.Confirmation, 1)),
+		returns: ch.NotifyReturn(make(chan amqp.Return, 1))}, nil
 }
 
 // Publish sends one message (mandatory) and waits for the broker's

@@ -48,32 +48,10 @@ func (r *run) instance(ctx context.Context, idx, instance int, pool *pgxpool.Poo
 	}
 	ledger, _ := NewLedger(pool, r.prefix)
 	w := &liveWorker{run: r, idx: idx, name: name, lane: fmt.Sprintf("W%d", idx+1), conn: conn, ch: ch, pub: pub}
-	locker := &renewingLocker{Locker: Locker{Client: rdb}, renew: r.cfg.Profile.Renew, ttl: r.real(r.cfg.LockTTL), max: int(r.cfg.MaxRenewals)}
+	locker := &renewingLocker{Locker: Locker{Client: rdb}, renew: r.cfg.Profile.Renew, ttl: r.real(r.cfg.LockTTL),
+		max: int(r.cfg.MaxRenewals)}
 	w.locker = locker
-	cache := r.cache
-	core := &worker.Core{
-		Profile:     r.cfg.Profile,
-		Name:        name,
-		Locker:      locker,
-		Ledger:      &cachedLedger{Ledger: ledger, cache: cache},
-		Cache:       cache,
-		Hooks:       w,
-		LockTTL:     r.real(r.cfg.LockTTL),
-		BackoffBase: r.real(r.cfg.BackoffBase),
-		MaxAttempts: int(r.cfg.MaxAttempts),
-		LockKey: func(m worker.Message) string {
-			if r.cfg.Profile.LockKey == worker.LockKeyJob {
-				return r.prefix + ":lock:job:" + m.JobID
-			}
-			return r.prefix + ":lock:payment:order:" + strings.TrimPrefix(m.BusinessKey, "order-")
-		},
-		IdemKey: func(m worker.Message) string {
-			if r.cfg.Profile.Key == worker.KeyPerAttempt {
-				return fmt.Sprintf("payment:%s:%d", m.BusinessKey, m.Delivery)
-			}
-			return "payment:" + m.BusinessKey
-		},
-	}
+	core := r.core(name, w, locker, ledger)
 	for {
 		// A worker takes a message only when it is idle (basic.get), as
 		// in the model: with basic.consume, a worker that acks on receipt
@@ -108,6 +86,36 @@ func (r *run) instance(ctx context.Context, idx, instance int, pool *pgxpool.Poo
 		case err != nil && ictx.Err() == nil:
 			return err
 		}
+	}
+}
+
+// core is the worker flow of one instance: the profile's steps over the
+// live lock, ledger and cache, with the lock and idempotency keys the
+// profile names (per job or per business key, per attempt or stable).
+func (r *run) core(name string, w *liveWorker, locker *renewingLocker, ledger *Ledger) *worker.Core {
+	cache := r.cache
+	return &worker.Core{
+		Profile:     r.cfg.Profile,
+		Name:        name,
+		Locker:      locker,
+		Ledger:      &cachedLedger{Ledger: ledger, cache: cache},
+		Cache:       cache,
+		Hooks:       w,
+		LockTTL:     r.real(r.cfg.LockTTL),
+		BackoffBase: r.real(r.cfg.BackoffBase),
+		MaxAttempts: int(r.cfg.MaxAttempts),
+		LockKey: func(m worker.Message) string {
+			if r.cfg.Profile.LockKey == worker.LockKeyJob {
+				return r.prefix + ":lock:job:" + m.JobID
+			}
+			return r.prefix + ":lock:payment:order:" + strings.TrimPrefix(m.BusinessKey, "order-")
+		},
+		IdemKey: func(m worker.Message) string {
+			if r.cfg.Profile.Key == worker.KeyPerAttempt {
+				return fmt.Sprintf("payment:%s:%d", m.BusinessKey, m.Delivery)
+			}
+			return "payment:" + m.BusinessKey
+		},
 	}
 }
 
@@ -180,7 +188,8 @@ func (w *liveWorker) At(ctx context.Context, m worker.Message, at worker.Points)
 		return errCrash
 	case r.plannedFault(sim.FaultPause, w.job, w.n, at):
 		d := r.real(r.cfg.PauseFor)
-		r.rec.add(w.name, "pause", fmt.Sprintf("PAUSE %s (stop-the-world; renewal stops too) (%s)", sim.FormatMillis(r.cfg.PauseFor), pointName(at)))
+		r.rec.add(w.name, "pause", fmt.Sprintf("PAUSE %s (stop-the-world; renewal stops too) (%s)", sim.FormatMillis(r.cfg.PauseFor),
+			pointName(at)))
 		w.locker.pause(true)
 		defer w.locker.pause(false)
 		late, err := r.sleep(ctx, d)

@@ -86,16 +86,16 @@ func TestLiveLeavesNothingBehind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	var prefix string
-	_, err := Run(ctx, Options{Scenario: sc.Name, Config: sc.Config(p), Plan: sim.Plans()[sc.Name], RedisURL: redisURL, PGURL: pgURL, AMQPURL: amqpURL,
-		OnStart: func(p string) { prefix = p }})
+	_, err := Run(ctx, Options{Scenario: sc.Name, Config: sc.Config(p), Plan: sim.Plans()[sc.Name], RedisURL: redisURL, PGURL: pgURL,
+		AMQPURL: amqpURL, OnStart: func(p string) { prefix = p }})
 	if err == nil {
 		t.Fatal("a run cancelled after 500ms reported success")
 	}
 	assertNoLeftovers(t, prefix, redisURL, pgURL, amqpURL)
 
 	// And after a complete run.
-	out, err := Run(context.Background(), Options{Scenario: "crash", Config: sc.Config(p), Plan: sim.Plans()["crash"], RedisURL: redisURL, PGURL: pgURL, AMQPURL: amqpURL,
-		OnStart: func(p string) { prefix = p }})
+	out, err := Run(context.Background(), Options{Scenario: "crash", Config: sc.Config(p), Plan: sim.Plans()["crash"], RedisURL: redisURL,
+		PGURL: pgURL, AMQPURL: amqpURL, OnStart: func(p string) { prefix = p }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,8 @@ type recorder struct {
 }
 
 func newRecorder(r *run) *recorder {
-	return &recorder{r: r, tl: sim.Timeline{Workers: r.cfg.Workers}, effects: map[string]int{}, openLease: map[string]int{}, openDeliv: map[string]int{}}
+	return &recorder{r: r, tl: sim.Timeline{Workers: r.cfg.Workers}, effects: map[string]int{}, openLease: map[string]int{},
+		openDeliv: map[string]int{}}
 }
 
 func (rec *recorder) now() int64 {

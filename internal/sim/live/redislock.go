@@ -20,7 +20,8 @@ var (
 	// compare-and-delete: if GET(key) == token then DEL(key) else 0.
 	unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`)
 	// compare-and-pexpire: extend only while the token is still ours.
-	renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
+	renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then ` +
+		`return redis.call("PEXPIRE", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
 // Locker is the practice's Redis lock: SET key token NX PX ttl with a random

@@ -77,7 +77,8 @@ func CheckTargets(allowRemote bool, urls ...string) error {
 	}
 	for _, u := range urls {
 		if u != "" && !connect.IsLoopback(u) {
-			return problem.Inputf("", "{Live} writes queues, a schema and keys: %s is not a loopback address; pass {AllowRemote} to run against it anyway", redact.URL(u))
+			return problem.Inputf("", "{Live} writes queues, a schema and keys: %s is not a loopback address; "+
+				"pass {AllowRemote} to run against it anyway", redact.URL(u))
 		}
 	}
 	return nil

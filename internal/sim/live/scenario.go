@@ -121,7 +121,8 @@ func Scenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error) {
 		pr := &search.Profiles[0]
 		row := Row{Profile: p.Name, Search: pr.Outcome().String(),
 			Virtual: sim.OutcomeOf(virtual.Found).String(), Live: sim.OutcomeOf(out.Found).String(),
-			Effects: out.Effects, DLQ: out.DeadLettered, Crashes: out.Crashes, Elapsed: out.Elapsed.Round(time.Millisecond).String(), Found: out.Found}
+			Effects: out.Effects, DLQ: out.DeadLettered, Crashes: out.Crashes, Elapsed: out.Elapsed.Round(time.Millisecond).String(),
+			Found: out.Found}
 		row.Match = row.Virtual == row.Live
 		row.Why = why(pr, row.Search, row.Virtual, pl, out)
 		row.expected = res.Demo && p.Name == sc.Faulty
@@ -212,7 +213,8 @@ func violationFindings(subject, profile string, found sim.Violation, effects, dl
 	}{{sim.VDuplicate, sim.RuleDuplicate}, {sim.VLoss, sim.RuleLoss}, {sim.VNonOwnerUnlock, sim.RuleNonOwnerUnlock}} {
 		if found.Has(x.v) {
 			out = append(out, x.rule.New(subject,
-				fmt.Sprintf("profile %s: %s on the real servers (%d effects, %d dead-lettered)", profile, sim.ViolationText(x.v), effects, dlq), ev...))
+				fmt.Sprintf("profile %s: %s on the real servers (%d effects, %d dead-lettered)", profile, sim.ViolationText(x.v), effects,
+					dlq), ev...))
 		}
 	}
 	return out

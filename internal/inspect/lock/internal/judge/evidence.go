@@ -336,7 +336,8 @@ func isSerialized(s string) bool {
 // isEmailOrURL reports an address; pid@host (Java's RuntimeMXBean name,
 // a common lock owner) is a process, not an e-mail address.
 func isEmailOrURL(s string) bool {
-	if i := strings.IndexByte(s, '@'); i > 0 && !keyshape.AllDigits(s[:i]) && strings.IndexByte(s[i:], '.') > 0 && !strings.ContainsAny(s, " :") {
+	if i := strings.IndexByte(s, '@'); i > 0 && !keyshape.AllDigits(s[:i]) && strings.IndexByte(s[i:], '.') > 0 &&
+		!strings.ContainsAny(s, " :") {
 		return true
 	}
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")

@@ -45,34 +45,50 @@ func TestWeigh(t *testing.T) {
 		o    keyspace.Key
 		lock bool // candidate at or above DefaultMinConfidence
 	}{
-		{"redisson hash, no lock word", keyspace.Key{Key: "orders:42", Type: "hash", PTTL: 30000, Idle: 0, Read: true, Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, true},
-		{"seed SET NX PX, no lock word", keyspace.Key{Key: "payment:order:42", Type: "string", PTTL: 30000, Read: true, Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, true},
-		{"redsync with an 8s expiry", keyspace.Key{Key: "order-42", Type: "string", PTTL: 8000, Read: true, Value: "MCiQIxzoyJVISKvLAwhztw=="}, true},
-		{"redislock with metadata, 3h", keyspace.Key{Key: "reindex:tenant:7", Type: "string", PTTL: 3 * 3_600_000, Read: true, Value: `Xk3_9aQ-zP1mN8bV2cL7wR{"worker":"w-1"}`}, true},
-		{"shedlock", keyspace.Key{Key: "job-lock:default:report", Type: "string", PTTL: 600000, Read: true, Value: "ADDED:2021-05-12T13:31:45.006Z@lixin-macbook.local"}, true},
-		{"bullmq", keyspace.Key{Key: "bull:emails:123:lock", Type: "string", PTTL: 30000, Read: true, Value: "0a1b2c3d-1234-4abc-9def-0123456789ab:7"}, true},
-		{"asynq unique", keyspace.Key{Key: "asynq:{default}:unique:email:send:9e107d9d372bb6826bd81d3542a419d6", Type: "string", PTTL: 3600000, Read: true, Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, true},
-		{"sidekiq LOCKED, no TTL", keyspace.Key{Key: "uniquejobs:9e107d9d372bb6826bd81d3542a419d6:LOCKED", Type: "hash", PTTL: -1, Read: true, Fields: []string{"fe3a4bd1c2e9a8b7c6d5e4f3", "1764590400.123"}}, true},
+		{"redisson hash, no lock word", keyspace.Key{Key: "orders:42", Type: "hash", PTTL: 30000, Idle: 0, Read: true,
+			Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, true},
+		{"seed SET NX PX, no lock word", keyspace.Key{Key: "payment:order:42", Type: "string", PTTL: 30000, Read: true,
+			Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, true},
+		{"redsync with an 8s expiry", keyspace.Key{Key: "order-42", Type: "string", PTTL: 8000, Read: true,
+			Value: "MCiQIxzoyJVISKvLAwhztw=="}, true},
+		{"redislock with metadata, 3h", keyspace.Key{Key: "reindex:tenant:7", Type: "string", PTTL: 3 * 3_600_000, Read: true,
+			Value: `Xk3_9aQ-zP1mN8bV2cL7wR{"worker":"w-1"}`}, true},
+		{"shedlock", keyspace.Key{Key: "job-lock:default:report", Type: "string", PTTL: 600000, Read: true,
+			Value: "ADDED:2021-05-12T13:31:45.006Z@lixin-macbook.local"}, true},
+		{"bullmq", keyspace.Key{Key: "bull:emails:123:lock", Type: "string", PTTL: 30000, Read: true,
+			Value: "0a1b2c3d-1234-4abc-9def-0123456789ab:7"}, true},
+		{"asynq unique", keyspace.Key{Key: "asynq:{default}:unique:email:send:9e107d9d372bb6826bd81d3542a419d6", Type: "string", PTTL: 3600000,
+			Read: true, Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, true},
+		{"sidekiq LOCKED, no TTL", keyspace.Key{Key: "uniquejobs:9e107d9d372bb6826bd81d3542a419d6:LOCKED", Type: "hash", PTTL: -1, Read: true,
+			Fields: []string{"fe3a4bd1c2e9a8b7c6d5e4f3", "1764590400.123"}}, true},
 		{"named lock holding 1, no TTL", keyspace.Key{Key: "lock:report:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, true},
-		{"old SETNX pattern: expiry time as value", keyspace.Key{Key: "lock.foo", Type: "string", PTTL: -1, Read: true, Value: "1764680400"}, true},
+		{"old SETNX pattern: expiry time as value", keyspace.Key{Key: "lock.foo", Type: "string", PTTL: -1, Read: true,
+			Value: "1764680400"}, true},
 
 		{"clock offset", keyspace.Key{Key: "clock:offset_ms", Type: "string", PTTL: -1, Read: true, Value: "-12"}, false},
 		{"deadlock counter", keyspace.Key{Key: "deadlock_count", Type: "string", PTTL: -1, Read: true, Value: "3"}, false},
 		{"lock-wait metric", keyspace.Key{Key: "stats:lock_wait_ms", Type: "string", PTTL: -1, Read: true, Value: "250"}, false},
 		{"blockedBy set", keyspace.Key{Key: "user:42:blockedBy", Type: "set", PTTL: -1}, false},
-		{"session JSON", keyspace.Key{Key: "session:cHUDWMGAO65f8ofCpbiMKgo3jVRl", Type: "string", PTTL: 1_800_000, Read: true, Value: `{"user_id":42}`}, false},
-		{"session token", keyspace.Key{Key: "sess:1f22d598dd93cd43d99afd0c61ad3ea9", Type: "string", PTTL: 7_200_000, Read: true, Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, false},
-		{"user hash", keyspace.Key{Key: "user:42", Type: "hash", PTTL: -1, Read: true, Fields: []string{"name", "Ada", "email", "ada@example.com"}}, false},
+		{"session JSON", keyspace.Key{Key: "session:cHUDWMGAO65f8ofCpbiMKgo3jVRl", Type: "string", PTTL: 1_800_000, Read: true,
+			Value: `{"user_id":42}`}, false},
+		{"session token", keyspace.Key{Key: "sess:1f22d598dd93cd43d99afd0c61ad3ea9", Type: "string", PTTL: 7_200_000, Read: true,
+			Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, false},
+		{"user hash", keyspace.Key{Key: "user:42", Type: "hash", PTTL: -1, Read: true, Fields: []string{"name", "Ada", "email",
+			"ada@example.com"}}, false},
 		{"status cache", keyspace.Key{Key: "status:payment:42", Type: "string", PTTL: 86_400_000, Read: true, Value: "SUCCEEDED"}, false},
 		{"status cache, no data word", keyspace.Key{Key: "payment:42", Type: "string", PTTL: 86_400_000, Read: true, Value: "SUCCEEDED"}, false},
-		{"csrf token shaped like redsync's", keyspace.Key{Key: "csrf:1669fad0ad5c6e0cd194ae34", Type: "string", PTTL: 7_200_000, Read: true, Value: "MCiQIxzoyJVISKvLAwhztw=="}, false},
+		{"csrf token shaped like redsync's", keyspace.Key{Key: "csrf:1669fad0ad5c6e0cd194ae34", Type: "string", PTTL: 7_200_000, Read: true,
+			Value: "MCiQIxzoyJVISKvLAwhztw=="}, false},
 		{"feature flag", keyspace.Key{Key: "feature:dark_mode", Type: "string", PTTL: -1, Read: true, Value: "true"}, false},
-		{"big hash", keyspace.Key{Key: "orders:index", Type: "hash", PTTL: -1, Read: true, MoreFields: true, Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, false},
-		{"cache with lock in the name", keyspace.Key{Key: "cache:lock_screen", Type: "string", PTTL: -1, Read: true, Value: `{"enabled":true}`}, false},
+		{"big hash", keyspace.Key{Key: "orders:index", Type: "hash", PTTL: -1, Read: true, MoreFields: true,
+			Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, false},
+		{"cache with lock in the name", keyspace.Key{Key: "cache:lock_screen", Type: "string", PTTL: -1, Read: true,
+			Value: `{"enabled":true}`}, false},
 	} {
 		j := Judged{Observed: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
 		judgeKey(&j, testNow)
-		isLock := (j.Recognised.Role == makers.RoleLock || j.Recognised.Role == makers.RoleDedup) && j.Verdict.Confidence() >= DefaultMinConfidence
+		isLock := (j.Recognised.Role == makers.RoleLock || j.Recognised.Role == makers.RoleDedup) &&
+			j.Verdict.Confidence() >= DefaultMinConfidence
 		if isLock != c.lock || (!c.lock && j.Verdict.Candidate()) {
 			t.Errorf("%s: confidence %.2f (%s), want a lock: %v", c.name, j.Verdict.Confidence(), strings.Join(j.Verdict.Set.Names(), ", "), c.lock)
 		}
@@ -87,7 +103,8 @@ func TestGrantedNeverBelowRemaining(t *testing.T) {
 	segs := keyshape.Split("lock:order:1", testNow)
 	f := newFamily(keyshape.Template(segs), segs)
 	for range 9 {
-		j := Judged{Observed: keyspace.Key{Key: "lock:order:1", Type: "string", PTTL: 59_000, Idle: 0, Read: true, Value: "x"}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock}}
+		j := Judged{Observed: keyspace.Key{Key: "lock:order:1", Type: "string", PTTL: 59_000, Idle: 0, Read: true, Value: "x"}, Segs: segs,
+			Recognised: makers.Recognised{Role: makers.RoleLock}}
 		f.Add(&j, testNow, 0, DefaultMinConfidence)
 	}
 	ts := f.ttlStats()
@@ -106,8 +123,9 @@ func TestPossibleFamiliesAreOneInfoLine(t *testing.T) {
 	segs := keyshape.Split("payment:order:1", testNow)
 	f := newFamily(keyshape.Template(segs), segs)
 	for range 3 {
-		j := Judged{Observed: keyspace.Key{Key: "payment:order:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock},
-			Owner: Owner{Class: OwnerConstant}, Verdict: Verdict{logit: 0.2}, Certainty: Possible}
+		j := Judged{Observed: keyspace.Key{Key: "payment:order:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, Segs: segs,
+			Recognised: makers.Recognised{Role: makers.RoleLock}, Owner: Owner{Class: OwnerConstant}, Verdict: Verdict{logit: 0.2},
+			Certainty: Possible}
 		f.Add(&j, testNow, 0, DefaultMinConfidence)
 	}
 	if _, fs := f.Report(Options{MinConfidence: DefaultMinConfidence}); len(fs) != 0 {

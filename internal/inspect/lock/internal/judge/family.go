@@ -153,7 +153,8 @@ func typeName(t string) string {
 
 // SkippedReport is the JSON of a skipped family.
 func (f *Tally) SkippedReport() SkippedFamily {
-	return SkippedFamily{Template: f.Tmpl, Keys: f.keys, Types: f.types, Reasons: f.reasons, Examples: slices.Sorted(slices.Values(f.examples))}
+	return SkippedFamily{Template: f.Tmpl, Keys: f.keys, Types: f.types, Reasons: f.reasons,
+		Examples: slices.Sorted(slices.Values(f.examples))}
 }
 
 func AppendEx(list []string, s string) []string {

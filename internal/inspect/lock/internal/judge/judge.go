@@ -252,7 +252,8 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 	out.Certainty = cert.String()
 	entry := f.MainEntry()
 	if entry != nil {
-		out.Library = &Library{ID: entry.ID, Name: entry.Library, Object: entry.Object, TTL: entry.TTL.Behaviour, Sources: entry.Sources, User: entry.User}
+		out.Library = &Library{ID: entry.ID, Name: entry.Library, Object: entry.Object, TTL: entry.TTL.Behaviour, Sources: entry.Sources,
+			User: entry.User}
 	}
 	if f.lockish == 0 {
 		out.KeyClass = "n/a" // fence counters, metadata, indexes
@@ -486,7 +487,8 @@ func (f *Tally) ownerFindings(add func(findings.Finding), maker string, entry *m
 			}
 		}
 		if allUUID {
-			ev = append(ev, "UUID values shared across locks: the shape of Spring Integration's RedisLockRegistry clientId (safe there only because a local lock serialises threads)")
+			ev = append(ev, "UUID values shared across locks: the shape of Spring Integration's RedisLockRegistry clientId "+
+				"(safe there only because a local lock serialises threads)")
 		}
 		add(RuleTokenShared.New(f.Tmpl, english.Count(len(rep), "owner value is", "owner values are each")+" held on several live locks", ev...))
 		if allUUID && (maker == makers.SetNXPX || maker == makers.Unknown) {
@@ -511,7 +513,8 @@ func (f *Tally) ttlStats() TTLStats {
 		case f.noIdle == f.granted.count:
 			t.GrantedFrom = "pttl: no idle time (an LFU maxmemory-policy or the ACL hides it), so the granted TTL is the remaining one"
 		case f.noIdle > 0:
-			t.GrantedFrom = fmt.Sprintf("pttl + idle time, median over %d locks (%d without an idle time counted at their pttl)", f.granted.count, f.noIdle)
+			t.GrantedFrom = fmt.Sprintf("pttl + idle time, median over %d locks (%d without an idle time counted at their pttl)",
+				f.granted.count, f.noIdle)
 		default:
 			t.GrantedFrom = fmt.Sprintf("pttl + idle time, median over %d locks", f.granted.count)
 		}
@@ -566,10 +569,12 @@ func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 		for _, k := range f.ttlOutliers(med, false) {
 			ev = append(ev, fmt.Sprintf("%s: TTL %s, 1/%.0f of the median", k.key, FormatMs(k.ms), float64(med)/float64(max(k.ms, 1))))
 		}
-		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove, t.OutliersBelow, outlierRatio), ev...))
+		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove,
+			t.OutliersBelow, outlierRatio), ev...))
 	}
 	if n := f.granted.count; o.MaxTTL > 0 && n > 0 && 2*f.overMax > n {
-		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%d of %d locks were given a TTL above {MaxTTL} %s (median %s): a crashed holder blocks its key that long",
+		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%d of %d locks were given a TTL above {MaxTTL} %s (median %s): "+
+			"a crashed holder blocks its key that long",
 			f.overMax, n, FormatMs(o.MaxTTL.Milliseconds()), FormatMs(med))))
 	}
 }

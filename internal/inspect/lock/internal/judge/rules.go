@@ -12,7 +12,8 @@ the worker that took it crashes, is killed or loses its connection before
 the release, nobody ever releases it: every later job for that business key
 is skipped or requeued forever, and people "fix" it by deleting locks by
 hand, which lets a still-running job and a new one overlap - a duplicate.`,
-		Fix: "Take the lock with SET key <random token> NX PX <ttl>, with the TTL sized from the real p99 job duration plus a buffer; release it with the token-checked compare-and-delete script.",
+		Fix: "Take the lock with SET key <random token> NX PX <ttl>, with the TTL sized from the real p99 job duration plus a buffer; " +
+			"release it with the token-checked compare-and-delete script.",
 	}
 	RuleRandomKey = findings.Rule{
 		Code: "LOCK_KEY_RANDOM_ID", Severity: findings.Warn, Since: "v0.1.0",
@@ -23,7 +24,8 @@ JID, a random token, a job counter). Two messages for the same order then
 take two different locks and both run: the lock protects nothing against
 duplicates. The family is judged on all its keys;
 the evidence says which segment varies and what it looks like.`,
-		Fix: "Build the lock key from the business key (lock:payment:order:<orderId>), never from the job or message id; keep the job id in logs and in the token's metadata instead.",
+		Fix: "Build the lock key from the business key (lock:payment:order:<orderId>), never from the job or message id; " +
+			"keep the job id in logs and in the token's metadata instead.",
 	}
 	RuleTokenConstant = findings.Rule{
 		Code: "LOCK_TOKEN_CONSTANT", Severity: findings.Error, Since: "v0.1.0",
@@ -32,7 +34,8 @@ the evidence says which segment varies and what it looks like.`,
 itself). Every holder stores the same value, so a token-checked release
 cannot tell holders apart: a worker whose lock expired deletes the next
 holder's lock, and a third worker walks in while the second still runs.`,
-		Fix: "Store a random token unique per acquisition (16+ random bytes, a UUID v4) and release with: if GET(key) == token then DEL(key) - one atomic script.",
+		Fix: "Store a random token unique per acquisition (16+ random bytes, a UUID v4) and release with: if GET(key) == token then DEL(key) " +
+			"- one atomic script.",
 	}
 	RuleTokenHost = findings.Rule{
 		Code: "LOCK_TOKEN_HOST", Severity: findings.Warn, Since: "v0.1.0",
@@ -41,7 +44,8 @@ holder's lock, and a third worker walks in while the second still runs.`,
 threads or tasks on one host share it, and a restarted pod with the same
 name "owns" its predecessor's lock: either can release the other's lock,
 which reopens the door to a second worker.`,
-		Fix: "Add a random part unique per acquisition (keep host and pid as metadata after it), and release only with the token-checked script.",
+		Fix: "Add a random part unique per acquisition (keep host and pid as metadata after it), " +
+			"and release only with the token-checked script.",
 	}
 	RuleTokenShared = findings.Rule{
 		Code: "LOCK_TOKEN_SHARED", Severity: findings.Warn, Since: "v0.1.0",
@@ -71,7 +75,8 @@ something read it since) is more than 10 times above or below the median
 of its family. Far above: a crashed holder blocks the business key that
 much longer, often a hand-set or mis-configured TTL. Far below: the job
 can outlive its lock and a second worker takes it.`,
-		Fix: "Give every lock of a job type the same TTL, sized from the real p99 job duration plus a buffer ('dupctl inspect ttl'); renew long jobs only while the token is still yours.",
+		Fix: "Give every lock of a job type the same TTL, sized from the real p99 job duration plus a buffer ('dupctl inspect ttl'); " +
+			"renew long jobs only while the token is still yours.",
 	}
 	RuleTTLLong = findings.Rule{
 		Code: "LOCK_TTL_LONG", Severity: findings.Info, Since: "v0.1.0",
@@ -79,7 +84,8 @@ can outlive its lock and a second worker takes it.`,
 		Doc: `The family's median TTL is above {MaxTTL} (1h by default). When a holder
 crashes, its business key stays blocked that long; people then delete
 locks by hand, which is how a still-running job and a new one overlap.`,
-		Fix: "Size the TTL from the real p99 job duration plus a buffer and renew it while working, instead of one TTL that covers the worst case.",
+		Fix: "Size the TTL from the real p99 job duration plus a buffer and renew it while working, " +
+			"instead of one TTL that covers the worst case.",
 	}
 	RuleIdleOrphan = findings.Rule{
 		Code: "LOCK_IDLE_ORPHAN", Severity: findings.Warn, Since: "v0.1.0",
@@ -90,7 +96,8 @@ live holder of a long job can look the same, so this takes two
 observations (as BullMQ's stalled check does) and never one snapshot. An
 orphan blocks its business key until it expires - or forever without a
 TTL - and invites manual deletes.`,
-		Fix: "Check that no worker still runs the job (logs by lockKey and token); if none does, let the TTL end it or delete it with the token-checked script; give locks a TTL and renew them only while working.",
+		Fix: "Check that no worker still runs the job (logs by lockKey and token); " +
+			"if none does, let the TTL end it or delete it with the token-checked script; give locks a TTL and renew them only while working.",
 	}
 	RuleNoFencing = findings.Rule{
 		Code: "LOCK_FENCING_ABSENT", Severity: findings.Info, Since: "v0.1.0",
@@ -100,7 +107,8 @@ fence segment next to the lock) was found for the family. A holder that
 paused past its TTL still believes it holds the lock; only a monotonic
 token checked by the resource rejects its late write. Where a duplicate
 costs money, the lock alone is not enough.`,
-		Fix: "Keep idempotency at the source of truth (unique idempotency key, atomic status); for correctness-critical locks add a fencing counter (INCR per acquisition) that the resource checks.",
+		Fix: "Keep idempotency at the source of truth (unique idempotency key, atomic status); " +
+			"for correctness-critical locks add a fencing counter (INCR per acquisition) that the resource checks.",
 	}
 	RulePossible = findings.Rule{
 		Code: "LOCK_POSSIBLE_FAMILY", Severity: findings.Info, Since: "v0.2.0",
@@ -111,7 +119,8 @@ holds no lock word, or it holds one but has no TTL or no token-shaped value.
 dupctl does not judge it: one such line per family, never more, so a cache
 of ids, a session or a flag is never reported as a broken lock. If they are
 locks, name them and every lock check runs on them.`,
-		Fix: "If these are locks, name them: {LockPatterns} '<glob>' (or locks.patterns in dupctl.yaml; add the library to locks.libraries so it is named); if they are data, nothing to do.",
+		Fix: "If these are locks, name them: {LockPatterns} '<glob>' (or locks.patterns in dupctl.yaml; " +
+			"add the library to locks.libraries so it is named); if they are data, nothing to do.",
 	}
 	RuleEviction = findings.Rule{
 		Code: "LOCK_REDIS_EVICTION", Severity: findings.Error, Since: "v0.1.0",
@@ -120,7 +129,8 @@ locks, name them and every lock check runs on them.`,
 deletes keys, and volatile-* picks exactly the keys with a TTL - locks
 (volatile-ttl the ones closest to expiry). An evicted lock lets a second
 worker in while the first still runs.`,
-		Fix: "Keep locks on a Redis with maxmemory-policy noeviction (BullMQ requires it), or on an instance sized so it never evicts; monitor evicted_keys.",
+		Fix: "Keep locks on a Redis with maxmemory-policy noeviction (BullMQ requires it), or on an instance sized so it never evicts; " +
+			"monitor evicted_keys.",
 	}
 	RuleEvicted = findings.Rule{
 		Code: "LOCK_REDIS_EVICTED_KEYS", Severity: findings.Error, Since: "v0.1.0",
@@ -145,7 +155,8 @@ two workers in.`,
 		Doc: `AOF is off: a restart or failover brings back at best the last RDB
 snapshot, so locks taken since are gone while their holders still run.
 The next delivery takes the lock again.`,
-		Fix: "Do not rely on the lock alone: keep idempotency at the source of truth; enable AOF (appendfsync everysec) where locks must survive a restart.",
+		Fix: "Do not rely on the lock alone: keep idempotency at the source of truth; enable AOF (appendfsync everysec) " +
+			"where locks must survive a restart.",
 	}
 )
 

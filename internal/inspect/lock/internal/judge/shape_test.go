@@ -57,7 +57,8 @@ func TestJudgePositions(t *testing.T) {
 	} {
 		segs := keyshape.Split(c.key, testNow)
 		f := newFamily(keyshape.Template(segs), segs)
-		j := Judged{Observed: keyspace.Key{Key: c.key, PTTL: 1000, Idle: 0}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock, Maker: makers.Unknown}, Owner: Owner{Class: OwnerUUID}}
+		j := Judged{Observed: keyspace.Key{Key: c.key, PTTL: 1000, Idle: 0}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock,
+			Maker: makers.Unknown}, Owner: Owner{Class: OwnerUUID}}
 		f.Add(&j, now, 0, DefaultMinConfidence)
 		if got, _ := f.keyClass(); got != c.class {
 			t.Errorf("%s: key class %s, want %s", c.key, got, c.class)

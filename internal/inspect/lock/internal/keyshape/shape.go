@@ -243,10 +243,12 @@ func ParseUUID(s string) (Shape, bool) {
 	}
 	switch ver {
 	case 1:
-		ts := int64(binary.BigEndian.Uint16(b[6:8])&0x0fff)<<48 | int64(binary.BigEndian.Uint16(b[4:6]))<<32 | int64(binary.BigEndian.Uint32(b[0:4]))
+		ts := int64(binary.BigEndian.Uint16(b[6:8])&0x0fff)<<48 | int64(binary.BigEndian.Uint16(b[4:6]))<<32 |
+			int64(binary.BigEndian.Uint32(b[0:4]))
 		sh.Time = gregorian(ts)
 	case 6:
-		ts := int64(binary.BigEndian.Uint32(b[0:4]))<<28 | int64(binary.BigEndian.Uint16(b[4:6]))<<12 | int64(binary.BigEndian.Uint16(b[6:8])&0x0fff)
+		ts := int64(binary.BigEndian.Uint32(b[0:4]))<<28 | int64(binary.BigEndian.Uint16(b[4:6]))<<12 |
+			int64(binary.BigEndian.Uint16(b[6:8])&0x0fff)
 		sh.Time = gregorian(ts)
 	case 7:
 		ms := int64(b[0])<<40 | int64(b[1])<<32 | int64(b[2])<<24 | int64(b[3])<<16 | int64(b[4])<<8 | int64(b[5])

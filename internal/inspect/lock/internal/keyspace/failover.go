@@ -198,7 +198,8 @@ func (n *Node) slotsOwner(ctx context.Context) (string, *redis.Client, error) {
 	}
 	c := masters[addr]
 	if c == nil {
-		return "", nil, fmt.Errorf("the cluster names %s as the master of slots %s, and the client does not know it yet", addr, SlotsText(n.Slots))
+		return "", nil, fmt.Errorf("the cluster names %s as the master of slots %s, and the client does not know it yet", addr,
+			SlotsText(n.Slots))
 	}
 	info, err := c.ClusterInfo(ctx).Result()
 	switch {

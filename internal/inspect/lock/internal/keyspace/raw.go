@@ -33,7 +33,8 @@ func dialRaw(ctx context.Context, n *Node) (*rawConn, error) {
 	// A *redis.Client, or a client built on one (connect.Failover, whose
 	// Dialer asks the Sentinels where the master is).
 	o := options(n.Conn)
-	if o == nil || o.Dialer == nil || o.CredentialsProvider != nil || o.CredentialsProviderContext != nil || o.StreamingCredentialsProvider != nil {
+	if o == nil || o.Dialer == nil || o.CredentialsProvider != nil || o.CredentialsProviderContext != nil ||
+		o.StreamingCredentialsProvider != nil {
 		return nil, errNoRaw
 	}
 	c, err := o.Dialer(ctx, o.Network, o.Addr)

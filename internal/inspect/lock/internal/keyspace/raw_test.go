@@ -99,7 +99,8 @@ func TestReadBatchPlans(t *testing.T) {
 			t.Fatalf("plan %v: %d keys, %d second reads, want 3 and %d", c.want, len(pg.Keys), pg.SecondReads, c.second)
 		}
 		s, h, l := pg.Keys[0], pg.Keys[1], pg.Keys[2]
-		if s.Type != "string" || s.Value != "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f" || h.Type != "hash" || len(h.Fields) != 2 || h.Fields[1] != "1" || l.Type != "list" || l.Read {
+		if s.Type != "string" || s.Value != "8d0c5a01-3b2a-4c1d-9e8f-0a1b2c3d4e5f" || h.Type != "hash" || len(h.Fields) != 2 ||
+			h.Fields[1] != "1" || l.Type != "list" || l.Read {
 			t.Errorf("plan %v: read %+v", c.want, pg.Keys)
 		}
 	}

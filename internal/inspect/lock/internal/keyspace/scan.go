@@ -449,7 +449,8 @@ func (w *nodeWalk) leftover() batch {
 // pipeline the reads and prepare them, and every page goes to out. A
 // pass that fails on a cluster node, or on the master Sentinels name,
 // goes on where failover.go (sentinel.go) says.
-func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, cl *claims, prep func(*Page) T, out chan<- prepared[T]) (NodeResult, error) {
+func scanNode[T any](ctx context.Context, n *Node, ro ReadOptions, cl *claims, prep func(*Page) T,
+	out chan<- prepared[T]) (NodeResult, error) {
 	w := &nodeWalk{open: map[int]batch{}}
 	if ro.Dedupe {
 		w.filter = NewSeen()

@@ -39,10 +39,14 @@ func TestCatalogueSchema(t *testing.T) {
 func TestCatalogueRejects(t *testing.T) {
 	for name, doc := range map[string]string{
 		"unknown field": "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, colour: red}\n",
-		"bad role":      "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: boss, sources: [{repo: a/b, file: f, function: g}], key: {match: '*'}, value: {type: string, format: any}, ttl: {behaviour: lease, match: any}}\n",
-		"no source":     "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, key: {match: '*'}, value: {type: string, format: any}, ttl: {behaviour: lease, match: any}}\n",
-		"bad format":    "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, sources: [{repo: a/b, file: f, function: g}], key: {match: '*'}, value: {type: string, format: nope}, ttl: {behaviour: lease, match: any}}\n",
-		"format type":   "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, sources: [{repo: a/b, file: f, function: g}], key: {match: '*'}, value: {type: string, format: redisson-holders}, ttl: {behaviour: lease, match: any}}\n",
+		"bad role": "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: boss, sources: [{repo: a/b, file: f, function: g}], " +
+			"key: {match: '*'}, value: {type: string, format: any}, ttl: {behaviour: lease, match: any}}\n",
+		"no source": "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, key: {match: '*'}, " +
+			"value: {type: string, format: any}, ttl: {behaviour: lease, match: any}}\n",
+		"bad format": "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, sources: [{repo: a/b, file: f, function: g}], " +
+			"key: {match: '*'}, value: {type: string, format: nope}, ttl: {behaviour: lease, match: any}}\n",
+		"format type": "version: 1\nentries:\n  - {id: a, maker: a, library: a, role: lock, sources: [{repo: a/b, file: f, function: g}], " +
+			"key: {match: '*'}, value: {type: string, format: redisson-holders}, ttl: {behaviour: lease, match: any}}\n",
 	} {
 		if _, err := ParseCatalogue([]byte(doc)); err == nil {
 			t.Errorf("%s: parsed", name)
@@ -82,7 +86,8 @@ var catalogueFixtures = []struct {
 		Value: "3b241101-e2bb-4255-8caf-4136c566a962"}},
 	{"bullmq-dedup", keyspace.Key{Key: "bull:emails:de:welcome-42", Type: "string", PTTL: -1, Read: true, Value: "42"}},
 	{"bull-queue", keyspace.Key{Key: "bull:emails:stalled", Type: "set", PTTL: -1}},
-	{"bull-queue", keyspace.Key{Key: "bull:emails:42", Type: "hash", PTTL: -1, Read: true, Fields: []string{"name", "welcome", "data", "{}"}}},
+	{"bull-queue", keyspace.Key{Key: "bull:emails:42", Type: "hash", PTTL: -1, Read: true,
+		Fields: []string{"name", "welcome", "data", "{}"}}},
 	{"node-redlock", keyspace.Key{Key: "invoice:7", Type: "string", PTTL: 5000, Read: true, Value: "3f5a9c0e1b2d4f6a8c0e2b4d6f8a0c1e"}},
 	{"sidekiq-unique-jobs-locked", keyspace.Key{Key: "uniquejobs:9e107d9d372bb6826bd81d3542a419d6:LOCKED", Type: "hash", PTTL: -1,
 		Read: true, Fields: []string{"2b9c7f6e5d4c3b2a19080706", "1764669600.123456"}}},
@@ -97,18 +102,22 @@ var catalogueFixtures = []struct {
 	{"python-redis-lock-signal", keyspace.Key{Key: "lock-signal:report", Type: "list", PTTL: 900}},
 	{"celery-once", keyspace.Key{Key: "qo_tasks.send_invoice_invoice_id-42", Type: "string", PTTL: 3600000, Read: true,
 		Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
-	{"kombu-unacked-mutex", keyspace.Key{Key: "unacked_mutex", Type: "string", PTTL: 300000, Read: true, Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
+	{"kombu-unacked-mutex", keyspace.Key{Key: "unacked_mutex", Type: "string", PTTL: 300000, Read: true,
+		Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
 	{"kombu-queue", keyspace.Key{Key: "_kombu.binding.celery", Type: "set", PTTL: -1}},
-	{"django-redis-lock", keyspace.Key{Key: ":1:import-products", Type: "string", PTTL: -1, Read: true, Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
-	{"redis-py-lock", keyspace.Key{Key: "resource:report", Type: "string", PTTL: 10000, Read: true, Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
+	{"django-redis-lock", keyspace.Key{Key: ":1:import-products", Type: "string", PTTL: -1, Read: true,
+		Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
+	{"redis-py-lock", keyspace.Key{Key: "resource:report", Type: "string", PTTL: 10000, Read: true,
+		Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}},
 	{"pottery-or-redlock-net", keyspace.Key{Key: "redlock:printer", Type: "string", PTTL: 10000, Read: true,
 		Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}},
 	{"laravel-without-overlapping", keyspace.Key{Key: "laravel_database_laravel_cache_:laravel-queue-overlap:App\\Jobs\\SyncOrder:42",
 		Type: "string", PTTL: -1, Read: true, Value: "Xq3LkP9aZ2mN7vBw"}},
 	{"laravel-unique-job", keyspace.Key{Key: "laravel_database_laravel_cache_:laravel_unique_job:App\\Jobs\\SyncOrder:42",
 		Type: "string", PTTL: 3600000, Read: true, Value: "Xq3LkP9aZ2mN7vBw"}},
-	{"laravel-schedule-mutex", keyspace.Key{Key: "laravel_database_laravel_cache_:framework/schedule-3f786850e387550fdab836ed7e6dc881de23001b",
-		Type: "string", PTTL: 86400000, Read: true, Value: "Xq3LkP9aZ2mN7vBw"}},
+	{"laravel-schedule-mutex",
+		keyspace.Key{Key: "laravel_database_laravel_cache_:framework/schedule-3f786850e387550fdab836ed7e6dc881de23001b",
+			Type: "string", PTTL: 86400000, Read: true, Value: "Xq3LkP9aZ2mN7vBw"}},
 	{"laravel-cache-lock", keyspace.Key{Key: "laravel_database_laravel_cache_:import-products", Type: "string", PTTL: 10000, Read: true,
 		Value: "Xq3LkP9aZ2mN7vBw"}},
 	{"symfony-lock", keyspace.Key{Key: "pdf-report", Type: "zset", PTTL: 300000, Read: true,

@@ -311,7 +311,8 @@ func isTokenByte(c byte) bool {
 
 // fenceWords name a fencing-token counter segment: lock:order:42:fence,
 // fence:lock:order:42, lock:order:42:fencing_token.
-var fenceWords = map[string]bool{"fence": true, "fencing": true, "fence_token": true, "fencing_token": true, "fencing-token": true, "fence-token": true}
+var fenceWords = map[string]bool{"fence": true, "fencing": true, "fence_token": true, "fencing_token": true, "fencing-token": true,
+	"fence-token": true}
 
 func isFenceKey(key string) bool {
 	return strings.Contains(strings.ToLower(key), "fenc") && fencedKey(key) != key
