@@ -21,7 +21,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/sim/chaos/amqpproxy/frame.go Decode": {70, 28},
 	// the PostgreSQL protocol's client messages, one case each
 	"internal/sim/chaos/pgproxy/proxy.go pumps.ClientToServer": {82, 27},
-	// the PostgreSQL protocol's server messages, one case each
 	// a table: the scenarios, one literal each (149 lines before its long
 	// lines were wrapped, issue 28's second pass)
 	"internal/sim/scenario.go Scenarios": {154, 1},
