@@ -41,7 +41,8 @@ if [ -n "${CLUSTER:-}" ]; then
   echo "# $(date -u +%FT%TZ) $(nproc) cores, a 3-node cluster ($DUPCTL_TEST_CLUSTER_NODES, up in $((SECONDS - t0))s)," \
     "RabbitMQ $($ctl version 2>/dev/null), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg);" \
     "dupctl and shovel-net through $node (127.0.0.1:$port)"
-  "$tmp/bench" -dupctl "$tmp/dupctl" -naive "$tmp/naive" -amqp "amqp://guest:guest@127.0.0.1:$port/" -rabbitmqctl "$ctl" "$@"
+  "$tmp/bench" -dupctl "$tmp/dupctl" -naive "$tmp/naive" -amqp "amqp://guest:guest@127.0.0.1:$port/" -rabbitmqctl "$ctl" \
+    -broker-pids "$(cat "$cluster"/[abc]/pid)" "$@"
   exit
 fi
 enabled_here=
