@@ -42,7 +42,7 @@ if [ -n "${CLUSTER:-}" ]; then
     "RabbitMQ $($ctl version 2>/dev/null), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg);" \
     "dupctl and shovel-net through $node (127.0.0.1:$port)"
   "$tmp/bench" -dupctl "$tmp/dupctl" -naive "$tmp/naive" -amqp "amqp://guest:guest@127.0.0.1:$port/" -rabbitmqctl "$ctl" \
-    -broker-pids "$(cat "$cluster"/[abc]/pid)" "$@"
+    -broker-pids "$(for l in a b c; do cat "$cluster/$l/pid"; echo; done)" "$@"
   exit
 fi
 enabled_here=
