@@ -11,6 +11,12 @@
 // that names a fresh destination queue, runs one method, and waits until
 // the destination holds N and the DLQ none. run.sh builds the binaries
 // and calls this.
+//
+// On a cluster (run.sh with CLUSTER=1): -amqp names one node, -rabbitmqctl
+// is how to reach that node (its own HOME, cookie and -n), and with
+// -queue-type quorum both queues are quorum queues declared through that
+// node (so it leads them), the DLQ filled by really rejecting the messages
+// from the destination (the broker writes x-death).
 package main
 
 import (
@@ -41,9 +47,17 @@ func main() {
 	killAfter := flag.Duration("kill-after", 0, "instead: SIGKILL dupctl this long into each round and measure what it "+
 		"left in doubt (kill.go)")
 	reads := flag.Int("reads", 0, "instead: dlq stats and dlq export this many times each, alternately, on one DLQ (reads.go)")
+	ctl := flag.String("rabbitmqctl", "rabbitmqctl", "rabbitmqctl command line for the shovels' set_parameter, split on spaces "+
+		"(on a cluster: env HOME=DIR ... rabbitmqctl -n NODE)")
+	cpuPids := flag.String("broker-pids", "", "the broker's OS pids (space-separated): their CPU time per move is printed")
+	queueType := flag.String("queue-type", "classic", "classic or quorum: the DLQ's and the destination's type")
 	flag.Parse()
+	if *queueType != "classic" && *queueType != "quorum" {
+		log.Fatalf("-queue-type %q: want classic or quorum", *queueType)
+	}
 
-	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window}
+	b := &bench{url: *url, n: *n, dupctl: *dupctl, naive: *naive, window: *window, ctl: strings.Fields(*ctl), queueType: *queueType,
+		brokerPids: strings.Fields(*cpuPids)}
 	if *reads > 0 {
 		if err := b.reads(*reads); err != nil {
 			log.Fatal(err)
@@ -67,7 +81,7 @@ func main() {
 			if err != nil {
 				log.Fatalf("%s: %v", m, err)
 			}
-			fmt.Fprintf(os.Stderr, "round %d %-7s %8.2fs %8.0f msgs/s\n", r+1, m, d.Seconds(), float64(*n)/d.Seconds())
+			fmt.Fprintf(os.Stderr, "round %d %-7s %8.2fs %8.0f msgs/s  load %s\n", r+1, m, d.Seconds(), float64(*n)/d.Seconds(), loadavg())
 			times[m] = append(times[m], d)
 		}
 	}
@@ -102,6 +116,71 @@ func median(ds []time.Duration) time.Duration {
 type bench struct {
 	url, dupctl, naive string
 	n, window, seq     int
+	ctl                []string // rabbitmqctl and its leading arguments
+	queueType          string   // classic or quorum
+	brokerPids         []string // beam.smp pids whose CPU time is reported
+}
+
+// brokerCPU is the user+system CPU time the broker's processes have used
+// (0 without -broker-pids); rounds print its growth during the move.
+func (b *bench) brokerCPU() time.Duration {
+	var ticks int64
+	for _, pid := range b.brokerPids {
+		raw, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the ")" that ends the command name: utime and
+		// stime are the 12th and 13th of those.
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		if len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			s, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + s
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// rabbitmqctl runs b.ctl with args.
+func (b *bench) rabbitmqctl(args ...string) *exec.Cmd {
+	return exec.Command(b.ctl[0], append(append([]string(nil), b.ctl[1:]...), args...)...)
+}
+
+// declare makes the round's DLQ and destination. Classic: both plain, the
+// DLQ filled with a written x-death (as the single-node figures were
+// measured). Quorum: the destination dead-letters into the DLQ and the
+// messages are rejected from it.
+func (b *bench) declare(ch *amqp.Channel, conn *amqp.Connection, dlq, dest string) error {
+	if b.queueType == "classic" {
+		for _, q := range []string{dlq, dest} {
+			if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+				return err
+			}
+		}
+		return deadletter.Fill(conn, dlq, dest, b.n, paymentDeadLetter)
+	}
+	if _, err := ch.QueueDeclare(dlq, true, false, false, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
+		return err
+	}
+	args := amqp.Table{"x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq}
+	if _, err := ch.QueueDeclare(dest, true, false, false, false, args); err != nil {
+		return err
+	}
+	return deadletter.Reject(conn, dlq, dest, b.n, paymentDeadLetter)
+}
+
+// loadavg is /proc/loadavg's first three fields ("" elsewhere).
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func (b *bench) round(method string) (time.Duration, error) {
@@ -129,25 +208,26 @@ func (b *bench) round(method string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, q := range []string{dlq, dest} {
-		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
-			return 0, err
-		}
-		defer ch.QueueDelete(q, false, false, false)
-	}
-	if err := deadletter.Fill(conn, dlq, dest, b.n, paymentDeadLetter); err != nil {
+	defer ch.QueueDelete(dlq, false, false, false)
+	defer ch.QueueDelete(dest, false, false, false)
+	fillStart := time.Now()
+	if err := b.declare(ch, conn, dlq, dest); err != nil {
 		return 0, fmt.Errorf("fill: %w", err)
 	}
-	start := time.Now()
+	fmt.Fprintf(os.Stderr, "filled %s (%s) in %.1fs\n", dlq, b.queueType, time.Since(fillStart).Seconds())
+	start, cpu0 := time.Now(), b.brokerCPU()
+	var client time.Duration
 	switch method {
 	case "dupctl":
 		journal := os.TempDir() + "/" + base + ".journal"
 		defer os.Remove(journal)
-		out, err := exec.Command(b.dupctl, "dlq", "replay", "--queue", dlq, "--yes", "--journal", journal,
-			"--window", fmt.Sprint(window), "--amqp-url", b.url, "-o", "json").CombinedOutput()
+		cmd := exec.Command(b.dupctl, "dlq", "replay", "--queue", dlq, "--yes", "--journal", journal,
+			"--window", fmt.Sprint(window), "--amqp-url", b.url, "-o", "json")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return 0, fmt.Errorf("%v: %s", err, tail(out))
 		}
+		client = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	case "shovel", "shovel-net":
 		// amqp:// is the broker-local (direct, in-process) connection the
 		// management UI's "Move messages" uses; shovel-net goes through
@@ -161,10 +241,12 @@ func (b *bench) round(method string) (time.Duration, error) {
 			"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": dest,
 			"ack-mode": "on-confirm", "src-prefetch-count": prefetch, "src-delete-after": "never",
 		})
-		if out, err := exec.Command("rabbitmqctl", "set_parameter", "shovel", base, string(def)).CombinedOutput(); err != nil {
+		if out, err := b.rabbitmqctl("set_parameter", "shovel", base, string(def)).CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("set_parameter: %v: %s", err, out)
 		}
-		defer exec.Command("rabbitmqctl", "clear_parameter", "shovel", base).Run()
+		// Counted in the shovel's time, as before; printed so a reader can take it out.
+		fmt.Fprintf(os.Stderr, "  set_parameter took %.2fs\n", time.Since(start).Seconds())
+		defer b.rabbitmqctl("clear_parameter", "shovel", base).Run()
 	case "naive":
 		out, err := exec.Command(b.naive, "-amqp", b.url, "-from", dlq, "-to", dest).CombinedOutput()
 		if err != nil {
@@ -176,7 +258,9 @@ func (b *bench) round(method string) (time.Duration, error) {
 	if err := waitMoved(ch, dlq, dest, b.n); err != nil {
 		return 0, err
 	}
-	return time.Since(start), nil
+	took := time.Since(start)
+	fmt.Fprintf(os.Stderr, "  CPU during the move: client %.1fs, broker %.1fs\n", client.Seconds(), (b.brokerCPU() - cpu0).Seconds())
+	return took, nil
 }
 
 // paymentDeadLetter is the i-th message of a DLQ of failed payments: a
