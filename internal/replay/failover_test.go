@@ -1,11 +1,9 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -80,21 +78,9 @@ func TestReplayFailsOverToTheNextAddress(t *testing.T) {
 			must(t, err)
 			u.Host += "," + u.Host
 			run := "failover-" + NewRunID()
-			cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "200", "--window", "100", "--run-id", run,
-				"--journal", filepath.Join(t.TempDir(), "j"), "--amqp-url", u.String(), "-o", "json")
-			cmd.Env = append(os.Environ(), "NO_COLOR=1")
-			var out, errOut bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			must(t, cmd.Start())
-			exited := make(chan struct{})
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait(); close(exited) }()
-			pid := findConnection(ctl, "dlq "+role+" run="+run, exited)
-			if pid == "" {
-				t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
-			}
-			must(t, exec.Command(ctl, "close_connection", pid, "failover test").Run())
-			err = <-done
+			out, errOut, err := replayClosing(t, bin, ctl, "dlq "+role+" run="+run, "dlq", "replay", "--queue", r.DLQ, "--yes",
+				"--rate", "200", "--window", "100", "--run-id", run, "--journal", filepath.Join(t.TempDir(), "j"),
+				"--amqp-url", u.String(), "-o", "json")
 			var ee *exec.ExitError
 			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
 				t.Fatalf("exit %v, want 0, or 1 for messages in doubt:\n%s\n%s", err, out.String(), errOut.String())

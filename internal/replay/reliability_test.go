@@ -348,6 +348,27 @@ func journalStarted(path string) bool {
 	return err == nil
 }
 
+// replayClosing runs dupctl with args and, once the broker lists its
+// connection named conn, has the broker close it; it returns the run's
+// stdout, stderr and exit.
+func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	must(t, cmd.Start())
+	exited := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); close(exited) }()
+	pid := findConnection(ctl, conn, exited)
+	if pid == "" {
+		t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
+	}
+	must(t, exec.Command(ctl, "close_connection", pid, "test: the broker closes a connection").Run())
+	return out, errOut, <-done
+}
+
 // findConnection polls rabbitmqctl for the pid of the dupctl connection
 // named name, until found or the run ends ("" then).
 func findConnection(ctl, name string, exited <-chan struct{}) string {
@@ -546,21 +567,8 @@ func TestReplaySummaryOnEveryExit(t *testing.T) {
 			r := dlqtest.NewRig(t, "")
 			r.DeadLetter(dlqtest.Jobs(2000))
 			run := "summary-" + NewRunID()
-			cmd := exec.Command(bin, "dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "300", "--run-id", run,
-				"--journal", filepath.Join(t.TempDir(), "j"), "--amqp-url", r.URL, "-o", format)
-			cmd.Env = append(os.Environ(), "NO_COLOR=1")
-			var out, errOut bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			must(t, cmd.Start())
-			exited := make(chan struct{})
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait(); close(exited) }()
-			pid := findConnection(ctl, "dlq publish run="+run, exited)
-			if pid == "" {
-				t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
-			}
-			must(t, exec.Command(ctl, "close_connection", pid, "summary test").Run())
-			err := <-done
+			out, errOut, err := replayClosing(t, bin, ctl, "dlq publish run="+run, "dlq", "replay", "--queue", r.DLQ, "--yes",
+				"--rate", "300", "--run-id", run, "--journal", filepath.Join(t.TempDir(), "j"), "--amqp-url", r.URL, "-o", format)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 				t.Fatalf("exit %v, want 3:\n%s\n%s", err, out.String(), errOut.String())
