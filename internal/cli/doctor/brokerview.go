@@ -8,6 +8,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/doctor/topology"
 	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -62,26 +63,7 @@ func writeBrokerHTML(w io.Writer, m *topology.Map) {
 		return
 	}
 	nodes := brokerNodes(m)
-	flagged := 0
-	for _, q := range m.Queues {
-		if _, class := copies(q); class != "pass" {
-			flagged++
-		}
-	}
-	running := 0
-	for _, n := range m.Nodes {
-		if n.Running {
-			running++
-		}
-	}
-	summary := english.Count(len(nodes), "node", "nodes")
-	if m.NodesUnknown == "" {
-		summary += fmt.Sprintf(", %d running", running)
-	}
-	summary += "; " + english.Count(len(m.Queues), "queue", "queues") + " of the jobs"
-	if flagged > 0 {
-		summary += fmt.Sprintf(", %d not fully online", flagged)
-	}
+	summary := brokerSummary(m)
 	fmt.Fprintf(w, "<section class=\"broker\" aria-labelledby=\"broker-map\">"+
 		"<h2 id=\"broker-map\">Broker: nodes and where each queue lives</h2>\n"+
 		"<p>%s.</p>\n", report.Escape(summary))
@@ -183,4 +165,89 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// The broker's map in the terminal and in Markdown, for a cluster only
+// (one broker's map says nothing the checklist does not): a line saying
+// how many nodes run and how many queues are short of copies, the nodes
+// (running or not, the queues each leads), then each queue's type,
+// leader and copies online. Markdown draws the same view through
+// report.TextMarkdown.
+
+// clustered reports whether the map is of a cluster of several nodes.
+func clustered(m *topology.Map) bool { return m != nil && len(brokerNodes(m)) > 1 }
+
+// brokerSummary is the map in one sentence.
+func brokerSummary(m *topology.Map) string {
+	nodes, running, flagged := brokerNodes(m), 0, 0
+	for _, n := range m.Nodes {
+		if n.Running {
+			running++
+		}
+	}
+	for _, q := range m.Queues {
+		if _, class := copies(q); class != "pass" {
+			flagged++
+		}
+	}
+	summary := english.Count(len(nodes), "node", "nodes")
+	if m.NodesUnknown == "" {
+		summary += fmt.Sprintf(", %d running", running)
+	}
+	summary += "; " + english.Count(len(m.Queues), "queue", "queues") + " of the jobs"
+	if flagged > 0 {
+		summary += fmt.Sprintf(", %d not fully online", flagged)
+	}
+	return summary
+}
+
+// writeBrokerText is the map as two tables; nothing outside a cluster.
+func writeBrokerText(w io.Writer, th *report.Theme, m *topology.Map) error {
+	if !clustered(m) {
+		return nil
+	}
+	nodes := brokerNodes(m)
+	fmt.Fprintf(w, "%s %s.\n", th.Strong("Broker:"), brokerSummary(m))
+	if m.NodesUnknown != "" {
+		fmt.Fprintln(w, th.Faint(m.NodesUnknown))
+	}
+	fmt.Fprintln(w)
+	nt := report.NewTable("NODE", "STATE", "LEADS")
+	for _, n := range nodes {
+		var leads []string
+		for _, q := range m.Queues {
+			if q.Exists && q.Leader == n.Name {
+				leads = append(leads, q.Queue)
+			}
+		}
+		class, word := nodeState(m, n)
+		nt.Row(n.Name, themed(th, class, word), orDash(strings.Join(leads, ", ")))
+	}
+	if err := nt.Render(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	qt := report.NewTable("QUEUE", "TYPE", "LEADER", "COPIES")
+	for _, q := range m.Queues {
+		text, class := copies(q)
+		leader := q.Leader
+		if q.Exists && leader == "" && q.Replicated() && len(q.Members) > 0 {
+			leader = "none"
+		}
+		qt.Row(q.Queue, orDash(q.Type), orDash(leader), themed(th, class, text))
+	}
+	return qt.Render(w)
+}
+
+// themed styles a word by its badge class.
+func themed(th *report.Theme, class, s string) string {
+	switch class {
+	case "pass":
+		return th.Pass(s)
+	case "warn":
+		return th.Severity(findings.Warn, s)
+	case "error":
+		return th.Severity(findings.Error, s)
+	}
+	return th.Faint(s)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"html"
+	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/doctor/topology"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/testenv"
 )
 
@@ -168,4 +170,37 @@ func TestBrokerHTMLOneNode(t *testing.T) {
 func golden(t *testing.T, path, got string) {
 	t.Helper()
 	testenv.Golden(t, path, got, *update)
+}
+
+// TestBrokerText draws the recorded cluster in the terminal and in
+// Markdown - whole, with node c down, and with nodes b and c down (no
+// quorum queue has its majority) - each compared with its golden file:
+// the nodes with the queues each leads, and per queue its type, leader
+// and copies online. One node, or no map, draws nothing in either.
+func TestBrokerText(t *testing.T) {
+	for _, dir := range []string{"up", "node-c-down", "nodes-b-c-down"} {
+		t.Run(dir, func(t *testing.T) {
+			m := recorded(t, dir)
+			var text bytes.Buffer
+			if err := writeBrokerText(&text, report.NewTheme(&text, false), m); err != nil {
+				t.Fatal(err)
+			}
+			var md bytes.Buffer
+			if err := report.TextMarkdown(&md, func(w io.Writer, th *report.Theme) error { return writeBrokerText(w, th, m) }); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "broker-"+dir+".txt"), text.String())
+			golden(t, filepath.Join("testdata", "broker-"+dir+".md"), md.String())
+		})
+	}
+	one := &topology.Map{Nodes: []topology.Node{{Name: "rabbit@localhost", Running: true}}, Queues: []topology.Placement{
+		{Queue: "work", Uses: []string{"job w: work queue"}, Exists: true, Type: "quorum", Leader: "rabbit@localhost",
+			Members: []string{"rabbit@localhost"}, Offline: []string{}},
+	}}
+	for _, m := range []*topology.Map{one, nil} {
+		var buf bytes.Buffer
+		if err := writeBrokerText(&buf, report.NewTheme(&buf, false), m); err != nil || buf.Len() != 0 {
+			t.Errorf("one node or no map drew %q (%v)", buf.String(), err)
+		}
+	}
 }

@@ -100,13 +100,23 @@ func run(ctx context.Context, o *Options) error {
 	cmdutil.WordReport(rep, f.Namer, f.RuleNamer)
 	cmdutil.WordData(res, f.Namer.Or(cmdutil.Plain))
 	emitErr := o.Factory.Emit(ctx, report.Document{Report: rep,
-		Text: func(w io.Writer, th *report.Theme) error { return writeChecklist(w, th, res, o.Factory.IO.Width()) },
+		Text: func(w io.Writer, th *report.Theme) error {
+			if err := writeChecklist(w, th, res, o.Factory.IO.Width()); err != nil || !clustered(res.Broker) {
+				return err
+			}
+			fmt.Fprintln(w)
+			return writeBrokerText(w, th, res.Broker)
+		},
 		Markdown: func(w io.Writer) error {
 			io.WriteString(w, "| # | checklist line | state |\n|---:|---|---|\n")
 			for _, it := range res.Items {
 				fmt.Fprintf(w, "| %d | %s | %s |\n", it.ID, report.MarkdownText(it.Title), it.Status)
 			}
-			return nil
+			if !clustered(res.Broker) {
+				return nil
+			}
+			io.WriteString(w, "\n")
+			return report.TextMarkdown(w, func(w io.Writer, th *report.Theme) error { return writeBrokerText(w, th, res.Broker) })
 		},
 		HTML: func(w io.Writer) error { return writeChecklistHTML(w, res) },
 	})
@@ -152,7 +162,8 @@ func writeChecklist(w io.Writer, th *report.Theme, res *doctor.Result, width int
 		case len(it.Checked) == 0:
 			checked = th.Faint(report.Wrap(strings.Join(it.Skipped, "; "), rest))
 		case it.Status == doctor.Partial:
-			checked = report.Wrap(strings.Join(it.Checked, "; "), rest) + "\n" + th.Faint(report.Wrap("missing: "+strings.Join(it.Missing, "; "), rest))
+			checked = report.Wrap(strings.Join(it.Checked, "; "), rest) + "\n" +
+				th.Faint(report.Wrap("missing: "+strings.Join(it.Missing, "; "), rest))
 		default:
 			checked = report.Wrap(strings.Join(it.Checked, "; "), rest)
 		}
@@ -168,7 +179,8 @@ func writeChecklistHTML(w io.Writer, res *doctor.Result) error {
 	writeOverviewHTML(w, res)
 	writeBrokerHTML(w, res.Broker)
 	io.WriteString(w, `<h2>Each line, with its evidence</h2><div class="scroll">`+
-		`<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th><th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
+		`<table class="checklist"><thead><tr><th class="num" scope="col">#</th><th scope="col">checklist line</th>`+
+		`<th scope="col">state</th><th scope="col">checked, missing and evidence</th></tr></thead><tbody>`+"\n")
 	for _, it := range res.Items {
 		class := strings.ReplaceAll(string(it.Status), " ", "")
 		fmt.Fprintf(w, "<tr id=\"line-%d\"><td class=\"num\">%d</td><td>%s</td><td><span class=\"badge %s\">%s</span></td><td>", it.ID, it.ID,

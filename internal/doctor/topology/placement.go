@@ -131,23 +131,14 @@ func place(pl Placement, q *QueueInfo, nodes []Node) Placement {
 	if pl.Type == "" {
 		pl.Type = "classic" // 3.x before 3.8 names no type
 	}
-	running := func(name string) bool {
-		i := slices.IndexFunc(nodes, func(n Node) bool { return n.Name == name })
-		return i < 0 || nodes[i].Running // a node not listed: unknown, not counted as down
-	}
 	if pl.Replicated() && len(q.Members) > 0 {
-		pl.Leader, pl.Members = q.Leader, q.Members
-		for _, n := range q.Members {
-			if !slices.Contains(q.Online, n) || !running(n) {
-				pl.Offline = append(pl.Offline, n)
-			}
-		}
+		pl.Leader, pl.Members, pl.Offline = q.Leader, q.Members, offline(q, nodes)
 		return pl
 	}
 	pl.Leader = q.Node
 	if q.Node != "" {
 		pl.Members = []string{q.Node}
-		if !running(q.Node) || q.State == "down" {
+		if i := slices.IndexFunc(nodes, func(n Node) bool { return n.Name == q.Node }); i >= 0 && !nodes[i].Running || q.State == "down" {
 			pl.Offline = []string{q.Node}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/testenv"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -84,6 +85,16 @@ func TestReadMapRecorded(t *testing.T) {
 			"emails classic exists=true leader=c members=c offline=c uses=job emails: work queue",
 			// Its leader was on c: b was elected.
 			"emails.dlq quorum exists=true leader=b members=a,b,c offline=c uses=job emails: DLQ",
+		}},
+		// Recorded from another cluster of the same shape (its own node
+		// names): b stopped, then c. The quorum queues led from a or
+		// moved to a keep a leader; emails.dlq, led from c, has none.
+		{"nodes-b-c-down", "a", []string{
+			"payments quorum exists=true leader=a members=a,b,c offline=b,c uses=job payments: work queue",
+			"payments.dlq quorum exists=true leader=a members=a,b,c offline=b,c uses=job payments: DLQ",
+			"payments.retry classic exists=true leader=a members=a offline= uses=job payments: retry queue",
+			"emails classic exists=true leader=c members=c offline=c uses=job emails: work queue",
+			"emails.dlq quorum exists=true leader= members=a,b,c offline=b,c uses=job emails: DLQ",
 		}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
@@ -211,5 +222,70 @@ func TestQueueUnavailable(t *testing.T) {
 	}
 	if !slices.Contains(r.Checks, RuleQueueUnavailable.Code) {
 		t.Errorf("checks %v", r.Checks)
+	}
+}
+
+// TestNoMajorityRecorded: with two of the three nodes stopped (the API
+// recorded so), each quorum work queue or DLQ is TOPO_QUEUE_UNAVAILABLE:
+// no majority, one member of three online, named - whether the API still
+// names a leader and says running (payments, payments.dlq) or names none
+// (emails.dlq). The classic queue on c is not read here (its endpoint
+// answers 404: Check reports it through AMQP and the queue list).
+func TestNoMajorityRecorded(t *testing.T) {
+	ctx := context.Background()
+	m := FixtureServer(t, filepath.Join("testdata", "cluster-3.10.8", "nodes-b-c-down"))
+	nodes, err := m.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &findings.Report{}
+	for _, j := range ClusterJobs {
+		if err := checkCluster(ctx, r, m, j, nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := codes(r)
+	if !slices.Equal(got[RuleQueueUnavailable.Code], []string{"payments", "payments.dlq", "emails.dlq"}) {
+		t.Fatalf("findings %v", got)
+	}
+	const a = "dupctl-fcfedc-a@localhost"
+	want := map[string]string{
+		"payments": `job payments: quorum queue "payments" (work queue) has no majority: 1 of its 3 members online (` + a +
+			"), so it cannot accept or deliver messages until 2 are",
+		"payments.dlq": `job payments: quorum queue "payments.dlq" (DLQ) has no majority: 1 of its 3 members online (` + a +
+			"), so it cannot accept or deliver messages until 2 are",
+		"emails.dlq": `job emails: quorum queue "emails.dlq" (DLQ) has no majority: 1 of its 3 members online (` + a +
+			"), so it cannot accept or deliver messages until 2 are",
+	}
+	for _, f := range r.Findings {
+		if f.Code != RuleQueueUnavailable.Code {
+			continue
+		}
+		if f.Message != want[f.Subject] {
+			t.Errorf("%s: %q\nwant %q", f.Subject, f.Message, want[f.Subject])
+		}
+		ev := strings.Join(f.Evidence, "; ")
+		leader := "leader: " + a + " as the API reports it"
+		if f.Subject == "emails.dlq" {
+			leader = "leader: none elected"
+		}
+		if !strings.Contains(ev, "offline: dupctl-fcfedc-") || strings.Count(strings.SplitAfter(ev, "offline: ")[1], "@") < 2 ||
+			!strings.Contains(ev, leader) {
+			t.Errorf("%s evidence: %s", f.Subject, ev)
+		}
+	}
+	// The whole cluster recorded up: no finding.
+	up := FixtureServer(t, filepath.Join("testdata", "cluster-3.10.8", "up"))
+	if nodes, err = up.Nodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r = &findings.Report{}
+	for _, j := range ClusterJobs {
+		if err := checkCluster(ctx, r, up, j, nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := codes(r); len(got[RuleQueueUnavailable.Code]) != 0 {
+		t.Errorf("cluster up: %v", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,8 +28,9 @@ import (
 var (
 	RuleQueueMissing = findings.Rule{Code: "TOPO_QUEUE_MISSING", Severity: findings.Error, Since: "v0.1.0",
 		Title: "a configured work queue does not exist",
-		Doc:   "The configuration names a work queue the broker does not have: nothing below it can be checked, and its consumers consume nothing.",
-		Fix:   "Fix the queue name in dupctl.yaml, or declare the queue."}
+		Doc: "The configuration names a work queue the broker does not have: nothing below it can be checked, " +
+			"and its consumers consume nothing.",
+		Fix: "Fix the queue name in dupctl.yaml, or declare the queue."}
 	RuleNoDLX = findings.Rule{Code: "TOPO_NO_DLX", Severity: findings.Error, Since: "v0.1.0",
 		Title: "a work queue has no dead-letter exchange",
 		Doc: `A message rejected, expired or past its delivery limit is dropped when its
@@ -38,8 +40,10 @@ carrying the job's context.`,
 		Fix: "Set x-dead-letter-exchange on the queue, or a policy with dead-letter-exchange, pointing to an exchange bound to a DLQ."}
 	RuleDLXUnrouted = findings.Rule{Code: "TOPO_DLX_UNROUTED", Severity: findings.Error, Since: "v0.1.0",
 		Title: "the dead-letter exchange does not route to a DLQ",
-		Doc:   "The queue names a dead-letter exchange, but it does not exist or no queue is bound to it for the dead-letter routing key: dead letters vanish.",
-		Fix:   "Declare the dead-letter exchange and bind the DLQ to it with the routing key dead letters carry (the queue's x-dead-letter-routing-key, or the original routing key)."}
+		Doc: "The queue names a dead-letter exchange, but it does not exist or no queue is bound to it for the dead-letter " +
+			"routing key: dead letters vanish.",
+		Fix: "Declare the dead-letter exchange and bind the DLQ to it with the routing key dead letters carry " +
+			"(the queue's x-dead-letter-routing-key, or the original routing key)."}
 	RuleDLQMissing = findings.Rule{Code: "TOPO_DLQ_MISSING", Severity: findings.Error, Since: "v0.1.0",
 		Title: "the configured DLQ does not exist",
 		Doc:   "dupctl.yaml names a DLQ for the job, and the broker has no such queue.",
@@ -53,8 +57,10 @@ default limit of 20, so there only an explicit "unlimited" (-1) counts.`,
 		Fix: "Set x-delivery-limit (or a delivery-limit policy) on the quorum queue, with a dead-letter exchange to catch what it rejects."}
 	RuleRetryMissing = findings.Rule{Code: "TOPO_RETRY_QUEUE_MISSING", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "the configured retry queue does not exist or does not come back",
-		Doc:   "dupctl.yaml names a retry (delay) queue for backoff; it is missing, or it has no dead-letter exchange to send expired messages back to work: retries never return.",
-		Fix:   "Declare the retry queue with a message TTL (or per-message expiration) and x-dead-letter-exchange pointing back to the work exchange."}
+		Doc: "dupctl.yaml names a retry (delay) queue for backoff; it is missing, or it has no dead-letter exchange " +
+			"to send expired messages back to work: retries never return.",
+		Fix: "Declare the retry queue with a message TTL (or per-message expiration) and x-dead-letter-exchange " +
+			"pointing back to the work exchange."}
 	RuleAutoAck = findings.Rule{Code: "TOPO_AUTO_ACK_CONSUMER", Severity: findings.Error, Since: "v0.1.0",
 		Title: "a consumer uses auto-ack",
 		Doc: `A consumer in auto-ack (no-ack) mode has every message acknowledged when it
@@ -69,7 +75,8 @@ consumers, and its messages - jobs, or the dead letters kept to replay - are
 lost with its disk. Quorum queues are replicated to a majority of nodes, keep
 working while one is down, and have the delivery limit that dead-letters a
 poison message instead of redelivering it forever.`,
-		Fix: "Declare it as a quorum queue (x-queue-type: quorum; a queue's type cannot change: declare a new one and move the consumers), with x-delivery-limit and a dead-letter exchange."}
+		Fix: "Declare it as a quorum queue (x-queue-type: quorum; a queue's type cannot change: declare a new one " +
+			"and move the consumers), with x-delivery-limit and a dead-letter exchange."}
 	RuleQueueUnavailable = findings.Rule{Code: "TOPO_QUEUE_UNAVAILABLE", Severity: findings.Error, Since: "v0.3.0",
 		Title: "a work queue or DLQ lives on a node that is down",
 		Doc: `The queue exists, but its only copy is on a node that is down (a classic
@@ -81,8 +88,10 @@ dead letters meant for it are lost, until the node is back.`,
 			"so that one node down does not take it away."}
 	RuleManagementUnavailable = findings.Rule{Code: "TOPO_NOT_CHECKED", Severity: findings.Info, Since: "v0.1.0",
 		Title: "queue arguments, policies and consumers were not checked",
-		Doc:   "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, bindings and consumers' ack modes need the management API.",
-		Fix:   "Pass {ManagementURL} http://user:password@host:15672 (or connections.management_url in dupctl.yaml), with the management plugin enabled."}
+		Doc: "Through AMQP alone dupctl can only see whether queues exist. Dead-letter settings, delivery limits, " +
+			"bindings and consumers' ack modes need the management API.",
+		Fix: "Pass {ManagementURL} http://user:password@host:15672 (or connections.management_url in dupctl.yaml), " +
+			"with the management plugin enabled."}
 )
 
 // Rules lists the topology rules.
@@ -267,8 +276,12 @@ func (m *Management) Nodes(ctx context.Context) ([]Node, error) {
 
 // placement says on which nodes a queue lives, for evidence.
 func placement(q *QueueInfo) string {
-	if q.Type == "quorum" && q.Leader != "" {
-		return fmt.Sprintf("leader on %s, members %s, online %s", q.Leader, strings.Join(q.Members, " "), strings.Join(q.Online, " "))
+	if q.Type == "quorum" && len(q.Members) > 0 {
+		leader := "no leader"
+		if q.Leader != "" {
+			leader = "leader on " + q.Leader
+		}
+		return fmt.Sprintf("%s, members %s, online %s", leader, strings.Join(q.Members, " "), strings.Join(q.Online, " "))
 	}
 	if q.Node != "" {
 		return "on node " + q.Node
@@ -276,24 +289,75 @@ func placement(q *QueueInfo) string {
 	return "node unknown"
 }
 
-// checkCluster finds a job's work queue or DLQ that is a classic queue on
-// a cluster of several nodes.
+// offline are a replicated queue's members that are not online: absent
+// from the queue's online list, or on a node the node list says is not
+// running (a node not listed is unknown, not counted as down).
+func offline(q *QueueInfo, nodes []Node) []string {
+	out := []string{}
+	for _, n := range q.Members {
+		i := slices.IndexFunc(nodes, func(o Node) bool { return o.Name == n })
+		if !slices.Contains(q.Online, n) || i >= 0 && !nodes[i].Running {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// noMajority checks a replicated queue's members: with half of them or
+// fewer online, no leader can be elected or commit, so the queue takes no
+// publish (no confirm comes) and delivers nothing - while a passive
+// declare still finds it and the API may still name a leader and say
+// "running" (RabbitMQ 3.10.8 measured, docs/doctor.md).
+func noMajority(r *findings.Report, j Job, q *QueueInfo, what string, nodes []Node) {
+	n := len(q.Members)
+	if (q.Type != "quorum" && q.Type != "stream") || n == 0 || hasFinding(r, RuleQueueUnavailable.Code, q.Name) {
+		return
+	}
+	off := offline(q, nodes)
+	on := slices.DeleteFunc(slices.Clone(q.Members), func(m string) bool { return slices.Contains(off, m) })
+	if len(on) > n/2 {
+		return
+	}
+	online := "none"
+	if len(on) > 0 {
+		online = strings.Join(on, " ")
+	}
+	leader := "leader: none elected"
+	if q.Leader != "" {
+		leader = "leader: " + q.Leader + " as the API reports it, which cannot commit without a majority"
+	}
+	r.Add(RuleQueueUnavailable.New(q.Name, fmt.Sprintf("job %s: %s queue %q (%s) has no majority: %d of its %d members online (%s), "+
+		"so it cannot accept or deliver messages until %d are", j.Name, q.Type, q.Name, what, len(on), n, online, n/2+1),
+		"members: "+strings.Join(q.Members, " "), "offline: "+strings.Join(off, " "), leader, "state: "+orUnknown(q.State)))
+}
+
+func hasFinding(r *findings.Report, code, subject string) bool {
+	return slices.ContainsFunc(r.Findings, func(f findings.Finding) bool { return f.Code == code && f.Subject == subject })
+}
+
+// checkCluster reads a job's work queue and DLQ on a cluster: one that is
+// a classic queue (on a cluster of several nodes), or a replicated one
+// without a majority of its members online.
 func checkCluster(ctx context.Context, r *findings.Report, m *Management, j Job, nodes []Node) error {
-	for _, name := range []string{j.Queue, j.DLQ} {
-		if name == "" {
+	for _, u := range []struct{ name, what string }{{j.Queue, "work queue"}, {j.DLQ, "DLQ"}} {
+		if u.name == "" {
 			continue
 		}
-		q, err := m.Queue(ctx, name)
+		q, err := m.Queue(ctx, u.name)
 		if errors.Is(err, ErrNotFound) {
 			continue // reported as missing
 		}
 		if err != nil {
-			return fmt.Errorf("queue %s: %w", name, err)
+			return fmt.Errorf("queue %s: %w", u.name, err)
 		}
-		if q.Type == "classic" {
-			r.Add(RuleClassicOnCluster.New(name, fmt.Sprintf("job %s: %q is a classic queue on a cluster of %d nodes: it lives on %s only",
-				j.Name, name, len(nodes), q.Node), placement(q)))
+		if q.Name == "" {
+			q.Name = u.name
 		}
+		if q.Type == "classic" && len(nodes) > 1 {
+			r.Add(RuleClassicOnCluster.New(u.name, fmt.Sprintf("job %s: %q is a classic queue on a cluster of %d nodes: it lives on %s only",
+				j.Name, u.name, len(nodes), q.Node), placement(q)))
+		}
+		noMajority(r, j, q, u.what, nodes)
 	}
 	return nil
 }
@@ -307,19 +371,22 @@ func checkCluster(ctx context.Context, r *findings.Report, m *Management, j Job,
 // returned the list of every exchange, and doctor stopped on it.)
 func checkDefaultRouted(ctx context.Context, r *findings.Report, m *Management, j Job, where, key string) error {
 	if key == "" {
-		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange (%s) with no dead-letter routing key: "+
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange (%s) "+
+			"with no dead-letter routing key: "+
 			"each message goes to the queue its own routing key names - back to %q for messages published to it by name, nowhere for the others",
 			j.Name, j.Queue, where, j.Queue)))
 		return nil
 	}
 	if _, err := m.Queue(ctx, key); errors.Is(err, ErrNotFound) {
-		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange to %q, which does not exist", j.Name, j.Queue, key)))
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange to %q, which does not exist",
+			j.Name, j.Queue, key)))
 		return nil
 	} else if err != nil {
 		return err
 	}
 	if j.DLQ != "" && key != j.DLQ {
-		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange to %q, not to its DLQ %q", j.Name, j.Queue, key, j.DLQ)))
+		r.Add(RuleDLXUnrouted.New(j.Queue, fmt.Sprintf("job %s: queue %q dead-letters through the default exchange to %q, not to its DLQ %q",
+			j.Name, j.Queue, key, j.DLQ)))
 	}
 	return nil
 }
@@ -407,7 +474,8 @@ func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findin
 					return nil, err
 				}
 				if v, _ := setting(rq, "dead-letter-exchange"); v == nil {
-					r.Add(RuleRetryMissing.New(j.RetryQueue, fmt.Sprintf("job %s: retry queue %q has no dead-letter exchange: expired retries never return to work", j.Name, j.RetryQueue)))
+					r.Add(RuleRetryMissing.New(j.RetryQueue, fmt.Sprintf(
+						"job %s: retry queue %q has no dead-letter exchange: expired retries never return to work", j.Name, j.RetryQueue)))
 				}
 			}
 		}
@@ -416,7 +484,9 @@ func Check(ctx context.Context, p Prober, mgmt *Management, jobs []Job) (*findin
 				return nil, err
 			}
 		}
-		if len(nodes) > 1 {
+		// A cluster, or nodes not listed: a quorum queue's members say
+		// whether it has its majority.
+		if mgmt != nil && len(nodes) != 1 {
 			if err := checkCluster(ctx, r, mgmt, j, nodes); err != nil {
 				return nil, err
 			}
@@ -455,7 +525,8 @@ func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, d
 	dlx, where := setting(q, "dead-letter-exchange")
 	dlxName, _ := dlx.(string)
 	if dlx == nil {
-		r.Add(RuleNoDLX.New(j.Queue, fmt.Sprintf("job %s: queue %q (%s, %d messages) has no dead-letter exchange by argument or policy", j.Name, j.Queue, q.Type, depth),
+		r.Add(RuleNoDLX.New(j.Queue, fmt.Sprintf("job %s: queue %q (%s, %d messages) has no dead-letter exchange by argument or policy",
+			j.Name, j.Queue, q.Type, depth),
 			fmt.Sprintf("arguments: %v", q.Arguments), fmt.Sprintf("policy: %q %v", q.Policy, q.Effective)))
 	} else {
 		rk, _ := setting(q, "dead-letter-routing-key")
@@ -465,7 +536,8 @@ func checkQueue(ctx context.Context, r *findings.Report, m *Management, j Job, d
 	}
 	if q.Type == "quorum" {
 		if why := noDeliveryLimit(q); why != "" {
-			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue), why, placement(q)))
+			r.Add(RuleNoDeliveryLimit.New(j.Queue, fmt.Sprintf("job %s: quorum queue %q has no delivery limit", j.Name, j.Queue), why,
+				placement(q)))
 		}
 	}
 	for _, c := range q.Details {

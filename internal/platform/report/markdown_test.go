@@ -51,3 +51,31 @@ func TestMarkdownBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTextMarkdown: a table view in Markdown - its strong text in bold,
+// other styles dropped, lines as paragraphs, tables as GitHub tables (a
+// right-aligned column marked so, a cell's lines joined by <br>), drawn
+// lines in a code block; outside data escaped so it can neither break a
+// table nor inject markup.
+func TestTextMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	err := TextMarkdown(&b, func(w io.Writer, th *Theme) error {
+		fmt.Fprintf(w, "%s 2 of *3* <b>nodes</b> %s\n\n", th.Strong("Broker:"), th.Faint("(faint)"))
+		tb := NewTable("NODE", "KEYS").AlignRight(1)
+		tb.Row("a|b", th.Pass("1\n2"))
+		if err := tb.Render(w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "bar  ▁▂█ `x`")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "**Broker:** 2 of \\*3\\* &lt;b&gt;nodes&lt;/b&gt; (faint)\n\n" +
+		"| NODE | KEYS |\n|---|---:|\n| a\\|b | 1<br>2 |\n\n" +
+		"```text\nbar  ▁▂█ 'x'\n```\n\n"
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -36,7 +36,11 @@ func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
 // Render writes the table, trimming trailing blanks from every line.
 func (t *Table) Render(w io.Writer) error {
-	if v, ok := w.(*htmlView); ok {
+	switch v := w.(type) {
+	case *htmlView:
+		v.table(t)
+		return nil
+	case *mdView:
 		v.table(t)
 		return nil
 	}
