@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"context"
-	"io"
 	"slices"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
-	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/spf13/cobra"
 )
 
@@ -204,8 +202,7 @@ func runLock(ctx context.Context, opts *LockOptions) error {
 	if err != nil {
 		return err
 	}
-	err = f.Emit(ctx, report.Document{Report: res.Report(), Text: lockView(&res.Data, f.Global.Verbose),
-		HTML: func(w io.Writer) error { return writeLockHTML(w, &res.Data) }})
+	err = f.Emit(ctx, lockDocument(res.Report(), &res.Data, f.Global.Verbose))
 	if inc := res.Incomplete(); inc != nil && (err == nil || exitcode.IsSilent(err)) {
 		// Slots left unread fail the run whatever --fail-on says; the
 		// report, which names them, stands.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -63,7 +64,8 @@ func TestLockFlags(t *testing.T) {
 		t.Fatalf("defaults: %v %+v", err, got)
 	}
 	if err := capture("--pattern", "a:*", "--pattern", "b:*", "--observe", "3", "--interval", "10s", "--idle", "1m"); err != nil ||
-		!slices.Equal(got.Lock.Patterns, []string{"a:*", "b:*"}) || got.Lock.Observe != 3 || got.Lock.Interval != 10*time.Second || got.Lock.IdleAfter != time.Minute {
+		!slices.Equal(got.Lock.Patterns, []string{"a:*", "b:*"}) || got.Lock.Observe != 3 || got.Lock.Interval != 10*time.Second ||
+		got.Lock.IdleAfter != time.Minute {
 		t.Fatalf("flags: %v %+v", err, got)
 	}
 	for _, bad := range [][]string{
@@ -155,11 +157,12 @@ func TestReadOnlyACLUser(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	r := parse(t, stdout)
-	if r.Data.Scan.KeysMatched != 5 || r.Data.Scan.Candidates != 3 || r.Data.Servers[0].Info != "denied" || strings.Contains(stdout, "pw-"+p) {
+	if r.Data.Scan.KeysMatched != 5 || r.Data.Scan.Candidates != 3 || r.Data.Servers[0].Info != "denied" ||
+		strings.Contains(stdout, "pw-"+p) {
 		t.Errorf("as a reader: scan %+v servers %+v", r.Data.Scan, r.Data.Servers)
 	}
-	if len(r.Data.NotChecked) != 1 || !slices.Contains(r.Data.NotChecked[0].Checks, "LOCK_REDIS_EVICTION") || !strings.Contains(r.Data.NotChecked[0].Why, "INFO") ||
-		!strings.Contains(r.Data.NotChecked[0].Why, "+info") {
+	if len(r.Data.NotChecked) != 1 || !slices.Contains(r.Data.NotChecked[0].Checks, "LOCK_REDIS_EVICTION") ||
+		!strings.Contains(r.Data.NotChecked[0].Why, "INFO") || !strings.Contains(r.Data.NotChecked[0].Why, "+info") {
 		t.Errorf("not checked: %+v", r.Data.NotChecked)
 	}
 	var checked []string
@@ -170,7 +173,8 @@ func TestReadOnlyACLUser(t *testing.T) {
 		t.Errorf("checks %v: want LOCK_NO_TTL and not LOCK_REDIS_EVICTION (INFO refused)", checked)
 	}
 	code, stdout, stderr = dupctl(t, "inspect", "lock", "--redis-url", ro, "--pattern", p+":*")
-	if code != 1 || !strings.Contains(stdout, "not checked: LOCK_REDIS_EVICTION, LOCK_REDIS_EVICTED_KEYS, LOCK_REDIS_REPLICA, LOCK_REDIS_PERSISTENCE: Redis refused INFO") {
+	if code != 1 || !strings.Contains(stdout,
+		"not checked: LOCK_REDIS_EVICTION, LOCK_REDIS_EVICTED_KEYS, LOCK_REDIS_REPLICA, LOCK_REDIS_PERSISTENCE: Redis refused INFO") {
 		t.Errorf("table as a reader: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = dupctl(t, "inspect", "lock", "--redis-url", ro, "--key", p+":lock:order:1", "-v")
@@ -200,12 +204,14 @@ func TestACLRefusalsNamed(t *testing.T) {
 	narrow := aclUser(t, c, url, p+"_narrow", "~"+p+":lock:*", "-@all", "+@read")
 	c.Set(ctx, p+":lock:order:1", "locked", 0)
 	c.Set(ctx, p+":other:1", "x", 0)
-	code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", narrow, "--pattern", p+":*", "--lock-pattern", p+":lock:*", "-o", "json")
+	code, stdout, stderr := dupctl(t, "inspect", "lock", "--redis-url", narrow, "--pattern", p+":*", "--lock-pattern", p+":lock:*",
+		"-o", "json")
 	if code != 1 {
 		t.Fatalf("narrow user: exit %d: %s", code, stderr)
 	}
 	r := parse(t, stdout)
-	if r.Data.Scan.Denied != 1 || r.Data.Scan.Candidates != 1 || len(r.Data.Notes) != 1 || !strings.Contains(r.Data.Notes[0], "1 keys not inspected") {
+	if r.Data.Scan.Denied != 1 || r.Data.Scan.Candidates != 1 || len(r.Data.Notes) != 1 ||
+		!strings.Contains(r.Data.Notes[0], "1 keys not inspected") {
 		t.Errorf("narrow user: scan %+v notes %v", r.Data.Scan, r.Data.Notes)
 	}
 	code, _, stderr = dupctl(t, "inspect", "lock", "--redis-url", narrow, "--key", p+":other:1")
@@ -380,7 +386,8 @@ func TestRedisCluster(t *testing.T) {
 	}
 	r := parse(t, stdout)
 	d := r.Data
-	if !d.Target.Cluster || len(d.Target.Nodes) != 3 || len(d.Servers) != 3 || d.Scan.KeysScanned != 480 || d.Scan.Candidates != 330 || d.Scan.Skipped != 150 {
+	if !d.Target.Cluster || len(d.Target.Nodes) != 3 || len(d.Servers) != 3 || d.Scan.KeysScanned != 480 || d.Scan.Candidates != 330 ||
+		d.Scan.Skipped != 150 {
 		t.Fatalf("cluster scan: target %+v scan %+v", d.Target, d.Scan)
 	}
 	if len(d.Families) != 2 || d.Families[0].Template != "lock:order:{int}" || d.Families[0].Keys != 300 || d.Families[0].TTL.NoTTL != 30 ||
@@ -393,6 +400,26 @@ func TestRedisCluster(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no LOCK_NO_TTL for the 30 locks without TTL: %+v", r.Findings)
+	}
+	// The table view and Markdown carry the slot map: per master its
+	// slots, read, on itself; the slot ranges are those the JSON gives.
+	if len(d.SlotMap) != 3 {
+		t.Fatalf("slot map %+v, want one row per master", d.SlotMap)
+	}
+	_, table, _ := dupctl(t, "inspect", "lock", "--redis-url", url, "--fail-on", "none")
+	_, md, _ := dupctl(t, "inspect", "lock", "--redis-url", url, "-o", "markdown", "--fail-on", "none")
+	if !strings.Contains(table, "hash slots: 3 masters scanned; 16,384 of 16,384 hash slots read\n") ||
+		!strings.Contains(md, "hash slots: 3 masters scanned; 16,384 of 16,384 hash slots read\n") {
+		t.Errorf("no slot summary:\n%s\n%s", table, md)
+	}
+	for _, r := range d.SlotMap {
+		slots := lock.SlotsText(r.Slots)
+		row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(r.Master) + ` +` + regexp.QuoteMeta(slots) + ` +read +` +
+			regexp.QuoteMeta(r.Master) + `$`)
+		if !slices.Contains(addrs, r.Master) || !row.MatchString(table) ||
+			!strings.Contains(md, "| "+r.Master+" | "+slots+" | read | "+r.Master+" |\n") {
+			t.Errorf("master %s (slots %s): no row read on itself:\n%s\n%s", r.Master, slots, table, md)
+		}
 	}
 	// One key, routed to its master.
 	code, stdout, _ = dupctl(t, "inspect", "lock", "--redis-url", url, "--key", "lock:order:7")
@@ -457,7 +484,8 @@ func TestRedisSentinel(t *testing.T) {
 	n := s.Node(second)
 	defer n.Close()
 	for i := range 50 {
-		if err := n.Set(ctx, fmt.Sprintf("lock:invoice:%d", i), fmt.Sprintf("%08x-77aa-4c1d-9e8f-0a1b2c3d4e5f", i), time.Hour).Err(); err != nil {
+		v := fmt.Sprintf("%08x-77aa-4c1d-9e8f-0a1b2c3d4e5f", i)
+		if err := n.Set(ctx, fmt.Sprintf("lock:invoice:%d", i), v, time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

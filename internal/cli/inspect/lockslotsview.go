@@ -7,6 +7,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
 	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -51,8 +52,24 @@ func writeSlotMapHTML(w io.Writer, d *lock.Data) {
 	if len(d.SlotMap) == 0 {
 		return
 	}
+	summary := slotSummary(d)
+	fmt.Fprintf(w, "<section class=\"slots\" aria-labelledby=\"slot-map\">"+
+		"<h2 id=\"slot-map\">Cluster: which hash slots the scan read</h2>\n<p>%s.</p>\n",
+		report.Escape(summary))
+	writeSlotSVG(w, d, summary)
+	writeSlotTable(w, d)
+	io.WriteString(w, "</section>\n")
+}
+
+// slotSummary is the slot map in one sentence: the masters scanned, the
+// slots read and not read.
+func slotSummary(d *lock.Data) string {
 	var read, unread int64
+	masters := 0
 	for _, r := range d.SlotMap {
+		if r.Master != "" {
+			masters++
+		}
 		for _, s := range r.Slots {
 			if r.Read {
 				read += s.End - s.Start + 1
@@ -61,23 +78,39 @@ func writeSlotMapHTML(w io.Writer, d *lock.Data) {
 			}
 		}
 	}
-	masters := 0
-	for _, r := range d.SlotMap {
-		if r.Master != "" {
-			masters++
-		}
-	}
 	summary := fmt.Sprintf("%s scanned; %s of %s hash slots read", english.Count(masters, "master", "masters"), english.Number(read),
 		english.Number(allSlots))
 	if unread > 0 {
 		summary += fmt.Sprintf(", %s not read", english.Number(unread))
 	}
-	fmt.Fprintf(w, "<section class=\"slots\" aria-labelledby=\"slot-map\">"+
-		"<h2 id=\"slot-map\">Cluster: which hash slots the scan read</h2>\n<p>%s.</p>\n",
-		report.Escape(summary))
-	writeSlotSVG(w, d, summary)
-	writeSlotTable(w, d)
-	io.WriteString(w, "</section>\n")
+	return summary
+}
+
+// writeSlotText is the slot map in the terminal (and, through
+// report.TextMarkdown, in Markdown): the summary, then per master its
+// slots, whether they were read and on which node; nothing outside a
+// cluster. Why slots were not read is on the scan's NOT READ lines.
+func writeSlotText(w io.Writer, th *report.Theme, d *lock.Data) error {
+	if len(d.SlotMap) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "%s %s\n", th.Faint("hash slots:"), slotSummary(d))
+	t := report.NewTable("MASTER", "SLOTS", "STATE", "READ ON")
+	for _, r := range d.SlotMap {
+		class, word := slotState(r)
+		if class == "unread" {
+			word = th.Severity(findings.Error, word)
+		}
+		t.Row(slotRowName(r), lock.SlotsText(r.Slots), word, orDash(strings.Join(r.ReadOn, " then ")))
+	}
+	return t.Render(w)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // writeSlotSVG is the picture: a bar per master along the slots.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"html"
+	"io"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/testenv"
 )
 
@@ -112,4 +114,38 @@ func TestSlotMapHTML(t *testing.T) {
 func golden(t *testing.T, path, got string) {
 	t.Helper()
 	testenv.Golden(t, path, got, *update)
+}
+
+// TestSlotText: the same scan in the terminal and in Markdown - the
+// summary, then per master its slots, read or not and on which nodes
+// (the failover's two, none where nothing was read). Golden:
+// testdata/slotmap.txt and slotmap.md. One server: nothing.
+func TestSlotText(t *testing.T) {
+	d := clusterScan()
+	var text bytes.Buffer
+	if err := writeSlotText(&text, report.NewTheme(&text, false), d); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"hash slots: 3 masters scanned; 10,923 of 16,384 hash slots read, 5,461 not read",
+		"MASTER          SLOTS        STATE                  READ ON",
+		"127.0.0.1:7000  0-5460       read after a failover  127.0.0.1:7000 then 127.0.0.1:7004",
+		"127.0.0.1:7001  5461-10922   read                   127.0.0.1:7001",
+		"127.0.0.1:7002  10923-16000  not read               127.0.0.1:7002",
+		"no master       16001-16383  not read               -",
+	}
+	if got := strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n"); !slices.Equal(got, want) {
+		t.Errorf("slot text:\n%s\nwant:\n%s", text.String(), strings.Join(want, "\n"))
+	}
+	var md bytes.Buffer
+	if err := report.TextMarkdown(&md, func(w io.Writer, th *report.Theme) error { return writeSlotText(w, th, d) }); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "slotmap.txt"), text.String())
+	golden(t, filepath.Join("testdata", "slotmap.md"), md.String())
+	text.Reset()
+	if err := writeSlotText(&text, report.NewTheme(&text, false), &lock.Data{Target: lock.Target{Nodes: []string{"127.0.0.1:6379"}}}); err != nil ||
+		text.Len() != 0 {
+		t.Errorf("one server drew %q (%v)", text.String(), err)
+	}
 }

@@ -21,12 +21,30 @@ import (
 // bars draw histogram heights, from one key to the family's largest bucket.
 var bars = []rune("▁▂▃▄▅▆▇█")
 
+// lockDocument is an inspection for every output: the table view, the
+// page, and on a cluster the slot map in Markdown.
+func lockDocument(rep *findings.Report, d *lock.Data, verbose bool) report.Document {
+	doc := report.Document{Report: rep, Text: lockView(d, verbose), HTML: func(w io.Writer) error { return writeLockHTML(w, d) }}
+	if len(d.SlotMap) > 0 {
+		doc.Markdown = func(w io.Writer) error {
+			return report.TextMarkdown(w, func(w io.Writer, th *report.Theme) error { return writeSlotText(w, th, d) })
+		}
+	}
+	return doc
+}
+
 func lockView(d *lock.Data, verbose bool) func(io.Writer, *report.Theme) error {
 	return func(w io.Writer, th *report.Theme) error {
 		if d.Target.Key != "" {
 			return oneKeyView(w, th, d)
 		}
 		writeScanLine(w, th, d)
+		if len(d.SlotMap) > 0 {
+			fmt.Fprintln(w)
+			if err := writeSlotText(w, th, d); err != nil {
+				return err
+			}
+		}
 		if len(d.Families) > 0 {
 			fmt.Fprintln(w)
 			if err := familyTable(w, th, d.Families); err != nil {
