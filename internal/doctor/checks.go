@@ -156,10 +156,11 @@ func topologyCheck(e *env) Check {
 	if retries {
 		items = []int{6, 7}
 	}
-	c := Check{Items: items, Name: "broker topology", PartialWhen: map[string][]int{topology.RuleManagementUnavailable.Code: items}, ItemOf: map[string]int{
-		topology.RuleRetryMissing.Code: 6, topology.RuleNoDLX.Code: 7, topology.RuleDLXUnrouted.Code: 7, topology.RuleDLQMissing.Code: 7,
-		topology.RuleNoDeliveryLimit.Code: 7, topology.RuleAutoAck.Code: 7,
-	}}
+	c := Check{Items: items, Name: "broker topology", PartialWhen: map[string][]int{topology.RuleManagementUnavailable.Code: items},
+		ItemOf: map[string]int{
+			topology.RuleRetryMissing.Code: 6, topology.RuleNoDLX.Code: 7, topology.RuleDLXUnrouted.Code: 7, topology.RuleDLQMissing.Code: 7,
+			topology.RuleNoDeliveryLimit.Code: 7, topology.RuleAutoAck.Code: 7,
+		}}
 	switch {
 	case e.AMQPURL == "":
 		c.Skip = "no {AMQPURL}"
@@ -200,13 +201,14 @@ func simulateChecks(e *env) []Check {
 	// The simulator checking its own documented matrix says nothing about
 	// the user's system: it runs under no checklist line, and only its
 	// findings (a claim that no longer holds) are reported.
-	out := []Check{{Name: "simulate matrix (the simulator's own documented claims)", Run: func(ctx context.Context) (*findings.Report, error) {
+	matrix := func(ctx context.Context) (*findings.Report, error) {
 		m, err := sim.Matrix(ctx, sim.MatrixOptions{Scenarios: sim.Scenarios(), Profiles: worker.Profiles(), MaxStates: 5_000_000})
 		if err != nil {
 			return nil, err
 		}
 		return m.Report(), nil
-	}}}
+	}
+	out := []Check{{Name: "simulate matrix (the simulator's own documented claims)", Run: matrix}}
 	for _, j := range e.Jobs {
 		if j.Worker != nil {
 			out = append(out, workerCheck(e, j))
@@ -214,14 +216,16 @@ func simulateChecks(e *env) []Check {
 	}
 	if !slices.ContainsFunc(e.Jobs, func(j config.Job) bool { return j.Profile != "" || len(j.Mitigations) > 0 || j.Worker != nil }) {
 		out = append(out, Check{Items: []int{10}, Name: "crash scenarios",
-			Skip: "no job names its worker or consumer profile: give jobs[].worker (its own consumer under real faults) or jobs[].profile in dupctl.yaml"})
+			Skip: "no job names its worker or consumer profile: give jobs[].worker (its own consumer under real faults) " +
+				"or jobs[].profile in dupctl.yaml"})
 	}
 	for _, j := range e.Jobs {
 		if j.Profile == "" && len(j.Mitigations) == 0 {
 			continue
 		}
 		out = append(out, Check{Items: []int{10}, Name: "simulate crash, lock-expiry, redelivery under job " + j.Name + "'s declared profile",
-			Partial: "job " + j.Name + ": a model of the declared profile, not the worker: run the job's own worker under the same faults (jobs[].worker in dupctl.yaml, or dupctl simulate crash --worker)",
+			Partial: "job " + j.Name + ": a model of the declared profile, not the worker: run the job's own worker under the same " +
+				"faults (jobs[].worker in dupctl.yaml, or dupctl simulate crash --worker)",
 			Run: func(ctx context.Context) (*findings.Report, error) {
 				p, err := jobProfile(j)
 				if err != nil {
@@ -242,7 +246,8 @@ func simulateChecks(e *env) []Check {
 					}
 					subject := "job " + j.Name + " (" + name + ")"
 					if pr.Found.Has(sim.VDuplicate) {
-						r.Add(sim.RuleDuplicate.New(subject, fmt.Sprintf("the job's consumer (%s) runs a side effect twice when %s", p.Describe(), sc.Title), ev...))
+						r.Add(sim.RuleDuplicate.New(subject, fmt.Sprintf("the job's consumer (%s) runs a side effect twice when %s",
+							p.Describe(), sc.Title), ev...))
 					}
 					if pr.Found.Has(sim.VLoss) {
 						r.Add(sim.RuleLoss.New(subject, fmt.Sprintf("the job's consumer (%s) loses a job when %s", p.Describe(), sc.Title), ev...))
@@ -526,7 +531,8 @@ func storeCheck(e *env, j config.Job) Check {
 			return nil, err
 		}
 		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
-			BusinessColumns: idem.BusinessKeyColumn, Statuses: idemtable.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5, Now: e.Now()})
+			BusinessColumns: idem.BusinessKeyColumn, Statuses: idemtable.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5,
+			Now: e.Now()})
 		var in *problem.Input
 		if idem.Table == "" && errors.As(err, &in) {
 			// Discovery found nothing that looks like an idempotency
@@ -571,9 +577,10 @@ func cacheCheck(e *env, j config.Job) Check {
 		if err != nil {
 			return nil, err
 		}
-		res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, auditcache.Options{Pattern: pattern, Decoder: dec, Table: j.Idempotency.Table,
-			KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn, Statuses: idemtable.DefaultStatuses(),
-			AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second, Samples: 5})
+		res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, auditcache.Options{Pattern: pattern, Decoder: dec,
+			Table: j.Idempotency.Table, KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn,
+			Statuses: idemtable.DefaultStatuses(), AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second,
+			Samples: 5})
 		if err != nil {
 			return nil, err
 		}

@@ -45,7 +45,8 @@ func TestLineStates(t *testing.T) {
 		{Items: []int{3}, Name: "nothing", Run: func(context.Context) (*findings.Report, error) {
 			return nil, &NothingError{Reason: "no lock key matched"}
 		}},
-		{Items: []int{4, 7}, Name: "topology", PartialWhen: map[string][]int{"NOT_CHECKED": {7}}, Run: ran(ruleN.New("broker", "checked queue existence only"))},
+		{Items: []int{4, 7}, Name: "topology", PartialWhen: map[string][]int{"NOT_CHECKED": {7}},
+			Run: ran(ruleN.New("broker", "checked queue existence only"))},
 		{Items: []int{10}, Name: "model", Partial: "a model, not the worker", Run: ran()},
 		{Items: []int{5}, Name: "failing", Run: ran(ruleA.New("x", "bad"))},
 		{Items: []int{5}, Name: "skipped too", Skip: "no dlq"},
@@ -77,7 +78,8 @@ func TestUnreachableSystemLeavesTheRestChecked(t *testing.T) {
 	if !errors.Is(err, down) || res == nil {
 		t.Fatalf("res %v, err %v", res, err)
 	}
-	if it := item(t, res, 3); it.Status != NotChecked || len(it.Skipped) != 1 || !strings.Contains(it.Skipped[0], "could not run: cannot reach Redis") {
+	if it := item(t, res, 3); it.Status != NotChecked || len(it.Skipped) != 1 ||
+		!strings.Contains(it.Skipped[0], "could not run: cannot reach Redis") {
 		t.Errorf("line 3: %+v", it)
 	}
 	if it := item(t, res, 2); it.Status != Warn {

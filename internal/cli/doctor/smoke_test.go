@@ -106,7 +106,8 @@ func TestDoctorSmoke(t *testing.T) {
 	}
 	mustQueue(t, ch, good.prefix+".work", amqp.Table{"x-dead-letter-exchange": good.prefix + ".dlx", "x-dead-letter-routing-key": "job"})
 	mustQueue(t, ch, good.prefix+".retry", amqp.Table{"x-dead-letter-exchange": good.prefix + ".work", "x-message-ttl": int32(5000)})
-	good.schema.Exec(`CREATE TABLE {s}.job_execution (idempotency_key text PRIMARY KEY, status text NOT NULL, attempts int NOT NULL DEFAULT 0, updated_at timestamptz NOT NULL DEFAULT now());
+	good.schema.Exec(`CREATE TABLE {s}.job_execution (idempotency_key text PRIMARY KEY, status text NOT NULL,
+			attempts int NOT NULL DEFAULT 0, updated_at timestamptz NOT NULL DEFAULT now());
 		INSERT INTO {s}.job_execution SELECT 'payment:order-' || i, 'SUCCEEDED', 1, now() FROM generate_series(1, 200) i`)
 	for i := 1; i <= 60; i++ {
 		rdb.Set(ctx, fmt.Sprintf("%s:lock:payment:order:%d", good.prefix, i), uuid4(), 60*time.Second)
@@ -116,7 +117,8 @@ func TestDoctorSmoke(t *testing.T) {
 	}
 	writeDurations(t, good, 20*time.Second) // p99 well under the TTL
 
-	env := map[string]string{"DUPCTL_REDIS_URL": redisURL, "DUPCTL_DATABASE_URL": pgURL, "DUPCTL_AMQP_URL": amqpURL, "DUPCTL_MANAGEMENT_URL": mgmtURL}
+	env := map[string]string{"DUPCTL_REDIS_URL": redisURL, "DUPCTL_DATABASE_URL": pgURL, "DUPCTL_AMQP_URL": amqpURL,
+		"DUPCTL_MANAGEMENT_URL": mgmtURL}
 
 	got := runDoctor(t, env, broken, 30*time.Second)
 	want := map[string]string{

@@ -144,8 +144,8 @@ func TestSlotText(t *testing.T) {
 	golden(t, filepath.Join("testdata", "slotmap.txt"), text.String())
 	golden(t, filepath.Join("testdata", "slotmap.md"), md.String())
 	text.Reset()
-	if err := writeSlotText(&text, report.NewTheme(&text, false), &lock.Data{Target: lock.Target{Nodes: []string{"127.0.0.1:6379"}}}); err != nil ||
-		text.Len() != 0 {
+	one := &lock.Data{Target: lock.Target{Nodes: []string{"127.0.0.1:6379"}}}
+	if err := writeSlotText(&text, report.NewTheme(&text, false), one); err != nil || text.Len() != 0 {
 		t.Errorf("one server drew %q (%v)", text.String(), err)
 	}
 }

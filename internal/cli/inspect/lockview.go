@@ -50,7 +50,8 @@ func lockView(d *lock.Data, verbose bool) func(io.Writer, *report.Theme) error {
 			if err := familyTable(w, th, d.Families); err != nil {
 				return err
 			}
-			fmt.Fprintln(w, th.Faint("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL; CERTAINTY: confirmed (a library's layout or --lock-pattern) or likely (lock word, token, TTL)"))
+			fmt.Fprintln(w, th.Faint("TTL histogram: remaining TTL <=1s <=10s <=1m <=10m <=1h <=1d >1d, then no TTL; "+
+				"CERTAINTY: confirmed (a library's layout or --lock-pattern) or likely (lock word, token, TTL)"))
 		}
 		if err := writeSkipped(w, th, d, verbose); err != nil {
 			return err
@@ -86,12 +87,14 @@ func writeScanLine(w io.Writer, th *report.Theme, d *lock.Data) {
 	if !slices.Equal(d.Target.Patterns, []string{"*"}) {
 		considered = "keys matching " + strings.Join(d.Target.Patterns, " ")
 	}
-	fmt.Fprintf(w, "%s %s; %s scanned, %s read\n", th.Faint("considered:"), considered, english.Number(s.KeysScanned), english.Number(s.KeysMatched))
+	fmt.Fprintf(w, "%s %s; %s scanned, %s read\n", th.Faint("considered:"), considered, english.Number(s.KeysScanned),
+		english.Number(s.KeysMatched))
 	if !d.Target.Values {
 		fmt.Fprintln(w, th.Faint("values not read (--no-values): no owner or maker from values"))
 	}
 	if s.Repeats > 0 {
-		fmt.Fprintf(w, "%s SCAN returned %s keys twice (the server was resizing); each counted once\n", th.Faint("note:"), english.Number(s.Repeats))
+		fmt.Fprintf(w, "%s SCAN returned %s keys twice (the server was resizing); each counted once\n", th.Faint("note:"),
+			english.Number(s.Repeats))
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "%s %s\n", th.Faint("note:"), n)
@@ -151,7 +154,8 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 				ttl = "none"
 			}
 		}
-		t.Row(printable(f.Template), english.Number(f.Keys), f.Certainty, makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram), problems)
+		t.Row(printable(f.Template), english.Number(f.Keys), f.Certainty, makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram),
+			problems)
 	}
 	return t.Render(w)
 }
@@ -217,7 +221,8 @@ func keyTable(w io.Writer, th *report.Theme, locks []lock.Lock) error {
 		if len(l.Problems) > 0 {
 			problems = th.Severity(findings.Warn, strings.Join(l.Problems, ","))
 		}
-		t.Row(short(printable(l.Key), 60), l.Type, fmt.Sprintf("%.2f", l.Confidence), lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker, owner(l), l.OwnerClass, problems)
+		t.Row(short(printable(l.Key), 60), l.Type, fmt.Sprintf("%.2f", l.Confidence), lock.FormatMs(l.PTTLMs), idle(l.IdleS), l.Maker,
+			owner(l), l.OwnerClass, problems)
 	}
 	return t.Render(w)
 }
@@ -271,7 +276,8 @@ func writeServers(w io.Writer, th *report.Theme, d *lock.Data) {
 		if s.AOF {
 			aof = "AOF on (appendfsync " + orUnknown(s.AppendFsync) + ")"
 		}
-		fmt.Fprintf(w, "%s %s: Redis %s %s, maxmemory-policy %s, evicted_keys %d, %s\n", th.Faint("server"), s.Node, s.Version, s.Role, s.Policy, s.EvictedKeys, aof)
+		fmt.Fprintf(w, "%s %s: Redis %s %s, maxmemory-policy %s, evicted_keys %d, %s\n", th.Faint("server"), s.Node, s.Version, s.Role,
+			s.Policy, s.EvictedKeys, aof)
 	}
 	for _, n := range d.NotChecked {
 		fmt.Fprintf(w, "%s %s: %s\n", th.Faint("not checked:"), strings.Join(n.Checks, ", "), n.Why)
@@ -351,13 +357,16 @@ func (t *rows) Row(label, value string) { t.r = append(t.r, [2]string{label, val
 // share, no-TTL keys in the error colour), and what the family's findings
 // say; then what was skipped and why, so a missed family is visible.
 func writeLockHTML(w io.Writer, d *lock.Data) error {
-	fmt.Fprintf(w, "<p>%s keys scanned on %s; %s lock candidates in %s.</p>\n", english.Number(d.Scan.KeysScanned), report.Escape(d.Target.URL),
-		english.Number(d.Scan.Locks), english.Count(len(d.Families), "family", "families"))
+	fmt.Fprintf(w, "<p>%s keys scanned on %s; %s lock candidates in %s.</p>\n", english.Number(d.Scan.KeysScanned),
+		report.Escape(d.Target.URL), english.Number(d.Scan.Locks), english.Count(len(d.Families), "family", "families"))
 	writeSlotMapHTML(w, d)
 	io.WriteString(w, `<div class="scroll">`+
-		`<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th><th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th><th scope="col">problems</th></tr></thead><tbody>`+"\n")
+		`<table class="families"><thead><tr><th scope="col">family</th><th class="num" scope="col">keys</th><th scope="col">maker</th>`+
+		`<th scope="col">key</th><th class="num" scope="col">confidence</th><th scope="col">remaining TTL</th>`+
+		`<th scope="col">problems</th></tr></thead><tbody>`+"\n")
 	for _, fam := range d.Families {
-		fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"num\">%.2f</td><td>%s</td><td>%s</td></tr>\n",
+		fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td class=\"num\">%.2f</td>"+
+			"<td>%s</td><td>%s</td></tr>\n",
 			report.Escape(fam.Template), english.Number(fam.Keys), report.Escape(topOf(fam.Makers)), report.Escape(fam.KeyClass), fam.Confidence,
 			ttlStrip(fam.TTL), problemLinks(fam.Problems))
 	}
@@ -367,7 +376,8 @@ func writeLockHTML(w io.Writer, d *lock.Data) error {
 			"scope=\"col\">family</th><th class=\"num\" scope=\"col\">keys</th><th scope=\"col\">why</th><th scope=\"col\">examples</th></tr>"+
 			"</thead><tbody>\n")
 		for _, s := range d.Skipped {
-			fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n", report.Escape(s.Template), english.Number(s.Keys),
+			fmt.Fprintf(w, "<tr><td><code>%s</code></td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n",
+				report.Escape(s.Template), english.Number(s.Keys),
 				report.Escape(strings.Join(mapKeys(s.Reasons), "; ")), report.Escape(strings.Join(s.Examples, ", ")))
 		}
 		io.WriteString(w, "</tbody></table></div></details>\n")
@@ -397,7 +407,8 @@ func ttlStrip(t lock.TTLStats) string {
 	}
 	const barW, h = 14, 24
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="remaining TTLs: %s"><title>remaining TTLs</title>`,
+	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="remaining TTLs: %s">`+
+		`<title>remaining TTLs</title>`,
 		barW*len(t.Histogram), h+12, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
 	for i, bk := range t.Histogram {
 		bh := int(float64(h) * float64(bk.Count) / float64(max(total, 1)))
@@ -405,7 +416,8 @@ func ttlStrip(t lock.TTLStats) string {
 		if bk.Le == "none" {
 			color = report.Palette.Error
 		}
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>TTL up to %s: %s keys</title></rect>`, i*barW+1, h-bh, barW-2, max(bh, 1), color, report.Escape(bk.Le), english.Number(bk.Count))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>TTL up to %s: %s keys</title></rect>`,
+			i*barW+1, h-bh, barW-2, max(bh, 1), color, report.Escape(bk.Le), english.Number(bk.Count))
 	}
 	b.WriteString("</svg>")
 	return b.String()

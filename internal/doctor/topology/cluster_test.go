@@ -53,7 +53,8 @@ func TestRabbitClusterTopology(t *testing.T) {
 	declare(p+".good", toDLQ(amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5)}))
 	declare(p+".classic", toDLQ(nil))
 	declare(p+".nolimit", toDLQ(quorum))
-	declare(p+".classicdlq", toDLQ(amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5), "x-dead-letter-routing-key": p + ".classic.dlq"}))
+	declare(p+".classicdlq", toDLQ(amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5),
+		"x-dead-letter-routing-key": p + ".classic.dlq"}))
 
 	r, err := Check(ctx, Prober{conn}, mgmt, []Job{{Name: "good", Queue: p + ".good", DLQ: p + ".dlq"}})
 	if err != nil {

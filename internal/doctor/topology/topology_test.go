@@ -59,7 +59,8 @@ func TestTopology(t *testing.T) {
 	}
 	declare(p+".good", amqp.Table{"x-dead-letter-exchange": p + ".dlx", "x-dead-letter-routing-key": "job"})
 	declare(p+".good.retry", amqp.Table{"x-dead-letter-exchange": p + ".work.x", "x-message-ttl": int32(5000)})
-	declare(p+".goodq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5), "x-dead-letter-exchange": p + ".dlx", "x-dead-letter-routing-key": "job"})
+	declare(p+".goodq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(5), "x-dead-letter-exchange": p + ".dlx",
+		"x-dead-letter-routing-key": "job"})
 	// Dead-lettering through the default exchange, common and right when
 	// the routing key names the DLQ (issue 27: doctor stopped with exit 3
 	// on it, reading "" as the list of every exchange).
