@@ -24,37 +24,59 @@ const (
 	styleClose = "\uE012"
 )
 
-// htmlView collects a view's output: text, and tables handed over whole.
-type htmlView struct {
-	out  strings.Builder
+// viewLines hands a view's output over one line at a time (to each),
+// the HTML and Markdown views alike.
+type viewLines struct {
 	line bytes.Buffer
+	each func(string)
 }
 
-func (v *htmlView) Write(p []byte) (int, error) {
-	v.line.Write(p)
+func (l *viewLines) Write(p []byte) (int, error) {
+	l.line.Write(p)
 	for {
-		i := bytes.IndexByte(v.line.Bytes(), '\n')
+		i := bytes.IndexByte(l.line.Bytes(), '\n')
 		if i < 0 {
 			return len(p), nil
 		}
-		v.textLine(string(v.line.Next(i + 1)[:i]))
+		l.each(string(l.line.Next(i + 1)[:i]))
 	}
 }
 
-func (v *htmlView) flush() {
-	if v.line.Len() > 0 {
-		v.textLine(v.line.String())
-		v.line.Reset()
+// flushLine hands over a last line without its newline.
+func (l *viewLines) flushLine() {
+	if l.line.Len() > 0 {
+		l.each(l.line.String())
+		l.line.Reset()
 	}
 }
+
+// drawn reports whether a view's line is drawn rather than written:
+// columns of blanks, box or block characters.
+func drawn(s string) bool {
+	return strings.Contains(s, "  ") || strings.ContainsAny(s, "─│█░▏▕●◉✗✓^")
+}
+
+// htmlView collects a view's output: text, and tables handed over whole.
+type htmlView struct {
+	viewLines
+	out strings.Builder
+}
+
+func newHTMLView() *htmlView {
+	v := &htmlView{}
+	v.each = v.textLine
+	return v
+}
+
+func (v *htmlView) flush() { v.flushLine() }
 
 // textLine is one line of the view: a paragraph, or preformatted when it
-// is drawn (columns of blanks, box or block characters).
+// is drawn.
 func (v *htmlView) textLine(s string) {
 	if strings.TrimSpace(s) == "" {
 		return
 	}
-	if strings.Contains(s, "  ") || strings.ContainsAny(s, "─│█░▏▕●◉✗✓^") {
+	if drawn(s) {
 		v.out.WriteString("<div class=\"scroll\"><pre class=\"view\">" + styled(s) + "</pre></div>\n")
 		return
 	}
@@ -73,16 +95,22 @@ func (v *htmlView) table(t *Table) {
 	for _, r := range t.rows {
 		b.WriteString("<tr>")
 		for i, c := range r {
-			lines := strings.Split(c, "\n")
-			for j := range lines {
-				lines[j] = styled(lines[j])
-			}
-			fmt.Fprintf(&b, "<td%s>%s</td>", numClass(t.right[i]), strings.Join(lines, "<br>"))
+			fmt.Fprintf(&b, "<td%s>%s</td>", numClass(t.right[i]), cellLines(c, styled))
 		}
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</tbody></table></div>\n")
 	v.out.WriteString(b.String())
+}
+
+// cellLines is a table cell's lines, each styled, joined by <br> (a line
+// break in HTML and in a GitHub table cell alike).
+func cellLines(c string, style func(string) string) string {
+	lines := strings.Split(c, "\n")
+	for j := range lines {
+		lines[j] = style(lines[j])
+	}
+	return strings.Join(lines, "<br>")
 }
 
 func numClass(right bool) string {
@@ -115,7 +143,7 @@ func styled(s string) string {
 
 // TextHTML writes a command's table view as HTML.
 func TextHTML(w io.Writer, text func(io.Writer, *Theme) error) error {
-	v := &htmlView{}
+	v := newHTMLView()
 	th := NewTheme(io.Discard, false)
 	th.html = true
 	if err := text(v, th); err != nil {

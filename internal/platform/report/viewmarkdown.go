@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"io"
 	"strings"
 )
@@ -15,27 +14,19 @@ import (
 
 // mdView collects a view's output: text, and tables handed over whole.
 type mdView struct {
+	viewLines
 	out   strings.Builder
-	line  bytes.Buffer
 	drawn []string // drawn lines waiting for their code block
 }
 
-func (v *mdView) Write(p []byte) (int, error) {
-	v.line.Write(p)
-	for {
-		i := bytes.IndexByte(v.line.Bytes(), '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		v.textLine(string(v.line.Next(i + 1)[:i]))
-	}
+func newMDView() *mdView {
+	v := &mdView{}
+	v.each = v.textLine
+	return v
 }
 
 func (v *mdView) flush() {
-	if v.line.Len() > 0 {
-		v.textLine(v.line.String())
-		v.line.Reset()
-	}
+	v.flushLine()
 	v.flushDrawn()
 }
 
@@ -60,7 +51,7 @@ func (v *mdView) textLine(s string) {
 		v.flushDrawn()
 		return
 	}
-	if strings.Contains(s, "  ") || strings.ContainsAny(s, "─│█░▏▕●◉✗✓^") {
+	if drawn(s) {
 		v.drawn = append(v.drawn, s)
 		return
 	}
@@ -89,11 +80,7 @@ func (v *mdView) table(t *Table) {
 	for _, r := range t.rows {
 		b.WriteString("|")
 		for _, c := range r {
-			lines := strings.Split(c, "\n")
-			for j := range lines {
-				lines[j] = mdStyled(lines[j], true)
-			}
-			b.WriteString(" " + strings.Join(lines, "<br>") + " |")
+			b.WriteString(" " + cellLines(c, func(s string) string { return mdStyled(s, true) }) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -146,7 +133,7 @@ func mdStyled(s string, escape bool) string {
 // TextMarkdown writes a command's table view as Markdown, for its
 // Document.Markdown.
 func TextMarkdown(w io.Writer, text func(io.Writer, *Theme) error) error {
-	v := &mdView{}
+	v := newMDView()
 	th := NewTheme(io.Discard, false)
 	th.html = true // styles as sentinels, read back by mdStyled
 	if err := text(v, th); err != nil {
