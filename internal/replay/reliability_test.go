@@ -353,6 +353,13 @@ func journalStarted(path string) bool {
 // stdout, stderr and exit.
 func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
 	t.Helper()
+	return replayClosingAfter(t, 0, bin, ctl, conn, args...)
+}
+
+// replayClosingAfter is replayClosing with the close delay after the
+// connection is found.
+func replayClosingAfter(t *testing.T, delay time.Duration, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
@@ -365,6 +372,7 @@ func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, er
 	if pid == "" {
 		t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
 	}
+	time.Sleep(delay)
 	must(t, exec.Command(ctl, "close_connection", pid, "test: the broker closes a connection").Run())
 	return out, errOut, <-done
 }

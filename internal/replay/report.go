@@ -44,7 +44,7 @@ func (res *ReplayResult) Report() *findings.Report {
 	}
 	add(ruleDestMissing, c.DestinationMissing, "destination-missing", "%s not published: the destination does not exist (left in the DLQ)")
 	add(ruleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
-	add(ruleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
+	res.addAckLost(rep, subject, byWhat["ack-lost"])
 	add(ruleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
 	add(ruleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
 	for _, g := range res.UnmatchedGroups {
@@ -68,7 +68,7 @@ func (res *ReplayResult) Report() *findings.Report {
 	res.addDestinations(rep)
 	read := dlqread.Result{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true}
 	rep.Add(dlqread.Findings(res.Queue, read)...)
-	if !res.Settled {
+	if !res.Settled && res.Lost == "" {
 		if res.DryRun {
 			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
 		} else {
@@ -124,3 +124,25 @@ func evidence(lines []string) []string {
 
 // msgs is "1 message" or "n messages".
 func msgs(n int) string { return english.Count(n, "message", "messages") }
+
+// addAckLost says what the run knows of the DLQ acks it lost: a count
+// when it is one (the DLQ read back after a lost consumer connection, or
+// nothing acked on it), otherwise the certain ones and how many more may
+// be lost (acklost.go).
+func (res *ReplayResult) addAckLost(rep *findings.Report, subject string, ev []string) {
+	c := res.Counts
+	switch {
+	case c.AckUnknown > 0:
+		msg := fmt.Sprintf("%s at the destination may be back in the DLQ: their ack was sent on the lost connection and not seen applied (%s)",
+			msgs(c.AckUnknown), res.AckLostWhy)
+		if c.AckLost > 0 {
+			msg = fmt.Sprintf("%s at the destination whose DLQ ack never left, and %s", msgs(c.AckLost), msg)
+		}
+		rep.Add(ruleAckLost.New(subject, msg+"; a {Resume} run settles each copy", evidence(ev)...))
+	case c.AckLost > 0 && res.AckLostExact && res.Lost != "":
+		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost (counted from the DLQ's depth after the connection was lost)",
+			msgs(c.AckLost)), evidence(ev)...))
+	case c.AckLost > 0:
+		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost", msgs(c.AckLost)), evidence(ev)...))
+	}
+}
