@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
 )
@@ -27,14 +26,17 @@ func TestAckLostCountedAfterBrokerClose(t *testing.T) {
 		t.Skip("no rabbitmqctl to close a connection from the broker side")
 	}
 	bin := buildDupctl(t)
-	const n = 3000
+	const n = 4000
 	for _, qt := range []string{"classic", "quorum"} {
 		t.Run(qt, func(t *testing.T) {
 			r := dlqtest.NewRig(t, qt)
 			r.DeadLetter(dlqtest.Jobs(n))
 			run := "acklost-" + NewRunID()
-			out, errOut, err := replayClosingAfter(t, 1500*time.Millisecond, bin, ctl, "dlq consume run="+run,
-				"dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "600", "--run-id", run,
+			// Closed once a few hundred are at the destination, well
+			// before the end of the run (about 13 s at this rate).
+			acked := func() bool { return r.Count(r.Work) >= 300 }
+			out, errOut, err := replayClosingWhen(t, acked, bin, ctl, "dlq consume run="+run,
+				"dlq", "replay", "--queue", r.DLQ, "--yes", "--rate", "300", "--run-id", run,
 				"--journal", filepath.Join(t.TempDir(), "j"), "--amqp-url", r.URL, "-o", "json")
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 3 {

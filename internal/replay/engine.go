@@ -115,7 +115,8 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if st.Consumers > 0 && e.o.Yes {
 		conn.Close()
 		return nil, &problem.Input{Field: "Queue", Value: e.o.Queue, Quote: true,
-			Why:  fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)", english.Count(st.Consumers, "consumer", "consumers")),
+			Why: fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)",
+				english.Count(st.Consumers, "consumer", "consumers")),
 			Hint: "stop it, then run again"}
 	}
 	window := e.o.Window

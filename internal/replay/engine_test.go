@@ -77,7 +77,8 @@ func TestReplayMovesEveryMessageHome(t *testing.T) {
 				t.Fatalf("work queue has %d, want 50", len(got))
 			}
 			m := got[0]
-			if m.MessageId != "m-00000" || m.Headers[deadletter.HeaderReplayRun] != o.Rewrite.Run || m.Headers[deadletter.HeaderReplayCount] != int64(1) {
+			if m.MessageId != "m-00000" || m.Headers[deadletter.HeaderReplayRun] != o.Rewrite.Run ||
+				m.Headers[deadletter.HeaderReplayCount] != int64(1) {
 				t.Fatalf("replayed headers: id %q %v", m.MessageId, m.Headers)
 			}
 			if _, ok := m.Headers["x-death"]; ok {
@@ -161,7 +162,8 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	msgs[1].Body = []byte{0xff, 0x00, 0xfe}
 	r.DeadLetter(msgs)
 	var file dlqtest.MemFile
-	data, err := dlqread.Export(context.Background(), dlqread.ExportDeps{Deps: dlqread.Deps{Dial: r.Dial}, Out: &file}, dlqread.ExportOptions{Read: dlqread.Options{Queue: r.DLQ}, File: "mem"})
+	data, err := dlqread.Export(context.Background(), dlqread.ExportDeps{Deps: dlqread.Deps{Dial: r.Dial}, Out: &file},
+		dlqread.ExportOptions{Read: dlqread.Options{Queue: r.DLQ}, File: "mem"})
 	must(t, err)
 	if data.Written != 30 {
 		t.Fatalf("exported %d", data.Written)
@@ -186,7 +188,8 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	for _, d := range got {
 		byID[d.MessageId] = d
 	}
-	if byID["m-00000"].Headers["typed"] != (amqp.Decimal{Scale: 3, Value: 12345}) || !bytes.Equal(byID["m-00001"].Body, []byte{0xff, 0x00, 0xfe}) {
+	if byID["m-00000"].Headers["typed"] != (amqp.Decimal{Scale: 3, Value: 12345}) ||
+		!bytes.Equal(byID["m-00001"].Body, []byte{0xff, 0x00, 0xfe}) {
 		t.Fatalf("types or bodies changed: %#v %v", byID["m-00000"].Headers["typed"], byID["m-00001"].Body)
 	}
 
@@ -213,7 +216,8 @@ func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
 	// One message already carries this run's id: it was replayed by this
 	// run and died again.
 	must(t, r.Ch.PublishWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{
-		MessageId: "again", Headers: amqp.Table{deadletter.HeaderReplayRun: o.Rewrite.Run, "x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
+		MessageId: "again", Headers: amqp.Table{deadletter.HeaderReplayRun: o.Rewrite.Run,
+			"x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
 	r.WaitCount(r.DLQ, 11)
 	res, err := o.run(context.Background())
 	must(t, err)

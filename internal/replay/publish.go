@@ -332,7 +332,8 @@ func (e *engine) channelClosed(err *amqp.Error) {
 	ex := quotedName(err.Reason)
 	e.refused = true
 	if e.runErr == nil {
-		e.runErr = &problem.Input{Why: "the broker refused a publish: " + err.Reason, Hint: "create the exchange or choose another destination with {To}; the messages are still in the DLQ"}
+		e.runErr = &problem.Input{Why: "the broker refused a publish: " + err.Reason,
+			Hint: "create the exchange or choose another destination with {To}; the messages are still in the DLQ"}
 	}
 	if e.stop == "" {
 		e.stop = "destination missing"

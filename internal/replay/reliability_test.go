@@ -353,12 +353,12 @@ func journalStarted(path string) bool {
 // stdout, stderr and exit.
 func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
 	t.Helper()
-	return replayClosingAfter(t, 0, bin, ctl, conn, args...)
+	return replayClosingWhen(t, nil, bin, ctl, conn, args...)
 }
 
-// replayClosingAfter is replayClosing with the close delay after the
-// connection is found.
-func replayClosingAfter(t *testing.T, delay time.Duration, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
+// replayClosingWhen is replayClosing that, once the connection is found,
+// waits for ready (nil: no wait) before the close.
+func replayClosingWhen(t *testing.T, ready func() bool, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
@@ -372,7 +372,9 @@ func replayClosingAfter(t *testing.T, delay time.Duration, bin, ctl, conn string
 	if pid == "" {
 		t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
 	}
-	time.Sleep(delay)
+	for ready != nil && !ready() {
+		time.Sleep(20 * time.Millisecond)
+	}
 	must(t, exec.Command(ctl, "close_connection", pid, "test: the broker closes a connection").Run())
 	return out, errOut, <-done
 }

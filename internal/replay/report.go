@@ -40,7 +40,8 @@ func (res *ReplayResult) Report() *findings.Report {
 		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ ({MaxBounces} allows it)")
 		rep.Findings[len(rep.Findings)-1].Severity = findings.Warn
 	case c.Arrived > res.MaxBounces && c.Replayed > 0 && !res.DryRun && res.StoppedBy != "count at start reached":
-		rep.Add(ruleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped (they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
+		rep.Add(ruleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped "+
+			"(they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
 	}
 	add(ruleDestMissing, c.DestinationMissing, "destination-missing", "%s not published: the destination does not exist (left in the DLQ)")
 	add(ruleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
@@ -72,7 +73,8 @@ func (res *ReplayResult) Report() *findings.Report {
 		if res.DryRun {
 			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
 		} else {
-			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
+			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: "+
+				"replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
 		}
 	}
 	return rep
@@ -95,7 +97,8 @@ func (res *ReplayResult) addParked(rep *findings.Report, subject string) {
 func (res *ReplayResult) addDestinations(rep *findings.Report) {
 	for _, d := range res.Destinations {
 		if d.Kind == "replay" && d.Target.Exchange != "" {
-			rep.Add(ruleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy", msgs(d.Messages), d.Target.Exchange)))
+			rep.Add(ruleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy",
+				msgs(d.Messages), d.Target.Exchange)))
 		}
 		if d.Exists != nil && !*d.Exists {
 			rep.Add(ruleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
@@ -140,8 +143,8 @@ func (res *ReplayResult) addAckLost(rep *findings.Report, subject string, ev []s
 		}
 		rep.Add(ruleAckLost.New(subject, msg+"; a {Resume} run settles each copy", evidence(ev)...))
 	case c.AckLost > 0 && res.AckLostExact && res.Lost != "":
-		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost (counted from the DLQ's depth after the connection was lost)",
-			msgs(c.AckLost)), evidence(ev)...))
+		const counted = "%s at the destination whose DLQ ack was lost (counted from the DLQ's depth after the connection was lost)"
+		rep.Add(ruleAckLost.New(subject, fmt.Sprintf(counted, msgs(c.AckLost)), evidence(ev)...))
 	case c.AckLost > 0:
 		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost", msgs(c.AckLost)), evidence(ev)...))
 	}
