@@ -29,10 +29,6 @@ var pendingFuncs = map[string]funcSize{
 // pendingLongLines counts, per file, the lines over maxLineChars when the
 // limit came in: a count may only go down.
 var pendingLongLines = map[string]int{
-	"internal/cli/audit/cache_test.go":             1,
-	"internal/cli/audit/incidentview.go":           1,
-	"internal/cli/audit/logs_test.go":              1,
-	"internal/cli/audit/logsview.go":               5,
 	"internal/cli/cmdutil/job.go":                  1,
 	"internal/cli/cmdutil/logflags.go":             4,
 	"internal/cli/cmdutil/postgres.go":             1,
