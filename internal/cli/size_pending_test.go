@@ -46,7 +46,6 @@ var pendingLongLines = map[string]int{
 	"internal/cli/inspect/storeview.go":            3,
 	"internal/cli/inspect/ttl_test.go":             2,
 	"internal/cli/inspect/ttlview.go":              12,
-	"internal/cli/keys/unstable.go":                3,
 	"internal/cli/layout_test.go":                  3,
 	"internal/cli/replay_html_test.go":             1,
 	"internal/cli/root.go":                         4,
