@@ -29,15 +29,6 @@ var pendingFuncs = map[string]funcSize{
 // pendingLongLines counts, per file, the lines over maxLineChars when the
 // limit came in: a count may only go down.
 var pendingLongLines = map[string]int{
-	"internal/cli/dlq/dlq.go":                      3,
-	"internal/cli/dlq/dlq_test.go":                 2,
-	"internal/cli/dlq/dlqview.go":                  1,
-	"internal/cli/dlq/peekview.go":                 2,
-	"internal/cli/dlq/replay.go":                   7,
-	"internal/cli/dlq/replaylanesview.go":          6,
-	"internal/cli/dlq/replaylanesview_test.go":     2,
-	"internal/cli/dlq/replayview.go":               1,
-	"internal/cli/dlq/statsview.go":                1,
 	"internal/cli/dlq_input_test.go":               2,
 	"internal/cli/doctor/doctor.go":                2,
 	"internal/cli/doctor/smoke_test.go":            2,

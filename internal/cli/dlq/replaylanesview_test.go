@@ -131,7 +131,8 @@ func TestReplayHTMLPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := page.String()
-	if strings.Count(s, `<tr data-part="`) != 1 || strings.Count(s, `<figure class="lanes">`) != 1 || !strings.Contains(s, `<section class="view">`) {
+	if strings.Count(s, `<tr data-part="`) != 1 || strings.Count(s, `<figure class="lanes">`) != 1 ||
+		!strings.Contains(s, `<section class="view">`) {
 		t.Errorf("page without its view, parts table or picture:\n%s", s)
 	}
 	if strings.Contains(s, "<b>m-1") || strings.Contains(s, "<i>w") {
@@ -144,7 +145,8 @@ func TestReplayHTMLPage(t *testing.T) {
 	}
 	page.Reset()
 	res.DryRun = false
-	if err := writeReplayHTML(&page, res, filepath.Join(dir, "missing")); err != nil || !strings.Contains(page.String(), "could not be read") {
+	err := writeReplayHTML(&page, res, filepath.Join(dir, "missing"))
+	if err != nil || !strings.Contains(page.String(), "could not be read") {
 		t.Errorf("an unreadable journal: %v\n%s", err, page.String())
 	}
 }
