@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -18,14 +17,7 @@ import (
 // (issue 27: 130 reported against 131 on a classic queue, 37 against 94
 // on a quorum queue, whose channel drops the acks it stashed).
 func TestAckLostCountedAfterBrokerClose(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	ctl, err := exec.LookPath("rabbitmqctl")
-	if err != nil {
-		t.Skip("no rabbitmqctl to close a connection from the broker side")
-	}
-	bin := buildDupctl(t)
+	bin, ctl := closingRig(t)
 	const n = 4000
 	for _, qt := range []string{"classic", "quorum"} {
 		t.Run(qt, func(t *testing.T) {
@@ -42,12 +34,7 @@ func TestAckLostCountedAfterBrokerClose(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 				t.Fatalf("exit %v, want 3:\n%s\n%s", err, out.String(), errOut.String())
 			}
-			var doc struct {
-				Data ReplayResult `json:"data"`
-			}
-			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-				t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
-			}
+			doc := summaryOf(t, out)
 			res, c := doc.Data, doc.Data.Counts
 			if res.Lost == "" || c.Replayed == 0 || c.Replayed == n {
 				t.Fatalf("the close did not fall mid-run: lost %q, replayed %d of %d", res.Lost, c.Replayed, n)
