@@ -11,8 +11,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/logs/console.go timestampLen": {75, 58},
 	// measured hot loop: BenchmarkLine (every JSON line)
 	"internal/logs/extract.go extractor.object": {110, 41},
-	// writes one incident's lines in order, a case per incident kind (test logs)
-	"internal/logs/loggen/loggen.go gen.incident": {145, 16},
 	// measured hot loop: BenchmarkParseRFC3339 vs BenchmarkTimeParse (every timestamp, without time.Parse)
 	"internal/logs/normalize.go parseRFC3339": {88, 50},
 	// reads one source into chunks: format detection, decompression, wrapping
