@@ -13,8 +13,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/logs/extract.go extractor.object": {110, 41},
 	// measured hot loop: BenchmarkParseRFC3339 vs BenchmarkTimeParse (every timestamp, without time.Parse)
 	"internal/logs/normalize.go parseRFC3339": {88, 50},
-	// reads one source into chunks: format detection, decompression, wrapping
-	"internal/logs/scan.go chunkReader.source": {85, 20},
 	// an AMQP frame decoder: one case per frame type
 	"internal/sim/chaos/amqpproxy/frame.go Decode": {70, 28},
 	// the PostgreSQL protocol's client messages, one case each
