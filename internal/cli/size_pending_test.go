@@ -13,8 +13,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/logs/extract.go extractor.object": {110, 41},
 	// measured hot loop: BenchmarkParseRFC3339 vs BenchmarkTimeParse (every timestamp, without time.Parse)
 	"internal/logs/normalize.go parseRFC3339": {88, 50},
-	// an AMQP frame decoder: one case per frame type
-	"internal/sim/chaos/amqpproxy/frame.go Decode": {70, 28},
 	// the PostgreSQL protocol's client messages, one case each
 	"internal/sim/chaos/pgproxy/proxy.go pumps.ClientToServer": {82, 27},
 	// a table: the scenarios, one literal each (149 lines before its long
@@ -95,8 +93,6 @@ var pendingLongLines = map[string]int{
 	"internal/replay/report_test.go":               1,
 	"internal/replay/rewrite_test.go":              1,
 	"internal/replay/rules.go":                     1,
-	"internal/sim/chaos/amqpproxy/frame.go":        1,
-	"internal/sim/chaos/amqpproxy/proxy_test.go":   1,
 	"internal/sim/chaos/chaos.go":                  4,
 	"internal/sim/chaos/chaos_test.go":             3,
 	"internal/sim/chaos/condition.go":              1,
