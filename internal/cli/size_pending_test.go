@@ -13,8 +13,6 @@ var pendingFuncs = map[string]funcSize{
 	"internal/logs/extract.go extractor.object": {110, 41},
 	// measured hot loop: BenchmarkParseRFC3339 vs BenchmarkTimeParse (every timestamp, without time.Parse)
 	"internal/logs/normalize.go parseRFC3339": {88, 50},
-	// the PostgreSQL protocol's client messages, one case each
-	"internal/sim/chaos/pgproxy/proxy.go pumps.ClientToServer": {82, 27},
 	// a table: the scenarios, one literal each (149 lines before its long
 	// lines were wrapped, issue 28's second pass)
 	"internal/sim/scenario.go Scenarios": {154, 1},
