@@ -64,8 +64,6 @@ var pendingLongLines = map[string]int{
 	"internal/doctor/topology/topology.go":         14,
 	"internal/doctor/topology/topology_test.go":    1,
 	"internal/inspect/ttl/logs_test.go":            7,
-	"internal/logs/console.go":                     1,
-	"internal/logs/loggen/msgrender.go":            3,
 	"internal/platform/report/html.go":             3,
 	"internal/platform/report/jsonstream_test.go":  3,
 	"internal/platform/report/lanes.go":            1,
