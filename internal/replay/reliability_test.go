@@ -353,6 +353,13 @@ func journalStarted(path string) bool {
 // stdout, stderr and exit.
 func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
 	t.Helper()
+	return replayClosingWhen(t, nil, bin, ctl, conn, args...)
+}
+
+// replayClosingWhen is replayClosing that, once the connection is found,
+// waits for ready (nil: no wait) before the close.
+func replayClosingWhen(t *testing.T, ready func() bool, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
@@ -364,6 +371,9 @@ func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, er
 	pid := findConnection(ctl, conn, exited)
 	if pid == "" {
 		t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
+	}
+	for ready != nil && !ready() {
+		time.Sleep(20 * time.Millisecond)
 	}
 	must(t, exec.Command(ctl, "close_connection", pid, "test: the broker closes a connection").Run())
 	return out, errOut, <-done
