@@ -11,16 +11,8 @@ var pendingFuncs = map[string]funcSize{
 	"internal/logs/console.go timestampLen": {75, 58},
 	// measured hot loop: BenchmarkLine (every JSON line)
 	"internal/logs/extract.go extractor.object": {110, 41},
-	// writes one incident's lines in order, a case per incident kind (test logs)
-	"internal/logs/loggen/loggen.go gen.incident": {145, 16},
 	// measured hot loop: BenchmarkParseRFC3339 vs BenchmarkTimeParse (every timestamp, without time.Parse)
 	"internal/logs/normalize.go parseRFC3339": {88, 50},
-	// reads one source into chunks: format detection, decompression, wrapping
-	"internal/logs/scan.go chunkReader.source": {85, 20},
-	// an AMQP frame decoder: one case per frame type
-	"internal/sim/chaos/amqpproxy/frame.go Decode": {70, 28},
-	// the PostgreSQL protocol's client messages, one case each
-	"internal/sim/chaos/pgproxy/proxy.go pumps.ClientToServer": {82, 27},
 	// a table: the scenarios, one literal each (149 lines before its long
 	// lines were wrapped, issue 28's second pass)
 	"internal/sim/scenario.go Scenarios": {154, 1},
@@ -40,15 +32,11 @@ var pendingLongLines = map[string]int{
 	"internal/doctor/topology/topology.go":        14,
 	"internal/doctor/topology/topology_test.go":   1,
 	"internal/inspect/ttl/logs_test.go":           7,
-	"internal/logs/console.go":                    1,
-	"internal/logs/loggen/msgrender.go":           3,
 	"internal/replay/dlqread/consumer_test.go":    1,
 	"internal/replay/dlqread/export.go":           1,
 	"internal/replay/dlqread/report.go":           2,
 	"internal/replay/dlqread/rules.go":            7,
 	"internal/replay/dlqread/stats.go":            3,
-	"internal/sim/chaos/amqpproxy/frame.go":       1,
-	"internal/sim/chaos/amqpproxy/proxy_test.go":  1,
 	"internal/sim/chaos/chaos.go":                 4,
 	"internal/sim/chaos/chaos_test.go":            3,
 	"internal/sim/chaos/condition.go":             1,
