@@ -27,7 +27,8 @@ func TestReplayInputIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	badUTF8 := filepath.Join(dir, "bad.jsonl")
-	rec := `{"format":"dupctl-dlq-export/1","properties":{"message_id":"m-` + "\xff\xfe" + `"},"body_encoding":"text","body":"x","body_bytes":1}` + "\n"
+	rec := `{"format":"dupctl-dlq-export/1","properties":{"message_id":"m-` + "\xff\xfe" +
+		`"},"body_encoding":"text","body":"x","body_bytes":1}` + "\n"
 	if err := os.WriteFile(badUTF8, []byte(rec), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,8 @@ func TestReplayInputIsBounded(t *testing.T) {
 		{"dlq replay --from-file " + fifo + " --timeout 1s --amqp-url " + amqpURL, 0, 3, "timed out", 30 * time.Second},
 		{"dlq replay --from-file " + fifo + " --amqp-url " + amqpURL, 500 * time.Millisecond, 130, "interrupted", 30 * time.Second},
 		{"dlq replay --from-file " + badUTF8 + " --amqp-url " + amqpURL, 0, 2, "not valid UTF-8", 30 * time.Second},
-		{"dlq replay --from-file " + badUTF8 + " --resume " + bigJournal + " --yes --amqp-url " + amqpURL, 0, 2, "longer than 1048576 bytes", 30 * time.Second},
+		{"dlq replay --from-file " + badUTF8 + " --resume " + bigJournal + " --yes --amqp-url " + amqpURL,
+			0, 2, "longer than 1048576 bytes", 30 * time.Second},
 		{"dlq replay --queue q --rate NaN --amqp-url " + amqpURL, 0, 2, "--rate NaN: want a finite number", 30 * time.Second},
 		{"dlq replay --queue q --rate +Inf --amqp-url " + amqpURL, 0, 2, "--rate +Inf: want a finite number", 30 * time.Second},
 		{"dlq replay --queue q --where body.a..b=1 --amqp-url " + amqpURL, 0, 2, "an empty step in the body path", 30 * time.Second},

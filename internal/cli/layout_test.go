@@ -73,7 +73,8 @@ func TestLayoutCapabilitiesKnowNothingOfTheCLI(t *testing.T) {
 		_, pending := pendingCapabilities[pkg]
 		switch {
 		case len(bad) > 0 && !pending:
-			t.Errorf("%s depends on %s: capabilities return data and typed errors (platform/problem); rendering and exit codes belong to internal/cli", pkg, strings.Join(bad, ", "))
+			t.Errorf("%s depends on %s: capabilities return data and typed errors (platform/problem); "+
+				"rendering and exit codes belong to internal/cli", pkg, strings.Join(bad, ", "))
 		case len(bad) == 0 && pending:
 			t.Errorf("%s no longer depends on the CLI: remove it from pendingCapabilities", pkg)
 		}
@@ -114,7 +115,8 @@ func TestLayoutVerbsLiveWhereTheirNameSays(t *testing.T) {
 	n := 0
 	walk = func(c *cobra.Command, path []string) {
 		for _, sub := range c.Commands() {
-			if sub.Name() == "help" || sub.Name() == "completion" || !sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() && sub.RunE == nil {
+			if sub.Name() == "help" || sub.Name() == "completion" ||
+				!sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() && sub.RunE == nil {
 				continue
 			}
 			p := append(slices.Clone(path), sub.Name())
@@ -134,7 +136,8 @@ func TestLayoutVerbsLiveWhereTheirNameSays(t *testing.T) {
 				want = []string{strings.Join(p, "/") + ".go"}
 			}
 			if !slices.Contains(want, file) {
-				t.Errorf("dupctl %s is built in internal/cli/%s, want internal/cli/%s", strings.Join(p, " "), file, strings.Join(want, " or internal/cli/"))
+				t.Errorf("dupctl %s is built in internal/cli/%s, want internal/cli/%s",
+					strings.Join(p, " "), file, strings.Join(want, " or internal/cli/"))
 			}
 		}
 	}

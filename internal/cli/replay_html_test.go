@@ -82,7 +82,8 @@ func TestReplayHTML(t *testing.T) {
 	if code == 2 {
 		t.Fatalf("part 1: exit %d: %s%s", code, stdout, stderr)
 	}
-	runToFile(t, "dlq", "replay", "--queue", dlq, "--resume", jpath, "--yes", "--max-bounces", "5", "--amqp-url", testenv.AMQP.ConnURL(), "--html", html)
+	runToFile(t, "dlq", "replay", "--queue", dlq, "--resume", jpath, "--yes", "--max-bounces", "5",
+		"--amqp-url", testenv.AMQP.ConnURL(), "--html", html)
 	fh, err := os.Open(jpath)
 	if err != nil {
 		t.Fatal(err)

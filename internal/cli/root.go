@@ -146,7 +146,8 @@ func errorLine(f *cmdutil.Factory, cmd *cobra.Command, err error, code int, befo
 	}
 	var coded *exitcode.Error
 	var input *problem.Input
-	if beforeRun && code == exitcode.Usage && cmd != nil && !errors.As(err, &coded) && !errors.As(err, &input) && !strings.Contains(msg, "--help") {
+	if beforeRun && code == exitcode.Usage && cmd != nil && !errors.As(err, &coded) && !errors.As(err, &input) &&
+		!strings.Contains(msg, "--help") {
 		// cobra's own errors (unknown command, wrong arguments) say what
 		// but not where to look.
 		msg += fmt.Sprintf(" (see '%s --help')", cmd.CommandPath())
@@ -232,7 +233,8 @@ check.` + exitStatusBlock,
 	})
 
 	pf := root.PersistentFlags()
-	pf.StringArrayVarP(&outputs, "output", "o", []string{report.FormatTable}, "output format: "+strings.Join(report.Formats, ", ")+"; FORMAT=PATH writes it to a file (repeat for several, e.g. -o table -o junit=ci.xml)")
+	pf.StringArrayVarP(&outputs, "output", "o", []string{report.FormatTable}, "output format: "+strings.Join(report.Formats, ", ")+
+		"; FORMAT=PATH writes it to a file (repeat for several, e.g. -o table -o junit=ci.xml)")
 	pf.StringVar(&html, "html", "", "also write a self-contained HTML report to this file (as -o html=FILE)")
 	pf.StringVar(&g.FailOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warn, info or none")
 	pf.IntVar(&g.MarkdownLimit, "md-limit", 0,
@@ -244,8 +246,10 @@ check.` + exitStatusBlock,
 	pf.StringVar(&g.DatabaseURL, "database-url", "", "PostgreSQL URL (env DUPCTL_DATABASE_URL, DATABASE_URL)")
 	pf.StringVar(&g.AMQPURL, "amqp-url", "",
 		"RabbitMQ AMQP URL; a cluster's addresses as amqp://u:p@h1:5672,h2:5672/vhost or comma-separated URLs (env DUPCTL_AMQP_URL, AMQP_URL)")
-	pf.StringVar(&g.Job, "job", "", "a job of dupctl.yaml: its queue, DLQ, lock pattern, table, cache pattern, logs, TTL and durations fill the flags not given (default: the only job, when there is one)")
-	pf.StringVar(&g.ConfigPath, "config", "", "dupctl.yaml with connections, job types and the allow-list (env DUPCTL_CONFIG; default ./dupctl.yaml if present)")
+	pf.StringVar(&g.Job, "job", "", "a job of dupctl.yaml: its queue, DLQ, lock pattern, table, cache pattern, logs, TTL and durations "+
+		"fill the flags not given (default: the only job, when there is one)")
+	pf.StringVar(&g.ConfigPath, "config", "",
+		"dupctl.yaml with connections, job types and the allow-list (env DUPCTL_CONFIG; default ./dupctl.yaml if present)")
 	cmdutil.FieldFlags(root, map[string]string{"AMQPURL": "amqp-url"})
 	_ = root.RegisterFlagCompletionFunc("output", fixedCompletion(report.Formats...))
 	_ = root.RegisterFlagCompletionFunc("fail-on", fixedCompletion("error", "warn", "info", "none"))

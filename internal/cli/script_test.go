@@ -39,7 +39,8 @@ func TestScript(t *testing.T) {
 			// directory, wherever HOME points.
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, ".state"))
 			// Connection settings come only from what a script sets.
-			for _, k := range []string{"REDIS_URL", "DATABASE_URL", "AMQP_URL", "DUPCTL_REDIS_URL", "DUPCTL_DATABASE_URL", "DUPCTL_AMQP_URL", "CI", "CLICOLOR_FORCE"} {
+			for _, k := range []string{"REDIS_URL", "DATABASE_URL", "AMQP_URL", "DUPCTL_REDIS_URL", "DUPCTL_DATABASE_URL", "DUPCTL_AMQP_URL",
+				"CI", "CLICOLOR_FORCE"} {
 				env.Setenv(k, "")
 			}
 			return testenv.SetupScript(env)

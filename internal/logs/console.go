@@ -10,8 +10,9 @@ import (
 // some of pid, thread and logger, then the message). Shapes, as the
 // libraries document them:
 //
-//	Spring Boot 3.x  2025-05-10T01:34:33.608Z  INFO 88909 --- [myapp] [           main] o.s.b.d.f.logexample.MyApplication       : Starting ...
-//	                 (docs.spring.io/spring-boot/reference/features/logging.html, "Log Format")
+//	Spring Boot 3.x
+//	    2025-05-10T01:34:33.608Z  INFO 88909 --- [myapp] [           main] o.s.b.d.f.logexample.MyApplication       : Starting ...
+//	    (docs.spring.io/spring-boot/reference/features/logging.html, "Log Format")
 //	Spring Boot 2.x  2019-03-05 10:57:51.112  INFO 45469 --- [           main] org.apache.catalina.core.StandardEngine  : Starting ...
 //	logback default  09:07:50.215 [main] INFO  c.e.PaymentListener - message   (%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - %msg%n)
 //	log4j2           2026-12-02 09:07:50.215 [main] INFO  c.e.PaymentListener - message

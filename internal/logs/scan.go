@@ -447,6 +447,8 @@ func (r *chunkReader) run(ctx context.Context, sources []Source) error {
 	return nil
 }
 
+// source reads one source: open, decompress, detect its format, then cut
+// it into chunks.
 func (r *chunkReader) source(ctx context.Context, s Source) error {
 	rc, err := s.Open(ctx)
 	if err != nil {
@@ -461,36 +463,19 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 	spec := r.formatOf(in)
 	r.formats = append(r.formats, SourceFormat{Source: s.Name(), Format: spec.format.String(), Inner: innerName(spec),
 		Layout: spec.layout, Forced: r.o.Format != FormatAuto})
+	return r.chunks(ctx, s.Name(), in, spec)
+}
+
+// chunks cuts a source's decoded stream into chunks that end at a line
+// boundary and hands them to the workers.
+func (r *chunkReader) chunks(ctx context.Context, name string, in io.Reader, spec formatSpec) error {
 	var carry []byte
 	line := int64(1)
 	for {
 		bp := r.pool.Get().(*[]byte)
-		buf := append((*bp)[:0], carry...)
-		eof := false
-		// Fill up to the chunk size (not the buffer's capacity, so that
-		// every pass cuts the same chunks); while no newline is in, grow,
-		// so that a line of any length fits in one chunk. carry holds no
-		// newline, so only newly read bytes need looking at.
-		target := max(r.o.ChunkSize, len(buf)+1)
-		for {
-			if cap(buf) < target {
-				nb := make([]byte, len(buf), target)
-				copy(nb, buf)
-				buf = nb
-			}
-			n, err := io.ReadFull(in, buf[len(buf):target])
-			buf = buf[:len(buf)+n]
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				eof = true
-				break
-			}
-			if err != nil {
-				return &SourceError{Name: s.Name(), Op: "read", Err: err}
-			}
-			if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
-				break
-			}
-			target *= 2
+		buf, eof, err := r.fill(in, append((*bp)[:0], carry...))
+		if err != nil {
+			return &SourceError{Name: name, Op: "read", Err: err}
 		}
 		cut := len(buf)
 		if !eof {
@@ -500,29 +485,16 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 		data := buf[:cut]
 		*bp = buf
 		if len(data) > 0 {
+			c := &chunk{index: r.index, source: name, firstLine: line, data: data, buf: bp, spec: spec, qualify: r.sources > 1}
 			nl := int64(bytes.Count(data, []byte{'\n'}))
 			if data[len(data)-1] != '\n' {
 				nl++
 			}
-			c := &chunk{index: r.index, source: s.Name(), firstLine: line, data: data, buf: bp, spec: spec, qualify: r.sources > 1}
 			r.index++
 			line += nl
 			r.lines += nl
-			if r.o.Parse == nil || r.o.Parse(c.index) {
-				c.seq = r.seq
-				r.seq++
-				select {
-				case r.inflight <- struct{}{}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				select {
-				case r.work <- c:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			} else {
-				r.pool.Put(bp)
+			if err := r.send(ctx, c); err != nil {
+				return err
 			}
 		} else {
 			r.pool.Put(bp)
@@ -531,6 +503,56 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 			return nil
 		}
 	}
+}
+
+// fill reads into buf (which starts with the carry of the last chunk) up
+// to the chunk size (not the buffer's capacity, so that every pass cuts
+// the same chunks); while no newline is in, it grows, so that a line of
+// any length fits in one chunk. The carry holds no newline, so only newly
+// read bytes need looking at. eof: the source is done.
+func (r *chunkReader) fill(in io.Reader, buf []byte) (_ []byte, eof bool, _ error) {
+	target := max(r.o.ChunkSize, len(buf)+1)
+	for {
+		if cap(buf) < target {
+			nb := make([]byte, len(buf), target)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := io.ReadFull(in, buf[len(buf):target])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return buf, true, nil
+		}
+		if err != nil {
+			return buf, false, err
+		}
+		if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
+			return buf, false, nil
+		}
+		target *= 2
+	}
+}
+
+// send hands c to the workers, or back to the pool when the options skip
+// it (Options.Parse).
+func (r *chunkReader) send(ctx context.Context, c *chunk) error {
+	if r.o.Parse != nil && !r.o.Parse(c.index) {
+		r.pool.Put(c.buf)
+		return nil
+	}
+	c.seq = r.seq
+	r.seq++
+	select {
+	case r.inflight <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case r.work <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // formatOf is the format a source is read in: forced by the options, or

@@ -90,6 +90,11 @@ type engine struct {
 	// consNode and pubNode are the addresses of the nodes the consumer
 	// and the publisher connections reached.
 	consNode, pubNode string
+	// consumerGone is set when the consumer's channel or connection went
+	// away; unsentAcks counts the DLQ acks that certainly never left
+	// (acklost.go).
+	consumerGone bool
+	unsentAcks   int
 }
 
 func (e *engine) open(ctx context.Context) (source, error) {
@@ -110,7 +115,8 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if st.Consumers > 0 && e.o.Yes {
 		conn.Close()
 		return nil, &problem.Input{Field: "Queue", Value: e.o.Queue, Quote: true,
-			Why:  fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)", english.Count(st.Consumers, "consumer", "consumers")),
+			Why: fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)",
+				english.Count(st.Consumers, "consumer", "consumers")),
 			Hint: "stop it, then run again"}
 	}
 	window := e.o.Window
@@ -344,6 +350,7 @@ func (l *runLoop) received(ctx context.Context, si consume.Item, ok bool, in <-c
 func (l *runLoop) consumerLost() {
 	e := l.e
 	l.srcClosed = nil
+	e.consumerGone = true
 	if e.lost == "" {
 		e.lost = "consumer connection closed"
 	}
@@ -396,12 +403,15 @@ func (e *engine) handle(ctx context.Context, batch []consume.Item, meter progres
 	items := make([]*item, 0, len(batch))
 	bound := e.src.bound()
 	for _, si := range batch {
-		if err := e.src.seen(si); err != nil && e.lost == "" {
+		if err := e.src.seen(si); err != nil {
 			// The consumer could not restart with a new prefetch: stop
 			// reading, as when its channel closes (the batch in hand goes
 			// on; an ack that then fails is journaled as ack-lost).
-			e.lost = "consumer: " + err.Error()
-			e.stop = "connection lost"
+			e.consumerGone = true
+			if e.lost == "" {
+				e.lost = "consumer: " + err.Error()
+				e.stop = "connection lost"
+			}
 		}
 		e.res.Counts.Read++
 		meter.Add(1)
@@ -501,16 +511,26 @@ func (e *engine) finish(ctx context.Context) {
 		_ = e.src.seen(si) // stopped: records the tag, never restarts
 		_ = e.src.hold(&item{m: si.Msg, d: si.Delivery})
 	}
-	if err := e.src.release(); err != nil && e.lost == "" {
-		e.lost = "requeue held messages: " + err.Error()
+	if err := e.src.release(); err != nil {
+		e.consumerGone = true
+		if e.lost == "" {
+			e.lost = "requeue held messages: " + err.Error()
+		}
 	}
 	res := e.res
 	res.Settled = true
 	seen := false // the DLQ was seen to apply every ack and requeue
-	if e.lost == "" {
+	switch {
+	case !e.consumerGone:
+		// Only the publisher went (or nothing): the consumer's channel is
+		// still open, so the DLQ can still be seen to apply its acks.
 		sctx, budget := consume.SettleContext(ctx, e.o.DrainGrace)
 		res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
 		seen = res.Settled
+		res.AckLostExact = res.Settled || e.src.acked() == 0
+	default:
+		res.Settled = false
+		seen = e.countLostAcks(ctx)
 	}
 	if e.stop == "" {
 		e.stop = e.src.endReason()

@@ -77,7 +77,8 @@ func TestReplayMovesEveryMessageHome(t *testing.T) {
 				t.Fatalf("work queue has %d, want 50", len(got))
 			}
 			m := got[0]
-			if m.MessageId != "m-00000" || m.Headers[deadletter.HeaderReplayRun] != o.Rewrite.Run || m.Headers[deadletter.HeaderReplayCount] != int64(1) {
+			if m.MessageId != "m-00000" || m.Headers[deadletter.HeaderReplayRun] != o.Rewrite.Run ||
+				m.Headers[deadletter.HeaderReplayCount] != int64(1) {
 				t.Fatalf("replayed headers: id %q %v", m.MessageId, m.Headers)
 			}
 			if _, ok := m.Headers["x-death"]; ok {
@@ -161,7 +162,8 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	msgs[1].Body = []byte{0xff, 0x00, 0xfe}
 	r.DeadLetter(msgs)
 	var file dlqtest.MemFile
-	data, err := dlqread.Export(context.Background(), dlqread.ExportDeps{Deps: dlqread.Deps{Dial: r.Dial}, Out: &file}, dlqread.ExportOptions{Read: dlqread.Options{Queue: r.DLQ}, File: "mem"})
+	data, err := dlqread.Export(context.Background(), dlqread.ExportDeps{Deps: dlqread.Deps{Dial: r.Dial}, Out: &file},
+		dlqread.ExportOptions{Read: dlqread.Options{Queue: r.DLQ}, File: "mem"})
 	must(t, err)
 	if data.Written != 30 {
 		t.Fatalf("exported %d", data.Written)
@@ -186,7 +188,8 @@ func TestExportThenReplayFromFile(t *testing.T) {
 	for _, d := range got {
 		byID[d.MessageId] = d
 	}
-	if byID["m-00000"].Headers["typed"] != (amqp.Decimal{Scale: 3, Value: 12345}) || !bytes.Equal(byID["m-00001"].Body, []byte{0xff, 0x00, 0xfe}) {
+	if byID["m-00000"].Headers["typed"] != (amqp.Decimal{Scale: 3, Value: 12345}) ||
+		!bytes.Equal(byID["m-00001"].Body, []byte{0xff, 0x00, 0xfe}) {
 		t.Fatalf("types or bodies changed: %#v %v", byID["m-00000"].Headers["typed"], byID["m-00001"].Body)
 	}
 
@@ -213,7 +216,8 @@ func TestReplayStopsWhenItsMessagesComeBack(t *testing.T) {
 	// One message already carries this run's id: it was replayed by this
 	// run and died again.
 	must(t, r.Ch.PublishWithContext(context.Background(), "", r.DLQ, false, false, amqp.Publishing{
-		MessageId: "again", Headers: amqp.Table{deadletter.HeaderReplayRun: o.Rewrite.Run, "x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
+		MessageId: "again", Headers: amqp.Table{deadletter.HeaderReplayRun: o.Rewrite.Run,
+			"x-death": []any{amqp.Table{"queue": r.Work, "reason": "rejected"}}}}))
 	r.WaitCount(r.DLQ, 11)
 	res, err := o.run(context.Background())
 	must(t, err)
@@ -263,9 +267,10 @@ func TestHeldMessagesNeverStallTheWindow(t *testing.T) {
 
 // An exchange deleted mid-run makes the broker close the publishing
 // channel with 404 NOT_FOUND. The run stops with that reason (an input
-// error, not a lost connection); the publishes to the missing exchange
-// are refused, not in doubt, and every message is at the destination or
-// still in the DLQ.
+// error, not a lost connection); the publishes to it still unconfirmed
+// are in doubt (those before the deletion were routed: under load, 2 of
+// them were at the destination), and every message is at the
+// destination or still in the DLQ, none lost.
 func TestReplayStopsOnAnExchangeDeletedMidRun(t *testing.T) {
 	r := dlqtest.NewRig(t, "")
 	r.DeadLetter(dlqtest.Jobs(300))
@@ -288,17 +293,21 @@ func TestReplayStopsOnAnExchangeDeletedMidRun(t *testing.T) {
 	if !errors.As(err, &in) || !strings.Contains(in.Why, "NOT_FOUND") {
 		t.Fatalf("error %v (%T), want bad input carrying the broker's NOT_FOUND", err, err)
 	}
-	if res.Lost != "" || res.Counts.InDoubt != 0 || res.StoppedBy != "destination missing" {
-		t.Fatalf("lost %q, stopped by %q, counts %+v", res.Lost, res.StoppedBy, res.Counts)
+	c := res.Counts
+	if res.Lost != "" || res.StoppedBy != "destination missing" || c.DestinationMissing != 0 {
+		t.Fatalf("lost %q, stopped by %q, counts %+v", res.Lost, res.StoppedBy, c)
 	}
 	waitNoConsumers(t, r)
-	if work, dlq := r.Count(r.Work), r.Count(r.DLQ); work != res.Counts.Replayed || work+dlq != 300 {
-		t.Fatalf("%d at the destination (replayed %d) + %d in the DLQ, want 300", work, res.Counts.Replayed, dlq)
+	// Replayed ones are at the destination and gone from the DLQ; one in
+	// doubt is in the DLQ and may be at the destination too.
+	work, dlq := r.Count(r.Work), r.Count(r.DLQ)
+	if work < c.Replayed || work > c.Replayed+c.InDoubt || dlq != 300-c.Replayed {
+		t.Fatalf("%d at the destination + %d in the DLQ; replayed %d, in doubt %d", work, dlq, c.Replayed, c.InDoubt)
 	}
 	st, err := journal.Read(bytes.NewReader(jf.Bytes()))
 	must(t, err)
-	if st.Count(journal.OutcomeDoubt) != 0 {
-		t.Fatalf("journal: %d in doubt", st.Count(journal.OutcomeDoubt))
+	if st.Count(journal.OutcomeDoubt) != c.InDoubt {
+		t.Fatalf("journal: %d in doubt, the result %d", st.Count(journal.OutcomeDoubt), c.InDoubt)
 	}
 }
 

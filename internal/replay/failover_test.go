@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
 	"errors"
 	"net/url"
 	"os/exec"
@@ -61,14 +60,7 @@ func TestMergePartsKeepsTheAccount(t *testing.T) {
 // is in the DLQ. (The real failover, a quorum leader's node stopped, is
 // TestRabbitClusterReplayLeaderStopped.)
 func TestReplayFailsOverToTheNextAddress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	ctl, err := exec.LookPath("rabbitmqctl")
-	if err != nil {
-		t.Skip("no rabbitmqctl to close a connection from the broker side")
-	}
-	bin := buildDupctl(t)
+	bin, ctl := closingRig(t)
 	for _, role := range []string{"consume", "publish"} {
 		t.Run(role, func(t *testing.T) {
 			r := dlqtest.NewRig(t, "")
@@ -85,12 +77,7 @@ func TestReplayFailsOverToTheNextAddress(t *testing.T) {
 			if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
 				t.Fatalf("exit %v, want 0, or 1 for messages in doubt:\n%s\n%s", err, out.String(), errOut.String())
 			}
-			var doc struct {
-				Data ReplayResult `json:"data"`
-			}
-			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-				t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
-			}
+			doc := summaryOf(t, out)
 			res, c := doc.Data, doc.Data.Counts
 			if len(res.Failovers) != 1 || res.Failovers[0].TookOver == "" || res.Lost != "" ||
 				!strings.Contains(out.String(), "DLQ_REPLAY_FAILOVER") {

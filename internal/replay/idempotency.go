@@ -39,7 +39,8 @@ func (p *PGIdempotency) Prepare(ctx context.Context) error {
 		return fmt.Errorf("idempotency table %s has no column %s (or is not visible): %w", p.Table, p.KeyColumn, err)
 	}
 	var ok bool
-	if err := p.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)`,
+	const hasColumn = `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)`
+	if err := p.Pool.QueryRow(ctx, hasColumn,
 		tbl, p.Status).Scan(&ok); err != nil || !ok {
 		return fmt.Errorf("idempotency table %s has no status column %s", p.Table, p.Status)
 	}

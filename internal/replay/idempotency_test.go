@@ -40,7 +40,8 @@ func TestSkipSucceededLeavesOrParksFinishedJobs(t *testing.T) {
 			r := dlqtest.NewRig(t, "")
 			r.DeadLetter(dlqtest.Jobs(20))
 			o, _ := replayOpts(r, true)
-			o.Idempotency = &PGIdempotency{Pool: pool, Table: schema + ".payments", KeyColumn: "idempotency_key", Status: "status", Done: "SUCCEEDED"}
+			o.Idempotency = &PGIdempotency{Pool: pool, Table: schema + ".payments", KeyColumn: "idempotency_key",
+				Status: "status", Done: "SUCCEEDED"}
 			o.IdempotencyKeys = classify.DefaultIdempotencyFields
 			o.ParkSucceeded = park
 			res, err := o.run(ctx)

@@ -70,7 +70,8 @@ func TestResumeFromAFileReplaysEveryIdenticalCopy(t *testing.T) {
 	r := dlqtest.NewRig(t, "")
 	r.DeadLetter(identical(20, "file"))
 	var file dlqtest.MemFile
-	_, err := dlqread.Export(context.Background(), dlqread.ExportDeps{Deps: dlqread.Deps{Dial: r.Dial}, Out: &file}, dlqread.ExportOptions{Read: dlqread.Options{Queue: r.DLQ}, File: "mem"})
+	_, err := dlqread.Export(context.Background(), dlqread.ExportDeps{Deps: dlqread.Deps{Dial: r.Dial}, Out: &file},
+		dlqread.ExportOptions{Read: dlqread.Options{Queue: r.DLQ}, File: "mem"})
 	must(t, err)
 	to, keep, err := classify.ParseTo(":" + r.Work)
 	must(t, err)

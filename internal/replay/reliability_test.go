@@ -104,13 +104,7 @@ var sink atomic.Uint64
 
 func reliability(t *testing.T, queueType string, sc soak) {
 	r := dlqtest.NewRig(t, queueType)
-	ctl, err := exec.LookPath("rabbitmqctl")
-	if err != nil {
-		if testenv.Required() {
-			t.Fatal("rabbitmqctl is needed to close connections from the broker side")
-		}
-		t.Skip("no rabbitmqctl")
-	}
+	ctl := rabbitmqctl(t)
 	bin := buildDupctl(t)
 	start := time.Now()
 
@@ -348,10 +342,53 @@ func journalStarted(path string) bool {
 	return err == nil
 }
 
+// closingRig is what a test that has the broker close dupctl's
+// connection needs: the binary and rabbitmqctl (it skips without them).
+func closingRig(t *testing.T) (bin, ctl string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	return buildDupctl(t), rabbitmqctl(t)
+}
+
+// rabbitmqctl is the path of rabbitmqctl, which closes connections from
+// the broker side (a test needing it fails without it when integration
+// tests are required, and skips otherwise).
+func rabbitmqctl(t *testing.T) string {
+	t.Helper()
+	ctl, err := exec.LookPath("rabbitmqctl")
+	if err != nil {
+		if testenv.Required() {
+			t.Fatal("rabbitmqctl is needed to close connections from the broker side")
+		}
+		t.Skip("no rabbitmqctl to close a connection from the broker side")
+	}
+	return ctl
+}
+
+// summaryOf is the JSON summary a run wrote on stdout.
+func summaryOf(t *testing.T, out *bytes.Buffer) (doc struct {
+	Data ReplayResult `json:"data"`
+}) {
+	t.Helper()
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
+	}
+	return doc
+}
+
 // replayClosing runs dupctl with args and, once the broker lists its
 // connection named conn, has the broker close it; it returns the run's
 // stdout, stderr and exit.
 func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
+	t.Helper()
+	return replayClosingWhen(t, nil, bin, ctl, conn, args...)
+}
+
+// replayClosingWhen is replayClosing that, once the connection is found,
+// waits for ready (nil: no wait) before the close.
+func replayClosingWhen(t *testing.T, ready func() bool, bin, ctl, conn string, args ...string) (out, errOut *bytes.Buffer, err error) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
@@ -364,6 +401,9 @@ func replayClosing(t *testing.T, bin, ctl, conn string, args ...string) (out, er
 	pid := findConnection(ctl, conn, exited)
 	if pid == "" {
 		t.Fatalf("the replay ended before its connection was found: %s", errOut.String())
+	}
+	for ready != nil && !ready() {
+		time.Sleep(20 * time.Millisecond)
 	}
 	must(t, exec.Command(ctl, "close_connection", pid, "test: the broker closes a connection").Run())
 	return out, errOut, <-done
@@ -554,14 +594,7 @@ func TestConfirmsAreJournaledAsTheyArrive(t *testing.T) {
 // the format asked for, as table and as JSON (issue 27: stdout was empty
 // on exit 2 and 3; the counts were only in the journal).
 func TestReplaySummaryOnEveryExit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary")
-	}
-	ctl, err := exec.LookPath("rabbitmqctl")
-	if err != nil {
-		t.Skip("no rabbitmqctl to close a connection from the broker side")
-	}
-	bin := buildDupctl(t)
+	bin, ctl := closingRig(t)
 	for _, format := range []string{"json", "table"} {
 		t.Run(format, func(t *testing.T) {
 			r := dlqtest.NewRig(t, "")
@@ -579,12 +612,7 @@ func TestReplaySummaryOnEveryExit(t *testing.T) {
 				}
 				return
 			}
-			var doc struct {
-				Data ReplayResult `json:"data"`
-			}
-			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-				t.Fatalf("stdout is not the JSON summary: %v\n%s", err, out.String())
-			}
+			doc := summaryOf(t, out)
 			c := doc.Data.Counts
 			if c.Read == 0 || doc.Data.Lost == "" || c.Replayed+c.Parked+c.AlreadyDone+c.Left() != c.Read {
 				t.Fatalf("summary: read %d, lost %q, counts %+v", c.Read, doc.Data.Lost, c)

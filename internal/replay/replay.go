@@ -107,8 +107,12 @@ type Counts struct {
 	InDoubt        int `json:"in_doubt"`
 	InDoubtEarlier int `json:"in_doubt_earlier"` // resume: left in the DLQ
 	AckLost        int `json:"ack_lost"`
-	Filtered       int `json:"filtered"`
-	Succeeded      int `json:"skipped_succeeded"`
+	// AckUnknown are DLQ acks sent on a consumer connection that was lost
+	// and not seen applied, when the DLQ could not be read back
+	// (acklost.go): each of these copies may be back in the DLQ.
+	AckUnknown int `json:"ack_unknown"`
+	Filtered   int `json:"filtered"`
+	Succeeded  int `json:"skipped_succeeded"`
 	// SucceededLeft are the skipped ones left in the DLQ (the others were
 	// parked: --succeeded park).
 	SucceededLeft int `json:"succeeded_left"`
@@ -169,6 +173,11 @@ type ReplayResult struct {
 	// Settled is false when, at the end, the DLQ did not show every ack
 	// and requeue of the run applied within --drain-grace (internal/consume/settle.go).
 	Settled bool `json:"settled"`
+	// AckLostExact is set when ack_lost is a count, not a bound: nothing
+	// was acked on a lost consumer connection, or the DLQ was read back
+	// after it (acklost.go). AckLostWhy says why it could not be.
+	AckLostExact bool   `json:"ack_lost_exact"`
+	AckLostWhy   string `json:"ack_lost_why,omitempty"`
 	// Failovers are the times the run lost a node and went on through
 	// another (failover.go).
 	Failovers []FailoverEvent `json:"failovers"`

@@ -40,11 +40,12 @@ func (res *ReplayResult) Report() *findings.Report {
 		add(ruleBounced, c.Bounced, "bounced", "%s replayed by this run came back to the DLQ ({MaxBounces} allows it)")
 		rep.Findings[len(rep.Findings)-1].Severity = findings.Warn
 	case c.Arrived > res.MaxBounces && c.Replayed > 0 && !res.DryRun && res.StoppedBy != "count at start reached":
-		rep.Add(ruleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped (they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
+		rep.Add(ruleBounced.New(subject, fmt.Sprintf("the DLQ gained %s while this run replayed %d: the replay stopped "+
+			"(they are most likely its replays failing again; the next run reads them)", msgs(c.Arrived), c.Replayed)))
 	}
 	add(ruleDestMissing, c.DestinationMissing, "destination-missing", "%s not published: the destination does not exist (left in the DLQ)")
 	add(ruleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
-	add(ruleAckLost, c.AckLost, "ack-lost", "%s at the destination whose DLQ ack was lost")
+	res.addAckLost(rep, subject, byWhat["ack-lost"])
 	add(ruleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
 	add(ruleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
 	for _, g := range res.UnmatchedGroups {
@@ -68,11 +69,12 @@ func (res *ReplayResult) Report() *findings.Report {
 	res.addDestinations(rep)
 	read := dlqread.Result{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true}
 	rep.Add(dlqread.Findings(res.Queue, read)...)
-	if !res.Settled {
+	if !res.Settled && res.Lost == "" {
 		if res.DryRun {
 			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
 		} else {
-			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
+			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: "+
+				"replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
 		}
 	}
 	return rep
@@ -95,7 +97,8 @@ func (res *ReplayResult) addParked(rep *findings.Report, subject string) {
 func (res *ReplayResult) addDestinations(rep *findings.Report) {
 	for _, d := range res.Destinations {
 		if d.Kind == "replay" && d.Target.Exchange != "" {
-			rep.Add(ruleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy", msgs(d.Messages), d.Target.Exchange)))
+			rep.Add(ruleFanout.New(d.Target.String(), fmt.Sprintf("%s go through exchange %s: every queue bound for the key gets a copy",
+				msgs(d.Messages), d.Target.Exchange)))
 		}
 		if d.Exists != nil && !*d.Exists {
 			rep.Add(ruleDestMissing.New(d.Target.String(), fmt.Sprintf("%s would be returned: the destination does not exist", msgs(d.Messages))))
@@ -124,3 +127,25 @@ func evidence(lines []string) []string {
 
 // msgs is "1 message" or "n messages".
 func msgs(n int) string { return english.Count(n, "message", "messages") }
+
+// addAckLost says what the run knows of the DLQ acks it lost: a count
+// when it is one (the DLQ read back after a lost consumer connection, or
+// nothing acked on it), otherwise the certain ones and how many more may
+// be lost (acklost.go).
+func (res *ReplayResult) addAckLost(rep *findings.Report, subject string, ev []string) {
+	c := res.Counts
+	switch {
+	case c.AckUnknown > 0:
+		msg := fmt.Sprintf("%s at the destination may be back in the DLQ: their ack was sent on the lost connection and not seen applied (%s)",
+			msgs(c.AckUnknown), res.AckLostWhy)
+		if c.AckLost > 0 {
+			msg = fmt.Sprintf("%s at the destination whose DLQ ack never left, and %s", msgs(c.AckLost), msg)
+		}
+		rep.Add(ruleAckLost.New(subject, msg+"; a {Resume} run settles each copy", evidence(ev)...))
+	case c.AckLost > 0 && res.AckLostExact && res.Lost != "":
+		const counted = "%s at the destination whose DLQ ack was lost (counted from the DLQ's depth after the connection was lost)"
+		rep.Add(ruleAckLost.New(subject, fmt.Sprintf(counted, msgs(c.AckLost)), evidence(ev)...))
+	case c.AckLost > 0:
+		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost", msgs(c.AckLost)), evidence(ev)...))
+	}
+}

@@ -29,7 +29,8 @@ func TestReplayReportBounces(t *testing.T) {
 		bounced, max int
 		want         findings.Severity
 	}{{1, 0, findings.Error}, {2, 5, findings.Warn}, {0, 0, 0}} {
-		res := &ReplayResult{Queue: "q", Settled: true, MaxBounces: c.max, Counts: Counts{Read: 10, Replayed: 10 - c.bounced, Bounced: c.bounced}}
+		res := &ReplayResult{Queue: "q", Settled: true, MaxBounces: c.max,
+			Counts: Counts{Read: 10, Replayed: 10 - c.bounced, Bounced: c.bounced}}
 		if got := severities(res.Report())[ruleBounced.Code]; got != c.want {
 			t.Errorf("%d bounced, --max-bounces %d: %v, want %v", c.bounced, c.max, got, c.want)
 		}

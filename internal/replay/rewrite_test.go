@@ -25,7 +25,8 @@ func TestRewriteMovesDeathHistory(t *testing.T) {
 	if len(hist) != 2 || hist[0].(amqp.Table)["x-first-death-queue"] != "work" || hist[1].(amqp.Table)["x-death"] != "older" {
 		t.Fatalf("history: %#v", hist)
 	}
-	if p.Headers[deadletter.HeaderReplayCount] != int64(2) || p.Headers[deadletter.HeaderReplayRun] != "r1" || p.Headers[deadletter.HeaderReplayID] != "r1-7" ||
+	if p.Headers[deadletter.HeaderReplayCount] != int64(2) || p.Headers[deadletter.HeaderReplayRun] != "r1" ||
+		p.Headers[deadletter.HeaderReplayID] != "r1-7" ||
 		p.Headers["retry-count"] != int16(0) || p.Headers["tenant"] != "acme" {
 		t.Fatalf("headers: %#v", p.Headers)
 	}

@@ -15,7 +15,8 @@ after the message was published and before its confirm arrived. It is still
 in the DLQ, and it may also be at the destination: replaying it again could
 run the job twice. dupctl never retries these silently; the journal lists
 them.`,
-		Fix: "Check the destination (or the consumer's idempotency table) for these message ids; then resume with {Resume} JOURNAL {RetryInDoubt} if they are missing, or remove them from the DLQ if they arrived.",
+		Fix: "Check the destination (or the consumer's idempotency table) for these message ids; " +
+			"then resume with {Resume} JOURNAL {RetryInDoubt} if they are missing, or remove them from the DLQ if they arrived.",
 	}
 	ruleReturned = findings.Rule{
 		Code: "DLQ_REPLAY_RETURNED", Severity: findings.Error, Since: "v0.1.0",

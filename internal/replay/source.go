@@ -24,6 +24,8 @@ type source interface {
 	// ackMany acks; on an error it names the delivery tags whose ack
 	// certainly never left.
 	ackMany([]*item) ([]uint64, error)
+	// acked is how many DLQ acks were sent or tried.
+	acked() int
 	hold(*item) error
 	stop()
 	rest() []consume.Item
@@ -60,6 +62,7 @@ func (q *queueSource) ackMany(its []*item) ([]uint64, error) {
 	}
 	return q.c.AckMany(tags)
 }
+func (q *queueSource) acked() int                 { return q.c.Acked() }
 func (q *queueSource) hold(it *item) error        { return q.c.Hold(it.d) }
 func (q *queueSource) stop()                      { _ = q.c.Stop() }
 func (q *queueSource) release() error             { return q.c.ReleaseAll() }
@@ -129,6 +132,7 @@ func (f *fileSource) release() error                    { return nil }
 func (f *fileSource) closed() <-chan *amqp.Error        { return nil }
 func (f *fileSource) probe() (dlqread.QueueState, bool) { return dlqread.QueueState{}, false }
 func (f *fileSource) taken() int                        { return 0 }
+func (f *fileSource) acked() int                        { return 0 }
 func (f *fileSource) settle(context.Context, int, int, time.Duration) bool {
 	return true
 }

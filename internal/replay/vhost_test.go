@@ -17,10 +17,7 @@ import (
 // deleted with rabbitmqctl): the URL's vhost is where everything happens.
 func TestReplayInAVhost(t *testing.T) {
 	base := testenv.Need(t, testenv.AMQP)
-	ctl, err := exec.LookPath("rabbitmqctl")
-	if err != nil {
-		t.Skip("no rabbitmqctl to create a vhost")
-	}
+	ctl := rabbitmqctl(t)
 	vhost := testenv.UniqueName("vhost")
 	if out, err := exec.Command(ctl, "add_vhost", vhost).CombinedOutput(); err != nil {
 		t.Fatalf("add_vhost: %v %s", err, out)

@@ -13,7 +13,8 @@ func TestCacheFlags(t *testing.T) {
 	stdin.WriteString("# live\n42\njob:status:43\n\n")
 	var got *CacheOptions
 	cmd := NewCmdCache(cmdutil.NewFactory(ios), func(o *CacheOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--cache-pattern", "job:status:{key}", "--table", "jobs", "--value", "json:data.state", "--live-keys", "-", "--batch", "500"})
+	cmd.SetArgs([]string{"--cache-pattern", "job:status:{key}", "--table", "jobs", "--value", "json:data.state",
+		"--live-keys", "-", "--batch", "500"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}

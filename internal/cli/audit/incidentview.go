@@ -144,7 +144,8 @@ func lineAnchor(n, i int) string { return fmt.Sprintf("#k%d-l%d", n, i) }
 func writeIncidentLines(w io.Writer, rows []auditlogs.TimelineRow, decisive map[string]bool, n int) {
 	io.WriteString(w, "<details open><summary>lines</summary><div class=\"scroll\"><table class=\"events\"><thead><tr><th scope=\"col\">"+
 		"offset</th>"+
-		"<th scope=\"col\">worker</th><th scope=\"col\">event</th><th scope=\"col\">detail</th><th scope=\"col\">line</th></tr></thead><tbody>\n")
+		"<th scope=\"col\">worker</th><th scope=\"col\">event</th><th scope=\"col\">detail</th>"+
+		"<th scope=\"col\">line</th></tr></thead><tbody>\n")
 	listed := tableLines(rows, decisive)
 	written := 0
 	for i, r := range rows {

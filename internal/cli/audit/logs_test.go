@@ -13,7 +13,8 @@ func TestLogsFlags(t *testing.T) {
 	f := cmdutil.NewFactory(ios)
 	var got *LogsOptions
 	cmd := NewCmdLogs(f, func(o *LogsOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"a.log", "dir/", "--clock-skew", "250ms", "--incident", "ord-1", "--field", "businessKey=p.o", "--event", "side_effect=x", "--strict"})
+	cmd.SetArgs([]string{"a.log", "dir/", "--clock-skew", "250ms", "--incident", "ord-1", "--field", "businessKey=p.o",
+		"--event", "side_effect=x", "--strict"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}

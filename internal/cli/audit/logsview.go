@@ -15,11 +15,16 @@ import (
 
 func count(n int64) string { return english.Number(n) }
 
+// writeRead is the first line of both views: what was read, and how.
+func writeRead(w io.Writer, title string, in logs.Stats) {
+	fmt.Fprintf(w, "%s %s %s read as %s, %s lines (%s unreadable), %s events\n", title,
+		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), in.ReadAs(),
+		count(in.Lines), count(in.Malformed), count(in.Events))
+}
+
 // writeLogs is the table view of `audit logs`.
 func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOptions) error {
-	in := r.Input
-	fmt.Fprintf(w, "%s %s %s read as %s, %s lines (%s unreadable), %s events\n", th.Strong("audit logs:"),
-		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), in.ReadAs(), count(in.Lines), count(in.Malformed), count(in.Events))
+	writeRead(w, th.Strong("audit logs:"), r.Input)
 	fmt.Fprintf(w, "%s keys, %s side effects, %s %s with a duplicated side effect\n",
 		count(int64(r.Keys)), count(r.Effects), count(int64(len(r.Duplicates))), english.Plural(len(r.Duplicates), "key", "keys"))
 	if len(r.Causes) > 0 {
@@ -60,7 +65,8 @@ func writeMetrics(w io.Writer, th *report.Theme, m *auditlogs.Metrics) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\n%s\n", th.Strong("Metrics"))
-	t := report.NewTable("JOB TYPE", "MESSAGES", "LOCK OK", "LOCK BUSY", "EFFECTS", "CAUGHT", "RETRIES", "DLQ", "FAILURES", "P50", "P95", "P99", "MAX").AlignRight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+	t := report.NewTable("JOB TYPE", "MESSAGES", "LOCK OK", "LOCK BUSY", "EFFECTS", "CAUGHT", "RETRIES", "DLQ", "FAILURES",
+		"P50", "P95", "P99", "MAX").AlignRight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 	for _, jt := range m.JobTypes {
 		p50, p95, p99, mx := "-", "-", "-", "-"
 		if d := jt.Duration; d != nil {
@@ -142,8 +148,7 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *auditlogs.Timeline) error 
 // writeExplain is the table view of --explain-mapping.
 func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 	in := x.Input
-	fmt.Fprintf(w, "%s %s %s read as %s, %s lines (%s unreadable), %s events\n", th.Strong("explain mapping:"),
-		count(int64(in.Sources)), english.Plural(in.Sources, "file", "files"), in.ReadAs(), count(in.Lines), count(in.Malformed), count(in.Events))
+	writeRead(w, th.Strong("explain mapping:"), in)
 	fmt.Fprintf(w, "\n%s\n", th.Strong("Fields (the JSON path each was read from)"))
 	t := report.NewTable("FIELD", "PATH", "LINES").AlignRight(2)
 	for _, u := range x.Fields {
@@ -169,8 +174,10 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 		fmt.Fprintf(w, "\nEvery line matched an event name or a phrase.\n")
 		return nil
 	}
-	fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf("Matched nothing: %s %s in %s message %s (the commonest first; add a phrase with --event KIND=PHRASE)",
-		count(x.OtherLines), english.Plural(x.OtherLines, "line", "lines"), count(int64(x.OtherTemplates)), english.Plural(x.OtherTemplates, "template", "templates"))))
+	fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf(
+		"Matched nothing: %s %s in %s message %s (the commonest first; add a phrase with --event KIND=PHRASE)",
+		count(x.OtherLines), english.Plural(x.OtherLines, "line", "lines"),
+		count(int64(x.OtherTemplates)), english.Plural(x.OtherTemplates, "template", "templates"))))
 	t = report.NewTable("LINES", "TEMPLATE", "EXAMPLE").AlignRight(0)
 	for _, u := range x.Other {
 		t.Row(count(u.Lines), u.Template, u.Example+" "+strconv.Quote(u.Text))

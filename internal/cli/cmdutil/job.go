@@ -20,7 +20,8 @@ func (f *Factory) Job() (*config.Job, error) {
 	name := f.Global.Job
 	if f.Config == nil || len(f.Config.Jobs) == 0 {
 		if name != "" {
-			return nil, exitcode.UsageErrorf("--job %s: no dupctl.yaml with jobs: describe the job there (see docs/config.md), or pass --config", name)
+			return nil, exitcode.UsageErrorf(
+				"--job %s: no dupctl.yaml with jobs: describe the job there (see docs/config.md), or pass --config", name)
 		}
 		return nil, nil
 	}

@@ -32,7 +32,8 @@ type LogFlags struct {
 // ({Fields} is --field, {Events} --event).
 func (l *LogFlags) Register(cmd *cobra.Command) {
 	l.RegisterMapping(cmd, "")
-	cmd.Flags().BoolVar(&l.Strict, "strict", false, "stop at the first line that cannot be read in its file's format (default: count, sample and skip)")
+	cmd.Flags().BoolVar(&l.Strict, "strict", false,
+		"stop at the first line that cannot be read in its file's format (default: count, sample and skip)")
 	l.RegisterFormat(cmd, "format")
 }
 
@@ -77,8 +78,11 @@ func (l *LogFlags) Reading() (logs.Format, *time.Location, error) {
 // on the side.
 func (l *LogFlags) RegisterMapping(cmd *cobra.Command, when string) {
 	fs := cmd.Flags()
-	fs.StringArrayVar(&l.Fields, "field", nil, when+"map a field to a JSON path, e.g. businessKey=payload.orderId (repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
-	fs.StringArrayVar(&l.Events, "event", nil, when+"KIND=PHRASE: lines whose event name or message holds these words record KIND, e.g. side_effect='charged card' or side_effect='ledger * booked' (a phrase, not a regular expression: words, * for up to four others, ^ and $ to anchor; repeatable)")
+	fs.StringArrayVar(&l.Fields, "field", nil, when+"map a field to a JSON path, e.g. businessKey=payload.orderId "+
+		"(repeatable; fields: "+strings.Join(logs.FieldNames()[2:12], ", ")+", ...)")
+	fs.StringArrayVar(&l.Events, "event", nil, when+"KIND=PHRASE: lines whose event name or message holds these words record KIND, "+
+		"e.g. side_effect='charged card' or side_effect='ledger * booked' "+
+		"(a phrase, not a regular expression: words, * for up to four others, ^ and $ to anchor; repeatable)")
 	fs.StringVar(&l.Mapping, "mapping", "", when+"JSON file with field paths, event phrases and event names (see docs/audit-logs.md)")
 	FieldFlags(cmd, map[string]string{"Fields": "field", "Events": "event"})
 }
@@ -90,7 +94,8 @@ func (l *LogFlags) Compile(cfg *config.Config) (*logs.Mapping, error) {
 	if l.Mapping != "" {
 		f, err := os.Open(l.Mapping)
 		if err != nil {
-			return nil, &problem.Input{Field: "Mapping", Value: l.Mapping, Quote: true, Why: unwrapPath(err).Error(), Hint: "give a readable JSON mapping file", Err: err}
+			return nil, &problem.Input{Field: "Mapping", Value: l.Mapping, Quote: true, Why: unwrapPath(err).Error(),
+				Hint: "give a readable JSON mapping file", Err: err}
 		}
 		defer f.Close()
 		if c, err = logs.LoadConfig(f); err != nil {

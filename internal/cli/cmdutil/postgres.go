@@ -17,7 +17,8 @@ type PostgresFlags struct {
 
 // Register adds --statement-timeout and --lock-timeout.
 func (p *PostgresFlags) Register(fs *pflag.FlagSet) {
-	fs.DurationVar(&p.StatementTimeout, "statement-timeout", time.Minute, "cancel any one query that runs longer (PostgreSQL statement_timeout)")
+	fs.DurationVar(&p.StatementTimeout, "statement-timeout", time.Minute,
+		"cancel any one query that runs longer (PostgreSQL statement_timeout)")
 	fs.DurationVar(&p.LockTimeout, "lock-timeout", 2*time.Second, "give up on a table lock after this long (PostgreSQL lock_timeout)")
 }
 

@@ -58,10 +58,15 @@ counts toward the delivery limit and moves the message behind the others
 // readExitStatus that of the verbs that only read (stats, peek, export).
 var (
 	replayExitStatus = cmdutil.ExitStatus(map[int]string{
-		1:   "findings at or above --fail-on (replay: in doubt, returned, nacked,\nits replays coming back; dry run: a destination missing)",
-		2:   "usage or input error: a bad flag, no such queue, a DLQ with consumers,\na destination that does not exist (--yes publishes nothing into it),\nan export file that is malformed or was replayed before",
-		3:   "RabbitMQ or PostgreSQL could not be reached, or a connection was lost\n(the summary is printed first; --resume continues)",
-		130: "interrupted (a replay stops consuming, requeues what it holds, waits\nfor its confirms and prints its summary first)",
+		1: "findings at or above --fail-on (replay: in doubt, returned, nacked,\n" +
+			"its replays coming back; dry run: a destination missing)",
+		2: "usage or input error: a bad flag, no such queue, a DLQ with consumers,\n" +
+			"a destination that does not exist (--yes publishes nothing into it),\n" +
+			"an export file that is malformed or was replayed before",
+		3: "RabbitMQ or PostgreSQL could not be reached, or a connection was lost\n" +
+			"(the summary is printed first; --resume continues)",
+		130: "interrupted (a replay stops consuming, requeues what it holds, waits\n" +
+			"for its confirms and prints its summary first)",
 	})
 	readExitStatus = cmdutil.ExitStatus(map[int]string{
 		1:   "findings at or above --fail-on (export: fewer messages written than\nthe queue held at the start)",
@@ -78,9 +83,11 @@ type analysisFlags struct {
 }
 
 func (a *analysisFlags) register(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&a.errorFields, "error-field", nil, "field holding the error message, tried in order (default: header.x-exception-message, header.error, ...)")
+	fs.StringArrayVar(&a.errorFields, "error-field", nil,
+		"field holding the error message, tried in order (default: header.x-exception-message, header.error, ...)")
 	fs.StringArrayVar(&a.jobFields, "job-type-field", nil, "field holding the job type (default: prop.type, header.job-type, body.type, ...)")
-	fs.StringArrayVar(&a.idemFields, "idempotency-key", nil, "field holding the idempotency key (default: header.idempotency-key, body.idempotencyKey, ...)")
+	fs.StringArrayVar(&a.idemFields, "idempotency-key", nil,
+		"field holding the idempotency key (default: header.idempotency-key, body.idempotencyKey, ...)")
 	fs.StringVar(&a.rules, "rules", "", "file of extra retryable/non-retryable rules, checked before the built-in ones (see docs/dlq.md)")
 }
 

@@ -21,7 +21,8 @@ func TestReplayFlagsBecomeOptions(t *testing.T) {
 	var got *ReplayOptions
 	cmd := NewCmdReplay(factory(), func(o *ReplayOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--queue", "orders.dlq", "--to", "orders", "--where", "body.type=payment", "--reason", "rejected,expired",
-		"--older-than", "2d", "--max", "10", "--rate", "50", "--window", "64", "--window-mib", "16", "--group", "3f2a9c1b", "--reset-attempts", "retry-count", "--yes"})
+		"--older-than", "2d", "--max", "10", "--rate", "50", "--window", "64", "--window-mib", "16", "--group", "3f2a9c1b",
+		"--reset-attempts", "retry-count", "--yes"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,9 @@ func TestWindowMiB(t *testing.T) {
 }
 
 func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{"90m": 90 * time.Minute, "36h": 36 * time.Hour, "3d": 72 * time.Hour, "0.5d": 12 * time.Hour, "": 0} {
+	for in, want := range map[string]time.Duration{
+		"90m": 90 * time.Minute, "36h": 36 * time.Hour, "3d": 72 * time.Hour, "0.5d": 12 * time.Hour, "": 0,
+	} {
 		got, err := parseAge("--older-than", in)
 		if err != nil || got != want {
 			t.Errorf("%q: %v %v", in, got, err)

@@ -16,7 +16,8 @@ import (
 
 // readNote is the side effect of the read that just happened.
 func readNote(r dlqread.Result) string {
-	note := fmt.Sprintf("Read %s and requeued %s: %s now marked redelivered.", english.Count(r.Read, "message", "messages"), english.Plural(r.Read, "it", "them"), english.Plural(r.Read, "it is", "they are"))
+	note := fmt.Sprintf("Read %s and requeued %s: %s now marked redelivered.", english.Count(r.Read, "message", "messages"),
+		english.Plural(r.Read, "it", "them"), english.Plural(r.Read, "it is", "they are"))
 	if r.Quorum {
 		note += " Quorum queue: each read added 1 to x-delivery-count and moved them behind the others."
 	}

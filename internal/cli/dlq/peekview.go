@@ -20,7 +20,8 @@ import (
 )
 
 func writePeek(w io.Writer, th *report.Theme, data *dlqread.PeekResult, now time.Time, bodyMax int, verbose bool) error {
-	fmt.Fprintf(w, "%s queue %s (vhost %s): %d of %d messages\n", th.Strong("dlq peek:"), data.Queue, data.Vhost, len(data.Messages), data.Read.AtStart.Messages)
+	fmt.Fprintf(w, "%s queue %s (vhost %s): %d of %d messages\n", th.Strong("dlq peek:"), data.Queue, data.Vhost,
+		len(data.Messages), data.Read.AtStart.Messages)
 	for i, p := range data.Messages {
 		writePeeked(w, th, i+1, p, now, bodyMax, verbose)
 	}

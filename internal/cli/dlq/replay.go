@@ -182,11 +182,14 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Co
 func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Queue, "queue", "q", "", "the dead-letter queue to replay")
 	fs.StringVar(&o.FromFile, "from-file", "", "replay an export file (dlq export) instead of a queue")
-	fs.StringVar(&o.To, "to", "", "send every message to EXCHANGE[:ROUTING-KEY] (no key: each message's original key; :QUEUE: straight to a queue)")
+	fs.StringVar(&o.To, "to", "",
+		"send every message to EXCHANGE[:ROUTING-KEY] (no key: each message's original key; :QUEUE: straight to a queue)")
 	fs.StringVar(&o.Origin, "origin", classify.ViaQueue,
 		"origin routing: queue (the queue it died in, via the default exchange) or exchange (the original exchange and keys)")
-	fs.StringArrayVar(&o.Where, "where", nil, "only messages where FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD (present); FIELD is header.NAME, body.PATH or prop.NAME; repeat to AND")
-	fs.StringSliceVar(&o.Reasons, "reason", nil, "only messages last dead-lettered for these reasons: rejected, expired, maxlen, delivery_limit, republished")
+	fs.StringArrayVar(&o.Where, "where", nil, "only messages where FIELD=VALUE, FIELD!=VALUE, FIELD~REGEX or FIELD (present); "+
+		"FIELD is header.NAME, body.PATH or prop.NAME; repeat to AND")
+	fs.StringSliceVar(&o.Reasons, "reason", nil,
+		"only messages last dead-lettered for these reasons: rejected, expired, maxlen, delivery_limit, republished")
 	fs.StringSliceVar(&o.Groups, "group", nil, "only these stats groups (ids from 'dlq stats')")
 	fs.StringVar(&o.Older, "older-than", "", "only messages dead-lettered longer ago than this (90m, 36h, 3d)")
 	fs.IntVar(&o.Max, "max", 0, "replay at most this many messages (0: no limit)")
@@ -195,14 +198,16 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
 	fs.IntVar(&o.MaxBounces, "max-bounces", 0, "stop once more than this many replayed messages come back to the DLQ during the run")
-	fs.BoolVar(&o.CreateDest, "create-destination", false, "declare a destination queue that does not exist (durable) instead of refusing to replay into it")
+	fs.BoolVar(&o.CreateDest, "create-destination", false,
+		"declare a destination queue that does not exist (durable) instead of refusing to replay into it")
 	fs.StringVar(&o.Park, "park-queue", "", "parking queue (default QUEUE.parked, declared durable when missing)")
 	fs.StringVar(&o.Reset, "reset-attempts", "", "set this header (your app's attempt counter, e.g. retry-count) to 0")
 	fs.StringVar(&o.Journal, "journal", "",
 		"journal file (default $XDG_STATE_HOME/dupctl/dupctl-replay-RUN.journal, or under ~/.local/state/dupctl/)")
 	fs.StringVar(&o.Resume, "resume", "", "continue the run recorded in this journal (appends to it)")
 	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
-	fs.StringVar(&o.RunID, "run-id", "", "name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
+	fs.StringVar(&o.RunID, "run-id", "",
+		"name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
 	fs.BoolVar(&o.Yes, "yes", false, "publish (without it: a dry run)")
 	fs.BoolVar(&o.Again, "again", false, "with --from-file: replay a file that an earlier run (found by its journal) already replayed")
 	fs.DurationVar(&o.Grace, "drain-grace", 30*time.Second, "how long to wait for outstanding confirms when stopping")
@@ -223,7 +228,8 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an, Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
+	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an,
+		Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
 		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
@@ -491,7 +497,9 @@ func fileOnce(ctx context.Context, o *ReplayOptions, fh *os.File) (string, error
 		dirs = append(dirs, dir)
 	}
 	if earlier := journal.Find(dirs, digest); len(earlier) > 0 {
-		return "", exitcode.InputError(fmt.Errorf("--from-file %s was replayed before (journal %s): replaying it under a new journal publishes every message again", o.FromFile, earlier[0]),
+		return "", exitcode.InputError(fmt.Errorf(
+			"--from-file %s was replayed before (journal %s): replaying it under a new journal publishes every message again",
+			o.FromFile, earlier[0]),
 			"--resume "+earlier[0]+" continues that run; --again replays the file anew")
 	}
 	return digest, nil

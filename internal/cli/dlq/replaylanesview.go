@@ -38,7 +38,8 @@ func writeReplayHTML(w io.Writer, res *replay.ReplayResult, journalPath string) 
 	}
 	tl, err := readTimeline(journalPath)
 	if err != nil {
-		fmt.Fprintf(w, "<p class=\"note\">The run's picture is drawn from its journal, which could not be read: %s</p>\n", report.Escape(err.Error()))
+		fmt.Fprintf(w, "<p class=\"note\">The run's picture is drawn from its journal, which could not be read: %s</p>\n",
+			report.Escape(err.Error()))
 		return nil
 	}
 	fmt.Fprintf(w, "<h2>The run, from its journal</h2>\n<p class=\"note\">run <code>%s</code>, journal <code>%s</code>: %s</p>\n",
@@ -106,9 +107,9 @@ func writePartsTable(w io.Writer, tl *journal.Timeline) {
 			kinds[pb.Kind]++
 		}
 		o := p.Outcomes
-		fmt.Fprintf(w, "<tr data-part=\"%d\"><td>%d%s</td><td>%s</td><td class=\"num\">%s</td><td>%s</td><td class=\"num\">%d</td><td class=\"num\">"+
-			"%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td>"+
-			"<td class=\"num\">%d</td></tr>\n",
+		fmt.Fprintf(w, "<tr data-part=\"%d\"><td>%d%s</td><td>%s</td><td class=\"num\">%s</td><td>%s</td>"+
+			"<td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td>"+
+			"<td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td></tr>\n",
 			p.N, p.N, map[bool]string{true: " (resumed)", false: ""}[p.N > 1], report.Escape(p.Start.UTC().Format("2006-01-02 15:04:05.000")),
 			report.Escape(p.End.Sub(p.Start).Round(time.Millisecond).String()), report.Escape(ended(p)), kinds["replay"], kinds["park"],
 			o[journal.OK], o[journal.Returned]+o[journal.Nacked], o[journal.Doubt]+o[""], doneEarlier(p), len(p.Skips), len(p.AckLost))
@@ -159,7 +160,8 @@ func replayLegend(file bool) []report.LegendItem {
 	}
 	return []report.LegendItem{
 		{Bar: report.BarLease, Text: "a part of the run, from its start to how it ended"},
-		{Bar: report.BarDelivery, Text: "a publish, from its journal record (written before the publish and any --rate wait) to its confirm or refusal"},
+		{Bar: report.BarDelivery, Text: "a publish, from its journal record (written before the publish and any --rate wait) " +
+			"to its confirm or refusal"},
 		{Bar: report.BarOrphan, Text: "a publish with no outcome recorded (in doubt)"},
 		{Mark: report.MarkAck, Text: confirmed},
 		{Mark: report.MarkLockFailed, Text: "returned (unroutable), nacked or not published: " + left},
@@ -184,7 +186,8 @@ func replayLanes(tl *journal.Timeline, parts []journal.Part, n int) *report.Lane
 		nums[i] = fmt.Sprint(p.N)
 	}
 	l := &report.Lanes{ID: fmt.Sprintf("replay-%d-lanes", n), Start: 0, End: end, T0: t0, Legend: replayLegend(tl.File != ""),
-		Title: fmt.Sprintf("replay run %s, %s %s, from its journal", tl.Run, english.Plural(len(parts), "part", "parts"), strings.Join(nums, ", "))}
+		Title: fmt.Sprintf("replay run %s, %s %s, from its journal", tl.Run, english.Plural(len(parts), "part", "parts"),
+			strings.Join(nums, ", "))}
 	pubs, problems := 0, 0
 	for i := range parts {
 		p := &parts[i]
@@ -200,8 +203,8 @@ func replayLanes(tl *journal.Timeline, parts []journal.Part, n int) *report.Lane
 		l.Lanes = append(l.Lanes, ln)
 	}
 	l.Desc = fmt.Sprintf("%s over %s: %s drawn, %s needing attention (returned, nacked, in doubt, acks failed).",
-		english.Count(len(parts), "part", "parts"), (time.Duration(end) * time.Millisecond).String(), english.Count(pubs, "publish", "publishes"),
-		english.Number(int64(problems)))
+		english.Count(len(parts), "part", "parts"), (time.Duration(end) * time.Millisecond).String(),
+		english.Count(pubs, "publish", "publishes"), english.Number(int64(problems)))
 	l.Note = "every time is one the journal wrote; a DLQ ack has no record of its own: it follows its publish's confirm at once"
 	return l
 }
@@ -217,7 +220,8 @@ func partName(p *journal.Part) string {
 func partRow(p *journal.Part, ms func(time.Time) int64) report.LaneRow {
 	how := ended(p)
 	row := report.LaneRow{Label: "run"}
-	row.Bars = append(row.Bars, report.Bar{From: ms(p.Start), To: ms(p.End), Kind: report.BarLease, Label: fmt.Sprintf("part %d", p.N), End: how,
+	row.Bars = append(row.Bars, report.Bar{From: ms(p.Start), To: ms(p.End), Kind: report.BarLease,
+		Label: fmt.Sprintf("part %d", p.N), End: how,
 		Title: fmt.Sprintf("part %d from %s to %s: %s", p.N, p.Start.UTC().Format(time.RFC3339Nano), p.End.UTC().Format(time.RFC3339Nano), how)})
 	start := report.Mark{At: ms(p.Start), Kind: report.MarkOther, Title: fmt.Sprintf("part %d starts (%d messages in the DLQ)", p.N, p.Count)}
 	stop := report.Mark{At: ms(p.End), Kind: report.MarkOther, Title: fmt.Sprintf("part %d ends: %s", p.N, how)}

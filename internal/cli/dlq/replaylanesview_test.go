@@ -32,13 +32,15 @@ func killedThenResumed() *journal.Timeline {
 	return &journal.Timeline{Run: "r1", Queue: "orders.dlq", Parts: []journal.Part{p1, p2, p3}}
 }
 
-func marks(l *report.Lanes, kind string) []report.Mark {
-	var out []report.Mark
+// drawn gathers, over every row of l, the items of (a row's marks or
+// bars) that keep accepts.
+func drawn[T any](l *report.Lanes, of func(report.LaneRow) []T, keep func(T) bool) []T {
+	var out []T
 	for _, ln := range l.Lanes {
 		for _, r := range ln.Rows {
-			for _, m := range r.Marks {
-				if m.Kind == kind {
-					out = append(out, m)
+			for _, x := range of(r) {
+				if keep(x) {
+					out = append(out, x)
 				}
 			}
 		}
@@ -46,18 +48,12 @@ func marks(l *report.Lanes, kind string) []report.Mark {
 	return out
 }
 
+func marks(l *report.Lanes, kind string) []report.Mark {
+	return drawn(l, func(r report.LaneRow) []report.Mark { return r.Marks }, func(m report.Mark) bool { return m.Kind == kind })
+}
+
 func bars(l *report.Lanes, kind string) []report.Bar {
-	var out []report.Bar
-	for _, ln := range l.Lanes {
-		for _, r := range ln.Rows {
-			for _, b := range r.Bars {
-				if b.Kind == kind {
-					out = append(out, b)
-				}
-			}
-		}
-	}
-	return out
+	return drawn(l, func(r report.LaneRow) []report.Bar { return r.Bars }, func(b report.Bar) bool { return b.Kind == kind })
 }
 
 // TestReplayLanes: parts an hour apart are drawn apart, parts seconds
@@ -131,7 +127,8 @@ func TestReplayHTMLPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := page.String()
-	if strings.Count(s, `<tr data-part="`) != 1 || strings.Count(s, `<figure class="lanes">`) != 1 || !strings.Contains(s, `<section class="view">`) {
+	if strings.Count(s, `<tr data-part="`) != 1 || strings.Count(s, `<figure class="lanes">`) != 1 ||
+		!strings.Contains(s, `<section class="view">`) {
 		t.Errorf("page without its view, parts table or picture:\n%s", s)
 	}
 	if strings.Contains(s, "<b>m-1") || strings.Contains(s, "<i>w") {
@@ -144,7 +141,8 @@ func TestReplayHTMLPage(t *testing.T) {
 	}
 	page.Reset()
 	res.DryRun = false
-	if err := writeReplayHTML(&page, res, filepath.Join(dir, "missing")); err != nil || !strings.Contains(page.String(), "could not be read") {
+	err := writeReplayHTML(&page, res, filepath.Join(dir, "missing"))
+	if err != nil || !strings.Contains(page.String(), "could not be read") {
 		t.Errorf("an unreadable journal: %v\n%s", err, page.String())
 	}
 }

@@ -78,7 +78,8 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 			fmt.Fprintf(w, "The DLQ gained at least %s during the run.\n", english.Count(c.Arrived, "message", "messages"))
 		}
 	}
-	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond), (time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
+	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond),
+		(time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
 	writeFailovers(w, th, res.Failovers)
 	if res.Lost != "" {
 		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)

@@ -22,7 +22,8 @@ func writeStats(w io.Writer, th *report.Theme, s *dlqread.StatsResult, now time.
 	}
 	fmt.Fprintln(w, head)
 	if s.Read.Read < s.Read.AtStart.Messages {
-		fmt.Fprintf(w, "%s\n", th.Faint(fmt.Sprintf("read %d of the %d counted at the start (--limit or --idle)", s.Read.Read, s.Read.AtStart.Messages)))
+		fmt.Fprintf(w, "%s\n", th.Faint(fmt.Sprintf("read %d of the %d counted at the start (--limit or --idle)",
+			s.Read.Read, s.Read.AtStart.Messages)))
 	}
 	if s.Messages == 0 {
 		fmt.Fprintln(w, "The queue is empty.")

@@ -14,7 +14,8 @@ import (
 
 func writeStore(w io.Writer, th *report.Theme, res *store.Result) error {
 	if len(res.Discovered) > 0 {
-		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered), english.Plural(len(res.Discovered), "table", "tables"))
+		fmt.Fprintf(w, "%s %d likely idempotency %s\n\n", th.Strong("inspect store:"), len(res.Discovered),
+			english.Plural(len(res.Discovered), "table", "tables"))
 	}
 	if r := res.Replica; r != nil {
 		fmt.Fprintf(w, "%s %s\n\n", th.Strong("replica:"), r.Describe())
@@ -143,14 +144,16 @@ func checkRows(t *store.TableResult) [][2]string {
 			out = append(out, [2]string{name, "none"})
 			return
 		}
-		out = append(out, [2]string{name, fmt.Sprintf("%s %s (%s)", english.Number(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
+		out = append(out, [2]string{name,
+			fmt.Sprintf("%s %s (%s)", english.Number(g.Groups), english.Plural(int(g.Groups), one, many), rowsText(g.Rows))})
 	}
 	groups(store.CheckDuplicates, t.Duplicates, "key with more than one row", "keys with more than one row")
 	if d := t.Duplicates; d != nil && d.AcrossPartitions != nil && *d.AcrossPartitions > 0 {
 		out[len(out)-1][1] += fmt.Sprintf(", %s in more than one partition", english.Number(*d.AcrossPartitions))
 	}
 	groups(store.CheckNormalized, t.NormalizedDuplicates, "key spelled several ways", "keys spelled several ways")
-	groups(store.CheckBusiness, t.MultipleSucceeded, "business key succeeded under several keys", "business keys succeeded under several keys")
+	groups(store.CheckBusiness, t.MultipleSucceeded,
+		"business key succeeded under several keys", "business keys succeeded under several keys")
 	if s := t.Stuck; s != nil {
 		out = append(out, [2]string{store.CheckStuck, fmt.Sprintf("%s in PROCESSING for more than %s (%s)", rowsText(s.Rows), s.After, s.Since)})
 	}

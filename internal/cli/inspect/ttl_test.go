@@ -40,7 +40,11 @@ func TestTTLFlags(t *testing.T) {
 	for typ, want := range map[string]struct {
 		d   time.Duration
 		src string
-	}{"payment": {2 * time.Minute, ttl.SourceFlag}, "settlement": {10 * time.Minute, ttl.SourceConfig}, "email": {5 * time.Minute, ttl.SourceConfig}} {
+	}{
+		"payment":    {2 * time.Minute, ttl.SourceFlag},
+		"settlement": {10 * time.Minute, ttl.SourceConfig},
+		"email":      {5 * time.Minute, ttl.SourceConfig},
+	} {
 		if d, src := o.Collect.TTLs.For(typ); d != want.d || src != want.src {
 			t.Errorf("TTL of %s = %s from %s, want %s from %s", typ, d, src, want.d, want.src)
 		}
@@ -49,7 +53,8 @@ func TestTTLFlags(t *testing.T) {
 		t.Errorf("analyze %+v simulate %v profiles %v", o.Analyze, o.Simulate, o.Sim.Profiles)
 	}
 	o, err = parseTTLFlags(t, "--query", "select 1")
-	if err != nil || o.Query != "select 1" || o.QueryTimeout != time.Minute || o.Collect.ExactMax != ttl.DefaultExactMax || len(o.Sim.Profiles) != 3 {
+	if err != nil || o.Query != "select 1" || o.QueryTimeout != time.Minute || o.Collect.ExactMax != ttl.DefaultExactMax ||
+		len(o.Sim.Profiles) != 3 {
 		t.Errorf("defaults: %v %+v", err, o)
 	}
 }

@@ -25,7 +25,8 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 	if anySketch(r) && r.Sketch.ExactMax == 0 {
 		how = fmt.Sprintf("quantiles from a DDSketch (±%.1f%%)", 100*r.Sketch.RelativeAccuracy)
 	} else if anySketch(r) {
-		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above", english.Number(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
+		how = fmt.Sprintf("quantiles exact up to %s runs per job type, from a DDSketch (±%.1f%%) above",
+			english.Number(int64(r.Sketch.ExactMax)), 100*r.Sketch.RelativeAccuracy)
 	}
 	if r.IncludeWait {
 		how = "queue wait + run, " + how
@@ -45,7 +46,8 @@ func writeTTL(w io.Writer, th *report.Theme, r *ttl.Result) error {
 // jobTable is the per-job table: quantiles, TTL, how many outlived it,
 // the verdict and the recommended TTL.
 func jobTable(th *report.Theme, r *ttl.Result) *report.Table {
-	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
+	t := report.NewTable("JOB TYPE", "RUNS", "P50", "P95", "P99", "P99.9", "MAX", "TTL", "OUTLIVED", "VERDICT", "RECOMMENDED").
+		AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	for _, js := range r.JobTypes {
 		ttlText, outlived := "-", "-"
 		if js.TTL > 0 {
@@ -122,7 +124,8 @@ func writeHistogram(w io.Writer, th *report.Theme, js *ttl.JobStats) {
 		if js.Judged > 0 {
 			note = fmt.Sprintf("  %s (%s) outlived it", english.Count(js.Outlived, "run", "runs"), ttl.Percent(js.OutlivedShare))
 			if len(js.TTLsSeen) > 1 && js.TTLSource == ttl.SourceData {
-				note = fmt.Sprintf("  %s (%s) outlived their own TTL (%d different TTLs)", english.Count(js.Outlived, "run", "runs"), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
+				note = fmt.Sprintf("  %s (%s) outlived their own TTL (%d different TTLs)",
+					english.Count(js.Outlived, "run", "runs"), ttl.Percent(js.OutlivedShare), len(js.TTLsSeen))
 			}
 			if js.TakenOver > 0 {
 				note += fmt.Sprintf("; %s taken over by another token while still working", english.Number(js.TakenOver))
@@ -183,7 +186,8 @@ func writeSimulation(w io.Writer, th *report.Theme, r *ttl.Result) error {
 		return nil
 	}
 	s := sims[0].Simulation
-	fmt.Fprintf(w, "\n%s %s jobs per job type, TTL and profile drawn from the measured durations; %s delivered twice, %s crash mid-flow, seed %d\n",
+	fmt.Fprintf(w, "\n%s %s jobs per job type, TTL and profile drawn from the measured durations; "+
+		"%s delivered twice, %s crash mid-flow, seed %d\n",
 		th.Strong("simulated:"), english.Number(int64(s.Jobs)), ttl.Percent(s.DupRate), ttl.Percent(s.CrashRate), s.Seed)
 	t := report.NewTable("JOB TYPE", "TTL", "PROFILE", "LOCK EXPIRIES/M", "DUPLICATES/M", "(95% UPPER)").AlignRight(3, 4, 5)
 	for _, js := range sims {
@@ -201,7 +205,8 @@ func simRows(t *report.Table, th *report.Theme, jobType, which string, st ttl.Si
 		if row.DuplicatesPerM > 0 {
 			dup = th.Severity(findings.Error, dup)
 		}
-		t.Row(jobType, ttl.FormatDuration(st.TTL)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup, fmt.Sprintf("%.0f", row.DuplicatesCI95High))
+		t.Row(jobType, ttl.FormatDuration(st.TTL)+" ("+which+")", row.Profile, fmt.Sprintf("%.0f", row.LockExpiriesPerM), dup,
+			fmt.Sprintf("%.0f", row.DuplicatesCI95High))
 	}
 }
 
@@ -216,7 +221,8 @@ const (
 )
 
 func writeTTLHTML(w io.Writer, res *ttl.Result) error {
-	fmt.Fprintf(w, "<p>%s of %s from %s.</p>\n", english.Count(res.Runs, "run", "runs"), english.Count(len(res.JobTypes), "job type", "job types"), report.Escape(strings.Join(res.Sources, ", ")))
+	fmt.Fprintf(w, "<p>%s of %s from %s.</p>\n", english.Count(res.Runs, "run", "runs"),
+		english.Count(len(res.JobTypes), "job type", "job types"), report.Escape(strings.Join(res.Sources, ", ")))
 	if err := report.TextHTML(w, func(w io.Writer, th *report.Theme) error { return jobTable(th, res).Render(w) }); err != nil {
 		return err
 	}
@@ -256,12 +262,14 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		most = math.Max(most, density(b))
 	}
 	desc := fmt.Sprintf("%s: %s; p50 %s, p99 %s, max %s; lock TTL %s; %s outlived it; recommended TTL %s",
-		js.JobType, english.Count(js.Runs, "run", "runs"), ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
+		js.JobType, english.Count(js.Runs, "run", "runs"),
+		ttl.FormatDuration(msDur(js.P50MS)), ttl.FormatDuration(msDur(js.P99MS)), ttl.FormatDuration(msDur(js.MaxMS)),
 		ttlText(js.TTLMS), english.Number(js.Outlived), ttl.FormatDuration(msDur(js.RecommendedTTLMS)))
+	vw, vh := histX0+histW+130, histTop+histH+30
 	fmt.Fprintf(w, "<figure class=\"histogram\" data-job-type=\"%s\">\n<div class=\"scroll\"><svg xmlns=\"http://www.w3.org/2000/svg\" "+
 		"viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\" data-min-ms=\"%g\" data-max-ms=\"%g\" "+
 		"data-x0=\"%d\" data-width=\"%d\">\n<title>%s</title>\n",
-		report.Escape(js.JobType), histX0+histW+130, histTop+histH+30, histX0+histW+130, histTop+histH+30, report.Escape(desc), lo, hi, histX0, histW, report.Escape(desc))
+		report.Escape(js.JobType), vw, vh, vw, vh, report.Escape(desc), lo, hi, histX0, histW, report.Escape(desc))
 	base := histTop + histH
 	for _, b := range js.Histogram {
 		x0, x1 := x(b.FromMS), x(b.ToMS)
@@ -272,22 +280,26 @@ func writeJobHistogram(w io.Writer, js *ttl.JobStats) error {
 		}
 		fmt.Fprintf(w, "<rect class=\"bucket%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" style=\"fill:%s\" data-from-ms=\"%g\" "+
 			"data-to-ms=\"%g\" data-runs=\"%d\"><title>%s to %s: %s%s</title></rect>\n",
-			map[bool]string{true: " beyond-ttl"}[b.BeyondTTL], x0+0.5, float64(base)-h, math.Max(x1-x0-1, 1), math.Max(h, 0.5), fill, b.FromMS, b.ToMS, b.Runs,
-			report.Escape(ttl.FormatDuration(msDur(b.FromMS))), report.Escape(ttl.FormatDuration(msDur(b.ToMS))), english.Count(b.Runs, "run", "runs"),
+			map[bool]string{true: " beyond-ttl"}[b.BeyondTTL], x0+0.5, float64(base)-h, math.Max(x1-x0-1, 1), math.Max(h, 0.5), fill,
+			b.FromMS, b.ToMS, b.Runs,
+			report.Escape(ttl.FormatDuration(msDur(b.FromMS))), report.Escape(ttl.FormatDuration(msDur(b.ToMS))),
+			english.Count(b.Runs, "run", "runs"),
 			map[bool]string{true: ", beyond the lock TTL"}[b.BeyondTTL])
 	}
 	fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" style=\"stroke:%s\"/>\n", histX0, base, histX0+histW, base,
 		report.Palette.Faint)
 	for _, t := range axisTicks(lo, hi) {
-		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x(t), base+16, report.Escape(ttl.FormatDuration(msDur(t))))
+		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x(t), base+16,
+			report.Escape(ttl.FormatDuration(msDur(t))))
 	}
 	marker := func(class string, ms float64, color, label string, row int) {
 		if ms <= 0 {
 			return
 		}
+		at := report.Escape(ttl.FormatDuration(msDur(ms)))
 		fmt.Fprintf(w, "<g class=\"marker %s\" data-ms=\"%g\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" style=\"stroke:%s\" "+
 			"stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"%.1f\" y=\"%d\" style=\"fill:%s\">%s %s</text><title>%s %s</title></g>\n",
-			class, ms, x(ms), 14+row*13, x(ms), base, color, x(ms)+3, 12+row*13, color, label, report.Escape(ttl.FormatDuration(msDur(ms))), label, report.Escape(ttl.FormatDuration(msDur(ms))))
+			class, ms, x(ms), 14+row*13, x(ms), base, color, x(ms)+3, 12+row*13, color, label, at, label, at)
 	}
 	marker("p99", js.P99MS, report.Palette.Info, "p99", 0)
 	marker("ttl", js.TTLMS, report.Palette.Error, "lock TTL", 1)

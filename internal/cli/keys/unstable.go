@@ -56,7 +56,8 @@ idempotency_key, attempt, job_id, message_id, created_at); map others with
 --field. --query runs in a read-only session.` + exitStatus,
 		Example: `  dupctl keys unstable /var/log/workers/
   dupctl dlq export --queue payments.dlq --out dlq.jsonl && dupctl keys unstable dlq.jsonl
-  dupctl keys unstable --query "SELECT order_id, idempotency_key, attempt, job_id, created_at FROM payments WHERE created_at > now() - interval '1 day'"
+  dupctl keys unstable --query "SELECT order_id, idempotency_key, attempt, job_id, created_at FROM payments ` +
+			`WHERE created_at > now() - interval '1 day'"
   dupctl keys unstable app.log --field businessKey=payload.account -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
@@ -80,7 +81,10 @@ idempotency_key, attempt, job_id, message_id, created_at); map others with
 	return cmd
 }
 
-var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (an unstable key whose side effect ran twice is an error)", 3: "PostgreSQL could not be reached, or the query failed"})
+var exitStatus = cmdutil.ExitStatus(map[int]string{
+	1: "findings at or above --fail-on (an unstable key whose side effect ran twice is an error)",
+	3: "PostgreSQL could not be reached, or the query failed",
+})
 
 func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	f := o.Factory
@@ -105,7 +109,8 @@ func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m, Strict: o.Log.Strict, Format: format, TZ: tz, Progress: f.IO.StartProgress("keys unstable", "bytes")})
+	res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m, Strict: o.Log.Strict, Format: format, TZ: tz,
+		Progress: f.IO.StartProgress("keys unstable", "bytes")})
 	if err != nil {
 		var qe *keys.QueryError
 		if errors.As(err, &qe) {

@@ -250,8 +250,9 @@ func (ev *evidence) cause(why string) *report.Cause {
 // decides, a few words of its answer, a ring when the cause rests on it.
 func (ev *evidence) mark(e sim.Event) report.Mark {
 	i := ev.index(e)
-	m := report.Mark{At: e.T, Kind: report.MarkOther, Title: fmt.Sprintf("step %d t=%s %s: %s", e.Step, sim.FormatMillis(e.T), e.Lane, e.Text),
-		Link: stepLink(e), Seq: e.Step, Evidence: ev.decisive[i]}
+	m := report.Mark{At: e.T, Kind: report.MarkOther,
+		Title: fmt.Sprintf("step %d t=%s %s: %s", e.Step, sim.FormatMillis(e.T), e.Lane, e.Text),
+		Link:  stepLink(e), Seq: e.Step, Evidence: ev.decisive[i]}
 	answer := ""
 	if _, a, ok := strings.Cut(e.Text, "-> "); ok {
 		answer = a
@@ -293,7 +294,8 @@ func (ev *evidence) mark(e sim.Event) report.Mark {
 	case "requeue":
 		m.Kind, m.Label = report.MarkRedelivery, "requeued"
 	case "expire", "ack-timeout", "failover":
-		m.Kind, m.Label = report.MarkExpire, map[string]string{"expire": "expired", "ack-timeout": "ack deadline", "failover": "lost in failover"}[e.Kind]
+		m.Kind, m.Label = report.MarkExpire,
+			map[string]string{"expire": "expired", "ack-timeout": "ack deadline", "failover": "lost in failover"}[e.Kind]
 	case "duplicate":
 		m.Label = "sent again"
 	}

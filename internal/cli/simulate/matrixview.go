@@ -95,7 +95,8 @@ func writeMatrixHTML(w io.Writer, m *sim.MatrixResult) error {
 			}
 		}
 		fmt.Fprintf(w, "DUP: a side effect ran twice; LOSS: a job was lost; ok: neither, in every schedule of the scope.\n")
-		fmt.Fprintf(w, "%d cells explored exhaustively (%s states); %d differ from the documented expectation.\n", cells, count(m.States), differ)
+		fmt.Fprintf(w, "%d cells explored exhaustively (%s states); %d differ from the documented expectation.\n",
+			cells, count(m.States), differ)
 		return nil
 	})
 }

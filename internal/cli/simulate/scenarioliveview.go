@@ -34,7 +34,8 @@ func writeLive(w io.Writer, th *report.Theme, res *live.ScenarioResult, verbose 
 	if err := t.Render(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s\n", th.Faint("SEARCH: every schedule of the scope in the simulator; PLAN: the one schedule played live, in the simulator"))
+	fmt.Fprintf(w, "%s\n", th.Faint("SEARCH: every schedule of the scope in the simulator; "+
+		"PLAN: the one schedule played live, in the simulator"))
 	for _, r := range res.Rows {
 		if r.Why != "" {
 			fmt.Fprintf(w, "%s %s\n", th.Strong(r.Profile+":"), r.Why)

@@ -58,7 +58,11 @@ Invariants: a business key's side effect runs at most once; no job is lost
 	return cmd
 }
 
-var exitStatus = cmdutil.ExitStatus(map[int]string{1: "findings at or above --fail-on (a duplicate or loss under a profile\nyou chose; a matrix cell that differs from its documentation)", 3: "--live: a system could not be reached, or a runtime failure"})
+var exitStatus = cmdutil.ExitStatus(map[int]string{
+	1: "findings at or above --fail-on (a duplicate or loss under a profile\n" +
+		"you chose; a matrix cell that differs from its documentation)",
+	3: "--live: a system could not be reached, or a runtime failure",
+})
 
 // systemFlags are the flags that shape the simulated system.
 type systemFlags struct {

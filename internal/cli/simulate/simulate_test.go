@@ -66,13 +66,15 @@ func TestWorkerFlagsToOptions(t *testing.T) {
 	if err := run("crash", "--worker", "./w", "--at", "before-ack,after-write", "--runs", "4", "--workers", "3", "--jobs", "7"); err != nil {
 		t.Fatal(err)
 	}
-	if got.Chaos.Runs != 4 || !got.RunsGiven || got.Chaos.Workers != 3 || got.Chaos.Keys != 7 || strings.Join(got.At, ",") != "before-ack,after-write" {
+	if got.Chaos.Runs != 4 || !got.RunsGiven || got.Chaos.Workers != 3 || got.Chaos.Keys != 7 ||
+		strings.Join(got.At, ",") != "before-ack,after-write" {
 		t.Fatalf("crash options: %+v at %v", got.Chaos, got.At)
 	}
 	if err := run("crash", "--publish", ":q"); err == nil || !strings.Contains(err.Error(), `"worker" not set`) {
 		t.Fatalf("--worker is required: %v", err)
 	}
-	if err := run("crash", "--worker", "./w", "--profile", "lock-check"); err == nil || !strings.Contains(err.Error(), "--profile describes dupctl's simulated worker") {
+	err := run("crash", "--worker", "./w", "--profile", "lock-check")
+	if err == nil || !strings.Contains(err.Error(), "--profile describes dupctl's simulated worker") {
 		t.Fatalf("a model flag: %v", err)
 	}
 }

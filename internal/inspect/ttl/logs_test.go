@@ -17,6 +17,8 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
+// workerLog is verbatim worker output, one JSON object a line, so its
+// longer lines stay whole (issue 28).
 const workerLog = `{"ts":"2026-12-01T10:00:00.000Z","event":"lock_acquired","jobId":"j1","attempt":1,"jobType":"payment","lockKey":"lock:payment:order:1","lockToken":"a1","lockTtlMs":30000}
 {"ts":"2026-12-01T10:00:00.500Z","event":"lock_acquired","jobId":"j2","attempt":1,"jobType":"payment","lockKey":"lock:payment:order:2","lockToken":"b1","lockTtlMs":30000}
 {"ts":"2026-12-01T10:00:20.000Z","event":"lock_released","lockKey":"lock:payment:order:1","lockToken":"a1"}
@@ -133,6 +135,7 @@ func FuzzReadLogs(f *testing.F) {
 // "acquired and never released" - and the takeover is its evidence. The
 // same with no tokens logged, found by job id.
 func TestReadLogsTakeover(t *testing.T) {
+	// verbatim JSON lines: the longer ones stay whole (issue 28)
 	for name, in := range map[string]string{
 		"tokens": `{"ts":"2026-12-01T10:00:00Z","msg":"lock acquired","lock":{"key":"lock:pay:1","token":"t1","ttl":5000000000},"job":{"type":"payment"}}
 {"ts":"2026-12-01T10:00:06Z","msg":"lock acquired","lock":{"key":"lock:pay:1","token":"t2","ttl":5000000000},"job":{"type":"payment"}}

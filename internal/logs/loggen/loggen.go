@@ -499,148 +499,203 @@ func pick(rng *rand.Rand, s ...string) string { return s[rng.IntN(len(s))] }
 // incident writes one job whose side effect runs twice for cause c.
 func (g *gen) incident(start time.Time, jt, order string, c Cause) {
 	job, msg := g.newMsg()
-	r1 := g.newRun(start, jt, order, job, msg, 1)
-	work := 50 + g.rng.IntN(300)
-	switch c {
-	case Redelivery:
-		// No idempotency layer; the worker dies after the effect and the
-		// commit, before the ack; the redelivery runs the effect again.
-		r1.check = false
-		r1.claim = false
-		r1.receive()
-		r1.lock()
-		r1.effectCommit(work)
-		if !g.c.Lean {
-			r1.step(1, "lock_released", nil)
-		}
-		r1.step(1, "crash", nil)
-		r2 := g.newRun(r1.t.Add(ms(800)), jt, order, job, msg, 2)
-		r2.w = g.otherWorker(r1.w)
-		r2.check, r2.claim = false, false
-		g.happy(r2, r2.t, work)
-	case LockExpiry:
-		// Check-then-act without claim; the first run outlives its 5s
-		// lock; a second message for the order takes the lock and runs.
-		r1.lockTTL = 5000
-		r1.claim = false
-		r1.receive()
-		r1.lock()
-		r1.checkMiss()
-		job2, msg2 := g.newMsg()
-		r2 := g.newRun(start.Add(ms(6500)), jt, order, job2, msg2, 1)
-		r2.w = g.otherWorker(r1.w)
-		r2.claim = false
-		g.happy(r2, r2.t, 100)
-		r1.effectCommit(9000)
-		if g.nInc%2 == 1 {
-			// The holder's token-checked unlock finds the other worker's
-			// token: it logs that it lost the lock instead of releasing it.
-			r1.step(1, "lock_lost", nil)
-			r1.step(1, "acked", nil)
-			if !g.c.Lean {
-				r1.step(0, "completed", func(f *fields) { f.durMs = int(r1.t.Sub(start) / time.Millisecond) })
-			}
-			break
-		}
-		r1.finish(start)
-	case LockKeyJobID:
-		// The lock key is built from the job id: two messages for one
-		// order lock different keys and run together.
-		job2, msg2 := g.newMsg()
-		r2 := g.newRun(start.Add(ms(15)), jt, order, job2, msg2, 1)
-		r2.w = g.otherWorker(r1.w)
-		for _, r := range []*run{r1, r2} {
-			r.base.lockKey = "lock:job:" + r.base.job
-			r.claim = false
-		}
-		g.happy(r1, start, work+100)
-		g.happy(r2, r2.t, work)
-	case UnlockNoToken:
-		// A second message finds the lock busy but its deferred unlock
-		// deletes the holder's lock by key; its retry walks in.
-		r1.claim = false
-		r1.receive()
-		r1.lock()
-		r1.checkMiss()
-		job2, msg2 := g.newMsg()
-		w := g.newRun(start.Add(ms(20)), jt, order, job2, msg2, 1)
-		w.w = g.otherWorker(r1.w)
-		w.receive()
-		w.step(1, "lock_failed", nil)
-		w.step(1, "lock_released", func(f *fields) { f.noToken = true })
-		w.step(1, "retry", nil)
-		r3 := g.newRun(w.t.Add(ms(300)), jt, order, job2, msg2, 2)
-		r3.w = w.w
-		r3.claim = false
-		g.happy(r3, r3.t, 50)
-		r1.effectCommit(work + 1500)
-		r1.finish(start)
-	case UnstableKey:
-		// The key carries a per-attempt part; the worker crashes after the
-		// commit, the redelivery's new key is not found.
-		r1.base.idem = unstableKey(g, jt, order, 1, r1.t)
-		r1.receive()
-		r1.lock()
-		r1.checkMiss()
-		r1.effectCommit(work)
-		if !g.c.Lean {
-			r1.step(1, "lock_released", nil)
-		}
-		r1.step(1, "crash", nil)
-		r2 := g.newRun(r1.t.Add(ms(700)), jt, order, job, msg, 2)
-		r2.w = g.otherWorker(r1.w)
-		r2.base.idem = unstableKey(g, jt, order, 2, r2.t)
-		g.happy(r2, r2.t, work)
-	case NonAtomic:
-		// The effect runs outside the transaction that records it; the
-		// worker dies in between; the redelivery finds no record.
-		r1.claim = false
-		r1.receive()
-		r1.lock()
-		r1.checkMiss()
-		r1.step(work, "side_effect", nil)
-		r1.step(2, "crash", nil)
-		r2 := g.newRun(r1.t.Add(ms(r1.lockTTL+500)), jt, order, job, msg, 2)
-		r2.w = g.otherWorker(r1.w)
-		r2.claim = false
-		g.happy(r2, r2.t, work)
-	case StaleCache:
-		// "Already done?" is answered by a cache that lags the database.
-		r1.cacheCheck = true
-		r1.claim = false
-		g.happy(r1, start, work)
-		job2, msg2 := g.newMsg()
-		r2 := g.newRun(r1.t.Add(ms(400)), jt, order, job2, msg2, 1)
-		r2.w = g.otherWorker(r1.w)
-		r2.cacheCheck = true
-		r2.claim = false
-		g.happy(r2, r2.t, work)
-	case NonAtomicUnloggedCheck:
-		// As NonAtomic, but the redelivery's check is not logged: the log
-		// shows a redelivery running the effect with no check line.
-		r1.claim = false
-		r1.receive()
-		r1.lock()
-		r1.checkMiss()
-		r1.step(work, "side_effect", nil)
-		r1.step(2, "crash", nil)
-		r2 := g.newRun(r1.t.Add(ms(r1.lockTTL+500)), jt, order, job, msg, 2)
-		r2.w = g.otherWorker(r1.w)
-		r2.claim = false
-		r2.check = false // it checks, but says nothing
-		g.happy(r2, r2.t, work)
-	case RaceNoLock:
-		// No lock, check-then-act: two messages for one order race.
-		job2, msg2 := g.newMsg()
-		r2 := g.newRun(start.Add(ms(10)), jt, order, job2, msg2, 1)
-		r2.w = g.otherWorker(r1.w)
-		for _, r := range []*run{r1, r2} {
-			r.useLock, r.claim = false, false
-			r.base.lockKey = ""
-		}
-		g.happy(r1, start, work)
-		g.happy(r2, r2.t, work)
+	in := &incident{g: g, start: start, jt: jt, order: order, job: job, msg: msg}
+	in.r1 = g.newRun(start, jt, order, job, msg, 1)
+	in.work = 50 + g.rng.IntN(300)
+	if write := incidentWriters[c]; write != nil {
+		write(in)
 	}
+}
+
+// incident is one injected duplicate being written: its first run and the
+// job it belongs to.
+type incident struct {
+	g                   *gen
+	r1                  *run
+	start               time.Time
+	jt, order, job, msg string
+	work                int // ms the side effect takes
+}
+
+// incidentWriters writes each cause's lines, one method per cause.
+var incidentWriters = map[Cause]func(*incident){
+	Redelivery:             (*incident).redelivery,
+	LockExpiry:             (*incident).lockExpiry,
+	LockKeyJobID:           (*incident).lockKeyJobID,
+	UnlockNoToken:          (*incident).unlockNoToken,
+	UnstableKey:            (*incident).unstableKey,
+	NonAtomic:              (*incident).nonAtomic,
+	StaleCache:             (*incident).staleCache,
+	NonAtomicUnloggedCheck: (*incident).nonAtomicUnloggedCheck,
+	RaceNoLock:             (*incident).raceNoLock,
+}
+
+// other starts a run of job/msg at t on a worker other than the first run's.
+func (in *incident) other(t time.Time, job, msg string, attempt int) *run {
+	r := in.g.newRun(t, in.jt, in.order, job, msg, attempt)
+	r.w = in.g.otherWorker(in.r1.w)
+	return r
+}
+
+// second starts a run of a second message for the same order at t, on
+// another worker.
+func (in *incident) second(t time.Time) *run {
+	job2, msg2 := in.g.newMsg()
+	return in.other(t, job2, msg2, 1)
+}
+
+// crashAfterCommit runs the first run's effect and commit, then kills its
+// worker before the ack.
+func (in *incident) crashAfterCommit() {
+	r1 := in.r1
+	r1.effectCommit(in.work)
+	if !in.g.c.Lean {
+		r1.step(1, "lock_released", nil)
+	}
+	r1.step(1, "crash", nil)
+}
+
+// redelivery: no idempotency layer; the worker dies after the effect and
+// the commit, before the ack; the redelivery runs the effect again.
+func (in *incident) redelivery() {
+	r1 := in.r1
+	r1.check = false
+	r1.claim = false
+	r1.receive()
+	r1.lock()
+	in.crashAfterCommit()
+	r2 := in.other(r1.t.Add(ms(800)), in.job, in.msg, 2)
+	r2.check, r2.claim = false, false
+	in.g.happy(r2, r2.t, in.work)
+}
+
+// lockExpiry: check-then-act without claim; the first run outlives its 5s
+// lock; a second message for the order takes the lock and runs.
+func (in *incident) lockExpiry() {
+	g, r1, start := in.g, in.r1, in.start
+	r1.lockTTL = 5000
+	r1.claim = false
+	r1.receive()
+	r1.lock()
+	r1.checkMiss()
+	r2 := in.second(start.Add(ms(6500)))
+	r2.claim = false
+	g.happy(r2, r2.t, 100)
+	r1.effectCommit(9000)
+	if g.nInc%2 == 1 {
+		// The holder's token-checked unlock finds the other worker's
+		// token: it logs that it lost the lock instead of releasing it.
+		r1.step(1, "lock_lost", nil)
+		r1.step(1, "acked", nil)
+		if !g.c.Lean {
+			r1.step(0, "completed", func(f *fields) { f.durMs = int(r1.t.Sub(start) / time.Millisecond) })
+		}
+		return
+	}
+	r1.finish(start)
+}
+
+// lockKeyJobID: the lock key is built from the job id: two messages for
+// one order lock different keys and run together.
+func (in *incident) lockKeyJobID() {
+	r1 := in.r1
+	r2 := in.second(in.start.Add(ms(15)))
+	for _, r := range []*run{r1, r2} {
+		r.base.lockKey = "lock:job:" + r.base.job
+		r.claim = false
+	}
+	in.g.happy(r1, in.start, in.work+100)
+	in.g.happy(r2, r2.t, in.work)
+}
+
+// unlockNoToken: a second message finds the lock busy but its deferred
+// unlock deletes the holder's lock by key; its retry walks in.
+func (in *incident) unlockNoToken() {
+	g, r1 := in.g, in.r1
+	r1.claim = false
+	r1.receive()
+	r1.lock()
+	r1.checkMiss()
+	w := in.second(in.start.Add(ms(20)))
+	w.receive()
+	w.step(1, "lock_failed", nil)
+	w.step(1, "lock_released", func(f *fields) { f.noToken = true })
+	w.step(1, "retry", nil)
+	r3 := g.newRun(w.t.Add(ms(300)), in.jt, in.order, w.base.job, w.base.msg, 2)
+	r3.w = w.w
+	r3.claim = false
+	g.happy(r3, r3.t, 50)
+	r1.effectCommit(in.work + 1500)
+	r1.finish(in.start)
+}
+
+// unstableKey: the key carries a per-attempt part; the worker crashes
+// after the commit, the redelivery's new key is not found.
+func (in *incident) unstableKey() {
+	g, r1 := in.g, in.r1
+	r1.base.idem = unstableKey(g, in.jt, in.order, 1, r1.t)
+	r1.receive()
+	r1.lock()
+	r1.checkMiss()
+	in.crashAfterCommit()
+	r2 := in.other(r1.t.Add(ms(700)), in.job, in.msg, 2)
+	r2.base.idem = unstableKey(g, in.jt, in.order, 2, r2.t)
+	g.happy(r2, r2.t, in.work)
+}
+
+// nonAtomic: the effect runs outside the transaction that records it; the
+// worker dies in between; the redelivery finds no record.
+func (in *incident) nonAtomic() {
+	r2 := in.crashBeforeCommit()
+	in.g.happy(r2, r2.t, in.work)
+}
+
+// nonAtomicUnloggedCheck: as nonAtomic, but the redelivery's check is not
+// logged: the log shows a redelivery running the effect with no check line.
+func (in *incident) nonAtomicUnloggedCheck() {
+	r2 := in.crashBeforeCommit()
+	r2.check = false // it checks, but says nothing
+	in.g.happy(r2, r2.t, in.work)
+}
+
+// crashBeforeCommit runs the first run's effect and kills its worker
+// before the commit; it returns the redelivery, not yet run.
+func (in *incident) crashBeforeCommit() *run {
+	r1 := in.r1
+	r1.claim = false
+	r1.receive()
+	r1.lock()
+	r1.checkMiss()
+	r1.step(in.work, "side_effect", nil)
+	r1.step(2, "crash", nil)
+	r2 := in.other(r1.t.Add(ms(r1.lockTTL+500)), in.job, in.msg, 2)
+	r2.claim = false
+	return r2
+}
+
+// staleCache: "already done?" is answered by a cache that lags the
+// database.
+func (in *incident) staleCache() {
+	g, r1 := in.g, in.r1
+	r1.cacheCheck = true
+	r1.claim = false
+	g.happy(r1, in.start, in.work)
+	r2 := in.second(r1.t.Add(ms(400)))
+	r2.cacheCheck = true
+	r2.claim = false
+	g.happy(r2, r2.t, in.work)
+}
+
+// raceNoLock: no lock, check-then-act: two messages for one order race.
+func (in *incident) raceNoLock() {
+	r1 := in.r1
+	r2 := in.second(in.start.Add(ms(10)))
+	for _, r := range []*run{r1, r2} {
+		r.useLock, r.claim = false, false
+		r.base.lockKey = ""
+	}
+	in.g.happy(r1, in.start, in.work)
+	in.g.happy(r2, r2.t, in.work)
 }
 
 // unstableKey varies the per-attempt part of the key by incident, so every

@@ -11,9 +11,12 @@ import (
 // the library's usual keys. Shapes, as the libraries document them:
 //
 //	slog JSONHandler  {"time":"2022-11-08T15:28:26.000000000-05:00","level":"INFO","msg":"hello","count":3}
-//	zap production    {"level":"info","ts":1607095287.638658,"caller":"log-demo/zap_demo.go:14","msg":"failed to fetch URL","url":"...","attempt":3}
-//	logstash-logback  {"@timestamp":"...","@version":"1","message":"...","logger_name":"...","thread_name":"...","level":"INFO","level_value":20000, MDC...}
-//	Spring Boot ECS   {"@timestamp":"...","log":{"level":"INFO","logger":"..."},"process":{"pid":39599,"thread":{"name":"main"}},"service":{"name":"simple"},"message":"...","ecs":{"version":"8.11"}, MDC...}
+//	zap production    {"level":"info","ts":1607095287.638658,"caller":"log-demo/zap_demo.go:14","msg":"failed to fetch URL",
+//	                  "url":"...","attempt":3}
+//	logstash-logback  {"@timestamp":"...","@version":"1","message":"...","logger_name":"...","thread_name":"...","level":"INFO",
+//	                  "level_value":20000, MDC...}
+//	Spring Boot ECS   {"@timestamp":"...","log":{"level":"INFO","logger":"..."},"process":{"pid":39599,"thread":{"name":"main"}},
+//	                  "service":{"name":"simple"},"message":"...","ecs":{"version":"8.11"}, MDC...}
 //	pino              {"level":30,"time":1643365551573,"pid":5673,"hostname":"Kreig","msg":"Hello, world!"}
 //	structlog JSON    {"event": "user logged in", "level": "info", "timestamp": "...", ...}
 //

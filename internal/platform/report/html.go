@@ -129,9 +129,13 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <div class="scroll"><table>
 <thead><tr><th scope="col">Severity</th><th scope="col">Code</th><th scope="col">Subject</th><th scope="col">Message</th></tr></thead>
 <tbody>
-{{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}"><td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td><td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td><td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
+{{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}">` +
+	`<td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td>` +
+	`<td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td>` +
+	`<td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
 <details><summary>evidence and fix</summary><ul>{{range $f.Shown}}<li>{{.}}</li>{{end}}
-{{- if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
+{{- if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>` +
+	`{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
 {{end}}</tbody>
 </table></div>
 </section>{{end}}
@@ -192,7 +196,8 @@ svg .mark.check { fill: var(--info); stroke: var(--ink); } svg .mark.cache-read 
 svg .mark.key-changed { fill: var(--warn); stroke: var(--ink); } svg .mark.redelivery { stroke: var(--delivery); fill: var(--delivery); }
 svg .mark.other { fill: var(--faint); stroke: none; }
 .legend span { display: inline-block; margin-right: 1rem; font-size: 13px; }
-.legend .sw { display: inline-block; width: 1.6em; height: .8em; margin-right: .3em; vertical-align: middle; border: 1px solid var(--ink); }
+.legend .sw { display: inline-block; width: 1.6em; height: .8em; margin-right: .3em; vertical-align: middle; ` +
+	`border: 1px solid var(--ink); }
 .sw-delivery { background: var(--delivery); } .sw-lease { background: var(--lease); } .sw-paused { background: var(--fault); }
 .sw-believed { background: repeating-linear-gradient(45deg, var(--expired) 0 3px, var(--error) 3px 5px); }
 .sw-orphan { border-style: dashed !important; }

@@ -55,15 +55,18 @@ type withEmbedded struct {
 // what encoding/json's indenting Encoder writes.
 func TestStreamJSONMatchesEncoding(t *testing.T) {
 	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-	deep := &streamInner{A: "<&>\u2028", B: []int{}, C: map[string]int{"z": 1, "a": 2}, E: at, F: json.RawMessage(`{"x":[1,2]}`), H: []any{1, "s", nil}}
+	deep := &streamInner{A: "<&>\u2028", B: []int{}, C: map[string]int{"z": 1, "a": 2}, E: at, F: json.RawMessage(`{"x":[1,2]}`),
+		H: []any{1, "s", nil}}
 	values := []any{
 		nil, 1, "x", []int(nil), []int{}, map[string]any{},
 		streamInner{},
-		streamInner{A: "a", B: []int{1, 2}, D: deep, G: []string{"q"}, H: map[string]any{"k": []int{1}}, J: []byte("hi"), K: 1.5, L: "hidden", M: 7, O: []struct{}{{}, {}}},
+		streamInner{A: "a", B: []int{1, 2}, D: deep, G: []string{"q"}, H: map[string]any{"k": []int{1}}, J: []byte("hi"),
+			K: 1.5, L: "hidden", M: 7, O: []struct{}{{}, {}}},
 		withEmbedded{X: 3},
 		[]streamInner{{A: "1"}, {A: "2", D: deep}},
-		JSONReport{SchemaVersion: 1, Checks: []JSONCheck{{Code: "A", Status: "pass"}}, Findings: []findings.Finding{{Code: "A", Severity: findings.Warn, Subject: "s", Evidence: []string{"e1", "e2"}}},
-			Data: []withEmbedded{{X: 1}}},
+		JSONReport{SchemaVersion: 1, Checks: []JSONCheck{{Code: "A", Status: "pass"}},
+			Findings: []findings.Finding{{Code: "A", Severity: findings.Warn, Subject: "s", Evidence: []string{"e1", "e2"}}},
+			Data:     []withEmbedded{{X: 1}}},
 		&JSONReport{Data: deep},
 		scalars{S: []string{"", "plain ascii ~!", `q"uote`, `back\\slash`, "tab\t", "nl\n", "\x7f", "\x01", "é", "\xff\xfe", "<&>", "\u2028"},
 			B: true, I8: -128, I: -1 << 62, U: 1 << 31, V: findings.Error, T: "k"},

@@ -347,8 +347,8 @@ func ownLegend(items []LegendItem) string {
 			if _, ok := glyphs[kind]; !ok {
 				kind = MarkOther
 			}
-			fmt.Fprintf(&b, "<svg class=\"glyph\" viewBox=\"-10 -10 20 20\" width=\"16\" height=\"16\" aria-hidden=\"true\"><g class=\"mark %s\">%s</g>"+
-				"</svg>", kind, glyph(kind))
+			fmt.Fprintf(&b, "<svg class=\"glyph\" viewBox=\"-10 -10 20 20\" width=\"16\" height=\"16\" aria-hidden=\"true\">"+
+				"<g class=\"mark %s\">%s</g></svg>", kind, glyph(kind))
 		}
 		b.WriteString(Escape(it.Text) + "</span>")
 	}

@@ -57,7 +57,8 @@ func (l *Lanes) writeAxis(b *strings.Builder, height int) {
 			x, lanesTop-6, x, axisY, x, axisY+16, t, Escape(l.tickText(t)))
 	}
 	if !l.T0.IsZero() {
-		fmt.Fprintf(b, "<text class=\"t0\" x=\"4\" y=\"%d\">t0 = %s</text>\n", axisY+32, Escape(l.T0.UTC().Format("2006-01-02 15:04:05.000 UTC")))
+		fmt.Fprintf(b, "<text class=\"t0\" x=\"4\" y=\"%d\">t0 = %s</text>\n", axisY+32,
+			Escape(l.T0.UTC().Format("2006-01-02 15:04:05.000 UTC")))
 	}
 	b.WriteString("</g>\n")
 }

@@ -29,11 +29,13 @@ var testRules = []findings.Rule{
 }
 
 func fixture() *findings.Report {
-	r := &findings.Report{Command: "inspect lock", Checks: []string{"LOCK_NO_TTL", "LOCK_TOKEN_CONSTANT", "LOCK_FENCING_ABSENT", "LOCK_CLEAN"}}
+	r := &findings.Report{Command: "inspect lock",
+		Checks: []string{"LOCK_NO_TTL", "LOCK_TOKEN_CONSTANT", "LOCK_FENCING_ABSENT", "LOCK_CLEAN"}}
 	r.Add(
 		testRules[2].New("lock:payment:*", "no fencing counter next to 3 locks"),
 		testRules[1].New("lock:payment:order:42", `value "1" is a constant`, "GET lock:payment:order:42 = \"1\"", "same value on 12 live locks"),
-		testRules[0].New("lock:payment:order:7", "lock never expires", "PTTL lock:payment:order:7 = -1", "connection redis://:hunter2@127.0.0.1:6379 <&>"),
+		testRules[0].New("lock:payment:order:7", "lock never expires", "PTTL lock:payment:order:7 = -1",
+			"connection redis://:hunter2@127.0.0.1:6379 <&>"),
 		testRules[0].New("lock:payment:order:8", "lock never expires", "PTTL lock:payment:order:8 = -1"),
 	)
 	r.Data = map[string]any{"keys_scanned": 3}
@@ -132,8 +134,10 @@ func TestJUnitParsesBack(t *testing.T) {
 		}
 		// One <failure> per failed testcase (two LOCK_NO_TTL findings are
 		// one failed check), and the counts say so.
-		if elems := strings.Count(out, "<failure "); failures != wantFailures || doc.Failures != wantFailures || doc.Suites[0].Failures != wantFailures || elems != wantFailures {
-			t.Fatalf("fail-on %s: %d failed testcases, %d <failure> elements, suites say %d and %d, want %d", th, failures, elems, doc.Failures, doc.Suites[0].Failures, wantFailures)
+		if elems := strings.Count(out, "<failure "); failures != wantFailures || doc.Failures != wantFailures ||
+			doc.Suites[0].Failures != wantFailures || elems != wantFailures {
+			t.Fatalf("fail-on %s: %d failed testcases, %d <failure> elements, suites say %d and %d, want %d",
+				th, failures, elems, doc.Failures, doc.Suites[0].Failures, wantFailures)
 		}
 		if doc.Time == "" || doc.Suites[0].Time == "" || doc.Suites[0].Cases[0].Time == "" {
 			t.Fatalf("fail-on %s: time attributes missing: %+v", th, doc)
@@ -145,7 +149,8 @@ func TestJUnitParsesBack(t *testing.T) {
 // one testcase whose <error> says why.
 func TestJUnitError(t *testing.T) {
 	var buf bytes.Buffer
-	if err := JUnitError(&buf, "inspect lock", "cannot reach Redis at redis://:hunter2@127.0.0.1:1 <&>", 3, 1500*time.Millisecond); err != nil {
+	err := JUnitError(&buf, "inspect lock", "cannot reach Redis at redis://:hunter2@127.0.0.1:1 <&>", 3, 1500*time.Millisecond)
+	if err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()

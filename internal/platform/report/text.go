@@ -40,7 +40,8 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 			buf.WriteString("\n")
 		}
 		if n := len(r.Allowed); n > 0 {
-			fmt.Fprintf(buf, "%s\n", th.Faint(fmt.Sprintf("%d %s accepted by the allow-list (not counted):", n, english.Plural(n, "finding", "findings"))))
+			fmt.Fprintf(buf, "%s\n", th.Faint(fmt.Sprintf("%d %s accepted by the allow-list (not counted):",
+				n, english.Plural(n, "finding", "findings"))))
 			for _, a := range r.Allowed {
 				fmt.Fprintf(buf, "  %s %s %s (until %s: %s)\n", a.Severity, a.Code, oneLine(a.Subject), a.Expires, oneLine(a.Reason))
 			}
@@ -67,7 +68,8 @@ func (p tablePrinter) details(buf *bytes.Buffer, th *Theme, r *findings.Report) 
 			continue
 		}
 		if !p.o.Verbose && shown == detailLimit {
-			fmt.Fprintf(buf, "\n%s\n", th.Faint(fmt.Sprintf("(%d more findings with evidence: use -v to show all)", countDetailed(r.Findings)-shown)))
+			fmt.Fprintf(buf, "\n%s\n", th.Faint(fmt.Sprintf("(%d more findings with evidence: use -v to show all)",
+				countDetailed(r.Findings)-shown)))
 			return
 		}
 		shown++

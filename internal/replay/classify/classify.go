@@ -47,8 +47,13 @@ func (r Rule) String() string {
 // temporary failures (retry with backoff) and permanent ones (invalid
 // payload, entity missing, contract violation: never retry).
 var builtinRules = []Rule{
-	builtin(NonRetryable, "error", `(?i)(invalid|validation|malformed|unmarshal|deserializ|cannot parse|parse error|syntax error|schema|not found|no such|does not exist|unknown (field|type|enum)|illegal ?argument|unsupported|forbidden|unauthori[sz]ed|permission denied|constraint|duplicate key|conversion|classcast|nullpointer|contract|\b(400|401|403|404|409|410|422)\b)`),
-	builtin(Retryable, "error", `(?i)(timeout|timed out|deadline exceeded|connection (refused|reset|closed)|broken pipe|temporar|unavailable|try again|too many requests|rate.?limit|throttl|deadlock|lock (wait|busy|not acquired)|could not obtain lock|econnreset|etimedout|eai_again|\b(429|502|503|504)\b)`),
+	builtin(NonRetryable, "error", `(?i)(invalid|validation|malformed|unmarshal|deserializ|cannot parse|parse error|syntax error|`+
+		`schema|not found|no such|does not exist|unknown (field|type|enum)|illegal ?argument|unsupported|forbidden|`+
+		`unauthori[sz]ed|permission denied|constraint|duplicate key|conversion|classcast|nullpointer|contract|`+
+		`\b(400|401|403|404|409|410|422)\b)`),
+	builtin(Retryable, "error", `(?i)(timeout|timed out|deadline exceeded|connection (refused|reset|closed)|broken pipe|temporar|`+
+		`unavailable|try again|too many requests|rate.?limit|throttl|deadlock|lock (wait|busy|not acquired)|`+
+		`could not obtain lock|econnreset|etimedout|eai_again|\b(429|502|503|504)\b)`),
 	builtin(Retryable, "reason", `^(expired|maxlen)$`),
 }
 
@@ -85,7 +90,8 @@ func ParseRules(r io.Reader, name string) ([]Rule, error) {
 		if !contains(ruleFields, rule.Field) {
 			f, err := parseField(rule.Field)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: field %q: want %s, header.NAME, body.PATH or prop.NAME", name, n, rule.Field, strings.Join(ruleFields, ", "))
+				return nil, fmt.Errorf("%s:%d: field %q: want %s, header.NAME, body.PATH or prop.NAME",
+					name, n, rule.Field, strings.Join(ruleFields, ", "))
 			}
 			rule.field = f
 		}
@@ -226,7 +232,8 @@ var normalizers = []struct {
 }{
 	{regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`), "<uuid>"},
 	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?`), "<time>"},
-	{regexp.MustCompile(`\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b|\b[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*[0-9][0-9a-fA-F]*\b`), "<hex>"},
+	{regexp.MustCompile(`\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b|` +
+		`\b[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*[0-9][0-9a-fA-F]*\b`), "<hex>"},
 	{regexp.MustCompile(`\d+`), "<n>"},
 }
 

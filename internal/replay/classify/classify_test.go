@@ -14,7 +14,8 @@ func msg(headers amqp.Table, body string) *deadletter.Message {
 }
 
 func TestClassifyBuiltinAndUserRules(t *testing.T) {
-	rules, err := ParseRules(strings.NewReader("# ours\nnon-retryable error (?i)insufficient funds\nretryable header.x-kind ^transient$\n"), "r.txt")
+	const text = "# ours\nnon-retryable error (?i)insufficient funds\nretryable header.x-kind ^transient$\n"
+	rules, err := ParseRules(strings.NewReader(text), "r.txt")
 	must(t, err)
 	a := &Analyzer{Rules: rules}
 	for _, tc := range []struct {
@@ -26,7 +27,8 @@ func TestClassifyBuiltinAndUserRules(t *testing.T) {
 		{amqp.Table{"x-exception-message": "read tcp: i/o timeout"}, Retryable, `built-in rule: error matches "timeout"`},
 		{amqp.Table{"error": "Insufficient funds on card"}, NonRetryable, `r.txt:2 rule: error matches "Insufficient funds"`},
 		{amqp.Table{"x-kind": "transient", "error": "boom"}, Retryable, `r.txt:3 rule: header.x-kind matches "transient"`},
-		{amqp.Table{"x-death": []any{amqp.Table{"reason": "expired", "queue": "q", "count": int64(1)}}}, Retryable, `built-in rule: reason matches "expired"`},
+		{amqp.Table{"x-death": []any{amqp.Table{"reason": "expired", "queue": "q", "count": int64(1)}}}, Retryable,
+			`built-in rule: reason matches "expired"`},
 		{amqp.Table{"error": "boom"}, Unclassified, ""},
 	} {
 		in := a.Analyze(msg(tc.h, ""))

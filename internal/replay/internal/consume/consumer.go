@@ -150,7 +150,8 @@ func New(conn *amqp.Connection, queue string, window int, budget int64, exclusiv
 	if budget > 0 {
 		prefetch = 1 // until a message says how large they are
 	}
-	c := &Consumer{conn: conn, ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0), exclusive: exclusive, tagBase: tag,
+	c := &Consumer{conn: conn, ch: ch, queue: queue, window: window, prefetch: prefetch, budget: max(budget, 0),
+		exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
 		gens:   make(chan generation, 1<<16), out: make(chan Item, deliveryBuffer),
 		settled: map[uint64]bool{}, pending: map[uint64]bool{}}

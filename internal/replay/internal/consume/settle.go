@@ -62,7 +62,8 @@ func probeQueue(conn *amqp.Connection, queue string) (QueueState, bool, error) {
 // waitQueue reads the queue until ok holds on a trusted reading or budget
 // has passed (at least one reading either way). It returns the last
 // reading and whether ok held.
-func waitQueue(ctx context.Context, conn *amqp.Connection, queue string, budget time.Duration, ok func(QueueState) bool) (QueueState, bool, error) {
+func waitQueue(ctx context.Context, conn *amqp.Connection, queue string, budget time.Duration,
+	ok func(QueueState) bool) (QueueState, bool, error) {
 	deadline := time.Now().Add(budget)
 	pause := 5 * time.Millisecond
 	for {

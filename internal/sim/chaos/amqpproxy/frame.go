@@ -233,7 +233,8 @@ const (
 	KindChannelClose
 )
 
-var kindNames = [...]string{"none", "basic.deliver", "basic.ack", "basic.nack", "basic.reject", "basic.publish", "basic.consume", "basic.consume-ok", "queue.declare", "queue.declare-ok", "exchange.declare", "connection.close", "channel.close"}
+var kindNames = [...]string{"none", "basic.deliver", "basic.ack", "basic.nack", "basic.reject", "basic.publish", "basic.consume",
+	"basic.consume-ok", "queue.declare", "queue.declare-ok", "exchange.declare", "connection.close", "channel.close"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -248,74 +249,106 @@ func (k Kind) HasContent() bool { return k == KindDeliver || k == KindPublish }
 // Decode reads the methods this proxy cares about; other methods give
 // KindNone. Field order per amqp0-9-1.xml.
 func Decode(channel uint16, m Method) (Event, error) {
-	a := &args{b: m.Args}
 	ev := Event{Channel: channel}
-	switch {
-	case m.Class == classBasic && m.ID == basicDeliver:
-		ev.Kind = KindDeliver
-		a.shortstr() // consumer-tag
-		ev.Tag = a.longlong()
-		ev.Redelivered = a.octet()&1 != 0
-		ev.Exchange = a.shortstr()
-		ev.RoutingKey = a.shortstr()
-	case m.Class == classBasic && m.ID == basicGetOk:
-		ev.Kind = KindDeliver
-		ev.Tag = a.longlong()
-		ev.Redelivered = a.octet()&1 != 0
-		ev.Exchange = a.shortstr()
-		ev.RoutingKey = a.shortstr()
-	case m.Class == classBasic && m.ID == basicAck:
-		ev.Kind = KindAck
-		ev.Tag = a.longlong()
-		ev.Multiple = a.octet()&1 != 0
-	case m.Class == classBasic && m.ID == basicNack:
-		ev.Kind = KindNack
-		ev.Tag = a.longlong()
-		bits := a.octet()
-		ev.Multiple, ev.Requeue = bits&1 != 0, bits&2 != 0
-	case m.Class == classBasic && m.ID == basicReject:
-		ev.Kind = KindReject
-		ev.Tag = a.longlong()
-		ev.Requeue = a.octet()&1 != 0
-	case m.Class == classBasic && m.ID == basicPublish:
-		ev.Kind = KindPublish
-		a.short() // reserved-1
-		ev.Exchange = a.shortstr()
-		ev.RoutingKey = a.shortstr()
-	case m.Class == classBasic && m.ID == basicConsume:
-		ev.Kind = KindConsume
-		a.short()
-		ev.Queue = a.shortstr()
-		a.shortstr()                     // consumer-tag
-		ev.NoAck = a.octet()&(1<<1) != 0 // no-local, no-ack, exclusive, no-wait
-	case m.Class == classBasic && m.ID == basicConsumeOk:
-		ev.Kind = KindConsumeOk
-	case m.Class == classQueue && m.ID == queueDeclare:
-		ev.Kind = KindQueueDeclare
-		a.short()
-		ev.Queue = a.shortstr()
-	case m.Class == classQueue && m.ID == queueDeclareOk:
-		ev.Kind = KindDeclareOk
-		ev.Queue = a.shortstr()
-	case m.Class == classExchange && m.ID == exchangeDeclare:
-		ev.Kind = KindExchangeDeclare
-		a.short()
-		ev.Exchange = a.shortstr()
-	case m.Class == classConnection && m.ID == connectionClose:
-		ev.Kind = KindConnectionClose
-		ev.ReplyCode = a.short()
-		ev.ReplyText = a.shortstr()
-	case m.Class == classChannel && m.ID == channelClose:
-		ev.Kind = KindChannelClose
-		ev.ReplyCode = a.short()
-		ev.ReplyText = a.shortstr()
-	default:
+	d, ok := decoders[methodKey{m.Class, m.ID}]
+	if !ok {
 		return ev, nil
+	}
+	a := &args{b: m.Args}
+	ev.Kind = d.kind
+	if d.read != nil {
+		d.read(a, &ev)
 	}
 	if a.err != nil {
 		return Event{}, fmt.Errorf("%s: %w", ev.Kind, a.err)
 	}
 	return ev, nil
+}
+
+type methodKey struct{ class, id uint16 }
+
+// decoder is one method's event kind and the reader of its arguments
+// (nil: none are read).
+type decoder struct {
+	kind Kind
+	read func(*args, *Event)
+}
+
+var decoders = map[methodKey]decoder{
+	{classBasic, basicDeliver}:         {KindDeliver, readDeliver},
+	{classBasic, basicGetOk}:           {KindDeliver, readGetOk},
+	{classBasic, basicAck}:             {KindAck, readAck},
+	{classBasic, basicNack}:            {KindNack, readNack},
+	{classBasic, basicReject}:          {KindReject, readReject},
+	{classBasic, basicPublish}:         {KindPublish, readPublish},
+	{classBasic, basicConsume}:         {KindConsume, readConsume},
+	{classBasic, basicConsumeOk}:       {KindConsumeOk, nil},
+	{classQueue, queueDeclare}:         {KindQueueDeclare, readQueueDeclare},
+	{classQueue, queueDeclareOk}:       {KindDeclareOk, readDeclareOk},
+	{classExchange, exchangeDeclare}:   {KindExchangeDeclare, readExchangeDeclare},
+	{classConnection, connectionClose}: {KindConnectionClose, readClose},
+	{classChannel, channelClose}:       {KindChannelClose, readClose},
+}
+
+func readDeliver(a *args, ev *Event) {
+	a.shortstr() // consumer-tag
+	readGetOk(a, ev)
+}
+
+// readGetOk reads basic.get-ok, which is basic.deliver without the
+// consumer tag.
+func readGetOk(a *args, ev *Event) {
+	ev.Tag = a.longlong()
+	ev.Redelivered = a.octet()&1 != 0
+	ev.Exchange = a.shortstr()
+	ev.RoutingKey = a.shortstr()
+}
+
+func readAck(a *args, ev *Event) {
+	ev.Tag = a.longlong()
+	ev.Multiple = a.octet()&1 != 0
+}
+
+func readNack(a *args, ev *Event) {
+	ev.Tag = a.longlong()
+	bits := a.octet()
+	ev.Multiple, ev.Requeue = bits&1 != 0, bits&2 != 0
+}
+
+func readReject(a *args, ev *Event) {
+	ev.Tag = a.longlong()
+	ev.Requeue = a.octet()&1 != 0
+}
+
+func readPublish(a *args, ev *Event) {
+	a.short() // reserved-1
+	ev.Exchange = a.shortstr()
+	ev.RoutingKey = a.shortstr()
+}
+
+func readConsume(a *args, ev *Event) {
+	a.short() // reserved-1
+	ev.Queue = a.shortstr()
+	a.shortstr()                     // consumer-tag
+	ev.NoAck = a.octet()&(1<<1) != 0 // no-local, no-ack, exclusive, no-wait
+}
+
+func readQueueDeclare(a *args, ev *Event) {
+	a.short() // reserved-1
+	ev.Queue = a.shortstr()
+}
+
+func readDeclareOk(a *args, ev *Event) { ev.Queue = a.shortstr() }
+
+func readExchangeDeclare(a *args, ev *Event) {
+	a.short() // reserved-1
+	ev.Exchange = a.shortstr()
+}
+
+// readClose reads connection.close and channel.close (the same arguments).
+func readClose(a *args, ev *Event) {
+	ev.ReplyCode = a.short()
+	ev.ReplyText = a.shortstr()
 }
 
 // BodySize reads a content header's body size (class-id, weight, then the

@@ -127,7 +127,8 @@ func TestWithheldAckIsRedelivered(t *testing.T) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	got := strings.Join(rec.events, "; ")
-	want := "queue.declare; basic.consume; deliver order-1; withheld ack; queue.declare; basic.consume; deliver order-1 redelivered; basic.ack"
+	want := "queue.declare; basic.consume; deliver order-1; withheld ack; " +
+		"queue.declare; basic.consume; deliver order-1 redelivered; basic.ack"
 	if got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
 	}

@@ -104,63 +104,21 @@ type pumps struct {
 func (p *pumps) Done(*proxy.Pair) { p.h.Closed(p.c) }
 
 func (p *pumps) ClientToServer(pr *proxy.Pair) error {
-	c := p.c
 	br := bufio.NewReaderSize(pr.Client, 64<<10)
-	untyped := true
+	if typed, err := p.startup(pr, br); !typed {
+		return err
+	}
+	c := p.c
 	var out []byte
 	for {
-		m, err := ReadMessage(br, untyped)
+		m, err := ReadMessage(br, false)
 		if err != nil {
 			return err
 		}
 		if !pr.Gate.Wait() {
 			return nil
 		}
-		if untyped {
-			code := StartupCode(m)
-			if code == codeSSL || code == codeGSSENC {
-				c.wantAnswer.Store(true)
-			}
-			if err := pr.WriteServer(m.Append(out[:0])); err != nil {
-				return err
-			}
-			switch code {
-			case codeSSL, codeGSSENC:
-				select {
-				case a := <-c.answer:
-					if a == 'S' || a == 'G' { // encrypted from here on: bytes only
-						_, err := io.Copy(pr.Server, br)
-						return err
-					}
-				case <-pr.Closed():
-					return nil
-				}
-			case codeCancel:
-				_, err := io.Copy(pr.Server, br)
-				return err
-			default:
-				untyped = false
-			}
-			continue
-		}
-		var st *Statement
-		c.mu.Lock()
-		switch m.Type {
-		case 'P':
-			if name, sql, err := ParseMsg(m.Body); err == nil {
-				c.stmts[name] = sql
-			}
-		case 'Q':
-			if sql, err := QueryText(m.Body); err == nil {
-				st = &Statement{Kind: Classify(sql), SQL: sql, Raw: m.Body}
-			}
-		case 'B':
-			if name, err := BindStatement(m.Body); err == nil {
-				sql := c.stmts[name]
-				st = &Statement{Kind: Classify(sql), SQL: sql, Raw: m.Body, Bind: true}
-			}
-		}
-		c.mu.Unlock()
+		st := c.statement(m)
 		if st != nil {
 			ok := p.h.Statement(c, st)
 			if !pr.Gate.Wait() {
@@ -170,19 +128,114 @@ func (p *pumps) ClientToServer(pr *proxy.Pair) error {
 				continue
 			}
 		}
-		c.mu.Lock()
-		if st != nil {
-			c.open.stmts = append(c.open.stmts, st)
-		}
-		if m.Type == 'Q' || m.Type == 'S' { // each ends in one ReadyForQuery
-			c.units = append(c.units, c.open)
-			c.open = &unit{}
-		}
-		c.mu.Unlock()
+		c.sent(m, st)
 		out = m.Append(out[:0])
 		if err := pr.WriteServer(out); err != nil {
 			return err
 		}
+	}
+}
+
+// startup forwards the untyped messages that open a connection: an
+// SSLRequest or GSSENCRequest (the server's one-byte answer says whether
+// the rest is encrypted, then only bytes are copied), a CancelRequest
+// (bytes only after it), then the StartupMessage. typed: typed messages
+// follow; otherwise the pump is done, with err.
+func (p *pumps) startup(pr *proxy.Pair, br *bufio.Reader) (typed bool, err error) {
+	c := p.c
+	for {
+		m, err := ReadMessage(br, true)
+		if err != nil {
+			return false, err
+		}
+		if !pr.Gate.Wait() {
+			return false, nil
+		}
+		code := StartupCode(m)
+		if code == codeSSL || code == codeGSSENC {
+			c.wantAnswer.Store(true)
+		}
+		if err := pr.WriteServer(m.Append(nil)); err != nil {
+			return false, err
+		}
+		switch code {
+		case codeSSL, codeGSSENC:
+			select {
+			case a := <-c.answer:
+				if a == 'S' || a == 'G' { // encrypted from here on: bytes only
+					_, err := io.Copy(pr.Server, br)
+					return false, err
+				}
+			case <-pr.Closed():
+				return false, nil
+			}
+		case codeCancel:
+			_, err := io.Copy(pr.Server, br)
+			return false, err
+		default:
+			return true, nil
+		}
+	}
+}
+
+// clientReaders read the client messages that run or name a statement.
+var clientReaders = map[byte]func(c *Conn, body []byte) *Statement{
+	'P': (*Conn).parse,
+	'Q': (*Conn).query,
+	'B': (*Conn).bind,
+}
+
+// statement is the statement m runs (nil: none, or one the proxy cannot
+// read).
+func (c *Conn) statement(m Message) *Statement {
+	read := clientReaders[m.Type]
+	if read == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return read(c, m.Body)
+}
+
+// parse remembers a prepared statement's SQL for the binds that name it
+// (c.mu held).
+func (c *Conn) parse(body []byte) *Statement {
+	if name, sql, err := ParseMsg(body); err == nil {
+		c.stmts[name] = sql
+	}
+	return nil
+}
+
+// query is a simple query's statement (c.mu held).
+func (c *Conn) query(body []byte) *Statement {
+	sql, err := QueryText(body)
+	if err != nil {
+		return nil
+	}
+	return &Statement{Kind: Classify(sql), SQL: sql, Raw: body}
+}
+
+// bind is the statement a Bind runs: the SQL its Parse named (c.mu held).
+func (c *Conn) bind(body []byte) *Statement {
+	name, err := BindStatement(body)
+	if err != nil {
+		return nil
+	}
+	sql := c.stmts[name]
+	return &Statement{Kind: Classify(sql), SQL: sql, Raw: body, Bind: true}
+}
+
+// sent records m as forwarded: st joins the statements awaiting their
+// ReadyForQuery, and a Query or Sync closes the unit that one answers.
+func (c *Conn) sent(m Message, st *Statement) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st != nil {
+		c.open.stmts = append(c.open.stmts, st)
+	}
+	if m.Type == 'Q' || m.Type == 'S' { // each ends in one ReadyForQuery
+		c.units = append(c.units, c.open)
+		c.open = &unit{}
 	}
 }
 

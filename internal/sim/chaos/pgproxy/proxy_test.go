@@ -2,15 +2,19 @@ package pgproxy_test
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/sim/chaos/pgproxy"
 	"github.com/dupctl/dupctl/internal/sim/chaos/proxy"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 type recorder struct {
@@ -259,5 +263,58 @@ func TestReplierLearnsEachAnswer(t *testing.T) {
 	want := "read SELECT 0|write INSERT 0 1|read SELECT 1|read SELECT 1"
 	if got := strings.Join(rec.tags, "|"); got != want {
 		t.Errorf("replies %q, want %q", got, want)
+	}
+}
+
+// TestStartupRequests: the untyped messages that open a connection are
+// forwarded. An SSLRequest gets the server's answer: encrypted, the
+// proxy forwards bytes only and sees no statement; not, it reads them as
+// usual. A CancelRequest on its own connection cancels the running query.
+func TestStartupRequests(t *testing.T) {
+	rec := &recorder{}
+	_, conn, table := throughProxy(t, rec)
+	ctx := context.Background()
+	for _, mode := range []string{"prefer", "disable"} {
+		cfg := conn.Config().ConnString()
+		u, _ := url.Parse(cfg)
+		q := u.Query()
+		q.Set("sslmode", mode)
+		u.RawQuery = q.Encode()
+		c, err := pgx.Connect(ctx, u.String())
+		if err != nil {
+			t.Fatalf("sslmode=%s through the proxy: %v", mode, err)
+		}
+		_, encrypted := c.PgConn().Conn().(*tls.Conn)
+		t.Logf("sslmode=%s: encrypted %v", mode, encrypted)
+		rec.mu.Lock()
+		before := len(rec.seen)
+		rec.mu.Unlock()
+		if _, err := c.Exec(ctx, "select count(*) from "+table); err != nil {
+			t.Fatalf("sslmode=%s: %v", mode, err)
+		}
+		c.Close(ctx)
+		rec.mu.Lock()
+		seen := len(rec.seen) - before
+		rec.mu.Unlock()
+		if seen != map[bool]int{false: 1, true: 0}[encrypted] {
+			t.Errorf("sslmode=%s, encrypted %v: the handler saw %d statements", mode, encrypted, seen)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { _, err := conn.Exec(ctx, "select pg_sleep(30)"); done <- err }()
+	for {
+		// Until the query has started, a cancel has nothing to cancel.
+		if err := conn.PgConn().CancelRequest(ctx); err != nil {
+			t.Fatalf("cancel request through the proxy: %v", err)
+		}
+		select {
+		case err := <-done:
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "57014" {
+				t.Fatalf("the query ended with %v, want query_canceled (57014)", err)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
