@@ -526,3 +526,19 @@ func TestIncompleteScanExitsThree(t *testing.T) {
 		t.Errorf("message: %v", err)
 	}
 }
+
+// TestLockOneServerNoSlotMap: on one server the table view and Markdown
+// carry no slot map (there are no slots), only what they carried before.
+func TestLockOneServerNoSlotMap(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	c := testenv.RedisDB(t)
+	o := c.Options()
+	c.Set(context.Background(), "lock:order:1", "3f2a9c1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f", time.Hour)
+	url := fmt.Sprintf("redis://%s/%d", o.Addr, o.DB)
+	for _, format := range []string{"table", "markdown"} {
+		code, out, stderr := dupctl(t, "inspect", "lock", "--redis-url", url, "-o", format, "--fail-on", "none")
+		if code != 0 || strings.Contains(out, "hash slots") || strings.Contains(out, "MASTER") {
+			t.Errorf("-o %s on one server: exit %d %s\n%s", format, code, stderr, out)
+		}
+	}
+}
