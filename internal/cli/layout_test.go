@@ -411,9 +411,7 @@ var capabilityVerbs = map[string][]string{
 // pendingContracts are entry points that do not keep the contract yet,
 // each with why; an entry that keeps it fails the test, so the list only
 // shrinks.
-var pendingContracts = map[string]string{
-	"internal/sim/chaos.ProveJob": "doctor's proof of one dupctl.yaml job takes the job and the scenarios beside its Options",
-}
+var pendingContracts = map[string]string{}
 
 // TestLayoutCapabilityContract checks each entry point's shape:
 // Verb(ctx context.Context, [deps,] o XOptions) (*XResult, error), where

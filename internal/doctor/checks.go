@@ -287,7 +287,8 @@ func workerCheck(e *env, j config.Job) Check {
 				return nil, err
 			}
 		}
-		proof, err := chaos.ProveJob(ctx, d, j, chaos.Options{AMQPURL: g.AMQPURL, RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL})
+		base := chaos.Options{AMQPURL: g.AMQPURL, RedisURL: g.RedisURL, DatabaseURL: g.DatabaseURL}
+		proof, err := chaos.ProveJob(ctx, d, chaos.ProveOptions{Job: j, Base: base})
 		if err != nil {
 			return nil, err
 		}

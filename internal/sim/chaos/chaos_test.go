@@ -419,7 +419,7 @@ func TestProveJobCitesTheRun(t *testing.T) {
 	job := config.Job{Name: "payment", Worker: &config.Worker{Command: f.opts.Worker, Env: append(f.opts.Env, "IDEM=none"), Publish: f.opts.Publish, EffectsSQL: f.opts.EffectsSQL}}
 	base := f.opts
 	base.Worker, base.Env, base.Publish, base.EffectsSQL = "", nil, "", ""
-	p, err := chaos.ProveJob(context.Background(), f.deps, job, base, "redelivery")
+	p, err := chaos.ProveJob(context.Background(), f.deps, chaos.ProveOptions{Job: job, Base: base, Scenarios: []string{"redelivery"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,13 +104,23 @@ func JobOptions(job config.Job, base Options) (Options, error) {
 	return o, nil
 }
 
+// ProveOptions are one dupctl.yaml job to prove: the job, the
+// connections it runs against (Base: its URLs, the rest as Options), and
+// the scenarios (none: the checklist's).
+type ProveOptions struct {
+	Job       config.Job
+	Base      Options
+	Scenarios []string
+}
+
 // ProveJob runs a job's worker through the crash scenarios of the
 // checklist, one run per fault point: crash (die after receiving, after
 // the lock, before and after the first write, before and after the ack)
 // and, when the worker has a Redis, lock-expiry (paused past its lock's
-// TTL). scenarios overrides the list.
-func ProveJob(ctx context.Context, d Deps, job config.Job, base Options, scenarios ...string) (*Proof, error) {
-	o, err := JobOptions(job, base)
+// TTL). ProveOptions.Scenarios overrides the list.
+func ProveJob(ctx context.Context, d Deps, po ProveOptions) (*Proof, error) {
+	job, scenarios := po.Job, po.Scenarios
+	o, err := JobOptions(job, po.Base)
 	if err != nil {
 		return nil, err
 	}
