@@ -83,6 +83,16 @@ func RedisSentinel(t testing.TB, o SentinelOptions) *Sentinels {
 	return s
 }
 
+// RedisServer starts one redis-server with extra arguments
+// ("--maxmemory", "100mb") on a free loopback port for one test, as
+// RedisSentinel starts its servers, and returns its address.
+func RedisServer(t testing.TB, extra ...string) string {
+	t.Helper()
+	needRedisBinaries(t, "redis-server")
+	s := &Sentinels{procs: map[string]*exec.Cmd{}}
+	return s.start(t, t.TempDir(), extra)
+}
+
 // needRedisBinaries skips (or fails, when integration is required) a test
 // whose harness needs Redis programs that are not on PATH.
 func needRedisBinaries(t testing.TB, bins ...string) {

@@ -44,6 +44,9 @@ type Node struct {
 	Name    string
 	Conn    Conn
 	NoTouch bool
+	// PrivateIntegers: the node shares no integer objects (SetMemory), so
+	// a small integer value's idle time is its key's own.
+	PrivateIntegers bool
 	// Slots are the hash slots a cluster master served when the walk
 	// began (nil outside a cluster); a walk that loses the node follows
 	// them (failover.go).
@@ -658,7 +661,7 @@ func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page,
 			p.Keys = append(p.Keys, o)
 		}
 	}
-	p.ownIdles()
+	p.ownIdles(n)
 	return nil
 }
 

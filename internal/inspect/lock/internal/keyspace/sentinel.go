@@ -46,6 +46,7 @@ func (n *Node) followMaster(ctx context.Context, wait time.Duration, _ *claims, 
 		if runID == "" || runID != n.runID {
 			n.Name, n.runID = n.sentinel.Dialed(), runID
 			mv.To = n.Name
+			n.relearnMemory(ctx)
 			w.cursor, w.done, w.rescan = 0, false, true
 		}
 		return mv, nil, nil
