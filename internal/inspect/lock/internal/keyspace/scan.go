@@ -287,6 +287,9 @@ type Page struct {
 	Vanished    int64 // keys gone between SCAN and the read
 	Denied      int64 // keys the ACL user may not read
 	SecondReads int64 // keys whose value took a second round trip
+	// ReadAt is when the replies had all arrived (a monotonic clock, not
+	// the report's): every key was read at or before it.
+	ReadAt time.Time
 }
 
 // split cuts every key of a batch into segments and hashes its raw
@@ -536,6 +539,7 @@ func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, w *nodeWalk,
 		if err := read(b.keys, p); err != nil {
 			return err
 		}
+		p.ReadAt = time.Now()
 		p.Vanished = int64(len(b.keys)) - int64(len(p.Keys)) - p.Denied
 		made := prep(p)
 		select {
