@@ -203,13 +203,15 @@ func killMastersMidScan(t *testing.T, s *testenv.Sentinels, target string) {
 	if n, err := m.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1: %d %v", n, err) // the failover must lose none
 	}
-	c, err := connect.Redis(ctx, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	scan := func(wait time.Duration, victim string) *Result {
 		t.Helper()
+		// A client per scan: go-redis's pool answers with its last dial
+		// error for a moment after dials failed (the first scan's wait).
+		c, err := connect.Redis(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
 		var once sync.Once
 		killed := false
 		res, err := Run(ctx, c, Options{Count: 50, FailoverWait: wait, afterPage: func(n string) {
