@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
@@ -13,70 +14,126 @@ import (
 
 // A renewed lease is no TTL outlier (internal/judge/renew.go): the keys a
 // family would report far below its TTL - only those, so the scan's cost
-// stays flat - are read again in one pipeline per node, a moment after the
-// scan read them: just before the TTL they had would run out (so a key
-// nobody renews is still there, its TTL fallen), at most rereadWait later.
+// stays flat - are read again, in one pipeline per node and moment, a
+// moment after the scan read them: when a fifth of the TTL they had is
+// left (at least rereadMargin), at most rereadWait later. A key nobody
+// renews is still there then, its TTL fallen; a renewer that renews
+// before a fifth of the TTL is left has renewed it.
 
 const (
 	rereadWait   = time.Second           // the longest a second read waits after the first
-	rereadMargin = 20 * time.Millisecond // how long before its TTL runs out a key is read again
+	rereadMargin = 20 * time.Millisecond // the least time before its TTL runs out that a key is read again
+	rereadBatch  = 25 * time.Millisecond // keys due this close together share a pipeline
 	maxRereads   = 1000                  // keys read again per run
 )
 
 // rereadLowTTLs reads the keys far below their family's TTL again and
 // takes those renewed, re-taken or gone out of the outliers; a note says
-// what it found.
+// what it found. Each key is read at its own moment: the keys whose
+// moments fall within rereadBatch of each other share a pipeline per node.
 func (a *aggregator) rereadLowTTLs(ctx context.Context, nodes []*keyspace.Node, data *Data) {
-	var sus []judge.TTLSuspect
+	var due []rereadDue
 	for _, f := range a.families() {
-		sus = append(sus, f.ShortTTLSuspects(a.o.MinConfidence)...)
+		for _, s := range f.ShortTTLSuspects(a.o.MinConfidence) {
+			ttl := time.Duration(s.PTTL) * time.Millisecond
+			d := min(ttl-max(rereadMargin, ttl/5), rereadWait)
+			due = append(due, rereadDue{s, s.At.Add(d)})
+		}
 	}
-	if len(sus) == 0 {
+	slices.SortFunc(due, func(x, y rereadDue) int { return x.at.Compare(y.at) })
+	due = due[:min(len(due), maxRereads)]
+	var t rereadTally
+	for len(due) > 0 {
+		if sleep(ctx, time.Until(due[0].at)) != nil {
+			return
+		}
+		cut := time.Now().Add(rereadBatch)
+		k := 1
+		for k < len(due) && !due[k].at.After(cut) {
+			k++
+		}
+		wave := make([]judge.TTLSuspect, k)
+		for i := range wave {
+			wave[i] = due[i].s
+		}
+		due = due[k:]
+		for i, group := range a.suspectsByNode(nodes, wave) {
+			if len(group) > 0 {
+				t.read(ctx, nodes[i], group, !a.o.NoValues)
+			}
+		}
+	}
+	t.notes(data)
+}
+
+// rereadDue is a suspect and when to read it again.
+type rereadDue struct {
+	s  judge.TTLSuspect
+	at time.Time
+}
+
+// rereadTally counts what the second reads found, and how long after the
+// first they came.
+type rereadTally struct {
+	counts         [judge.Gone + 1]int64
+	minGap, maxGap time.Duration
+	failed         int    // keys whose second read failed
+	failure        string // why the last one did
+}
+
+// notes says what the second reads found.
+func (t *rereadTally) notes(data *Data) {
+	c := &t.counts
+	if n := c[judge.Renewed] + c[judge.Retaken] + c[judge.Gone]; n > 0 {
+		data.Notes = append(data.Notes, fmt.Sprintf("%s far below their family's TTL, read again %s after the scan read them: %s - "+
+			"not TTL outliers", english.Count(n, "lock", "locks"), t.gaps(), judge.RereadText(c[judge.Renewed], c[judge.Retaken], c[judge.Gone])))
+	}
+	if t.failed > 0 {
+		data.Notes = append(data.Notes, fmt.Sprintf("%s far below their family's TTL could not be read again (%s): counted as TTL outliers",
+			english.Count(t.failed, "lock", "locks"), t.failure))
+	}
+}
+
+// read reads one node's suspects again in one pipeline and records what
+// each one's second read says.
+func (t *rereadTally) read(ctx context.Context, n *keyspace.Node, group []judge.TTLSuspect, values bool) {
+	keys := make([]string, len(group))
+	for j, s := range group {
+		keys[j] = s.Key
+	}
+	p := &keyspace.Page{}
+	sent := time.Now()
+	if err := keyspace.ReadKeys(ctx, n, keys, values, p, nil); err != nil {
+		t.failed += len(group)
+		t.failure = n.Name + ": " + redact.String(err.Error())
 		return
 	}
-	sus = sus[:min(len(sus), maxRereads)]
-	var wake time.Time
-	for _, s := range sus {
-		d := min(max(time.Duration(s.PTTL)*time.Millisecond-rereadMargin, 0), rereadWait)
-		if t := s.At.Add(d); t.After(wake) {
-			wake = t
-		}
+	now := make(map[string]*keyspace.Key, len(p.Keys))
+	for j := range p.Keys {
+		now[p.Keys[j].Key] = &p.Keys[j]
 	}
-	if sleep(ctx, time.Until(wake)) != nil {
-		return
-	}
-	var counts [judge.Gone + 1]int64
-	byNode := a.suspectsByNode(nodes, sus)
-	for i, group := range byNode {
-		if len(group) == 0 {
+	for _, s := range group {
+		r := s.Judge(now[s.Key], sent)
+		s.Record(r)
+		t.counts[r]++
+		if r == judge.StillLow {
 			continue
 		}
-		keys := make([]string, len(group))
-		for j, s := range group {
-			keys[j] = s.Key
+		gap := sent.Sub(s.At)
+		if t.minGap == 0 || gap < t.minGap {
+			t.minGap = gap
 		}
-		p := &keyspace.Page{}
-		sent := time.Now()
-		if err := keyspace.ReadKeys(ctx, nodes[i], keys, !a.o.NoValues, p, nil); err != nil {
-			data.Notes = append(data.Notes, fmt.Sprintf("%s far below their family's TTL on %s could not be read again (%s): "+
-				"counted as TTL outliers", english.Count(len(group), "lock", "locks"), nodes[i].Name, redact.String(err.Error())))
-			continue
-		}
-		now := make(map[string]*keyspace.Key, len(p.Keys))
-		for j := range p.Keys {
-			now[p.Keys[j].Key] = &p.Keys[j]
-		}
-		for _, s := range group {
-			r := s.Judge(now[s.Key], sent)
-			s.Record(r)
-			counts[r]++
-		}
+		t.maxGap = max(t.maxGap, gap)
 	}
-	if n := counts[judge.Renewed] + counts[judge.Retaken] + counts[judge.Gone]; n > 0 {
-		data.Notes = append(data.Notes, fmt.Sprintf("%s far below their family's TTL, read again up to %s after the scan read them: %s - "+
-			"not TTL outliers", english.Count(n, "lock", "locks"), judge.FormatMs(rereadWait.Milliseconds()),
-			judge.RereadText(counts[judge.Renewed], counts[judge.Retaken], counts[judge.Gone])))
+}
+
+// gaps words the time between the reads: "80ms", "80ms to 2.4s".
+func (t *rereadTally) gaps() string {
+	lo, hi := judge.FormatMs(t.minGap.Milliseconds()), judge.FormatMs(t.maxGap.Milliseconds())
+	if lo == hi {
+		return lo
 	}
+	return lo + " to " + hi
 }
 
 // suspectsByNode groups suspects by the node that reads their keys now: a
