@@ -21,6 +21,10 @@ import (
 type SentinelOptions struct {
 	Password         string // requirepass of the master and replica ("" for none)
 	SentinelPassword string // requirepass of the Sentinels ("" for none)
+	// Users are ACL SETUSER rules, one user each ("inspector on >secret
+	// ~* -@all +@read"), made on the master and the replica: ACLs are not
+	// replicated, and a client must log in to whichever is master.
+	Users []string
 }
 
 // Sentinels is a Redis master, one replica and three Sentinels that
@@ -61,6 +65,9 @@ func RedisSentinel(t testing.TB, o SentinelOptions) *Sentinels {
 	replica := s.start(t, dir, append([]string{"--replicaof", "127.0.0.1", portOf(master)}, auth...))
 	s.Servers = []string{master, replica}
 	s.waitInSync(t, replica)
+	for _, addr := range s.Servers {
+		s.addUsers(t, addr)
+	}
 	for range 3 {
 		s.Sentinels = append(s.Sentinels, s.startSentinel(t, dir, master))
 	}
@@ -74,6 +81,16 @@ func RedisSentinel(t testing.TB, o SentinelOptions) *Sentinels {
 	}
 	s.URL = u.String()
 	return s
+}
+
+// RedisServer starts one redis-server with extra arguments
+// ("--maxmemory", "100mb") on a free loopback port for one test, as
+// RedisSentinel starts its servers, and returns its address.
+func RedisServer(t testing.TB, extra ...string) string {
+	t.Helper()
+	needRedisBinaries(t, "redis-server")
+	s := &Sentinels{procs: map[string]*exec.Cmd{}}
+	return s.start(t, t.TempDir(), extra)
 }
 
 // needRedisBinaries skips (or fails, when integration is required) a test
@@ -101,6 +118,22 @@ func (s *Sentinels) start(t testing.TB, dir string, extra []string) string {
 	s.run(t, addr, exec.Command("redis-server", args...))
 	waitPingAuth(t, addr, s.opts.Password)
 	return addr
+}
+
+// addUsers makes the options' ACL users on one data node.
+func (s *Sentinels) addUsers(t testing.TB, addr string) {
+	t.Helper()
+	c := s.Node(addr)
+	defer c.Close()
+	for _, u := range s.opts.Users {
+		args := []any{"ACL", "SETUSER"}
+		for _, f := range strings.Fields(u) {
+			args = append(args, f)
+		}
+		if err := c.Do(context.Background(), args...).Err(); err != nil {
+			t.Fatalf("ACL SETUSER on %s: %v", addr, err)
+		}
+	}
 }
 
 // startSentinel runs a Sentinel monitoring master. Sentinel rewrites its

@@ -186,6 +186,9 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Key == "" {
+		agg.rereadLowTTLs(ctx, nodes, &res.Data)
+	}
 	agg.finish(res)
 	agg.permissions(res, nodes)
 	agg.failoverReport(res)
@@ -414,6 +417,8 @@ type aggregator struct {
 	unread    []keyspace.Unread
 	// walked are the last walk's results, per node.
 	walked []keyspace.NodeResult
+	// final are the families once merged (families()).
+	final []*judge.Tally
 }
 
 // candidate is a possible orphan from the first observation.
@@ -520,7 +525,7 @@ func (a *aggregator) finish(res *Result) {
 	if a.o.Observe > 1 {
 		res.check(judge.RuleIdleOrphan.Code)
 	}
-	fams := a.fams.Finish()
+	fams := a.families()
 	fenced := map[string]bool{}
 	for _, segs := range a.fenced {
 		fenced[a.fams.Resolve(segs)] = true

@@ -149,7 +149,7 @@ func (a *aggregator) orphan(now *keyspace.Key, c candidate) bool {
 
 // one reads a single key in full (--key), routed to its node.
 func (a *aggregator) one(ctx context.Context, c Conn, first *keyspace.Node) error {
-	n := &keyspace.Node{Name: first.Name, Conn: c, NoTouch: first.NoTouch}
+	n := &keyspace.Node{Name: first.Name, Conn: c, NoTouch: first.NoTouch, PrivateIntegers: first.PrivateIntegers}
 	key := a.o.Key
 	fences := []string{"redisson_lock_token:{" + key + "}", key + ":fence", "fence:" + key, key + ":fencing_token"}
 	var exists []*redis.IntCmd

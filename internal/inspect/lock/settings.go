@@ -42,7 +42,8 @@ func keyCount(line string) int64 {
 }
 
 // serverInfo reads a node's settings, marks whether it supports CLIENT
-// NO-TOUCH, and judges the settings that lose locks. An ACL user may lack
+// NO-TOUCH and whether it shares integer objects (keyspace.Node.SetMemory),
+// and judges the settings that lose locks. An ACL user may lack
 // INFO (-@all +@read): the node is then returned with Info "denied" and
 // no findings, and the run goes on without the settings checks.
 func serverInfo(ctx context.Context, n *keyspace.Node, db int) (Server, []findings.Finding, error) {
@@ -61,6 +62,7 @@ func serverInfo(ctx context.Context, n *keyspace.Node, db int) (Server, []findin
 	info := parseInfo(raw)
 	s.Version, s.Role, s.Policy = info["redis_version"], info["role"], info["maxmemory_policy"]
 	s.MaxMemory, _ = strconv.ParseInt(info["maxmemory"], 10, 64)
+	n.SetMemory(s.MaxMemory, s.Policy)
 	s.EvictedKeys, _ = strconv.ParseInt(info["evicted_keys"], 10, 64)
 	s.AOF = info["aof_enabled"] == "1"
 	s.Keys = keyCount(info[fmt.Sprintf("db%d", db)])

@@ -49,16 +49,23 @@ type Segment struct {
 // it since, lower when something did), never below its PTTL;
 // GrantedFrom says how the family's figure was derived.
 type TTLStats struct {
-	NoTTL            int64    `json:"no_ttl"`
-	MinMs            int64    `json:"remaining_min_ms"`
-	MedianMs         int64    `json:"remaining_median_ms"`
-	MaxMs            int64    `json:"remaining_max_ms"`
-	GrantedMedianMs  int64    `json:"granted_median_ms"`
-	GrantedFrom      string   `json:"granted_from"`
-	Histogram        []Bucket `json:"histogram"`
-	OutliersAbove    int64    `json:"outliers_above"`
-	OutliersBelow    int64    `json:"outliers_below"`
-	OrphansConfirmed int64    `json:"orphans"`
+	NoTTL           int64    `json:"no_ttl"`
+	MinMs           int64    `json:"remaining_min_ms"`
+	MedianMs        int64    `json:"remaining_median_ms"`
+	MaxMs           int64    `json:"remaining_max_ms"`
+	GrantedMedianMs int64    `json:"granted_median_ms"`
+	GrantedFrom     string   `json:"granted_from"`
+	Histogram       []Bucket `json:"histogram"`
+	OutliersAbove   int64    `json:"outliers_above"`
+	OutliersBelow   int64    `json:"outliers_below"`
+	// Renewed, Retaken and Gone are the locks far below the family's TTL
+	// that were read again a moment after the scan and found renewed (the
+	// same owner, a TTL that went up), held by another owner, or gone:
+	// none of them is counted in OutliersBelow.
+	Renewed          int64 `json:"renewed"`
+	Retaken          int64 `json:"retaken"`
+	Gone             int64 `json:"gone"`
+	OrphansConfirmed int64 `json:"orphans"`
 }
 
 // Bucket is one bar of the remaining-TTL histogram: keys with a remaining

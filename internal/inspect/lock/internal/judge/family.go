@@ -52,15 +52,19 @@ type Tally struct {
 	grMax     int64
 	overMax   int64 // granted TTL above --max-ttl (exact: the threshold is known up front)
 	hiTTL     *TopN[keyTTL]
-	loTTL     *TopN[keyTTL]
-	noTTL     int64
-	noTTLEx   []string
-	owners    map[OwnerClass]int64
-	ownerEx   map[OwnerClass][]string
-	values    *repeats
-	Orphans   int64
-	OrphanEx  []string
-	examples  []string
+	loTTL     *TopN[keyTTL] // the lowest lowKept, with their reads (renew.go)
+	// reread are the low keys read again, with what that found
+	// (renew.go); all but StillLow are no outliers.
+	reread                 map[string]Reread
+	renewed, retaken, gone int64
+	noTTL                  int64
+	noTTLEx                []string
+	owners                 map[OwnerClass]int64
+	ownerEx                map[OwnerClass][]string
+	values                 *repeats
+	Orphans                int64
+	OrphanEx               []string
+	examples               []string
 	// certain counts the keys by certainty; entries by catalogue entry.
 	certain [len(certaintyNames)]int64
 	entries map[*makers.Entry]int64
@@ -68,7 +72,12 @@ type Tally struct {
 
 type keyTTL struct {
 	key string
-	ms  int64
+	ms  int64 // granted
+	// What the scan read of a low one, to read it again (renew.go).
+	node  string
+	pttl  int64
+	token uint64
+	at    time.Time
 }
 
 type posStats struct {
@@ -91,7 +100,7 @@ func newFamily(tmpl string, segs []keyshape.Segment) *Tally {
 		roles: map[makers.Role]int64{}, makers: map[string]int64{}, types: map[string]int64{},
 		pos:    make([]posStats, len(segs)),
 		hiTTL:  NewTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(b.key, a.key)) < 0 }),
-		loTTL:  NewTopN(exampleCount, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
+		loTTL:  NewTopN(lowKept, func(a, b keyTTL) bool { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(b.key, a.key)) < 0 }),
 		owners: map[OwnerClass]int64{}, ownerEx: map[OwnerClass][]string{},
 		values: newRepeats(repeatsTracked), remMin: -1, grMin: -1, reasons: map[string]int64{},
 		entries: map[*makers.Entry]int64{},
@@ -196,7 +205,7 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 		return nil
 	}
 	f.lockish++
-	if g := f.addTTL(o); maxTTL > 0 && time.Duration(g)*time.Millisecond > maxTTL+time.Second {
+	if g := f.addTTL(o, j.ReadAt); maxTTL > 0 && time.Duration(g)*time.Millisecond > maxTTL+time.Second {
 		f.overMax++
 	}
 	if o.PTTL == -1 {
@@ -243,9 +252,9 @@ func (f *Tally) addSegments(segs []keyshape.Segment, written time.Time) {
 	}
 }
 
-// addTTL counts a lock's TTL and returns the TTL it was granted (PTTL plus
-// idle time; -1 without a TTL).
-func (f *Tally) addTTL(o *keyspace.Key) int64 {
+// addTTL counts a lock's TTL (read at at) and returns the TTL it was
+// granted (PTTL plus idle time; -1 without a TTL).
+func (f *Tally) addTTL(o *keyspace.Key, at time.Time) int64 {
 	if o.PTTL < 0 {
 		f.buckets[len(bucketEdges)]++
 		return -1
@@ -272,8 +281,11 @@ func (f *Tally) addTTL(o *keyspace.Key) int64 {
 		f.grMin = g
 	}
 	f.grMax = max(f.grMax, g)
-	f.hiTTL.Offer(keyTTL{o.Key, g})
-	f.loTTL.Offer(keyTTL{o.Key, g})
+	f.hiTTL.Offer(keyTTL{key: o.Key, ms: g})
+	if lo := (keyTTL{key: o.Key, ms: g}); f.loTTL.Wants(lo) {
+		lo.node, lo.pttl, lo.token, lo.at = o.Node, o.PTTL, o.Token(), at
+		f.loTTL.Offer(lo)
+	}
 	return g
 }
 
@@ -345,6 +357,12 @@ func (f *Tally) merge(o *Tally) {
 		f.ownerEx[c] = appendAll(f.ownerEx[c], ex)
 	}
 	f.values.merge(o.values)
+	f.renewed += o.renewed
+	f.retaken += o.retaken
+	f.gone += o.gone
+	for k, r := range o.reread {
+		f.mark(k, r)
+	}
 	f.Orphans += o.Orphans
 	f.OrphanEx = appendAll(f.OrphanEx, o.OrphanEx)
 	f.examples = appendAll(f.examples, o.examples)

@@ -528,9 +528,11 @@ func (f *Tally) ttlStats() TTLStats {
 		t.OutliersAbove = max(f.granted.countAbove(med*outlierRatio), int64(len(f.ttlOutliers(med, true))))
 		t.OutliersBelow = int64(len(f.ttlOutliers(med, false)))
 		if below := med/outlierRatio - idleClock; below > 0 {
-			t.OutliersBelow = max(f.granted.countBelow(below), t.OutliersBelow)
+			// The histogram counts the keys read again and cleared too.
+			t.OutliersBelow = max(f.granted.countBelow(below)-(f.renewed+f.retaken+f.gone), t.OutliersBelow)
 		}
 	}
+	t.Renewed, t.Retaken, t.Gone = f.renewed, f.retaken, f.gone
 	return t
 }
 
@@ -552,7 +554,7 @@ func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
 		return out
 	}
 	for _, k := range f.loTTL.Sorted() {
-		if (k.ms+idleClock)*outlierRatio < med {
+		if r, read := f.reread[k.key]; (k.ms+idleClock)*outlierRatio < med && (!read || r == StillLow) {
 			out = append(out, k)
 		}
 	}
@@ -566,8 +568,16 @@ func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 		for _, k := range f.ttlOutliers(med, true) {
 			ev = append(ev, fmt.Sprintf("%s: TTL %s, %.0fx the median", k.key, FormatMs(k.ms), float64(k.ms)/float64(max(med, 1))))
 		}
-		for _, k := range f.ttlOutliers(med, false) {
-			ev = append(ev, fmt.Sprintf("%s: TTL %s, 1/%.0f of the median", k.key, FormatMs(k.ms), float64(med)/float64(max(k.ms, 1))))
+		low := f.ttlOutliers(med, false)
+		for _, k := range low[:min(len(low), exampleCount)] {
+			e := fmt.Sprintf("%s: TTL %s, 1/%.0f of the median", k.key, FormatMs(k.ms), float64(med)/float64(max(k.ms, 1)))
+			if _, read := f.reread[k.key]; read {
+				e += "; read again, its TTL had only fallen"
+			}
+			ev = append(ev, e)
+		}
+		if n := f.renewed + f.retaken + f.gone; n > 0 {
+			ev = append(ev, fmt.Sprintf("not counted: %s far below, read again: %s", locks(n), f.rereadText()))
 		}
 		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove,
 			t.OutliersBelow, outlierRatio), ev...))

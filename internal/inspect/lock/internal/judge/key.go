@@ -19,6 +19,8 @@ type Judged struct {
 	// says what application data it is when a data shape decided.
 	Certainty Certainty
 	DataShape string
+	// ReadAt is when its page's replies had arrived (keyspace.Page).
+	ReadAt time.Time
 }
 
 // Page judges a page with the built-in catalogue and no lock patterns.
@@ -33,6 +35,7 @@ func (c *Config) Page(p *keyspace.Page, now time.Time) []Judged {
 	for i := range p.Keys {
 		j := &out[i]
 		j.Observed = p.Keys[i]
+		j.ReadAt = p.ReadAt
 		if p.Segs != nil {
 			j.Segs = p.Segs[j.Observed.Idx]
 		} else {

@@ -74,7 +74,9 @@ the next holder's lock.`,
 something read it since) is more than 10 times above or below the median
 of its family. Far above: a crashed holder blocks the business key that
 much longer, often a hand-set or mis-configured TTL. Far below: the job
-can outlive its lock and a second worker takes it.`,
+can outlive its lock and a second worker takes it. A lock far below is
+read again a moment later, and is no outlier when it was renewed (the
+same owner, a TTL that went up: a watchdog keeps it), re-taken or gone.`,
 		Fix: "Give every lock of a job type the same TTL, sized from the real p99 job duration plus a buffer ('dupctl inspect ttl'); " +
 			"renew long jobs only while the token is still yours.",
 	}

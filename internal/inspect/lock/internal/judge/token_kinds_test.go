@@ -35,7 +35,7 @@ func TestRenewedLeaseIsNoOutlier(t *testing.T) {
 	for i, pttl := range []int64{0, 1, 60, 75, 80, 90, 95, 100} {
 		j := Judged{}
 		j.Observed.Key, j.Observed.PTTL, j.Observed.Idle = "lock:tick:"+string(rune('a'+i)), pttl, 0
-		f.addTTL(&j.Observed)
+		f.addTTL(&j.Observed, testNow)
 	}
 	if s := f.ttlStats(); s.OutliersBelow != 0 {
 		t.Errorf("%d outliers below in a family of 100 ms leases", s.OutliersBelow)

@@ -127,6 +127,7 @@ func (n *Node) followSlots(ctx context.Context, wait time.Duration, cl *claims, 
 		if addr != n.Name {
 			n.Name, n.Conn = addr, c
 			n.NoTouch = n.NoTouch && c.Do(ctx, "CLIENT", "NO-TOUCH", "OFF").Err() == nil
+			n.relearnMemory(ctx)
 			w.cursor, w.done, w.rescan = 0, false, true
 		}
 		return mv, nil, nil

@@ -336,7 +336,7 @@ func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) erro
 		}
 		p.Keys = append(p.Keys, o)
 	}
-	defer p.ownIdles()
+	defer p.ownIdles(n)
 	return rc.readAgain(n, retry, p)
 }
 
@@ -566,8 +566,11 @@ func (n *Node) refused(cmd, text string, p *Page) error {
 }
 
 // ownIdles unsets the idle time of the page's strings whose idle time is
-// not their own (sharedInteger).
-func (p *Page) ownIdles() {
+// not their own (sharedInteger), unless n shares no integers.
+func (p *Page) ownIdles(n *Node) {
+	if n.PrivateIntegers {
+		return
+	}
 	for i := range p.Keys {
 		if o := &p.Keys[i]; o.Read && o.Type == "string" && sharedInteger(o.Value) {
 			o.Idle = -1
@@ -576,12 +579,12 @@ func (p *Page) ownIdles() {
 }
 
 // sharedInteger tells whether Redis may store value as one of its shared
-// integer objects (the decimals 0 to 9999, OBJ_SHARED_INTEGERS, used
-// unless an LRU/LFU maxmemory policy is set). Every key holding that
-// number points at the same object, so OBJECT IDLETIME reports when any
-// of them (or the server at start) last touched it, not this key: a
-// 4-digit lock token set a second ago read as idle since the server
-// started. Such a key's idle time is unknown.
+// integer objects (the decimals 0 to 9999, OBJ_SHARED_INTEGERS). Every key
+// holding that number points at the same object, so OBJECT IDLETIME
+// reports when any of them (or the server at start) last touched it, not
+// this key: a 4-digit lock token set a second ago read as idle since the
+// server started. Such a key's idle time is unknown, unless its node
+// shares no integers (Node.SetMemory).
 func sharedInteger(value string) bool {
 	if value == "" || len(value) > 4 || (value[0] == '0' && len(value) > 1) {
 		return false
@@ -592,4 +595,38 @@ func sharedInteger(value string) bool {
 		}
 	}
 	return true
+}
+
+// SetMemory records a node's maxmemory and maxmemory-policy (INFO memory).
+// With a limit and an LRU or LFU policy Redis shares no integer objects,
+// as each needs an LRU field of its own (redis/redis object.c
+// tryObjectEncoding and createStringObjectFromLongLongWithOptions,
+// MAXMEMORY_FLAG_NO_SHARED_INTEGERS): a small integer value's idle time
+// is then its key's. A key written before such a policy was set may still
+// hold a shared object; nothing a read-only client can see tells it.
+func (n *Node) SetMemory(maxmemory int64, policy string) {
+	n.PrivateIntegers = maxmemory != 0 && (strings.Contains(policy, "lru") || strings.Contains(policy, "lfu"))
+}
+
+// relearnMemory reads the memory settings of the server n reads now (a
+// walk that followed a failover); INFO refused, they are unknown and
+// integers taken as shared.
+func (n *Node) relearnMemory(ctx context.Context) {
+	n.PrivateIntegers = false
+	raw, err := n.Conn.Info(ctx, "memory").Result()
+	if err != nil {
+		return
+	}
+	var maxmemory int64
+	var policy string
+	for _, line := range strings.Split(raw, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch k {
+		case "maxmemory":
+			maxmemory, _ = strconv.ParseInt(v, 10, 64)
+		case "maxmemory_policy":
+			policy = v
+		}
+	}
+	n.SetMemory(maxmemory, policy)
 }

@@ -151,3 +151,26 @@ func TestSharedIntegerIdleUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedIntegersByPolicy: Redis shares no integer objects only with a
+// maxmemory and an LRU or LFU policy; there a small integer's idle time is
+// its key's, elsewhere unknown.
+func TestSharedIntegersByPolicy(t *testing.T) {
+	for _, c := range []struct {
+		maxmemory int64
+		policy    string
+		private   bool
+	}{
+		{100 << 20, "allkeys-lru", true}, {100 << 20, "volatile-lru", true}, {100 << 20, "allkeys-lfu", true},
+		{100 << 20, "volatile-lfu", true}, {0, "allkeys-lru", false}, {100 << 20, "allkeys-random", false},
+		{100 << 20, "volatile-ttl", false}, {100 << 20, "noeviction", false}, {0, "", false},
+	} {
+		n := &Node{}
+		n.SetMemory(c.maxmemory, c.policy)
+		p := &Page{Keys: []Key{{Read: true, Type: "string", Value: "4821", Idle: 7}}}
+		p.ownIdles(n)
+		if n.PrivateIntegers != c.private || (p.Keys[0].Idle == 7) != c.private {
+			t.Errorf("maxmemory %d %s: private %v, idle %d", c.maxmemory, c.policy, n.PrivateIntegers, p.Keys[0].Idle)
+		}
+	}
+}

@@ -44,6 +44,9 @@ type Node struct {
 	Name    string
 	Conn    Conn
 	NoTouch bool
+	// PrivateIntegers: the node shares no integer objects (SetMemory), so
+	// a small integer value's idle time is its key's own.
+	PrivateIntegers bool
 	// Slots are the hash slots a cluster master served when the walk
 	// began (nil outside a cluster); a walk that loses the node follows
 	// them (failover.go).
@@ -284,6 +287,9 @@ type Page struct {
 	Vanished    int64 // keys gone between SCAN and the read
 	Denied      int64 // keys the ACL user may not read
 	SecondReads int64 // keys whose value took a second round trip
+	// ReadAt is when the replies had all arrived (a monotonic clock, not
+	// the report's): every key was read at or before it.
+	ReadAt time.Time
 }
 
 // split cuts every key of a batch into segments and hashes its raw
@@ -533,6 +539,7 @@ func readPages[T any](ctx context.Context, n *Node, ro ReadOptions, w *nodeWalk,
 		if err := read(b.keys, p); err != nil {
 			return err
 		}
+		p.ReadAt = time.Now()
 		p.Vanished = int64(len(b.keys)) - int64(len(p.Keys)) - p.Denied
 		made := prep(p)
 		select {
@@ -658,7 +665,7 @@ func ReadKeys(ctx context.Context, n *Node, keys []string, values bool, p *Page,
 			p.Keys = append(p.Keys, o)
 		}
 	}
-	p.ownIdles()
+	p.ownIdles(n)
 	return nil
 }
 

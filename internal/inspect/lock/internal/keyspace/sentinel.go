@@ -37,7 +37,7 @@ func (n *Node) followMaster(ctx context.Context, wait time.Duration, _ *claims, 
 	return n.follow(ctx, wait, w, cause, moves, []SlotRange{}, func(mv Move, _ func(string) *Unread) (Move, *Unread, error) {
 		runID, err := masterRunID(ctx, n.Conn)
 		if err != nil && strings.Contains(err.Error(), "NOPERM") {
-			runID, err = "", n.Conn.Do(ctx, "PING").Err() // the ACL hides who it is: read it all again
+			runID, err = "", helloMaster(ctx, n.Conn) // the ACL hides who it is: read it all again
 		}
 		if err != nil {
 			return mv, nil, err
@@ -46,6 +46,7 @@ func (n *Node) followMaster(ctx context.Context, wait time.Duration, _ *claims, 
 		if runID == "" || runID != n.runID {
 			n.Name, n.runID = n.sentinel.Dialed(), runID
 			mv.To = n.Name
+			n.relearnMemory(ctx)
 			w.cursor, w.done, w.rescan = 0, false, true
 		}
 		return mv, nil, nil
@@ -72,4 +73,32 @@ func masterRunID(ctx context.Context, c Conn) (string, error) {
 		}
 	}
 	return "", errors.New("INFO server has no run_id")
+}
+
+// helloMaster says whether the server c reaches says it is a master, by
+// HELLO (without a protocol: nothing changes), which Redis lets every user
+// run: a user refused ROLE and INFO (-@all +@read refuses both, and PING)
+// can learn a server's role no other way.
+func helloMaster(ctx context.Context, c Conn) error {
+	v, err := c.Do(ctx, "HELLO").Result()
+	if err != nil {
+		return fmt.Errorf("HELLO: %w", err)
+	}
+	role := ""
+	switch m := v.(type) {
+	case map[any]any: // RESP3
+		role, _ = m["role"].(string)
+	case map[string]any:
+		role, _ = m["role"].(string)
+	case []any: // RESP2: name, value, ...
+		for i := 0; i+1 < len(m); i += 2 {
+			if m[i] == "role" {
+				role, _ = m[i+1].(string)
+			}
+		}
+	}
+	if role != "master" {
+		return fmt.Errorf("the server the client reaches is not a master yet (HELLO role %q)", role)
+	}
+	return nil
 }
