@@ -5,6 +5,7 @@ package cli_test
 // only go down, and an entry leaves when its function is split.
 var pendingFuncs = map[string]funcSize{
 	// runs on every key of a scan: the reply of each command read in one switch
+	// (measured hot loop: bench/inspect-lock/run.sh, docs/benchmarks.md "dupctl inspect lock")
 	"internal/inspect/lock/internal/keyspace/raw.go Node.apply": {46, 28},
 	// runs on every console line: one switch over the timestamp layouts
 	// (measured hot loop: BenchmarkTimestampLen)
