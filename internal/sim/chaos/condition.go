@@ -36,6 +36,9 @@ func (r *run) unmet() string {
 	case Duplicate:
 		return r.noOverlap()
 	case Failover:
+		if why := r.failoverUnproven(); why != "" {
+			return why
+		}
 		return r.noOtherHolder()
 	case LagReplica:
 		return r.noStaleReplicaRead()

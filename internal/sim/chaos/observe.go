@@ -185,6 +185,10 @@ var lagged = map[string]string{"SET": "+OK\r\n", "SETEX": "+OK\r\n", "PSETEX": "
 
 func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	r := o.r
+	if r.fo != nil {
+		r.cutBeforeLock(o.s, c, cmd)
+		return nil
+	}
 	if r.plan.Fault != LagCache {
 		return nil
 	}
@@ -267,6 +271,9 @@ func ttlOf(cmd *respproxy.Cmd) time.Duration {
 
 func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 	r, s := o.r, o.s
+	if r.fo != nil {
+		defer r.uncutIfMissed(cmd)
+	}
 	name, key := cmd.Name(), cmd.Arg(1)
 	if !strings.Contains(string(joinArgs(cmd)), r.id) {
 		return
@@ -452,14 +459,19 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 	}
 }
 
-// failover plays a Redis failover right after the lease was taken, before
-// it replicated: the lock key is deleted on the real Redis (the promoted
-// replica never had it), every worker's Redis connection is dropped (the
-// demoted master's clients are killed, and they reconnect to the new one
-// at once), and a second copy of the key is published for another worker
-// to be granted the same lock while this one still works. The caller
-// holds r.mu; the delete is one round trip on loopback.
+// failover fails Redis over right after the lease was taken, before it
+// replicated: for real on a Sentinel setup (forceFailover), else played
+// at the proxy. There the lock key is deleted on the real Redis (the
+// promoted replica never had it), every worker's Redis connection is
+// dropped (the demoted master's clients are killed, and they reconnect to
+// the new one at once), and a second copy of the key is published for
+// another worker to be granted the same lock while this one still works.
+// The caller holds r.mu; the delete is one round trip on loopback.
 func (r *run) failover(s *slot, lane, key string, l *lease) {
+	if r.fo != nil {
+		r.forceFailover(lane, key, l)
+		return
+	}
 	r.faultLease = l
 	ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
 	defer cancel()
@@ -475,9 +487,9 @@ func (r *run) failover(s *slot, lane, key string, l *lease) {
 		r.faultLease = nil
 		return
 	}
-	r.fire(lane, key, fmt.Sprintf("Redis fails over right after the worker took the lock %s, before it replicated: "+
-		"dupctl deletes the key (the promoted master never had it) and drops every worker's Redis connection; "+
-		"a second message for %s is published", l.lock, key))
+	r.fire(lane, key, fmt.Sprintf("Redis fails over right after the worker took the lock %s, before it replicated, "+
+		"played at dupctl's proxy (the workers' Redis is no Sentinel setup): dupctl deletes the key (the promoted master "+
+		"never had it) and drops every worker's Redis connection; a second message for %s is published", l.lock, key))
 	for _, o := range r.slots {
 		if o.redis != nil {
 			o.redis.CloseConns()

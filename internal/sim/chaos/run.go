@@ -100,6 +100,9 @@ type run struct {
 	// in time where the log shows it (nil with the effects query).
 	effectLines []EffectLine
 	landing     sync.WaitGroup // held-back cache writes being applied
+	// fo is failover's real failover of a Sentinel setup (nil: played
+	// at the proxy, or another scenario).
+	fo *sentinelFailover
 	// rep is replica-lag's paused replay; replicaMu serialises pausing
 	// and resuming it (round trips to the standby, without r.mu).
 	rep       replicaState
@@ -225,9 +228,18 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	if o.OnStart != nil {
 		o.OnStart(r.id)
 	}
+	// The wait for a Sentinel setup to be ready is not the run's time.
+	if err := r.prepareFailover(); err != nil {
+		return nil, err
+	}
 	r.start = time.Now()
 	r.activity = r.start
-	defer r.cleanup()
+	defer func() {
+		if cerr := r.cleanup(); cerr != nil {
+			rr, err = nil, errors.Join(err, cerr)
+		}
+	}()
+	r.noteFailover()
 
 	if o.EffectsLog != "" {
 		if r.effectsLog, err = startEffectsLog(o.EffectsLog); err != nil {
@@ -261,24 +273,17 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	r.mu.Lock()
 	r.add("dupctl", "plan", "", "fault plan (seed "+strconv.FormatUint(seed, 10)+attemptText(attempt, o.Attempts)+"): "+r.plan.String())
 	r.mu.Unlock()
-	for _, k := range r.keys {
-		if err := r.publish(k, 1); err != nil {
-			return nil, err
-		}
-		if r.plan.Fault == Duplicate && k == r.plan.Victim {
-			r.mu.Lock()
-			r.fire("dupctl", k, "dupctl publishes a second message for "+k+" at once")
-			r.mu.Unlock()
-			if err := r.publish(k, 2); err != nil {
-				return nil, err
-			}
-		}
+	if err := r.publishWorkload(); err != nil {
+		return nil, err
 	}
 	unsettled, err := r.settle()
 	if err != nil {
 		return nil, err
 	}
 	if err := r.resumeReplica("as the run ends"); err != nil {
+		return nil, err
+	}
+	if err := r.endFailover(); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -289,6 +294,25 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 		return nil, err
 	}
 	return r.verdict(effects, unsettled), nil
+}
+
+// publishWorkload publishes one message per business key (two at once
+// for race's victim).
+func (r *run) publishWorkload() error {
+	for _, k := range r.keys {
+		if err := r.publish(k, 1); err != nil {
+			return err
+		}
+		if r.plan.Fault == Duplicate && k == r.plan.Victim {
+			r.mu.Lock()
+			r.fire("dupctl", k, "dupctl publishes a second message for "+k+" at once")
+			r.mu.Unlock()
+			if err := r.publish(k, 2); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // listen starts each slot's proxies and fills the templates.
@@ -771,6 +795,9 @@ func (r *run) busyLocked() string {
 	if r.rep.paused {
 		return "the replica's replay is paused"
 	}
+	if r.fo != nil && (r.fo.running || r.fo.cutting) {
+		return "Redis is failing over"
+	}
 	if len(r.open) > 0 {
 		for _, d := range r.open {
 			return fmt.Sprintf("%s holds %s unacked", d.slot.lane(d.inst), d.key)
@@ -801,8 +828,9 @@ func (r *run) busyLocked() string {
 
 // cleanup removes everything the run created, whatever happened: worker
 // processes (SIGCONT, SIGTERM, then SIGKILL), proxy listeners, queues and
-// exchanges named with the run's id, and Redis keys containing it.
-func (r *run) cleanup() {
+// exchanges named with the run's id, and Redis keys containing it. Its
+// error is a replica failover left without its setting.
+func (r *run) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	r.mu.Lock()
@@ -820,8 +848,10 @@ func (r *run) cleanup() {
 		}
 	}
 	r.mu.Unlock()
-	// A standby left paused would stay behind its primary for good.
+	// A standby left paused would stay behind its primary for good, a
+	// replica left cut off would never sync again.
 	_ = r.resumeReplica("as the run ends")
+	foErr := r.endFailover()
 	for _, p := range procs {
 		select {
 		case <-p.done:
@@ -870,14 +900,20 @@ func (r *run) cleanup() {
 	}
 	if r.d.Redis != nil {
 		r.landing.Wait()
-		iter := r.d.Redis.Scan(ctx, 0, "*"+r.id+"*", 1000).Iterator()
-		var keys []string
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		for _, k := range keys {
-			r.d.Redis.Del(ctx, k)
-		}
+		r.deleteKeys(ctx)
+	}
+	return foErr
+}
+
+// deleteKeys deletes the Redis keys with the run's id.
+func (r *run) deleteKeys(ctx context.Context) {
+	iter := r.d.Redis.Scan(ctx, 0, "*"+r.id+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	for _, k := range keys {
+		r.d.Redis.Del(ctx, k)
 	}
 }
 
