@@ -452,7 +452,7 @@ func lockAttempt(cmd *respproxy.Cmd) (string, bool) {
 // forwarded, once a run; a refusal fails the run (the command goes on).
 func (r *run) cutBeforeLock(s *slot, c *respproxy.Conn, cmd *respproxy.Cmd) {
 	lock, ok := lockAttempt(cmd)
-	if !ok {
+	if !ok || !strings.Contains(string(joinArgs(cmd)), r.id) { // as Reply: only the run's own traffic
 		return
 	}
 	f := r.fo
