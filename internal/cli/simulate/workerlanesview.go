@@ -203,7 +203,8 @@ func (wl *workerLanes) link(seq int) string {
 
 func (wl *workerLanes) lanes() *report.Lanes {
 	rr := wl.rr
-	l := &report.Lanes{ID: fmt.Sprintf("run-%d-lanes", wl.n), Title: fmt.Sprintf("seed %d, %s, on your worker: what dupctl saw", rr.Seed, rr.Plan),
+	l := &report.Lanes{ID: fmt.Sprintf("run-%d-lanes", wl.n),
+		Title: fmt.Sprintf("seed %d, %s, on your worker: what dupctl saw", rr.Seed, rr.Plan),
 		Start: 0, End: wl.end, T0: rr.Start, Cause: wl.cause()}
 	effects := wl.effectMarks()
 	for n := 1; n <= wl.res.Workers; n++ {
@@ -358,8 +359,8 @@ func (wl *workerLanes) stopOf(lane string, from, to int64) (int64, string) {
 var (
 	endWords = map[string]string{"ack": "acked", "requeued": "requeued", "rejected": "rejected", "returned": "connection closed unacked",
 		"auto-ack": "auto-ack", "": "still open at the end"}
-	labelWords = map[string]string{"ack": "acked", "requeued": "requeued", "rejected": "rejected", "returned": "unacked", "auto-ack": "auto-ack",
-		"": "open"}
+	labelWords = map[string]string{"ack": "acked", "requeued": "requeued", "rejected": "rejected", "returned": "unacked",
+		"auto-ack": "auto-ack", "": "open"}
 )
 
 // deliveryRows are a copy's deliveries: one row each (one shared row past
@@ -710,6 +711,10 @@ func (wl *workerLanes) dupctlRow() report.LaneRow {
 			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "replica replay paused"))
 		case e.Kind == "replica-resume":
 			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "replica replay resumed"))
+		case e.Kind == "replica-cut":
+			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "Redis replicas cut off"))
+		case e.Kind == "failover":
+			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "new Redis master"))
 		}
 	}
 	return row
@@ -732,7 +737,8 @@ func (wl *workerLanes) writeEvents(w io.Writer) {
 		listed[e.Seq] = true
 	}
 	io.WriteString(w, "<details open><summary>events</summary><div class=\"scroll\"><table class=\"events\"><thead><tr>"+
-		"<th scope=\"col\" class=\"num\">#</th><th scope=\"col\">t</th><th scope=\"col\">copy</th><th scope=\"col\">event</th><th scope=\"col\">what dupctl saw</th></tr></thead><tbody>\n")
+		"<th scope=\"col\" class=\"num\">#</th><th scope=\"col\">t</th><th scope=\"col\">copy</th><th scope=\"col\">event</th>"+
+		"<th scope=\"col\">what dupctl saw</th></tr></thead><tbody>\n")
 	for _, e := range evs {
 		if !listed[e.Seq] {
 			continue
@@ -744,7 +750,8 @@ func (wl *workerLanes) writeEvents(w io.Writer) {
 		if wl.deciding[e.Seq] {
 			kind += " <span class=\"badge info\">evidence</span>"
 		}
-		fmt.Fprintf(w, "<tr id=\"run-%d-ev-%d\"><td class=\"num\">%d</td><td class=\"num\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", wl.n,
+		fmt.Fprintf(w, "<tr id=\"run-%d-ev-%d\"><td class=\"num\">%d</td><td class=\"num\">%s</td>"+
+			"<td>%s</td><td>%s</td><td>%s</td></tr>\n", wl.n,
 			e.Seq, wl.num[e.Seq], report.Escape(sim.FormatMillis(e.T)), report.Escape(e.Lane), kind, report.Escape(e.Text))
 	}
 	io.WriteString(w, "</tbody></table></div>")

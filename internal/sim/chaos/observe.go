@@ -42,7 +42,8 @@ func (a *amqpObs) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 		r.killAt(s, lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
 		return false
 	case Close:
-		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
+		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+
+			"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
 		c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
 		return false
 	}
@@ -108,7 +109,8 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
 		ds := r.settled(c, ev, true)
 		for _, d := range ds {
-			d.endSeq = r.addAt(d.to, lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]).Seq
+			how := map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]
+			d.endSeq = r.addAt(d.to, lane, d.end, d.key, ev.Kind.String()+" "+d.key+how).Seq
 		}
 		r.secondHandled(ds)
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
@@ -116,7 +118,8 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 			case Kill:
 				r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
 			case LagCache:
-				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+" is acked; dupctl publishes a second while its cache write is still held back")
+				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+
+					" is acked; dupctl publishes a second while its cache write is still held back")
 				r.publishLater(r.plan.Victim, 2)
 			}
 		}
@@ -181,7 +184,8 @@ type redisObs struct {
 
 // lagged are the cache writes dupctl answers itself and applies later,
 // with the reply Redis would give.
-var lagged = map[string]string{"SET": "+OK\r\n", "SETEX": "+OK\r\n", "PSETEX": "+OK\r\n", "HSET": ":1\r\n", "HMSET": "+OK\r\n", "DEL": ":1\r\n", "UNLINK": ":1\r\n", "HDEL": ":1\r\n"}
+var lagged = map[string]string{"SET": "+OK\r\n", "SETEX": "+OK\r\n", "PSETEX": "+OK\r\n", "HSET": ":1\r\n", "HMSET": "+OK\r\n",
+	"DEL": ":1\r\n", "UNLINK": ":1\r\n", "HDEL": ":1\r\n"}
 
 func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	r := o.r
@@ -194,7 +198,8 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	}
 	name, key := cmd.Name(), cmd.Arg(1)
 	reply, ok := lagged[name]
-	if !ok || !r.isCacheKey(key) || (name == "SET" && hasOption(cmd, "NX", "XX", "GET")) || (name == "DEL" || name == "UNLINK") && len(cmd.Args) != 2 {
+	if !ok || !r.isCacheKey(key) || (name == "SET" && hasOption(cmd, "NX", "XX", "GET")) ||
+		(name == "DEL" || name == "UNLINK") && len(cmd.Args) != 2 {
 		return nil
 	}
 	args := make([]any, len(cmd.Args))
@@ -205,7 +210,8 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
 	r.held[key]++
-	r.add(o.s.lane(inst), "cache-held", firstKey(r, key), fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
+	r.add(o.s.lane(inst), "cache-held", firstKey(r, key),
+		fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
 	r.timers = append(r.timers, time.AfterFunc(r.o.CacheLag, func() {
 		r.mu.Lock()
 		if r.stopping { // cleanup is deleting the run's keys: a late write would outlive it
@@ -431,7 +437,8 @@ func (o *redisObs) script(c *respproxy.Conn, cmd *respproxy.Cmd) {
 // acquired records a new lease and fires after-lock.
 func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl time.Duration, text string) {
 	key := r.lockKeyOf(s, inst, lock)
-	l := &lease{lock: lock, key: key, slot: s, inst: inst, token: token, from: now, ttl: ttl, expires: now.Add(ttl), deliv: r.openOf(s, inst, key)}
+	l := &lease{lock: lock, key: key, slot: s, inst: inst, token: token, from: now, ttl: ttl, expires: now.Add(ttl),
+		deliv: r.openOf(s, inst, key)}
 	r.current[lock] = l
 	r.leases = append(r.leases, l)
 	lane := s.lane(inst)
@@ -538,7 +545,8 @@ func (r *run) cutRedis(s *slot, lane, key string, l *lease) {
 func (r *run) pause(s *slot, lane, key, where string, l *lease) {
 	d, why := r.outage(l)
 	r.faultLease = l
-	r.fire(lane, key, fmt.Sprintf("dupctl stops the worker (SIGSTOP) %s, for %s%s, and publishes a second message for %s", where, d.Round(time.Millisecond), why, key))
+	r.fire(lane, key, fmt.Sprintf("dupctl stops the worker (SIGSTOP) %s, for %s%s, and publishes a second message for %s",
+		where, d.Round(time.Millisecond), why, key))
 	r.stopLocked(s, d)
 	r.publishLater(key, 2)
 }

@@ -217,9 +217,9 @@ func newID() string {
 
 // runOnce is one run: workers, proxies, workload, fault, verdict, cleanup.
 func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, attempt int) (rr *RunResult, err error) {
-	r := &run{ctx: ctx, o: o, d: d, spec: spec, id: newID(), gates: map[*proxy.Gate]int{}, open: map[tagKey]*delivery{}, noAck: map[chanKey]bool{},
-		current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{}, consumed: map[string]bool{}, queues: map[string]bool{},
-		exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
+	r := &run{ctx: ctx, o: o, d: d, spec: spec, id: newID(), gates: map[*proxy.Gate]int{}, open: map[tagKey]*delivery{},
+		noAck: map[chanKey]bool{}, current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{},
+		consumed: map[string]bool{}, queues: map[string]bool{}, exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
 	for i := 1; i <= o.Keys; i++ {
 		r.keys = append(r.keys, fmt.Sprintf("%s-%d", r.id, i))
 	}
@@ -326,7 +326,9 @@ func (r *run) listen(vars map[string]string) error {
 		{"postgres", r.o.DatabaseURL, func(s *slot) func(*proxy.Pair) proxy.Pumps { return pgproxy.Pumps(&pgObs{r: r, s: s}) }},
 	}
 	if r.o.RedisURL != "" {
-		svcs = append(svcs, svc{"redis", r.o.RedisURL, func(s *slot) func(*proxy.Pair) proxy.Pumps { return respproxy.Pumps(&redisObs{r: r, s: s}) }})
+		svcs = append(svcs, svc{"redis", r.o.RedisURL, func(s *slot) func(*proxy.Pair) proxy.Pumps {
+			return respproxy.Pumps(&redisObs{r: r, s: s})
+		}})
 	}
 	if r.o.ReplicaURL != "" {
 		svcs = append(svcs, svc{"replica", r.o.ReplicaURL, func(s *slot) func(*proxy.Pair) proxy.Pumps {
@@ -416,7 +418,8 @@ func dialer(raw string, allowRemote bool) (func(ctx context.Context) (net.Conn, 
 	}
 	host := u.Host
 	if u.Port() == "" {
-		port := map[string]string{"amqp": "5672", "amqps": "5671", "redis": "6379", "rediss": "6379", "postgres": "5432", "postgresql": "5432"}[u.Scheme]
+		port := map[string]string{"amqp": "5672", "amqps": "5671", "redis": "6379", "rediss": "6379", "postgres": "5432",
+			"postgresql": "5432"}[u.Scheme]
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
 	if u.Scheme == "amqps" || u.Scheme == "rediss" {
@@ -634,7 +637,8 @@ func (r *run) exited(s *slot, p *process, err error) {
 	}
 	if s.exits > 5 {
 		if r.failure == nil {
-			r.failure = problem.System(fmt.Errorf("worker %s keeps exiting on its own: %s", lane, strings.Join(s.tail, " | ")), "run the worker command by hand with the same environment to see why")
+			r.failure = problem.System(fmt.Errorf("worker %s keeps exiting on its own: %s", lane, strings.Join(s.tail, " | ")),
+				"run the worker command by hand with the same environment to see why")
 		}
 		return
 	}
@@ -985,7 +989,8 @@ func (r *run) publish(key string, copyN int) error {
 	}
 	select {
 	case ret := <-p.returns:
-		return problem.Inputf("Publish", "the broker routed %s to no queue (%d %s): declare and bind the worker's queue, or fix EXCHANGE:ROUTING_KEY", key, ret.ReplyCode, ret.ReplyText)
+		return problem.Inputf("Publish", "the broker routed %s to no queue (%d %s): declare and bind the worker's queue, "+
+			"or fix EXCHANGE:ROUTING_KEY", key, ret.ReplyCode, ret.ReplyText)
 	default:
 	}
 	if !ok {
