@@ -159,6 +159,10 @@ func realFailover(t *testing.T, res *chaos.Result, rr chaos.RunResult) chaos.Eve
 	if !strings.Contains(firstLock.Text, "NX -> OK") || !strings.Contains(secondLock.Text, "NX -> OK") {
 		t.Errorf("seed %d: the two grants are %q and %q", rr.Seed, firstLock.Text, secondLock.Text)
 	}
+	// The figures docs/benchmarks.md reports (go test -v).
+	took, _, _ := strings.Cut(strings.SplitN(lost.Text, ", ", 2)[1], " after")
+	t.Logf("seed %d: %s, lock lost on the new master, %d effects, failover %s, run %d ms", rr.Seed, rr.Outcome,
+		rr.Keys[0].Effects, took, rr.ElapsedMs)
 	return *lost
 }
 
@@ -170,7 +174,7 @@ func TestFailoverSentinelLockOnly(t *testing.T) {
 	testenv.Need(t, testenv.Redis)
 	s := testenv.RedisSentinel(t, testenv.SentinelOptions{Password: "chaos-pw"})
 	f := setupRedis(t, s.URL, "failover", "IDEM=none", "WORK=4s", "LOCK_TTL=30s")
-	f.opts.Runs, f.opts.Keys = 2, 1
+	f.opts.Runs, f.opts.Keys = 2*soak(), 1
 	epoch := sentinelEpoch(t, s)
 	res := f.run(t)
 	if got := sentinelEpoch(t, s) - epoch; got != f.opts.Runs {
@@ -196,14 +200,57 @@ func TestFailoverSentinelSafeFlow(t *testing.T) {
 	testenv.Need(t, testenv.Redis)
 	s := testenv.RedisSentinel(t, testenv.SentinelOptions{})
 	f := setupRedis(t, s.URL, "failover", "WORK=4s", "LOCK_TTL=30s")
-	f.opts.Runs, f.opts.Keys = 1, 1
+	f.opts.Runs, f.opts.Keys = soak(), 1
 	epoch := sentinelEpoch(t, s)
 	res := f.run(t)
-	if sentinelEpoch(t, s) == epoch {
-		t.Errorf("the Sentinels did not fail over\n%s", describe(res))
+	if got := sentinelEpoch(t, s) - epoch; got != f.opts.Runs {
+		t.Errorf("the Sentinels failed over %d times for %d runs\n%s", got, f.opts.Runs, describe(res))
 	}
 	clean(t, res)
-	realFailover(t, res, res.Runs[0])
+	for _, rr := range res.Runs {
+		realFailover(t, res, rr)
+	}
+}
+
+// TestFailoverSentinelCancelRestores: a run cancelled (Ctrl-C) while the
+// replica is cut off gives it its masterauth back all the same.
+func TestFailoverSentinelCancelRestores(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{})
+	f := setupRedis(t, s.URL, "failover", "IDEM=none", "WORK=4s", "LOCK_TTL=30s")
+	f.opts.Runs, f.opts.Keys = 1, 1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cut := make(chan struct{})
+	go func() { // cancel the run once a replica's masterauth is dupctl's wrong one
+		n := s.Node(s.Servers[1])
+		defer n.Close()
+		for ctx.Err() == nil {
+			if auth, _ := n.ConfigGet(ctx, "masterauth").Result(); strings.HasPrefix(auth["masterauth"], "dupctl-cut-") {
+				close(cut)
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	_, err := chaos.Run(ctx, f.deps, f.opts)
+	select {
+	case <-cut:
+	default:
+		t.Fatalf("the replica was never cut off (run: %v)", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want the cancel", err)
+	}
+	for _, addr := range s.Servers {
+		n := s.Node(addr)
+		auth, err := n.ConfigGet(context.Background(), "masterauth").Result()
+		n.Close()
+		if err != nil || auth["masterauth"] != "" {
+			t.Errorf("%s: masterauth %q (%v), want it back to none", addr, auth["masterauth"], err)
+		}
+	}
 }
 
 // TestFailoverSentinelRefusedConfig: a replica whose ACL refuses CONFIG
