@@ -161,8 +161,12 @@ func realFailover(t *testing.T, res *chaos.Result, rr chaos.RunResult) chaos.Eve
 	}
 	// The figures docs/benchmarks.md reports (go test -v).
 	took, _, _ := strings.Cut(strings.SplitN(lost.Text, ", ", 2)[1], " after")
-	t.Logf("seed %d: %s, lock lost on the new master, %d effects, failover %s, run %d ms", rr.Seed, rr.Outcome,
-		rr.Keys[0].Effects, took, rr.ElapsedMs)
+	waited := "none"
+	if _, w, ok := strings.Cut(rr.Events[0].Text, "dupctl waited "); ok {
+		waited, _, _ = strings.Cut(w, " ")
+	}
+	t.Logf("seed %d: %s, lock lost on the new master, %d effects, failover %s, run %d ms, waited for the setup %s", rr.Seed, rr.Outcome,
+		rr.Keys[0].Effects, took, rr.ElapsedMs, waited)
 	return *lost
 }
 
