@@ -78,7 +78,8 @@ of the flow per run (--at: %[3]s). The side effects are counted by
 --effects-sql or --effects-log, and each business key is judged from what
 the proxies saw: ok, a duplicate with its cause, a loss, or a run whose fault
 condition never happened. docs/worker-chaos.md has recipes for Go, shell,
-Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(points, ", ")) + replicaHelp(sc.Name) + workerExitStatus,
+Python and Spring Boot workers.`, sc.Name, chaos.DefaultWorkers, strings.Join(points, ", ")) +
+			replicaHelp(sc.Name) + failoverHelp(sc.Name) + workerExitStatus,
 		Example: fmt.Sprintf(`  dupctl simulate %s --worker ./payments-worker --worker-env AMQP_URL={amqp} \
     --worker-env REDIS_URL={redis} --worker-env DATABASE_URL={postgres} \
     --publish payments:charge --effects-sql 'select order_id, count(*) from charges group by 1'`, sc.Name),
@@ -132,6 +133,24 @@ after --replica-lag at the latest, and when the run ends. The standby must be
 on loopback unless --allow-remote.`
 }
 
+// failoverHelp is what failover changes on a Sentinel setup.
+func failoverHelp(scenario string) string {
+	if scenario != "failover" {
+		return ""
+	}
+	return `
+
+With --redis-url redis+sentinel://... the failover is real: before the
+victim's lock command is forwarded, dupctl cuts every replica off the master
+(CONFIG SET masterauth to a wrong one, CLIENT KILL TYPE master); right after
+the lock answered OK it sends SENTINEL FAILOVER, gives the replicas their
+masterauth back once one was promoted, and looks for the lock on the new
+master: missing, the lock was lost and a second message is published; found,
+the run proves nothing. The replicas must be on loopback unless
+--allow-remote. With a plain redis:// URL the failover is played at dupctl's
+proxy (the lock key deleted, the workers' connections dropped).`
+}
+
 // unknownFlag is the flag name pflag's "unknown flag: --NAME" error names.
 func unknownFlag(err error) string {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
@@ -142,7 +161,8 @@ func unknownFlag(err error) string {
 }
 
 var workerExitStatus = cmdutil.ExitStatus(map[int]string{
-	1: "findings at or above --fail-on, which is warn for a worker run unless given (a duplicate, a loss,\na run whose fault never happened, a key the effects log cannot decide)",
+	1: "findings at or above --fail-on, which is warn for a worker run unless given (a duplicate, a loss,\n" +
+		"a run whose fault never happened, a key the effects log cannot decide)",
 	3: "a system or the worker could not be reached, or a runtime failure"})
 
 func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
@@ -154,14 +174,17 @@ func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
 		"{postgres_jdbc}), {prefix} and {worker} are filled in (repeatable)")
 	fs.StringVar(&c.ReplicaURL, "replica-url", "", "a streaming standby of --database-url the workers read through {replica} "+
 		"(env DUPCTL_REPLICA_URL); replica-lag pauses its WAL replay during a run")
-	fs.StringVar(&c.Publish, "publish", "", "EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
+	fs.StringVar(&c.Publish, "publish", "",
+		"EXCHANGE:ROUTING_KEY the workload is published to (:QUEUE for the default exchange; {prefix} is filled in)")
 	fs.StringVar(&c.Body, "body", chaos.DefaultBody, "message body; {{key}} is the business key")
 	fs.StringVar(&c.EffectsSQL, "effects-sql", "", "read-only query counting side effects: business key, count[, distinct idempotency keys]")
-	fs.StringVar(&c.EffectsLog, "effects-log", "", "count side effects in the workers' logs instead, read as audit logs reads them: - for their stdout and stderr, or the file they log to")
+	fs.StringVar(&c.EffectsLog, "effects-log", "", "count side effects in the workers' logs instead, read as audit logs reads them: "+
+		"- for their stdout and stderr, or the file they log to")
 	o.Log.RegisterMapping(cmd, "with --effects-log: ")
 	fs.StringVar(&c.CacheKeys, "cache-keys", "", "glob of the status cache's Redis keys (stale-cache makes their writes lag by --cache-lag)")
 	fs.StringSliceVar(&o.Slow, "slow", nil, "add latency to a service's replies, e.g. redis=50ms,postgres=20ms")
-	fs.StringVar(&o.WorkerLog, "worker-log", "", "show the workers' output on stderr, each line prefixed with its copy (-), and with a PATH also write each copy's own output, unprefixed, to PATH.SEED.ATTEMPT.COPY.log")
+	fs.StringVar(&o.WorkerLog, "worker-log", "", "show the workers' output on stderr, each line prefixed with its copy (-), "+
+		"and with a PATH also write each copy's own output, unprefixed, to PATH.SEED.ATTEMPT.COPY.log")
 	fs.DurationVar(&c.Settle, "settle", chaos.DefaultSettle, "quiet period that ends a run")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", time.Minute, "how long a worker may take to start consuming")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 2*time.Minute, "limit on one run")
@@ -182,7 +205,8 @@ func (o *WorkerOptions) register(cmd *cobra.Command, points []string) {
 	if o.Scenario.Name == "stale-cache" {
 		fs.DurationVar(&c.CacheLag, "cache-lag", chaos.DefaultCacheLag, "how long writes to --cache-keys are held back")
 	}
-	fs.BoolVar(&c.AllowRemote, "allow-remote", false, "allow servers that are not on loopback (a run creates and removes queues, tables' rows and keys)")
+	fs.BoolVar(&c.AllowRemote, "allow-remote", false,
+		"allow servers that are not on loopback (a run creates and removes queues, tables' rows and keys)")
 }
 
 // runScenarioWorker runs the scenario on the user's worker.

@@ -711,6 +711,10 @@ func (wl *workerLanes) dupctlRow() report.LaneRow {
 			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "replica replay paused"))
 		case e.Kind == "replica-resume":
 			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "replica replay resumed"))
+		case e.Kind == "replica-cut":
+			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "Redis replicas cut off"))
+		case e.Kind == "failover":
+			row.Marks = append(row.Marks, wl.mark(e, report.MarkOther, "new Redis master"))
 		}
 	}
 	return row

@@ -198,10 +198,55 @@ func (s *Sentinel) tlsConfig() *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, ServerName: hostOnly(s.Sentinels[0])}
 }
 
-// sentinelClient is a client of one Sentinel.
-func (s *Sentinel) sentinelClient(addr string) *redis.SentinelClient {
+// SentinelClient is a client of the Sentinel at addr, with the URL's
+// Sentinel credentials and TLS.
+func (s *Sentinel) SentinelClient(addr string) *redis.SentinelClient {
 	return redis.NewSentinelClient(&redis.Options{Addr: addr, Username: s.SentinelUsername, Password: s.SentinelPassword,
 		DialTimeout: DialTimeout, ContextTimeoutEnabled: true, TLSConfig: s.tlsConfig(), MaxRetries: -1})
+}
+
+// NodeClient is a client of the data node (master or replica) at addr,
+// with the URL's user, password, database and TLS: what dupctl asks a node
+// itself (ROLE, INFO) rather than the Sentinels.
+func (s *Sentinel) NodeClient(addr string) *redis.Client {
+	var conf *tls.Config
+	if s.TLS {
+		conf = s.tlsConfig()
+		conf.ServerName = hostOnly(addr)
+	}
+	return redis.NewClient(&redis.Options{Addr: addr, Username: s.Username, Password: s.Password, DB: s.DB,
+		DialTimeout: DialTimeout, ContextTimeoutEnabled: true, TLSConfig: conf, MaxRetries: -1})
+}
+
+// Agreed is the master every Sentinel names now, when they all answer and
+// name the same one (after a failover they learn the new master from each
+// other within seconds); otherwise an error saying what each said.
+func (s *Sentinel) Agreed(ctx context.Context) (string, error) {
+	var addr string
+	var said []string
+	agree := true
+	for _, a := range s.Sentinels {
+		c := s.SentinelClient(a)
+		hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
+		c.Close()
+		switch {
+		case err != nil:
+			agree = false
+			said = append(said, a+": "+redact.InError(err.Error(), s.raw))
+		case len(hp) != 2:
+			agree = false
+			said = append(said, a+": no master named "+strconv.Quote(s.Master))
+		default:
+			m := net.JoinHostPort(hp[0], hp[1])
+			agree = agree && (addr == "" || m == addr)
+			addr = m
+			said = append(said, a+": "+m)
+		}
+	}
+	if !agree {
+		return "", errors.New("the Sentinels do not name one master (" + strings.Join(said, "; ") + ")")
+	}
+	return addr, nil
 }
 
 // ErrNoMaster says that no Sentinel named a master under the URL's name.
@@ -214,7 +259,7 @@ func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	var why []string
 	unknown := 0
 	for _, addr := range s.Sentinels {
-		c := s.sentinelClient(addr)
+		c := s.SentinelClient(addr)
 		hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
 		c.Close()
 		switch {

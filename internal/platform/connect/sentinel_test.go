@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/platform/problem"
+	"github.com/dupctl/dupctl/internal/testenv"
 )
 
 func TestParseSentinel(t *testing.T) {
@@ -94,5 +95,30 @@ func TestIsLoopbackSentinel(t *testing.T) {
 		if got := IsLoopback(raw); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", raw, got, want)
 		}
+	}
+}
+
+// Agreed names the master every Sentinel names, NodeClient reaches a data
+// node with the URL's password, and one Sentinel that does not answer is
+// no agreement.
+func TestSentinelAgreedAndNodeClient(t *testing.T) {
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{Password: "agreed-pw"})
+	ctx := context.Background()
+	sen, err := ParseSentinel(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := sen.Agreed(ctx)
+	if err != nil || addr != s.MasterAddr(t) {
+		t.Fatalf("Agreed: %q %v, want %s", addr, err, s.MasterAddr(t))
+	}
+	n := sen.NodeClient(addr)
+	defer n.Close()
+	if role, err := n.Do(ctx, "ROLE").Slice(); err != nil || role[0] != "master" {
+		t.Errorf("ROLE on %s: %v %v", addr, role, err)
+	}
+	sen.Sentinels = append(sen.Sentinels, "127.0.0.1:1")
+	if _, err := sen.Agreed(ctx); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1: ") {
+		t.Errorf("with a Sentinel that does not answer: %v", err)
 	}
 }

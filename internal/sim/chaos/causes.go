@@ -148,9 +148,11 @@ func (r *run) unlockNoToken(k *duplicated) (string, bool) {
 // acquired it, and a different worker was granted the same lock while the
 // first still worked under it. Only the failover fault deletes a lock, so
 // no other run's leases can pass for it.
+// On a Sentinel setup the failover is real, and counts only when the
+// lock was found missing on the new master.
 func (r *run) lockFailover(k *duplicated) (string, bool) {
 	a := r.faultLease
-	if r.plan.Fault != Failover || r.fired == nil || a == nil || a.key != k.key {
+	if r.plan.Fault != Failover || r.fired == nil || a == nil || a.key != k.key || (r.fo != nil && !r.fo.lost) {
 		return "", false
 	}
 	b := r.grantedAgain(a)
@@ -158,11 +160,16 @@ func (r *run) lockFailover(k *duplicated) (string, bool) {
 		return "", false
 	}
 	k.decide(a.seq, r.fired.Seq, b.seq)
+	how := "Redis failed over right after (played at dupctl's proxy), before the lock replicated, so the new master did not have it"
+	if f := r.fo; f != nil {
+		k.decide(f.lostSeq)
+		how = fmt.Sprintf("the Sentinels failed Redis over right after (a real failover: %s promoted in place of %s), "+
+			"before the lock replicated, and the new master did not have it", f.newMaster, f.master)
+	}
 	holder := a.slot.lane(a.inst)
-	return fmt.Sprintf("%s took the lock %s at %s; Redis failed over right after, before the lock replicated, so the new master "+
-		"did not have it; at %s it granted the same lock to %s while %s still worked on %s, and both ran the effect "+
-		"(nothing but an idempotency record or a fencing token could have stopped the second)",
-		holder, a.lock, r.at(a.from), r.at(b.from), b.slot.lane(b.inst), holder, k.key), true
+	return fmt.Sprintf("%s took the lock %s at %s; %s; at %s it granted the same lock to %s while %s still worked on %s, "+
+		"and both ran the effect (nothing but an idempotency record or a fencing token could have stopped the second)",
+		holder, a.lock, r.at(a.from), how, r.at(b.from), b.slot.lane(b.inst), holder, k.key), true
 }
 
 // lockExpiry: a lease that expired while its holder still worked, and a

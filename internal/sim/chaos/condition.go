@@ -36,6 +36,9 @@ func (r *run) unmet() string {
 	case Duplicate:
 		return r.noOverlap()
 	case Failover:
+		if why := r.failoverUnproven(); why != "" {
+			return why
+		}
 		return r.noOtherHolder()
 	case LagReplica:
 		return r.noStaleReplicaRead()
@@ -79,7 +82,8 @@ func (r *run) notBack() string {
 				return ""
 			}
 		}
-		return fmt.Sprintf("nothing handled %s again after the fault: the broker never delivered it again and no later transaction wrote it", key)
+		return fmt.Sprintf("nothing handled %s again after the fault: the broker never delivered it again "+
+			"and no later transaction wrote it", key)
 	}
 	return fmt.Sprintf("the broker never delivered %s again after the fault", key)
 }

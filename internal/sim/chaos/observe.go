@@ -42,7 +42,8 @@ func (a *amqpObs) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 		r.killAt(s, lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
 		return false
 	case Close:
-		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
+		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+
+			"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
 		c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
 		return false
 	}
@@ -108,7 +109,8 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
 		ds := r.settled(c, ev, true)
 		for _, d := range ds {
-			d.endSeq = r.addAt(d.to, lane, d.end, d.key, ev.Kind.String()+" "+d.key+map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]).Seq
+			how := map[string]string{"requeued": " (requeue)", "rejected": " (no requeue: dead-lettered or dropped)"}[d.end]
+			d.endSeq = r.addAt(d.to, lane, d.end, d.key, ev.Kind.String()+" "+d.key+how).Seq
 		}
 		r.secondHandled(ds)
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
@@ -116,7 +118,8 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 			case Kill:
 				r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
 			case LagCache:
-				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+" is acked; dupctl publishes a second while its cache write is still held back")
+				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+
+					" is acked; dupctl publishes a second while its cache write is still held back")
 				r.publishLater(r.plan.Victim, 2)
 			}
 		}
@@ -181,16 +184,22 @@ type redisObs struct {
 
 // lagged are the cache writes dupctl answers itself and applies later,
 // with the reply Redis would give.
-var lagged = map[string]string{"SET": "+OK\r\n", "SETEX": "+OK\r\n", "PSETEX": "+OK\r\n", "HSET": ":1\r\n", "HMSET": "+OK\r\n", "DEL": ":1\r\n", "UNLINK": ":1\r\n", "HDEL": ":1\r\n"}
+var lagged = map[string]string{"SET": "+OK\r\n", "SETEX": "+OK\r\n", "PSETEX": "+OK\r\n", "HSET": ":1\r\n", "HMSET": "+OK\r\n",
+	"DEL": ":1\r\n", "UNLINK": ":1\r\n", "HDEL": ":1\r\n"}
 
 func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	r := o.r
+	if r.fo != nil {
+		r.cutBeforeLock(o.s, c, cmd)
+		return nil
+	}
 	if r.plan.Fault != LagCache {
 		return nil
 	}
 	name, key := cmd.Name(), cmd.Arg(1)
 	reply, ok := lagged[name]
-	if !ok || !r.isCacheKey(key) || (name == "SET" && hasOption(cmd, "NX", "XX", "GET")) || (name == "DEL" || name == "UNLINK") && len(cmd.Args) != 2 {
+	if !ok || !r.isCacheKey(key) || (name == "SET" && hasOption(cmd, "NX", "XX", "GET")) ||
+		(name == "DEL" || name == "UNLINK") && len(cmd.Args) != 2 {
 		return nil
 	}
 	args := make([]any, len(cmd.Args))
@@ -201,7 +210,8 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
 	r.held[key]++
-	r.add(o.s.lane(inst), "cache-held", firstKey(r, key), fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
+	r.add(o.s.lane(inst), "cache-held", firstKey(r, key),
+		fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
 	r.timers = append(r.timers, time.AfterFunc(r.o.CacheLag, func() {
 		r.mu.Lock()
 		if r.stopping { // cleanup is deleting the run's keys: a late write would outlive it
@@ -267,6 +277,9 @@ func ttlOf(cmd *respproxy.Cmd) time.Duration {
 
 func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 	r, s := o.r, o.s
+	if r.fo != nil {
+		defer r.uncutIfMissed(cmd)
+	}
 	name, key := cmd.Name(), cmd.Arg(1)
 	if !strings.Contains(string(joinArgs(cmd)), r.id) {
 		return
@@ -424,7 +437,8 @@ func (o *redisObs) script(c *respproxy.Conn, cmd *respproxy.Cmd) {
 // acquired records a new lease and fires after-lock.
 func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl time.Duration, text string) {
 	key := r.lockKeyOf(s, inst, lock)
-	l := &lease{lock: lock, key: key, slot: s, inst: inst, token: token, from: now, ttl: ttl, expires: now.Add(ttl), deliv: r.openOf(s, inst, key)}
+	l := &lease{lock: lock, key: key, slot: s, inst: inst, token: token, from: now, ttl: ttl, expires: now.Add(ttl),
+		deliv: r.openOf(s, inst, key)}
 	r.current[lock] = l
 	r.leases = append(r.leases, l)
 	lane := s.lane(inst)
@@ -452,14 +466,19 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 	}
 }
 
-// failover plays a Redis failover right after the lease was taken, before
-// it replicated: the lock key is deleted on the real Redis (the promoted
-// replica never had it), every worker's Redis connection is dropped (the
-// demoted master's clients are killed, and they reconnect to the new one
-// at once), and a second copy of the key is published for another worker
-// to be granted the same lock while this one still works. The caller
-// holds r.mu; the delete is one round trip on loopback.
+// failover fails Redis over right after the lease was taken, before it
+// replicated: for real on a Sentinel setup (forceFailover), else played
+// at the proxy. There the lock key is deleted on the real Redis (the
+// promoted replica never had it), every worker's Redis connection is
+// dropped (the demoted master's clients are killed, and they reconnect to
+// the new one at once), and a second copy of the key is published for
+// another worker to be granted the same lock while this one still works.
+// The caller holds r.mu; the delete is one round trip on loopback.
 func (r *run) failover(s *slot, lane, key string, l *lease) {
+	if r.fo != nil {
+		r.forceFailover(lane, key, l)
+		return
+	}
 	r.faultLease = l
 	ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
 	defer cancel()
@@ -475,9 +494,9 @@ func (r *run) failover(s *slot, lane, key string, l *lease) {
 		r.faultLease = nil
 		return
 	}
-	r.fire(lane, key, fmt.Sprintf("Redis fails over right after the worker took the lock %s, before it replicated: "+
-		"dupctl deletes the key (the promoted master never had it) and drops every worker's Redis connection; "+
-		"a second message for %s is published", l.lock, key))
+	r.fire(lane, key, fmt.Sprintf("Redis fails over right after the worker took the lock %s, before it replicated, "+
+		"played at dupctl's proxy (the workers' Redis is no Sentinel setup): dupctl deletes the key (the promoted master "+
+		"never had it) and drops every worker's Redis connection; a second message for %s is published", l.lock, key))
 	for _, o := range r.slots {
 		if o.redis != nil {
 			o.redis.CloseConns()
@@ -526,7 +545,8 @@ func (r *run) cutRedis(s *slot, lane, key string, l *lease) {
 func (r *run) pause(s *slot, lane, key, where string, l *lease) {
 	d, why := r.outage(l)
 	r.faultLease = l
-	r.fire(lane, key, fmt.Sprintf("dupctl stops the worker (SIGSTOP) %s, for %s%s, and publishes a second message for %s", where, d.Round(time.Millisecond), why, key))
+	r.fire(lane, key, fmt.Sprintf("dupctl stops the worker (SIGSTOP) %s, for %s%s, and publishes a second message for %s",
+		where, d.Round(time.Millisecond), why, key))
 	r.stopLocked(s, d)
 	r.publishLater(key, 2)
 }

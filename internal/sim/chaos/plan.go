@@ -74,14 +74,16 @@ const (
 	// Duplicate: two copies of the message are published at once.
 	Duplicate Fault = "duplicate"
 	// Failover: right after the worker's lock acquisition answered
-	// success, the Redis master "fails over" before the lock replicated:
+	// success, the Redis master fails over before the lock replicated,
+	// and a second copy of the message is published. On a Sentinel setup
+	// the failover is real (sentinelfailover.go: the replicas cut off
+	// before the lock command, SENTINEL FAILOVER after it, the lock looked
+	// for on the new master). On a plain Redis it is played at the proxy:
 	// dupctl deletes the lock key on the real Redis (the promoted replica
 	// never received it) and drops every worker's Redis connection (as
 	// Sentinel does when it demotes the old master: CLIENT KILL TYPE
-	// normal), and a second copy of the message is published. New
-	// connections are let through at once: they reach the "new master".
-	// It is played at the proxy, not by a real Sentinel failover, so a
-	// run is the same whichever Redis the workers use.
+	// normal); new connections are let through at once: they reach the
+	// "new master".
 	Failover Fault = "failover"
 	// LagReplica: the workers read through {replica}, a proxy in front of
 	// a real streaming standby of the database. When the victim's first
@@ -127,7 +129,8 @@ func SpecFor(scenario string) (Spec, error) {
 		names = append(names, s.Scenario)
 	}
 	sort.Strings(names)
-	return Spec{}, problem.Inputf("Worker", "simulate %s cannot run on a worker yet (worker scenarios: %s)", scenario, strings.Join(names, ", "))
+	return Spec{}, problem.Inputf("Worker", "simulate %s cannot run on a worker yet (worker scenarios: %s)",
+		scenario, strings.Join(names, ", "))
 }
 
 // Plan is the fault one run injects: the seed picks the point and the

@@ -100,6 +100,9 @@ type run struct {
 	// in time where the log shows it (nil with the effects query).
 	effectLines []EffectLine
 	landing     sync.WaitGroup // held-back cache writes being applied
+	// fo is failover's real failover of a Sentinel setup (nil: played
+	// at the proxy, or another scenario).
+	fo *sentinelFailover
 	// rep is replica-lag's paused replay; replicaMu serialises pausing
 	// and resuming it (round trips to the standby, without r.mu).
 	rep       replicaState
@@ -214,9 +217,9 @@ func newID() string {
 
 // runOnce is one run: workers, proxies, workload, fault, verdict, cleanup.
 func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, attempt int) (rr *RunResult, err error) {
-	r := &run{ctx: ctx, o: o, d: d, spec: spec, id: newID(), gates: map[*proxy.Gate]int{}, open: map[tagKey]*delivery{}, noAck: map[chanKey]bool{},
-		current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{}, consumed: map[string]bool{}, queues: map[string]bool{},
-		exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
+	r := &run{ctx: ctx, o: o, d: d, spec: spec, id: newID(), gates: map[*proxy.Gate]int{}, open: map[tagKey]*delivery{},
+		noAck: map[chanKey]bool{}, current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{},
+		consumed: map[string]bool{}, queues: map[string]bool{}, exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
 	for i := 1; i <= o.Keys; i++ {
 		r.keys = append(r.keys, fmt.Sprintf("%s-%d", r.id, i))
 	}
@@ -225,9 +228,18 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	if o.OnStart != nil {
 		o.OnStart(r.id)
 	}
+	// The wait for a Sentinel setup to be ready is not the run's time.
+	if err := r.prepareFailover(); err != nil {
+		return nil, err
+	}
 	r.start = time.Now()
 	r.activity = r.start
-	defer r.cleanup()
+	defer func() {
+		if cerr := r.cleanup(); cerr != nil {
+			rr, err = nil, errors.Join(err, cerr)
+		}
+	}()
+	r.noteFailover()
 
 	if o.EffectsLog != "" {
 		if r.effectsLog, err = startEffectsLog(o.EffectsLog); err != nil {
@@ -261,24 +273,17 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	r.mu.Lock()
 	r.add("dupctl", "plan", "", "fault plan (seed "+strconv.FormatUint(seed, 10)+attemptText(attempt, o.Attempts)+"): "+r.plan.String())
 	r.mu.Unlock()
-	for _, k := range r.keys {
-		if err := r.publish(k, 1); err != nil {
-			return nil, err
-		}
-		if r.plan.Fault == Duplicate && k == r.plan.Victim {
-			r.mu.Lock()
-			r.fire("dupctl", k, "dupctl publishes a second message for "+k+" at once")
-			r.mu.Unlock()
-			if err := r.publish(k, 2); err != nil {
-				return nil, err
-			}
-		}
+	if err := r.publishWorkload(); err != nil {
+		return nil, err
 	}
 	unsettled, err := r.settle()
 	if err != nil {
 		return nil, err
 	}
 	if err := r.resumeReplica("as the run ends"); err != nil {
+		return nil, err
+	}
+	if err := r.endFailover(); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -289,6 +294,25 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 		return nil, err
 	}
 	return r.verdict(effects, unsettled), nil
+}
+
+// publishWorkload publishes one message per business key (two at once
+// for race's victim).
+func (r *run) publishWorkload() error {
+	for _, k := range r.keys {
+		if err := r.publish(k, 1); err != nil {
+			return err
+		}
+		if r.plan.Fault == Duplicate && k == r.plan.Victim {
+			r.mu.Lock()
+			r.fire("dupctl", k, "dupctl publishes a second message for "+k+" at once")
+			r.mu.Unlock()
+			if err := r.publish(k, 2); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // listen starts each slot's proxies and fills the templates.
@@ -302,7 +326,9 @@ func (r *run) listen(vars map[string]string) error {
 		{"postgres", r.o.DatabaseURL, func(s *slot) func(*proxy.Pair) proxy.Pumps { return pgproxy.Pumps(&pgObs{r: r, s: s}) }},
 	}
 	if r.o.RedisURL != "" {
-		svcs = append(svcs, svc{"redis", r.o.RedisURL, func(s *slot) func(*proxy.Pair) proxy.Pumps { return respproxy.Pumps(&redisObs{r: r, s: s}) }})
+		svcs = append(svcs, svc{"redis", r.o.RedisURL, func(s *slot) func(*proxy.Pair) proxy.Pumps {
+			return respproxy.Pumps(&redisObs{r: r, s: s})
+		}})
 	}
 	if r.o.ReplicaURL != "" {
 		svcs = append(svcs, svc{"replica", r.o.ReplicaURL, func(s *slot) func(*proxy.Pair) proxy.Pumps {
@@ -392,7 +418,8 @@ func dialer(raw string, allowRemote bool) (func(ctx context.Context) (net.Conn, 
 	}
 	host := u.Host
 	if u.Port() == "" {
-		port := map[string]string{"amqp": "5672", "amqps": "5671", "redis": "6379", "rediss": "6379", "postgres": "5432", "postgresql": "5432"}[u.Scheme]
+		port := map[string]string{"amqp": "5672", "amqps": "5671", "redis": "6379", "rediss": "6379", "postgres": "5432",
+			"postgresql": "5432"}[u.Scheme]
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
 	if u.Scheme == "amqps" || u.Scheme == "rediss" {
@@ -610,7 +637,8 @@ func (r *run) exited(s *slot, p *process, err error) {
 	}
 	if s.exits > 5 {
 		if r.failure == nil {
-			r.failure = problem.System(fmt.Errorf("worker %s keeps exiting on its own: %s", lane, strings.Join(s.tail, " | ")), "run the worker command by hand with the same environment to see why")
+			r.failure = problem.System(fmt.Errorf("worker %s keeps exiting on its own: %s", lane, strings.Join(s.tail, " | ")),
+				"run the worker command by hand with the same environment to see why")
 		}
 		return
 	}
@@ -771,6 +799,9 @@ func (r *run) busyLocked() string {
 	if r.rep.paused {
 		return "the replica's replay is paused"
 	}
+	if r.fo != nil && (r.fo.running || r.fo.cutting) {
+		return "Redis is failing over"
+	}
 	if len(r.open) > 0 {
 		for _, d := range r.open {
 			return fmt.Sprintf("%s holds %s unacked", d.slot.lane(d.inst), d.key)
@@ -801,8 +832,9 @@ func (r *run) busyLocked() string {
 
 // cleanup removes everything the run created, whatever happened: worker
 // processes (SIGCONT, SIGTERM, then SIGKILL), proxy listeners, queues and
-// exchanges named with the run's id, and Redis keys containing it.
-func (r *run) cleanup() {
+// exchanges named with the run's id, and Redis keys containing it. Its
+// error is a replica failover left without its setting.
+func (r *run) cleanup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	r.mu.Lock()
@@ -820,8 +852,10 @@ func (r *run) cleanup() {
 		}
 	}
 	r.mu.Unlock()
-	// A standby left paused would stay behind its primary for good.
+	// A standby left paused would stay behind its primary for good, a
+	// replica left cut off would never sync again.
 	_ = r.resumeReplica("as the run ends")
+	foErr := r.endFailover()
 	for _, p := range procs {
 		select {
 		case <-p.done:
@@ -870,14 +904,20 @@ func (r *run) cleanup() {
 	}
 	if r.d.Redis != nil {
 		r.landing.Wait()
-		iter := r.d.Redis.Scan(ctx, 0, "*"+r.id+"*", 1000).Iterator()
-		var keys []string
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		for _, k := range keys {
-			r.d.Redis.Del(ctx, k)
-		}
+		r.deleteKeys(ctx)
+	}
+	return foErr
+}
+
+// deleteKeys deletes the Redis keys with the run's id.
+func (r *run) deleteKeys(ctx context.Context) {
+	iter := r.d.Redis.Scan(ctx, 0, "*"+r.id+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	for _, k := range keys {
+		r.d.Redis.Del(ctx, k)
 	}
 }
 
@@ -949,7 +989,8 @@ func (r *run) publish(key string, copyN int) error {
 	}
 	select {
 	case ret := <-p.returns:
-		return problem.Inputf("Publish", "the broker routed %s to no queue (%d %s): declare and bind the worker's queue, or fix EXCHANGE:ROUTING_KEY", key, ret.ReplyCode, ret.ReplyText)
+		return problem.Inputf("Publish", "the broker routed %s to no queue (%d %s): declare and bind the worker's queue, "+
+			"or fix EXCHANGE:ROUTING_KEY", key, ret.ReplyCode, ret.ReplyText)
 	default:
 	}
 	if !ok {

@@ -118,6 +118,18 @@ func TestUnmetConditions(t *testing.T) {
 			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 90), end: "ack"},
 				{slot: w1, inst: 1, key: "k", from: ms(r, 91), to: ms(r, 99), end: "ack"}}
 		}, "handled one after the other"},
+		{"real failover: the lock had replicated", Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, func(r *run) {
+			failoverLeases(r, ms)
+			r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", checked: true}
+		}, "the lock lock:k was on the new master 127.0.0.1:2 after the failover: it had replicated after all"},
+		{"real failover: not completed", Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, func(r *run) {
+			failoverLeases(r, ms)
+			r.fo = &sentinelFailover{master: "127.0.0.1:1"}
+		}, "the failover did not complete"},
+		{"real failover: lost, and granted again", Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, func(r *run) {
+			failoverLeases(r, ms)
+			r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", checked: true, lost: true}
+		}, ""},
 		{"stale-cache: nothing lagged", Plan{Fault: LagCache, Point: AfterAck, Victim: "k"}, func(r *run) {
 			r.o.CacheKeys = "status:*"
 			r.delivs = []*delivery{{slot: w2, inst: 1, key: "k", from: ms(r, 120), to: ms(r, 170), end: "ack"}}
@@ -131,6 +143,32 @@ func TestUnmetConditions(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: unmet %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// failoverLeases: W1 took lock:k at 90ms and still works on k; W2 took
+// it at 1500ms, after the failover.
+func failoverLeases(r *run, ms func(*run, int) time.Time) {
+	w1, w2 := &slot{n: 1, inst: 1}, &slot{n: 2, inst: 1}
+	l := &lease{lock: "lock:k", key: "k", slot: w1, inst: 1, from: ms(r, 90), ttl: 30 * time.Second, expires: ms(r, 30090)}
+	l.deliv = &delivery{slot: w1, inst: 1, key: "k", from: ms(r, 80)}
+	r.leases, r.faultLease = []*lease{l, {lock: "lock:k", key: "k", slot: w2, inst: 1, from: ms(r, 1500)}}, l
+}
+
+// A real failover whose lock had replicated names no failover cause,
+// though another worker took the lock.
+func TestFailoverKeptLockIsNoCause(t *testing.T) {
+	r := judged(Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, "k")
+	r.firedAtMs(100, "W1")
+	failoverLeases(r, func(r *run, n int) time.Time { return r.start.Add(time.Duration(n) * time.Millisecond) })
+	r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", checked: true}
+	k := &duplicated{key: "k", leases: r.leases}
+	if why, ok := r.lockFailover(k); ok {
+		t.Errorf("a kept lock is named a failover: %s", why)
+	}
+	r.fo.lost = true
+	if why, ok := r.lockFailover(k); !ok || !strings.Contains(why, "a real failover: 127.0.0.1:2 promoted in place of 127.0.0.1:1") {
+		t.Errorf("a lost lock: %v %q", ok, why)
 	}
 }
 
