@@ -20,7 +20,8 @@ import (
 func writeWorkerRuns(w io.Writer, th *report.Theme, sc *sim.Scenario, res *chaos.Result) error {
 	fmt.Fprintf(w, "%s %s\n", th.Strong("simulate "+sc.Name+" --worker:"), sc.Title)
 	fmt.Fprintf(w, "%s\n", th.Faint("Your worker, under real faults: "+res.Worker))
-	fmt.Fprintf(w, "%d %s, %d business %s per run\n\n", res.Workers, english.Plural(res.Workers, "worker", "workers"), res.Keys, english.Plural(res.Keys, "key", "keys"))
+	fmt.Fprintf(w, "%d %s, %d business %s per run\n\n",
+		res.Workers, english.Plural(res.Workers, "worker", "workers"), res.Keys, english.Plural(res.Keys, "key", "keys"))
 	t := report.NewTable("SEED", "FAULT", "REACHED", "OUTCOME", "EFFECTS PER KEY", "TIME").AlignRight(0)
 	reached := map[chaos.Point][2]int{}
 	for _, rr := range res.Runs {
@@ -42,7 +43,8 @@ func writeWorkerRuns(w io.Writer, th *report.Theme, sc *sim.Scenario, res *chaos
 		if rr.Failed() {
 			outcome = th.Severity(findings.Error, rr.Outcome)
 		}
-		t.Row(fmt.Sprint(rr.Seed), rr.Plan.String(), got, outcome, strings.Join(effects, " "), (time.Duration(rr.ElapsedMs) * time.Millisecond).Round(10*time.Millisecond).String())
+		elapsed := (time.Duration(rr.ElapsedMs) * time.Millisecond).Round(10 * time.Millisecond)
+		t.Row(fmt.Sprint(rr.Seed), rr.Plan.String(), got, outcome, strings.Join(effects, " "), elapsed.String())
 	}
 	if err := t.Render(w); err != nil {
 		return err

@@ -214,7 +214,8 @@ func (o *Options) checkShape() error {
 	case o.Publish == "":
 		return problem.Inputf("Publish", "say where the workload goes: EXCHANGE:ROUTING_KEY (:QUEUE for the default exchange)")
 	case o.EffectsSQL == "" && o.EffectsLog == "":
-		return problem.Inputf("EffectsSQL", "give a query that counts side effects per business key, e.g. select order_id, count(*) from charges group by 1, or count them in the workers' logs with {EffectsLog}")
+		return problem.Inputf("EffectsSQL", "give a query that counts side effects per business key, "+
+			"e.g. select order_id, count(*) from charges group by 1, or count them in the workers' logs with {EffectsLog}")
 	case o.EffectsSQL != "" && o.EffectsLog != "":
 		return problem.Inputf("EffectsLog", "count the side effects one way: {EffectsSQL} or {EffectsLog}, not both")
 	case !strings.Contains(o.Body, "{{key}}"):
@@ -275,19 +276,26 @@ func (o *Options) checkServices(spec Spec) error {
 	if o.RedisURL != "" && !connect.IsSentinel(o.RedisURL) {
 		// A Sentinel setup is proxied: the proxy dials the master the
 		// Sentinels name (run.go's dialer), the worker gets redis://.
-		if u, err := url.Parse(o.RedisURL); err == nil && (strings.Contains(u.Host, ",") || u.Query().Get("cluster") == "true") {
-			return problem.Inputf("RedisURL", "Redis Cluster cannot be proxied (its redirects name the real nodes): point the workers at one standalone Redis")
+		u, err := url.Parse(o.RedisURL)
+		if err == nil && (strings.Contains(u.Host, ",") || u.Query().Get("cluster") == "true") {
+			return problem.Inputf("RedisURL",
+				"Redis Cluster cannot be proxied (its redirects name the real nodes): point the workers at one standalone Redis")
 		}
 	}
 	if t, err := connect.ParseAMQP(o.AMQPURL); err != nil {
 		return err
 	} else if len(t.Addrs) > 1 {
-		return problem.Inputf("AMQPURL", "several RabbitMQ addresses cannot be proxied (the worker would fail over past the proxy): point the workers at one node")
+		return problem.Inputf("AMQPURL",
+			"several RabbitMQ addresses cannot be proxied (the worker would fail over past the proxy): point the workers at one node")
 	}
 	if !o.AllowRemote {
 		for _, u := range []string{o.AMQPURL, o.RedisURL, o.DatabaseURL, o.ReplicaURL} {
 			if u != "" && !connect.IsLoopback(u) {
-				return &problem.Input{Why: fmt.Sprintf("a worker run publishes messages, creates queues and keys and runs your worker against %s, which is not a loopback address", redact.URL(u)), Hint: "pass {AllowRemote} to run against it anyway"}
+				return &problem.Input{
+					Why: fmt.Sprintf("a worker run publishes messages, creates queues and keys and runs your worker against %s, "+
+						"which is not a loopback address", redact.URL(u)),
+					Hint: "pass {AllowRemote} to run against it anyway",
+				}
 			}
 		}
 	}

@@ -104,8 +104,9 @@ func setupRedis(t *testing.T, redisURL, scenario string, switches ...string) *fi
 	}
 	t.Cleanup(pool.Close)
 	tbl := testenv.UniqueName("chaos")
-	if _, err := pool.Exec(ctx, fmt.Sprintf(`create table %[1]s_charges (order_id text not null, idempotency_key text, worker text, at timestamptz default now());
-		create table %[1]s_idem (key text primary key, status text not null)`, tbl)); err != nil {
+	const schema = `create table %[1]s_charges (order_id text not null, idempotency_key text, worker text, at timestamptz default now());
+		create table %[1]s_idem (key text primary key, status text not null)`
+	if _, err := pool.Exec(ctx, fmt.Sprintf(schema, tbl)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -224,7 +225,8 @@ func clean(t *testing.T, res *chaos.Result) {
 	t.Helper()
 	for _, rr := range res.Runs {
 		if rr.Failed() || rr.Fault == nil || rr.Unsettled != "" {
-			t.Fatalf("safe flow: seed %d %s (fault reached: %v, unsettled: %q)\n%s", rr.Seed, rr.Outcome, rr.Fault != nil, rr.Unsettled, describe(res))
+			t.Fatalf("safe flow: seed %d %s (fault reached: %v, unsettled: %q)\n%s",
+				rr.Seed, rr.Outcome, rr.Fault != nil, rr.Unsettled, describe(res))
 		}
 	}
 }
@@ -416,7 +418,9 @@ func pausedProcess(id string) bool {
 // TestProveJobCitesTheRun is the API doctor calls with a dupctl.yaml job.
 func TestProveJobCitesTheRun(t *testing.T) {
 	f := setup(t, "")
-	job := config.Job{Name: "payment", Worker: &config.Worker{Command: f.opts.Worker, Env: append(f.opts.Env, "IDEM=none"), Publish: f.opts.Publish, EffectsSQL: f.opts.EffectsSQL}}
+	job := config.Job{Name: "payment", Worker: &config.Worker{
+		Command: f.opts.Worker, Env: append(f.opts.Env, "IDEM=none"), Publish: f.opts.Publish, EffectsSQL: f.opts.EffectsSQL,
+	}}
 	base := f.opts
 	base.Worker, base.Env, base.Publish, base.EffectsSQL = "", nil, "", ""
 	p, err := chaos.ProveJob(context.Background(), f.deps, chaos.ProveOptions{Job: job, Base: base, Scenarios: []string{"redelivery"}})

@@ -113,7 +113,9 @@ type effectHit struct {
 // idempotency key, job id or message id (which often embed it). The
 // distinct idempotency keys per business key are counted when every
 // effect line of that key carries one.
-func logEffects(ctx context.Context, name string, in io.Reader, m *logs.Mapping, keyRe *regexp.Regexp) (map[string]effectRow, logTally, error) {
+func logEffects(
+	ctx context.Context, name string, in io.Reader, m *logs.Mapping, keyRe *regexp.Regexp,
+) (map[string]effectRow, logTally, error) {
 	var t logTally
 	type seen struct {
 		n      int
@@ -176,15 +178,20 @@ func noEffectsRead(where string, t logTally) error {
 	}
 	switch {
 	case t.lines == 0:
-		return problem.Inputf("EffectsLog", "%s held no line during the run: point it at what the workers log (- for their stdout and stderr)", src)
+		return problem.Inputf("EffectsLog",
+			"%s held no line during the run: point it at what the workers log (- for their stdout and stderr)", src)
 	case t.effects == 0 && t.malformed == t.lines:
-		return problem.Inputf("EffectsLog", "none of the %d lines of %s could be read as log lines: effects are counted in JSON lines, logfmt, CLEF, "+
+		return problem.Inputf("EffectsLog", "none of the %d lines of %s could be read as log lines: "+
+			"effects are counted in JSON lines, logfmt, CLEF, "+
 			"GELF, OTLP/JSON or a common console layout (Spring Boot, logback, Python logging, ...); check what the worker writes with "+
 			"`dupctl audit logs --explain-mapping` on a saved copy ({WorkerLog} FILE)", t.lines, src)
 	case t.effects == 0:
-		return problem.Inputf("EffectsLog", "none of the %d lines of %s was read as a side effect: check the mapping with `dupctl audit logs --explain-mapping` on a saved copy ({WorkerLog} FILE) and name the phrase with {Events} side_effect='...'", t.lines, src)
+		return problem.Inputf("EffectsLog", "none of the %d lines of %s was read as a side effect: "+
+			"check the mapping with `dupctl audit logs --explain-mapping` on a saved copy ({WorkerLog} FILE) "+
+			"and name the phrase with {Events} side_effect='...'", t.lines, src)
 	default:
-		return problem.Inputf("EffectsLog", "the %d side-effect lines of %s name none of the run's business keys: map the field that holds the key with {Fields} businessKey=PATH", t.effects, src)
+		return problem.Inputf("EffectsLog", "the %d side-effect lines of %s name none of the run's business keys: "+
+			"map the field that holds the key with {Fields} businessKey=PATH", t.effects, src)
 	}
 }
 

@@ -22,6 +22,9 @@ import (
 // Logback/logstash-logback-encoder line (@timestamp, message, MDC fields
 // at the top level), pino (time in ms, level as a number, msg), and
 // goworker's own event lines.
+//
+// One JSON object per line, verbatim as written: three lines exceed the
+// 139-character rule on purpose (size_pending_test.go counts them).
 const effectLines = `{"time":"2026-12-03T10:00:00.001Z","level":"INFO","msg":"charged card","order_id":"dc0a1b2c3d-1","idempotency_key":"charge:dc0a1b2c3d-1"}
 {"@timestamp":"2026-12-03T10:00:00.002Z","@version":"1","message":"Payment captured","logger_name":"com.acme.PaymentListener","thread_name":"ntContainer#0-1","level":"INFO","orderId":"dc0a1b2c3d-2","idempotencyKey":"charge:dc0a1b2c3d-2"}
 {"level":30,"time":1796292000003,"pid":7,"hostname":"w1","msg":"email sent","jobId":"mail-dc0a1b2c3d-3"}
@@ -187,7 +190,10 @@ func TestEffectsLogFileReadsWhatTheRunAdded(t *testing.T) {
 // error, before any run.
 func TestJobOptionsEffectsLogUsesTheJobsMapping(t *testing.T) {
 	job := config.Job{Name: "payment", Worker: &config.Worker{Command: "./w", EffectsLog: WorkerOutput},
-		Logs: config.Logs{Fields: map[string]string{"businessKey": "ctx.order"}, Events: map[string][]string{"side_effect": {"ledger * booked"}}}}
+		Logs: config.Logs{
+			Fields: map[string]string{"businessKey": "ctx.order"},
+			Events: map[string][]string{"side_effect": {"ledger * booked"}},
+		}}
 	o, err := JobOptions(job, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +201,8 @@ func TestJobOptionsEffectsLogUsesTheJobsMapping(t *testing.T) {
 	if o.EffectsLog != WorkerOutput || o.LogMapping == nil {
 		t.Fatalf("options %+v: want the effects log and a mapping", o)
 	}
-	rows, _, err := logEffects(context.Background(), "workers", strings.NewReader(`{"msg":"ledger entry booked","ctx":{"order":"dc0a1b2c3d-7"}}`+"\n"), o.LogMapping, testKeyRe)
+	line := `{"msg":"ledger entry booked","ctx":{"order":"dc0a1b2c3d-7"}}` + "\n"
+	rows, _, err := logEffects(context.Background(), "workers", strings.NewReader(line), o.LogMapping, testKeyRe)
 	if err != nil || rows["dc0a1b2c3d-7"].n != 1 {
 		t.Fatalf("rows %v, %v: want the job's phrase and field read", rows, err)
 	}

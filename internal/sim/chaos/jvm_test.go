@@ -114,8 +114,8 @@ func compileJVMWorker(jars []string) (string, error) {
 	}
 	// A JVM takes most of a second to start; C1 only and the serial
 	// collector make it start sooner and compete less with the other copy.
-	return fmt.Sprintf("exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m -cp '%s:%s' com.example.payments.PaymentWorkerApplication",
-		classes, cp), nil
+	return fmt.Sprintf("exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m "+
+		"-cp '%s:%s' com.example.payments.PaymentWorkerApplication", classes, cp), nil
 }
 
 // jvmSetup is setup with the JVM worker: its connections named as a

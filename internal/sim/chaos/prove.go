@@ -60,7 +60,8 @@ func (p *Proof) Summary() string {
 			for i, x := range s.Failing {
 				seeds[i] = fmt.Sprint(x)
 			}
-			bad = append(bad, fmt.Sprintf("%s: %d duplicate(s), %d loss(es) (%s; seeds %s)", s.Scenario, s.Duplicates, s.Losses, strings.Join(s.Causes, ", "), strings.Join(seeds, ", ")))
+			bad = append(bad, fmt.Sprintf("%s: %d duplicate(s), %d loss(es) (%s; seeds %s)",
+				s.Scenario, s.Duplicates, s.Losses, strings.Join(s.Causes, ", "), strings.Join(seeds, ", ")))
 		}
 	}
 	verdict := "no duplicate, no loss"
@@ -89,7 +90,8 @@ func JobOptions(job config.Job, base Options) (Options, error) {
 		return Options{}, problem.Inputf("", "job %s in dupctl.yaml has no worker command (jobs[].worker.command)", job.Name)
 	}
 	o := base
-	o.Worker, o.Workers, o.Env, o.Publish, o.Body, o.EffectsSQL, o.EffectsLog, o.CacheKeys = w.Command, w.Workers, w.Env, w.Publish, w.Body, w.EffectsSQL, w.EffectsLog, w.CacheKeys
+	o.Worker, o.Workers, o.Env, o.Publish = w.Command, w.Workers, w.Env, w.Publish
+	o.Body, o.EffectsSQL, o.EffectsLog, o.CacheKeys = w.Body, w.EffectsSQL, w.EffectsLog, w.CacheKeys
 	if w.EffectsLog != "" {
 		c := logs.Config{Events: job.Logs.Events, Fields: map[string][]string{}}
 		for name, path := range job.Logs.Fields {

@@ -45,7 +45,8 @@ func (res *Result) Report() *findings.Report {
 			rep.Add(RuleNotReached.New(rr.Plan.Victim, fmt.Sprintf("the fault came (%s%s), but %s: the run proves nothing about it",
 				where, attemptsText(rr), rr.Missing), attemptsEvidence(rr)...))
 		case rr.Fault == nil:
-			rep.Add(RuleNotReached.New(rr.Plan.Victim, fmt.Sprintf("the %s point never came for %s (%s): %s", rr.Plan.Point, rr.Plan.Victim, where, notReachedHint(rr.Plan.Point))))
+			rep.Add(RuleNotReached.New(rr.Plan.Victim, fmt.Sprintf("the %s point never came for %s (%s): %s",
+				rr.Plan.Point, rr.Plan.Victim, where, notReachedHint(rr.Plan.Point))))
 		}
 		for _, line := range rr.ForeignUnlocks {
 			rep.Add(RuleForeignUnlock.New(rr.Plan.Victim, fmt.Sprintf("%s (%s)", line, where), replay(nil)...))
@@ -82,7 +83,8 @@ func notReachedHint(p Point) string {
 	case AfterLock:
 		return "dupctl saw no lock taken on it through its Redis proxy (SET NX, or a lock script); does the worker lock, and through {redis}?"
 	case BeforeWrite, AfterWrite:
-		return "dupctl saw no INSERT/UPDATE/DELETE with the business key as a parameter through its PostgreSQL proxy; does the worker write through {postgres}?"
+		return "dupctl saw no INSERT/UPDATE/DELETE with the business key as a parameter through its PostgreSQL proxy; " +
+			"does the worker write through {postgres}?"
 	case BeforeCommit:
 		return "dupctl saw no COMMIT of a transaction holding a write of it: a worker that writes with autocommit (each statement its own " +
 			"transaction) has no commit to cut off, or it writes outside {postgres}"

@@ -16,7 +16,8 @@ var (
 it with no-ack) before its side effect was durable, and then died: the
 broker forgot the message and the effect never ran. Acking first trades
 duplicates for loss.`,
-		Fix: "Ack only after the side effect and its status are committed; make the effect idempotent (a stable key and an atomic claim) so the redeliveries this allows are absorbed.",
+		Fix: "Ack only after the side effect and its status are committed; make the effect idempotent " +
+			"(a stable key and an atomic claim) so the redeliveries this allows are absorbed.",
 	}
 	RuleForeignUnlock = findings.Rule{
 		Code: "CHAOS_UNLOCK_NON_OWNER", Severity: findings.Warn, Since: "v0.1.0",
@@ -79,7 +80,8 @@ cannot be read from the log: the key's count may be one short, so a
 duplicate can hide behind a count of 1 and a durable effect looks like
 none. The key is "not decided", never ok: an error, so a CI run fails
 until a query decides it.`,
-		Fix: "Count the effects with a query on what the worker writes ({EffectsSQL}) for the after-write point, or run the other points only ({At}).",
+		Fix: "Count the effects with a query on what the worker writes ({EffectsSQL}) for the after-write point, " +
+			"or run the other points only ({At}).",
 	}
 	RuleUnsettled = findings.Rule{
 		Code: "CHAOS_UNSETTLED", Severity: findings.Warn, Since: "v0.1.0",

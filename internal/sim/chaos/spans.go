@@ -88,12 +88,17 @@ func (r *run) spans(rr *RunResult) {
 		if d.end != "" {
 			to = ms(d.to)
 		}
-		rr.Deliveries = append(rr.Deliveries, Delivery{Lane: d.slot.lane(d.inst), Key: d.key, Redelivered: d.redelivered, From: ms(d.from), To: to,
-			End: d.end, Faulted: d.faulted, Seq: d.seq, EndSeq: d.endSeq})
+		rr.Deliveries = append(rr.Deliveries, Delivery{
+			Lane: d.slot.lane(d.inst), Key: d.key, Redelivered: d.redelivered, From: ms(d.from), To: to,
+			End: d.end, Faulted: d.faulted, Seq: d.seq, EndSeq: d.endSeq,
+		})
 	}
 	rr.Leases = make([]Lease, 0, len(r.leases))
 	for _, l := range r.leases {
-		ls := Lease{Lane: l.slot.lane(l.inst), Lock: l.lock, Key: l.key, From: ms(l.from), TTL: l.ttl.Milliseconds(), DeletedBy: l.deletedBy, Seq: l.seq}
+		ls := Lease{
+			Lane: l.slot.lane(l.inst), Lock: l.lock, Key: l.key, From: ms(l.from),
+			TTL: l.ttl.Milliseconds(), DeletedBy: l.deletedBy, Seq: l.seq,
+		}
 		if l.ttl > 0 {
 			ls.Expires = ms(l.expires)
 		}

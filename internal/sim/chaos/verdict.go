@@ -155,7 +155,8 @@ func queryEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []st
 		if err := rows.Err(); err != nil {
 			return nil, sqlError(err)
 		}
-		return nil, problem.Inputf("EffectsSQL", "returns %d column(s): want the business key, the number of effects and, optionally, the number of distinct idempotency keys", n)
+		return nil, problem.Inputf("EffectsSQL", "returns %d column(s): want the business key, the number of effects and, "+
+			"optionally, the number of distinct idempotency keys", n)
 	}
 	out := map[string]effectRow{}
 	for rows.Next() {
@@ -245,7 +246,10 @@ func toInt(v any) (int, error) {
 func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rr := &RunResult{Seed: r.plan.Seed, ID: r.id, Plan: r.plan, Fault: r.fired, Unsettled: unsettled, ElapsedMs: time.Since(r.start).Milliseconds()}
+	rr := &RunResult{
+		Seed: r.plan.Seed, ID: r.id, Plan: r.plan, Fault: r.fired, Unsettled: unsettled,
+		ElapsedMs: time.Since(r.start).Milliseconds(),
+	}
 	seen := map[string]bool{}
 	for _, k := range r.keys {
 		e := effects[k]
@@ -289,7 +293,8 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 		}
 	}
 	for _, f := range r.foreign {
-		rr.ForeignUnlocks = append(rr.ForeignUnlocks, fmt.Sprintf("t=%dms %s: DEL %s deleted the lock %s held", f.at.Sub(r.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
+		rr.ForeignUnlocks = append(rr.ForeignUnlocks, fmt.Sprintf("t=%dms %s: DEL %s deleted the lock %s held",
+			f.at.Sub(r.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
 	}
 	rr.LockLost = r.lockLostUnnoticed()
 	r.spans(rr)
@@ -387,7 +392,8 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 	}
 	for _, d := range ds {
 		if d.end == "rejected" || r.repub[key] {
-			return OutcomeDeadLet, "", key + " was rejected without requeue or published again by the worker (a retry or dead-letter queue): no effect, but not lost"
+			return OutcomeDeadLet, "", key + " was rejected without requeue or published again by the worker " +
+				"(a retry or dead-letter queue): no effect, but not lost"
 		}
 	}
 	if unsettled != "" {
@@ -416,7 +422,8 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 	}
 	why = key + " was delivered but no effect was counted and no delivery is left: lost"
 	if r.unkeyed > 0 {
-		why += fmt.Sprintf(" (unless it is among the %s that named no business key of the run: map the field that holds it to tell)", english.Count(r.unkeyed, "side-effect line", "side-effect lines"))
+		why += fmt.Sprintf(" (unless it is among the %s that named no business key of the run: map the field that holds it to tell)",
+			english.Count(r.unkeyed, "side-effect line", "side-effect lines"))
 	}
 	return OutcomeLoss, RuleLoss.Code, why
 }

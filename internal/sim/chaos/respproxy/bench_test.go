@@ -25,7 +25,9 @@ func BenchmarkGet(b *testing.B) {
 	raw := testenv.Need(b, testenv.Redis)
 	u, _ := url.Parse(raw)
 	gate := proxy.NewGate()
-	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(nopHandler{})})
+	ln, err := proxy.Listen(proxy.Config{
+		Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(nopHandler{}),
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -85,7 +85,9 @@ func TestLatencyDelaysReplies(t *testing.T) {
 	u, _ := url.Parse(raw)
 	gate := proxy.NewGate()
 	const d = 150 * time.Millisecond
-	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(&recorder{}), Latency: d})
+	ln, err := proxy.Listen(proxy.Config{
+		Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(&recorder{}), Latency: d,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
