@@ -135,9 +135,14 @@ type conn struct {
 	redial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
 }
 
-// readDeps are a read verb's broker, clock and progress meter.
+// readDeps are a read verb's broker, clock and progress meter; with
+// several addresses, a read that loses its node goes on through another.
 func (c *conn) readDeps(f *cmdutil.Factory, command string) dlqread.Deps {
-	return dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+	d := dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+	if c.nodes > 1 {
+		d.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes}
+	}
+	return d
 }
 
 // amqpConn reads the URL's vhost and user and returns a dialer whose
@@ -166,7 +171,11 @@ func readLost(r dlqread.Result, shown string) error {
 	if r.Lost == "" {
 		return nil
 	}
-	err := fmt.Errorf("connection to RabbitMQ node %s lost after %d of the %d messages to read: %s", r.LostNode, r.Read, r.Target, r.Lost)
+	err := fmt.Errorf("connection to RabbitMQ node %s lost after %d of the %d messages to read, %d not read: %s",
+		r.LostNode, r.Read, r.Target, r.Target-r.Read, r.Lost)
+	if r.NoFailover != "" {
+		err = fmt.Errorf("%w; not read again through another node: %s", err, r.NoFailover)
+	}
 	return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" only the messages read before the loss (nothing was removed "+
 		"from the queue); run the command again once a node answers"))
 }

@@ -116,7 +116,12 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 	if data.Read.Lost != "" {
 		return exportLost(ctx, o, data, partial)
 	}
-	if partial != "" {
+	if partial != "" && !data.Complete() {
+		// Short of what was counted (DLQ_EXPORT_INCOMPLETE): never under
+		// the name asked for either.
+		data.File = partial
+	}
+	if partial != "" && data.Complete() {
 		// Only a whole export gets the name asked for (issue 27: an
 		// interrupted export left a file cut mid-line under that name).
 		if err := os.Rename(partial, o.Out); err != nil {

@@ -1,6 +1,7 @@
 package dlqread
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,33 +35,9 @@ type Deps struct {
 	Dial     Dialer
 	Now      func() time.Time // nil: time.Now
 	Progress progress.Meter   // nil: none
-	// Failover, when the URL names several nodes, lets stats read the
-	// queue again through another node after losing one (nil: one address).
+	// Failover, when the URL names several nodes, lets a read go on
+	// through another node after losing one (nil: one address).
 	Failover *Failover
-}
-
-// Failover dials a cluster's nodes again after the connection to one was
-// lost mid-read.
-type Failover struct {
-	// Dial dials the URL's addresses, the one whose host:port is lost
-	// after the others.
-	Dial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
-	// Nodes is how many addresses the URL names: a read fails over at most
-	// that many times.
-	Nodes int
-	// Wait bounds the wait for another node to answer for the queue (0: 30 s).
-	Wait time.Duration
-}
-
-// NodeLoss is a node lost during a read, and the node the queue was read
-// again through ("" when none answered).
-type NodeLoss struct {
-	Lost     string `json:"lost_node"`
-	Why      string `json:"why"`
-	TookOver string `json:"took_over"`
-	// ReadBefore is how many messages the read had taken when it was lost
-	// (they went back to the queue and were read again).
-	ReadBefore int `json:"read_before"`
 }
 
 func (d *Deps) defaults() {
@@ -120,8 +97,16 @@ type Result struct {
 	Lost     string `json:"connection_lost,omitempty"`
 	LostNode string `json:"lost_node,omitempty"`
 	// Failovers are the nodes lost by earlier reads of this command, each
-	// followed by a whole read again through another node.
+	// followed by a whole read again through another node (or, AfterRead,
+	// by a reading of the queue through it).
 	Failovers []NodeLoss `json:"failovers,omitempty"`
+	// NoFailover says why a lost read was not read again through another
+	// node (or its give-back not checked through one).
+	NoFailover string `json:"no_failover,omitempty"`
+
+	// settleLost is the node lost after a whole read, while it gave its
+	// messages back (settleWhy how): another node can say whether they are.
+	settleLost, settleWhy string
 }
 
 // readQueue reads up to the count at the start (or Limit) messages and
@@ -161,27 +146,49 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	defer c.Close()
 	r := &reader{c: c, res: &res, fn: fn, meter: meter}
 	readErr := r.run(ctx, o)
-	if connLost(conn, readErr) {
+	// A read that took every message and lost its node while giving them
+	// back is whole: the broker gives a dead channel's messages back
+	// itself. Not so a drain, whose acks went with the connection.
+	whole := readErr == nil && res.Read == res.Target && !drain
+	if connLost(conn, readErr) && !whole {
 		// Nothing to give back or wait for: the broker returns what a
 		// dead channel held. What was read is all there is to say.
-		res.Lost, res.LostNode = "connection closed", node
-		if readErr != nil {
-			res.Lost = readErr.Error()
-		}
+		res.Lost, res.LostNode = closedWhy(c, readErr), node
 		return res, nil
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
-	if err := giveBack(c, readErr == nil && drain, r.lastTag, commit); err != nil {
-		if readErr == nil {
-			readErr = err
-		}
+	err = giveBack(c, readErr == nil && drain, r.lastTag, commit)
+	if err != nil && whole && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed)) {
+		res.settleLost, res.settleWhy, err = node, closedWhy(c, err), nil
+	}
+	if err != nil {
+		readErr = cmp.Or(readErr, err)
 	} else if readErr == nil && !drain {
 		readErr = commitIf(commit)
 	}
 	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
 	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
 	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
+	if !res.Settled && whole && readErr == nil && res.settleLost == "" && conn.IsClosed() {
+		res.settleLost, res.settleWhy = node, closedWhy(c, err)
+	}
 	return res, readErr
+}
+
+// closedWhy says how a read's connection was lost: the broker's reason
+// when it gave one, else err's text.
+func closedWhy(c *consume.Consumer, err error) string {
+	select {
+	case cerr := <-c.Closed():
+		if cerr != nil {
+			return cerr.Reason
+		}
+	default:
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "connection closed"
 }
 
 // connLost reports whether a read ended because its channel or
