@@ -164,10 +164,16 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 	return c, nil
 }
 
-// readLost is the error of a read whose connection was lost mid-read
-// (nil when it was not): exit 3, after the output, which says it holds
-// only what was read before the loss; shown says where that is.
+// readLost is the error of a read whose connection was lost mid-read,
+// or whose read again after that came short (nil when neither): exit 3,
+// after the output, which says what it holds; shown says where that is.
 func readLost(r dlqread.Result, shown string) error {
+	if r.Lost == "" && r.Repeats > 0 {
+		err := fmt.Errorf("the read again after RabbitMQ node %s was lost was given %d of its %d messages twice, "+
+			"so as many were not read (a quorum queue right after a leader change can do so)", lastLost(r), r.Repeats, r.Target)
+		return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" each message once, without those not read (nothing "+
+			"was removed from the queue); run the command again"))
+	}
 	if r.Lost == "" {
 		return nil
 	}
@@ -178,6 +184,14 @@ func readLost(r dlqread.Result, shown string) error {
 	}
 	return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" only the messages read before the loss (nothing was removed "+
 		"from the queue); run the command again once a node answers"))
+}
+
+// lastLost is the last node a read lost ("" when none).
+func lastLost(r dlqread.Result) string {
+	if n := len(r.Failovers); n > 0 {
+		return r.Failovers[n-1].Lost
+	}
+	return r.LostNode
 }
 
 // lostOr is a lost read's error, which outranks the findings' exit (the

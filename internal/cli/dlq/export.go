@@ -113,7 +113,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		}
 		return err
 	}
-	if data.Read.Lost != "" {
+	if data.Read.Lost != "" || data.Read.Repeats > 0 {
 		return exportLost(ctx, o, data, partial)
 	}
 	if partial != "" && !data.Complete() {

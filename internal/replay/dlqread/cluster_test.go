@@ -203,11 +203,34 @@ func nodeStopped(t *testing.T, c *testenv.RabbitCluster, bin string, r *dlqtest.
 	if dups > 0 {
 		t.Errorf("%d messages twice in the output", dups)
 	}
-	if failover {
+	switch {
+	case failover && run.code == 3 && doc.Data.Read.Repeats > 0:
+		checkRepeats(t, cmd, &doc, len(ids), out)
+	case failover:
 		checkFailedOver(t, cmd, run, &doc, len(ids), target, out, a.Addr)
-		return
+	default:
+		checkLost(t, cmd, run, &doc, len(ids), target, out)
 	}
-	checkLost(t, cmd, run, &doc, len(ids), target, out)
+}
+
+// checkRepeats: the read again through another node was given messages
+// twice (a quorum queue right after its leader's node stopped, RabbitMQ
+// 3.10.8) even when read once more: the command shows each message once,
+// says how many were not read, exits 3, and an export is not renamed.
+func checkRepeats(t *testing.T, cmd string, doc *readDoc, ids int, out string) {
+	t.Helper()
+	r := doc.Data.Read
+	t.Logf("REPEATS %s: %d messages came twice in the read again (%d in the read before it); %d shown once", t.Name(), r.Repeats,
+		r.RereadRepeats, ids)
+	if !strings.Contains(doc.finding("DLQ_READ_INCOMPLETE"), "came twice") || r.RereadRepeats == 0 {
+		t.Errorf("no DLQ_READ_INCOMPLETE saying messages came twice, or no read once more: %+v", doc.Findings)
+	}
+	if cmd != "stats" && ids != r.Read-r.Repeats {
+		t.Errorf("%d distinct messages in the output, want the %d read less the %d repeats", ids, r.Read, r.Repeats)
+	}
+	if _, err := os.Stat(out); cmd == "export" && err == nil {
+		t.Errorf("an export short of %d messages was renamed %s", r.Repeats, out)
+	}
 }
 
 // checkFailedOver: the command went on through another node and read
@@ -223,7 +246,9 @@ func checkFailedOver(t *testing.T, cmd string, run *readRun, doc *readDoc, ids, 
 	} else if fo[0].AfterRead || fo[0].ReadBefore >= target {
 		t.Errorf("failover %+v: the node was lost once the read was whole, not mid-read", fo[0])
 	}
-	if doc.Data.Read.Lost != "" || doc.Data.Read.Read != target || !doc.Data.Read.Settled || doc.finding("DLQ_READ_INCOMPLETE") != "" {
+	if doc.Data.Read.SettleUnanswered {
+		t.Logf("the broker stopped answering before the read's messages showed back (they came back: the DLQ count is checked)")
+	} else if doc.Data.Read.Lost != "" || doc.Data.Read.Read != target || !doc.Data.Read.Settled || doc.finding("DLQ_READ_INCOMPLETE") != "" {
 		t.Errorf("read %d of %d, lost %q, settled %v, %s", doc.Data.Read.Read, target, doc.Data.Read.Lost, doc.Data.Read.Settled,
 			doc.finding("DLQ_READ_INCOMPLETE"))
 	}

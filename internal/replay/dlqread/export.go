@@ -111,7 +111,7 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 			return nil, fmt.Errorf("write %s: %w", o.File, err)
 		}
 	}
-	data.Read, data.Drained = res, o.Drain && data.Written > 0 && res.Lost == ""
+	data.Read, data.Drained = res, o.Drain && res.Acked > 0
 	return data, nil
 }
 

@@ -57,6 +57,7 @@ type readOnce func(d Deps) (Result, error)
 // is still lost says in NoFailover why it was not read again.
 func failingOver(ctx context.Context, d Deps, queue, noFailover string, read readOnce) (Result, error) {
 	var losses []NodeLoss
+	reread := 0
 	meter := &rereadMeter{Meter: d.Progress}
 	defer meter.Meter.Done()
 	d.Progress = meter
@@ -66,7 +67,13 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 			return res, err
 		}
 		if res.Lost == "" && res.settleLost == "" {
-			res.Failovers = losses
+			if res.Repeats > 0 && len(losses) > 0 && reread == 0 {
+				// Right after a leader change: read again, once, whole.
+				reread = res.Repeats
+				meter.base += int64(res.Read)
+				continue
+			}
+			res.Failovers, res.RereadRepeats = losses, reread
 			return res, nil
 		}
 		loss := NodeLoss{Lost: res.LostNode, Why: res.Lost, ReadBefore: res.Read, Counted: res.AtStart.Messages}
@@ -91,15 +98,15 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 			if dial != nil {
 				res.AtEnd, res.Settled = d.Failover.resettle(ctx, queue, loss.Lost, res.AtStart)
 			}
-			res.Failovers, res.NoFailover = append(losses, loss), why
+			res.Failovers, res.NoFailover, res.RereadRepeats = append(losses, loss), why, reread
 			return res, nil
 		}
 		if dial == nil {
-			res.Failovers, res.NoFailover = losses, why
+			res.Failovers, res.NoFailover, res.RereadRepeats = losses, why, reread
 			return res, nil
 		}
 		losses = append(losses, loss)
-		d.Dial = dial
+		d.Dial, d.afterLoss = dial, true
 		meter.base += int64(res.Read)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/deadletter"
@@ -38,6 +39,8 @@ type Deps struct {
 	// Failover, when the URL names several nodes, lets a read go on
 	// through another node after losing one (nil: one address).
 	Failover *Failover
+	// afterLoss: this read follows one that lost its node (failingOver).
+	afterLoss bool
 }
 
 func (d *Deps) defaults() {
@@ -91,6 +94,15 @@ type Result struct {
 	MaxDeliveryCount int64 `json:"max_delivery_count"`
 	// Malformed counts messages whose death headers had the wrong shape.
 	Malformed int `json:"malformed_headers"`
+	// Repeats counts deliveries of a message the read had already taken
+	// (same content): counted in Read, shown and written once.
+	Repeats int `json:"repeats"`
+	// SettleUnanswered: the broker stopped answering before the read's
+	// messages showed back in the queue (Settled is false).
+	SettleUnanswered bool `json:"settle_unanswered,omitempty"`
+	// RereadRepeats is how many repeats a read after a failover saw,
+	// which made it read the queue again, whole (0: none).
+	RereadRepeats int `json:"reread_after_repeats,omitempty"`
 	// Lost says how the connection was lost mid-read, and LostNode the
 	// node it went through: the read holds only what it took before (the
 	// broker gave the rest back to the queue).
@@ -121,7 +133,8 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	if err != nil {
 		return res, err
 	}
-	defer conn.Close()
+	stuck := false // the connection stopped answering: closing it would wait for ever too
+	defer func() { closeUnlessStuck(conn.Close, stuck) }()
 	node := conn.RemoteAddr().String()
 	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
@@ -143,8 +156,11 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	if err != nil {
 		return res, err
 	}
-	defer c.Close()
+	defer func() { closeUnlessStuck(c.Close, stuck) }()
 	r := &reader{c: c, res: &res, fn: fn, meter: meter}
+	if d.afterLoss {
+		r.seen = map[uint64]struct{}{}
+	}
 	readErr := r.run(ctx, o)
 	// A read that took every message and lost its node while giving them
 	// back is whole: the broker gives a dead channel's messages back
@@ -157,22 +173,65 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		return res, nil
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
-	err = giveBack(c, readErr == nil && drain, r.lastTag, commit)
+	// A drain acks nothing when a message came twice: the second copy may
+	// stand for one never delivered (above), which an ack would remove.
+	ack := drain && res.Repeats == 0
+	err = giveBack(c, readErr == nil && ack, r.lastTag, commit)
 	if err != nil && whole && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed)) {
 		res.settleLost, res.settleWhy, err = node, closedWhy(c, err), nil
 	}
 	if err != nil {
 		readErr = cmp.Or(readErr, err)
-	} else if readErr == nil && !drain {
+	} else if readErr == nil && !ack {
 		readErr = commitIf(commit)
 	}
 	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
-	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
-	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
+	end, ok, err := settleWithin(sctx, c, st, budget)
+	res.Settled, res.AtEnd, res.Acked, res.SettleUnanswered = ok && err == nil, end, c.Acked(), errors.Is(err, errStuck)
+	stuck = res.SettleUnanswered
 	if !res.Settled && whole && readErr == nil && res.settleLost == "" && conn.IsClosed() {
 		res.settleLost, res.settleWhy = node, closedWhy(c, err)
 	}
 	return res, readErr
+}
+
+// errStuck: the broker's connection answered nothing within the wait.
+var errStuck = errors.New("no answer")
+
+// settleWithin is c.Settle, bounded: after a quorum queue's leader change a
+// read's connection was seen to stop answering for good (a reply for its
+// consumer's channel that no call waited for holds amqp091's reader),
+// and a read must not hang on it. Its messages come back to the queue when
+// the connection closes, at the latest when dupctl exits.
+func settleWithin(ctx context.Context, c *consume.Consumer, st QueueState, budget time.Duration) (QueueState, bool, error) {
+	type settled struct {
+		st  QueueState
+		ok  bool
+		err error
+	}
+	done := make(chan settled, 1)
+	go func() {
+		end, ok, err := c.Settle(ctx, st.Consumers, st.Messages, budget)
+		done <- settled{end, ok, err}
+	}()
+	t := time.NewTimer(budget + 10*time.Second)
+	defer t.Stop()
+	select {
+	case s := <-done:
+		return s.st, s.ok, s.err
+	case <-t.C:
+		return QueueState{}, false, errStuck
+	}
+}
+
+// closeUnlessStuck closes now, or in the background when the connection
+// stopped answering (the close would wait for ever).
+func closeUnlessStuck(close func() error, stuck bool) {
+	if stuck {
+		go func() { _ = close() }()
+		return
+	}
+	_ = close()
 }
 
 // closedWhy says how a read's connection was lost: the broker's reason
@@ -208,6 +267,12 @@ type reader struct {
 	fn      func(*deadletter.Message) error
 	meter   progress.Meter
 	lastTag uint64 // the last delivery handed to fn
+	// seen are the fingerprints read so far (their first 64 bits), in a
+	// read after a lost node only: a quorum queue whose leader had just
+	// changed was seen to deliver a message twice in one read, and another
+	// not at all (RabbitMQ 3.10.8, docs/dlq.md); the second copy is held,
+	// never handed to fn. (Elsewhere identical copies are the queue's own.)
+	seen map[uint64]struct{}
 }
 
 // run reads until the target is read, no message arrives for o.Idle (3 s
@@ -253,11 +318,32 @@ func (r *reader) take(si consume.Item) error {
 	r.lastTag = si.Delivery.DeliveryTag
 	r.res.Read++
 	r.meter.Add(1)
+	if r.repeat(si.Msg) {
+		r.res.Repeats++
+		return r.c.Hold(si.Delivery)
+	}
 	r.res.note(si.Msg)
 	if err := r.fn(si.Msg); err != nil {
 		return err
 	}
 	return r.c.Hold(si.Delivery)
+}
+
+// repeat reports whether the read already took a message with m's
+// content (x-delivery-count aside).
+func (r *reader) repeat(m *deadletter.Message) bool {
+	if r.seen == nil {
+		return false
+	}
+	k, err := strconv.ParseUint(m.Fingerprint()[:16], 16, 64)
+	if err != nil {
+		return false
+	}
+	if _, ok := r.seen[k]; ok {
+		return true
+	}
+	r.seen[k] = struct{}{}
+	return false
 }
 
 // giveBack requeues every message the read holds - or, with drain, runs

@@ -43,6 +43,10 @@ func lossFindings(queue string, r Result) []findings.Finding {
 		out = append(out, ruleReadFailover.New(q, fmt.Sprintf("node %s lost after %s read (%s): read again, whole, through %s",
 			l.Lost, msgs(l.ReadBefore), l.Why, l.TookOver), ev...))
 	}
+	if r.RereadRepeats > 0 {
+		out = append(out, ruleReadFailover.New(q, fmt.Sprintf("the read after the failover was given %s twice "+
+			"(a quorum queue right after a leader change can do so, missing as many): read again, whole", msgs(r.RereadRepeats))))
+	}
 	if r.Lost != "" {
 		var ev []string
 		if r.NoFailover != "" {
@@ -94,11 +98,18 @@ func Findings(queue string, r Result) []findings.Finding {
 // important first (nil: it is exact).
 func (r Result) inexact() []string {
 	var why []string
+	if r.Repeats > 0 {
+		why = append(why, fmt.Sprintf("%s came twice in the read (shown once): as many of the %d counted may not have been "+
+			"read - a quorum queue right after a leader change can do so, or the queue holds identical copies", msgs(r.Repeats), r.Target))
+	}
 	if r.Read < r.Target {
 		why = append(why, fmt.Sprintf("read %d of the %d counted at the start: no more arrived "+
 			"(another consumer took them, or they expired)", r.Read, r.Target))
 	}
-	if !r.Settled {
+	if r.SettleUnanswered {
+		why = append(why, "the broker stopped answering before the messages read showed back in the queue "+
+			"(seen after a quorum queue's leader change): they come back when the connection closes")
+	} else if !r.Settled {
 		why = append(why, fmt.Sprintf("the messages read were not all back in the queue when it ended (it showed %d ready, %s)",
 			r.AtEnd.Messages, english.Count(r.AtEnd.Consumers, "consumer", "consumers")))
 	} else if r.AtStart.Consumers == 0 && r.AtEnd.Messages > r.AtStart.Messages-r.Acked {
