@@ -190,9 +190,10 @@ func nodeStopped(t *testing.T, c *testenv.RabbitCluster, bin string, r *dlqtest.
 	ids, dups := readIDs(t, cmd, &doc, out)
 	left := settledCount(r)
 	t.Logf("FIGURES %s: exit %d %s after node a's listener closed (stop_app took %s); read %d of %d (failovers %d, lost %q); "+
-		"distinct ids %d, duplicated %d, missing %d; DLQ holds %d after", t.Name(), run.code, took.Round(time.Millisecond),
-		stopTook.Round(time.Millisecond), doc.Data.Read.Read, doc.Data.Read.Target, len(doc.Data.Read.Failovers), doc.Data.Read.Lost,
-		len(ids), dups, target-len(ids), left)
+		"distinct ids %d, duplicated %d, missing %d (repeats %d, before a read once more %d); DLQ holds %d after",
+		t.Name(), run.code, took.Round(time.Millisecond), stopTook.Round(time.Millisecond), doc.Data.Read.Read, doc.Data.Read.Target,
+		len(doc.Data.Read.Failovers), doc.Data.Read.Lost, len(ids), dups, target-len(ids), doc.Data.Read.Repeats,
+		doc.Data.Read.RereadRepeats, left)
 	for _, l := range doc.Data.Read.Failovers {
 		t.Logf("failover: %+v", l)
 	}

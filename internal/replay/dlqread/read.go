@@ -173,25 +173,8 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		return res, nil
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
-	// A drain acks nothing when a message came twice: the second copy may
-	// stand for one never delivered (above), which an ack would remove.
-	ack := drain && res.Repeats == 0
-	err = giveBack(c, readErr == nil && ack, r.lastTag, commit)
-	if err != nil && whole && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed)) {
-		res.settleLost, res.settleWhy, err = node, closedWhy(c, err), nil
-	}
-	if err != nil {
-		readErr = cmp.Or(readErr, err)
-	} else if readErr == nil && !ack {
-		readErr = commitIf(commit)
-	}
-	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
-	end, ok, err := settleWithin(sctx, c, st, budget)
-	res.Settled, res.AtEnd, res.Acked, res.SettleUnanswered = ok && err == nil, end, c.Acked(), errors.Is(err, errStuck)
-	stuck = res.SettleUnanswered
-	if !res.Settled && whole && readErr == nil && res.settleLost == "" && conn.IsClosed() {
-		res.settleLost, res.settleWhy = node, closedWhy(c, err)
-	}
+	readErr = r.release(conn, node, readErr, whole, drain, commit)
+	stuck = r.settle(ctx, conn, o, st, node, whole && readErr == nil)
 	return res, readErr
 }
 
@@ -232,6 +215,40 @@ func closeUnlessStuck(close func() error, stuck bool) {
 		return
 	}
 	_ = close()
+}
+
+// release gives the read's messages back - with drain, acks them once
+// commit succeeded - and returns the read's error. A whole read whose node
+// went meanwhile is not in error: the broker gives them back itself.
+func (r *reader) release(conn *amqp.Connection, node string, readErr error, whole, drain bool, commit func() error) error {
+	// A drain acks nothing when a message came twice: the second copy may
+	// stand for one never delivered (reader.seen), which an ack would remove.
+	ack := drain && r.res.Repeats == 0
+	err := giveBack(r.c, readErr == nil && ack, r.lastTag, commit)
+	if err != nil && whole && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed)) {
+		r.res.settleLost, r.res.settleWhy, err = node, closedWhy(r.c, err), nil
+	}
+	if err != nil {
+		return cmp.Or(readErr, err)
+	}
+	if readErr == nil && !ack {
+		return commitIf(commit)
+	}
+	return readErr
+}
+
+// settle waits for the queue to show the read's messages back (or, with
+// drain, gone) and reports whether the connection stopped answering. A
+// whole read whose node went meanwhile leaves the check to another node.
+func (r *reader) settle(ctx context.Context, conn *amqp.Connection, o Options, st QueueState, node string, whole bool) bool {
+	res := r.res
+	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
+	end, ok, err := settleWithin(sctx, r.c, st, budget)
+	res.Settled, res.AtEnd, res.Acked, res.SettleUnanswered = ok && err == nil, end, r.c.Acked(), errors.Is(err, errStuck)
+	if !res.Settled && whole && res.settleLost == "" && conn.IsClosed() {
+		res.settleLost, res.settleWhy = node, closedWhy(r.c, err)
+	}
+	return res.SettleUnanswered
 }
 
 // closedWhy says how a read's connection was lost: the broker's reason

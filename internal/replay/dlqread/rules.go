@@ -108,7 +108,10 @@ reader's messages to come back) and reads that many. This one could not
 vouch for its count: fewer messages arrived than were counted (another
 consumer took them, or they expired), the messages it read were not all
 back in the queue when it ended, or new dead letters arrived meanwhile
-(they are not in the count). A partial count is never reported as if it
+(they are not in the count). After a lost node, a read that was given a
+message twice (seen on a quorum queue right after its leader's node
+stopped, with as many others not delivered) counts and shows it once and
+says how many were not read. A partial count is never reported as if it
 were the queue.`,
 		Fix: "Read again once nothing else consumes or feeds the DLQ (stop the other consumers; 'rabbitmqctl list_consumers' names them).",
 	}
