@@ -133,8 +133,7 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	if err != nil {
 		return res, err
 	}
-	stuck := false // the connection stopped answering: closing it would wait for ever too
-	defer func() { closeUnlessStuck(conn.Close, stuck) }()
+	defer closeWithin(conn.Close)
 	node := conn.RemoteAddr().String()
 	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
@@ -153,10 +152,14 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		return res, commitIf(commit)
 	}
 	c, err := consume.New(conn, o.Queue, consume.Window(o.Window, res.Target), o.WindowBytes, false, "dupctl-read-"+consume.NewID())
+	if err != nil && connLost(conn, err) {
+		res.Lost, res.LostNode = err.Error(), node // lost before the first message
+		return res, nil
+	}
 	if err != nil {
 		return res, err
 	}
-	defer func() { closeUnlessStuck(c.Close, stuck) }()
+	defer closeWithin(c.Close)
 	r := &reader{c: c, res: &res, fn: fn, meter: meter}
 	if d.afterLoss {
 		r.seen = map[uint64]struct{}{}
@@ -172,9 +175,17 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		res.Lost, res.LostNode = closedWhy(c, readErr), node
 		return res, nil
 	}
+	if errors.Is(readErr, amqp.ErrCommandInvalid) {
+		// The channel's replies came out of step (a quorum queue's leader
+		// changing under the read was seen to send one twice): nothing
+		// more can be asked of it. Closing the connection gives its
+		// messages back; the read is lost as if its node were.
+		res.Lost, res.LostNode = "the broker's replies on the read's channel came out of step ("+readErr.Error()+")", node
+		return res, nil
+	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
 	readErr = r.release(conn, node, readErr, whole, drain, commit)
-	stuck = r.settle(ctx, conn, o, st, node, whole && readErr == nil)
+	r.settle(ctx, conn, o, st, node, whole && readErr == nil)
 	return res, readErr
 }
 
@@ -207,14 +218,19 @@ func settleWithin(ctx context.Context, c *consume.Consumer, st QueueState, budge
 	}
 }
 
-// closeUnlessStuck closes now, or in the background when the connection
-// stopped answering (the close would wait for ever).
-func closeUnlessStuck(close func() error, stuck bool) {
-	if stuck {
-		go func() { _ = close() }()
-		return
+// closeWithin closes a channel or connection, waiting at most 10 s: one
+// that stopped answering (settleWithin) would keep the close waiting for
+// ever. Its messages come back when dupctl exits.
+func closeWithin(closeFn func() error) {
+	done := make(chan struct{})
+	go func() {
+		_ = closeFn()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
 	}
-	_ = close()
 }
 
 // release gives the read's messages back - with drain, acks them once
@@ -238,9 +254,9 @@ func (r *reader) release(conn *amqp.Connection, node string, readErr error, whol
 }
 
 // settle waits for the queue to show the read's messages back (or, with
-// drain, gone) and reports whether the connection stopped answering. A
-// whole read whose node went meanwhile leaves the check to another node.
-func (r *reader) settle(ctx context.Context, conn *amqp.Connection, o Options, st QueueState, node string, whole bool) bool {
+// drain, gone). A whole read whose node went meanwhile leaves the check to
+// another node.
+func (r *reader) settle(ctx context.Context, conn *amqp.Connection, o Options, st QueueState, node string, whole bool) {
 	res := r.res
 	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
 	end, ok, err := settleWithin(sctx, r.c, st, budget)
@@ -248,7 +264,6 @@ func (r *reader) settle(ctx context.Context, conn *amqp.Connection, o Options, s
 	if !res.Settled && whole && res.settleLost == "" && conn.IsClosed() {
 		res.settleLost, res.settleWhy = node, closedWhy(r.c, err)
 	}
-	return res.SettleUnanswered
 }
 
 // closedWhy says how a read's connection was lost: the broker's reason
@@ -274,7 +289,11 @@ func connLost(conn *amqp.Connection, err error) bool {
 		// An idle end on a connection that closed meanwhile is a loss too.
 		return conn.IsClosed()
 	}
-	return errors.Is(err, consume.ErrChannelClosed) || errors.Is(err, amqp.ErrClosed) || conn.IsClosed()
+	// A write or read on a socket the node closed is a frame error, which
+	// can come before the connection marks itself closed.
+	var ae *amqp.Error
+	return errors.Is(err, consume.ErrChannelClosed) || errors.Is(err, amqp.ErrClosed) || conn.IsClosed() ||
+		errors.As(err, &ae) && ae.Code == amqp.FrameError
 }
 
 // reader takes a read's messages off its consumer, one at a time.
