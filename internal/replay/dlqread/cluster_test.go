@@ -403,9 +403,14 @@ func settledCount(r *dlqtest.Rig) int {
 	}
 }
 
-// buildDupctl builds the command into the test's directory.
+// buildDupctl builds the command into the test's directory, or returns
+// DUPCTL_TEST_BIN when set: the same stops measured on another build
+// (docs/benchmarks.md compares main's).
 func buildDupctl(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("DUPCTL_TEST_BIN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "dupctl")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dupctl/dupctl/cmd/dupctl").CombinedOutput(); err != nil {
 		t.Fatalf("build dupctl: %v\n%s", err, out)
