@@ -24,10 +24,6 @@ var pendingFuncs = map[string]funcSize{
 var pendingLongLines = map[string]int{
 	"internal/inspect/ttl/logs_test.go":        7,
 	"internal/replay/dlqread/consumer_test.go": 1,
-	"internal/replay/dlqread/export.go":        1,
-	"internal/replay/dlqread/report.go":        2,
-	"internal/replay/dlqread/rules.go":         7,
-	"internal/replay/dlqread/stats.go":         3,
 	"internal/sim/chaos/effectslog_test.go":    3,
 	"internal/replay/dlqread/poison_test.go":   1,
 	"internal/replay/dlqread/stats_test.go":    3,

@@ -142,9 +142,14 @@ type conn struct {
 	redial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
 }
 
-// readDeps are a read verb's broker, clock and progress meter.
+// readDeps are a read verb's broker, clock and progress meter; with
+// several addresses, a read that loses its node goes on through another.
 func (c *conn) readDeps(f *cmdutil.Factory, command string) dlqread.Deps {
-	return dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+	d := dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
+	if c.nodes > 1 {
+		d.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes}
+	}
+	return d
 }
 
 // amqpConn reads the URL's vhost and user and returns a dialer whose
@@ -166,16 +171,34 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 	return c, nil
 }
 
-// readLost is the error of a read whose connection was lost mid-read
-// (nil when it was not): exit 3, after the output, which says it holds
-// only what was read before the loss; shown says where that is.
+// readLost is the error of a read whose connection was lost mid-read,
+// or whose read again after that came short (nil when neither): exit 3,
+// after the output, which says what it holds; shown says where that is.
 func readLost(r dlqread.Result, shown string) error {
+	if r.Lost == "" && r.Repeats > 0 {
+		err := fmt.Errorf("the read again after RabbitMQ node %s was lost was given %d of its %d messages twice, "+
+			"so as many were not read (a quorum queue right after a leader change can do so)", lastLost(r), r.Repeats, r.Target)
+		return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" each message once, without those not read (nothing "+
+			"was removed from the queue); run the command again"))
+	}
 	if r.Lost == "" {
 		return nil
 	}
-	err := fmt.Errorf("connection to RabbitMQ node %s lost after %d of the %d messages to read: %s", r.LostNode, r.Read, r.Target, r.Lost)
+	err := fmt.Errorf("connection to RabbitMQ node %s lost after %d of the %d messages to read, %d not read: %s",
+		r.LostNode, r.Read, r.Target, r.Target-r.Read, r.Lost)
+	if r.NoFailover != "" {
+		err = fmt.Errorf("%w; not read again through another node: %s", err, r.NoFailover)
+	}
 	return exitcode.KeepOutput(exitcode.UnavailableError(err, shown+" only the messages read before the loss (nothing was removed "+
 		"from the queue); run the command again once a node answers"))
+}
+
+// lastLost is the last node a read lost ("" when none).
+func lastLost(r dlqread.Result) string {
+	if n := len(r.Failovers); n > 0 {
+		return r.Failovers[n-1].Lost
+	}
+	return r.LostNode
 }
 
 // lostOr is a lost read's error, which outranks the findings' exit (the

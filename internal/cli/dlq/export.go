@@ -113,10 +113,15 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		}
 		return err
 	}
-	if data.Read.Lost != "" {
+	if data.Read.Lost != "" || data.Read.Repeats > 0 {
 		return exportLost(ctx, o, data, partial)
 	}
-	if partial != "" {
+	if partial != "" && !data.Complete() {
+		// Short of what was counted (DLQ_EXPORT_INCOMPLETE): never under
+		// the name asked for either.
+		data.File = partial
+	}
+	if partial != "" && data.Complete() {
 		// Only a whole export gets the name asked for (issue 27: an
 		// interrupted export left a file cut mid-line under that name).
 		if err := os.Rename(partial, o.Out); err != nil {

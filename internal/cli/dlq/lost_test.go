@@ -50,3 +50,18 @@ func TestAMQPConnCountsTheNodes(t *testing.T) {
 		t.Fatalf("one address: %d nodes", c.nodes)
 	}
 }
+
+// A read again after a lost node that was given messages twice exits 3
+// too, naming how many were not read.
+func TestReadAgainWithRepeatsExitsUnavailable(t *testing.T) {
+	err := readLost(dlqread.Result{Read: 20, Target: 20, Repeats: 4,
+		Failovers: []dlqread.NodeLoss{{Lost: "10.0.0.1:5672", TookOver: "10.0.0.2:5672"}}}, "the messages shown are")
+	if code := cmdutil.ExitCode(err, -1); code != exitcode.Unavailable || !exitcode.KeepsOutput(err) {
+		t.Fatalf("exit %d (output kept: %v), want %d after the output", code, exitcode.KeepsOutput(err), exitcode.Unavailable)
+	}
+	for _, want := range []string{"10.0.0.1:5672", "4 of its 20 messages twice", "as many were not read"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err.Error(), want)
+		}
+	}
+}

@@ -76,12 +76,7 @@ func runStats(ctx context.Context, o *StatsOptions) error {
 	}
 	read := o.readOptions(o.Queue)
 	read.Idle = o.Idle
-	deps := c.readDeps(f, "dlq stats")
-	if c.nodes > 1 {
-		// A node lost mid-read: read the queue again through another.
-		deps.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes}
-	}
-	s, err := dlqread.Stats(ctx, deps, dlqread.StatsOptions{
+	s, err := dlqread.Stats(ctx, c.readDeps(f, "dlq stats"), dlqread.StatsOptions{
 		Read: read, Vhost: c.vhost, Analyzer: an, IdempotencyKeys: idem,
 	})
 	if err != nil {

@@ -90,18 +90,30 @@ func ParseAMQP(raw string) (*AMQPTarget, error) {
 	return t, nil
 }
 
+// amqpTarget is ParseAMQP of an amqp:// or amqps:// URL (an error for
+// any other).
+func amqpTarget(raw string) (*AMQPTarget, error) {
+	if l := strings.ToLower(raw); !strings.HasPrefix(l, "amqp://") && !strings.HasPrefix(l, "amqps://") {
+		return nil, badURL("AMQP", raw, "not amqp:// or amqps://")
+	}
+	return ParseAMQP(raw)
+}
+
 // amqpPiece reads one URL of a list: its hosts (one or several) as
 // single-host URLs, and whether it asks for ?shuffle=true.
 func amqpPiece(raw string) (addrs []string, shuffle bool, err error) {
-	uri, err := amqp.ParseURI(raw)
+	// A list of IPv6 hosts is checked as the URL of its first host (each
+	// host is checked below): net/url reads one bracketed host, not a list.
+	first := firstHost(raw)
+	uri, err := amqp.ParseURI(first)
 	if err != nil {
-		return nil, false, parseError("AMQP", raw, func(s string) error { _, err := amqp.ParseURI(s); return err })
+		return nil, false, parseError("AMQP", raw, func(s string) error { _, err := amqp.ParseURI(firstHost(s)); return err })
 	}
-	if m, err := amqp.ParseURI(redact.URL(raw)); err != nil || m.Host != uri.Host || m.Port != uri.Port || m.Vhost != uri.Vhost ||
+	if m, err := amqp.ParseURI(redact.URL(first)); err != nil || m.Host != uri.Host || m.Port != uri.Port || m.Vhost != uri.Vhost ||
 		m.Username != uri.Username {
 		return nil, false, cutPassword("AMQP", raw)
 	}
-	if u, err := url.Parse(raw); err == nil && u.Host == "" || uri.Host == "" {
+	if u, err := url.Parse(first); err == nil && u.Host == "" || uri.Host == "" {
 		return nil, false, noHost("AMQP", raw, amqpWant)
 	}
 	// The password cannot hold a raw '/', '?' or '#' (checked above): the
@@ -123,6 +135,29 @@ func amqpPiece(raw string) (addrs []string, shuffle bool, err error) {
 		addrs = append(addrs, a)
 	}
 	return addrs, shuffle, nil
+}
+
+// firstHost is raw with only its first host when its hosts hold an IPv6
+// literal and a ','
+// (amqp://u:p@[::1]:5672,[::1]:5673/v is amqp://u:p@[::1]:5672/v): net/url
+// reads "[::1]:5672,[::1]:5673" as one malformed host, where it reads
+// "h1:5672,h2:5673" whole, as dupctl always has. The hosts are where
+// amqpPiece cuts them: after the authority's last '@', up to its first
+// '/', '?' or '#'.
+func firstHost(raw string) string {
+	from := strings.Index(raw, "://")
+	if from < 0 {
+		return raw
+	}
+	from += 3
+	end := from + strings.IndexAny(raw[from:]+"/", "/?#")
+	hostsAt := from + strings.LastIndex(raw[from:end], "@") + 1
+	hosts := raw[hostsAt:end]
+	head, _, list := strings.Cut(hosts, ",")
+	if !list || !strings.Contains(hosts, "[") {
+		return raw
+	}
+	return raw[:hostsAt] + head + raw[end:]
 }
 
 // dropShuffle takes shuffle=... out of a URL's query (the text after its

@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/testenv"
 )
 
@@ -41,8 +43,16 @@ func TestParseAMQPSpellings(t *testing.T) {
 			[]string{"amqp://u:p@h1?heartbeat=5", "amqp://u:p@h2?heartbeat=5", "amqp://u:p@h3?heartbeat=5"}, "/", true},
 		{"amqp://u:p%2C1@127.0.0.1:5672,127.0.0.2:5673/%2Fv?shuffle=1",
 			[]string{"amqp://u:p%2C1@127.0.0.1:5672/%2Fv", "amqp://u:p%2C1@127.0.0.2:5673/%2Fv"}, "/v", true},
-		// IPv6 addresses: as a list of URLs (net/url reads one bracketed host)
+		// IPv6 addresses: as a list of URLs, or several hosts in one URL as
+		// IPv4 ones are (net/url reads one bracketed host: each is read alone)
 		{"amqp://u:p@[::1]:5672/,amqp://u:p@[::1]:5673/", []string{"amqp://u:p@[::1]:5672/", "amqp://u:p@[::1]:5673/"}, "/", false},
+		{"amqp://guest:guest@[::1]:5672,[::1]:5673/", []string{"amqp://guest:guest@[::1]:5672/", "amqp://guest:guest@[::1]:5673/"}, "/", false},
+		{"amqp://u:p@[::1],[fe80::1%25eth0]:5673,127.0.0.1/vh?shuffle=true&heartbeat=5",
+			[]string{"amqp://u:p@[::1]/vh?heartbeat=5", "amqp://u:p@[fe80::1%25eth0]:5673/vh?heartbeat=5", "amqp://u:p@127.0.0.1/vh?heartbeat=5"},
+			"vh", true},
+		{"amqp://127.0.0.1:5672,[::1]:5673", []string{"amqp://127.0.0.1:5672", "amqp://[::1]:5673"}, "/", false},
+		{"amqps://u:p%5B%2C@[2001:db8::7]:5671,[2001:db8::8]:5671/v",
+			[]string{"amqps://u:p%5B%2C@[2001:db8::7]:5671/v", "amqps://u:p%5B%2C@[2001:db8::8]:5671/v"}, "v", false},
 		// a raw ',' in the password of a single URL stays in the password
 		{"amqp://u:p,w@h1:5672/", []string{"amqp://u:p,w@h1:5672/"}, "/", false},
 	}
@@ -68,6 +78,11 @@ func TestParseAMQPRefusals(t *testing.T) {
 		"amqp://u:s3cret@h1,,h2/":                    "no host",
 		"amqp://u:s3cret@h1/,http://u:s3cret@h2/":    "",
 		"amqp://u:s3cret@h1/,amqp://u:s3/cret@h2:1/": "",
+		"amqp://u:s3cret@[::1]:5672,[::1/":           "no host",
+		"amqp://u:s3cret@[::1]:5672,,[::1]:5673/":    "no host",
+		"amqp://u:s3cret@[::1]:5672,[::1]:5673/v,w":  "several addresses go before the vhost",
+		"amqp://u:s3[c,ret@[::1]:5672,[::1]:5673/":   "",
+		"amqp://u:s3/c[,ret@[::1]:5672,[::1]:5673/":  "",
 	} {
 		_, err := ParseAMQP(raw)
 		if !isInput(err) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3") {
@@ -83,6 +98,9 @@ func TestIsLoopbackList(t *testing.T) {
 		"amqp://u:p@127.0.0.1/,amqp://u:p@localhost:5673/":   true,
 		"amqp://u:p@127.0.0.1/,amqp://u:p@mq.example:5673/":  false,
 		"amqp://u:p@127.0.0.1/;amqps://u:p@10.1.1.1:5671/vh": false,
+		"amqp://u:p@[::1]:5672,[::1]:5673/":                  true,
+		"amqp://u:p@[::1]:5672,127.0.0.1:5673/":              true,
+		"amqp://u:p@[::1]:5672,[2001:db8::1]:5673/":          false,
 	} {
 		if got := IsLoopback(raw); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", raw, got, want)
@@ -110,6 +128,8 @@ func TestAMQPFailsOverToTheNextAddress(t *testing.T) {
 		"amqp://" + ui + "@" + dead + "," + live + "/",
 		"amqp://" + ui + "@" + dead + "/,amqp://" + ui + "@" + live + "/",
 		"amqp://" + ui + "@" + dead + "/;amqp://" + ui + "@" + live + "/",
+		// an IPv6 literal in the host list, refused, then the broker
+		"amqp://" + ui + "@[::1]:" + port(dead) + "," + live + "/",
 	} {
 		conn, err := AMQP(ctx, raw)
 		if err != nil {
@@ -121,6 +141,56 @@ func TestAMQPFailsOverToTheNextAddress(t *testing.T) {
 		}
 		conn.Close()
 	}
+}
+
+// TestAMQPIPv6HostList: a host list of IPv6 literals dials as an IPv4 one
+// does: the first refuses, the second (a proxy on [::1] to the broker,
+// which listens on 127.0.0.1 only) answers.
+func TestAMQPIPv6HostList(t *testing.T) {
+	ui, live := liveAMQP(t)
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", live)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(b, c); b.Close() }()
+			go func() { _, _ = io.Copy(c, b); c.Close() }()
+		}
+	}()
+	dead, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	raw := "amqp://" + ui + "@" + deadAddr + "," + ln.Addr().String() + "/"
+	conn, err := AMQP(context.Background(), raw)
+	if err != nil {
+		t.Fatalf("AMQP(%q): %v", raw, err)
+	}
+	defer conn.Close()
+	if got := conn.RemoteAddr().String(); got != ln.Addr().String() {
+		t.Errorf("connected to %s, want the second address %s", got, ln.Addr())
+	}
+	if !IsLoopback(raw) {
+		t.Errorf("IsLoopback(%q) = false", raw)
+	}
+}
+
+func port(hostport string) string {
+	_, p, _ := net.SplitHostPort(hostport)
+	return p
 }
 
 // TestAMQPAllAddressesDown: every address refused: one error (exit 3)
@@ -202,4 +272,54 @@ func droppingListener(t *testing.T) (string, *atomic.Int64) {
 		}
 	}()
 	return l.Addr().String(), &n
+}
+
+// FuzzAMQPHostListNeverLeaks: a password of any bytes around a token,
+// before a host list of IPv6 and IPv4 literals in one URL: ParseAMQP reads
+// every host whole (none taken from the password), or refuses the URL as
+// bad input holding no piece of the token; the redacted URL holds none of
+// the password.
+func FuzzAMQPHostListNeverLeaks(f *testing.F) {
+	f.Add("s3cr", "t-pw", 0)
+	f.Add("p[a,", "]s@w0rd", 1)
+	f.Add("x]:1,[::2", "", 2)
+	f.Fuzz(func(t *testing.T, pre, post string, form int) {
+		const token = "Qz8Kw"
+		pw := pre + token + post
+		if strings.ContainsAny(pw, "\x00\n\r") || strings.Contains(strings.ToLower(pw), "amqp") {
+			t.Skip()
+		}
+		// each host as written, then the host:port it dials
+		lists := [][][2]string{
+			{{"[::1]:5672", "[::1]:5672"}, {"[::1]:5673", "[::1]:5673"}},
+			{{"[::1]", "[::1]:5672"}, {"127.0.0.1:5673", "127.0.0.1:5673"}},
+			{{"127.0.0.1:5672", "127.0.0.1:5672"}, {"[fe80::1%25lo]:5673", "[fe80::1%lo]:5673"}, {"[::1]", "[::1]:5672"}},
+		}
+		list := lists[(form%len(lists)+len(lists))%len(lists)]
+		var hosts []string
+		for _, h := range list {
+			hosts = append(hosts, h[0])
+		}
+		raw := "amqp://u:" + pw + "@" + strings.Join(hosts, ",") + "/vh"
+		if got := redact.URL(raw); strings.Contains(got, pw) {
+			t.Fatalf("redact.URL(%q) = %q", raw, got)
+		}
+		tg, err := ParseAMQP(raw)
+		if err != nil {
+			for i := 0; i+3 <= len(token); i++ {
+				if !isInput(err) || strings.Contains(err.Error(), token[i:i+3]) {
+					t.Fatalf("ParseAMQP(%q): %v: want bad input without %q", raw, err, token[i:i+3])
+				}
+			}
+			return
+		}
+		if len(tg.Addrs) != len(hosts) || tg.Vhost != "vh" {
+			t.Fatalf("ParseAMQP(%q) = %q vhost %q, want %d addresses", raw, tg.Addrs, tg.Vhost, len(hosts))
+		}
+		for i, a := range tg.Addrs {
+			if got := AMQPHostPort(a); got != list[i][1] {
+				t.Fatalf("ParseAMQP(%q): address %d dials %s, want %s", raw, i, got, list[i][1])
+			}
+		}
+	})
 }

@@ -382,6 +382,16 @@ func IsLoopback(raw string) bool {
 			raw = norm
 		}
 	}
+	if t, err := amqpTarget(raw); err == nil {
+		// Its hosts as ParseAMQP reads them (a list of IPv6 hosts does not
+		// parse as one URL).
+		for _, a := range t.Addrs {
+			if !loopbackHost(hostOnly(AMQPHostPort(a))) {
+				return false
+			}
+		}
+		return true
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		// key=value DSNs: look for host=

@@ -67,6 +67,7 @@ func TestNoPieceOfAPasswordInAnyError(t *testing.T) {
 		// One URL, then the lists of addresses (ParseAMQP): a password
 		// in any of them, in each spelling.
 		for _, raw := range []string{"amqp://u:" + pw + "@127.0.0.1:1/", "amqp://u:" + pw + "@127.0.0.1:1,127.0.0.1:2/",
+			"amqp://u:" + pw + "@[::1]:1,[::1]:2/",
 			"amqp://u:okay@127.0.0.1:1/,amqp://u:" + pw + "@127.0.0.1:2/", "amqp://u:" + pw + "@127.0.0.1:1/;amqps://v:" + pw + "@127.0.0.1:2/"} {
 			_, err := AMQP(ctx, raw)
 			check(raw, err)

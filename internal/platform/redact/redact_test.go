@@ -242,6 +242,8 @@ func FuzzURLMasksRawPasswords(f *testing.F) {
 func TestList(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"amqp://guest:s3cret1@127.0.0.1:5672,127.0.0.1:5673/vh", "amqp://guest:xxxxx@127.0.0.1:5672,127.0.0.1:5673/vh"},
+		{"amqp://guest:s3cret1@[::1]:5672,[::1]:5673/vh", "amqp://guest:xxxxx@[::1]:5672,[::1]:5673/vh"},
+		{"amqp://guest:s3[c,ret1@[::1]:5672,127.0.0.1:5673/", "amqp://guest:xxxxx@[::1]:5672,127.0.0.1:5673/"},
 		{"amqp://a:s3cret1@h1:5672/v,amqp://b:s3cret2@h2:5673/v", "amqp://a:xxxxx@h1:5672/v,amqp://b:xxxxx@h2:5673/v"},
 		{"amqp://a:s3cret1@h1;amqps://b:s3cret2@h2", "amqp://a:xxxxx@h1;amqps://b:xxxxx@h2"},
 		{"amqp://h1:5672/,amqp://b:s3cret2@h2/", "amqp://h1:5672/,amqp://b:xxxxx@h2/"},

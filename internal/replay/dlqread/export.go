@@ -44,9 +44,22 @@ type ExportResult struct {
 	Drained bool   `json:"drained"`
 }
 
+// rewinder is an Out that a read again can start over (an *os.File).
+type rewinder interface {
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+}
+
+// noRewind is why an export to a stream is not read again after losing its
+// node: the records already written cannot be taken back, and a second
+// read would write them again.
+const noRewind = "the records already went to a stream, which cannot take them back (a file can: export to one)"
+
 // Export writes every message read to Out as export records, syncs it,
 // and requeues the messages - or, with Drain, acks them only after the
-// sync succeeded.
+// sync succeeded. A read that loses its node starts over through another
+// (the file emptied first, so it never holds a message twice); an Out
+// that cannot be emptied is not read again.
 func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, error) {
 	d.defaults()
 	data := &ExportResult{Queue: o.Read.Queue, Vhost: o.Vhost, File: o.File}
@@ -73,7 +86,21 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 		}
 		return nil
 	}
-	res, err := readQueue(ctx, d.Deps, o.Read, write, o.Drain, commit)
+	rw, ok := d.Out.(rewinder)
+	noFailover := ""
+	if !ok {
+		noFailover = noRewind
+	}
+	reads := 0
+	res, err := failingOver(ctx, d.Deps, o.Read.Queue, noFailover, func(rd Deps) (Result, error) {
+		if reads++; reads > 1 {
+			if err := rewind(bw, rw, d.Out); err != nil {
+				return Result{}, fmt.Errorf("empty %s to read again: %w", o.File, err)
+			}
+			data.Written, data.Bytes = 0, 0
+		}
+		return readQueue(ctx, rd, o.Read, write, o.Drain, commit)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +111,24 @@ func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, 
 			return nil, fmt.Errorf("write %s: %w", o.File, err)
 		}
 	}
-	data.Read, data.Drained = res, o.Drain && data.Written > 0 && res.Lost == ""
+	data.Read, data.Drained = res, o.Drain && res.Acked > 0
 	return data, nil
 }
+
+// rewind drops what a lost read wrote: the buffer's records, then the
+// file's.
+func rewind(bw *bufio.Writer, rw rewinder, out io.Writer) error {
+	bw.Reset(out)
+	if err := rw.Truncate(0); err != nil {
+		return err
+	}
+	_, err := rw.Seek(0, io.SeekStart)
+	return err
+}
+
+// Complete reports whether the export holds every message it meant to
+// read: a file that is not is never given the name asked for.
+func (x *ExportResult) Complete() bool { return x.Read.Lost == "" && x.Written >= x.Read.Target }
 
 // Report has the findings of the read (consumers, quorum reads, malformed
 // headers).
@@ -96,7 +138,8 @@ func (x *ExportResult) Report() *findings.Report {
 	rep := readReport("dlq export", x, x.Queue, x.Read)
 	rep.Check(ruleExportIncomplete.Code)
 	if x.Written < x.Read.Target {
-		rep.Add(ruleExportIncomplete.New("file "+x.File, fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
+		rep.Add(ruleExportIncomplete.New("file "+x.File,
+			fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
 	}
 	return rep
 }

@@ -65,21 +65,27 @@ func describe(m *deadletter.Message, a *classify.Analyzer, r *classify.Router, r
 }
 
 // Peek reads up to Read.Limit messages, describes them and requeues them.
+// A read that loses its node is read again, whole, through another: the
+// lost read's messages are back in the queue, and the output is the
+// second read's, each message once.
 func Peek(ctx context.Context, d Deps, o PeekOptions) (*PeekResult, error) {
 	d.defaults()
 	if o.Analyzer == nil {
 		o.Analyzer = &classify.Analyzer{}
 	}
-	data := &PeekResult{Queue: o.Read.Queue, Vhost: o.Vhost, Messages: []*Peeked{}}
+	data := &PeekResult{Queue: o.Read.Queue, Vhost: o.Vhost}
 	at := d.Now()
-	res, err := readQueue(ctx, d, o.Read, func(m *deadletter.Message) error {
-		rec, err := m.MarshalRecord(at, o.Read.Queue, o.Vhost)
-		if err != nil {
-			return fmt.Errorf("message %d: %w", len(data.Messages)+1, err)
-		}
-		data.Messages = append(data.Messages, describe(m, o.Analyzer, &o.Router, rec))
-		return nil
-	}, false, nil)
+	res, err := failingOver(ctx, d, o.Read.Queue, "", func(d Deps) (Result, error) {
+		data.Messages = []*Peeked{}
+		return readQueue(ctx, d, o.Read, func(m *deadletter.Message) error {
+			rec, err := m.MarshalRecord(at, o.Read.Queue, o.Vhost)
+			if err != nil {
+				return fmt.Errorf("message %d: %w", len(data.Messages)+1, err)
+			}
+			data.Messages = append(data.Messages, describe(m, o.Analyzer, &o.Router, rec))
+			return nil
+		}, false, nil)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,11 @@
 package dlqread
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/deadletter"
@@ -34,33 +36,11 @@ type Deps struct {
 	Dial     Dialer
 	Now      func() time.Time // nil: time.Now
 	Progress progress.Meter   // nil: none
-	// Failover, when the URL names several nodes, lets stats read the
-	// queue again through another node after losing one (nil: one address).
+	// Failover, when the URL names several nodes, lets a read go on
+	// through another node after losing one (nil: one address).
 	Failover *Failover
-}
-
-// Failover dials a cluster's nodes again after the connection to one was
-// lost mid-read.
-type Failover struct {
-	// Dial dials the URL's addresses, the one whose host:port is lost
-	// after the others.
-	Dial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
-	// Nodes is how many addresses the URL names: a read fails over at most
-	// that many times.
-	Nodes int
-	// Wait bounds the wait for another node to answer for the queue (0: 30 s).
-	Wait time.Duration
-}
-
-// NodeLoss is a node lost during a read, and the node the queue was read
-// again through ("" when none answered).
-type NodeLoss struct {
-	Lost     string `json:"lost_node"`
-	Why      string `json:"why"`
-	TookOver string `json:"took_over"`
-	// ReadBefore is how many messages the read had taken when it was lost
-	// (they went back to the queue and were read again).
-	ReadBefore int `json:"read_before"`
+	// afterLoss: this read follows one that lost its node (failingOver).
+	afterLoss bool
 }
 
 func (d *Deps) defaults() {
@@ -114,14 +94,31 @@ type Result struct {
 	MaxDeliveryCount int64 `json:"max_delivery_count"`
 	// Malformed counts messages whose death headers had the wrong shape.
 	Malformed int `json:"malformed_headers"`
+	// Repeats counts deliveries of a message the read had already taken
+	// (same content): counted in Read, shown and written once.
+	Repeats int `json:"repeats"`
+	// SettleUnanswered: the broker stopped answering before the read's
+	// messages showed back in the queue (Settled is false).
+	SettleUnanswered bool `json:"settle_unanswered,omitempty"`
+	// RereadRepeats is how many repeats a read after a failover saw,
+	// which made it read the queue again, whole (0: none).
+	RereadRepeats int `json:"reread_after_repeats,omitempty"`
 	// Lost says how the connection was lost mid-read, and LostNode the
 	// node it went through: the read holds only what it took before (the
 	// broker gave the rest back to the queue).
 	Lost     string `json:"connection_lost,omitempty"`
 	LostNode string `json:"lost_node,omitempty"`
 	// Failovers are the nodes lost by earlier reads of this command, each
-	// followed by a whole read again through another node.
+	// followed by a whole read again through another node (or, AfterRead,
+	// by a reading of the queue through it).
 	Failovers []NodeLoss `json:"failovers,omitempty"`
+	// NoFailover says why a lost read was not read again through another
+	// node (or its give-back not checked through one).
+	NoFailover string `json:"no_failover,omitempty"`
+
+	// settleLost is the node lost after a whole read, while it gave its
+	// messages back (settleWhy how): another node can say whether they are.
+	settleLost, settleWhy string
 }
 
 // readQueue reads up to the count at the start (or Limit) messages and
@@ -136,7 +133,7 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	if err != nil {
 		return res, err
 	}
-	defer conn.Close()
+	defer closeWithin(conn.Close)
 	node := conn.RemoteAddr().String()
 	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
@@ -155,33 +152,134 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		return res, commitIf(commit)
 	}
 	c, err := consume.New(conn, o.Queue, consume.Window(o.Window, res.Target), o.WindowBytes, false, "dupctl-read-"+consume.NewID())
+	if err != nil && connLost(conn, err) {
+		res.Lost, res.LostNode = err.Error(), node // lost before the first message
+		return res, nil
+	}
 	if err != nil {
 		return res, err
 	}
-	defer c.Close()
+	defer closeWithin(c.Close)
 	r := &reader{c: c, res: &res, fn: fn, meter: meter}
+	if d.afterLoss {
+		r.seen = map[uint64]struct{}{}
+	}
 	readErr := r.run(ctx, o)
-	if connLost(conn, readErr) {
+	// A read that took every message and lost its node while giving them
+	// back is whole: the broker gives a dead channel's messages back
+	// itself. Not so a drain, whose acks went with the connection.
+	whole := readErr == nil && res.Read == res.Target && !drain
+	if connLost(conn, readErr) && !whole {
 		// Nothing to give back or wait for: the broker returns what a
 		// dead channel held. What was read is all there is to say.
-		res.Lost, res.LostNode = "connection closed", node
-		if readErr != nil {
-			res.Lost = readErr.Error()
-		}
+		res.Lost, res.LostNode = closedWhy(c, readErr), node
+		return res, nil
+	}
+	if errors.Is(readErr, amqp.ErrCommandInvalid) {
+		// The channel's replies came out of step (a quorum queue's leader
+		// changing under the read was seen to send one twice): nothing
+		// more can be asked of it. Closing the connection gives its
+		// messages back; the read is lost as if its node were.
+		res.Lost, res.LostNode = "the broker's replies on the read's channel came out of step ("+readErr.Error()+")", node
 		return res, nil
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
-	if err := giveBack(c, readErr == nil && drain, r.lastTag, commit); err != nil {
-		if readErr == nil {
-			readErr = err
-		}
-	} else if readErr == nil && !drain {
-		readErr = commitIf(commit)
-	}
-	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
-	end, ok, err := c.Settle(sctx, st.Consumers, st.Messages, budget)
-	res.Settled, res.AtEnd, res.Acked = ok && err == nil, end, c.Acked()
+	readErr = r.release(conn, node, readErr, whole, drain, commit)
+	r.settle(ctx, conn, o, st, node, whole && readErr == nil)
 	return res, readErr
+}
+
+// errStuck: the broker's connection answered nothing within the wait.
+var errStuck = errors.New("no answer")
+
+// settleWithin is c.Settle, bounded: after a quorum queue's leader change a
+// read's connection was seen to stop answering for good (a reply for its
+// consumer's channel that no call waited for holds amqp091's reader),
+// and a read must not hang on it. Its messages come back to the queue when
+// the connection closes, at the latest when dupctl exits.
+func settleWithin(ctx context.Context, c *consume.Consumer, st QueueState, budget time.Duration) (QueueState, bool, error) {
+	type settled struct {
+		st  QueueState
+		ok  bool
+		err error
+	}
+	done := make(chan settled, 1)
+	go func() {
+		end, ok, err := c.Settle(ctx, st.Consumers, st.Messages, budget)
+		done <- settled{end, ok, err}
+	}()
+	t := time.NewTimer(budget + 10*time.Second)
+	defer t.Stop()
+	select {
+	case s := <-done:
+		return s.st, s.ok, s.err
+	case <-t.C:
+		return QueueState{}, false, errStuck
+	}
+}
+
+// closeWithin closes a channel or connection, waiting at most 10 s: one
+// that stopped answering (settleWithin) would keep the close waiting for
+// ever. Its messages come back when dupctl exits.
+func closeWithin(closeFn func() error) {
+	done := make(chan struct{})
+	go func() {
+		_ = closeFn()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// release gives the read's messages back - with drain, acks them once
+// commit succeeded - and returns the read's error. A whole read whose node
+// went meanwhile is not in error: the broker gives them back itself.
+func (r *reader) release(conn *amqp.Connection, node string, readErr error, whole, drain bool, commit func() error) error {
+	// A drain acks nothing when a message came twice: the second copy may
+	// stand for one never delivered (reader.seen), which an ack would remove.
+	ack := drain && r.res.Repeats == 0
+	err := giveBack(r.c, readErr == nil && ack, r.lastTag, commit)
+	if err != nil && whole && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed)) {
+		r.res.settleLost, r.res.settleWhy, err = node, closedWhy(r.c, err), nil
+	}
+	if err != nil {
+		return cmp.Or(readErr, err)
+	}
+	if readErr == nil && !ack {
+		return commitIf(commit)
+	}
+	return readErr
+}
+
+// settle waits for the queue to show the read's messages back (or, with
+// drain, gone). A whole read whose node went meanwhile leaves the check to
+// another node.
+func (r *reader) settle(ctx context.Context, conn *amqp.Connection, o Options, st QueueState, node string, whole bool) {
+	res := r.res
+	sctx, budget := consume.SettleContext(ctx, o.SettleWait)
+	end, ok, err := settleWithin(sctx, r.c, st, budget)
+	res.Settled, res.AtEnd, res.Acked, res.SettleUnanswered = ok && err == nil, end, r.c.Acked(), errors.Is(err, errStuck)
+	if !res.Settled && whole && res.settleLost == "" && conn.IsClosed() {
+		res.settleLost, res.settleWhy = node, closedWhy(r.c, err)
+	}
+}
+
+// closedWhy says how a read's connection was lost: the broker's reason
+// when it gave one, else err's text.
+func closedWhy(c *consume.Consumer, err error) string {
+	select {
+	case cerr := <-c.Closed():
+		if cerr != nil {
+			return cerr.Reason
+		}
+	default:
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "connection closed"
 }
 
 // connLost reports whether a read ended because its channel or
@@ -191,7 +289,11 @@ func connLost(conn *amqp.Connection, err error) bool {
 		// An idle end on a connection that closed meanwhile is a loss too.
 		return conn.IsClosed()
 	}
-	return errors.Is(err, consume.ErrChannelClosed) || errors.Is(err, amqp.ErrClosed) || conn.IsClosed()
+	// A write or read on a socket the node closed is a frame error, which
+	// can come before the connection marks itself closed.
+	var ae *amqp.Error
+	return errors.Is(err, consume.ErrChannelClosed) || errors.Is(err, amqp.ErrClosed) || conn.IsClosed() ||
+		errors.As(err, &ae) && ae.Code == amqp.FrameError
 }
 
 // reader takes a read's messages off its consumer, one at a time.
@@ -201,6 +303,12 @@ type reader struct {
 	fn      func(*deadletter.Message) error
 	meter   progress.Meter
 	lastTag uint64 // the last delivery handed to fn
+	// seen are the fingerprints read so far (their first 64 bits), in a
+	// read after a lost node only: a quorum queue whose leader had just
+	// changed was seen to deliver a message twice in one read, and another
+	// not at all (RabbitMQ 3.10.8, docs/dlq.md); the second copy is held,
+	// never handed to fn. (Elsewhere identical copies are the queue's own.)
+	seen map[uint64]struct{}
 }
 
 // run reads until the target is read, no message arrives for o.Idle (3 s
@@ -246,11 +354,32 @@ func (r *reader) take(si consume.Item) error {
 	r.lastTag = si.Delivery.DeliveryTag
 	r.res.Read++
 	r.meter.Add(1)
+	if r.repeat(si.Msg) {
+		r.res.Repeats++
+		return r.c.Hold(si.Delivery)
+	}
 	r.res.note(si.Msg)
 	if err := r.fn(si.Msg); err != nil {
 		return err
 	}
 	return r.c.Hold(si.Delivery)
+}
+
+// repeat reports whether the read already took a message with m's
+// content (x-delivery-count aside).
+func (r *reader) repeat(m *deadletter.Message) bool {
+	if r.seen == nil {
+		return false
+	}
+	k, err := strconv.ParseUint(m.Fingerprint()[:16], 16, 64)
+	if err != nil {
+		return false
+	}
+	if _, ok := r.seen[k]; ok {
+		return true
+	}
+	r.seen[k] = struct{}{}
+	return false
 }
 
 // giveBack requeues every message the read holds - or, with drain, runs

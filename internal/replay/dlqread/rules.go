@@ -14,7 +14,9 @@ fails the same way every time, so each retry only repeats whatever partial
 side effects the handler did before failing (an e-mail, a reservation, a
 charge without its status row): retries of permanent errors are a source
 of duplicates and load, never of success.`,
-		Fix: "Classify errors in the consumer: send non-retryable ones straight to the DLQ (reject without requeue, or throw Spring's AmqpRejectAndDontRequeueException) and retry only temporary ones, with backoff and an attempt limit. Fix the payload or the code before replaying this group.",
+		Fix: "Classify errors in the consumer: send non-retryable ones straight to the DLQ (reject without requeue, or throw " +
+			"Spring's AmqpRejectAndDontRequeueException) and retry only temporary ones, with backoff and an attempt limit. Fix " +
+			"the payload or the code before replaying this group.",
 	}
 	ruleDeliveryLimit = findings.Rule{
 		Code: "DLQ_DELIVERY_LIMIT_POISON", Severity: findings.Warn, Since: "v0.3.0",
@@ -27,7 +29,9 @@ consumer timeout. x-death counts one death, but the handler ran on every
 delivery: whatever side effect it did before failing (a charge, an e-mail, a
 reservation) may have happened that many times. A replay delivers them again,
 up to the limit each.`,
-		Fix: "Find why they fail (the error column; a crash or a consumer timeout leaves none); check their side effects for duplicates and make them idempotent before replaying; reject a permanent failure at once instead of requeueing it until the limit.",
+		Fix: "Find why they fail (the error column; a crash or a consumer timeout leaves none); check their side effects for " +
+			"duplicates and make them idempotent before replaying; reject a permanent failure at once instead of requeueing it " +
+			"until the limit.",
 	}
 	ruleReplayedBefore = findings.Rule{
 		Code: "DLQ_REPLAYED_BEFORE", Severity: findings.Warn, Since: "v0.1.0",
@@ -44,7 +48,8 @@ loop in which every lap runs the handler (and its side effects) once more.`,
 work. Without a message id or an idempotency key, nothing downstream can
 recognise the second copy, and nothing (not dupctl's {SkipSucceeded}
 either) can tell whether the job already succeeded.`,
-		Fix: "Have producers set message_id and an idempotency key derived from the business key (payment:<orderId>); the consumer records it with a unique constraint before the side effect.",
+		Fix: "Have producers set message_id and an idempotency key derived from the business key (payment:<orderId>); the " +
+			"consumer records it with a unique constraint before the side effect.",
 	}
 	ruleNoErrorContext = findings.Rule{
 		Code: "DLQ_NO_ERROR_CONTEXT", Severity: findings.Info, Since: "v0.1.0",
@@ -53,7 +58,8 @@ either) can tell whether the job already succeeded.`,
 similar header; {ErrorField} names yours). Without it nobody can tell a
 temporary failure, worth replaying, from a permanent one, which would only
 fail again.`,
-		Fix: "Dead-letter with context: jobId, business key, idempotency key, attempt count, a short error message and the time of the last failure (Spring's RepublishMessageRecoverer adds x-exception-message).",
+		Fix: "Dead-letter with context: jobId, business key, idempotency key, attempt count, a short error message and the time " +
+			"of the last failure (Spring's RepublishMessageRecoverer adds x-exception-message).",
 	}
 	ruleNoOrigin = findings.Rule{
 		Code: "DLQ_NO_ORIGIN", Severity: findings.Warn, Since: "v0.1.0",
@@ -70,7 +76,8 @@ nowhere.`,
 		Doc: `The DLQ has consumers. An automatic DLQ consumer that republishes turns
 every permanent failure into an endless loop (each lap runs the handler
 again), and a replay racing it can move the same message twice.`,
-		Fix: "Stop the DLQ consumer; reprocess dead letters deliberately with 'dupctl dlq replay', which refuses to run while another consumer is attached.",
+		Fix: "Stop the DLQ consumer; reprocess dead letters deliberately with 'dupctl dlq replay', which refuses to run while " +
+			"another consumer is attached.",
 	}
 	ruleQuorumReads = findings.Rule{
 		Code: "DLQ_READ_COUNTS_DELIVERIES", Severity: findings.Info, Since: "v0.1.0",
@@ -80,7 +87,8 @@ non-destructive read (consume, then requeue) increments the count and moves
 the message behind the others; past the queue's delivery-limit (20 by
 default since RabbitMQ 4.0, and before 4.3 every requeue counts) the broker
 drops or dead-letters it - the DLQ's own messages can be lost by peeking.`,
-		Fix: "Read a quorum DLQ sparingly (peek -n, one export instead of repeated peeks), raise or remove its delivery-limit, or use a stream for dead letters you want to read often.",
+		Fix: "Read a quorum DLQ sparingly (peek -n, one export instead of repeated peeks), raise or remove its delivery-limit, " +
+			"or use a stream for dead letters you want to read often.",
 	}
 	ruleMalformed = findings.Rule{
 		Code: "DLQ_MALFORMED_HEADERS", Severity: findings.Warn, Since: "v0.1.0",
@@ -89,7 +97,8 @@ drops or dead-letters it - the DLQ's own messages can be lost by peeking.`,
 type RabbitMQ or Spring write (a client copied or rewrote them). dupctl
 ignores what it cannot read, so origin routing and loop guards may not see
 these messages' history.`,
-		Fix: "Find the client that rewrites the headers; never set x- headers yourself (RabbitMQ 4 ignores client x-death); replay these with {To}.",
+		Fix: "Find the client that rewrites the headers; never set x- headers yourself (RabbitMQ 4 ignores client x-death); " +
+			"replay these with {To}.",
 	}
 	RuleReadIncomplete = findings.Rule{
 		Code: "DLQ_READ_INCOMPLETE", Severity: findings.Warn, Since: "v0.2.0",
@@ -99,7 +108,10 @@ reader's messages to come back) and reads that many. This one could not
 vouch for its count: fewer messages arrived than were counted (another
 consumer took them, or they expired), the messages it read were not all
 back in the queue when it ended, or new dead letters arrived meanwhile
-(they are not in the count). A partial count is never reported as if it
+(they are not in the count). After a lost node, a read that was given a
+message twice (seen on a quorum queue right after its leader's node
+stopped, with as many others not delivered) counts and shows it once and
+says how many were not read. A partial count is never reported as if it
 were the queue.`,
 		Fix: "Read again once nothing else consumes or feeds the DLQ (stop the other consumers; 'rabbitmqctl list_consumers' names them).",
 	}
@@ -115,20 +127,30 @@ from it would silently miss the rest.`,
 		Code: "DLQ_READ_CONNECTION_LOST", Severity: findings.Error, Since: "v0.3.0",
 		Title: "the connection was lost mid-read: what is shown is only what was read before",
 		Doc: `The connection to the node the read went through was lost before the read
-ended. Nothing was removed from the queue (the broker gives a dead channel's
+ended, and the queue could not be read again through another node: {AMQPURL}
+names one address, no other node answered for the queue (a classic queue
+lives on one node: with that node down nobody can serve it), or an export
+went to a stream, which cannot take back the records it already holds.
+Nothing was removed from the queue (the broker gives a dead channel's
 messages back), but the output - the peek's messages, the export's records,
-the stats - covers only the messages read before the loss, and says so; an
-export's file keeps its .partial name. With several addresses in {AMQPURL},
-stats reads the queue again through another node instead.`,
-		Fix: "Run the command again once a node answers (it dials every address the URL names).",
+the stats - covers only the messages read before the loss; the finding says
+how many were not read and why no other node read them, and an export's file
+keeps its .partial name.`,
+		Fix: "Run the command again once a node answers for the queue (it dials every address the URL names); " +
+			"for a classic queue, once its node is back.",
 	}
 	ruleReadFailover = findings.Rule{
 		Code: "DLQ_READ_FAILOVER", Severity: findings.Info, Since: "v0.3.0",
 		Title: "a node was lost mid-read and the queue was read again through another",
 		Doc: `The connection to one node of the cluster was lost during the read. The
 messages it held went back to the queue, and the whole queue was read again
-through the next node of {AMQPURL} that answered for it: the figures are
-that second read's, not a sum of two halves.`,
+through the next node of {AMQPURL} that answered for it: the figures, the
+peek's messages and the export's records are that second read's, never a sum
+of two halves (an export's file is emptied first), so no message is counted
+or written twice. The cost: on a quorum queue each message the lost read
+took was delivered once more. When the node was lost once every message had
+been read, nothing is read again: the queue's count is checked through
+another node instead.`,
 		Fix: "Check the lost node.",
 	}
 )

@@ -11,11 +11,8 @@ import (
 	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
-	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/dupctl/dupctl/internal/platform/text"
 	"github.com/dupctl/dupctl/internal/replay/classify"
-	"github.com/dupctl/dupctl/internal/replay/internal/consume"
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // StatsOptions are one `dlq stats` run.
@@ -157,64 +154,25 @@ func (ag *aggregator) done(now time.Time) *StatsResult {
 	return s
 }
 
-// Stats reads the queue non-destructively and groups its messages.
+// Stats reads the queue non-destructively and groups its messages. A
+// read that loses its node is read again, whole, through another
+// (failingOver): the stats are one read's, never a sum of two halves.
 func Stats(ctx context.Context, d Deps, o StatsOptions) (*StatsResult, error) {
 	d.defaults()
 	if o.Analyzer == nil {
 		o.Analyzer = &classify.Analyzer{}
 	}
-	var losses []NodeLoss
-	meter := &rereadMeter{Meter: d.Progress}
-	defer meter.Meter.Done()
-	d.Progress = meter
-	for {
-		ag := newAggregator(o.Analyzer, o.IdempotencyKeys, o.Read.Queue, o.Vhost)
-		res, err := readQueue(ctx, d, o.Read, func(m *deadletter.Message) error { ag.add(m); return nil }, false, nil)
-		if err != nil {
-			return nil, err
-		}
-		if res.Lost != "" && d.Failover != nil && len(losses) < d.Failover.Nodes && ctx.Err() == nil {
-			// Reading is non-destructive: what the lost read held is back
-			// in the queue, so the queue is read again, whole, elsewhere.
-			if dial := d.Failover.next(ctx, o.Read.Queue, res, &losses); dial != nil {
-				d.Dial = dial
-				meter.base += int64(res.Read)
-				continue
-			}
-		}
-		s := ag.done(d.Now())
-		s.Read = res
-		s.Read.Failovers = losses
-		return s, nil
+	var ag *aggregator
+	res, err := failingOver(ctx, d, o.Read.Queue, "", func(d Deps) (Result, error) {
+		ag = newAggregator(o.Analyzer, o.IdempotencyKeys, o.Read.Queue, o.Vhost)
+		return readQueue(ctx, d, o.Read, func(m *deadletter.Message) error { ag.add(m); return nil }, false, nil)
+	})
+	if err != nil {
+		return nil, err
 	}
-}
-
-// rereadMeter is a command's progress meter as each read sees it: a read
-// again after a lost node counts on from what the lost read took, and only
-// the command ends the meter.
-type rereadMeter struct {
-	progress.Meter
-	base int64
-}
-
-func (m *rereadMeter) SetTotal(n int64) { m.Meter.SetTotal(m.base + n) }
-func (m *rereadMeter) Done()            {}
-
-// next waits for another node to answer for the queue after a read lost
-// its node, notes the loss, and returns the dialer for the read again
-// (nil when no node answered within the wait).
-func (f *Failover) next(ctx context.Context, queue string, res Result, losses *[]NodeLoss) Dialer {
-	lost := res.LostNode
-	wait := f.Wait
-	if wait <= 0 {
-		wait = 30 * time.Second
-	}
-	node := consume.AwaitNode(ctx, func(ctx context.Context) (*amqp.Connection, error) { return f.Dial(ctx, "read", lost) }, queue, wait)
-	if node == "" {
-		return nil
-	}
-	*losses = append(*losses, NodeLoss{Lost: lost, Why: res.Lost, TookOver: node, ReadBefore: res.Read})
-	return func(ctx context.Context, role string) (*amqp.Connection, error) { return f.Dial(ctx, role, lost) }
+	s := ag.done(d.Now())
+	s.Read = res
+	return s, nil
 }
 
 // Report turns the stats into findings: groups that should never have
@@ -237,7 +195,8 @@ func (s *StatsResult) Report() *findings.Report {
 		}
 	}
 	if s.NoIdentit > 0 {
-		out = append(out, ruleNoIdentity.New(q, fmt.Sprintf("%d of %s have neither a message id nor an idempotency key", s.NoIdentit, msgs(s.Messages))))
+		out = append(out, ruleNoIdentity.New(q,
+			fmt.Sprintf("%d of %s have neither a message id nor an idempotency key", s.NoIdentit, msgs(s.Messages))))
 	}
 	if s.NoOrigin > 0 {
 		out = append(out, ruleNoOrigin.New(q, fmt.Sprintf("%d of %s have no x-death or x-original-* headers", s.NoOrigin, msgs(s.Messages))))
@@ -290,7 +249,8 @@ func queueOf(q string) string {
 // shellQuote quotes a queue name for a command a user can paste.
 func shellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
+		return !(r == '-' || r == '_' || r == '.' || r == ':' || r == '/' ||
+			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
 	}) < 0 {
 		return s
 	}
