@@ -22,9 +22,6 @@ var pendingFuncs = map[string]funcSize{
 // pendingLongLines counts, per file, the lines over maxLineChars when the
 // limit came in: a count may only go down.
 var pendingLongLines = map[string]int{
-	"internal/inspect/ttl/logs_test.go":        7,
-	"internal/replay/dlqread/consumer_test.go": 1,
-	"internal/sim/chaos/effectslog_test.go":    3,
-	"internal/replay/dlqread/poison_test.go":   1,
-	"internal/replay/dlqread/stats_test.go":    3,
+	"internal/inspect/ttl/logs_test.go":     7,
+	"internal/sim/chaos/effectslog_test.go": 3,
 }

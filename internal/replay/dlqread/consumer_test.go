@@ -25,7 +25,8 @@ func TestBackToBackReadsCountTheSame(t *testing.T) {
 			}
 			r.WaitCount(r.DLQ, n)
 			for i := 0; i < 5; i++ {
-				res, err := readQueue(t.Context(), Deps{Dial: r.Dial}, Options{Queue: r.DLQ}, func(*deadletter.Message) error { return nil }, false, nil)
+				none := func(*deadletter.Message) error { return nil }
+				res, err := readQueue(t.Context(), Deps{Dial: r.Dial}, Options{Queue: r.DLQ}, none, false, nil)
 				must(t, err)
 				if res.AtStart.Messages != n || res.Read != n || !res.Settled {
 					t.Fatalf("read %d: %d at the start, %d read, settled %v; want %d, %d, true", i+1, res.AtStart.Messages, res.Read, res.Settled, n, n)

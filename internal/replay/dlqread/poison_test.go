@@ -52,7 +52,8 @@ func deliveryLimitPoison(t *testing.T, url string) {
 	_, err = ch.QueueDeclare(dlq, true, false, false, false, amqp.Table{"x-queue-type": "quorum"})
 	must(t, err)
 	_, err = ch.QueueDeclare(work, true, false, false, false, amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(2),
-		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
+		"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq,
+		"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})
 	must(t, err)
 	must(t, ch.Confirm(false))
 	const n = 5

@@ -20,7 +20,8 @@ func poison(id, errText string) *deadletter.Message {
 	h := amqp.Table{
 		"x-death": []any{amqp.Table{"count": int64(1), "exchange": "", "queue": "orders.work", "reason": "delivery_limit",
 			"routing-keys": []any{"orders.work"}, "time": died}},
-		"x-delivery-count": int64(1), "x-first-death-exchange": "", "x-first-death-queue": "orders.work", "x-first-death-reason": "delivery_limit",
+		"x-delivery-count": int64(1), "x-first-death-exchange": "", "x-first-death-queue": "orders.work",
+		"x-first-death-reason": "delivery_limit",
 	}
 	if errText != "" {
 		h["x-exception-message"] = errText
@@ -60,8 +61,10 @@ func TestDeliveryLimitGroups(t *testing.T) {
 		t.Fatalf("findings %v, want %v:\n%s", codes, want, strings.Join(texts, "\n"))
 	}
 	for _, w := range []string{
-		`2 messages failed with a permanent error (NullPointerException) and were requeued until queue "orders.work"'s delivery limit dead-lettered them`,
-		`2 messages dead-lettered by queue "orders.work"'s delivery limit: each delivered limit + 1 times, the handler ran on every delivery | error: NullPointerException`,
+		`2 messages failed with a permanent error (NullPointerException) and were requeued until queue "orders.work"'s ` +
+			`delivery limit dead-lettered them`,
+		`2 messages dead-lettered by queue "orders.work"'s delivery limit: each delivered limit + 1 times, ` +
+			`the handler ran on every delivery | error: NullPointerException`,
 		"the error column is empty: a crash or a consumer timeout?",
 	} {
 		if !strings.Contains(strings.Join(texts, "\n"), w) {
