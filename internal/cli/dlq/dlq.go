@@ -144,12 +144,30 @@ type conn struct {
 
 // readDeps are a read verb's broker, clock and progress meter; with
 // several addresses, a read that loses its node goes on through another.
-func (c *conn) readDeps(f *cmdutil.Factory, command string) dlqread.Deps {
+func (c *conn) readDeps(f *cmdutil.Factory, command string, w failoverFlag) dlqread.Deps {
 	d := dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
 	if c.nodes > 1 {
-		d.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes}
+		d.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes, Wait: w.FailoverWait}
 	}
 	return d
+}
+
+// failoverFlag is --failover-wait, of the commands that go on through
+// another address of --amqp-url when they lose a node.
+type failoverFlag struct {
+	FailoverWait time.Duration
+}
+
+func (w *failoverFlag) registerFailover(fs *pflag.FlagSet) {
+	fs.DurationVar(&w.FailoverWait, "failover-wait", 30*time.Second,
+		"with several --amqp-url addresses: how long to wait, once a node is lost, for another to answer for the queue")
+}
+
+func (w failoverFlag) checkFailover() error {
+	if w.FailoverWait <= 0 {
+		return exitcode.UsageErrorf("--failover-wait must be positive, got %s", w.FailoverWait)
+	}
+	return nil
 }
 
 // amqpConn reads the URL's vhost and user and returns a dialer whose
@@ -216,17 +234,22 @@ type readFlags struct {
 	Limit    int
 	Window   int
 	WindowMB windowMiB
+	failoverFlag
 }
 
 func (r *readFlags) registerRead(fs *pflag.FlagSet, limitUsage string) {
 	fs.IntVar(&r.Limit, "limit", 0, limitUsage)
 	fs.IntVar(&r.Window, "window", 500, "prefetch window while reading")
 	r.WindowMB.register(fs)
+	r.registerFailover(fs)
 }
 
 func (r readFlags) checkRead() error {
 	if r.Limit < 0 || r.Window < 1 {
 		return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
+	}
+	if err := r.checkFailover(); err != nil {
+		return err
 	}
 	return r.WindowMB.check()
 }

@@ -104,7 +104,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		defer fh.Close()
 		w, partial = fh, path
 	}
-	data, err := dlqread.Export(ctx, dlqread.ExportDeps{Deps: c.readDeps(f, "dlq export"), Out: w}, dlqread.ExportOptions{
+	data, err := dlqread.Export(ctx, dlqread.ExportDeps{Deps: c.readDeps(f, "dlq export", o.failoverFlag), Out: w}, dlqread.ExportOptions{
 		Read: o.readOptions(o.Queue), Vhost: c.vhost, File: o.Out, Drain: o.Drain,
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ type PeekOptions struct {
 	N       int
 	Body    int // bytes of body shown in the table view
 	analysisFlags
+	failoverFlag
 }
 
 // NewCmdPeek is `dupctl dlq peek`.
@@ -46,6 +47,9 @@ behind the others, so repeated peeks can push a message past the limit.` + readE
 			if o.N < 1 {
 				return exitcode.UsageErrorf("-n must be at least 1, got %d", o.N)
 			}
+			if err := o.checkFailover(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -57,6 +61,7 @@ behind the others, so repeated peeks can push a message past the limit.` + readE
 	fs.IntVarP(&o.N, "count", "n", 5, "how many messages to show")
 	fs.IntVar(&o.Body, "body-bytes", 512, "show at most this much of each body in the table view (-v: all)")
 	o.register(fs)
+	o.registerFailover(fs)
 	return cmd
 }
 
@@ -70,7 +75,7 @@ func runPeek(ctx context.Context, o *PeekOptions) error {
 	if err != nil {
 		return err
 	}
-	data, err := dlqread.Peek(ctx, c.readDeps(f, "dlq peek"), dlqread.PeekOptions{
+	data, err := dlqread.Peek(ctx, c.readDeps(f, "dlq peek", o.failoverFlag), dlqread.PeekOptions{
 		Read:  dlqread.Options{Queue: o.Queue, Limit: o.N, Window: o.N},
 		Vhost: c.vhost, Analyzer: an,
 	})

@@ -28,6 +28,7 @@ import (
 
 // ReplayOptions are one `dlq replay` run.
 type ReplayOptions struct {
+	failoverFlag
 	Factory  *cmdutil.Factory
 	Queue    string
 	FromFile string
@@ -195,6 +196,7 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Max, "max", 0, "replay at most this many messages (0: no limit)")
 	fs.IntVar(&o.Window, "window", 1000, "prefetch window and the most unconfirmed publishes at once (what a crash can leave in doubt)")
 	o.WindowMB.register(fs)
+	o.registerFailover(fs)
 	fs.Float64Var(&o.Rate, "rate", 0, "publish at most this many messages per second (0: no limit)")
 	fs.IntVar(&o.MaxRepl, "max-replays", 3, "park messages already replayed this many times (0: never park)")
 	fs.IntVar(&o.MaxBounces, "max-bounces", 0, "stop once more than this many replayed messages come back to the DLQ during the run")
@@ -261,6 +263,9 @@ func (o *ReplayOptions) check() error {
 	}
 	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
 		return exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
+	}
+	if err := o.checkFailover(); err != nil {
+		return err
 	}
 	if math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
 		return exitcode.UsageErrorf("--rate %v: want a finite number of messages per second (0: no limit)", o.Rate)
@@ -361,7 +366,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		deps.Journal = journal.New(jf, o.RunID, time.Now)
 		if c.nodes > 1 && o.Queue != "" {
 			// A lost node: go on through another, as --resume would.
-			deps.Failover = &replay.Failover{Dial: c.redial, Nodes: c.nodes,
+			deps.Failover = &replay.Failover{Dial: c.redial, Nodes: c.nodes, Wait: o.FailoverWait,
 				Journal: func() (*journal.State, error) { return readJournal(path) }}
 		}
 	}

@@ -76,7 +76,7 @@ func runStats(ctx context.Context, o *StatsOptions) error {
 	}
 	read := o.readOptions(o.Queue)
 	read.Idle = o.Idle
-	s, err := dlqread.Stats(ctx, c.readDeps(f, "dlq stats"), dlqread.StatsOptions{
+	s, err := dlqread.Stats(ctx, c.readDeps(f, "dlq stats", o.failoverFlag), dlqread.StatsOptions{
 		Read: read, Vhost: c.vhost, Analyzer: an, IdempotencyKeys: idem,
 	})
 	if err != nil {
