@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
@@ -230,4 +234,21 @@ func fileIDs(t *testing.T, path string) map[string]bool {
 		ids[rec.Properties.MessageID] = true
 	}
 	return ids
+}
+
+// TestConnLostOnASocketError: a consumer restart (basic.qos, basic.consume)
+// on a socket the node has just reset fails with the socket's error,
+// before the connection marks itself closed; that is a lost read (failed
+// over), not an error that ends the command (seen in CI on the 3-node
+// cluster: "set prefetch 20: write tcp ...: write: connection reset by
+// peer", exit 3 without output).
+func TestConnLostOnASocketError(t *testing.T) {
+	r := dlqtest.NewRig(t, "")
+	reset := &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}
+	if !connLost(r.Conn, fmt.Errorf("set prefetch 20: %w", reset)) {
+		t.Error("a reset socket under basic.qos is not taken for a lost connection")
+	}
+	if connLost(r.Conn, errors.New("consume \"q\": access refused")) {
+		t.Error("an error on an open connection is taken for a lost one")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -289,11 +290,14 @@ func connLost(conn *amqp.Connection, err error) bool {
 		// An idle end on a connection that closed meanwhile is a loss too.
 		return conn.IsClosed()
 	}
-	// A write or read on a socket the node closed is a frame error, which
+	// A write or read on a socket the node closed is a frame error, or the
+	// socket's own error when the consumer restarts (basic.qos,
+	// basic.consume: "write: connection reset by peer"), either of which
 	// can come before the connection marks itself closed.
 	var ae *amqp.Error
+	var ne *net.OpError
 	return errors.Is(err, consume.ErrChannelClosed) || errors.Is(err, amqp.ErrClosed) || conn.IsClosed() ||
-		errors.As(err, &ae) && ae.Code == amqp.FrameError
+		errors.As(err, &ae) && ae.Code == amqp.FrameError || errors.As(err, &ne)
 }
 
 // reader takes a read's messages off its consumer, one at a time.
