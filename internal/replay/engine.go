@@ -350,10 +350,7 @@ func (l *runLoop) received(ctx context.Context, si consume.Item, ok bool, in <-c
 func (l *runLoop) consumerLost() {
 	e := l.e
 	l.srcClosed = nil
-	e.consumerGone = true
-	if e.lost == "" {
-		e.lost = "consumer connection closed"
-	}
+	e.consumerFailed("consumer connection closed")
 	l.consuming = false
 	e.stop = "connection lost"
 }
@@ -407,9 +404,7 @@ func (e *engine) handle(ctx context.Context, batch []consume.Item, meter progres
 			// The consumer could not restart with a new prefetch: stop
 			// reading, as when its channel closes (the batch in hand goes
 			// on; an ack that then fails is journaled as ack-lost).
-			e.consumerGone = true
-			if e.lost == "" {
-				e.lost = "consumer: " + err.Error()
+			if e.consumerFailed("consumer: " + err.Error()) {
 				e.stop = "connection lost"
 			}
 		}
@@ -512,10 +507,7 @@ func (e *engine) finish(ctx context.Context) {
 		_ = e.src.hold(&item{m: si.Msg, d: si.Delivery})
 	}
 	if err := e.src.release(); err != nil {
-		e.consumerGone = true
-		if e.lost == "" {
-			e.lost = "requeue held messages: " + err.Error()
-		}
+		e.consumerFailed("requeue held messages: " + err.Error())
 	}
 	res := e.res
 	res.Settled = true

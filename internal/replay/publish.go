@@ -405,13 +405,21 @@ func (e *engine) flushAcks() {
 }
 
 func (e *engine) hold(it *item) {
-	if err := e.src.hold(it); err != nil {
-		e.consumerGone = true
-		if e.lost == "" {
-			e.lost = "consumer: " + err.Error()
-			e.stop = "connection lost"
-		}
+	if err := e.src.hold(it); err != nil && e.consumerFailed("consumer: "+err.Error()) {
+		e.stop = "connection lost"
 	}
+}
+
+// consumerFailed records that the consumer's channel or connection went
+// away, with why as the run's lost connection unless one was already
+// recorded; it reports whether this was the first.
+func (e *engine) consumerFailed(why string) bool {
+	e.consumerGone = true
+	if e.lost != "" {
+		return false
+	}
+	e.lost = why
+	return true
 }
 
 func (e *engine) doubt(p *pending, why string) {

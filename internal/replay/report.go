@@ -69,13 +69,17 @@ func (res *ReplayResult) Report() *findings.Report {
 	res.addDestinations(rep)
 	read := dlqread.Result{AtStart: res.AtStart, Quorum: res.Quorum, Malformed: c.MalformedHeader, Settled: true}
 	rep.Add(dlqread.Findings(res.Queue, read)...)
-	if !res.Settled && res.Lost == "" {
-		if res.DryRun {
+	// An unsettled end after a lost consumer is worded by addAckLost (a
+	// count, or ack_unknown with why); here, the waits that ran out.
+	switch {
+	case res.Settled:
+	case res.DryRun:
+		if res.Lost == "" {
 			rep.Add(dlqread.RuleReadIncomplete.New(subject, "the messages read were not all back in the DLQ when the dry run ended"))
-		} else {
-			rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: "+
-				"replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
 		}
+	case !res.AckLostExact && c.AckUnknown == 0:
+		rep.Add(ruleAckLost.New(subject, "the DLQ did not show every ack and requeue of this run applied before it closed: "+
+			"replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
 	}
 	return rep
 }
