@@ -73,7 +73,7 @@ func (e *engine) readBackAcks(ctx context.Context, sent int) (int, string) {
 		return 0, "the DLQ could not be read back: " + err.Error()
 	}
 	defer conn.Close()
-	st, ok, err := consume.AwaitIdle(dctx, conn, e.o.Queue, budget)
+	st, ok, err := consume.AwaitIdle(dctx, conn, e.o.Queue, e.res.AtStart.Consumers, budget)
 	switch {
 	case err != nil:
 		return 0, "the DLQ could not be read back: " + err.Error()

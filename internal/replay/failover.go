@@ -146,7 +146,7 @@ func (f *Failover) wait() time.Duration {
 // and returns its address ("" when none did within the wait).
 func (f *Failover) await(ctx context.Context, queue, lost string) string {
 	dial := func(ctx context.Context) (*amqp.Connection, error) { return f.Dial(ctx, "read", lost) }
-	return consume.AwaitNode(ctx, dial, queue, f.wait())
+	return consume.AwaitNode(ctx, dial, queue, 0, f.wait()) // a replay starts only on a DLQ without consumers
 }
 
 // mergeParts is the result of a run so far (total) and its next part. The

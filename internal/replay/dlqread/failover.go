@@ -67,7 +67,7 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 			return res, err
 		}
 		if res.Lost == "" && res.settleLost == "" {
-			if res.Repeats > 0 && len(losses) > 0 && reread == 0 {
+			if res.Repeats > 0 && len(losses) > 0 && reread == 0 && ctx.Err() == nil {
 				// Right after a leader change: read again, once, whole.
 				reread = res.Repeats
 				meter.base += int64(res.Read)
@@ -90,7 +90,7 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 		case ctx.Err() != nil:
 			why = "interrupted"
 		default:
-			dial, loss.TookOver, why = d.Failover.next(ctx, queue, loss.Lost, loss.AfterRead)
+			dial, loss.TookOver, why = d.Failover.next(ctx, queue, loss.Lost, res.AtStart.Consumers, loss.AfterRead)
 		}
 		if loss.AfterRead {
 			// The read was whole: only its give-back was cut. Another node
@@ -131,12 +131,13 @@ func (f *Failover) wait() time.Duration {
 
 // next waits for another node to answer for the queue after a read lost
 // its node (the lost one is dialled last) and returns the dialer for the
-// read again and that node; or, when none answered, why. A classic queue
+// read again and that node; or, when none answered, why. others are the
+// consumers attached before the read (not the read's: they stay). A classic queue
 // lives on one node: when another says the queue's node is down, waiting
 // would only end in the same answer, so it gives up at once. afterRead
 // asks only for a node where the queue has no consumer left (a lost
 // read's consumer gone, a quorum queue's leader elected again).
-func (f *Failover) next(ctx context.Context, queue, lost string, afterRead bool) (Dialer, string, string) {
+func (f *Failover) next(ctx context.Context, queue, lost string, others int, afterRead bool) (Dialer, string, string) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var down error
@@ -153,7 +154,7 @@ func (f *Failover) next(ctx context.Context, queue, lost string, afterRead bool)
 		}
 		return conn, nil
 	}
-	node := consume.AwaitNode(actx, probe, queue, f.wait())
+	node := consume.AwaitNode(actx, probe, queue, others, f.wait())
 	switch {
 	case node != "":
 		return func(ctx context.Context, role string) (*amqp.Connection, error) { return f.Dial(ctx, role, lost) }, node, ""
@@ -199,7 +200,7 @@ func (f *Failover) resettle(ctx context.Context, queue, lost string, atStart Que
 	defer conn.Close()
 	deadline := time.Now().Add(f.wait())
 	for {
-		st, ok, err := consume.AwaitIdle(ctx, conn, queue, time.Until(deadline))
+		st, ok, err := consume.AwaitIdle(ctx, conn, queue, atStart.Consumers, time.Until(deadline))
 		if err != nil {
 			return st, false
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/platform/progress"
@@ -250,5 +251,29 @@ func TestConnLostOnASocketError(t *testing.T) {
 	}
 	if connLost(r.Conn, errors.New("consume \"q\": access refused")) {
 		t.Error("an error on an open connection is taken for a lost one")
+	}
+}
+
+// TestFailoverBesideAnotherConsumer: a read may start with another
+// consumer attached (it is reported, not refused); when the read then
+// loses its connection, the next node is one where only that consumer is
+// left, not one with none at all (which never comes: the read waited out
+// the failover wait and gave up).
+func TestFailoverBesideAnotherConsumer(t *testing.T) {
+	r := deadLetters(t, 300)
+	ch, err := r.Conn.Channel()
+	must(t, err)
+	t.Cleanup(func() { ch.Close() })
+	must(t, ch.Qos(1, 0, false))
+	_, err = ch.Consume(r.DLQ, "other-reader", false, false, false, false, nil) // holds one, never acks
+	must(t, err)
+	dial, meter := losingDial(r, 100)
+	redial := func(ctx context.Context, role, lost string) (*amqp.Connection, error) { return dial(ctx, role) }
+	s, err := Stats(t.Context(), Deps{Dial: dial, Progress: meter, Failover: &Failover{Dial: redial, Nodes: 2, Wait: 5 * time.Second}},
+		StatsOptions{Read: Options{Queue: r.DLQ, Window: 20, StartWait: time.Second}})
+	must(t, err)
+	if s.Read.Lost != "" || len(s.Read.Failovers) != 1 || s.Read.NoFailover != "" {
+		t.Fatalf("lost %q, failovers %+v, no failover %q: want the read again beside the other consumer",
+			s.Read.Lost, s.Read.Failovers, s.Read.NoFailover)
 	}
 }

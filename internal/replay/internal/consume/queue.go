@@ -22,11 +22,12 @@ func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait t
 }
 
 // AwaitIdle waits (at most wait) for a reading of the queue it can trust
-// with no consumer, and reports whether one came: after a node of a
-// cluster was lost, the queue answers so once a quorum queue has a leader
-// again and the lost consumer is gone (its messages back).
-func AwaitIdle(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, bool, error) {
-	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
+// with no consumer beyond the others attached before the read, and
+// reports whether one came: after a node of a cluster was lost, the queue
+// answers so once a quorum queue has a leader again and the lost consumer
+// is gone (its messages back).
+func AwaitIdle(ctx context.Context, conn *amqp.Connection, queue string, others int, wait time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers <= others })
 }
 
 // Window keeps the prefetch w (500 when unset) no larger than what will
@@ -59,10 +60,11 @@ func QueueError(queue string, err error) error {
 // "" when none did within wait. A quorum queue without a leader answers
 // late with "0 messages, 0 consumers", which a read must not take for its
 // count.
-func AwaitNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, wait time.Duration) string {
+func AwaitNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, others int,
+	wait time.Duration) string {
 	deadline := time.Now().Add(wait)
 	for {
-		if node := probeNode(ctx, dial, queue, time.Until(deadline)); node != "" {
+		if node := probeNode(ctx, dial, queue, others, time.Until(deadline)); node != "" {
 			return node
 		}
 		t := time.NewTimer(250 * time.Millisecond)
@@ -78,7 +80,8 @@ func AwaitNode(ctx context.Context, dial func(context.Context) (*amqp.Connection
 	}
 }
 
-func probeNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, budget time.Duration) string {
+func probeNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, others int,
+	budget time.Duration) string {
 	if budget <= 0 {
 		return ""
 	}
@@ -89,7 +92,7 @@ func probeNode(ctx context.Context, dial func(context.Context) (*amqp.Connection
 		return ""
 	}
 	defer conn.Close()
-	if _, ok, err := AwaitIdle(ctx, conn, queue, budget); err != nil || !ok {
+	if _, ok, err := AwaitIdle(ctx, conn, queue, others, budget); err != nil || !ok {
 		return ""
 	}
 	return conn.RemoteAddr().String()
