@@ -60,9 +60,14 @@ func (f *Tally) ShortTTLSuspects(minConfidence float64) []TTLSuspect {
 // Judge says what a suspect's second read means: now is that read (nil:
 // the key is gone), sent when it was sent. Untouched, a key's PTTL falls
 // by at least the time between the two reads (less 1 ms of rounding); a
-// PTTL above that was set again.
+// PTTL above that was set again. A key gone or held by another owner
+// after its TTL would have run out anyway tells nothing of renewal (it
+// may just have expired): it stays low.
 func (s TTLSuspect) Judge(now *keyspace.Key, sent time.Time) Reread {
+	expired := s.PTTL >= 0 && sent.Sub(s.At).Milliseconds() >= s.PTTL
 	switch {
+	case (now == nil || s.Token != 0 && now.Token() != s.Token) && expired:
+		return StillLow
 	case now == nil:
 		return Gone
 	case s.Token != 0 && now.Token() != s.Token:

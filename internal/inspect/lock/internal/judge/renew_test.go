@@ -38,6 +38,23 @@ func TestRereadJudged(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}
+	// Read again after its 900 ms would have run out (a long scan): gone or
+	// another owner may be a plain expiry, so the key stays low; renewed
+	// by its owner still shows.
+	late := testNow.Add(time.Second)
+	for _, c := range []struct {
+		name string
+		now  *keyspace.Key
+		want Reread
+	}{
+		{"gone after its TTL", nil, StillLow},
+		{"another owner after its TTL", again("tok-2", 900), StillLow},
+		{"renewed by its owner", again("tok-1", 800), Renewed},
+	} {
+		if got := s.Judge(c.now, late); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
 	h := keyspace.Key{Type: "hash", Read: true, Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}
 	h2 := h
 	h2.Fields = []string{h.Fields[0], "2"} // reentered by the same thread
