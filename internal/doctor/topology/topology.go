@@ -313,6 +313,9 @@ func noMajority(r *findings.Report, j Job, q *QueueInfo, what string, nodes []No
 	if (q.Type != "quorum" && q.Type != "stream") || n == 0 || hasFinding(r, RuleQueueUnavailable.Code, q.Name) {
 		return
 	}
+	// Judged from the queue's own member list, so also when the node list
+	// was refused (Check registers the rule only with it).
+	r.Check(RuleQueueUnavailable.Code)
 	off := offline(q, nodes)
 	on := slices.DeleteFunc(slices.Clone(q.Members), func(m string) bool { return slices.Contains(off, m) })
 	if len(on) > n/2 {
