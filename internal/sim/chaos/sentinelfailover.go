@@ -477,6 +477,17 @@ func (r *run) cutBeforeLock(s *slot, c *respproxy.Conn, cmd *respproxy.Cmd) {
 		}
 		return
 	}
+	if r.stopping {
+		// The run ended during the cut: no failover may start in its
+		// cleanup; the replicas get their setting back at once.
+		r.mu.Unlock()
+		err := f.restore()
+		r.mu.Lock()
+		if err != nil && r.failure == nil {
+			r.failure = err
+		}
+		return
+	}
 	f.cutFor = cmd
 	what := cmd.Name() + " " + lock
 	if cmd.Name() == "SET" {
@@ -511,8 +522,16 @@ func (r *run) uncutIfMissed(cmd *respproxy.Cmd) {
 // was taken on the master alone. The caller holds r.mu.
 func (r *run) forceFailover(lane, key string, l *lease) {
 	f := r.fo
-	if f.cutFor == nil {
-		return // the cut failed: r.failure says why
+	switch {
+	case r.stopping:
+		return
+	case f.cutFor == nil:
+		// The cut failed (r.failure says why), or this lock command went
+		// uncut while another's cut ran: no failover, and the run says so
+		// (it is then not reached, never a pass).
+		r.add("dupctl", "note", key, "no failover after "+l.lock+" was taken: the replicas were not cut off before it, "+
+			"so the lock may be on them too")
+		return
 	}
 	r.faultLease = l
 	r.fire(lane, key, fmt.Sprintf("a real Sentinel failover right after the worker took the lock %s: the master %s answered OK "+
