@@ -226,27 +226,34 @@ func (s *Sentinel) Agreed(ctx context.Context) (string, error) {
 	var said []string
 	agree := true
 	for _, a := range s.Sentinels {
-		c := s.SentinelClient(a)
-		hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
-		c.Close()
-		switch {
-		case err != nil:
-			agree = false
-			said = append(said, a+": "+redact.InError(err.Error(), s.raw))
-		case len(hp) != 2:
-			agree = false
-			said = append(said, a+": no master named "+strconv.Quote(s.Master))
-		default:
-			m := net.JoinHostPort(hp[0], hp[1])
-			agree = agree && (addr == "" || m == addr)
+		m, what, _ := s.askMaster(ctx, a)
+		agree = agree && m != "" && (addr == "" || m == addr)
+		if m != "" {
 			addr = m
-			said = append(said, a+": "+m)
 		}
+		said = append(said, what)
 	}
 	if !agree {
 		return "", errors.New("the Sentinels do not name one master (" + strings.Join(said, "; ") + ")")
 	}
 	return addr, nil
+}
+
+// askMaster asks the Sentinel at a where the master is: its address ("" when
+// it named none), what it said (for errors), and whether it knows no master
+// by the URL's name.
+func (s *Sentinel) askMaster(ctx context.Context, a string) (addr, said string, unknown bool) {
+	c := s.SentinelClient(a)
+	hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
+	c.Close()
+	switch {
+	case err == nil && len(hp) == 2:
+		m := net.JoinHostPort(hp[0], hp[1])
+		return m, a + ": " + m, false
+	case errors.Is(err, redis.Nil) || err == nil:
+		return "", a + ": no master named " + strconv.Quote(s.Master), true
+	}
+	return "", a + ": " + redact.InError(err.Error(), s.raw), false
 }
 
 // ErrNoMaster says that no Sentinel named a master under the URL's name.
@@ -258,22 +265,17 @@ var ErrNoMaster = errors.New("no Sentinel knows the master")
 func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	var why []string
 	unknown := 0
-	for _, addr := range s.Sentinels {
-		c := s.SentinelClient(addr)
-		hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
-		c.Close()
+	for _, a := range s.Sentinels {
+		addr, said, none := s.askMaster(ctx, a)
 		switch {
-		case err == nil && len(hp) == 2:
-			return net.JoinHostPort(hp[0], hp[1]), nil
-		case errors.Is(err, redis.Nil) || err == nil:
+		case addr != "":
+			return addr, nil
+		case none:
 			unknown++
-			why = append(why, addr+": no master named "+strconv.Quote(s.Master))
-		default:
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			why = append(why, addr+": "+redact.InError(err.Error(), s.raw))
+		case ctx.Err() != nil:
+			return "", ctx.Err()
 		}
+		why = append(why, said)
 	}
 	err := errors.New(strings.Join(why, "; "))
 	if unknown == len(s.Sentinels) {
