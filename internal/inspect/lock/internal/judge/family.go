@@ -55,16 +55,15 @@ type Tally struct {
 	loTTL     *TopN[keyTTL] // the lowest lowKept, with their reads (renew.go)
 	// reread are the low keys read again, with what that found
 	// (renew.go); all but StillLow are no outliers.
-	reread                 map[string]Reread
-	renewed, retaken, gone int64
-	noTTL                  int64
-	noTTLEx                []string
-	owners                 map[OwnerClass]int64
-	ownerEx                map[OwnerClass][]string
-	values                 *repeats
-	Orphans                int64
-	OrphanEx               []string
-	examples               []string
+	reread   map[string]Reread
+	noTTL    int64
+	noTTLEx  []string
+	owners   map[OwnerClass]int64
+	ownerEx  map[OwnerClass][]string
+	values   *repeats
+	Orphans  int64
+	OrphanEx []string
+	examples []string
 	// certain counts the keys by certainty; entries by catalogue entry.
 	certain [len(certaintyNames)]int64
 	entries map[*makers.Entry]int64
@@ -357,9 +356,6 @@ func (f *Tally) merge(o *Tally) {
 		f.ownerEx[c] = appendAll(f.ownerEx[c], ex)
 	}
 	f.values.merge(o.values)
-	f.renewed += o.renewed
-	f.retaken += o.retaken
-	f.gone += o.gone
 	for k, r := range o.reread {
 		f.mark(k, r)
 	}

@@ -523,16 +523,16 @@ func (f *Tally) ttlStats() TTLStats {
 		t.Histogram = append(t.Histogram, Bucket{Le: e.name, Count: f.buckets[i]})
 	}
 	t.Histogram = append(t.Histogram, Bucket{Le: "none", Count: f.buckets[len(bucketEdges)]})
+	t.Renewed, t.Retaken, t.Gone = f.rereads()
 	if f.granted.count >= minSiblings {
 		med := t.GrantedMedianMs
 		t.OutliersAbove = max(f.granted.countAbove(med*outlierRatio), int64(len(f.ttlOutliers(med, true))))
 		t.OutliersBelow = int64(len(f.ttlOutliers(med, false)))
 		if below := med/outlierRatio - idleClock; below > 0 {
 			// The histogram counts the keys read again and cleared too.
-			t.OutliersBelow = max(f.granted.countBelow(below)-(f.renewed+f.retaken+f.gone), t.OutliersBelow)
+			t.OutliersBelow = max(f.granted.countBelow(below)-(t.Renewed+t.Retaken+t.Gone), t.OutliersBelow)
 		}
 	}
-	t.Renewed, t.Retaken, t.Gone = f.renewed, f.retaken, f.gone
 	return t
 }
 
@@ -576,7 +576,7 @@ func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 			}
 			ev = append(ev, e)
 		}
-		if n := f.renewed + f.retaken + f.gone; n > 0 {
+		if n := t.Renewed + t.Retaken + t.Gone; n > 0 {
 			ev = append(ev, fmt.Sprintf("not counted: %s far below, read again: %s", locks(n), f.rereadText()))
 		}
 		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove,

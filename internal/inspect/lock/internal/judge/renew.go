@@ -78,19 +78,23 @@ func (s TTLSuspect) Judge(now *keyspace.Key, sent time.Time) Reread {
 	return StillLow
 }
 
-// Record counts a second read in the suspect's family: a key renewed,
+// Record notes a second read in the suspect's family: a key renewed,
 // re-taken or gone is no outlier.
-func (s TTLSuspect) Record(r Reread) {
-	f := s.fam
-	switch r {
-	case Renewed:
-		f.renewed++
-	case Retaken:
-		f.retaken++
-	case Gone:
-		f.gone++
+func (s TTLSuspect) Record(r Reread) { s.fam.mark(s.Key, r) }
+
+// rereads counts the family's second reads by what they found.
+func (f *Tally) rereads() (renewed, retaken, gone int64) {
+	for _, r := range f.reread {
+		switch r {
+		case Renewed:
+			renewed++
+		case Retaken:
+			retaken++
+		case Gone:
+			gone++
+		}
 	}
-	f.mark(s.Key, r)
+	return renewed, retaken, gone
 }
 
 func (f *Tally) mark(key string, r Reread) {
@@ -103,7 +107,7 @@ func (f *Tally) mark(key string, r Reread) {
 // rereadText words the family's second reads: "2 renewed (the same owner,
 // a TTL that went up), 1 re-taken (another owner)".
 func (f *Tally) rereadText() string {
-	return RereadText(f.renewed, f.retaken, f.gone)
+	return RereadText(f.rereads())
 }
 
 // RereadText words counts of second reads.
