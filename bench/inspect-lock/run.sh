@@ -6,7 +6,10 @@
 #
 #   - naive: a Go program (go-redis) that SCANs with COUNT 1000 and
 #     pipelines PTTL + GET for every key (bench/inspect-lock/naive);
-#   - redis-cli --scan: every key's name (redis-cli's COUNT 10).
+#   - redis-cli --scan: every key's name (redis-cli's COUNT 10);
+#   - floor (not a contender): naive -ttl-only, SCAN and one PTTL per key,
+#     the least any tool that reports every key's TTL asks of Redis - how
+#     close to redis-cli --scan such a tool can come on this machine.
 #
 # Then it checks dupctl's report against the keyspace (every lock family
 # found, no non-lock key among the candidates, no warn/error finding about
@@ -55,7 +58,7 @@ load "$LOCKS" "$OTHERS"
 echo "keys: $(cli DBSIZE); redis $(redis-cli INFO server | tr -d '\r' | awk -F: '/^redis_version/ {print $2}'); $(nproc) cores"
 
 echo "== alternating runs ($RUNS of each)"
-declare -a T_NAIVE T_DUP T_CLI M_DUP
+declare -a T_NAIVE T_DUP T_CLI T_FLOOR M_DUP
 for i in $(seq 1 "$RUNS"); do
   c0=$(rcpu); a=$(now); "$tmp/naive" "$URL" >/dev/null 2>&1; b=$(now); c1=$(rcpu)
   T_NAIVE+=("$(elapsed "$a" "$b")"); r_naive=$(spent "$c0" "$c1")
@@ -64,11 +67,14 @@ for i in $(seq 1 "$RUNS"); do
   M_DUP+=("$(rss "$tmp/time")")
   c0=$(rcpu); a=$(now); cli --scan >/dev/null; b=$(now); c1=$(rcpu)
   T_CLI+=("$(elapsed "$a" "$b")"); r_cli=$(spent "$c0" "$c1")
-  echo "run $i: naive ${T_NAIVE[-1]}s (redis cpu ${r_naive}s)   dupctl ${T_DUP[-1]}s (redis cpu ${r_dup}s, own cpu $(awk -F: '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$tmp/time")s, max RSS ${M_DUP[-1]} kB)   redis-cli --scan ${T_CLI[-1]}s (redis cpu ${r_cli}s)   ($(uptime | sed 's/.*load/load/'))"
+  c0=$(rcpu); a=$(now); "$tmp/naive" -ttl-only "$URL" >/dev/null 2>&1; b=$(now); c1=$(rcpu)
+  T_FLOOR+=("$(elapsed "$a" "$b")"); r_floor=$(spent "$c0" "$c1")
+  echo "run $i: naive ${T_NAIVE[-1]}s (redis cpu ${r_naive}s)   dupctl ${T_DUP[-1]}s (redis cpu ${r_dup}s, own cpu $(awk -F: '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$tmp/time")s, max RSS ${M_DUP[-1]} kB)   redis-cli --scan ${T_CLI[-1]}s (redis cpu ${r_cli}s)   floor ${T_FLOOR[-1]}s (redis cpu ${r_floor}s)   ($(uptime | sed 's/.*load/load/'))"
 done
-mn=$(median "${T_NAIVE[@]}"); md=$(median "${T_DUP[@]}"); mc=$(median "${T_CLI[@]}")
-echo "median: naive ${mn}s, dupctl ${md}s, redis-cli --scan ${mc}s"
-echo "ratios: dupctl/naive $(awk -v d="$md" -v n="$mn" 'BEGIN { printf "%.2f", d / n }'), dupctl/redis-cli $(awk -v d="$md" -v c="$mc" 'BEGIN { printf "%.2f", d / c }')"
+mn=$(median "${T_NAIVE[@]}"); md=$(median "${T_DUP[@]}"); mc=$(median "${T_CLI[@]}"); mf=$(median "${T_FLOOR[@]}")
+echo "median: naive ${mn}s, dupctl ${md}s, redis-cli --scan ${mc}s, floor ${mf}s"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo "ratios: dupctl/naive $(ratio "$md" "$mn"), dupctl/redis-cli $(ratio "$md" "$mc"), floor/redis-cli $(ratio "$mf" "$mc")"
 status=0
 "$tmp/load" -locks "$LOCKS" -others "$OTHERS" -check "$tmp/out.json" || status=1
 

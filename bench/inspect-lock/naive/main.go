@@ -2,7 +2,9 @@
 // list a Redis keyspace with its TTLs and values: go-redis, SCAN with
 // COUNT 1000, and for each page one pipeline of PTTL and GET per key. It
 // lists names, TTLs and values and classifies nothing. It is the baseline
-// of bench/inspect-lock/run.sh.
+// of bench/inspect-lock/run.sh. With -ttl-only it reads no values: SCAN
+// and one PTTL per key, the least any tool that reports every key's TTL
+// asks of Redis (run.sh's floor).
 //
 //	go run ./bench/inspect-lock/naive redis://127.0.0.1:6379/14 > keys.tsv
 package main
@@ -10,6 +12,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -17,11 +20,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: naive REDIS_URL")
+	ttlOnly := flag.Bool("ttl-only", false, "read each key's PTTL and no value")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: naive [-ttl-only] REDIS_URL")
 		os.Exit(2)
 	}
-	opts, err := redis.ParseURL(os.Args[1])
+	opts, err := redis.ParseURL(flag.Arg(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -44,7 +49,9 @@ func main() {
 		values := make([]*redis.StringCmd, len(keys))
 		for i, k := range keys {
 			ttls[i] = pipe.PTTL(ctx, k)
-			values[i] = pipe.Get(ctx, k)
+			if !*ttlOnly {
+				values[i] = pipe.Get(ctx, k)
+			}
 		}
 		// GET on a hash or a list is a WRONGTYPE reply, not a failure.
 		if _, err := pipe.Exec(ctx); err != nil && !isReply(err) {
@@ -56,7 +63,11 @@ func main() {
 			if ttl > 0 {
 				ttl = ttls[i].Val().Milliseconds()
 			}
-			fmt.Fprintf(w, "%s\t%d\t%q\n", k, ttl, values[i].Val())
+			if *ttlOnly {
+				fmt.Fprintf(w, "%s\t%d\n", k, ttl)
+			} else {
+				fmt.Fprintf(w, "%s\t%d\t%q\n", k, ttl, values[i].Val())
+			}
 		}
 		n += len(keys)
 		if cursor = next; cursor == 0 {
