@@ -420,6 +420,9 @@ func (c *Catalogue) Match(o *keyspace.Key) (*Entry, Recognised) {
 	// The entries for this first byte and those for any byte, merged back
 	// into catalogue order.
 	a, b := x.byByte[o.Key[0]], x.any
+	// One r for the whole walk: a value matcher is called through a func
+	// value, so r escapes, and one per tried entry was a fifth of Match.
+	var r Recognised
 	for len(a) > 0 || len(b) > 0 {
 		var i int32
 		if len(b) == 0 || len(a) > 0 && a[0] < b[0] {
@@ -431,7 +434,7 @@ func (c *Catalogue) Match(o *keyspace.Key) (*Entry, Recognised) {
 		if !e.ttlFits(o.PTTL) || !e.keyMatches(o.Key) {
 			continue
 		}
-		r := Recognised{Maker: e.Maker, Role: e.Role, Entry: e, Confirmed: e.Confirms}
+		r = Recognised{Maker: e.Maker, Role: e.Role, Entry: e, Confirmed: e.Confirms}
 		if o.Read && e.value.match(o, &r) || !o.Read && !e.value.needsValue {
 			return e, r
 		}
