@@ -32,6 +32,9 @@ func Page(p *keyspace.Page, now time.Time) []Judged { return defaultConfig.Page(
 func (c *Config) Page(p *keyspace.Page, now time.Time) []Judged {
 	out := make([]Judged, len(p.Keys))
 	var arena []keyshape.Segment
+	if p.Segs == nil {
+		arena = make([]keyshape.Segment, 0, 6*len(p.Keys)) // as the reader's split sizes it
+	}
 	for i := range p.Keys {
 		j := &out[i]
 		j.Observed = p.Keys[i]
