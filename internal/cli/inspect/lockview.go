@@ -153,6 +153,9 @@ func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
 			if f.TTL.NoTTL == n {
 				ttl = "none"
 			}
+			if again := lock.RereadShort(f.TTL); again != "" {
+				ttl += "; " + again // read again a moment later: no outliers
+			}
 		}
 		t.Row(printable(f.Template), english.Number(f.Keys), f.Certainty, makers(f.Makers), f.KeyClass, ttl, histogram(f.TTL.Histogram),
 			problems)

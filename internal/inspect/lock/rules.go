@@ -21,5 +21,9 @@ const DefaultMinConfidence = judge.DefaultMinConfidence
 // the largest unit that keeps it at least 1: 1h, 10m, 8.1s, 250ms.
 func FormatMs(ms int64) string { return judge.FormatMs(ms) }
 
+// RereadShort words what a family's second reads found, for a table
+// cell: "1 renewed, 2 gone" ("" for none).
+func RereadShort(t TTLStats) string { return judge.RereadShort(t.Renewed, t.Retaken, t.Gone) }
+
 // SlotsText words hash slot ranges: "0-5460, 10923".
 func SlotsText(rs []SlotRange) string { return keyspace.SlotsText(rs) }

@@ -112,14 +112,27 @@ func (f *Tally) rereadText() string {
 
 // RereadText words counts of second reads.
 func RereadText(renewed, retaken, gone int64) string {
+	return rereadWords(renewed, retaken, gone, true)
+}
+
+// RereadShort words them in a table cell: "2 renewed, 1 re-taken".
+func RereadShort(renewed, retaken, gone int64) string {
+	return rereadWords(renewed, retaken, gone, false)
+}
+
+func rereadWords(renewed, retaken, gone int64, long bool) string {
 	var parts []string
 	for _, c := range []struct {
-		n    int64
-		text string
-	}{{renewed, "renewed (the same owner, a TTL that went up)"}, {retaken, "re-taken (another owner)"},
-		{gone, "gone (released, or expired)"}} {
+		n           int64
+		short, long string
+	}{{renewed, "renewed", " (the same owner, a TTL that went up)"}, {retaken, "re-taken", " (another owner)"},
+		{gone, "gone", " (released, or expired)"}} {
 		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.text))
+			text := fmt.Sprintf("%d %s", c.n, c.short)
+			if long {
+				text += c.long
+			}
+			parts = append(parts, text)
 		}
 	}
 	return strings.Join(parts, ", ")
