@@ -110,3 +110,24 @@ func TestWrap(t *testing.T) {
 }
 
 func runewidthOf(s string) int { return utf8.RuneCountInString(s) }
+
+// TestEvidenceStaysOnItsLine: a key or log line holding a newline cannot
+// forge lines of its own under a finding (a Redis key "a\nerror X").
+func TestEvidenceStaysOnItsLine(t *testing.T) {
+	r := &findings.Report{Command: "inspect lock"}
+	r.Add(testRules[0].New("line\nbreak:lock", "lock line\nbreak:lock", "line\nerror FORGED_CODE everything failed"))
+	Prepare(r)
+	p, _ := NewPrinter(FormatTable, options(findings.FailError))
+	var buf bytes.Buffer
+	if err := p.Print(&buf, Document{Report: r}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "error FORGED_CODE") || strings.HasPrefix(l, "break:lock") {
+			t.Errorf("outside data made a line of its own: %q in\n%s", l, buf.String())
+		}
+	}
+	if !strings.Contains(buf.String(), `evidence: line\nerror FORGED_CODE everything failed`) {
+		t.Errorf("the evidence is not shown on one line:\n%s", buf.String())
+	}
+}

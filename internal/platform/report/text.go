@@ -75,7 +75,7 @@ func (p tablePrinter) details(buf *bytes.Buffer, th *Theme, r *findings.Report) 
 		shown++
 		fmt.Fprintf(buf, "\n%s %s %s\n", th.Severity(f.Severity, f.Severity.String()), th.Strong(f.Code), oneLine(f.Subject))
 		for _, e := range f.Evidence {
-			fmt.Fprintf(buf, "  %s %s\n", th.Faint("evidence:"), e)
+			fmt.Fprintf(buf, "  %s %s\n", th.Faint("evidence:"), oneLine(e)) // a key or log line may hold a newline
 		}
 		if f.Fix != "" {
 			fmt.Fprintf(buf, "  %s %s\n", th.Faint("fix:"), f.Fix)
