@@ -314,7 +314,7 @@ func (f *Tally) PossibleReport() (PossibleFamily, findings.Finding) {
 	}
 	ev := []string{fmt.Sprintf("shape: %s", strings.Join(topSignals(p.Signals, 3), ", "))}
 	if f.noTTL > 0 {
-		ev = append(ev, fmt.Sprintf("%d of them without a TTL", f.noTTL))
+		ev = append(ev, fmt.Sprintf("%s of them without a TTL", english.Number(f.noTTL)))
 	}
 	if m := f.mainMaker(); m != makers.Unknown && m != makers.SetNXPX {
 		ev = append(ev, "values shaped like "+m+"'s")
@@ -415,7 +415,7 @@ func (f *Tally) summary() Family {
 // varies per run.
 func (f *Tally) keyFindings(add func(findings.Finding), out *Family) {
 	if f.noTTL > 0 {
-		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%d of %s %s no TTL: a crashed holder blocks %s forever", f.noTTL, locks(f.lockish),
+		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%s of %s %s no TTL: a crashed holder blocks %s forever", english.Number(f.noTTL), locks(f.lockish),
 			english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")), Prefixed("no TTL: ", f.noTTLEx)...))
 	}
 	if out.KeyClass != ClassPerRun {
@@ -423,7 +423,7 @@ func (f *Tally) keyFindings(add func(findings.Finding), out *Family) {
 	}
 	for _, s := range out.Varying {
 		if s.Class == ClassPerRun {
-			ev := append([]string{fmt.Sprintf("%d keys; %.0f%% of them have a %s there", f.keys, 100*s.Share, s.Shape)},
+			ev := append([]string{fmt.Sprintf("%s keys; %.0f%% of them have a %s there", english.Number(f.keys), 100*s.Share, s.Shape)},
 				Prefixed("e.g. ", out.Examples)...)
 			add(RuleRandomKey.New(f.Tmpl, fmt.Sprintf("segment %d %s varies per run: %s", s.Position+1, s.Placeholder, s.Why), ev...))
 			return
@@ -483,7 +483,7 @@ func (f *Tally) ownerFindings(add func(findings.Finding), maker string, entry *m
 				allUUID = false
 			}
 			if i < exampleCount {
-				ev = append(ev, fmt.Sprintf("%s on %d live locks", Quote(it.value), it.count))
+				ev = append(ev, fmt.Sprintf("%s on %s live locks", Quote(it.value), english.Number(it.count)))
 			}
 		}
 		if allUUID {
@@ -564,7 +564,7 @@ func (f *Tally) ttlOutliers(med int64, above bool) []keyTTL {
 func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 	med := t.GrantedMedianMs
 	if t.OutliersAbove+t.OutliersBelow > 0 {
-		ev := []string{fmt.Sprintf("family median TTL %s over %d locks with a TTL", FormatMs(med), f.granted.count)}
+		ev := []string{fmt.Sprintf("family median TTL %s over %s locks with a TTL", FormatMs(med), english.Number(f.granted.count))}
 		for _, k := range f.ttlOutliers(med, true) {
 			ev = append(ev, fmt.Sprintf("%s: TTL %s, %.0fx the median", k.key, FormatMs(k.ms), float64(k.ms)/float64(max(med, 1))))
 		}
@@ -579,13 +579,13 @@ func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 		if n := t.Renewed + t.Retaken + t.Gone; n > 0 {
 			ev = append(ev, fmt.Sprintf("not counted: %s far below, read again: %s", locks(n), f.rereadText()))
 		}
-		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%d locks far above and %d far below the family's TTL (over %dx apart)", t.OutliersAbove,
-			t.OutliersBelow, outlierRatio), ev...))
+		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%s locks far above and %s far below the family's TTL (over %dx apart)", english.Number(t.OutliersAbove),
+			english.Number(t.OutliersBelow), outlierRatio), ev...))
 	}
 	if n := f.granted.count; o.MaxTTL > 0 && n > 0 && 2*f.overMax > n {
-		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%d of %d locks were given a TTL above {MaxTTL} %s (median %s): "+
+		add(RuleTTLLong.New(f.Tmpl, fmt.Sprintf("%s of %s locks were given a TTL above {MaxTTL} %s (median %s): "+
 			"a crashed holder blocks its key that long",
-			f.overMax, n, FormatMs(o.MaxTTL.Milliseconds()), FormatMs(med))))
+			english.Number(f.overMax), english.Number(n), FormatMs(o.MaxTTL.Milliseconds()), FormatMs(med))))
 	}
 }
 
