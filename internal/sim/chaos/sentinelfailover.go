@@ -103,7 +103,8 @@ func poll(ctx context.Context, every time.Duration, try func() (done bool, err e
 // newSentinelFailover waits until the Sentinel setup can fail over for
 // real: the Sentinels agree on a master, it says it is one, and every
 // replica they list up is connected to it. Each replica must be on
-// loopback unless AllowRemote, and must let dupctl read its masterauth.
+// loopback unless AllowRemote, must let dupctl read its masterauth, and
+// must not refuse the cut's commands where ACL DRYRUN can tell.
 func newSentinelFailover(ctx context.Context, o *Options) (*sentinelFailover, error) {
 	s, err := connect.ParseSentinel(o.RedisURL)
 	if err != nil {
