@@ -310,7 +310,10 @@ func TestFailoverSentinelMissedLockRestores(t *testing.T) {
 	}
 	// The replica's masterauth after the first cut's: its own ("") when the
 	// missed lock restored it, another cut's when not. Either way the lock
-	// is then let go.
+	// is then let go, once the replica is connected to the master again
+	// (ROLE): a cut that lands while it is still reconnecting with the
+	// right masterauth (the handshake's AUTH sent) does not stop that
+	// reconnection, and the lock would then replicate.
 	after := make(chan string, 1)
 	go func() {
 		var lock, first string
@@ -329,6 +332,12 @@ func TestFailoverSentinelMissedLockRestores(t *testing.T) {
 				first = v
 			case first != "" && v != first:
 				after <- v
+				for ctx.Err() == nil {
+					if role, err := replica.Do(ctx, "ROLE").Slice(); err == nil && len(role) > 3 && role[3] == "connected" {
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
 				return
 			}
 			time.Sleep(time.Millisecond)
