@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/sentinelask"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -199,7 +200,11 @@ func (s *Sentinels) Kill(t testing.TB, addr string) {
 
 // Client is a client of one Sentinel.
 func (s *Sentinels) Client(i int) *redis.SentinelClient {
-	return redis.NewSentinelClient(&redis.Options{Addr: s.Sentinels[i], Password: s.opts.SentinelPassword})
+	return s.clientAt(s.Sentinels[i])
+}
+
+func (s *Sentinels) clientAt(addr string) *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{Addr: addr, Password: s.opts.SentinelPassword})
 }
 
 // Node is a client of one data node (master or replica) by address.
@@ -212,11 +217,11 @@ func (s *Sentinels) MasterAddr(t testing.TB) string {
 	t.Helper()
 	c := s.Client(0)
 	defer c.Close()
-	hp, err := c.GetMasterAddrByName(context.Background(), s.Master).Result()
+	addr, err := sentinelask.Master(context.Background(), c, s.Master)
 	if err != nil {
 		t.Fatalf("SENTINEL GET-MASTER-ADDR-BY-NAME: %v", err)
 	}
-	return net.JoinHostPort(hp[0], hp[1])
+	return addr
 }
 
 // Failover makes the Sentinels promote the replica (SENTINEL FAILOVER,
@@ -269,21 +274,12 @@ func (s *Sentinels) WaitNewMaster(t testing.TB, old string) string {
 // agreed is the master every Sentinel names, when they all name the same
 // one and it is not old.
 func (s *Sentinels) agreed(ctx context.Context, old string) (string, bool) {
-	var addr string
-	for i := range s.Sentinels {
-		c := s.Client(i)
-		hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
-		c.Close()
-		if err != nil || len(hp) != 2 {
-			return "", false
-		}
-		a := net.JoinHostPort(hp[0], hp[1])
-		if a == old || (addr != "" && a != addr) {
-			return "", false
-		}
-		addr = a
-	}
-	return addr, true
+	addr, err := sentinelask.Agreed(s.Sentinels, func(a string) (string, error) {
+		c := s.clientAt(a)
+		defer c.Close()
+		return sentinelask.Master(ctx, c, s.Master)
+	})
+	return addr, err == nil && addr != old
 }
 
 // waitInSync waits until the replica's link to its master is up.

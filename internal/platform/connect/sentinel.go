@@ -14,6 +14,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
+	"github.com/dupctl/dupctl/internal/platform/sentinelask"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -205,55 +206,83 @@ func (s *Sentinel) SentinelClient(addr string) *redis.SentinelClient {
 		DialTimeout: DialTimeout, ContextTimeoutEnabled: true, TLSConfig: s.tlsConfig(), MaxRetries: -1})
 }
 
-// NodeClient is a client of the data node (master or replica) at addr,
-// with the URL's user, password, database and TLS: what dupctl asks a node
-// itself (ROLE, INFO) rather than the Sentinels.
-func (s *Sentinel) NodeClient(addr string) *redis.Client {
-	var conf *tls.Config
-	if s.TLS {
-		conf = s.tlsConfig()
-		conf.ServerName = hostOnly(addr)
+// Clients are clients of a Sentinel URL's Sentinels and data nodes, one
+// per address, made on first use and kept until Close: for what asks them
+// again and again (a failover watched every 50 ms), where a client per
+// ask would dial, and on rediss+sentinel shake hands, each time.
+type Clients struct {
+	s         *Sentinel
+	mu        sync.Mutex
+	sentinels map[string]*redis.SentinelClient
+	nodes     map[string]*redis.Client
+}
+
+// Keep starts a set of kept clients of the URL's servers.
+func (s *Sentinel) Keep() *Clients {
+	return &Clients{s: s, sentinels: map[string]*redis.SentinelClient{}, nodes: map[string]*redis.Client{}}
+}
+
+// Sentinel is the kept client of the Sentinel at addr.
+func (c *Clients) Sentinel(addr string) *redis.SentinelClient {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sentinels[addr] == nil {
+		c.sentinels[addr] = c.s.SentinelClient(addr)
 	}
-	return redis.NewClient(&redis.Options{Addr: addr, Username: s.Username, Password: s.Password, DB: s.DB,
-		DialTimeout: DialTimeout, ContextTimeoutEnabled: true, TLSConfig: conf, MaxRetries: -1})
+	return c.sentinels[addr]
+}
+
+// Node is the kept client of the data node (master or replica) at addr,
+// with the URL's user, password, database and TLS: what dupctl asks a node
+// itself (ROLE, INFO) rather than the Sentinels. It sends a command again
+// once on a new connection when its connection broke: Sentinel's
+// reconfiguration of a node kills its clients (CLIENT KILL TYPE normal),
+// and the pool finds such a connection dead before use over TCP but not
+// over TLS. What dupctl sends a node can be sent twice.
+func (c *Clients) Node(addr string) *redis.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nodes[addr] == nil {
+		var conf *tls.Config
+		if c.s.TLS {
+			conf = c.s.tlsConfig()
+			conf.ServerName = hostOnly(addr)
+		}
+		c.nodes[addr] = redis.NewClient(&redis.Options{Addr: addr, Username: c.s.Username, Password: c.s.Password, DB: c.s.DB,
+			DialTimeout: DialTimeout, ContextTimeoutEnabled: true, TLSConfig: conf, MaxRetries: 1})
+	}
+	return c.nodes[addr]
 }
 
 // Agreed is the master every Sentinel names now, when they all answer and
-// name the same one (after a failover they learn the new master from each
-// other within seconds); otherwise an error saying what each said.
-func (s *Sentinel) Agreed(ctx context.Context) (string, error) {
-	var addr string
-	var said []string
-	agree := true
-	for _, a := range s.Sentinels {
-		m, what, _ := s.askMaster(ctx, a)
-		agree = agree && m != "" && (addr == "" || m == addr)
-		if m != "" {
-			addr = m
-		}
-		said = append(said, what)
-	}
-	if !agree {
-		return "", errors.New("the Sentinels do not name one master (" + strings.Join(said, "; ") + ")")
-	}
-	return addr, nil
+// name the same one; otherwise an error saying what each said.
+func (c *Clients) Agreed(ctx context.Context) (string, error) {
+	return sentinelask.Agreed(c.s.Sentinels, func(a string) (string, error) { return c.s.askMaster(ctx, c.Sentinel(a)) })
 }
 
-// askMaster asks the Sentinel at a where the master is: its address ("" when
-// it named none), what it said (for errors), and whether it knows no master
-// by the URL's name.
-func (s *Sentinel) askMaster(ctx context.Context, a string) (addr, said string, unknown bool) {
-	c := s.SentinelClient(a)
-	hp, err := c.GetMasterAddrByName(ctx, s.Master).Result()
-	c.Close()
-	switch {
-	case err == nil && len(hp) == 2:
-		m := net.JoinHostPort(hp[0], hp[1])
-		return m, a + ": " + m, false
-	case errors.Is(err, redis.Nil) || err == nil:
-		return "", a + ": no master named " + strconv.Quote(s.Master), true
+// Close closes every kept client.
+func (c *Clients) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, sc := range c.sentinels {
+		errs = append(errs, sc.Close())
 	}
-	return "", a + ": " + redact.InError(err.Error(), s.raw), false
+	for _, n := range c.nodes {
+		errs = append(errs, n.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// askMaster asks the Sentinel c where the master is; an error other than
+// sentinelask.ErrNoMaster (no master by the URL's name) is said with the
+// URL's secrets masked.
+func (s *Sentinel) askMaster(ctx context.Context, c *redis.SentinelClient) (string, error) {
+	addr, err := sentinelask.Master(ctx, c, s.Master)
+	if err != nil && !errors.Is(err, sentinelask.ErrNoMaster) {
+		err = errors.New(redact.InError(err.Error(), s.raw))
+	}
+	return addr, err
 }
 
 // ErrNoMaster says that no Sentinel named a master under the URL's name.
@@ -266,16 +295,18 @@ func (s *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	var why []string
 	unknown := 0
 	for _, a := range s.Sentinels {
-		addr, said, none := s.askMaster(ctx, a)
+		c := s.SentinelClient(a)
+		addr, err := s.askMaster(ctx, c)
+		c.Close()
 		switch {
-		case addr != "":
+		case err == nil:
 			return addr, nil
-		case none:
+		case errors.Is(err, sentinelask.ErrNoMaster):
 			unknown++
 		case ctx.Err() != nil:
 			return "", ctx.Err()
 		}
-		why = append(why, said)
+		why = append(why, a+": "+err.Error())
 	}
 	err := errors.New(strings.Join(why, "; "))
 	if unknown == len(s.Sentinels) {

@@ -98,27 +98,31 @@ func TestIsLoopbackSentinel(t *testing.T) {
 	}
 }
 
-// Agreed names the master every Sentinel names, NodeClient reaches a data
-// node with the URL's password, and one Sentinel that does not answer is
-// no agreement.
-func TestSentinelAgreedAndNodeClient(t *testing.T) {
+// Agreed names the master every Sentinel names, a kept Node client
+// reaches a data node with the URL's password (and is the same client when
+// asked again), and one Sentinel that does not answer is no agreement.
+func TestSentinelAgreedAndNode(t *testing.T) {
 	s := testenv.RedisSentinel(t, testenv.SentinelOptions{Password: "agreed-pw"})
 	ctx := context.Background()
 	sen, err := ParseSentinel(s.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, err := sen.Agreed(ctx)
+	k := sen.Keep()
+	defer k.Close()
+	addr, err := k.Agreed(ctx)
 	if err != nil || addr != s.MasterAddr(t) {
 		t.Fatalf("Agreed: %q %v, want %s", addr, err, s.MasterAddr(t))
 	}
-	n := sen.NodeClient(addr)
-	defer n.Close()
+	n := k.Node(addr)
 	if role, err := n.Do(ctx, "ROLE").Slice(); err != nil || role[0] != "master" {
 		t.Errorf("ROLE on %s: %v %v", addr, role, err)
 	}
+	if k.Node(addr) != n || k.Sentinel(sen.Sentinels[0]) != k.Sentinel(sen.Sentinels[0]) {
+		t.Error("a second ask made a second client")
+	}
 	sen.Sentinels = append(sen.Sentinels, "127.0.0.1:1")
-	if _, err := sen.Agreed(ctx); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1: ") {
+	if _, err := k.Agreed(ctx); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1: ") {
 		t.Errorf("with a Sentinel that does not answer: %v", err)
 	}
 }

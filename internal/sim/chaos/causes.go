@@ -152,7 +152,7 @@ func (r *run) unlockNoToken(k *duplicated) (string, bool) {
 // lock was found missing on the new master.
 func (r *run) lockFailover(k *duplicated) (string, bool) {
 	a := r.faultLease
-	if r.plan.Fault != Failover || r.fired == nil || a == nil || a.key != k.key || (r.fo != nil && !r.fo.lost) {
+	if r.plan.Fault != Failover || r.fired == nil || a == nil || a.key != k.key || (r.fo != nil && r.fo.lostSeq == 0) {
 		return "", false
 	}
 	b := r.grantedAgain(a)

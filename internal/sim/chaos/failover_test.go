@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,44 +218,151 @@ func TestFailoverSentinelSafeFlow(t *testing.T) {
 }
 
 // TestFailoverSentinelCancelRestores: a run cancelled (Ctrl-C) while the
-// replica is cut off gives it its masterauth back all the same.
+// replica is being cut off, or once it is cut off and waits for the
+// failover (the victim's lock already taken on the master), gives it its
+// masterauth back all the same.
 func TestFailoverSentinelCancelRestores(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	cases := []struct {
+		name string
+		// now says when to cancel, given the replica's masterauth and
+		// whether the master has the victim's lock.
+		now func(masterauth string, locked bool) bool
+	}{
+		{"during the cut", func(auth string, _ bool) bool { return strings.HasPrefix(auth, "dupctl-cut-") }},
+		{"cut, waiting for the failover", func(auth string, locked bool) bool { return strings.HasPrefix(auth, "dupctl-cut-") && locked }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := testenv.RedisSentinel(t, testenv.SentinelOptions{})
+			f := setupRedis(t, s.URL, "failover", "IDEM=none", "WORK=4s", "LOCK_TTL=30s")
+			f.opts.Runs, f.opts.Keys = 1, 1
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cut := make(chan struct{})
+			go func() {
+				m, n := s.Node(s.Servers[0]), s.Node(s.Servers[1])
+				defer m.Close()
+				defer n.Close()
+				for ctx.Err() == nil {
+					auth, _ := n.ConfigGet(ctx, "masterauth").Result()
+					locked := false
+					if id := f.firstID(); id != "" {
+						locked = m.Exists(ctx, victimLock(id)).Val() == 1
+					}
+					if c.now(auth["masterauth"], locked) {
+						close(cut)
+						cancel()
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+			_, err := chaos.Run(ctx, f.deps, f.opts)
+			select {
+			case <-cut:
+			default:
+				t.Fatalf("the run was never cancelled (run: %v)", err)
+			}
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err %v, want the cancel", err)
+			}
+			for _, addr := range s.Servers {
+				n := s.Node(addr)
+				auth, err := n.ConfigGet(context.Background(), "masterauth").Result()
+				n.Close()
+				if err != nil || auth["masterauth"] != "" {
+					t.Errorf("%s: masterauth %q (%v), want it back to none", addr, auth["masterauth"], err)
+				}
+			}
+		})
+	}
+}
+
+// victimLock is goworker's lock key of a run's first (and victim) key.
+func victimLock(id string) string {
+	return "lock:payment:order:" + id + "-1"
+}
+
+// TestFailoverSentinelMissedLockRestores: the replica is cut off before
+// the victim's SET NX, but another holder has the lock, so the command
+// takes nothing: the replica gets its masterauth back at once (before the
+// worker's next try cuts it off again), and the run goes on to a real
+// failover once the lock is free.
+func TestFailoverSentinelMissedLockRestores(t *testing.T) {
 	testenv.Need(t, testenv.Redis)
 	s := testenv.RedisSentinel(t, testenv.SentinelOptions{})
 	f := setupRedis(t, s.URL, "failover", "IDEM=none", "WORK=4s", "LOCK_TTL=30s")
 	f.opts.Runs, f.opts.Keys = 1, 1
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cut := make(chan struct{})
-	go func() { // cancel the run once a replica's masterauth is dupctl's wrong one
-		n := s.Node(s.Servers[1])
-		defer n.Close()
+	master, replica := s.Node(s.Servers[0]), s.Node(s.Servers[1])
+	defer master.Close()
+	defer replica.Close()
+	held := make(chan string, 1)
+	onStart := f.opts.OnStart
+	f.opts.OnStart = func(id string) {
+		onStart(id)
+		if err := master.Set(ctx, victimLock(id), "another-holder", time.Minute).Err(); err != nil {
+			t.Error(err)
+		}
+		held <- victimLock(id)
+	}
+	// The replica's masterauth after the first cut's: its own ("") when the
+	// missed lock restored it, another cut's when not. Either way the lock
+	// is then let go, once the replica is connected to the master again
+	// (ROLE): a cut that lands while it is still reconnecting with the
+	// right masterauth (the handshake's AUTH sent) does not stop that
+	// reconnection, and the lock would then replicate.
+	after := make(chan string, 1)
+	go func() {
+		var lock, first string
+		select {
+		case lock = <-held:
+		case <-ctx.Done():
+			return
+		}
+		defer master.Del(context.Background(), lock)
 		for ctx.Err() == nil {
-			if auth, _ := n.ConfigGet(ctx, "masterauth").Result(); strings.HasPrefix(auth["masterauth"], "dupctl-cut-") {
-				close(cut)
-				cancel()
+			auth, err := replica.ConfigGet(ctx, "masterauth").Result()
+			v := auth["masterauth"]
+			switch {
+			case err != nil:
+			case first == "" && strings.HasPrefix(v, "dupctl-cut-"):
+				first = v
+			case first != "" && v != first:
+				after <- v
+				for ctx.Err() == nil {
+					if role, err := replica.Do(ctx, "ROLE").Slice(); err == nil && len(role) > 3 && role[3] == "connected" {
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
 				return
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(time.Millisecond)
 		}
 	}()
-	_, err := chaos.Run(ctx, f.deps, f.opts)
+	res, err := chaos.Run(ctx, f.deps, f.opts)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case <-cut:
-	default:
-		t.Fatalf("the replica was never cut off (run: %v)", err)
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err %v, want the cancel", err)
-	}
-	for _, addr := range s.Servers {
-		n := s.Node(addr)
-		auth, err := n.ConfigGet(context.Background(), "masterauth").Result()
-		n.Close()
-		if err != nil || auth["masterauth"] != "" {
-			t.Errorf("%s: masterauth %q (%v), want it back to none", addr, auth["masterauth"], err)
+	case v := <-after:
+		if v != "" {
+			t.Errorf("after the missed lock's cut the replica's masterauth went to %q, want its own (none) back first", v)
 		}
+	default:
+		t.Fatalf("the replica was never cut off, or never given anything else back\n%s", describe(res))
 	}
+	rr := res.Runs[0]
+	if !slices.ContainsFunc(rr.Events, func(e chaos.Event) bool {
+		return e.Kind == "replica-restored" && strings.Contains(e.Text, "SET did not take the lock")
+	}) {
+		t.Errorf("no event says the SET NX took nothing and the replica got its masterauth back\n%s", describe(res))
+	}
+	realFailover(t, res, rr)
 }
 
 // TestFailoverSentinelRefusedConfig: a replica whose ACL refuses CONFIG
@@ -277,6 +385,58 @@ func TestFailoverSentinelRefusedConfig(t *testing.T) {
 		t.Errorf("workers ran: %s", workers.String())
 	}
 }
+
+// TestFailoverSentinelRefusedCutUpFront: a replica whose ACL lets dupctl
+// read its masterauth but refuses a command of the cut stops the run
+// before any worker starts, as ACL DRYRUN says; for a user that may not
+// ask ACL DRYRUN the refusal comes at the cut, mid-run, and the replica
+// gets its masterauth back.
+func TestFailoverSentinelRefusedCutUpFront(t *testing.T) {
+	testenv.Need(t, testenv.Redis)
+	s := testenv.RedisSentinel(t, testenv.SentinelOptions{})
+	replica := s.Servers[1]
+	f := setupRedis(t, s.URL, "failover", "IDEM=none", "WORK=1s", "LOCK_TTL=30s")
+	f.opts.Runs, f.opts.Keys = 1, 1
+	cases := []struct {
+		rules, want string
+		upFront     bool
+	}{
+		{"-config|set", "CONFIG SET masterauth on " + replica + ": ACL DRYRUN default: This user has no permissions", true},
+		{"-client|kill", "CLIENT KILL TYPE master on " + replica + ": ACL DRYRUN default: This user has no permissions", true},
+		{"-config|rewrite", "CONFIG REWRITE on " + replica + ": ACL DRYRUN default: This user has no permissions", true},
+		// Last: without ACL the rules cannot be taken back.
+		{"-client|kill -acl", "CLIENT KILL TYPE master on " + replica + ": NOPERM", false},
+	}
+	for _, c := range cases {
+		rules := strings.Fields(c.rules)
+		for _, r := range rules {
+			acl(t, s.Node(replica), r)
+		}
+		started := 0 // workers, as each is given its output file
+		f.opts.WorkerFile = func(uint64, int, string) (io.WriteCloser, error) { started++; return discard{}, nil }
+		_, err := chaos.Run(context.Background(), f.deps, f.opts)
+		var sys *problem.Unavailable
+		if !errors.As(err, &sys) || !strings.Contains(err.Error(), c.want) || !strings.Contains(sys.Hint, "CLIENT KILL") {
+			t.Errorf("%s: err %v (%T), want %q with a hint", c.rules, err, err, c.want)
+		}
+		if ran := started > 0; ran == c.upFront {
+			t.Errorf("%s: %d workers started, want them to start: %v", c.rules, started, !c.upFront)
+		}
+		n := s.Node(replica)
+		if auth, err := n.ConfigGet(context.Background(), "masterauth").Result(); err != nil || auth["masterauth"] != "" {
+			t.Errorf("%s: the replica's masterauth is %q (%v), want none", c.rules, auth["masterauth"], err)
+		}
+		n.Close()
+		if c.upFront {
+			acl(t, s.Node(replica), "+"+strings.TrimPrefix(rules[0], "-"))
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) Close() error                { return nil }
 
 // TestFailoverSentinelRefusedFailoverRestores: Sentinels that refuse
 // SENTINEL FAILOVER fail the run once the replica was cut off and the lock

@@ -856,6 +856,7 @@ func (r *run) cleanup() error {
 	// replica left cut off would never sync again.
 	_ = r.resumeReplica("as the run ends")
 	foErr := r.endFailover()
+	r.closeFailover()
 	for _, p := range procs {
 		select {
 		case <-p.done:

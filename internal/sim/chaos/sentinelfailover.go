@@ -57,105 +57,162 @@ const sentinelHint = "simulate failover fails a Sentinel setup over for real: th
 // sentinelFailover is one run's real failover of the Sentinel setup the
 // workers' Redis URL names.
 type sentinelFailover struct {
-	s *connect.Sentinel
+	s  *connect.Sentinel
+	cl *connect.Clients // one per Sentinel and data node for the run
 	// master and replicas are the setup as the run found it: the master
-	// every Sentinel names, and the replicas in sync with it.
-	master   string
-	replicas []string
-	waited   time.Duration // for the setup to be ready
+	// every Sentinel names, and the replicas in sync with it; masterauth
+	// is each replica's own, which a cut replica gets back.
+	master     string
+	replicas   []string
+	masterauth map[string]string
+	waited     time.Duration // for the setup to be ready
 
 	// cutMu serialises cutting and restoring; cut are the replicas cut
-	// off, with the masterauth each gets back.
+	// off.
 	cutMu sync.Mutex
-	cut   []cutReplica
+	cut   []string
 
 	// Under run.mu: cutting while the replicas are being cut; cutFor the
 	// lock command they were cut for (nil when none is cut); running while
-	// the failover goes on; newMaster where it went, lost whether the
-	// lock key was missing there (checked once looked for), lostSeq the
-	// event saying so.
+	// the failover goes on; newMaster where it went, once the lock was
+	// looked for there; lostSeq the event saying it was missing there (0
+	// while it was not found missing).
 	cutting   bool
 	cutFor    any
 	running   bool
 	newMaster string
-	checked   bool
-	lost      bool
 	lostSeq   int
 	wg        sync.WaitGroup
 }
 
-type cutReplica struct {
-	addr, masterauth string
+// poll calls try at once, then every `every`, until it is done or fails,
+// or ctx ends: then it reports not done and no error.
+func poll(ctx context.Context, every time.Duration, try func() (done bool, err error)) (bool, error) {
+	for {
+		if done, err := try(); done || err != nil {
+			return done, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-time.After(every):
+		}
+	}
 }
 
 // newSentinelFailover waits until the Sentinel setup can fail over for
 // real: the Sentinels agree on a master, it says it is one, and every
 // replica they list up is connected to it. Each replica must be on
-// loopback unless AllowRemote, and must let dupctl read its masterauth.
+// loopback unless AllowRemote, must let dupctl read its masterauth, and
+// must not refuse the cut's commands where ACL DRYRUN can tell.
 func newSentinelFailover(ctx context.Context, o *Options) (*sentinelFailover, error) {
 	s, err := connect.ParseSentinel(o.RedisURL)
 	if err != nil {
 		return nil, err
 	}
+	f := &sentinelFailover{s: s, cl: s.Keep()}
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, sentinelReadyWait)
 	defer cancel()
-	for {
-		master, replicas, why, err := sentinelReady(wctx, s)
-		if err != nil {
-			return nil, err
-		}
-		if why == "" {
-			f := &sentinelFailover{s: s, master: master, replicas: replicas, waited: time.Since(start)}
-			if err := f.check(wctx, o.AllowRemote); err != nil {
-				return nil, err
-			}
-			return f, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-wctx.Done():
-			return nil, problem.System(fmt.Errorf("the Sentinel setup at %s was not ready to fail over within %s: %s",
-				s.Target(), sentinelReadyWait, why), "a failover needs the Sentinels to agree on the master and a replica in sync with it")
-		case <-time.After(200 * time.Millisecond):
-		}
+	var why string
+	ready, err := poll(wctx, 200*time.Millisecond, func() (bool, error) {
+		var err error
+		f.master, f.replicas, why, err = f.ready(wctx)
+		return why == "", err
+	})
+	switch {
+	case err != nil:
+	case !ready && ctx.Err() != nil:
+		err = ctx.Err()
+	case !ready:
+		err = problem.System(fmt.Errorf("the Sentinel setup at %s was not ready to fail over within %s: %s",
+			s.Target(), sentinelReadyWait, why), "a failover needs the Sentinels to agree on the master and a replica in sync with it")
+	default:
+		f.waited = time.Since(start)
+		err = f.check(wctx, o.AllowRemote)
 	}
+	if err != nil {
+		f.cl.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
-// check holds the replicas to the loopback rule and reads their
-// masterauth once, so that a refusal is said before any worker starts.
+// check holds the replicas to the loopback rule, reads their masterauth
+// (the only time: a cut replica gets this one back) and asks whether the
+// cut's commands would be refused, so that a refusal is said before any
+// worker starts.
 func (f *sentinelFailover) check(ctx context.Context, allowRemote bool) error {
+	f.masterauth = map[string]string{}
 	for _, addr := range f.replicas {
 		if !allowRemote && !connect.IsLoopback("redis://"+addr) {
 			return &problem.Input{Why: fmt.Sprintf("the Sentinels at %s list the replica %s, which is not a loopback address, "+
 				"and simulate failover changes its settings", f.s.Target(), addr), Hint: "pass {AllowRemote} to run against it anyway"}
 		}
-		c := f.s.NodeClient(addr)
-		err := c.ConfigGet(ctx, "masterauth").Err()
-		c.Close()
+		c := f.cl.Node(addr)
+		kv, err := c.ConfigGet(ctx, "masterauth").Result()
 		if err != nil {
 			return refused("CONFIG GET masterauth", addr, err)
+		}
+		f.masterauth[addr] = kv["masterauth"]
+		if err := dryRun(ctx, c, addr); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// sentinelReady reads the setup: why it is not ready yet ("" when it is),
-// or an error that waiting will not cure.
-func sentinelReady(ctx context.Context, s *connect.Sentinel) (master string, replicas []string, why string, err error) {
-	master, err = s.Agreed(ctx)
+// cutCommands are the commands a replica is sent to cut it off and give
+// it its setting back (see cutOne and restoreLocked), as errors name them.
+var cutCommands = []struct {
+	name string
+	args []any
+}{
+	{"CONFIG SET masterauth", []any{"CONFIG", "SET", "masterauth", "x"}},
+	{"CLIENT KILL TYPE master", []any{"CLIENT", "KILL", "TYPE", "master"}},
+	{"CONFIG REWRITE", []any{"CONFIG", "REWRITE"}},
+}
+
+// dryRun asks the replica whether the connected user may send it the
+// cut's commands (ACL WHOAMI, then ACL DRYRUN: Redis >= 7), without
+// running them. Where that cannot be asked (an older Redis, or a user
+// refused ACL WHOAMI or ACL DRYRUN), nothing is checked and a refusal
+// shows at the cut, mid-run: no other read says it (ACL GETUSER's rules
+// would need Redis's own matching of categories, subcommands and
+// selectors), and trying the commands would change the replica.
+func dryRun(ctx context.Context, c *redis.Client, addr string) error {
+	user, err := c.Do(ctx, "ACL", "WHOAMI").Text()
+	if err != nil {
+		return nil
+	}
+	for _, cmd := range cutCommands {
+		said, err := c.Do(ctx, append([]any{"ACL", "DRYRUN", user}, cmd.args...)...).Text()
+		switch {
+		case err == nil && said == "OK":
+		case err == nil: // "This user has no permissions to run the 'config|set' command"
+			return refused(cmd.name, addr, fmt.Errorf("ACL DRYRUN %s: %s", user, said))
+		case strings.HasPrefix(err.Error(), "ERR Command '"): // "... 'config' not found": renamed away
+			return refused(cmd.name, addr, fmt.Errorf("ACL DRYRUN %s: %w", user, err))
+		default: // ACL DRYRUN itself refused, or unknown before Redis 7
+			return nil
+		}
+	}
+	return nil
+}
+
+// ready reads the setup: why it is not ready yet ("" when it is), or an
+// error that waiting will not cure.
+func (f *sentinelFailover) ready(ctx context.Context) (master string, replicas []string, why string, err error) {
+	master, err = f.cl.Agreed(ctx)
 	if err != nil {
 		return "", nil, err.Error(), nil
 	}
-	if role, err := roleOf(ctx, s, master); err != nil || role[0] != "master" {
+	if role, err := f.role(ctx, master); err != nil || role[0] != "master" {
 		return "", nil, fmt.Sprintf("the master %s does not say it is one yet (ROLE %v %v)", master, role, err), refusal(err, "ROLE", master)
 	}
 	var list []map[string]string
-	for _, a := range s.Sentinels {
-		c := s.SentinelClient(a)
-		list, err = c.Replicas(ctx, s.Master).Result()
-		c.Close()
+	for _, a := range f.s.Sentinels {
+		list, err = f.cl.Sentinel(a).Replicas(ctx, f.s.Master).Result()
 		if err == nil {
 			break
 		}
@@ -168,7 +225,7 @@ func sentinelReady(ctx context.Context, s *connect.Sentinel) (master string, rep
 			continue
 		}
 		addr := net.JoinHostPort(rep["ip"], rep["port"])
-		role, err := roleOf(ctx, s, addr)
+		role, err := f.role(ctx, addr)
 		if err != nil || len(role) < 4 || role[0] != "slave" || net.JoinHostPort(fmt.Sprint(role[1]), fmt.Sprint(role[2])) != master ||
 			role[3] != "connected" {
 			return "", nil, fmt.Sprintf("the replica %s is not in sync with the master %s yet (ROLE %v %v)", addr, master, role, err),
@@ -182,11 +239,9 @@ func sentinelReady(ctx context.Context, s *connect.Sentinel) (master string, rep
 	return master, replicas, "", nil
 }
 
-// roleOf is ROLE on a data node.
-func roleOf(ctx context.Context, s *connect.Sentinel, addr string) ([]any, error) {
-	c := s.NodeClient(addr)
-	defer c.Close()
-	role, err := c.Do(ctx, "ROLE").Slice()
+// role is ROLE on a data node.
+func (f *sentinelFailover) role(ctx context.Context, addr string) ([]any, error) {
+	role, err := f.cl.Node(addr).Do(ctx, "ROLE").Slice()
 	if err == nil && len(role) == 0 {
 		err = errors.New("empty reply")
 	}
@@ -233,33 +288,25 @@ func (f *sentinelFailover) cutReplicas(ctx context.Context) error {
 
 // cutOne cuts one replica off; the caller holds cutMu.
 func (f *sentinelFailover) cutOne(ctx context.Context, addr, wrong string) error {
-	c := f.s.NodeClient(addr)
-	defer c.Close()
-	kv, err := c.ConfigGet(ctx, "masterauth").Result()
-	if err != nil {
-		return refused("CONFIG GET masterauth", addr, err)
-	}
+	c := f.cl.Node(addr)
 	if err := c.ConfigSet(ctx, "masterauth", wrong).Err(); err != nil {
 		return refused("CONFIG SET masterauth", addr, err)
 	}
-	f.cut = append(f.cut, cutReplica{addr: addr, masterauth: kv["masterauth"]})
+	f.cut = append(f.cut, addr)
 	if err := c.ClientKillByFilter(ctx, "TYPE", "master").Err(); err != nil {
 		return refused("CLIENT KILL TYPE master", addr, err)
 	}
-	for {
+	down, err := poll(ctx, 10*time.Millisecond, func() (bool, error) {
 		info, err := c.Info(ctx, "replication").Result()
-		switch {
-		case err != nil:
-			return refused("INFO replication", addr, err)
-		case strings.Contains(info, "master_link_status:down"):
-			return nil
+		if err != nil {
+			return false, refused("INFO replication", addr, err)
 		}
-		select {
-		case <-ctx.Done():
-			return problem.System(fmt.Errorf("the replica %s still says master_link_status:up after CLIENT KILL TYPE master", addr), sentinelHint)
-		case <-time.After(10 * time.Millisecond):
-		}
+		return strings.Contains(info, "master_link_status:down"), nil
+	})
+	if err == nil && !down {
+		err = problem.System(fmt.Errorf("the replica %s still says master_link_status:up after CLIENT KILL TYPE master", addr), sentinelHint)
 	}
+	return err
 }
 
 // restore gives every cut replica its masterauth back (and writes it to
@@ -276,17 +323,16 @@ func (f *sentinelFailover) restoreLocked() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var errs []error
-	for _, r := range f.cut {
-		c := f.s.NodeClient(r.addr)
-		err := c.ConfigSet(ctx, "masterauth", r.masterauth).Err()
+	for _, addr := range f.cut {
+		c := f.cl.Node(addr)
+		err := c.ConfigSet(ctx, "masterauth", f.masterauth[addr]).Err()
 		if err == nil {
 			if err = c.ConfigRewrite(ctx).Err(); err != nil && strings.Contains(err.Error(), "without a config file") {
 				err = nil
 			}
 		}
-		c.Close()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", r.addr, err))
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 		}
 	}
 	f.cut = nil
@@ -313,41 +359,41 @@ func (f *sentinelFailover) force(ctx context.Context) (newMaster string, err err
 		return "", err
 	}
 	restored := false
-	for {
-		addr, why := f.named(ctx)
+	var why string
+	named, err := poll(ctx, 50*time.Millisecond, func() (bool, error) {
+		newMaster, why = f.named(ctx)
 		if !restored && (why == "" || f.promoted(ctx)) {
 			// The promoted replica needs no master any more; the others
 			// must follow it, which Sentinel waits for before it names it.
 			if err := f.restore(); err != nil {
-				return "", err
+				return false, err
 			}
 			restored = true
 		}
-		if why == "" {
-			return addr, nil
-		}
-		select {
-		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				return "", problem.System(fmt.Errorf("SENTINEL FAILOVER %s: no new master within %s: %s", f.s.Master, sentinelFailoverWait, why), "")
-			}
-			return "", ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		return why == "", nil
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case named:
+		return newMaster, nil
+	case ctx.Err() == context.DeadlineExceeded:
+		return "", problem.System(fmt.Errorf("SENTINEL FAILOVER %s: no new master within %s: %s", f.s.Master, sentinelFailoverWait, why), "")
 	}
+	return "", ctx.Err()
 }
 
 // named is the new master when every Sentinel names it and it says it is
 // one; otherwise why not.
 func (f *sentinelFailover) named(ctx context.Context) (addr, why string) {
-	addr, err := f.s.Agreed(ctx)
+	addr, err := f.cl.Agreed(ctx)
 	switch {
 	case err != nil:
 		return "", err.Error()
 	case addr == f.master:
 		return "", "the Sentinels still name " + addr
 	}
-	if role, err := roleOf(ctx, f.s, addr); err != nil || role[0] != "master" {
+	if role, err := f.role(ctx, addr); err != nil || role[0] != "master" {
 		return "", fmt.Sprintf("%s does not say it is a master yet (ROLE %v %v)", addr, role, err)
 	}
 	return addr, ""
@@ -357,26 +403,24 @@ func (f *sentinelFailover) named(ctx context.Context) (addr, why string) {
 // it; a Sentinel that does not deem the replica fit yet is asked again.
 func (f *sentinelFailover) ask(ctx context.Context) error {
 	var errs []string
-	for {
+	taken, err := poll(ctx, 200*time.Millisecond, func() (bool, error) {
 		errs = errs[:0]
 		for _, a := range f.s.Sentinels {
-			c := f.s.SentinelClient(a)
-			err := c.Failover(ctx, f.s.Master).Err()
-			c.Close()
+			err := f.cl.Sentinel(a).Failover(ctx, f.s.Master).Err()
 			if err == nil {
-				return nil
+				return true, nil
 			}
 			if rerr := refusal(err, "SENTINEL FAILOVER", a); rerr != nil {
-				return rerr
+				return false, rerr
 			}
 			errs = append(errs, a+": "+err.Error())
 		}
-		select {
-		case <-ctx.Done():
-			return problem.System(fmt.Errorf("SENTINEL FAILOVER %s: %s", f.s.Master, strings.Join(errs, "; ")), sentinelHint)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return false, nil
+	})
+	if err == nil && !taken {
+		err = problem.System(fmt.Errorf("SENTINEL FAILOVER %s: %s", f.s.Master, strings.Join(errs, "; ")), sentinelHint)
 	}
+	return err
 }
 
 // promoted reports whether a cut replica says it is a master now.
@@ -384,8 +428,8 @@ func (f *sentinelFailover) promoted(ctx context.Context) bool {
 	f.cutMu.Lock()
 	cut := slices.Clone(f.cut)
 	f.cutMu.Unlock()
-	for _, r := range cut {
-		if role, err := roleOf(ctx, f.s, r.addr); err == nil && role[0] == "master" {
+	for _, addr := range cut {
+		if role, err := f.role(ctx, addr); err == nil && role[0] == "master" {
 			return true
 		}
 	}
@@ -394,9 +438,7 @@ func (f *sentinelFailover) promoted(ctx context.Context) bool {
 
 // holds reports whether the data node at addr has the key.
 func (f *sentinelFailover) holds(ctx context.Context, addr, key string) (bool, error) {
-	c := f.s.NodeClient(addr)
-	defer c.Close()
-	n, err := c.Exists(ctx, key).Result()
+	n, err := f.cl.Node(addr).Exists(ctx, key).Result()
 	if err != nil {
 		return false, refused("EXISTS "+strconv.Quote(key), addr, err)
 	}
@@ -565,7 +607,7 @@ func (r *run) runFailover(key, lock string) {
 		}
 		return
 	}
-	f.newMaster, f.checked, f.lost = addr, true, !held
+	f.newMaster = addr
 	text := fmt.Sprintf("the Sentinels name the new master %s in place of %s, %s after SENTINEL FAILOVER; ", addr, f.master,
 		time.Since(start).Round(time.Millisecond))
 	if held {
@@ -596,14 +638,22 @@ func (r *run) endFailover() error {
 	return r.fo.restore()
 }
 
+// closeFailover closes the failover's clients once the run's cleanup
+// undid any cut: until it set stopping, a lock command could still cut.
+func (r *run) closeFailover() {
+	if r.fo != nil {
+		r.fo.cl.Close()
+	}
+}
+
 // failoverUnproven says why the real failover proved nothing ("" when it
 // lost the lock). The caller holds r.mu.
 func (r *run) failoverUnproven() string {
 	f := r.fo
 	switch {
-	case f == nil || f.lost:
+	case f == nil || f.lostSeq > 0:
 		return ""
-	case !f.checked:
+	case f.newMaster == "":
 		return "the failover did not complete, so the lock was never looked for on a new master"
 	}
 	return fmt.Sprintf("the lock %s was on the new master %s after the failover: it had replicated after all, nothing was lost",

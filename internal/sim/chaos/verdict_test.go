@@ -120,7 +120,7 @@ func TestUnmetConditions(t *testing.T) {
 		}, "handled one after the other"},
 		{"real failover: the lock had replicated", Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, func(r *run) {
 			failoverLeases(r, ms)
-			r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", checked: true}
+			r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2"}
 		}, "the lock lock:k was on the new master 127.0.0.1:2 after the failover: it had replicated after all"},
 		{"real failover: not completed", Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, func(r *run) {
 			failoverLeases(r, ms)
@@ -128,7 +128,7 @@ func TestUnmetConditions(t *testing.T) {
 		}, "the failover did not complete"},
 		{"real failover: lost, and granted again", Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, func(r *run) {
 			failoverLeases(r, ms)
-			r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", checked: true, lost: true}
+			r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", lostSeq: 2}
 		}, ""},
 		{"stale-cache: nothing lagged", Plan{Fault: LagCache, Point: AfterAck, Victim: "k"}, func(r *run) {
 			r.o.CacheKeys = "status:*"
@@ -161,12 +161,12 @@ func TestFailoverKeptLockIsNoCause(t *testing.T) {
 	r := judged(Plan{Fault: Failover, Point: AfterLock, Victim: "k"}, "k")
 	r.firedAtMs(100, "W1")
 	failoverLeases(r, func(r *run, n int) time.Time { return r.start.Add(time.Duration(n) * time.Millisecond) })
-	r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2", checked: true}
+	r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2"}
 	k := &duplicated{key: "k", leases: r.leases}
 	if why, ok := r.lockFailover(k); ok {
 		t.Errorf("a kept lock is named a failover: %s", why)
 	}
-	r.fo.lost = true
+	r.fo.lostSeq = 2 // the event saying the lock was missing on the new master
 	if why, ok := r.lockFailover(k); !ok || !strings.Contains(why, "a real failover: 127.0.0.1:2 promoted in place of 127.0.0.1:1") {
 		t.Errorf("a lost lock: %v %q", ok, why)
 	}
