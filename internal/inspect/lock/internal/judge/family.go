@@ -222,7 +222,9 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 			f.ownerEx[own.Class] = AppendEx(f.ownerEx[own.Class], o.Key+" = "+Quote(r.Owner))
 			problems = append(problems, ownerRule(own.Class).Code)
 		}
-		if r.Owner != "" && own.Class != OwnerConstant {
+		// Two locks taken in one tick of a clock share a timestamp owner:
+		// a weak token (LOCK_TOKEN_LOW_ENTROPY), not one process's id.
+		if r.Owner != "" && own.Class != OwnerConstant && own.Class != OwnerTimestamp {
 			f.values.add(r.Owner)
 		}
 	}
