@@ -1,13 +1,11 @@
 package lock_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,22 +31,7 @@ func TestInspectLocksWrittenByNodeLibraries(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "REDIS_URL=redis://"+c.Options().Addr+"/"+strconv.Itoa(c.Options().DB), "PREFIX="+p)
-	cmd.Stderr = &strings.Builder{}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); _ = cmd.Wait() }()
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("fixtures.js: %q %v\n%s", line, err, cmd.Stderr)
-	}
+	holdFixture(t, cmd)
 
 	res, err := lock.Run(ctx, c, lock.Options{All: true, Top: 100})
 	if err != nil {
