@@ -206,3 +206,18 @@ func TestCatalogueLeavesData(t *testing.T) {
 		}
 	}
 }
+
+// TestAnyFormatKeepsOwner: an entry that does not check its string value
+// (format any) still hands it over as the owner, or every such lock read
+// as one with an empty, constant owner (kombu's mutex, node-resque's
+// leader).
+func TestAnyFormatKeepsOwner(t *testing.T) {
+	for _, k := range []keyspace.Key{
+		{Key: "unacked_mutex", Type: "string", PTTL: 300000, Read: true, Value: "5b0f3e0ab7d111ef9c3e0242ac120002"},
+		{Key: "resque:resque_scheduler_leader_lock", Type: "string", PTTL: 180000, Read: true, Value: "worker-7:32000"},
+	} {
+		if r := Default.Recognise(&k); r.Owner != k.Value {
+			t.Errorf("%s: owner %q, want %q", k.Key, r.Owner, k.Value)
+		}
+	}
+}
