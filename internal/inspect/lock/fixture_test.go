@@ -2,10 +2,37 @@ package lock_test
 
 import (
 	"bufio"
+	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/redis/go-redis/v9"
 )
+
+// redisURLEnv is REDIS_URL for a fixture program writing to c's database.
+func redisURLEnv(c *redis.Client) string {
+	return "REDIS_URL=redis://" + c.Options().Addr + "/" + strconv.Itoa(c.Options().DB)
+}
+
+// holdNodeFixture installs the npm packages testdata/<dir>/package.json
+// pins and holds testdata/<dir>/fixtures.js, writing to c's database (env:
+// more of its environment).
+func holdNodeFixture(ctx context.Context, t *testing.T, dir string, c *redis.Client, env ...string) {
+	t.Helper()
+	modules := testenv.NodeModules(t, filepath.Join("testdata", dir, "package.json"))
+	script, err := filepath.Abs(filepath.Join("testdata", dir, "fixtures.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+modules, redisURLEnv(c)), env...)
+	holdFixture(t, cmd)
+}
 
 // holdFixture starts a fixture program - keys written by libraries' own
 // code, locks held until its stdin closes - and returns once it printed

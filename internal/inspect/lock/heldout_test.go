@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +31,6 @@ import (
 // nothing else is a lock or raises a warning, and the data is skipped
 // saying what it is.
 func TestInspectHeldOutLibraries(t *testing.T) {
-	modules := testenv.NodeModules(t, filepath.Join("testdata", "npm-heldout", "package.json"))
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		if testenv.Required() {
@@ -41,26 +39,20 @@ func TestInspectHeldOutLibraries(t *testing.T) {
 		t.Skip("no go on PATH to build testdata/go-heldout")
 	}
 	c := testenv.RedisDB(t)
-	url := "REDIS_URL=redis://" + c.Options().Addr + "/" + strconv.Itoa(c.Options().DB)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-
 	// Its own module (go.mod, go.sum): the libraries stay out of dupctl's.
+	// Built before any fixture runs: a first build downloads and compiles
+	// for minutes, longer than the fixtures' one-minute leases.
 	bin := filepath.Join(t.TempDir(), "heldout")
 	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".")
 	build.Dir = filepath.Join("testdata", "go-heldout")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build testdata/go-heldout: %v\n%s", err, out)
 	}
-	script, err := filepath.Abs(filepath.Join("testdata", "npm-heldout", "fixtures.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := exec.CommandContext(ctx, "node", script)
-	node.Env = append(os.Environ(), "NODE_PATH="+modules, url)
-	holdFixture(t, node)
+	holdNodeFixture(ctx, t, "npm-heldout", c)
 	golibs := exec.CommandContext(ctx, bin)
-	golibs.Env = append(os.Environ(), url)
+	golibs.Env = append(os.Environ(), redisURLEnv(c))
 	holdFixture(t, golibs)
 
 	// The CLI's defaults (--max-ttl 1h).

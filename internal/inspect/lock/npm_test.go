@@ -2,10 +2,6 @@ package lock_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,18 +16,11 @@ import (
 // keys: every family is found and named, nothing else is a lock, and no
 // healthy lock gets a warning.
 func TestInspectLocksWrittenByNodeLibraries(t *testing.T) {
-	modules := testenv.NodeModules(t, filepath.Join("testdata", "npm", "package.json"))
 	c := testenv.RedisDB(t)
 	p := testenv.WordName("npm")
-	script, err := filepath.Abs(filepath.Join("testdata", "npm", "fixtures.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "REDIS_URL=redis://"+c.Options().Addr+"/"+strconv.Itoa(c.Options().DB), "PREFIX="+p)
-	holdFixture(t, cmd)
+	holdNodeFixture(ctx, t, "npm", c, "PREFIX="+p)
 
 	res, err := lock.Run(ctx, c, lock.Options{All: true, Top: 100})
 	if err != nil {
