@@ -40,10 +40,12 @@ async function main() {
   const v4 = nodeRedis.createClient({ url });
   await v4.connect();
 
-  // node-resque: QueueLock (resque:lock:<job>:<queue>:<args json> = expiry
-  // epoch, EX lockTimeout) on jobs enqueued where no worker runs; JobLock
-  // (resque:workerslock:...) held by a worker running a job that never ends;
-  // the scheduler's leader lock; the worker's own keys.
+  // node-resque: QueueLock (src/plugins/QueueLock.ts: resque:lock:<job>:
+  // <queue>:<args json> = its expiry, epoch s, EXPIRE lockTimeout) on jobs
+  // enqueued where no worker runs; JobLock (src/plugins/JobLock.ts:
+  // resque:workerslock:..., SET NX EX) held by workers running a job that
+  // never ends; the scheduler's leader lock (src/core/scheduler.ts
+  // tryForLeader); the workers' own keys (src/core/worker.ts).
   const connection = { redis: new IORedis(url) };
   const jobs = {
     sendInvoice: { plugins: [NR.Plugins.QueueLock], perform: async () => {} },
@@ -68,39 +70,43 @@ async function main() {
   await waitFor(io, 'resque:workerslock:*', 3);
   await waitFor(io, 'resque:resque_scheduler_leader_lock', 1);
 
-  // bee-queue: the job hash, the id counter, waiting and active lists and
-  // the stall-check block (SET stallBlock 1 PX stallInterval NX).
+  // bee-queue (lib/queue.js toKey): the job hash, the id counter, waiting
+  // and active lists and the stall-check block (lib/lua/checkStalledJobs.lua:
+  // SET stallBlock 1 PX stallInterval NX).
   const bq = new BeeQueue('thumbnails', { redis: { url } });
   for (let i = 0; i < 6; i++) await bq.createJob({ image: i }).save();
   bq.process(2, never);
   await waitFor(io, 'bq:thumbnails:stallBlock', 1);
 
-  // redis-lock: SET lock.<name> <expiry ms> PX timeout NX.
+  // redis-lock (index.js acquireLock): SET lock.<name> <expiry ms> PX timeout NX.
   const lock = redisLock(v4);
   for (let i = 0; i < 5; i++) await lock(`report-${i}`, 60000);
 
-  // node-redis-warlock: SET <key>:lock <base64 of a uuid v1> PX ttl NX.
+  // node-redis-warlock (lib/warlock.js lock): SET <key>:lock <base64 of a uuid v1> PX ttl NX.
   const warlock = Warlock(io);
   for (let i = 0; i < 5; i++) {
     await new Promise((res, rej) => warlock.lock(`export:${i}`, 60000, (err) => (err ? rej(err) : res())));
   }
 
-  // rate-limiter-flexible: rlflx:<key> = points consumed, PX duration.
+  // rate-limiter-flexible (lib/RateLimiterRedis.js _upsert): rlflx:<key> =
+  // points consumed, PX duration.
   const rl = new RateLimiterRedis({ storeClient: io, points: 100, duration: 60 });
   for (let i = 0; i < 6; i++) for (let n = 0; n <= i; n++) await rl.consume(`10.0.0.${i}`);
 
-  // @keyv/redis: keyv:<key> = {"value":...,"expires":...} and the namespace set.
+  // @keyv/redis (src/index.ts set): keyv:<key> = {"value":...,"expires":...}
+  // and the namespace set.
   const keyv = new Keyv({ store: new KeyvRedis(url) });
   for (let i = 0; i < 6; i++) await keyv.set(`product:${i}`, { id: i, name: `Product ${i}`, price: 10 * i }, 3600000);
 
-  // Bottleneck's Redis datastore: b_<id>_settings and its companions, two jobs running.
+  // Bottleneck's Redis datastore (src/Scripts.coffee allKeys): b_<id>_settings
+  // and its companions, two jobs running.
   const limiter = new Bottleneck({ id: 'mail-api', datastore: 'ioredis', clientOptions: url, maxConcurrent: 2, minTime: 10 });
   await limiter.ready();
   for (let i = 0; i < 4; i++) limiter.schedule(never).catch(() => {});
 
-  // An express app: express-session with connect-redis (sess:<sid>, JSON,
-  // TTL the cookie's maxAge), express-rate-limit with rate-limit-redis
-  // (rl:<key> = hits, PX windowMs).
+  // An express app: express-session with connect-redis (src/index.ts set:
+  // sess:<sid>, JSON, TTL the cookie's maxAge), express-rate-limit with
+  // rate-limit-redis (source/lib.ts: rl:<key> = hits, PX windowMs).
   const app = express();
   app.use(rateLimit({
     windowMs: 60000, limit: 1000, keyGenerator: (req) => req.get('x-user'),
