@@ -183,3 +183,48 @@ func TestSuggestionNeverConfirmsEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersAtOne: keys holding 1 whose siblings hold other numbers are
+// counters at their first hit (Rack::Attack's throttle counts); beside
+// siblings skipped for anything else, or holding another constant, they
+// stay possible locks.
+func TestCountersAtOne(t *testing.T) {
+	segs := keyshape.Split("rack::attack:29847123:req/ip:10.0.0.1", testNow)
+	tmpl := keyshape.Template(segs)
+	possible := func(vals ...string) *Tally {
+		f := newFamily(tmpl, segs)
+		for _, v := range vals {
+			j := Judged{Observed: keyspace.Key{Key: "rack::attack:29847123:req/ip:10.0.0.1", Type: "string", PTTL: 60000, Read: true,
+				Value: v}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock}, Owner: Owner{Class: OwnerConstant},
+				Certainty: Possible}
+			f.Add(&j, testNow, 0, DefaultMinConfidence)
+		}
+		return f
+	}
+	skipped := func(whys ...string) *Tally {
+		f := newFamily(tmpl, segs)
+		for _, why := range whys {
+			f.AddSkipped(&keyspace.Key{Key: "rack::attack:29847123:req/ip:10.0.0.2", Type: "string"}, why)
+		}
+		return f
+	}
+	counters := skipped(sigInteger.String(), sigInteger.String(), "no TTL")
+	if !possible("1", "1", "0").CountersAtOne(counters) {
+		t.Error("1s among counters not taken for counters")
+	}
+	for name, c := range map[string]struct {
+		f, twin *Tally
+	}{
+		"no twin":               {possible("1"), nil},
+		"twin of other data":    {possible("1"), skipped("no TTL", "no TTL", sigInteger.String())},
+		"a constant not 0 or 1": {possible("1", "locked"), counters},
+	} {
+		if c.f.CountersAtOne(c.twin) {
+			t.Errorf("%s: taken for counters", name)
+		}
+	}
+	counters.AddCounters(possible("1", "1"))
+	if r := counters.SkippedReport(); r.Keys != 5 || r.Reasons[countersAtOne] != 2 {
+		t.Errorf("after AddCounters: %+v", r)
+	}
+}
