@@ -110,7 +110,7 @@ round trip per batch, and finds the locks among them by their shape, not
 their name:
 
   - confirmed locks: keys laid out as a lock library writes them (a
-    catalogue of 27 libraries in 7 languages - Redisson, ShedLock, redsync,
+    catalogue of 37 libraries in 7 languages - Redisson, ShedLock, redsync,
     BullMQ, sidekiq-unique-jobs, python-redis-lock, Laravel, Symfony Lock,
     Hangfire, ... - each entry citing the library's source), keys of your
     own libraries (locks.libraries in dupctl.yaml), and keys you name with
@@ -122,8 +122,10 @@ their name:
     confirm it. Warn and error findings are only about confirmed and
     likely locks.
   - the keys that are not locks - sessions, carts, presence, caches of
-    ids, counters, rate limits, the job libraries' queues - are counted
-    per family with why (-v lists them with a real example each).
+    ids, counters, rate limits, serialised documents, the job libraries'
+    queues and other libraries' own data (rate limiters' counters,
+    heartbeats) - are counted per family with why (-v lists them with a
+    real example each).
 
 For the locks, per key family (the key with its varying parts replaced by
 their shape, e.g. lock:payment:order:{uuid}):

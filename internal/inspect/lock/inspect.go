@@ -530,9 +530,19 @@ func (a *aggregator) finish(res *Result) {
 	for _, segs := range a.fenced {
 		fenced[a.fams.Resolve(segs)] = true
 	}
+	skipped := a.skipped.Finish()
+	twins := map[string]*judge.Tally{}
+	for _, s := range skipped {
+		twins[s.Tmpl] = s
+	}
 	var unfenced []string
 	for _, f := range fams {
 		if a.o.Key == "" && f.Certainty(a.o.MinConfidence) == judge.Possible {
+			if tw := twins[f.Tmpl]; f.CountersAtOne(tw) {
+				tw.AddCounters(f)
+				a.stats.Skipped += f.Keys()
+				continue
+			}
 			a.possible(res, f)
 			continue
 		}
@@ -551,7 +561,7 @@ func (a *aggregator) finish(res *Result) {
 		res.Findings = append(res.Findings, judge.RuleNoFencing.New(english.Count(len(unfenced), "lock family", "lock families"),
 			"no fencing counter next to these mutex families", ev...))
 	}
-	for _, f := range a.skipped.Finish() {
+	for _, f := range skipped {
 		d.Skipped = append(d.Skipped, f.SkippedReport())
 	}
 	for _, l := range a.top.Sorted() {

@@ -1,13 +1,7 @@
 package lock_test
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,33 +16,11 @@ import (
 // keys: every family is found and named, nothing else is a lock, and no
 // healthy lock gets a warning.
 func TestInspectLocksWrittenByNodeLibraries(t *testing.T) {
-	modules := testenv.NodeModules(t, filepath.Join("testdata", "npm", "package.json"))
 	c := testenv.RedisDB(t)
 	p := testenv.WordName("npm")
-	script, err := filepath.Abs(filepath.Join("testdata", "npm", "fixtures.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "REDIS_URL=redis://"+c.Options().Addr+"/"+strconv.Itoa(c.Options().DB), "PREFIX="+p)
-	cmd.Stderr = &strings.Builder{}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); _ = cmd.Wait() }()
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("fixtures.js: %q %v\n%s", line, err, cmd.Stderr)
-	}
+	holdNodeFixture(ctx, t, "npm", c, "PREFIX="+p)
 
 	res, err := lock.Run(ctx, c, lock.Options{All: true, Top: 100})
 	if err != nil {

@@ -51,6 +51,10 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 		}
 		return Confirmed
 	case !lockish:
+		if r.Entry != nil && (r.Role == makers.RoleQueue || r.Role == makers.RoleData) {
+			// What the library keeps there, as the skipped family's why.
+			j.DataShape = r.Entry.Library + " " + r.Entry.Object
+		}
 		return NotLock
 	case r.Confirmed:
 		return Confirmed

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
@@ -158,7 +159,8 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	case otherType && r.Entry == nil: // a sorted set is a lock only in a library's layout (Symfony, redis-semaphore)
 		v.add(sigNotLockType)
 		return v
-	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue:
+	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue ||
+		r.Role == makers.RoleData:
 		v.add(sigCompanion)
 		return v
 	}
@@ -329,6 +331,42 @@ func isSerialized(s string) bool {
 		return true
 	case s[0] == 0x80 && s[1] <= 5: // pickle protocol 2+
 		return true
+	case s[0] > 0x80 && s[0] <= 0x8f && msgpackName(s[1:]): // a MessagePack map, its first key a name
+		return true
+	}
+	return binaryDocument(s)
+}
+
+// msgpackName reports a MessagePack fixstr holding a field name.
+func msgpackName(s string) bool {
+	n := int(s[0]) - 0xa0
+	if n < 1 || n > 31 || len(s) < 1+n {
+		return false
+	}
+	return isFieldName(s[1 : 1+n])
+}
+
+// binaryDocument recognises bytes that are not text yet are no random
+// token either: a gob, MessagePack, protobuf or compressed document (a
+// go-redis/cache entry, a gorilla session) spells its field names and
+// strings in the clear, and runs long. A random token is short, and five
+// letters in a row turn up in 16 random bytes about once in 250.
+func binaryDocument(s string) bool {
+	if utf8.ValidString(s) {
+		return false
+	}
+	if len(s) >= 64 {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			if run++; run >= 5 {
+				return true
+			}
+		} else {
+			run = 0
+		}
 	}
 	return false
 }

@@ -10,6 +10,20 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
+// TestBinaryTokensStayTokens: raw random bytes as a lock's owner (16 and
+// 32 bytes: no run of five letters, not MessagePack) are no document.
+func TestBinaryTokensStayTokens(t *testing.T) {
+	for _, v := range []string{"\x9f\x03\xc4\x8eZq\x01\xe2\x7f\xb0\x11k\xd3\x00\x8a\xfe",
+		"\x84\xa2\x10\x01\xa4\xff\x9c\x03Xy\x11\xe0\xd4\x8b\x02\x90\xb3\xee\x07\x1dQ\xc8\x94\x01\x8f\xa3\x06\x5e\xf1\x02\x99\xd0"} {
+		if got := valueSignals(v, testNow); got != nil {
+			t.Errorf("%q taken for data: %v", v, got)
+		}
+		if c := classifyOwner(v, "k", testNow).Class; c != OwnerRandom {
+			t.Errorf("%q: owner %s, want random", v, c)
+		}
+	}
+}
+
 func TestNameWords(t *testing.T) {
 	for key, want := range map[string][2]bool{
 		"lock:payment:order:42":   {true, false},
@@ -84,6 +98,17 @@ func TestWeigh(t *testing.T) {
 			Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, false},
 		{"cache with lock in the name", keyspace.Key{Key: "cache:lock_screen", Type: "string", PTTL: -1, Read: true,
 			Value: `{"enabled":true}`}, false},
+		// Binary documents, as go-redis/cache v9 (MessagePack; s2 past 64
+		// bytes) and gorilla sessions in rbcervilla/redisstore (gob) wrote
+		// them in testdata/go-heldout: not random tokens.
+		{"go-redis/cache msgpack entry", keyspace.Key{Key: "product:1", Type: "string", PTTL: 3_600_000, Read: true,
+			Value: "\x84\xa2ID\x01\xa4Name\xa9Product 1\xa5Price\xcb@#\x00\x00\x00\x00\x00\x00\xa4Tags\xc0"}, false},
+		{"go-redis/cache s2-compressed entry", keyspace.Key{Key: "product:0", Type: "string", PTTL: 3_600_000, Read: true,
+			Value: "U\xf0T\x84\xa2ID\x00\xa4Name\xa9Product 0\xa5Price\xcb\x00\x00\x00\x00\x00\x00\x00\x00\xa4Tags\x95" +
+				"\xa7kitchen\xa6garden\xa9clearance\xabspring-sale\xa6bundle\x01"}, false},
+		{"gob session under a neutral name", keyspace.Key{Key: "web:LT7BSIIWWYLPUJ522HYRZBSRY5", Type: "string", PTTL: 60_000,
+			Read: true, Value: "\r\x7f\x04\x01\x02\xff\x80\x00\x01\x10\x01\x10\x00\x00;\xff\x80\x00\x02\x06string\x0c\t\x00" +
+				"\auser_id\x03int\x04\x02\x00R"}, false},
 	} {
 		j := Judged{Observed: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
 		judgeKey(&j, testNow)
@@ -135,5 +160,71 @@ func TestPossibleFamiliesAreOneInfoLine(t *testing.T) {
 	if fi.Severity != findings.Info || fi.Code != RulePossible.Code || p.Suggest != "payment:order:*" ||
 		!strings.Contains(fi.Message, "confirm with {LockPatterns} 'payment:order:*'") {
 		t.Errorf("%s %s: %s (%+v)", fi.Severity, fi.Code, fi.Message, p)
+	}
+}
+
+// TestSuggestionNeverConfirmsEverything: a family of one-segment names
+// (gocron-redis-lock's redsync mutexes, named by the job) has the template
+// {id}, whose glob "*" would confirm every key in Redis as a lock: the
+// suggestion keeps what its examples start with.
+func TestSuggestionNeverConfirmsEverything(t *testing.T) {
+	for _, c := range []struct {
+		tmpl     string
+		examples []string
+		want     string
+	}{
+		{"{id}", []string{"cleanup-tenant-0", "cleanup-tenant-1", "cleanup-tenant-2"}, "cleanup-tenant-*"},
+		{"{id}:{int}", []string{"job[a]:1", "job[a]:2"}, `job\[a\]:*`},
+		{"{id}", []string{"alpha", "beta"}, "*"}, // nothing in common: nothing narrower to say
+		{"payment:order:{int}", []string{"payment:order:1", "payment:order:2"}, "payment:order:*"},
+	} {
+		if got := suggestFor(c.tmpl, c.examples); got != c.want {
+			t.Errorf("suggestFor(%q, %q) = %q, want %q", c.tmpl, c.examples, got, c.want)
+		}
+	}
+}
+
+// TestCountersAtOne: keys holding 1 whose siblings hold other numbers are
+// counters at their first hit (Rack::Attack's throttle counts); beside
+// siblings skipped for anything else, or holding another constant, they
+// stay possible locks.
+func TestCountersAtOne(t *testing.T) {
+	segs := keyshape.Split("rack::attack:29847123:req/ip:10.0.0.1", testNow)
+	tmpl := keyshape.Template(segs)
+	possible := func(vals ...string) *Tally {
+		f := newFamily(tmpl, segs)
+		for _, v := range vals {
+			j := Judged{Observed: keyspace.Key{Key: "rack::attack:29847123:req/ip:10.0.0.1", Type: "string", PTTL: 60000, Read: true,
+				Value: v}, Segs: segs, Recognised: makers.Recognised{Role: makers.RoleLock}, Owner: Owner{Class: OwnerConstant},
+				Certainty: Possible}
+			f.Add(&j, testNow, 0, DefaultMinConfidence)
+		}
+		return f
+	}
+	skipped := func(whys ...string) *Tally {
+		f := newFamily(tmpl, segs)
+		for _, why := range whys {
+			f.AddSkipped(&keyspace.Key{Key: "rack::attack:29847123:req/ip:10.0.0.2", Type: "string"}, why)
+		}
+		return f
+	}
+	counters := skipped(sigInteger.String(), sigInteger.String(), "no TTL")
+	if !possible("1", "1", "0").CountersAtOne(counters) {
+		t.Error("1s among counters not taken for counters")
+	}
+	for name, c := range map[string]struct {
+		f, twin *Tally
+	}{
+		"no twin":               {possible("1"), nil},
+		"twin of other data":    {possible("1"), skipped("no TTL", "no TTL", sigInteger.String())},
+		"a constant not 0 or 1": {possible("1", "locked"), counters},
+	} {
+		if c.f.CountersAtOne(c.twin) {
+			t.Errorf("%s: taken for counters", name)
+		}
+	}
+	counters.AddCounters(possible("1", "1"))
+	if r := counters.SkippedReport(); r.Keys != 5 || r.Reasons[countersAtOne] != 2 {
+		t.Errorf("after AddCounters: %+v", r)
 	}
 }

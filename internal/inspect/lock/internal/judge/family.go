@@ -38,6 +38,7 @@ type Tally struct {
 	confident int64 // keys at or above the minimum confidence
 	signals   [numSignals]int64
 	reasons   map[string]int64 // skipped families: why, per key
+	ones      int64            // string values 0 or 1: a flag, or a counter at its first hit
 	noIdle    int64            // candidates read without an idle time
 	roles     map[makers.Role]int64
 	makers    map[string]int64
@@ -152,6 +153,28 @@ func (f *Tally) AddSkipped(o *keyspace.Key, why string) {
 	f.examples = AppendEx(f.examples, o.Key)
 }
 
+// countersAtOne is the why of keys holding 0 or 1 among counters.
+const countersAtOne = "a counter at 0 or 1: its siblings hold other numbers"
+
+// CountersAtOne reports a family of possible locks whose keys all hold 0
+// or 1 while most keys of the same template (twin, skipped) hold other
+// numbers: counters at their first hit - a rate limit, a view count -
+// not flags held as locks, whose siblings would hold 1 too.
+func (f *Tally) CountersAtOne(twin *Tally) bool {
+	return twin != nil && f.keys > 0 && f.ones == f.keys && 2*twin.reasons[sigInteger.String()] > twin.keys
+}
+
+// AddCounters counts the keys of a family of CountersAtOne into this
+// skipped one.
+func (f *Tally) AddCounters(o *Tally) {
+	f.keys += o.keys
+	addMap(f.types, o.types)
+	f.reasons[countersAtOne] += o.keys
+	for _, e := range o.examples {
+		f.examples = AppendEx(f.examples, e)
+	}
+}
+
 func typeName(t string) string {
 	if t == "" {
 		return "unknown"
@@ -195,6 +218,9 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 		}
 	}
 	f.examples = AppendEx(f.examples, o.Key)
+	if o.Read && o.Type == "string" && (o.Value == "1" || o.Value == "0") {
+		f.ones++
+	}
 	written := now
 	if o.Idle >= 0 {
 		written = now.Add(-time.Duration(o.Idle) * time.Second)
@@ -222,7 +248,9 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 			f.ownerEx[own.Class] = AppendEx(f.ownerEx[own.Class], o.Key+" = "+Quote(r.Owner))
 			problems = append(problems, ownerRule(own.Class).Code)
 		}
-		if r.Owner != "" && own.Class != OwnerConstant {
+		// Two locks taken in one tick of a clock share a timestamp owner:
+		// a weak token (LOCK_TOKEN_LOW_ENTROPY), not one process's id.
+		if r.Owner != "" && own.Class != OwnerConstant && own.Class != OwnerTimestamp {
 			f.values.add(r.Owner)
 		}
 	}
@@ -313,6 +341,7 @@ func (f *Tally) merge(o *Tally) {
 		f.signals[x] += o.signals[x]
 	}
 	addMap(f.reasons, o.reasons)
+	f.ones += o.ones
 	f.noIdle += o.noIdle
 	addMap(f.roles, o.roles)
 	addMap(f.makers, o.makers)

@@ -302,7 +302,7 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 func (f *Tally) PossibleReport() (PossibleFamily, findings.Finding) {
 	ex := f.Examples()
 	p := PossibleFamily{Template: f.Tmpl, Keys: f.keys, NoTTL: f.noTTL, Makers: f.makers, Signals: map[string]int64{}, Examples: ex,
-		Suggest: SuggestPattern(f.Tmpl)}
+		Suggest: suggestFor(f.Tmpl, ex)}
 	for x, n := range f.signals {
 		if n > 0 {
 			p.Signals[signal(x).String()] = n
@@ -341,6 +341,36 @@ func SuggestPattern(tmpl string) string {
 	return b.String()
 }
 
+// suggestFor is the pattern that would confirm a family: its template's
+// glob, or - when that names no literal text (a family of one-segment
+// names, {id}, whose glob "*" would confirm every key) - what its
+// examples start with.
+func suggestFor(tmpl string, examples []string) string {
+	g := SuggestPattern(tmpl)
+	if strings.Trim(g, "*:/|{}.") != "" || len(examples) == 0 {
+		return g
+	}
+	prefix := strings.TrimSuffix(examples[0], "...") // a long name is clipped
+	for _, e := range examples[1:] {
+		n := 0
+		for n < len(prefix) && n < len(e) && prefix[n] == e[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	if prefix == "" {
+		return g
+	}
+	var b strings.Builder
+	for i := 0; i < len(prefix); i++ {
+		if strings.IndexByte(`*?[]\`, prefix[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(prefix[i])
+	}
+	return b.String() + "*"
+}
+
 // topSignals names the n most common signals, most first.
 func topSignals(m map[string]int64, n int) []string {
 	names := slices.Sorted(maps.Keys(m))
@@ -365,10 +395,11 @@ func byDesign(e *makers.Entry, code string) bool {
 }
 
 // mutexEntry reports catalogue locks that are mutexes (fencing applies),
-// not a job library's own per-job locks.
+// not a job library's own locks (per job, a concurrency count, its
+// scheduler's leader), which its users' code cannot fence.
 func mutexEntry(e *makers.Entry) bool {
 	switch e.Maker {
-	case makers.BullMQ, "bull", makers.Sidekiq, makers.Asynq:
+	case makers.BullMQ, "bull", makers.Sidekiq, makers.Asynq, "gocraft-work", "node-resque":
 		return false
 	}
 	return true

@@ -1,8 +1,10 @@
 package makers
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 )
@@ -29,7 +31,9 @@ func TestCatalogueSchema(t *testing.T) {
 	for _, m := range []string{"redisson", "spring-integration", "shedlock", "redsync", "redislock", "asynq", "bull", "bullmq",
 		"sidekiq-unique-jobs", "activejob-uniqueness", "redis-objects", "python-redis-lock", "redis-py", "django-redis",
 		"celery-once", "kombu", "pottery/redlock.net", "laravel", "symfony-lock", "redlock-php", "node-redlock",
-		"redis-semaphore", "hangfire-redis", "distributedlock-redis", "kredis"} {
+		"redis-semaphore", "hangfire-redis", "distributedlock-redis", "kredis",
+		"gocraft-work", "rmq", "redis_rate", "node-resque", "redis-lock", "node-redis-warlock", "bee-queue", "bottleneck",
+		"rate-limit-redis", "rate-limiter-flexible"} {
 		if !libs[m] {
 			t.Errorf("no catalogue entry names %s", m)
 		}
@@ -136,6 +140,33 @@ var catalogueFixtures = []struct {
 	{"distributedlock-redis-sets", keyspace.Key{Key: "gpu-slots", Type: "zset", PTTL: 30000, Read: true,
 		Fields: []string{"web-01_4321_3f5a9c0e1b2d4f6a8c0e2b4d6f8a0c1e", "1764669900000"}}},
 	{"distributedlock-redis-readers", keyspace.Key{Key: "catalog.readers", Type: "set", PTTL: 30000}},
+	// Written by the libraries themselves (testdata/npm-heldout and
+	// testdata/go-heldout of package lock); times are now's.
+	{"gocraft-work-lock", keyspace.Key{Key: "shop-work:jobs:send_receipt:lock", Type: "string", PTTL: -1, Read: true, Value: "2"}},
+	{"gocraft-work-lock-info", keyspace.Key{Key: "shop-work:jobs:send_receipt:lock_info", Type: "hash", PTTL: -1, Read: true,
+		Fields: []string{"8ff0755d89b900d72d104681", "2"}}},
+	{"gocraft-work-unique", keyspace.Key{Key: "shop-work:unique:export_report:{\"report_id\":0}\n", Type: "string", PTTL: 86400000,
+		Read: true, Value: "1"}},
+	{"gocraft-work-unique", keyspace.Key{Key: "shop-work:unique:rebuild_index:", Type: "string", PTTL: 86400000, Read: true, Value: "1"}},
+	{"rmq-heartbeat", keyspace.Key{Key: "rmq::connection::thumbnailer-EsJWzV::heartbeat", Type: "string", PTTL: 60000, Read: true,
+		Value: "1"}},
+	{"rmq-queue", keyspace.Key{Key: "rmq::queue::[thumbnails]::ready", Type: "list", PTTL: -1}},
+	{"redis-rate", keyspace.Key{Key: "rate:user:0", Type: "string", PTTL: 180000, Read: true, Value: "313181513.40363997"}},
+	{"node-resque-joblock", keyspace.Key{Key: `resque:workerslock:rebuildIndex:search:["tenant-0"]`, Type: "string", PTTL: 3600000,
+		Read: true, Value: strconv.FormatInt(time.Now().Unix()+3601, 10)}},
+	{"node-resque-queuelock", keyspace.Key{Key: `resque:lock:sendInvoice:billing:[{"invoiceId":100}]`, Type: "string", PTTL: 3600000,
+		Read: true, Value: strconv.FormatInt(time.Now().Unix()+3601, 10)}},
+	{"node-resque-leader", keyspace.Key{Key: "resque:resque_scheduler_leader_lock", Type: "string", PTTL: 180000, Read: true,
+		Value: "worker-7:32000"}},
+	{"node-resque-queue", keyspace.Key{Key: "resque:queue:billing", Type: "list", PTTL: -1}},
+	{"redis-lock", keyspace.Key{Key: "lock.report-0", Type: "string", PTTL: 60000, Read: true,
+		Value: strconv.FormatInt(time.Now().UnixMilli()+60001, 10)}},
+	{"node-redis-warlock", keyspace.Key{Key: "export:1:lock", Type: "string", PTTL: 60000, Read: true, Value: "sRYSQPAREfGWOKOVqdoYpg=="}},
+	{"bee-queue", keyspace.Key{Key: "bq:thumbnails:stallBlock", Type: "string", PTTL: 5000, Read: true, Value: "1"}},
+	{"bottleneck", keyspace.Key{Key: "b_mail-api_job_weights", Type: "hash", PTTL: -1, Read: true,
+		Fields: []string{"6c3d8f0e-0b1a-4d52-9a3e-7f1c2b4d5e6f", "1"}}},
+	{"rate-limit-redis", keyspace.Key{Key: "rl:41", Type: "string", PTTL: 60000, Read: true, Value: "2"}},
+	{"rate-limiter-flexible", keyspace.Key{Key: "rlflx:10.0.0.0", Type: "string", PTTL: 60000, Read: true, Value: "1"}},
 }
 
 func TestCatalogueFixtures(t *testing.T) {
@@ -170,8 +201,23 @@ func TestCatalogueLeavesData(t *testing.T) {
 		{Key: "leaderboard:1", Type: "zset", PTTL: -1, Read: true, Fields: []string{"alice", "10"}},
 		{Key: "stats:logins", Type: "string", PTTL: -1, Read: true, Value: "42"},
 	} {
-		if e, _ := Default.Match(&k); e != nil && e.Confirms && e.Role != RoleQueue {
+		if e, _ := Default.Match(&k); e != nil && e.Confirms && e.Role != RoleQueue && e.Role != RoleData {
 			t.Errorf("%s matched %s", k.Key, e.ID)
+		}
+	}
+}
+
+// TestAnyFormatKeepsOwner: an entry that does not check its string value
+// (format any) still hands it over as the owner, or every such lock read
+// as one with an empty, constant owner (kombu's mutex, node-resque's
+// leader).
+func TestAnyFormatKeepsOwner(t *testing.T) {
+	for _, k := range []keyspace.Key{
+		{Key: "unacked_mutex", Type: "string", PTTL: 300000, Read: true, Value: "5b0f3e0ab7d111ef9c3e0242ac120002"},
+		{Key: "resque:resque_scheduler_leader_lock", Type: "string", PTTL: 180000, Read: true, Value: "worker-7:32000"},
+	} {
+		if r := Default.Recognise(&k); r.Owner != k.Value {
+			t.Errorf("%s: owner %q, want %q", k.Key, r.Owner, k.Value)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package makers
 
 import (
+	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,16 +24,19 @@ type format struct {
 }
 
 var formats = map[string]format{
-	"any":                      {match: func(*keyspace.Key, *Recognised) bool { return true }},
+	"any":                      {match: anyValue},
 	"int":                      str(func(v string, _ *Recognised) bool { return keyshape.AllDigits(v) }),
 	"one":                      str(func(v string, _ *Recognised) bool { return v == "1" }),
 	"empty-or-time":            str(emptyOrTime),
+	"epoch":                    str(func(v string, _ *Recognised) bool { return isEpoch(v) }),
+	"number":                   str(func(v string, _ *Recognised) bool { return isDecimal(v) }),
 	"job-id":                   str(jobID),
 	"uuid":                     str(uuidValue),
 	"uuid-hex":                 str(uuid1Hex),
 	"hex32":                    str(hex32),
 	"base64-16":                str(func(v string, _ *Recognised) bool { return isRedsyncValue(v) }),
 	"base64-18":                str(pythonRedisLockToken),
+	"base64-uuid1":             str(base64UUID1),
 	"redislock":                str(redislockValue),
 	"alnum16":                  str(alnum16),
 	"uniqid":                   str(uniqidValue),
@@ -45,6 +49,15 @@ var formats = map[string]format{
 	"symfony-tokens":           {types: "zset", needsValue: true, match: symfonyTokens},
 	"machine-pid-guid-members": {types: "zset", needsValue: true, match: machinePidGUIDMembers},
 	"uuid-members":             {types: "zset", needsValue: true, match: uuidMembers},
+}
+
+// anyValue matches every value; a string's is its owner (what a lock
+// stores, unchecked: kombu's mutex token, node-resque's leader name).
+func anyValue(o *keyspace.Key, r *Recognised) bool {
+	if o.Type == "string" {
+		r.Owner = o.Value
+	}
+	return true
 }
 
 // FormatNames lists the value formats, sorted.
@@ -83,6 +96,40 @@ func emptyOrTime(v string, r *Recognised) bool {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	return err == nil && f > 1e9 && f < 1e10
+}
+
+// isEpoch: a time as whole seconds or milliseconds since the epoch, from
+// 2009 to a day ahead (a lock's expiry time: node-resque, redis-lock).
+func isEpoch(v string) bool {
+	return keyshape.AllDigits(v) && keyshape.ClassifyInt(v, time.Now()).Kind == keyshape.KindEpoch
+}
+
+// isDecimal: digits with at most one '.' (a rate limiter's counter or
+// arrival time).
+func isDecimal(v string) bool {
+	whole, frac, _ := strings.Cut(v, ".")
+	return keyshape.AllDigits(whole) && (frac == "" && !strings.HasSuffix(v, ".") || keyshape.AllDigits(frac))
+}
+
+// base64UUID1: node-redis-warlock's token, the 16 bytes of a version 1
+// UUID (uuid.v1 into a Buffer) in standard base64: 22 characters and "==".
+func base64UUID1(v string, r *Recognised) bool {
+	if !isRedsyncValue(v) {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) != 16 || b[6]>>4 != 1 || b[8]&0xc0 != 0x80 {
+		return false
+	}
+	// The 60-bit time counts 100 ns since 1582-10-15.
+	ts := int64(b[6]&0x0f)<<56 | int64(b[7])<<48 | int64(b[4])<<40 | int64(b[5])<<32 | int64(b[0])<<24 | int64(b[1])<<16 |
+		int64(b[2])<<8 | int64(b[3])
+	t := time.Unix((ts-122192928000000000)/10_000_000, 0)
+	if t.Before(time.Date(2009, 1, 1, 0, 0, 0, 0, time.UTC)) || t.After(time.Now().Add(24*time.Hour)) {
+		return false
+	}
+	r.AcquiredAt = t
+	return true
 }
 
 func jobID(v string, _ *Recognised) bool {

@@ -4,7 +4,7 @@
 // own). Anything else is "unknown" (or "set-nx-px" when it looks like the
 // practice's SET key <random token> NX PX pattern). It also says what a
 // key is for (Role): a lock, a dedup key, a fencing counter, metadata, an
-// index or a job library's queue data.
+// index, a job library's queue data or another library's data.
 package makers
 
 import (
@@ -39,6 +39,9 @@ const (
 	RoleMeta  Role = "meta"  // metadata about a lock (sidekiq :INFO)
 	RoleIndex Role = "index" // a list, set or sorted set next to locks
 	RoleQueue Role = "queue" // a job library's queue or job data
+	// RoleData is a library's own data that shares a lock's shape (a
+	// rate-limit counter, a heartbeat): never a lock.
+	RoleData  Role = "data"
 	RoleOther Role = "other"
 )
 
@@ -174,7 +177,7 @@ func (c *Catalogue) Recognise(o *keyspace.Key) Recognised {
 				// RedissonFencedLock: prefixName("redisson_lock_token", name).
 				r.Guarded = strings.TrimSuffix(strings.TrimPrefix(rest, "{"), "}")
 			}
-		case RoleMeta, RoleQueue:
+		case RoleMeta, RoleQueue, RoleData:
 			r.Owner = ""
 		}
 		return r
