@@ -50,6 +50,9 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 			r.Role = makers.RoleLock
 		}
 		return Confirmed
+	case (r.Role == makers.RoleQueue || r.Role == makers.RoleData) && r.Entry != nil:
+		j.DataShape = r.Entry.Library + "'s own data: " + r.Entry.Object
+		return NotLock
 	case !lockish:
 		return NotLock
 	case r.Confirmed:

@@ -158,7 +158,8 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	case otherType && r.Entry == nil: // a sorted set is a lock only in a library's layout (Symfony, redis-semaphore)
 		v.add(sigNotLockType)
 		return v
-	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue:
+	case r.Role == makers.RoleFence || r.Role == makers.RoleMeta || r.Role == makers.RoleIndex || r.Role == makers.RoleQueue ||
+		r.Role == makers.RoleData:
 		v.add(sigCompanion)
 		return v
 	}
@@ -316,8 +317,9 @@ func isStatusWord(s string) bool {
 	return statusWords[string(b[:len(s)])]
 }
 
-// isSerialized recognises PHP serialize, Java serialization and
-// MessagePack/pickle maps: cache entries, not owner tokens.
+// isSerialized recognises PHP serialize (scalars too: b:1; is true,
+// i:42; a number), Java serialization, pickle, Ruby Marshal and Rails'
+// cache entries: cache entries, not owner tokens.
 func isSerialized(s string) bool {
 	if len(s) < 4 {
 		return false
@@ -325,9 +327,15 @@ func isSerialized(s string) bool {
 	switch {
 	case (s[0] == 'a' || s[0] == 'O' || s[0] == 's') && s[1] == ':' && s[2] >= '0' && s[2] <= '9':
 		return true
+	case (s[0] == 'b' || s[0] == 'i' || s[0] == 'd') && s[1] == ':' && s[len(s)-1] == ';' && isNumber(s[2:len(s)-1]):
+		return true
 	case s[0] == 0xac && s[1] == 0xed: // java.io.ObjectOutputStream
 		return true
 	case s[0] == 0x80 && s[1] <= 5: // pickle protocol 2+
+		return true
+	case s[0] == 4 && s[1] == 8: // Ruby's Marshal.dump (Rails' cache before its 7.1 format)
+		return true
+	case s[0] == 0 && s[1] == 0x11: // ActiveSupport::Cache::Coder's signature (Rails 7.1+)
 		return true
 	}
 	return false

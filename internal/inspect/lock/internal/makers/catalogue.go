@@ -140,7 +140,7 @@ type catalogueFile struct {
 }
 
 var (
-	roles      = []Role{RoleLock, RoleDedup, RoleFence, RoleMeta, RoleQueue}
+	roles      = []Role{RoleLock, RoleDedup, RoleFence, RoleMeta, RoleQueue, RoleData}
 	types      = []string{"string", "hash", "zset", "set", "list", "stream", "any"}
 	behaviours = []string{TTLLease, TTLRenewed, TTLOptional, TTLNone}
 	ttlMatches = []string{"required", "absent", "any"}

@@ -98,6 +98,20 @@ var catalogueFixtures = []struct {
 		PTTL: 86400000, Read: true, Value: "8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}},
 	{"redis-objects-lock", keyspace.Key{Key: "account:42:update_lock", Type: "string", PTTL: 1000, Read: true, Value: ""}},
 	{"kredis-flag", keyspace.Key{Key: "person:42:processing", Type: "string", PTTL: 30000, Read: true, Value: "1"}},
+	{"resque-prune-lock", keyspace.Key{Key: "resque:pruning_dead_workers_in_progress", Type: "string", PTTL: 60000, Read: true,
+		Value: "worker-1:4312:critical,default"}},
+	{"resque-scheduler-master-lock", keyspace.Key{Key: "resque:resque_scheduler_master_lock", Type: "string", PTTL: 180000, Read: true,
+		Value: "ip-10-0-3-17.ec2.internal:5121"}},
+	{"rack-attack", keyspace.Key{Key: "rack::attack:29940167:req/ip:10.0.0.20", Type: "string", PTTL: 61000, Read: true, Value: "1"}},
+	{"sidekiq-queue", keyspace.Key{Key: "h|HardJob-17-10:43", Type: "string", PTTL: 28800000, Read: true,
+		Value: "\x00\x00\x00\x00\x00\x00\x00\x05"}},
+	{"nextcloud-file-lock", keyspace.Key{Key: "3b4f0c2e9a7d51e6c8f20a4d1b9e7c35/lockfiles/9e107d9d372bb6826bd81d3542a419d6", Type: "string",
+		PTTL: 3600000, Read: true, Value: `"exclusive"`}},
+	{"nextcloud-file-lock", keyspace.Key{Key: "3b4f0c2e9a7d51e6c8f20a4d1b9e7c35/lockfiles/e4d909c290d0fb1ca068ffaddf22cbd0", Type: "string",
+		PTTL: 3600000, Read: true, Value: "2"}},
+	{"horizon-lock", keyspace.Key{Key: "laravel_horizon:metrics:snapshot", Type: "string", PTTL: 270000, Read: true, Value: "1"}},
+	{"horizon-lock", keyspace.Key{Key: "laravel_horizon:notification:9e107d9d372bb6826bd81d3542a419d6", Type: "string", PTTL: 300000,
+		Read: true, Value: "1"}},
 	{"python-redis-lock", keyspace.Key{Key: "lock:report", Type: "string", PTTL: 60000, Read: true, Value: "u/NJwtqJ8DmQ6Lx0oP3RkE+s"}},
 	{"python-redis-lock-signal", keyspace.Key{Key: "lock-signal:report", Type: "list", PTTL: 900}},
 	{"celery-once", keyspace.Key{Key: "qo_tasks.send_invoice_invoice_id-42", Type: "string", PTTL: 3600000, Read: true,
@@ -173,5 +187,15 @@ func TestCatalogueLeavesData(t *testing.T) {
 		if e, _ := Default.Match(&k); e != nil && e.Confirms && e.Role != RoleQueue {
 			t.Errorf("%s matched %s", k.Key, e.ID)
 		}
+	}
+}
+
+// TestLockEntryOwnerIsItsValue: an entry that takes any value still
+// reads its owner from it (kombu's unacked_mutex holds a redis-py token,
+// not nothing).
+func TestLockEntryOwnerIsItsValue(t *testing.T) {
+	k := keyspace.Key{Key: "unacked_mutex", Type: "string", PTTL: 300000, Read: true, Value: "5b0f3e0ab7d111ef9c3e0242ac120002"}
+	if r := Default.Recognise(&k); r.Entry == nil || r.Entry.ID != "kombu-unacked-mutex" || r.Owner != k.Value {
+		t.Errorf("unacked_mutex: entry %v, owner %q, want kombu-unacked-mutex owned by %q", r.Entry, r.Owner, k.Value)
 	}
 }

@@ -23,7 +23,7 @@ type format struct {
 }
 
 var formats = map[string]format{
-	"any":                      {match: func(*keyspace.Key, *Recognised) bool { return true }},
+	"any":                      {match: anyValue},
 	"int":                      str(func(v string, _ *Recognised) bool { return keyshape.AllDigits(v) }),
 	"one":                      str(func(v string, _ *Recognised) bool { return v == "1" }),
 	"empty-or-time":            str(emptyOrTime),
@@ -37,6 +37,7 @@ var formats = map[string]format{
 	"alnum16":                  str(alnum16),
 	"uniqid":                   str(uniqidValue),
 	"shedlock":                 str(shedLockValue),
+	"nextcloud-lock":           str(nextcloudLock),
 	"uuid-counter":             str(func(v string, _ *Recognised) bool { return IsUUIDCounter(v, true) }),
 	"machine-pid-guid":         str(func(v string, _ *Recognised) bool { return machinePidGUID(v) }),
 	"redisson-holders":         {types: "hash", needsValue: true, match: redissonHolders},
@@ -55,6 +56,16 @@ func FormatNames() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// anyValue takes any value; a string's owner is the value all the same,
+// so that a lock entry without a format is judged by what it holds, not
+// by an empty owner.
+func anyValue(o *keyspace.Key, r *Recognised) bool {
+	if o.Type == "string" {
+		r.Owner = o.Value
+	}
+	return true
 }
 
 // str makes a string format whose owner is the value.
@@ -83,6 +94,12 @@ func emptyOrTime(v string, r *Recognised) bool {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	return err == nil && f > 1e9 && f < 1e10
+}
+
+// nextcloudLock: Nextcloud's file lock, a count of shared holders
+// (INCRBY) or "exclusive" as json_encode() writes it, quotes included.
+func nextcloudLock(v string, _ *Recognised) bool {
+	return v != "" && len(v) <= 6 && keyshape.AllDigits(v) || v == `"exclusive"`
 }
 
 func jobID(v string, _ *Recognised) bool {

@@ -39,6 +39,7 @@ const (
 	RoleMeta  Role = "meta"  // metadata about a lock (sidekiq :INFO)
 	RoleIndex Role = "index" // a list, set or sorted set next to locks
 	RoleQueue Role = "queue" // a job library's queue or job data
+	RoleData  Role = "data"  // a framework's own data that is never a lock: sessions, caches, counters
 	RoleOther Role = "other"
 )
 
@@ -174,7 +175,7 @@ func (c *Catalogue) Recognise(o *keyspace.Key) Recognised {
 				// RedissonFencedLock: prefixName("redisson_lock_token", name).
 				r.Guarded = strings.TrimSuffix(strings.TrimPrefix(rest, "{"), "}")
 			}
-		case RoleMeta, RoleQueue:
+		case RoleMeta, RoleQueue, RoleData:
 			r.Owner = ""
 		}
 		return r
