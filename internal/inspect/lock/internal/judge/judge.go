@@ -350,14 +350,14 @@ func topSignals(m map[string]int64, n int) []string {
 
 // byDesign reports findings a library's layout makes by design: no TTL
 // on a key it keeps without one, one token on many locks where the
-// library shares it, owner checks where it stores no owner (unless that
-// is the library's documented problem).
+// library shares it, owner checks (a shared value too) where it stores no
+// owner (unless that is the library's documented problem).
 func byDesign(e *makers.Entry, code string) bool {
 	switch code {
 	case RuleNoTTL.Code:
 		return e.TTL.Behaviour == makers.TTLNone
 	case RuleTokenShared.Code:
-		return e.Token.Shared
+		return e.Token.Shared || e.NoToken() && e.Note(code) == ""
 	case RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code:
 		return e.NoToken() && e.Note(code) == ""
 	}
