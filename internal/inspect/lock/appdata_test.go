@@ -48,6 +48,7 @@ func TestInspectAppDataOfOtherEcosystems(t *testing.T) {
 	s.seedNextcloudCache(p)
 	s.seedSymfony(p)
 	s.seedRedisson(p, now)
+	s.seedMore(p, now)
 
 	res, err := lock.Run(ctx, c, lock.Options{All: true, Top: 100})
 	if err != nil {
@@ -349,6 +350,14 @@ func (s appSeeder) seedLocks(p string) map[string]lockWant {
 	// kombu/transport/redis.py Channel.unacked_mutex_key, Mutex:
 	// redis-py Lock, unacked_mutex_expire 300 s).
 	s.set("unacked_mutex", "6c1a7f2eb7d111ef9c3e0242ac120002", 300*time.Second)
+	// phpredis' session locking (phpredis/phpredis redis_session.c
+	// lock_acquire: SET <session key>_LOCK "<hostname>|<pid>" NX PX
+	// lock_expire, max_execution_time (30 s) by default; lock_release:
+	// the compare-and-delete script). A PHP session id is 32 characters
+	// of [0-9a-v] (session.sid_length, sid_bits_per_character 5).
+	for i := range n {
+		s.set("PHPREDIS_SESSION:"+phpSessionID(p, i)+"_LOCK", fmt.Sprintf("%s-php-fpm-%d|%d", p, i%2, 210+i), 30*time.Second)
+	}
 	none := []string{}
 	return map[string]lockWant{
 		"/lockfiles/": {"nextcloud", none}, "_horizon:metrics:snapshot": {"horizon", none},
@@ -356,6 +365,7 @@ func (s appSeeder) seedLocks(p string) map[string]lockWant {
 		"pruning_dead_workers_in_progress": {"resque", none}, "redbeat::lock": {"redis-py", none}, "unacked_mutex": {"kombu", none},
 		// resque-scheduler's owner is hostname:pid: its documented problem.
 		"resque_scheduler_master_lock": {"resque-scheduler", []string{"LOCK_TOKEN_HOST"}},
+		"PHPREDIS_SESSION:":            {"phpredis", []string{"LOCK_TOKEN_HOST"}},
 	}
 }
 
@@ -629,5 +639,42 @@ func (s appSeeder) seedRedisson(p string, now time.Time) {
 		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(v)))
 		s.hset(name, 0, fmt.Sprintf(`"%d"`, 100+i), string(hdr)+v)
 		s.zadd("redisson__timeout__set:{"+name+"}", float64(now.Add(time.Hour).UnixMilli()), fmt.Sprintf(`"%d"`, 100+i))
+	}
+}
+
+// phpSessionID is a PHP session id: 32 characters of [0-9a-v].
+func phpSessionID(p string, i int) string {
+	const chars = "0123456789abcdefghijklmnopqrstuv"
+	h := md5.Sum([]byte(fmt.Sprint(p, "phpsess", i)))
+	out := make([]byte, 32)
+	for j := range out {
+		out[j] = chars[int(h[j%16]>>(j/16*3))%32]
+	}
+	return string(out)
+}
+
+// seedMore writes what else these ecosystems keep beside the above:
+// PHP's native Redis sessions, Flask-Caching entries and Spring Cloud
+// Gateway's rate limiter.
+func (s appSeeder) seedMore(p string, now time.Time) {
+	for i := range 6 {
+		// phpredis redis_session.c PS_WRITE_FUNC: SETEX
+		// PHPREDIS_SESSION:<id> session.gc_maxlifetime (1440 s) with
+		// the session in PHP's "php" serialize_handler format.
+		s.set("PHPREDIS_SESSION:"+phpSessionID(p, i), fmt.Sprintf(`user_id|i:%d;cart|a:1:{i:0;s:6:"SKU-%02d";}csrf|s:32:"%s";`,
+			40+i, i, md5Hex(p, "csrf", i)), 1440*time.Second)
+		// pallets-eco/cachelib src/cachelib/serializers.py
+		// RedisSerializer.dumps: b"!" + pickle.dumps(value,
+		// HIGHEST_PROTOCOL), under Flask-Caching's CACHE_KEY_PREFIX
+		// (here the app's own, p + ":"), with the timeout as TTL.
+		s.set(fmt.Sprintf("%s:dispatch:%d:assignee", p, 300+i), "!"+pickle5(randomUUID(i, "assignee")), time.Minute)
+		// spring-cloud/spring-cloud-gateway RedisRateLimiter.getKeys
+		// ("request_rate_limiter.{" + id + "}.tokens" / ".timestamp")
+		// and request_rate_limiter.lua: SETEX both for
+		// floor(burstCapacity / replenishRate * 2) s, the tokens left
+		// and the time in epoch seconds.
+		id := fmt.Sprintf("%s-user-%d", p, i)
+		s.set("request_rate_limiter.{"+id+"}.tokens", fmt.Sprint(i%3), 4*time.Second)
+		s.set("request_rate_limiter.{"+id+"}.timestamp", fmt.Sprint(now.Unix()), 4*time.Second)
 	}
 }

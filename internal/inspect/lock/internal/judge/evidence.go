@@ -333,6 +333,8 @@ func isSerialized(s string) bool {
 		return true
 	case s[0] == 0x80 && s[1] <= 5: // pickle protocol 2+
 		return true
+	case s[0] == '!' && s[1] == 0x80 && s[2] <= 5: // cachelib's RedisSerializer (Flask-Caching): "!" + pickle
+		return true
 	case s[0] == 4 && s[1] == 8: // Ruby's Marshal.dump (Rails' cache before its 7.1 format)
 		return true
 	case s[0] == 0 && s[1] == 0x11: // ActiveSupport::Cache::Coder's signature (Rails 7.1+)

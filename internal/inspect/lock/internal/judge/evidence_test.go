@@ -84,6 +84,17 @@ func TestWeigh(t *testing.T) {
 			Fields: []string{"6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1"}}, false},
 		{"cache with lock in the name", keyspace.Key{Key: "cache:lock_screen", Type: "string", PTTL: -1, Read: true,
 			Value: `{"enabled":true}`}, false},
+		// Cache entries of other ecosystems under a lease-like TTL and a
+		// name that says nothing (appdata_test.go writes them in full).
+		{"PHP serialize() of true (Symfony cache)", keyspace.Key{Key: "app:feature_enabled_3", Type: "string", PTTL: 60000, Read: true,
+			Value: "b:1;"}, false},
+		{"PHP serialize() of an int", keyspace.Key{Key: "app:product_stock_3", Type: "string", PTTL: 60000, Read: true, Value: "i:3;"}, false},
+		{"Rails 7.1 cache entry of a UUID", keyspace.Key{Key: "assigned_driver/71", Type: "string", PTTL: 60000, Read: true,
+			Value: "\x00\x11\x02\x00\x00\x40\x1f\xa0\x28\xda\x41\xff\xff\xff\xff8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, false},
+		{"Ruby Marshal of a String", keyspace.Key{Key: "shop/featured/7", Type: "string", PTTL: 60000, Read: true,
+			Value: "\x04\bI\"\nhello\x06:\x06ET"}, false},
+		{"Flask-Caching: ! and a pickled UUID", keyspace.Key{Key: "dispatch:300:assignee", Type: "string", PTTL: 60000, Read: true,
+			Value: "!\x80\x05\x95(\x00\x00\x00\x00\x00\x00\x00\x8c$8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f\x94."}, false},
 	} {
 		j := Judged{Observed: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
 		judgeKey(&j, testNow)

@@ -24,7 +24,7 @@ wallet wallets transfer transfers settlement settlements shipment shipments book
 reservations ticket tickets org orgs organization organizations company companies device devices member
 members contract contracts loan loans refund refunds charge charges entity entities item items store stores
 shop shops vendor vendors supplier suppliers patient patients student students employee employees report
-reports document documents file files repo repos project projects team teams workspace workspaces`)
+reports document documents file files repo repos project projects team teams workspace workspaces session sessions sess`)
 
 // jobLabels name jobs, runs and messages: an id after them changes per
 // delivery or per retry.
@@ -112,6 +112,9 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 	case keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256:
 		return shape, ClassHashed, "a digest: stable only if what it hashes holds no per-run field (trace id, timestamp, attempt)"
 	case keyshape.KindBase64:
+		if pos.entity { // a session's lock: PHPREDIS_SESSION:<id>_LOCK
+			return shape, ClassBusiness, "a random entity id" + pos.under
+		}
 		return shape, ClassPerRun, "a random token in the key name"
 	case keyshape.KindDate:
 		return shape, ClassTimeBucket, "a date: a period bucket"
@@ -136,7 +139,9 @@ type position struct {
 }
 
 func newPosition(p *posStats, label string) position {
-	pos := position{p: p, entity: entityLabels[label], job: jobLabels[label]}
+	// The label's last word names the entity: PHPREDIS_SESSION, user_orders.
+	w := label[strings.LastIndexAny(label, "_-")+1:]
+	pos := position{p: p, entity: entityLabels[label] || entityLabels[w], job: jobLabels[label] || jobLabels[w]}
 	if label != "" {
 		pos.under = fmt.Sprintf(" after %q", label)
 	}

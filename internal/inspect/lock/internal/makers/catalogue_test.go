@@ -109,6 +109,8 @@ var catalogueFixtures = []struct {
 		PTTL: 3600000, Read: true, Value: `"exclusive"`}},
 	{"nextcloud-file-lock", keyspace.Key{Key: "3b4f0c2e9a7d51e6c8f20a4d1b9e7c35/lockfiles/e4d909c290d0fb1ca068ffaddf22cbd0", Type: "string",
 		PTTL: 3600000, Read: true, Value: "2"}},
+	{"phpredis-session-lock", keyspace.Key{Key: "PHPREDIS_SESSION:k3v0a9b1c2d3e4f5g6h7i8j9k0l1m2n3_LOCK", Type: "string", PTTL: 30000,
+		Read: true, Value: "web-1|4312"}},
 	{"horizon-lock", keyspace.Key{Key: "laravel_horizon:metrics:snapshot", Type: "string", PTTL: 270000, Read: true, Value: "1"}},
 	{"horizon-lock", keyspace.Key{Key: "laravel_horizon:notification:9e107d9d372bb6826bd81d3542a419d6", Type: "string", PTTL: 300000,
 		Read: true, Value: "1"}},
