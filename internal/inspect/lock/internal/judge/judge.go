@@ -32,6 +32,9 @@ var jobLabels = wordSet(`job jobs task tasks jid run runs attempt attempts exec 
 workers message messages msg msgs request requests req trace traces span spans nonce delivery deliveries
 consumer consumers process processes thread threads invocation invocations correlation`)
 
+// lastWord is a snake_case or kebab-case name's last word.
+func lastWord(s string) string { return s[strings.LastIndexAny(s, "_-")+1:] }
+
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(s) {
@@ -140,7 +143,7 @@ type position struct {
 
 func newPosition(p *posStats, label string) position {
 	// The label's last word names the entity: PHPREDIS_SESSION, user_orders.
-	w := label[strings.LastIndexAny(label, "_-")+1:]
+	w := lastWord(label)
 	pos := position{p: p, entity: entityLabels[label] || entityLabels[w], job: jobLabels[label] || jobLabels[w]}
 	if label != "" {
 		pos.under = fmt.Sprintf(" after %q", label)
