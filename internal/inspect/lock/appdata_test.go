@@ -654,8 +654,8 @@ func phpSessionID(p string, i int) string {
 }
 
 // seedMore writes what else these ecosystems keep beside the above:
-// PHP's native Redis sessions, Flask-Caching entries and Spring Cloud
-// Gateway's rate limiter.
+// PHP's native Redis sessions, Flask-Caching entries, Spring Cloud
+// Gateway's rate limiter and Magento's cache (Cm_Cache_Backend_Redis).
 func (s appSeeder) seedMore(p string, now time.Time) {
 	for i := range 6 {
 		// phpredis redis_session.c PS_WRITE_FUNC: SETEX
@@ -676,5 +676,14 @@ func (s appSeeder) seedMore(p string, now time.Time) {
 		id := fmt.Sprintf("%s-user-%d", p, i)
 		s.set("request_rate_limiter.{"+id+"}.tokens", fmt.Sprint(i%3), 4*time.Second)
 		s.set("request_rate_limiter.{"+id+"}.timestamp", fmt.Sprint(now.Unix()), 4*time.Second)
+		// colinmollenhour/Cm_Cache_Backend_Redis Cm/Cache/Backend/Redis.php
+		// save: HMSET zc:k:<id> d <data> t <tags> m <time()> i <0|1>,
+		// EXPIRE lifetime; SADD zc:tags and zc:ti:<tag>. Magento's ids
+		// start with its id_prefix (3 hex digits of a path's md5, "_").
+		cid := fmt.Sprintf("%s_%s_STORE_%d", md5Hex(p)[:3], strings.ToUpper(p), i)
+		s.hset("zc:k:"+cid, 7200*time.Second, "d", fmt.Sprintf(`a:2:{s:4:"code";s:7:"store_%d";s:9:"is_active";b:1;}`, i),
+			"t", md5Hex(p)[:3]+"_CONFIG,"+md5Hex(p)[:3]+"_MAGE", "m", fmt.Sprint(now.Unix()), "i", "0")
+		s.sadd("zc:ti:"+md5Hex(p)[:3]+"_CONFIG", cid)
 	}
+	s.sadd("zc:tags", md5Hex(p)[:3]+"_CONFIG", md5Hex(p)[:3]+"_MAGE")
 }
