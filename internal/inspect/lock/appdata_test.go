@@ -538,9 +538,10 @@ func (s appSeeder) seedRails(p string, now time.Time) {
 			railsEntry(fmt.Sprintf(`<li class="product"><a href="/products/%d">Lamp %d</a> <span>$%d.99</span></li>`, 40+i, i, 19+i), -1), 0)
 		s.set(fmt.Sprintf("%s/exchange_rate/usd/%d", p, i), railsEntry(fmt.Sprintf("1.08%d", 30+i), exp), 10*time.Minute)
 		s.set(fmt.Sprintf("%s/assigned_driver/%d", p, 70+i), railsEntry(randomUUID(i, "driver"), exp), 10*time.Minute)
-		period := int64(60)
-		s.set(fmt.Sprintf("rack::attack:%d:req/ip:10.0.%d.%d", now.Unix()/period, i, 20+i), fmt.Sprint(1+i%2), 61*time.Second)
-		s.set(fmt.Sprintf("rack::attack:%d:logins/email:u%d@example.com", now.Unix()/20, i), "1", 21*time.Second)
+		// expires_in: the rest of the period, plus a second.
+		expires := func(period int64) time.Duration { return time.Duration(period-now.Unix()%period+1) * time.Second }
+		s.set(fmt.Sprintf("rack::attack:%d:req/ip:10.0.%d.%d", now.Unix()/60, i, 20+i), fmt.Sprint(1+i%2), expires(60))
+		s.set(fmt.Sprintf("rack::attack:%d:logins/email:u%d@example.com", now.Unix()/20, i), "1", expires(20))
 	}
 }
 
