@@ -24,7 +24,9 @@ import (
 // library internals, rate limiters, results - byte for byte as each
 // framework's source writes them (cited per family), beside the few
 // locks those frameworks take (Nextcloud's file locks, Horizon's,
-// Resque's and its scheduler's, RedBeat's, kombu's). With default
+// Resque's and its scheduler's, phpredis' session locks, RedBeat's,
+// kombu's, and tokens wrapped by Spring's, Django's and Rails' cache
+// serializers). With default
 // settings no data family may be a confirmed or likely lock, none may
 // get a warning or an error, and none may even be a possible lock; every
 // lock family must be found.
@@ -358,6 +360,31 @@ func (s appSeeder) seedLocks(p string) map[string]lockWant {
 	for i := range n {
 		s.set("PHPREDIS_SESSION:"+phpSessionID(p, i)+"_LOCK", fmt.Sprintf("%s-php-fpm-%d|%d", p, i%2, 210+i), 30*time.Second)
 	}
+	// Locks whose token the client wraps in its serializer. Spring Data
+	// Redis' RedisTemplate without serializers set JDK-serializes keys
+	// and values (RedisTemplate.afterPropertiesSet); opsForValue()
+	// .setIfAbsent(key, UUID.randomUUID().toString(), 30, SECONDS) is SET
+	// NX EX.
+	for i := range n {
+		s.set(jdkString(fmt.Sprintf("%s:lock:order:%d", p, i)), jdkString(randomUUID(i, "template-lock")), 30*time.Second)
+	}
+	// Celery's task cookbook lock through Django's cache
+	// (celery/celery docs/tutorials/task-cookbook.rst memcache_lock:
+	// cache.add('<task name>-lock-<md5 of the feed url>', self.app.oid,
+	// LOCK_EXPIRE = 600); app.oid is kombu.common.oid_from, a UUID per
+	// process; Django pickles it).
+	for i := range n {
+		s.set(fmt.Sprintf(":1:%s.tasks.import_feed-lock-%s", p, md5Hex("https://news.example/", i, ".rss")),
+			pickle5(randomUUID(i, "oid")), 600*time.Second)
+	}
+	// Rails.cache.write(key, SecureRandom.uuid, unless_exist: true,
+	// expires_in: 30.seconds): RedisCacheStore#write_serialized_entry
+	// SETs the cache entry NX PX (activesupport
+	// lib/active_support/cache/redis_cache_store.rb).
+	for i := range n {
+		s.set(fmt.Sprintf("%s:lock:invoice:%d", p, i), railsEntry(randomUUID(i, "rails-lock"), float64(time.Now().Unix()+30)),
+			30*time.Second)
+	}
 	none := []string{}
 	return map[string]lockWant{
 		"/lockfiles/": {"nextcloud", none}, "_horizon:metrics:snapshot": {"horizon", none},
@@ -366,6 +393,8 @@ func (s appSeeder) seedLocks(p string) map[string]lockWant {
 		// resque-scheduler's owner is hostname:pid: its documented problem.
 		"resque_scheduler_master_lock": {"resque-scheduler", []string{"LOCK_TOKEN_HOST"}},
 		"PHPREDIS_SESSION:":            {"phpredis", []string{"LOCK_TOKEN_HOST"}},
+		// Found by their name and their token inside its wrapping.
+		":lock:order:": {"set-nx-px", none}, "import_feed-lock-": {"set-nx-px", none}, ":lock:invoice:": {"set-nx-px", none},
 	}
 }
 
