@@ -50,6 +50,9 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 			r.Role = makers.RoleLock
 		}
 		return Confirmed
+	case (r.Role == makers.RoleQueue || r.Role == makers.RoleData) && r.Entry != nil:
+		j.DataShape = "data of " + r.Entry.Library + ": " + r.Entry.Object
+		return NotLock
 	case !lockish:
 		if r.Entry != nil && (r.Role == makers.RoleQueue || r.Role == makers.RoleData) {
 			// What the library keeps there, as the skipped family's why.
@@ -91,6 +94,8 @@ func tokenShaped(o *keyspace.Key, against []signal) bool {
 	return true
 }
 
+const counterShape = "a counter"
+
 // dataWords name what a key of application data holds, with the data
 // shape it is (the reason a skipped family gives).
 var dataWords = map[string]string{
@@ -103,8 +108,8 @@ var dataWords = map[string]string{
 	"offer": "an offer or assignment cache", "offers": "an offer or assignment cache", "assignment": "an offer or assignment cache",
 	"assigned": "an offer or assignment cache",
 	"cache":    "a cache", "cached": "a cache", "caches": "a cache",
-	"count": "a counter", "counter": "a counter", "counters": "a counter", "views": "a counter", "hits": "a counter",
-	"stats": "a counter", "stat": "a counter", "metrics": "a counter", "total": "a counter",
+	"count": counterShape, "counter": counterShape, "counters": counterShape, "views": counterShape, "hits": counterShape,
+	"stats": counterShape, "stat": counterShape, "metrics": counterShape, "total": counterShape,
 	"queue": "a queue", "queues": "a queue", "jobs": "a queue",
 	"csrf": "a token cache", "xsrf": "a token cache", "otp": "a token cache", "jwt": "a token cache", "refresh": "a token cache",
 	"idempotency": "an idempotency record", "idem": "an idempotency record",
@@ -130,7 +135,11 @@ func dataShape(o *keyspace.Key, segs []keyshape.Segment, lockWord bool) string {
 		if s.Shape.Kind != keyshape.KindWord {
 			continue
 		}
-		if why, ok := dataWords[strings.ToLower(s.Text)]; ok {
+		// A counter's name over a string that is no number (views/...:
+		// Rails' fragment cache) is not a counter: its value says what
+		// it is.
+		if why, ok := dataWords[strings.ToLower(s.Text)]; ok && !(why == counterShape && o.Type == "string" && o.Read &&
+			!isNumber(strings.TrimSpace(o.Value))) {
 			return why
 		}
 	}

@@ -318,8 +318,9 @@ func isStatusWord(s string) bool {
 	return statusWords[string(b[:len(s)])]
 }
 
-// isSerialized recognises PHP serialize, Java serialization and
-// MessagePack/pickle maps: cache entries, not owner tokens.
+// isSerialized recognises PHP serialize (scalars too: b:1; is true,
+// i:42; a number), Java serialization, pickle, Ruby Marshal and Rails'
+// cache entries: cache entries, not owner tokens.
 func isSerialized(s string) bool {
 	if len(s) < 4 {
 		return false
@@ -327,9 +328,17 @@ func isSerialized(s string) bool {
 	switch {
 	case (s[0] == 'a' || s[0] == 'O' || s[0] == 's') && s[1] == ':' && s[2] >= '0' && s[2] <= '9':
 		return true
+	case (s[0] == 'b' || s[0] == 'i' || s[0] == 'd') && s[1] == ':' && s[len(s)-1] == ';' && isNumber(s[2:len(s)-1]):
+		return true
 	case s[0] == 0xac && s[1] == 0xed: // java.io.ObjectOutputStream
 		return true
 	case s[0] == 0x80 && s[1] <= 5: // pickle protocol 2+
+		return true
+	case s[0] == '!' && s[1] == 0x80 && s[2] <= 5: // cachelib's RedisSerializer (Flask-Caching): "!" + pickle
+		return true
+	case s[0] == 4 && s[1] == 8: // Ruby's Marshal.dump (Rails' cache before its 7.1 format)
+		return true
+	case s[0] == 0 && s[1] == 0x11: // ActiveSupport::Cache::Coder's signature (Rails 7.1+)
 		return true
 	case s[0] > 0x80 && s[0] <= 0x8f && msgpackName(s[1:]): // a MessagePack map, its first key a name
 		return true

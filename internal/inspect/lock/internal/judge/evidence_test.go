@@ -78,6 +78,14 @@ func TestWeigh(t *testing.T) {
 		{"named lock holding 1, no TTL", keyspace.Key{Key: "lock:report:1", Type: "string", PTTL: -1, Read: true, Value: "1"}, true},
 		{"old SETNX pattern: expiry time as value", keyspace.Key{Key: "lock.foo", Type: "string", PTTL: -1, Read: true,
 			Value: "1764680400"}, true},
+		// A token in its client's wrapping: Spring's RedisTemplate with
+		// its default JDK serializer, Django's cache.add (the Celery
+		// cookbook's lock).
+		{"RedisTemplate lock, JDK-serialized UUID", keyspace.Key{Key: "lock:order:42", Type: "string", PTTL: 30000, Read: true,
+			Value: "\xac\xed\x00\x05t\x00$8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, true},
+		{"cache.add lock, pickled oid", keyspace.Key{Key: ":1:feeds.tasks.import_feed-lock-9e107d9d372bb6826bd81d3542a419d6",
+			Type: "string", PTTL: 600000, Read: true,
+			Value: "\x80\x05\x95(\x00\x00\x00\x00\x00\x00\x00\x8c$8d0c5a1e-3b2a-3c1d-9e8f-0a1b2c3d4e5f\x94."}, true},
 
 		{"clock offset", keyspace.Key{Key: "clock:offset_ms", Type: "string", PTTL: -1, Read: true, Value: "-12"}, false},
 		{"deadlock counter", keyspace.Key{Key: "deadlock_count", Type: "string", PTTL: -1, Read: true, Value: "3"}, false},
@@ -109,6 +117,19 @@ func TestWeigh(t *testing.T) {
 		{"gob session under a neutral name", keyspace.Key{Key: "web:LT7BSIIWWYLPUJ522HYRZBSRY5", Type: "string", PTTL: 60_000,
 			Read: true, Value: "\r\x7f\x04\x01\x02\xff\x80\x00\x01\x10\x01\x10\x00\x00;\xff\x80\x00\x02\x06string\x0c\t\x00" +
 				"\auser_id\x03int\x04\x02\x00R"}, false},
+		// Cache entries of other ecosystems under a lease-like TTL and a
+		// name that says nothing (appdata_test.go writes them in full).
+		{"PHP serialize() of true (Symfony cache)", keyspace.Key{Key: "app:feature_enabled_3", Type: "string", PTTL: 60000, Read: true,
+			Value: "b:1;"}, false},
+		{"PHP serialize() of an int", keyspace.Key{Key: "app:product_stock_3", Type: "string", PTTL: 60000, Read: true, Value: "i:3;"}, false},
+		{"Rails 7.1 cache entry of a UUID", keyspace.Key{Key: "assigned_driver/71", Type: "string", PTTL: 60000, Read: true,
+			Value: "\x00\x11\x02\x00\x00\x40\x1f\xa0\x28\xda\x41\xff\xff\xff\xff8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, false},
+		{"Ruby Marshal of a String", keyspace.Key{Key: "shop/featured/7", Type: "string", PTTL: 60000, Read: true,
+			Value: "\x04\bI\"\nhello\x06:\x06ET"}, false},
+		{"JDK-serialized UUID, no lock word", keyspace.Key{Key: "couriers::1002", Type: "string", PTTL: 60000, Read: true,
+			Value: "\xac\xed\x00\x05t\x00$8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"}, false},
+		{"Flask-Caching: ! and a pickled UUID", keyspace.Key{Key: "dispatch:300:assignee", Type: "string", PTTL: 60000, Read: true,
+			Value: "!\x80\x05\x95(\x00\x00\x00\x00\x00\x00\x00\x8c$8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f\x94."}, false},
 	} {
 		j := Judged{Observed: c.o, Segs: keyshape.Split(c.o.Key, testNow)}
 		judgeKey(&j, testNow)

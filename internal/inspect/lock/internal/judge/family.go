@@ -246,7 +246,9 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 		f.owners[own.Class]++
 		if !own.Class.good() {
 			f.ownerEx[own.Class] = AppendEx(f.ownerEx[own.Class], o.Key+" = "+Quote(r.Owner))
-			problems = append(problems, ownerRule(own.Class).Code)
+			if code := ownerRule(own.Class).Code; r.Entry == nil || !byDesign(r.Entry, code) {
+				problems = append(problems, code) // as the family's findings: none where the library stores no owner
+			}
 		}
 		// Two locks taken in one tick of a clock share a timestamp owner:
 		// a weak token (LOCK_TOKEN_LOW_ENTROPY), not one process's id.

@@ -24,13 +24,16 @@ wallet wallets transfer transfers settlement settlements shipment shipments book
 reservations ticket tickets org orgs organization organizations company companies device devices member
 members contract contracts loan loans refund refunds charge charges entity entities item items store stores
 shop shops vendor vendors supplier suppliers patient patients student students employee employees report
-reports document documents file files repo repos project projects team teams workspace workspaces`)
+reports document documents file files repo repos project projects team teams workspace workspaces session sessions sess`)
 
 // jobLabels name jobs, runs and messages: an id after them changes per
 // delivery or per retry.
 var jobLabels = wordSet(`job jobs task tasks jid run runs attempt attempts exec execution executions worker
 workers message messages msg msgs request requests req trace traces span spans nonce delivery deliveries
 consumer consumers process processes thread threads invocation invocations correlation`)
+
+// lastWord is a snake_case or kebab-case name's last word.
+func lastWord(s string) string { return s[strings.LastIndexAny(s, "_-")+1:] }
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -112,6 +115,9 @@ func judgePosition(p *posStats, label string) (shape, class, why string) {
 	case keyshape.KindMD5, keyshape.KindSHA1, keyshape.KindSHA256:
 		return shape, ClassHashed, "a digest: stable only if what it hashes holds no per-run field (trace id, timestamp, attempt)"
 	case keyshape.KindBase64:
+		if pos.entity { // a session's lock: PHPREDIS_SESSION:<id>_LOCK
+			return shape, ClassBusiness, "a random entity id" + pos.under
+		}
 		return shape, ClassPerRun, "a random token in the key name"
 	case keyshape.KindDate:
 		return shape, ClassTimeBucket, "a date: a period bucket"
@@ -136,7 +142,9 @@ type position struct {
 }
 
 func newPosition(p *posStats, label string) position {
-	pos := position{p: p, entity: entityLabels[label], job: jobLabels[label]}
+	// The label's last word names the entity: PHPREDIS_SESSION, user_orders.
+	w := lastWord(label)
+	pos := position{p: p, entity: entityLabels[label] || entityLabels[w], job: jobLabels[label] || jobLabels[w]}
 	if label != "" {
 		pos.under = fmt.Sprintf(" after %q", label)
 	}
@@ -380,14 +388,14 @@ func topSignals(m map[string]int64, n int) []string {
 
 // byDesign reports findings a library's layout makes by design: no TTL
 // on a key it keeps without one, one token on many locks where the
-// library shares it, owner checks where it stores no owner (unless that
-// is the library's documented problem).
+// library shares it, owner checks (a shared value too) where it stores no
+// owner (unless that is the library's documented problem).
 func byDesign(e *makers.Entry, code string) bool {
 	switch code {
 	case RuleNoTTL.Code:
 		return e.TTL.Behaviour == makers.TTLNone
 	case RuleTokenShared.Code:
-		return e.Token.Shared
+		return e.Token.Shared || e.NoToken() && e.Note(code) == ""
 	case RuleTokenConstant.Code, RuleTokenHost.Code, RuleTokenWeak.Code:
 		return e.NoToken() && e.Note(code) == ""
 	}

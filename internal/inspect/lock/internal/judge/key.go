@@ -80,7 +80,14 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 		// happen to be all decimal ones.
 		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
 	case o.Type == "string" && !r.Confirmed:
-		if against = valueSignals(o.Value, now); against == nil {
+		if against = valueSignals(o.Value, now); len(against) == 1 && against[0] == sigStructured {
+			if inner, ok := wrappedString(o.Value); ok {
+				if lock, _ := nameWords(o.Key); lock { // a lock's token in its client's wrapping (wrapped.go)
+					r.Owner, against = inner, valueSignals(inner, now)
+				}
+			}
+		}
+		if against == nil {
 			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
 		}
 	default:

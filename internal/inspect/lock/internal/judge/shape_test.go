@@ -54,6 +54,12 @@ func TestJudgePositions(t *testing.T) {
 		{"uniquejobs:9e107d9d372bb6826bd81d3542a419d6:LOCKED", ClassHashed},
 		{"lock:nightly", ClassConstant},
 		{"lock:fe3a4bd1c2e9a8b7c6d5e4f3", ClassPerRun},
+		{"lock:Xk3_9aQ-zP1mN8bV2cL7wR", ClassPerRun},
+		// A session's lock is keyed by the session it protects
+		// (phpredis: PHPREDIS_SESSION:<session id>_LOCK).
+		{"PHPREDIS_SESSION:k3v0a9b1c2d3e4f5g6h7i8j9k0l1m2n3_LOCK", ClassBusiness},
+		{"lock:session:Xk3_9aQ-zP1mN8bV2cL7wR", ClassBusiness},
+		{"lock:sync_job:123", ClassPerRun}, // the label's last word names a job
 	} {
 		segs := keyshape.Split(c.key, testNow)
 		f := newFamily(keyshape.Template(segs), segs)

@@ -125,7 +125,16 @@ func AppendSegments(dst []Segment, key string, now time.Time) []Segment {
 			out = append(out, Segment{Text: key[i:], Shape: Shape{Kind: KindWord}})
 			break
 		}
-		out = append(out, Segment{Text: key[i:j], Shape: Classify(key[i:j], now), Sep: key[j:k]})
+		seg := key[i:j]
+		sh := Classify(seg, now)
+		if n := idTail(seg, sh.Kind); n > 0 && len(out)-start < maxSegments-2 {
+			// A name ending in an id (celery-task-meta-<uuid>,
+			// import_feed-lock-<md5>) varies only in the id.
+			head := seg[:len(seg)-n-1]
+			out = append(out, Segment{Text: head, Shape: Classify(head, now), Sep: seg[len(head) : len(head)+1]})
+			seg, sh = seg[len(seg)-n:], Classify(seg[len(seg)-n:], now)
+		}
+		out = append(out, Segment{Text: seg, Shape: sh, Sep: key[j:k]})
 		if k >= len(key) {
 			break
 		}
@@ -135,6 +144,24 @@ func AppendSegments(dst []Segment, key string, now time.Time) []Segment {
 }
 
 const maxSegments = 12
+
+// idTail is the length of the UUID or hex digest (32, 40 or 64 digits)
+// a word or code segment ends in after a '-' or '_', or 0.
+func idTail(seg string, k Kind) int {
+	if k != KindID && k != KindWord || len(seg) < 34 {
+		return 0
+	}
+	for _, n := range [...]int{64, 40, 36, 32} {
+		if len(seg) < n+2 || seg[len(seg)-n-1] != '-' && seg[len(seg)-n-1] != '_' {
+			continue
+		}
+		tail := seg[len(seg)-n:]
+		if _, ok := ParseUUID(tail); ok || n != 36 && IsHex(tail) && HasDigit(tail) && HasLetter(tail) {
+			return n
+		}
+	}
+	return 0
+}
 
 // Classify gives one segment (or owner-value part) its shape; ids
 // carrying a time count only when it falls between 2009 and a day after

@@ -68,6 +68,13 @@ func TestTemplates(t *testing.T) {
 		"a:b:c:d:e:f:g:h:i:j:k:l:m:n:o":                                             "a:b:c:d:e:f:g:h:i:j:k:l:m:n:o",
 		"lock/tenant/42/invoice/2026-12":                                            "lock/tenant/{int}/invoice/{date}",
 		"lock:order:42:" + strings.Repeat("x", 10) + ":" + "Xk3_9aQ-zP1mN8bV2cL7wR": "lock:order:{int}:xxxxxxxxxx:{base64}",
+		// A name that ends in an id varies only there.
+		"celery-task-meta-8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f":            "celery-task-meta-{uuid}",
+		":1:feeds.tasks.import_feed-lock-9e107d9d372bb6826bd81d3542a419d6": ":{int}:feeds.tasks.import_feed-lock-{hex32}",
+		"report_3f786850e387550fdab836ed7e6dc881de23001b":                  "report_{hex40}",
+		"lock-8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f:x":                      "lock-{uuid}:x",
+		"8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f":                             "{uuid}",
+		"order-9e107d9d372bb6826bd81d3542a419dz":                           "{id}",
 	} {
 		if got := Template(Split(key, testNow)); got != want {
 			t.Errorf("template(%q) = %q, want %q", key, got, want)

@@ -41,6 +41,7 @@ var formats = map[string]format{
 	"alnum16":                  str(alnum16),
 	"uniqid":                   str(uniqidValue),
 	"shedlock":                 str(shedLockValue),
+	"nextcloud-lock":           str(nextcloudLock),
 	"uuid-counter":             str(func(v string, _ *Recognised) bool { return IsUUIDCounter(v, true) }),
 	"machine-pid-guid":         str(func(v string, _ *Recognised) bool { return machinePidGUID(v) }),
 	"redisson-holders":         {types: "hash", needsValue: true, match: redissonHolders},
@@ -130,6 +131,12 @@ func base64UUID1(v string, r *Recognised) bool {
 	}
 	r.AcquiredAt = t
 	return true
+}
+
+// nextcloudLock: Nextcloud's file lock, a count of shared holders
+// (INCRBY) or "exclusive" as json_encode() writes it, quotes included.
+func nextcloudLock(v string, _ *Recognised) bool {
+	return v != "" && len(v) <= 6 && keyshape.AllDigits(v) || v == `"exclusive"`
 }
 
 func jobID(v string, _ *Recognised) bool {
