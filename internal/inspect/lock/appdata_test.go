@@ -222,8 +222,10 @@ func alnum(n, i int, salt string) string {
 // JdkSerializationRedisSerializer writes): the stream header and class
 // descriptors of java.lang.Long and java.lang.Integer, then the value.
 const (
-	jdkLongHead = "aced00057372000e6a6176612e6c616e672e4c6f6e673b8be490cc8f23df0200014a000576616c7565787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b0200007870"
-	jdkIntHead  = "aced0005737200116a6176612e6c616e672e496e746567657212e2a0a4f781873802000149000576616c7565787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b0200007870"
+	jdkLongHead = "aced00057372000e6a6176612e6c616e672e4c6f6e673b8be490cc8f23df0200014a000576616c7565787200106a6176612e" +
+		"6c616e672e4e756d62657286ac951d0b94e08b0200007870"
+	jdkIntHead = "aced0005737200116a6176612e6c616e672e496e746567657212e2a0a4f781873802000149000576616c7565787200106a61" +
+		"76612e6c616e672e4e756d62657286ac951d0b94e08b0200007870"
 )
 
 func jdkLong(v int64) string {
@@ -285,7 +287,8 @@ func (s appSeeder) checkEncoders() {
 		jdkInt(1800):           jdkIntHead + "00000708",
 		jdkString("admin"):     "aced000574000561646d696e",
 		pickle5("a", "b"):      "8005950c000000000000007d948c0161948c016294732e",
-		pickle5("8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"): "80059528000000000000008c2438643063356131652d336232612d346331642d396538662d306131623263336434653566942e",
+		pickle5("8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f"): "80059528000000000000008c2438643063356131652d336232612d346331642d39" +
+			"6538662d306131623263336434653566942e",
 	} {
 		if hex.EncodeToString([]byte(got)) != want {
 			s.t.Fatalf("encoder wrote %x, the real serializer %s", got, want)
@@ -604,7 +607,8 @@ func (s appSeeder) seedLaravel(p string, now time.Time) {
 		// retention; RedisSupervisorRepository.php update: a 30 s hash.
 		jid := randomUUID(i, p+"horizon")
 		s.hset(p+"_horizon:"+jid, time.Hour, "id", jid, "connection", "redis", "queue", "default", "name", `App\Jobs\SendInvoice`,
-			"status", "pending", "payload", fmt.Sprintf(`{"uuid":"%s","displayName":"App\\Jobs\\SendInvoice","job":"Illuminate\\Queue\\CallQueuedHandler@call"}`, jid),
+			"status", "pending", "payload",
+			fmt.Sprintf(`{"uuid":"%s","displayName":"App\\Jobs\\SendInvoice","job":"Illuminate\\Queue\\CallQueuedHandler@call"}`, jid),
 			"created_at", fmt.Sprintf("%d.%04d", now.Unix(), 1000+i), "updated_at", fmt.Sprintf("%d.%04d", now.Unix(), 1000+i))
 		s.zadd(p+"_horizon:recent_jobs", -float64(i), jid)
 		sup := fmt.Sprintf("%s-web-%d-%s:supervisor-1", p, i, alnum(4, i, "sup"))

@@ -454,7 +454,8 @@ func (f *Tally) summary() Family {
 // varies per run.
 func (f *Tally) keyFindings(add func(findings.Finding), out *Family) {
 	if f.noTTL > 0 {
-		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%s of %s %s no TTL: a crashed holder blocks %s forever", english.Number(f.noTTL), locks(f.lockish),
+		add(RuleNoTTL.New(f.Tmpl, fmt.Sprintf("%s of %s %s no TTL: a crashed holder blocks %s forever", english.Number(f.noTTL),
+			locks(f.lockish),
 			english.Plural(f.noTTL, "has", "have"), english.Plural(f.noTTL, "it", "them")), Prefixed("no TTL: ", f.noTTLEx)...))
 	}
 	if out.KeyClass != ClassPerRun {
@@ -618,7 +619,8 @@ func (f *Tally) ttlFindings(add func(findings.Finding), t TTLStats, o Options) {
 		if n := t.Renewed + t.Retaken + t.Gone; n > 0 {
 			ev = append(ev, fmt.Sprintf("not counted: %s far below, read again: %s", locks(n), f.rereadText()))
 		}
-		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%s locks far above and %s far below the family's TTL (over %dx apart)", english.Number(t.OutliersAbove),
+		add(RuleTTLOutlier.New(f.Tmpl, fmt.Sprintf("%s locks far above and %s far below the family's TTL (over %dx apart)",
+			english.Number(t.OutliersAbove),
 			english.Number(t.OutliersBelow), outlierRatio), ev...))
 	}
 	if n := f.granted.count; o.MaxTTL > 0 && n > 0 && 2*f.overMax > n {
