@@ -325,11 +325,24 @@ func isSerialized(s string) bool {
 	if len(s) < 4 {
 		return false
 	}
+	return phpSerialized(s) || serializedHead(s) || binaryDocument(s)
+}
+
+// phpSerialized: PHP's serialize() of an array, object or string, or of a
+// scalar (b:1; i:42; d:0.5;).
+func phpSerialized(s string) bool {
 	switch {
 	case (s[0] == 'a' || s[0] == 'O' || s[0] == 's') && s[1] == ':' && s[2] >= '0' && s[2] <= '9':
 		return true
 	case (s[0] == 'b' || s[0] == 'i' || s[0] == 'd') && s[1] == ':' && s[len(s)-1] == ';' && isNumber(s[2:len(s)-1]):
 		return true
+	}
+	return false
+}
+
+// serializedHead recognises a binary serialisation by its first bytes.
+func serializedHead(s string) bool {
+	switch {
 	case s[0] == 0xac && s[1] == 0xed: // java.io.ObjectOutputStream
 		return true
 	case s[0] == 0x80 && s[1] <= 5: // pickle protocol 2+
@@ -343,7 +356,7 @@ func isSerialized(s string) bool {
 	case s[0] > 0x80 && s[0] <= 0x8f && msgpackName(s[1:]): // a MessagePack map, its first key a name
 		return true
 	}
-	return binaryDocument(s)
+	return false
 }
 
 // msgpackName reports a MessagePack fixstr holding a field name.

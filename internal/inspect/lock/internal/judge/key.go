@@ -80,14 +80,7 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 		// happen to be all decimal ones.
 		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
 	case o.Type == "string" && !r.Confirmed:
-		if against = valueSignals(o.Value, now); len(against) == 1 && against[0] == sigStructured {
-			if inner, ok := wrappedString(o.Value); ok {
-				if lock, _ := nameWords(o.Key); lock { // a lock's token in its client's wrapping (wrapped.go)
-					r.Owner, against = inner, valueSignals(inner, now)
-				}
-			}
-		}
-		if against == nil {
+		if against = stringAgainst(o, r, now); against == nil {
 			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
 		}
 	default:
@@ -102,4 +95,20 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	if !owned && r.Role == makers.RoleLock && o.Read && j.Certainty > NotLock {
 		j.Owner = classifyOwner(r.Owner, o.Key, now)
 	}
+}
+
+// stringAgainst is what an unconfirmed string's value says against a
+// lock; a lock's token in its client's serializer wrapping, under a lock
+// word, is judged as the token inside (wrapped.go) and becomes the owner.
+func stringAgainst(o *keyspace.Key, r *makers.Recognised, now time.Time) []signal {
+	against := valueSignals(o.Value, now)
+	if len(against) != 1 || against[0] != sigStructured {
+		return against
+	}
+	if inner, ok := wrappedString(o.Value); ok {
+		if lock, _ := nameWords(o.Key); lock {
+			r.Owner, against = inner, valueSignals(inner, now)
+		}
+	}
+	return against
 }
