@@ -131,18 +131,23 @@ func (e *engine) destinationReady(p *pending) bool {
 
 func (e *engine) checkDestination(t classify.Target) bool {
 	ok, err := destinationExists(e.pubConn, t)
-	if err != nil {
+	down := consume.IsNodeDown(err)
+	if err != nil && !down {
 		return true // cannot tell: mandatory returns and the channel say it
 	}
-	if !ok && t.Exchange == "" && e.o.CreateDestination {
+	if !ok && t.Exchange == "" && e.o.CreateDestination && !down {
 		ok = declareQueue(e.pubConn, t.RoutingKey) == nil
 	}
 	if !ok && e.runErr == nil {
-		hint := "create it, or choose another destination with {To}"
-		if t.Exchange == "" {
+		why, hint := " does not exist", "create it, or choose another destination with {To}"
+		switch {
+		case down:
+			// Not missing, but no node can take its messages until its own is back.
+			why, hint = " is unavailable ("+err.Error()+")", "run again once its node is back, or choose another destination with {To}"
+		case t.Exchange == "":
 			hint = "create it, pass {CreateDestination} to have the replay declare it (durable), or choose another destination with {To}"
 		}
-		e.runErr = &problem.Input{Why: t.String() + " does not exist: nothing was published to it", Hint: hint}
+		e.runErr = &problem.Input{Why: t.String() + why + ": nothing was published to it", Hint: hint}
 		e.stop = "destination missing"
 	}
 	return ok
