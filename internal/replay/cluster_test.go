@@ -171,6 +171,9 @@ func TestRabbitClusterReplayClassicNodeStopped(t *testing.T) {
 	t.Logf("FIGURES %s: stop_app took %s; the replay exited %d %s after it began; read %d, replayed %d, failovers %+v",
 		t.Name(), stopTook.Round(time.Millisecond), code, took.Round(time.Millisecond), sum.Counts.Read, sum.Counts.Replayed,
 		sum.Failovers)
+	for _, ev := range sum.Failovers {
+		t.Logf("FIGURES %s: the run ended %d ms after it lost %s", t.Name(), sum.ElapsedMs-ev.AtMs, ev.Lost)
+	}
 	if code != 3 || sum.Lost == "" {
 		t.Fatalf("exit %d, connection lost %q: want exit 3 for the lost connection\n%s", code, sum.Lost, out)
 	}
