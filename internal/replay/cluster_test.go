@@ -154,9 +154,9 @@ func TestRabbitClusterReplayClassicNodeStopped(t *testing.T) {
 	const n = 8000
 	r.DeadLetter(dlqtest.Jobs(n))
 	r.Use(observer.URL) // counts and drains through a node that stays up
+	jpath := filepath.Join(t.TempDir(), "replay.journal")
 	args := []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(clusterWindow), "--rate", "500",
-		"--journal", filepath.Join(t.TempDir(), "replay.journal"), "--amqp-url", c.URL, "--failover-wait", "120s",
-		"--drain-grace", "10s", "-o", "json"}
+		"--journal", jpath, "--amqp-url", c.URL, "--failover-wait", "120s", "--drain-grace", "10s", "-o", "json"}
 	run := startReplay(t, bin, args)
 	waitAtDestination(t, r, n/16, run)
 	stopAt := time.Now()
@@ -190,6 +190,13 @@ func TestRabbitClusterReplayClassicNodeStopped(t *testing.T) {
 	}
 	if got := sum.Counts.Replayed + sum.Counts.Parked + sum.Counts.AlreadyDone + sum.Counts.Left(); got != sum.Counts.Read {
 		t.Errorf("the summary accounts for %d of the %d messages read: %+v", got, sum.Counts.Read, sum.Counts)
+	}
+	// The --resume the error asks for, while a is still down, says the
+	// same (the node is down: exit 3), not that the queue does not exist.
+	code, out = startReplay(t, bin, []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--resume", jpath, "--amqp-url", c.URL}).wait(t)
+	t.Logf("--resume with a down: exit %d: %s", code, strings.TrimSpace(out))
+	if code != 3 || !strings.Contains(out, "down or inaccessible") || strings.Contains(out, "not found") {
+		t.Errorf("--resume with a still down: exit %d, want 3 and the broker's answer that the queue's node is down:\n%s", code, out)
 	}
 	startApp(t, c, a.Name)
 	lost, dups, inDLQ := tally(t, r, n)
