@@ -154,6 +154,9 @@ func TestRabbitClusterReplayClassicNodeStopped(t *testing.T) {
 	const n = 8000
 	r.DeadLetter(dlqtest.Jobs(n))
 	r.Use(observer.URL) // counts and drains through a node that stays up
+	// A DLQ on b whose replay goes to r's work queue, on a.
+	rb := dlqtest.NewRigAt(t, c.Nodes[1].URL, "classic")
+	rb.DeadLetter(dlqtest.Jobs(50))
 	jpath := filepath.Join(t.TempDir(), "replay.journal")
 	args := []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(clusterWindow), "--rate", "500",
 		"--journal", jpath, "--amqp-url", c.URL, "--failover-wait", "120s", "--drain-grace", "10s", "-o", "json"}
@@ -191,18 +194,48 @@ func TestRabbitClusterReplayClassicNodeStopped(t *testing.T) {
 	if got := sum.Counts.Replayed + sum.Counts.Parked + sum.Counts.AlreadyDone + sum.Counts.Left(); got != sum.Counts.Read {
 		t.Errorf("the summary accounts for %d of the %d messages read: %+v", got, sum.Counts.Read, sum.Counts)
 	}
-	// The --resume the error asks for, while a is still down, says the
-	// same (the node is down: exit 3), not that the queue does not exist.
-	code, out = startReplay(t, bin, []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--resume", jpath, "--amqp-url", c.URL}).wait(t)
-	t.Logf("--resume with a down: exit %d: %s", code, strings.TrimSpace(out))
-	if code != 3 || !strings.Contains(out, "down or inaccessible") || strings.Contains(out, "not found") {
-		t.Errorf("--resume with a still down: exit %d, want 3 and the broker's answer that the queue's node is down:\n%s", code, out)
-	}
+	downAtStart(t, c, bin, r, rb, jpath)
 	startApp(t, c, a.Name)
 	lost, dups, inDLQ := tally(t, r, n)
 	t.Logf("after a is back: lost %d, at the destination and in the DLQ both %d, in the DLQ %d", lost, dups, inDLQ)
 	if lost != 0 {
 		t.Fatalf("%d messages lost: in neither the destination nor the DLQ", lost)
+	}
+}
+
+// downAtStart runs dlq commands while node a, home of r's queues, is
+// down. The --resume the replay's error asks for, and a stats, say the
+// DLQ's node is down (exit 3), not that the queue does not exist; a replay
+// of rb's DLQ (on b) into r's work queue stops before publishing anything,
+// as for a missing destination (exit 2), naming the broker's answer.
+func downAtStart(t *testing.T, c *testenv.RabbitCluster, bin string, r, rb *dlqtest.Rig, jpath string) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		code int
+		args []string
+		want []string
+	}{
+		{"resume", 3, []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--resume", jpath}, []string{"is down or inaccessible"}},
+		{"stats", 3, []string{"dlq", "stats", "--queue", r.DLQ}, []string{"is down or inaccessible"}},
+		{"destination", 2, []string{"dlq", "replay", "--queue", rb.DLQ, "--to", ":" + r.Work, "--yes", "--journal",
+			filepath.Join(t.TempDir(), "to-a.journal")}, []string{
+			"not published: queue " + r.Work + " (default exchange) is unavailable (NOT_FOUND - home node", // the message's evidence
+			"is down or inaccessible): nothing was published to it"}},                                      // the error
+	} {
+		code, out := startReplay(t, bin, append(tc.args, "--amqp-url", c.URL)).wait(t)
+		t.Logf("%s with a down: exit %d: %s", tc.name, code, strings.TrimSpace(out))
+		if code != tc.code || strings.Contains(out, "not found") || strings.Contains(out, r.Work+" (default exchange) does not exist") {
+			t.Errorf("%s with a down: exit %d, want %d, and not that the queue was not found or does not exist:\n%s", tc.name, code, tc.code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s with a down: the output does not say %q", tc.name, w)
+			}
+		}
+	}
+	if left := rb.Count(rb.DLQ); left != 50 {
+		t.Errorf("%d in the DLQ on b after a replay into a queue on the down node, want all 50", left)
 	}
 }
 

@@ -2,7 +2,6 @@ package consume
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -57,9 +56,8 @@ func (f *Failover) Await(ctx context.Context, queue, lost string, others int, wh
 		if conn != nil {
 			return conn, ""
 		}
-		var down *nodeDown
-		if errors.As(err, &down) {
-			return nil, "the queue lives on the lost node, and no other node can serve it until that node is back (" + down.reason + ")"
+		if down := NodeDown(err); down != "" {
+			return nil, "the queue lives on the lost node, and no other node can serve it until that node is back (" + down + ")"
 		}
 		t := time.NewTimer(250 * time.Millisecond)
 		select {

@@ -43,18 +43,22 @@ func Window(w, target int) int {
 // IsNotFound reports whether err says the queue does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, errQueueNotFound) }
 
-// IsNodeDown reports whether err says the queue's node is down (a
-// classic queue, which no other node can serve).
-func IsNodeDown(err error) bool {
+// NodeDown is the broker's answer when err says the queue's node is down
+// (a classic queue, which no other node can serve until that one is
+// back); "" otherwise.
+func NodeDown(err error) string {
 	var down *nodeDown
-	return errors.As(err, &down)
+	if errors.As(err, &down) {
+		return down.reason
+	}
+	return ""
 }
 
 // QueueError makes a missing queue bad input about the Queue option (the
 // name or the vhost is wrong), and a queue whose node is down the broker's
 // failure (exit 3); other errors pass through.
 func QueueError(queue string, err error) error {
-	if IsNodeDown(err) {
+	if NodeDown(err) != "" {
 		return problem.System(err, "a classic queue lives on one node: no other node can serve it until that node is back")
 	}
 	if !IsNotFound(err) {
