@@ -220,8 +220,9 @@ func downAtStart(t *testing.T, c *testenv.RabbitCluster, bin string, r, rb *dlqt
 		{"stats", 3, []string{"dlq", "stats", "--queue", r.DLQ}, []string{"is down or inaccessible"}},
 		{"destination", 2, []string{"dlq", "replay", "--queue", rb.DLQ, "--to", ":" + r.Work, "--yes", "--journal",
 			filepath.Join(t.TempDir(), "to-a.journal")}, []string{
-			"not published: queue " + r.Work + " (default exchange) is unavailable (NOT_FOUND - home node", // the message's evidence
-			"is down or inaccessible): nothing was published to it"}},                                      // the error
+			// The message's evidence, and the error.
+			"not published: queue " + r.Work + " (default exchange) is unavailable (NOT_FOUND - home node",
+			"is down or inaccessible): nothing was published to it"}},
 	} {
 		code, out := startReplay(t, bin, append(tc.args, "--amqp-url", c.URL)).wait(t)
 		t.Logf("%s with a down: exit %d: %s", tc.name, code, strings.TrimSpace(out))
