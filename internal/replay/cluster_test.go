@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -135,6 +136,110 @@ func leaderStopped(t *testing.T, c *testenv.RabbitCluster, bin, url string, fail
 	}
 }
 
+// TestRabbitClusterReplayClassicNodeStopped replays a classic DLQ that
+// lives on node a, through a URL naming every node (a first), and stops a
+// mid-run. No other node can serve the DLQ until a is back (they answer
+// "home node ... is down or inaccessible"), so the run gives up at once,
+// as the reads do (dlqread's TestRabbitClusterReadsNodeStopped,
+// classic-on-a): exit 3, the failover's gave_up saying the queue lives on
+// the lost node, DLQ_REPLAY_CONNECTION_LOST, and nothing lost.
+// --failover-wait is 120 s and the run must end within 60 s of the stop:
+// one that waited for another node to answer for the DLQ is killed and
+// the test fails. The figures go to the log.
+func TestRabbitClusterReplayClassicNodeStopped(t *testing.T) {
+	c := testenv.NeedRabbitCluster(t)
+	bin := buildDupctl(t)
+	a, observer := c.Nodes[0], c.Nodes[2]
+	r := dlqtest.NewRigAt(t, a.URL, "classic")
+	const n = 8000
+	r.DeadLetter(dlqtest.Jobs(n))
+	r.Use(observer.URL) // counts and drains through a node that stays up
+	// A DLQ on b whose replay goes to r's work queue, on a.
+	rb := dlqtest.NewRigAt(t, c.Nodes[1].URL, "classic")
+	rb.DeadLetter(dlqtest.Jobs(50))
+	jpath := filepath.Join(t.TempDir(), "replay.journal")
+	args := []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--window", strconv.Itoa(clusterWindow), "--rate", "500",
+		"--journal", jpath, "--amqp-url", c.URL, "--failover-wait", "120s", "--drain-grace", "10s", "-o", "json"}
+	run := startReplay(t, bin, args)
+	waitAtDestination(t, r, n/16, run)
+	stopAt := time.Now()
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 60*time.Second,
+		errors.New("60 s after the stop began, with --failover-wait 120s: it waited for another node to answer for the DLQ"))
+	defer cancel()
+	c.StopApp(t, a.Name)
+	stopTook := time.Since(stopAt)
+	code, out := run.waitCtx(t, ctx)
+	took := time.Since(stopAt)
+	sum := replaySummary(t, run, out)
+	t.Logf("FIGURES %s: stop_app took %s; the replay exited %d %s after it began; read %d, replayed %d, failovers %+v",
+		t.Name(), stopTook.Round(time.Millisecond), code, took.Round(time.Millisecond), sum.Counts.Read, sum.Counts.Replayed,
+		sum.Failovers)
+	for _, ev := range sum.Failovers {
+		t.Logf("FIGURES %s: the run ended %d ms after it lost %s", t.Name(), sum.ElapsedMs-ev.AtMs, ev.Lost)
+	}
+	if code != 3 || sum.Lost == "" {
+		t.Fatalf("exit %d, connection lost %q: want exit 3 for the lost connection\n%s", code, sum.Lost, out)
+	}
+	if len(sum.Failovers) != 1 {
+		t.Fatalf("failovers %+v, want the one given up", sum.Failovers)
+	}
+	ev := sum.Failovers[0]
+	const why = "the queue lives on the lost node, and no other node can serve it until that node is back"
+	if ev.Lost != a.Addr || ev.TookOver != "" || !strings.Contains(ev.GaveUp, why) || !strings.Contains(ev.GaveUp, "down or inaccessible") {
+		t.Errorf("failover %+v: want %s lost, no node taking over, given up because %s (the broker's answer)", ev, a.Addr, why)
+	}
+	if !strings.Contains(out, "DLQ_REPLAY_CONNECTION_LOST") || !strings.Contains(out, "no failover ("+why) {
+		t.Errorf("no DLQ_REPLAY_CONNECTION_LOST, or the error does not say why it did not fail over:\n%s", out)
+	}
+	if got := sum.Counts.Replayed + sum.Counts.Parked + sum.Counts.AlreadyDone + sum.Counts.Left(); got != sum.Counts.Read {
+		t.Errorf("the summary accounts for %d of the %d messages read: %+v", got, sum.Counts.Read, sum.Counts)
+	}
+	downAtStart(t, c, bin, r, rb, jpath)
+	startApp(t, c, a.Name)
+	lost, dups, inDLQ := tally(t, r, n)
+	t.Logf("after a is back: lost %d, at the destination and in the DLQ both %d, in the DLQ %d", lost, dups, inDLQ)
+	if lost != 0 {
+		t.Fatalf("%d messages lost: in neither the destination nor the DLQ", lost)
+	}
+}
+
+// downAtStart runs dlq commands while node a, home of r's queues, is
+// down. The --resume the replay's error asks for, and a stats, say the
+// DLQ's node is down (exit 3), not that the queue does not exist; a replay
+// of rb's DLQ (on b) into r's work queue stops before publishing anything,
+// as for a missing destination (exit 2), naming the broker's answer.
+func downAtStart(t *testing.T, c *testenv.RabbitCluster, bin string, r, rb *dlqtest.Rig, jpath string) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		code int
+		args []string
+		want []string
+	}{
+		{"resume", 3, []string{"dlq", "replay", "--queue", r.DLQ, "--yes", "--resume", jpath}, []string{"is down or inaccessible"}},
+		{"stats", 3, []string{"dlq", "stats", "--queue", r.DLQ}, []string{"is down or inaccessible"}},
+		{"destination", 2, []string{"dlq", "replay", "--queue", rb.DLQ, "--to", ":" + r.Work, "--yes", "--journal",
+			filepath.Join(t.TempDir(), "to-a.journal")}, []string{
+			// The message's evidence, and the error.
+			"not published: queue " + r.Work + " (default exchange) is unavailable (NOT_FOUND - home node",
+			"is down or inaccessible): nothing was published to it"}},
+	} {
+		code, out := startReplay(t, bin, append(tc.args, "--amqp-url", c.URL)).wait(t)
+		t.Logf("%s with a down: exit %d: %s", tc.name, code, strings.TrimSpace(out))
+		if code != tc.code || strings.Contains(out, "not found") || strings.Contains(out, r.Work+" (default exchange) does not exist") {
+			t.Errorf("%s with a down: exit %d, want %d, and not that the queue was not found or does not exist:\n%s", tc.name, code, tc.code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s with a down: the output does not say %q", tc.name, w)
+			}
+		}
+	}
+	if left := rb.Count(rb.DLQ); left != 50 {
+		t.Errorf("%d in the DLQ on b after a replay into a queue on the down node, want all 50", left)
+	}
+}
+
 // checkFirstRun checks how the run through the stopped node ended: with a
 // failover to another node when the URL named it, exit 0 or 1 (in doubt).
 func checkFirstRun(t *testing.T, code int, out string, sum *ReplayResult, failover bool, lost string) {
@@ -259,6 +364,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // and output.
 func (r *replayRun) wait(t *testing.T) (int, string) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return r.waitCtx(t, ctx)
+}
+
+// waitCtx waits for the run until ctx ends, then kills it and fails the
+// test.
+func (r *replayRun) waitCtx(t *testing.T, ctx context.Context) (int, string) {
+	t.Helper()
 	select {
 	case <-r.done:
 		err := r.err
@@ -270,9 +384,10 @@ func (r *replayRun) wait(t *testing.T) (int, string) {
 			return ee.ExitCode(), r.out.String()
 		}
 		t.Fatal(err)
-	case <-time.After(2 * time.Minute):
+	case <-ctx.Done():
 		_ = r.cmd.Process.Kill()
-		t.Fatalf("the replay did not end:\n%s", r.out.String())
+		<-r.done
+		t.Fatalf("the replay did not end (%v):\n%s", context.Cause(ctx), r.out.String())
 	}
 	return 0, ""
 }

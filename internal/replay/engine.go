@@ -70,8 +70,8 @@ type engine struct {
 	pubErr   chan *amqp.Error
 	chErr    chan *amqp.Error
 	dest     map[string]*DestCount
-	exists   map[string]bool // destinations checked before their first publish
-	groups   map[string]bool // --group ids seen
+	unready  map[string]string // destinations checked before their first publish: why not ("" when ready)
+	groups   map[string]bool   // --group ids seen
 	parkOK   bool
 	// refused is set when the broker closed the publishing channel over a
 	// missing exchange: what was outstanding is settled, nothing more is

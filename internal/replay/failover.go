@@ -10,7 +10,6 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/dupctl/dupctl/internal/replay/internal/consume"
 	"github.com/dupctl/dupctl/internal/replay/journal"
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // Failover is how a replay of a queue goes on when its connection to one
@@ -23,16 +22,13 @@ import (
 // crash. Delivery tags and confirm numbers belong to a channel, so nothing
 // of the lost connections is carried over but the journal.
 type Failover struct {
-	// Dial dials the URL's addresses again, the one whose host:port is
-	// lost after the others.
-	Dial func(ctx context.Context, role, lost string) (*amqp.Connection, error)
+	// Failover dials the URL's addresses again (the lost one last), at
+	// most as many times as it names, and bounds the wait for another node
+	// to answer for the DLQ, as the reads do (dlqread.Failover, the same
+	// type, is its name outside internal/replay).
+	consume.Failover
 	// Journal reads back the journal the run writes, as --resume reads it.
 	Journal func() (*journal.State, error)
-	// Nodes is how many addresses the URL names: a run fails over at most
-	// that many times.
-	Nodes int
-	// Wait bounds the wait for another node to answer for the DLQ (0: 30 s).
-	Wait time.Duration
 }
 
 // FailoverEvent is one failover of a run.
@@ -57,15 +53,13 @@ type FailoverEvent struct {
 	InDoubtAfter int `json:"in_doubt_after"`
 }
 
-const defaultFailoverWait = 30 * time.Second
-
 // run is a run of several parts: the first, and one more after each lost
 // connection while another node answers.
 func (f *Failover) run(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	meter := &partMeter{Meter: progress.Or(d.Progress)}
+	meter := &consume.PartMeter{Meter: progress.Or(d.Progress)}
 	defer meter.Meter.Done()
 	d.Progress = meter
 	start := d.Now()
@@ -75,16 +69,10 @@ func (f *Failover) run(ctx context.Context, d ReplayDeps, o ReplayOptions) (*Rep
 		ev := FailoverEvent{Lost: last.lostNode, Why: last.Lost, InDoubt: last.Counts.InDoubt, AtMs: d.Now().Sub(start).Milliseconds()}
 		lostAt := d.Now()
 		po, perr := f.nextPart(o, total, &ev)
-		if perr == nil {
-			ev.TookOver = f.await(ctx, o.Queue, ev.Lost)
-		}
-		switch {
-		case perr != nil:
+		if perr != nil {
 			ev.GaveUp = perr.Error()
-		case ctx.Err() != nil:
-			ev.GaveUp = "interrupted"
-		case ev.TookOver == "":
-			ev.GaveUp = fmt.Sprintf("no other node answered for the queue within %s", f.wait())
+		} else {
+			ev.TookOver, ev.GaveUp = f.await(ctx, o.Queue, ev.Lost)
 		}
 		if ev.GaveUp != "" {
 			total.Failovers = append(total.Failovers, ev)
@@ -92,9 +80,9 @@ func (f *Failover) run(ctx context.Context, d ReplayDeps, o ReplayOptions) (*Rep
 		}
 		ev.PauseMs = d.Now().Sub(lostAt).Milliseconds()
 		po.partWhy = fmt.Sprintf("failover: the connection to %s was lost (%s); going on through %s", ev.Lost, ev.Why, ev.TookOver)
-		meter.base += int64(last.Counts.Read)
-		pd, lost := d, ev.Lost
-		pd.Dial = func(ctx context.Context, role string) (*amqp.Connection, error) { return f.Dial(ctx, role, lost) }
+		meter.Base += int64(last.Counts.Read)
+		pd := d
+		pd.Dial = f.Redial(ev.Lost)
 		next, nerr := replayPart(ctx, pd, *po)
 		if next == nil {
 			ev.GaveUp = nerr.Error()
@@ -135,18 +123,18 @@ func (f *Failover) nextPart(o ReplayOptions, total *ReplayResult, ev *FailoverEv
 	return &po, nil
 }
 
-func (f *Failover) wait() time.Duration {
-	if f.Wait <= 0 {
-		return defaultFailoverWait
+// await waits for another node to answer for the DLQ (consume.Failover's
+// Await) and returns its address, or why the run cannot go on.
+func (f *Failover) await(ctx context.Context, queue, lost string) (node, gaveUp string) {
+	conn, why := f.Await(ctx, queue, lost, 0, "answered for the queue") // a replay starts only on a DLQ without consumers
+	if conn == nil {
+		return "", why
 	}
-	return f.Wait
-}
-
-// await waits for another node to answer for the queue (consume.AwaitNode)
-// and returns its address ("" when none did within the wait).
-func (f *Failover) await(ctx context.Context, queue, lost string) string {
-	dial := func(ctx context.Context) (*amqp.Connection, error) { return f.Dial(ctx, "read", lost) }
-	return consume.AwaitNode(ctx, dial, queue, 0, f.wait()) // a replay starts only on a DLQ without consumers
+	defer conn.Close()
+	if ctx.Err() != nil {
+		return conn.RemoteAddr().String(), "interrupted"
+	}
+	return conn.RemoteAddr().String(), ""
 }
 
 // mergeParts is the result of a run so far (total) and its next part. The
@@ -210,13 +198,3 @@ func mergeDestinations(a, b []DestCount) []DestCount {
 	})
 	return out
 }
-
-// partMeter is the run's progress meter as each part sees it: its total
-// counts on from what earlier parts read, and only the run ends it.
-type partMeter struct {
-	progress.Meter
-	base int64
-}
-
-func (p *partMeter) SetTotal(n int64) { p.Meter.SetTotal(p.base + n) }
-func (p *partMeter) Done()            {}

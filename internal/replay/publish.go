@@ -114,38 +114,48 @@ func (e *engine) destinationReady(p *pending) bool {
 	if t.Exchange != "" {
 		key = "x\x00" + t.Exchange
 	}
-	ok, seen := e.exists[key]
+	why, seen := e.unready[key]
 	if !seen {
-		ok = e.checkDestination(t)
-		e.exists[key] = ok
+		why = e.checkDestination(t)
+		e.unready[key] = why
 	}
-	if !ok {
+	if why != "" {
 		e.res.Counts.DestinationMissing++
-		why := "not published: " + t.String() + " does not exist"
+		why := "not published: " + t.String() + why
 		e.d.Journal.Add(journal.Record{T: journal.Returned, Seq: p.seq, Why: why})
 		e.problem(p.it, "destination-missing", why)
 		e.hold(p.it)
 	}
-	return ok
+	return why == ""
 }
 
-func (e *engine) checkDestination(t classify.Target) bool {
+// checkDestination says why t cannot take messages (" does not exist",
+// " is unavailable (...)"), or "" when it can.
+func (e *engine) checkDestination(t classify.Target) string {
 	ok, err := destinationExists(e.pubConn, t)
-	if err != nil {
-		return true // cannot tell: mandatory returns and the channel say it
+	down := consume.NodeDown(err)
+	if err != nil && down == "" {
+		return "" // cannot tell: mandatory returns and the channel say it
 	}
-	if !ok && t.Exchange == "" && e.o.CreateDestination {
+	if !ok && t.Exchange == "" && e.o.CreateDestination && down == "" {
 		ok = declareQueue(e.pubConn, t.RoutingKey) == nil
 	}
-	if !ok && e.runErr == nil {
-		hint := "create it, or choose another destination with {To}"
-		if t.Exchange == "" {
-			hint = "create it, pass {CreateDestination} to have the replay declare it (durable), or choose another destination with {To}"
-		}
-		e.runErr = &problem.Input{Why: t.String() + " does not exist: nothing was published to it", Hint: hint}
+	if ok {
+		return ""
+	}
+	why, hint := " does not exist", "create it, or choose another destination with {To}"
+	switch {
+	case down != "":
+		// Not missing, but no node can take its messages until its own is back.
+		why, hint = " is unavailable ("+down+")", "run again once its node is back, or choose another destination with {To}"
+	case t.Exchange == "":
+		hint = "create it, pass {CreateDestination} to have the replay declare it (durable), or choose another destination with {To}"
+	}
+	if e.runErr == nil {
+		e.runErr = &problem.Input{Why: t.String() + why + ": nothing was published to it", Hint: hint}
 		e.stop = "destination missing"
 	}
-	return ok
+	return why
 }
 
 // ensureParkQueue checks (on a channel of its own: a missing queue closes
@@ -338,7 +348,7 @@ func (e *engine) channelClosed(err *amqp.Error) {
 	if e.stop == "" {
 		e.stop = "destination missing"
 	}
-	e.exists["x\x00"+ex] = false
+	e.unready["x\x00"+ex] = " does not exist"
 	for _, t := range sortedTags(e.outst) {
 		p := e.outst[t]
 		delete(e.outst, t)

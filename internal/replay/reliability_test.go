@@ -441,9 +441,13 @@ func waitNoConsumers(t *testing.T, r *dlqtest.Rig) {
 }
 
 // buildDupctl builds the binary once per test process (a build under the
-// reliability test's CPU load takes tens of seconds).
+// reliability test's CPU load takes tens of seconds), or returns
+// DUPCTL_TEST_BIN when set: the same runs measured on another build.
 func buildDupctl(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("DUPCTL_TEST_BIN"); bin != "" {
+		return bin
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go tool to build the binary")

@@ -240,7 +240,7 @@ func replayPart(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResu
 		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue, MaxBounces: o.MaxBounces,
 		UnmatchedGroups: []string{}, Failovers: []FailoverEvent{}}
 	e := &engine{o: &o, d: &d, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{},
-		dest: map[string]*DestCount{}, exists: map[string]bool{}, groups: map[string]bool{}, start: d.Now(),
+		dest: map[string]*DestCount{}, unready: map[string]string{}, groups: map[string]bool{}, start: d.Now(),
 		copies: map[[16]byte]int32{}}
 	if o.Resume != nil {
 		e.book = journal.NewBook(o.Resume, d.Records != nil)

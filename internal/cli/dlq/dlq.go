@@ -147,9 +147,15 @@ type conn struct {
 func (c *conn) readDeps(f *cmdutil.Factory, command string, w failoverFlag) dlqread.Deps {
 	d := dlqread.Deps{Dial: c.dial, Now: f.Now, Progress: f.IO.StartProgress(command, "messages")}
 	if c.nodes > 1 {
-		d.Failover = &dlqread.Failover{Dial: c.redial, Nodes: c.nodes, Wait: w.FailoverWait}
+		d.Failover = c.failover(w)
 	}
 	return d
+}
+
+// failover dials the URL's addresses again after a node is lost (reads
+// and replays alike).
+func (c *conn) failover(w failoverFlag) *dlqread.Failover {
+	return &dlqread.Failover{Dial: c.redial, Nodes: c.nodes, Wait: w.FailoverWait}
 }
 
 // failoverFlag is --failover-wait, of the commands that go on through

@@ -366,7 +366,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		deps.Journal = journal.New(jf, o.RunID, time.Now)
 		if c.nodes > 1 && o.Queue != "" {
 			// A lost node: go on through another, as --resume would.
-			deps.Failover = &replay.Failover{Dial: c.redial, Nodes: c.nodes, Wait: o.FailoverWait,
+			deps.Failover = &replay.Failover{Failover: *c.failover(o.failoverFlag),
 				Journal: func() (*journal.State, error) { return readJournal(path) }}
 		}
 	}

@@ -186,6 +186,9 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	}
 	c.Rest() // prefetched beyond the target: requeued with the rest
 	readErr = r.release(conn, node, readErr, whole, drain, commit)
+	if res.Lost != "" {
+		return res, nil // lost while giving back: nothing to wait for
+	}
 	r.settle(ctx, conn, o, st, node, whole && readErr == nil)
 	return res, readErr
 }
@@ -242,8 +245,17 @@ func (r *reader) release(conn *amqp.Connection, node string, readErr error, whol
 	// stand for one never delivered (reader.seen), which an ack would remove.
 	ack := drain && r.res.Repeats == 0
 	err := giveBack(r.c, readErr == nil && ack, r.lastTag, commit)
-	if err != nil && whole && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed)) {
+	closed := err != nil && (conn.IsClosed() || errors.Is(err, amqp.ErrClosed))
+	switch {
+	case closed && whole:
 		r.res.settleLost, r.res.settleWhy, err = node, closedWhy(r.c, err), nil
+	case closed && readErr == nil && !drain:
+		// The read ended short without an error (no message for the idle
+		// time: its timer also fires when the process was stopped for
+		// that long) and its node went meanwhile: a read lost mid-read,
+		// whose messages the broker gives back itself.
+		r.res.Lost, r.res.LostNode = closedWhy(r.c, err), node
+		return nil
 	}
 	if err != nil {
 		return cmp.Or(readErr, err)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/deadletter"
@@ -24,9 +25,19 @@ type QueueState struct {
 // errQueueNotFound is returned when the queue does not exist.
 var errQueueNotFound = errors.New("queue not found")
 
+// nodeDown is the broker's answer (reason) when the queue's node is down:
+// RabbitMQ answers a declare of a classic queue whose node is stopped
+// with 404 "home node '...' of durable queue '...' is down or
+// inaccessible" - not that the queue does not exist. No other node can
+// serve that queue until its own is back.
+type nodeDown struct{ reason string }
+
+func (e *nodeDown) Error() string { return e.reason }
+
 // InspectQueue reads a queue's message and consumer counts without
 // changing it (passive declare on a channel of its own, since a missing
-// queue closes the channel).
+// queue closes the channel). A queue whose node is down is an error of its
+// own (QueueError), not a missing one.
 func InspectQueue(conn *amqp.Connection, queue string) (QueueState, error) {
 	ch, err := conn.Channel()
 	if err != nil {
@@ -36,7 +47,10 @@ func InspectQueue(conn *amqp.Connection, queue string) (QueueState, error) {
 	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 	if err != nil {
 		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		switch {
+		case errors.As(err, &ae) && ae.Code == amqp.NotFound && strings.Contains(ae.Reason, "down or inaccessible"):
+			return QueueState{}, fmt.Errorf("queue %q: %w", queue, &nodeDown{reason: ae.Reason})
+		case errors.As(err, &ae) && ae.Code == amqp.NotFound:
 			return QueueState{}, fmt.Errorf("queue %q: %w", queue, errQueueNotFound)
 		}
 		return QueueState{}, fmt.Errorf("queue %q: %w", queue, err)
@@ -373,7 +387,7 @@ func (c *Consumer) AckUpTo(tag uint64) error {
 // those acked. See settle.go for why closing at once is not enough. It
 // returns the last reading and whether the queue got there within budget.
 func (c *Consumer) Settle(ctx context.Context, others, atStart int, budget time.Duration) (QueueState, bool, error) {
-	return waitQueue(ctx, c.conn, c.queue, budget, settled(others, atStart-c.acked))
+	return AwaitSettled(ctx, c.conn, c.queue, others, atStart-c.acked, budget)
 }
 
 // Probe reads the queue's counts (false: no answer to trust).

@@ -43,57 +43,27 @@ func Window(w, target int) int {
 // IsNotFound reports whether err says the queue does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, errQueueNotFound) }
 
+// NodeDown is the broker's answer when err says the queue's node is down
+// (a classic queue, which no other node can serve until that one is
+// back); "" otherwise.
+func NodeDown(err error) string {
+	var down *nodeDown
+	if errors.As(err, &down) {
+		return down.reason
+	}
+	return ""
+}
+
 // QueueError makes a missing queue bad input about the Queue option (the
-// name or the vhost is wrong); other errors pass through.
+// name or the vhost is wrong), and a queue whose node is down the broker's
+// failure (exit 3); other errors pass through.
 func QueueError(queue string, err error) error {
+	if NodeDown(err) != "" {
+		return problem.System(err, "a classic queue lives on one node: no other node can serve it until that node is back")
+	}
 	if !IsNotFound(err) {
 		return err
 	}
 	return &problem.Input{Field: "Queue", Value: queue, Quote: true, Why: "queue not found",
 		Hint: "check the name and the vhost in {AMQPURL}", Err: err}
-}
-
-// AwaitNode dials (through dial, which tries the nodes still up first)
-// until a node answers for the queue with a reading it can trust and no
-// consumer on it - a lost reader's consumer gone and its messages back, a
-// quorum queue's leader elected again - and returns that node's address;
-// "" when none did within wait. A quorum queue without a leader answers
-// late with "0 messages, 0 consumers", which a read must not take for its
-// count.
-func AwaitNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, others int,
-	wait time.Duration) string {
-	deadline := time.Now().Add(wait)
-	for {
-		if node := probeNode(ctx, dial, queue, others, time.Until(deadline)); node != "" {
-			return node
-		}
-		t := time.NewTimer(250 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ""
-		case <-t.C:
-		}
-		if !time.Now().Before(deadline) {
-			return ""
-		}
-	}
-}
-
-func probeNode(ctx context.Context, dial func(context.Context) (*amqp.Connection, error), queue string, others int,
-	budget time.Duration) string {
-	if budget <= 0 {
-		return ""
-	}
-	dctx, cancel := context.WithTimeout(ctx, budget)
-	conn, err := dial(dctx)
-	cancel()
-	if err != nil {
-		return ""
-	}
-	defer conn.Close()
-	if _, ok, err := AwaitIdle(ctx, conn, queue, others, budget); err != nil || !ok {
-		return ""
-	}
-	return conn.RemoteAddr().String()
 }

@@ -101,6 +101,15 @@ func SettleContext(ctx context.Context, budget time.Duration) (context.Context, 
 	return context.WithoutCancel(ctx), budget
 }
 
+// AwaitSettled reads the queue through conn until it shows a reader's
+// messages settled - no consumer beyond others and, when nobody else
+// consumes, at least back messages in it - or budget has passed; it
+// returns the last reading and whether it got there.
+func AwaitSettled(ctx context.Context, conn *amqp.Connection, queue string, others, back int,
+	budget time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, conn, queue, budget, settled(others, back))
+}
+
 // settled reports whether a reading shows a queue with everything this
 // reader took settled: no consumer beyond the others attached at the
 // start, and, when nobody else consumes, at least back the messages it
