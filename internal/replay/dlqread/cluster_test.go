@@ -242,10 +242,16 @@ func checkFailedOver(t *testing.T, cmd string, run *readRun, doc *readDoc, ids, 
 		t.Fatalf("exit %d, want 0 after a failover:\n%s", run.code, run.stderr.String())
 	}
 	fo := doc.Data.Read.Failovers
-	if len(fo) != 1 || fo[0].Lost != lost || fo[0].TookOver == "" || fo[0].TookOver == lost || doc.finding("DLQ_READ_FAILOVER") == "" {
+	if len(fo) == 0 || fo[0].Lost != lost || !tookOverInTurn(fo) || doc.finding("DLQ_READ_FAILOVER") == "" {
 		t.Errorf("failovers %+v, want %s lost and another node taking over (DLQ_READ_FAILOVER)", fo, lost)
 	} else if fo[0].AfterRead || fo[0].ReadBefore >= target {
 		t.Errorf("failover %+v: the node was lost once the read was whole, not mid-read", fo[0])
+	}
+	if len(fo) > 1 {
+		// A quorum queue's new leader's node was seen to close the read
+		// again right after taking over: a second failover, through the
+		// third node.
+		t.Logf("%d failovers: %+v", len(fo), fo)
 	}
 	if doc.Data.Read.Lost != "" || doc.Data.Read.Read != target {
 		t.Errorf("read %d of %d, lost %q: want the whole read through another node", doc.Data.Read.Read, target, doc.Data.Read.Lost)
@@ -424,4 +430,15 @@ func buildDupctl(t *testing.T) string {
 		t.Fatalf("build dupctl: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// tookOverInTurn: each failover's node took over from a lost one, and a
+// later loss is of the node that took over before it.
+func tookOverInTurn(fo []NodeLoss) bool {
+	for i, l := range fo {
+		if l.TookOver == "" || l.TookOver == l.Lost || i > 0 && l.Lost != fo[i-1].TookOver {
+			return false
+		}
+	}
+	return true
 }

@@ -104,7 +104,10 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 			return res, nil
 		}
 		losses = append(losses, loss)
-		d.Dial, d.afterLoss = d.Failover.Redial(loss.Lost), true
+		d.Dial, d.afterLoss, d.before = d.Failover.Redial(loss.Lost), true, 0
+		if res.AtStart.Consumers == 0 {
+			d.before = res.AtStart.Messages
+		}
 		meter.Base += int64(res.Read)
 	}
 }

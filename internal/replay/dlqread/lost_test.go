@@ -277,3 +277,33 @@ func TestFailoverBesideAnotherConsumer(t *testing.T) {
 			s.Read.Lost, s.Read.Failovers, s.Read.NoFailover)
 	}
 }
+
+// TestCountBelowTheOneBeforeALossIsNotTrusted: the read after a failover
+// counts fewer messages than the lost read began with (on the cluster a
+// node right after a quorum leader change showed 0 for a queue holding
+// 12,000; here the queue is purged before the read again). The read waits
+// for the count to come back, and when it does not, says the count is not
+// trusted (DLQ_READ_INCOMPLETE, naming both counts) instead of reporting
+// an empty queue as read whole.
+func TestCountBelowTheOneBeforeALossIsNotTrusted(t *testing.T) {
+	const n = 300
+	r := deadLetters(t, n)
+	r.WaitCount(r.DLQ, n)
+	dial, meter := losingDial(r, 50)
+	redial := func(ctx context.Context, role, lost string) (*amqp.Connection, error) {
+		conn, err := dial(ctx, role)
+		if err == nil && role == "read" {
+			_, err = r.Ch.QueuePurge(r.DLQ, false)
+		}
+		return conn, err
+	}
+	s, err := Stats(t.Context(), Deps{Dial: dial, Progress: meter, Failover: &Failover{Dial: redial, Nodes: 2, Wait: time.Second}},
+		StatsOptions{Read: Options{Queue: r.DLQ, Window: 50}})
+	must(t, err)
+	why := findingText(s.Report().Findings, "DLQ_READ_INCOMPLETE")
+	if len(s.Read.Failovers) != 1 || s.Read.CountBefore != n || !strings.Contains(why, "held 300 when the read that lost its node began") ||
+		!strings.Contains(why, "not trusted") {
+		t.Errorf("failovers %+v, count before %d, incomplete %q: want one failover, the count of %d before it, and the count not trusted",
+			s.Read.Failovers, s.Read.CountBefore, why, n)
+	}
+}

@@ -40,8 +40,11 @@ type Deps struct {
 	// Failover, when the URL names several nodes, lets a read go on
 	// through another node after losing one (nil: one address).
 	Failover *Failover
-	// afterLoss: this read follows one that lost its node (failingOver).
+	// afterLoss: this read follows one that lost its node (failingOver);
+	// before is what the queue held when the lost read began, with no
+	// other consumer (0: no count to hold this read's to).
 	afterLoss bool
+	before    int
 }
 
 func (d *Deps) defaults() {
@@ -101,6 +104,10 @@ type Result struct {
 	// SettleUnanswered: the broker stopped answering before the read's
 	// messages showed back in the queue (Settled is false).
 	SettleUnanswered bool `json:"settle_unanswered,omitempty"`
+	// CountBefore is what the queue held when a read lost its node, when
+	// the read after it counted fewer and the count did not come back
+	// within the failover wait: that count is not trusted (0: none).
+	CountBefore int `json:"count_before_loss,omitempty"`
 	// RereadRepeats is how many repeats a read after a failover saw,
 	// which made it read the queue again, whole (0: none).
 	RereadRepeats int `json:"reread_after_repeats,omitempty"`
@@ -139,6 +146,19 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
 	if err != nil {
 		return res, consume.QueueError(o.Queue, err)
+	}
+	if d.afterLoss && st.Messages < d.before && d.Failover != nil {
+		// Right after a quorum queue's leader moved, a node was seen to
+		// show 0 messages for a queue holding 12,000. A read gives back
+		// all it took, so a count below the one before the loss waits to
+		// come back; one that does not is not trusted.
+		back, ok, err := consume.AwaitMessages(ctx, conn, o.Queue, d.before, d.Failover.Budget())
+		if err != nil {
+			return res, consume.QueueError(o.Queue, err)
+		}
+		if st = back; !ok {
+			res.CountBefore = d.before
+		}
 	}
 	res.AtStart = st
 	res.Target = st.Messages

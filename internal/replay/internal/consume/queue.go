@@ -21,6 +21,13 @@ func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait t
 	return st, err
 }
 
+// AwaitMessages waits (at most wait) for a trusted reading of the queue
+// with no consumer and at least atLeast messages, and reports whether one
+// came; it returns the last reading either way.
+func AwaitMessages(ctx context.Context, conn *amqp.Connection, queue string, atLeast int, wait time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 && s.Messages >= atLeast })
+}
+
 // AwaitIdle waits (at most wait) for a reading of the queue it can trust
 // with no consumer beyond the others attached before the read, and
 // reports whether one came: after a node of a cluster was lost, the queue
