@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Frame types (amqp0-9-1.xml constants frame-method .. frame-heartbeat).
@@ -208,6 +209,11 @@ type Event struct {
 	// first MaxContent bytes), for deliveries, get-oks and publishes.
 	Content  []byte
 	BodySize uint64
+	// At is when the proxy had the event whole, before forwarding it: a
+	// client's ack is stamped before the broker can answer it (with the
+	// next delivery), so the two keep their causal order however the
+	// proxy's two directions are scheduled.
+	At time.Time
 }
 
 // MaxContent bounds how much of a message the proxy keeps to read.

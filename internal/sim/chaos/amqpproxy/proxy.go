@@ -100,6 +100,7 @@ func (p *pumps) ClientToServer(pr *proxy.Pair) error {
 		if !forward {
 			continue
 		}
+		ev.At = time.Now() // as it goes: before the broker can answer it
 		out = f.Append(out[:0])
 		if err := pr.WriteServer(out); err != nil {
 			return err
@@ -153,6 +154,7 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 func (p *pumps) deliver(pr *proxy.Pair, frame []byte, ev *Event) error {
 	p.c.order.Lock()
 	defer p.c.order.Unlock()
+	ev.At = time.Now()
 	if err := pr.WriteClient(frame); err != nil {
 		return err
 	}
