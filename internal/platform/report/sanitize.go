@@ -14,8 +14,10 @@ import (
 // retitle the window, write the clipboard; BEL; CR that overwrites a line),
 // so a table must never pass them raw. Terminal escapes every control
 // character visibly (\x1b, \r, \u009b) except newlines, tabs and the exact
-// colour sequences dupctl's own theme writes. JSON and JUnit stay lossless
-// (their encoders escape what they must).
+// colour sequences dupctl's own theme writes. JSON and JUnit keep control
+// characters (their encoders escape them), but not bytes that are not
+// UTF-8: encoding/json writes each as U+FFFD, so a binary Redis key name
+// cannot be told exactly from -o json (the table shows it as \xff).
 
 // Terminal returns s safe to print on a terminal: C0 and C1 control
 // characters, DEL, bidirectional overrides and invalid UTF-8 written as
