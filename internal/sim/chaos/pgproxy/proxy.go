@@ -33,9 +33,9 @@ type Handler interface {
 	// forwarded; false drops the connection instead, so the client never
 	// learns that the writes are durable (Committed is still called).
 	Committing(c *Conn, writes []*Statement) bool
-	// Committed is called after the ReadyForQuery that ended a
-	// transaction (or an autocommit statement) with writes was forwarded:
-	// the writes are durable now.
+	// Committed is called when the ReadyForQuery that ends a transaction
+	// (or an autocommit statement) with writes is about to be forwarded:
+	// the writes are durable now, and the client does not know it yet.
 	Committed(c *Conn, writes []*Statement)
 	// Closed is called when the connection is gone.
 	Closed(c *Conn)
@@ -272,12 +272,14 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			return ErrCommitReplyDropped
 		}
 		pr.Slow()
+		if committed != nil {
+			// Told before the client can act on it: an ack or lock release
+			// it sends next, seen by another proxy, must not be recorded first.
+			p.h.Committed(c, committed)
+		}
 		out = m.Append(out[:0])
 		if err := pr.WriteClient(out); err != nil {
 			return err
-		}
-		if committed != nil {
-			p.h.Committed(c, committed)
 		}
 	}
 }
