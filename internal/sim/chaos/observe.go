@@ -283,19 +283,18 @@ func ttlOf(cmd *respproxy.Cmd) time.Duration {
 	return 0
 }
 
-func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
+func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) (then func()) {
 	r, s := o.r, o.s
 	if r.fo != nil {
 		defer r.uncutIfMissed(cmd)
 	}
 	name, key := cmd.Name(), cmd.Arg(1)
 	if !strings.Contains(string(joinArgs(cmd)), r.id) {
-		return
+		return nil
 	}
 	switch name {
 	case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
-		o.script(c, cmd)
-		return
+		return o.script(c, cmd)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -304,10 +303,10 @@ func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 	switch name {
 	case "SET", "SETNX":
 		if name == "SET" && !hasOption(cmd, "NX") {
-			return
+			return nil
 		}
 		if v.IsOK() || (name == "SETNX" && v.Int == 1) {
-			r.acquired(time.Now(), s, inst, key, cmd.Arg(2), ttlOf(cmd), name+" "+key+" NX -> OK")
+			return r.acquired(time.Now(), s, inst, key, cmd.Arg(2), ttlOf(cmd), name+" "+key+" NX -> OK")
 		} else if !v.IsError() {
 			r.add(lane, "busy", r.lockKeyOf(s, inst, key), name+" "+key+" NX -> busy")
 		}
@@ -324,6 +323,7 @@ func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
 	case "GET", "HGET", "HGETALL", "HMGET", "MGET", "EXISTS":
 		r.cacheRead(s, inst, name, key, v)
 	}
+	return nil
 }
 
 // cacheRead records a read of a Redis key that names a business key of
@@ -397,11 +397,11 @@ func (r *run) lockKeyOf(s *slot, inst int, lock string) string {
 // obtain, a compare-and-delete release): whatever its text, dupctl asks
 // Redis afterwards whether the key now holds one of the call's arguments
 // (a string value or a hash field: the caller's token).
-func (o *redisObs) script(c *respproxy.Conn, cmd *respproxy.Cmd) {
+func (o *redisObs) script(c *respproxy.Conn, cmd *respproxy.Cmd) (then func()) {
 	r, s := o.r, o.s
 	numKeys, err := strconv.Atoi(cmd.Arg(2))
 	if err != nil || numKeys < 1 || len(cmd.Args) < 3+numKeys {
-		return
+		return nil
 	}
 	lock := cmd.Arg(3)
 	argv := make([]string, 0, len(cmd.Args))
@@ -435,15 +435,19 @@ func (o *redisObs) script(c *respproxy.Conn, cmd *respproxy.Cmd) {
 	case holds && l != nil && l.slot == s && l.inst == inst && l.token == token && l.released.IsZero() && l.deleted.IsZero():
 		r.renewed(l, time.Now().Add(ttl-l.ttl))
 	case holds:
-		r.acquired(replied, s, inst, lock, token, ttl, "lock script on "+lock+" -> acquired")
+		return r.acquired(replied, s, inst, lock, token, ttl, "lock script on "+lock+" -> acquired")
 	case l != nil && l.slot == s && l.inst == inst && l.released.IsZero() && l.deleted.IsZero():
 		l.released = replied
 		r.addAt(replied, s.lane(inst), "unlock", l.key, "lock script on "+lock+" -> released")
 	}
+	return nil
 }
 
-// acquired records a new lease and fires after-lock.
-func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl time.Duration, text string) {
+// acquired records a new lease and fires after-lock, as the reply goes to
+// the worker: a kill or a stop at once, so nothing the worker does on it
+// gets through; a cut or a played failover in then, once the worker has
+// its OK (it must believe it holds the lock). The caller holds r.mu.
+func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl time.Duration, text string) (then func()) {
 	key := r.lockKeyOf(s, inst, lock)
 	l := &lease{lock: lock, key: key, slot: s, inst: inst, token: token, from: now, ttl: ttl, expires: now.Add(ttl),
 		deliv: r.openOf(s, inst, key)}
@@ -457,7 +461,7 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 	}
 	l.seq = r.addAt(now, lane, "lock", key, text).Seq
 	if !r.due(AfterLock, []string{key}, s, inst) {
-		return
+		return nil
 	}
 	if l.deliv != nil {
 		l.deliv.faulted = true
@@ -467,26 +471,35 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 		r.killAt(s, lane, key, "dupctl SIGKILLs the worker right after it took the lock "+lock)
 	case Stop:
 		r.pause(s, lane, key, "right after it took the lock "+lock, l)
-	case Close:
-		r.cutRedis(s, lane, key, l)
-	case Failover:
-		r.failover(s, lane, key, l)
+	case Close, Failover:
+		if r.plan.Fault == Failover && r.fo != nil {
+			r.forceFailover(lane, key, l) // a real one starts now and takes far longer than the reply
+			return nil
+		}
+		return func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			switch {
+			case r.fired != nil || r.stopping:
+			case r.plan.Fault == Close:
+				r.cutRedis(s, lane, key, l)
+			default:
+				r.failover(lane, key, l)
+			}
+		}
 	}
+	return nil
 }
 
-// failover fails Redis over right after the lease was taken, before it
-// replicated: for real on a Sentinel setup (forceFailover), else played
-// at the proxy. There the lock key is deleted on the real Redis (the
+// failover plays a Redis failover at the proxy right after the lease was
+// taken, before it replicated (a Sentinel setup gets a real one:
+// forceFailover). The lock key is deleted on the real Redis (the
 // promoted replica never had it), every worker's Redis connection is
 // dropped (the demoted master's clients are killed, and they reconnect to
 // the new one at once), and a second copy of the key is published for
 // another worker to be granted the same lock while this one still works.
 // The caller holds r.mu; the delete is one round trip on loopback.
-func (r *run) failover(s *slot, lane, key string, l *lease) {
-	if r.fo != nil {
-		r.forceFailover(lane, key, l)
-		return
-	}
+func (r *run) failover(lane, key string, l *lease) {
 	r.faultLease = l
 	ctx, cancel := context.WithTimeout(r.ctx, 2*time.Second)
 	defer cancel()

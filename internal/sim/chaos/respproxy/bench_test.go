@@ -14,9 +14,9 @@ import (
 
 type nopHandler struct{}
 
-func (nopHandler) Command(*respproxy.Conn, *respproxy.Cmd) []byte     { return nil }
-func (nopHandler) Reply(*respproxy.Conn, *respproxy.Cmd, *resp.Value) {}
-func (nopHandler) Closed(*respproxy.Conn)                             {}
+func (nopHandler) Command(*respproxy.Conn, *respproxy.Cmd) []byte            { return nil }
+func (nopHandler) Reply(*respproxy.Conn, *respproxy.Cmd, *resp.Value) func() { return nil }
+func (nopHandler) Closed(*respproxy.Conn)                                    {}
 
 // BenchmarkGet measures one GET round trip straight to Redis and through
 // the proxy (parse, hook, forward both ways): the proxy's cost per

@@ -44,9 +44,12 @@ type Handler interface {
 	// is sent to the worker in the command's place and the command is
 	// not forwarded (never inside MULTI).
 	Command(c *Conn, cmd *Cmd) (reply []byte)
-	// Reply is called once the reply to a forwarded command reached the
-	// worker.
-	Reply(c *Conn, cmd *Cmd, v *resp.Value)
+	// Reply is called with the reply to a forwarded command just before
+	// it goes to the worker, so that what the worker does next, seen by
+	// another proxy, cannot be told first (the connection is held: replies
+	// keep their order). The func it returns, if any, runs once the reply
+	// was sent: for what must come after the worker has it.
+	Reply(c *Conn, cmd *Cmd, v *resp.Value) (then func())
 	// Closed is called when the connection is gone.
 	Closed(c *Conn)
 }
@@ -174,11 +177,13 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 			}
 			continue
 		}
-		var e *entry
+		var then func()
 		err = c.flush()
 		if err == nil {
 			if len(c.queue) > 0 {
+				var e *entry
 				e, c.queue = c.queue[0], c.queue[1:]
+				then = p.h.Reply(c, e.cmd, &v)
 			}
 			err = c.WriteClient(raw)
 		}
@@ -189,8 +194,8 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 		if err != nil {
 			return err
 		}
-		if e != nil {
-			p.h.Reply(c, e.cmd, &v)
+		if then != nil {
+			then()
 		}
 	}
 }

@@ -19,6 +19,11 @@ type recorder struct {
 	mu      sync.Mutex
 	replies []string
 	hold    string // answer SET on this key ourselves
+
+	// Reply for a command on block waits for release, after closing
+	// entered; its then records "then <key>".
+	block            string
+	entered, release chan struct{}
 }
 
 func (r *recorder) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
@@ -28,10 +33,20 @@ func (r *recorder) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	return nil
 }
 
-func (r *recorder) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) {
+func (r *recorder) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) func() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.replies = append(r.replies, cmd.Name()+" "+cmd.Arg(1)+" -> "+v.String())
+	r.mu.Unlock()
+	if r.block == "" || cmd.Arg(1) != r.block {
+		return nil
+	}
+	close(r.entered)
+	<-r.release
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.replies = append(r.replies, "then "+cmd.Arg(1))
+	}
 }
 
 func (r *recorder) Closed(*respproxy.Conn) {}
@@ -75,6 +90,53 @@ func TestProxyPairsRepliesWithCommands(t *testing.T) {
 	want := []string{"SET " + key + " -> OK", "GET " + key + " -> tok", "SET " + key + " -> nil"}
 	if !strings.Contains(strings.Join(rec.replies, "\n"), strings.Join(want, "\n")) {
 		t.Fatalf("hook saw %q, want %q in a row", rec.replies, want)
+	}
+}
+
+// TestReplyIsToldBeforeTheWorkerHasIt: the hook sees a reply before the
+// client can (so what the client does next, seen by another proxy, is
+// never recorded first), and its then runs after the client has it.
+func TestReplyIsToldBeforeTheWorkerHasIt(t *testing.T) {
+	raw := testenv.Need(t, testenv.Redis)
+	u, _ := url.Parse(raw)
+	key := testenv.UniqueName("resp")
+	rec := &recorder{block: key, entered: make(chan struct{}), release: make(chan struct{})}
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := redis.NewClient(&redis.Options{Addr: ln.Addr()})
+	defer c.Close()
+	ctx := context.Background()
+	got := make(chan error, 1)
+	go func() { got <- c.Get(ctx, key).Err() }()
+	<-rec.entered
+	// The old order (forward, then tell) hands the client its reply well
+	// within this wait; the hook now holds it.
+	select {
+	case <-got:
+		close(rec.release) // else the proxy's pump, and ln.Close, wait forever
+		t.Fatal("the client had its reply while the hook was still being told of it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(rec.release)
+	if err := <-got; err != redis.Nil {
+		t.Fatalf("GET %s: %v, want redis.Nil", key, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec.mu.Lock()
+		last := rec.replies[len(rec.replies)-1]
+		rec.mu.Unlock()
+		if last == "then "+key {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("then did not run after the reply: hook saw %q last", last)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
