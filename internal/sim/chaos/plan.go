@@ -15,7 +15,8 @@ type Point string
 
 // The wire points, in the order a delivery passes them.
 const (
-	// AfterReceive: basic.deliver reached the worker.
+	// AfterReceive: basic.deliver is handed to the worker (a kill there
+	// lands before the worker can act on it).
 	AfterReceive Point = "after-receive"
 	// AfterLock: a lock acquisition (SET NX PX, or a lock script) on a
 	// key of the message's business key answered success.

@@ -16,7 +16,8 @@ type Handler interface {
 	// Before is called before the frame that completes a client event is
 	// forwarded to the broker; false withholds that frame.
 	Before(c *Conn, ev *Event) bool
-	// After is called once an event (either direction) was forwarded.
+	// After is called once a client event was forwarded, and for a server
+	// event just before it is (so the client cannot act on it first).
 	After(c *Conn, ev *Event)
 	// Closed is called when the connection is gone.
 	Closed(c *Conn)
@@ -149,17 +150,15 @@ func (p *pumps) ServerToClient(pr *proxy.Pair) error {
 	}
 }
 
-// deliver forwards the frame that completes a server event and tells the
-// handler, before the client's answer to it can be told.
+// deliver tells the handler of a server event and forwards the frame that
+// completes it: told first, so that nothing the client does on it (an
+// ack here, a lock or a write through another proxy) is told before it.
 func (p *pumps) deliver(pr *proxy.Pair, frame []byte, ev *Event) error {
 	p.c.order.Lock()
 	defer p.c.order.Unlock()
 	ev.At = time.Now()
-	if err := pr.WriteClient(frame); err != nil {
-		return err
-	}
 	p.h.After(p.c, ev)
-	return nil
+	return pr.WriteClient(frame)
 }
 
 // assembler joins a method with its content header and bodies, per

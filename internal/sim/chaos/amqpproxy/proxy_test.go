@@ -19,6 +19,9 @@ type recorder struct {
 	events   []string
 	withhold bool
 	conns    []*amqpproxy.Conn
+
+	// After for a delivery closes entered and waits for release.
+	entered, release chan struct{}
 }
 
 func (r *recorder) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
@@ -33,6 +36,10 @@ func (r *recorder) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 }
 
 func (r *recorder) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
+	if ev.Kind == amqpproxy.KindDeliver && r.entered != nil {
+		close(r.entered)
+		<-r.release
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Kind {
@@ -131,5 +138,62 @@ func TestWithheldAckIsRedelivered(t *testing.T) {
 		"queue.declare; basic.consume; deliver order-1 redelivered; basic.ack"
 	if got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestDeliveryIsToldBeforeTheClientHasIt: the handler learns of a delivery
+// before the client can, so nothing the client does on it (a lock or a
+// write through another proxy) is recorded before it.
+func TestDeliveryIsToldBeforeTheClientHasIt(t *testing.T) {
+	raw := testenv.Need(t, testenv.AMQP)
+	u, _ := url.Parse(raw)
+	rec := &recorder{entered: make(chan struct{}), release: make(chan struct{})}
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: amqpproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pu := *u
+	pu.Host = ln.Addr()
+	queue := testenv.UniqueName("chaos_q")
+	conn, err := amqp.Dial(pu.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	defer ch.QueueDelete(queue, false, false, false)
+	if _, err := ch.QueueDeclare(queue, false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ch.Consume(queue, "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.PublishWithContext(context.Background(), "", queue, false, false, amqp.Publishing{Body: []byte("order-1")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rec.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler was never told of the delivery")
+	}
+	// Forwarded first (the old order), the delivery reaches the client
+	// well within this wait; the handler now holds it.
+	select {
+	case <-ds:
+		close(rec.release)
+		t.Fatal("the client had the delivery while the handler was still being told of it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(rec.release)
+	select {
+	case d := <-ds:
+		if string(d.Body) != "order-1" {
+			t.Fatalf("delivered %q, want order-1", d.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the delivery never reached the client")
 	}
 }
