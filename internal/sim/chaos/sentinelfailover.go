@@ -23,8 +23,9 @@ import (
 // failover on a Sentinel setup is played for real. Before the victim's
 // lock command is forwarded, dupctl cuts every replica off the master
 // (CONFIG SET masterauth to a wrong one, then CLIENT KILL TYPE master: the
-// replica's next sync fails to log in) and waits until each says
-// master_link_status:down; the master then holds a lock no replica has.
+// replica's next sync fails to log in) and waits until ROLE on each says
+// "connect" (its link down, its next attempt on the wrong masterauth);
+// the master then holds a lock no replica has.
 // Right after the lock answered success, dupctl asks a Sentinel for a
 // failover (SENTINEL FAILOVER: it needs neither the master's process nor
 // a down-after wait, and Sentinel itself promotes the replica and later
@@ -170,6 +171,7 @@ var cutCommands = []struct {
 }{
 	{"CONFIG SET masterauth", []any{"CONFIG", "SET", "masterauth", "x"}},
 	{"CLIENT KILL TYPE master", []any{"CLIENT", "KILL", "TYPE", "master"}},
+	{"ROLE", []any{"ROLE"}},
 	{"CONFIG REWRITE", []any{"CONFIG", "REWRITE"}},
 }
 
@@ -296,15 +298,29 @@ func (f *sentinelFailover) cutOne(ctx context.Context, addr, wrong string) error
 	if err := c.ClientKillByFilter(ctx, "TYPE", "master").Err(); err != nil {
 		return refused("CLIENT KILL TYPE master", addr, err)
 	}
+	// Cut means ROLE's state "connect": the link is down and the next
+	// attempt uses the wrong masterauth. master_link_status:down alone is
+	// also true while a handshake begun with the right one (a restore just
+	// before) runs on; that one may still connect, and is killed again.
+	state := ""
 	down, err := poll(ctx, 10*time.Millisecond, func() (bool, error) {
-		info, err := c.Info(ctx, "replication").Result()
+		role, err := c.Do(ctx, "ROLE").Slice()
 		if err != nil {
-			return false, refused("INFO replication", addr, err)
+			return false, refused("ROLE", addr, err)
 		}
-		return strings.Contains(info, "master_link_status:down"), nil
+		if len(role) > 3 {
+			state, _ = role[3].(string)
+		}
+		if state == "connected" {
+			if err := c.ClientKillByFilter(ctx, "TYPE", "master").Err(); err != nil {
+				return false, refused("CLIENT KILL TYPE master", addr, err)
+			}
+		}
+		return state == "connect", nil
 	})
 	if err == nil && !down {
-		err = problem.System(fmt.Errorf("the replica %s still says master_link_status:up after CLIENT KILL TYPE master", addr), sentinelHint)
+		err = problem.System(fmt.Errorf("the replica %s is still in replication state %q, not cut off, after CLIENT KILL TYPE master", addr, state),
+			sentinelHint)
 	}
 	return err
 }
@@ -536,7 +552,7 @@ func (r *run) cutBeforeLock(s *slot, c *respproxy.Conn, cmd *respproxy.Cmd) {
 		what += " NX"
 	}
 	r.add("dupctl", "replica-cut", key, fmt.Sprintf("%s sends %s; before forwarding it, dupctl cuts the %s %s off the master %s "+
-		"(CONFIG SET masterauth to a wrong one, CLIENT KILL TYPE master): INFO replication says master_link_status:down",
+		"(CONFIG SET masterauth to a wrong one, CLIENT KILL TYPE master): ROLE says its link is down (state connect)",
 		s.lane(inst), what, english.Plural(len(f.replicas), "replica", "replicas"), strings.Join(f.replicas, ", "), f.master))
 }
 
