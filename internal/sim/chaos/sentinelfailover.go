@@ -319,8 +319,8 @@ func (f *sentinelFailover) cutOne(ctx context.Context, addr, wrong string) error
 		return state == "connect", nil
 	})
 	if err == nil && !down {
-		err = problem.System(fmt.Errorf("the replica %s is still in replication state %q, not cut off, after CLIENT KILL TYPE master", addr, state),
-			sentinelHint)
+		err = problem.System(fmt.Errorf("the replica %s is still in replication state %q, not cut off, after CLIENT KILL TYPE master",
+			addr, state), sentinelHint)
 	}
 	return err
 }
