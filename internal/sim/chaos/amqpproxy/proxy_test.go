@@ -53,22 +53,30 @@ func (r *recorder) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 
 func (r *recorder) Closed(*amqpproxy.Conn) {}
 
+// listen starts a proxy to the broker at raw with rec as its handler,
+// closed when the test ends, and returns the URL that reaches it.
+func listen(t *testing.T, raw string, rec *recorder) url.URL {
+	t.Helper()
+	u, _ := url.Parse(raw)
+	gate := proxy.NewGate()
+	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: amqpproxy.Pumps(rec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	pu := *u
+	pu.Host = ln.Addr()
+	return pu
+}
+
 // TestWithheldAckIsRedelivered consumes through the proxy, withholds the
 // ack of the first delivery and closes the connection the way a broker
 // does: the broker must redeliver the message, flagged redelivered, to the
 // next consumer.
 func TestWithheldAckIsRedelivered(t *testing.T) {
 	raw := testenv.Need(t, testenv.AMQP)
-	u, _ := url.Parse(raw)
 	rec := &recorder{withhold: true}
-	gate := proxy.NewGate()
-	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: amqpproxy.Pumps(rec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	pu := *u
-	pu.Host = ln.Addr()
+	pu := listen(t, raw, rec)
 	queue := testenv.UniqueName("chaos_q")
 	admin, err := amqp.Dial(raw)
 	if err != nil {
@@ -145,17 +153,8 @@ func TestWithheldAckIsRedelivered(t *testing.T) {
 // before the client can, so nothing the client does on it (a lock or a
 // write through another proxy) is recorded before it.
 func TestDeliveryIsToldBeforeTheClientHasIt(t *testing.T) {
-	raw := testenv.Need(t, testenv.AMQP)
-	u, _ := url.Parse(raw)
 	rec := &recorder{entered: make(chan struct{}), release: make(chan struct{})}
-	gate := proxy.NewGate()
-	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: amqpproxy.Pumps(rec)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	pu := *u
-	pu.Host = ln.Addr()
+	pu := listen(t, testenv.Need(t, testenv.AMQP), rec)
 	queue := testenv.UniqueName("chaos_q")
 	conn, err := amqp.Dial(pu.String())
 	if err != nil {
