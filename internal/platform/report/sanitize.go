@@ -67,6 +67,28 @@ func Cell(s string, width int) string {
 	return s
 }
 
+// escapeInvalid writes each byte of s that is not UTF-8 as \xNN, as
+// Terminal does, and leaves the rest: for text that passes through
+// tablewriter, which would turn such a byte into U+FFFD before Terminal
+// sees it (a binary key name would then read one way in a table and
+// another in the lines under it).
+func escapeInvalid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
 func isPlain(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]

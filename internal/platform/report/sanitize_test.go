@@ -131,3 +131,25 @@ func TestEvidenceStaysOnItsLine(t *testing.T) {
 		t.Errorf("the evidence is not shown on one line:\n%s", buf.String())
 	}
 }
+
+// TestTableEscapesBytesThatAreNotUTF8: a binary Redis key name as a
+// findings table's subject reads as it does in the evidence under it
+// (\xff), not as U+FFFD, which tablewriter would make of it.
+func TestTableEscapesBytesThatAreNotUTF8(t *testing.T) {
+	r := &findings.Report{Command: "inspect lock"}
+	r.Add(testRules[0].New("bin\xff\xfe:lock", "bin\xff\xfe:lock", "bin\xff\xfe:lock = tok"))
+	Prepare(r)
+	p, _ := NewPrinter(FormatTable, options(findings.FailError))
+	var buf bytes.Buffer
+	if err := p.Print(&buf, Document{Report: r}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.ContainsRune(out, utf8.RuneError) || !utf8.ValidString(out) {
+		t.Fatalf("a byte that is not UTF-8 was lost or passed raw:\n%s", out)
+	}
+	table := strings.SplitN(out, "\n\n", 2)[0]
+	if !strings.Contains(table, `bin\xff\xfe:lock`) {
+		t.Fatalf("the table does not show the key as the evidence does:\n%s", out)
+	}
+}

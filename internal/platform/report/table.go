@@ -71,7 +71,11 @@ func (t *Table) Render(w io.Writer) error {
 	)
 	tbl.Header(t.header)
 	for _, r := range t.rows {
-		if err := tbl.Append(r); err != nil {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = escapeInvalid(c)
+		}
+		if err := tbl.Append(cells); err != nil {
 			return err
 		}
 	}
