@@ -121,7 +121,10 @@ type ScanStats struct {
 
 // Lock is one key in full.
 type Lock struct {
-	Key        string          `json:"key"`
+	Key string `json:"key"`
+	// KeyBase64 is the key's exact bytes when they are not UTF-8: JSON
+	// writes each such byte of Key as U+FFFD, so Key alone cannot name it.
+	KeyBase64  string          `json:"key_base64,omitempty"`
 	Node       string          `json:"node"`
 	Family     string          `json:"family"`
 	Type       string          `json:"type"`

@@ -3,10 +3,12 @@ package lock
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/judge"
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
@@ -510,6 +512,9 @@ func (a *aggregator) add(j *judge.Judged) {
 		Problems: problems}
 	if !r.AcquiredAt.IsZero() {
 		l.AcquiredAt = r.AcquiredAt.UTC().Format(time.RFC3339)
+	}
+	if !utf8.ValidString(o.Key) {
+		l.KeyBase64 = base64.StdEncoding.EncodeToString([]byte(o.Key))
 	}
 	a.top.Offer(l)
 }

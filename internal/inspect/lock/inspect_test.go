@@ -2,6 +2,8 @@ package lock_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -400,6 +402,41 @@ func TestInspectOneKey(t *testing.T) {
 	}
 	if _, err := lock.Run(ctx, c, lock.Options{Key: p + ":missing"}); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing key: %v", err)
+	}
+}
+
+// TestBinaryKeyNameKeepsItsBytes: a lock key that is not UTF-8 (a binary
+// session or entity id in its name) carries its exact bytes in
+// key_base64, since -o json writes each such byte of key as U+FFFD.
+func TestBinaryKeyNameKeepsItsBytes(t *testing.T) {
+	p := testenv.WordName("binkey")
+	c := redisClient(t, p+"*")
+	key := p + "\xff\xfe:lock:order-1"
+	c.Set(context.Background(), key, "b3f0c2a1-9d4e-4c6b-8f1a-2e7d5c9b0a13", time.Minute)
+	_, d := run(t, c, lock.Options{Patterns: []string{p + "*"}, Top: 5})
+	if len(d.Locks) != 1 {
+		t.Fatalf("locks %+v, want the one key", d.Locks)
+	}
+	raw, err := json.Marshal(d.Locks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Key       string `json:"key"`
+		KeyBase64 string `json:"key_base64"`
+	}
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := base64.StdEncoding.DecodeString(back.KeyBase64)
+	if err != nil || string(got) != key {
+		t.Fatalf("key_base64 %q decodes to %q (%v), want %q; key %q", back.KeyBase64, got, err, key, back.Key)
+	}
+	// A key that is UTF-8 needs no second field.
+	c.Set(context.Background(), p+":lock:order-2", "b3f0c2a1-9d4e-4c6b-8f1a-2e7d5c9b0a14", time.Minute)
+	_, d = run(t, c, lock.Options{Key: p + ":lock:order-2", Top: 1})
+	if len(d.Locks) != 1 || d.Locks[0].KeyBase64 != "" {
+		t.Fatalf("a UTF-8 key: %+v", d.Locks)
 	}
 }
 

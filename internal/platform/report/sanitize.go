@@ -17,7 +17,8 @@ import (
 // colour sequences dupctl's own theme writes. JSON and JUnit keep control
 // characters (their encoders escape them), but not bytes that are not
 // UTF-8: encoding/json writes each as U+FFFD, so a binary Redis key name
-// cannot be told exactly from -o json (the table shows it as \xff).
+// cannot be told exactly from a JSON string (the table shows it as \xff;
+// inspect lock adds key_base64 for such a key).
 
 // Terminal returns s safe to print on a terminal: C0 and C1 control
 // characters, DEL, bidirectional overrides and invalid UTF-8 written as
