@@ -87,6 +87,20 @@ func TestWeigh(t *testing.T) {
 			Type: "string", PTTL: 600000, Read: true,
 			Value: "\x80\x05\x95(\x00\x00\x00\x00\x00\x00\x00\x8c$8d0c5a1e-3b2a-3c1d-9e8f-0a1b2c3d4e5f\x94."}, true},
 
+		// A lock of the application's own under a library's bare
+		// namespace: rate-limit-redis keeps its counters at "rl:<client
+		// key>", which says nothing of what else lives under "rl:".
+		{"lock holding 1 under rate-limit-redis's rl: namespace", keyspace.Key{Key: "rl:lock:nightly-report", Type: "string",
+			PTTL: 30000, Read: true, Value: "1"}, true},
+		// resque-lock (defunkt/resque-lock lib/resque/plugins/lock.rb):
+		// SETNX "lock:#{name}-#{args.to_s}" true through Resque's
+		// "resque" namespace, no TTL - under node-resque's "resque:*".
+		{"resque-lock's lock under the resque: namespace", keyspace.Key{Key: `resque:lock:UpdateNetworkGraph-["42"]`, Type: "string",
+			PTTL: -1, Read: true, Value: "true"}, true},
+		{"rate-limit-redis counter", keyspace.Key{Key: "rl:203.0.113.7", Type: "string", PTTL: 60000, Read: true, Value: "3"}, false},
+		{"rate-limit-redis counter of a client named lockhart", keyspace.Key{Key: "rl:lockhart", Type: "string", PTTL: 60000,
+			Read: true, Value: "1"}, false},
+
 		{"clock offset", keyspace.Key{Key: "clock:offset_ms", Type: "string", PTTL: -1, Read: true, Value: "-12"}, false},
 		{"deadlock counter", keyspace.Key{Key: "deadlock_count", Type: "string", PTTL: -1, Read: true, Value: "3"}, false},
 		{"lock-wait metric", keyspace.Key{Key: "stats:lock_wait_ms", Type: "string", PTTL: -1, Read: true, Value: "250"}, false},

@@ -57,6 +57,16 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	o := &j.Observed
 	j.Recognised = c.Catalogue.Recognise(o)
 	r := &j.Recognised
+	if r.Role == makers.RoleData || r.Role == makers.RoleQueue {
+		// A lock word past a library's bare namespace ("rl:lock:job" beside
+		// rate-limit-redis's "rl:<client>"): not that library's data, so
+		// judged by its own shape.
+		if rest, ok := r.Entry.NamespaceRest(o.Key); ok {
+			if lock, _ := nameWords(rest); lock {
+				*r = makers.Unrecognised(o)
+			}
+		}
+	}
 	j.Owner = Owner{Class: OwnerNone}
 	// A value that is plainly not a token (a number, a status word, a
 	// document, text) needs no owner classification unless the key turns

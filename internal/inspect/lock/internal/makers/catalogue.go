@@ -279,6 +279,24 @@ func (e *Entry) keyMatches(key string) bool {
 	return false
 }
 
+// NamespaceRest is what follows the namespace in key when the entry names
+// its keys by a namespace alone ("rl:*": every key under it): a library's
+// data entry then says nothing of the rest, which may be some other
+// code's lock that shares the namespace. ok is false for an entry with a
+// layout past its namespace.
+func (e *Entry) NamespaceRest(key string) (rest string, ok bool) {
+	for _, m := range e.Key.Match {
+		ns, found := strings.CutSuffix(m, "*")
+		if !found || ns == "" || strings.ContainsAny(ns, `*?[\`) {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(key, ns); ok {
+			return rest, true
+		}
+	}
+	return "", false
+}
+
 // specificity is 1 for an entry that names keys by a layout, 0 for one
 // that takes any name ("*") and decides by the value.
 func (e *Entry) specificity() int {
