@@ -55,18 +55,8 @@ func judgeKey(j *Judged, now time.Time) { defaultConfig.judgeKey(j, now) }
 
 func (c *Config) judgeKey(j *Judged, now time.Time) {
 	o := &j.Observed
-	j.Recognised = c.Catalogue.Recognise(o)
+	j.Recognised = c.recognise(o)
 	r := &j.Recognised
-	if r.Role == makers.RoleData || r.Role == makers.RoleQueue {
-		// A lock word past a library's bare namespace ("rl:lock:job" beside
-		// rate-limit-redis's "rl:<client>"): not that library's data, so
-		// judged by its own shape.
-		if rest, ok := r.Entry.NamespaceRest(o.Key); ok {
-			if lock, _ := nameWords(rest); lock {
-				*r = makers.Unrecognised(o)
-			}
-		}
-	}
 	j.Owner = Owner{Class: OwnerNone}
 	// A value that is plainly not a token (a number, a status word, a
 	// document, text) needs no owner classification unless the key turns
@@ -105,6 +95,23 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	if !owned && r.Role == makers.RoleLock && o.Read && j.Certainty > NotLock {
 		j.Owner = classifyOwner(r.Owner, o.Key, now)
 	}
+}
+
+// recognise is the catalogue's word on a key, but for a lock word past a
+// library's bare namespace ("rl:lock:job" beside rate-limit-redis's
+// "rl:<client>"): that is not the library's data, so the key is judged
+// by its own shape.
+func (c *Config) recognise(o *keyspace.Key) makers.Recognised {
+	r := c.Catalogue.Recognise(o)
+	if r.Role != makers.RoleData && r.Role != makers.RoleQueue {
+		return r
+	}
+	if rest, ok := r.Entry.NamespaceRest(o.Key); ok {
+		if lock, _ := nameWords(rest); lock {
+			return makers.Unrecognised(o)
+		}
+	}
+	return r
 }
 
 // stringAgainst is what an unconfirmed string's value says against a
