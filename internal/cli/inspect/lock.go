@@ -110,7 +110,7 @@ round trip per batch, and finds the locks among them by their shape, not
 their name:
 
   - confirmed locks: keys laid out as a lock library writes them (a
-    catalogue of 43 libraries in 7 languages - Redisson, ShedLock, redsync,
+    catalogue of 44 libraries in 7 languages - Redisson, ShedLock, redsync,
     BullMQ, sidekiq-unique-jobs, python-redis-lock, Laravel, Symfony Lock,
     Hangfire, ... - each entry citing the library's source), keys of your
     own libraries (locks.libraries in dupctl.yaml), and keys you name with

@@ -94,7 +94,8 @@ func TestWeigh(t *testing.T) {
 			PTTL: 30000, Read: true, Value: "1"}, true},
 		// resque-lock (defunkt/resque-lock lib/resque/plugins/lock.rb):
 		// SETNX "lock:#{name}-#{args.to_s}" true through Resque's
-		// "resque" namespace, no TTL - under node-resque's "resque:*".
+		// "resque" namespace, no TTL; node-resque's "resque:*" used to
+		// take it for queue data.
 		{"resque-lock's lock under the resque: namespace", keyspace.Key{Key: `resque:lock:UpdateNetworkGraph-["42"]`, Type: "string",
 			PTTL: -1, Read: true, Value: "true"}, true},
 		{"rate-limit-redis counter", keyspace.Key{Key: "rl:203.0.113.7", Type: "string", PTTL: 60000, Read: true, Value: "3"}, false},

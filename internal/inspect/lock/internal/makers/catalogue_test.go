@@ -172,6 +172,9 @@ var catalogueFixtures = []struct {
 		Read: true, Value: strconv.FormatInt(time.Now().Unix()+3601, 10)}},
 	{"node-resque-queuelock", keyspace.Key{Key: `resque:lock:sendInvoice:billing:[{"invoiceId":100}]`, Type: "string", PTTL: 3600000,
 		Read: true, Value: strconv.FormatInt(time.Now().Unix()+3601, 10)}},
+	// defunkt/resque-lock: SETNX "lock:#{name}-#{args.to_s}" true in the
+	// resque namespace (Array#to_s of [42] is "[42]").
+	{"resque-lock", keyspace.Key{Key: "resque:lock:UpdateNetworkGraph-[42]", Type: "string", PTTL: -1, Read: true, Value: "true"}},
 	{"node-resque-leader", keyspace.Key{Key: "resque:resque_scheduler_leader_lock", Type: "string", PTTL: 180000, Read: true,
 		Value: "worker-7:32000"}},
 	{"node-resque-queue", keyspace.Key{Key: "resque:queue:billing", Type: "list", PTTL: -1}},

@@ -27,6 +27,7 @@ var formats = map[string]format{
 	"any":                      {match: anyValue},
 	"int":                      str(func(v string, _ *Recognised) bool { return keyshape.AllDigits(v) }),
 	"one":                      str(func(v string, _ *Recognised) bool { return v == "1" }),
+	"true":                     str(func(v string, _ *Recognised) bool { return v == "true" }),
 	"empty-or-time":            str(emptyOrTime),
 	"epoch":                    str(func(v string, _ *Recognised) bool { return isEpoch(v) }),
 	"number":                   str(func(v string, _ *Recognised) bool { return isDecimal(v) }),
