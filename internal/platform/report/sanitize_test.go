@@ -114,37 +114,36 @@ func runewidthOf(s string) int { return utf8.RuneCountInString(s) }
 // TestEvidenceStaysOnItsLine: a key or log line holding a newline cannot
 // forge lines of its own under a finding (a Redis key "a\nerror X").
 func TestEvidenceStaysOnItsLine(t *testing.T) {
+	out := tableOfOne(t, "line\nbreak:lock", "lock line\nbreak:lock", "line\nerror FORGED_CODE everything failed")
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "error FORGED_CODE") || strings.HasPrefix(l, "break:lock") {
+			t.Errorf("outside data made a line of its own: %q in\n%s", l, out)
+		}
+	}
+	if !strings.Contains(out, `evidence: line\nerror FORGED_CODE everything failed`) {
+		t.Errorf("the evidence is not shown on one line:\n%s", out)
+	}
+}
+
+// tableOfOne is the table output of a report holding one finding.
+func tableOfOne(t *testing.T, subject, message string, evidence ...string) string {
+	t.Helper()
 	r := &findings.Report{Command: "inspect lock"}
-	r.Add(testRules[0].New("line\nbreak:lock", "lock line\nbreak:lock", "line\nerror FORGED_CODE everything failed"))
+	r.Add(testRules[0].New(subject, message, evidence...))
 	Prepare(r)
 	p, _ := NewPrinter(FormatTable, options(findings.FailError))
 	var buf bytes.Buffer
 	if err := p.Print(&buf, Document{Report: r}); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(buf.String(), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "error FORGED_CODE") || strings.HasPrefix(l, "break:lock") {
-			t.Errorf("outside data made a line of its own: %q in\n%s", l, buf.String())
-		}
-	}
-	if !strings.Contains(buf.String(), `evidence: line\nerror FORGED_CODE everything failed`) {
-		t.Errorf("the evidence is not shown on one line:\n%s", buf.String())
-	}
+	return buf.String()
 }
 
 // TestTableEscapesBytesThatAreNotUTF8: a binary Redis key name as a
 // findings table's subject reads as it does in the evidence under it
 // (\xff), not as U+FFFD, which tablewriter would make of it.
 func TestTableEscapesBytesThatAreNotUTF8(t *testing.T) {
-	r := &findings.Report{Command: "inspect lock"}
-	r.Add(testRules[0].New("bin\xff\xfe:lock", "bin\xff\xfe:lock", "bin\xff\xfe:lock = tok"))
-	Prepare(r)
-	p, _ := NewPrinter(FormatTable, options(findings.FailError))
-	var buf bytes.Buffer
-	if err := p.Print(&buf, Document{Report: r}); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
+	out := tableOfOne(t, "bin\xff\xfe:lock", "bin\xff\xfe:lock", "bin\xff\xfe:lock = tok")
 	if strings.ContainsRune(out, utf8.RuneError) || !utf8.ValidString(out) {
 		t.Fatalf("a byte that is not UTF-8 was lost or passed raw:\n%s", out)
 	}
