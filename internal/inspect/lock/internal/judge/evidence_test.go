@@ -24,31 +24,6 @@ func TestBinaryTokensStayTokens(t *testing.T) {
 	}
 }
 
-func TestNameWords(t *testing.T) {
-	for key, want := range map[string][2]bool{
-		"lock:payment:order:42":   {true, false},
-		"myLock":                  {true, false},
-		"HTTPLock":                {true, false},
-		"job-lock:default:x":      {true, false},
-		"distributed_mutex:a":     {true, false},
-		"leases:node-1":           {true, false},
-		"clock:offset_ms":         {false, true}, // "offset"
-		"deadlock_count":          {false, true}, // "count"
-		"user:42:blockedBy":       {false, false},
-		"account:7:locked":        {false, false}, // a state, not a lock
-		"stats:lock_wait_ms":      {true, true},
-		"session:abc":             {false, true},
-		"cache:lock_screen":       {true, true},
-		"orders:42":               {false, false},
-		"redisson_lock_token:{x}": {true, true},
-	} {
-		l, o := nameWords(key)
-		if [2]bool{l, o} != want {
-			t.Errorf("nameWords(%q) = lock %v, other %v; want %v", key, l, o, want)
-		}
-	}
-}
-
 // TestWeigh: one key at a time, what its shape makes of it. Each case is
 // a key as a real system holds it; the first group are locks (makers'
 // formats as maker.go cites them), the second the data the issue saw

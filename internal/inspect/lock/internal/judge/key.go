@@ -55,7 +55,7 @@ func judgeKey(j *Judged, now time.Time) { defaultConfig.judgeKey(j, now) }
 
 func (c *Config) judgeKey(j *Judged, now time.Time) {
 	o := &j.Observed
-	j.Recognised = c.recognise(o)
+	j.Recognised = c.Catalogue.Recognise(o)
 	r := &j.Recognised
 	j.Owner = Owner{Class: OwnerNone}
 	// A value that is plainly not a token (a number, a status word, a
@@ -97,23 +97,6 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	}
 }
 
-// recognise is the catalogue's word on a key, but for a lock word past a
-// library's bare namespace ("rl:lock:job" beside rate-limit-redis's
-// "rl:<client>"): that is not the library's data, so the key is judged
-// by its own shape.
-func (c *Config) recognise(o *keyspace.Key) makers.Recognised {
-	r := c.Catalogue.Recognise(o)
-	if r.Role != makers.RoleData && r.Role != makers.RoleQueue {
-		return r
-	}
-	if rest, ok := r.Entry.NamespaceRest(o.Key); ok {
-		if lock, _ := nameWords(rest); lock {
-			return makers.Unrecognised(o)
-		}
-	}
-	return r
-}
-
 // stringAgainst is what an unconfirmed string's value says against a
 // lock; a lock's token in its client's serializer wrapping, under a lock
 // word, is judged as the token inside (wrapped.go) and becomes the owner.
@@ -123,7 +106,7 @@ func stringAgainst(o *keyspace.Key, r *makers.Recognised, now time.Time) []signa
 		return against
 	}
 	if inner, ok := wrappedString(o.Value); ok {
-		if lock, _ := nameWords(o.Key); lock {
+		if lock, _ := keyshape.NameWords(o.Key); lock {
 			r.Owner, against = inner, valueSignals(inner, now)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyspace"
 	"go.yaml.in/yaml/v3"
 )
@@ -45,11 +46,14 @@ type Entry struct {
 
 	globs   []keyspace.Glob
 	anchors []string // each glob's literal start ("" when it starts with a wildcard)
-	tails   []string // each glob's literal end ("" when it ends with a wildcard)
-	needles []string // each glob's longest literal run, checked before the glob
-	anyName bool     // the only glob is "*"
-	value   format
-	keyFmt  func(string) bool
+	// namespaces: a queue or data entry's globs that are a literal and one
+	// final '*' ("rl:*"), as that literal (see lockPastNamespace).
+	namespaces []string
+	tails      []string // each glob's literal end ("" when it ends with a wildcard)
+	needles    []string // each glob's longest literal run, checked before the glob
+	anyName    bool     // the only glob is "*"
+	value      format
+	keyFmt     func(string) bool
 }
 
 // Source is where a library writes the bytes an entry matches.
@@ -221,8 +225,23 @@ func (e *Entry) compile() error {
 		e.tails = append(e.tails, literalEnd(p))
 		e.needles = append(e.needles, longestLiteral(p))
 	}
+	if e.Role == RoleQueue || e.Role == RoleData {
+		e.namespaces = bareNamespaces(e.Key.Match)
+	}
 	e.anyName = slices.Equal(e.Key.Match, Globs{"*"})
 	return nil
+}
+
+// bareNamespaces are the globs that are a literal and one final '*'
+// ("rl:*"), as that literal.
+func bareNamespaces(globs Globs) []string {
+	var out []string
+	for _, p := range globs {
+		if ns := literalStart(p); ns != "" && ns+"*" == p {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // literalStart is the glob's text before its first wildcard.
@@ -279,22 +298,19 @@ func (e *Entry) keyMatches(key string) bool {
 	return false
 }
 
-// NamespaceRest is what follows the namespace in key when the entry names
-// its keys by a namespace alone ("rl:*": every key under it): a library's
-// data entry then says nothing of the rest, which may be some other
-// code's lock that shares the namespace. ok is false for an entry with a
-// layout past its namespace.
-func (e *Entry) NamespaceRest(key string) (rest string, ok bool) {
-	for _, m := range e.Key.Match {
-		ns, found := strings.CutSuffix(m, "*")
-		if !found || ns == "" || strings.ContainsAny(ns, `*?[\`) {
-			continue
-		}
+// lockPastNamespace reports a lock word after one of the bare
+// namespaces a queue or data entry names whole ("rl:*"): the library's
+// layout says nothing of the rest, which may be another code's lock that
+// shares the namespace ("rl:lock:job" beside rate-limit-redis's
+// "rl:<client>"), so the entry does not take it.
+func (e *Entry) lockPastNamespace(key string) bool {
+	for _, ns := range e.namespaces {
 		if rest, ok := strings.CutPrefix(key, ns); ok {
-			return rest, true
+			lock, _ := keyshape.NameWords(rest)
+			return lock
 		}
 	}
-	return "", false
+	return false
 }
 
 // specificity is 1 for an entry that names keys by a layout, 0 for one
@@ -449,7 +465,7 @@ func (c *Catalogue) Match(o *keyspace.Key) (*Entry, Recognised) {
 			i, b = b[0], b[1:]
 		}
 		e := es[i]
-		if !e.ttlFits(o.PTTL) || !e.keyMatches(o.Key) {
+		if !e.ttlFits(o.PTTL) || !e.keyMatches(o.Key) || e.namespaces != nil && e.lockPastNamespace(o.Key) {
 			continue
 		}
 		r = Recognised{Maker: e.Maker, Role: e.Role, Entry: e, Confirmed: e.Confirms}

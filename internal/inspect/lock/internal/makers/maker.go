@@ -182,13 +182,6 @@ func (c *Catalogue) Recognise(o *keyspace.Key) Recognised {
 		}
 		return r
 	}
-	return Unrecognised(o)
-}
-
-// Unrecognised is what a key is by its type and value alone, with no
-// catalogue entry: a tentative lock of no known maker, an index, or a
-// fencing counter.
-func Unrecognised(o *keyspace.Key) Recognised {
 	switch o.Type {
 	case "list", "set", "zset", "stream":
 		return Recognised{Maker: Unknown, Role: RoleIndex}
