@@ -83,7 +83,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		if len(keys) == 0 {
 			return // not the run's message
 		}
-		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: stamp(ev), lagged: r.cacheHeld(keys[0])}
+		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: ev.At, lagged: r.cacheHeld(keys[0])}
 		r.delivs = append(r.delivs, d)
 		text := "basic.deliver " + d.key
 		if ev.Redelivered {
@@ -139,7 +139,7 @@ func (r *run) settled(c *amqpproxy.Conn, ev *amqpproxy.Event, take bool) []*deli
 			continue
 		}
 		delete(r.open, k)
-		d.to = stamp(ev)
+		d.to = ev.At
 		switch {
 		case ev.Kind == amqpproxy.KindAck:
 			d.end = "ack"
@@ -150,14 +150,6 @@ func (r *run) settled(c *amqpproxy.Conn, ev *amqpproxy.Event, take bool) []*deli
 		}
 	}
 	return out
-}
-
-// stamp is when the proxy had ev whole (now for an event it did not stamp).
-func stamp(ev *amqpproxy.Event) time.Time {
-	if ev.At.IsZero() {
-		return time.Now()
-	}
-	return ev.At
 }
 
 func deliveryKeys(ds []*delivery) []string {

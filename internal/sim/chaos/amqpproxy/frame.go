@@ -209,10 +209,11 @@ type Event struct {
 	// first MaxContent bytes), for deliveries, get-oks and publishes.
 	Content  []byte
 	BodySize uint64
-	// At is when the proxy had the event whole, before forwarding it: a
-	// client's ack is stamped before the broker can answer it (with the
-	// next delivery), so the two keep their causal order however the
-	// proxy's two directions are scheduled.
+	// At is when the proxy had the event whole, before forwarding it (set
+	// on every event a Handler's After sees): a client's ack is stamped
+	// before the broker can answer it (with the next delivery), so the two
+	// keep their causal order however the proxy's two directions are
+	// scheduled.
 	At time.Time
 }
 
