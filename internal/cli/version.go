@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/platform/buildinfo"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +32,21 @@ func NewCmdVersion(f *cmdutil.Factory) *cobra.Command {
 				return enc.Encode(info)
 			}
 			_, err := fmt.Fprintf(f.IO.Out, "dupctl %s\ncommit:  %s\nbuilt:   %s\ngo:      %s %s\n",
-				info.Version, info.Commit, info.Date, info.GoVersion, info.Platform)
+				info.Version, commitLine(info), info.Date, info.GoVersion, info.Platform)
 			return err
 		},
 	}
+}
+
+// commitLine says what the commit is, whether the tree was modified, and
+// why a build that does not know it does not.
+func commitLine(info buildinfo.Info) string {
+	switch {
+	case !info.Recorded():
+		return info.Commit + " (not recorded: built by go run, outside a git checkout, or with -buildvcs=false; " +
+			"go build -buildvcs=true records it)"
+	case info.Modified:
+		return info.Commit + " (modified: built with uncommitted changes)"
+	}
+	return info.Commit
 }
