@@ -75,3 +75,30 @@ func FuzzParseInt(f *testing.F) {
 		}
 	})
 }
+
+// FuzzClippedBulk: reading a bulk header by header and keeping only its
+// first bytes (the lock scan's hot path) keeps a prefix of what ReadValue
+// reads, never more than asked, and fails where ReadValue fails.
+func FuzzClippedBulk(f *testing.F) {
+	for _, s := range []string{"$5\r\nhello\r\n", "$20\r\n0123456789abcdefghij\r\n", "$-1\r\n", "$3\r\nab", "$2\r\nabc\r\n"} {
+		f.Add([]byte(s), uint8(4))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, keep uint8) {
+		whole, werr := NewReader(bufio.NewReaderSize(bytes.NewReader(in), 4096)).ReadValue()
+		r := NewReader(bufio.NewReaderSize(bytes.NewReader(in), 4096))
+		h, err := r.ReadHeader()
+		if err != nil || !h.Bulk() {
+			return // not a bulk: ReadValue's fuzz covers it
+		}
+		got, err := r.ReadBulk(h.N, int(keep), make([]byte, 0, 2))
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("clipped read: %v, whole read: %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) > int(keep) || !bytes.HasPrefix(whole.Str, got) || len(got) != min(len(whole.Str), int(keep)) {
+			t.Fatalf("kept %q of %q (keep %d)", got, whole.Str, keep)
+		}
+	})
+}

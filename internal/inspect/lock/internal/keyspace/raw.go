@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/connect"
+	"github.com/dupctl/dupctl/internal/platform/resp"
 )
 
 // rawConn is the scan's hot path: a connection of its own to one node,
@@ -22,7 +22,7 @@ import (
 // still goes through go-redis.
 type rawConn struct {
 	c    net.Conn
-	r    *bufio.Reader
+	r    *resp.Reader
 	w    *bufio.Writer
 	buf  []byte // bulk reply scratch
 	stop func() bool
@@ -41,7 +41,7 @@ func dialRaw(ctx context.Context, n *Node) (*rawConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", n.Name, err)
 	}
-	rc := &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10)}
+	rc := &rawConn{c: c, r: resp.NewReader(bufio.NewReaderSize(c, 64<<10)), w: bufio.NewWriterSize(c, 64<<10)}
 	rc.stop = context.AfterFunc(ctx, func() { c.Close() })
 	var setup [][]string
 	if o.Password != "" {
@@ -80,14 +80,6 @@ func dialRaw(ctx context.Context, n *Node) (*rawConn, error) {
 
 var errNoRaw = errors.New("no raw connection for this client")
 
-// maxBulk bounds the length a bulk reply may claim (Redis's own
-// proto-max-bulk-len default): anything longer is a broken stream. Only
-// the first maxValue bytes of a bulk are kept; the rest is skipped.
-const maxBulk = 512 << 20
-
-// maxArray bounds an array reply's length (HSCAN pages are small).
-const maxArray = 1 << 20
-
 func (rc *rawConn) close() {
 	rc.stop()
 	rc.c.Close()
@@ -95,17 +87,8 @@ func (rc *rawConn) close() {
 
 // write appends one command in RESP.
 func (rc *rawConn) write(args ...string) {
-	var num [20]byte
-	rc.w.WriteByte('*')
-	rc.w.Write(strconv.AppendInt(num[:0], int64(len(args)), 10))
-	rc.w.WriteString("\r\n")
-	for _, a := range args {
-		rc.w.WriteByte('$')
-		rc.w.Write(strconv.AppendInt(num[:0], int64(len(a)), 10))
-		rc.w.WriteString("\r\n")
-		rc.w.WriteString(a)
-		rc.w.WriteString("\r\n")
-	}
+	rc.buf = resp.AppendCommand(rc.buf[:0], args...)
+	rc.w.Write(rc.buf)
 }
 
 // The per-key commands in RESP around the key's bulk string: the hot
@@ -147,11 +130,8 @@ func (rc *rawConn) writeReads(bulk []byte, want uint8) {
 
 // keyBulk is key as a RESP bulk string, in rc.buf.
 func (rc *rawConn) keyBulk(key string) []byte {
-	var num [20]byte
-	bulk := append(append(append(rc.buf[:0], '$'), strconv.AppendInt(num[:0], int64(len(key)), 10)...), "\r\n"...)
-	bulk = append(append(bulk, key...), "\r\n"...)
-	rc.buf = bulk
-	return bulk
+	rc.buf = resp.AppendBulk(rc.buf[:0], key)
+	return rc.buf
 }
 
 // replyKind is what a reply was.
@@ -182,82 +162,33 @@ func (rc *rawConn) reply() (replyKind, string, error) {
 
 // next reads one reply; integers (and array lengths) come back in n
 // without a string, which keeps the replies per key to few allocations.
-// A bulk string is clipped to maxValue bytes.
+// A bulk string is clipped to maxValue bytes. The protocol itself (types,
+// lengths, their limits) is platform/resp's.
 func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
-	line, err := rc.r.ReadSlice('\n')
+	h, err := rc.r.ReadHeader()
 	if err != nil {
 		return 0, 0, "", err
 	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return 0, 0, "", fmt.Errorf("bad reply line %q", line)
-	}
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case ':':
-		v, ok := parseInt(body)
-		if !ok {
-			return 0, 0, "", fmt.Errorf("bad integer %q", body)
-		}
-		return replyInt, v, "", nil
-	case '+':
-		return replyStatus, 0, string(body), nil
-	case '-':
-		return replyError, 0, string(body), nil
-	case '_':
+	switch {
+	case h.Null:
 		return replyNil, 0, "", nil
-	case '*':
-		size, ok := parseInt(body)
-		if !ok || size > maxArray {
-			return 0, 0, "", fmt.Errorf("bad array length %q", body)
-		}
-		if size < 0 {
-			return replyNil, 0, "", nil
-		}
-		return replyArray, size, "", nil
-	case '$':
-		size, ok := parseInt(body)
-		if !ok || size > maxBulk {
-			return 0, 0, "", fmt.Errorf("bad bulk length %q", body)
-		}
-		if size < 0 {
-			return replyNil, 0, "", nil
-		}
-		keep := min(size, maxValue)
-		if cap(rc.buf) < int(keep) {
-			rc.buf = make([]byte, keep)
-		}
-		buf := rc.buf[:keep]
-		if _, err := io.ReadFull(rc.r, buf); err != nil {
+	case h.Type == ':':
+		return replyInt, h.N, "", nil
+	case h.Type == '+':
+		return replyStatus, 0, string(h.Line), nil
+	case h.Type == '-':
+		return replyError, 0, string(h.Line), nil
+	case h.Type == '*':
+		return replyArray, h.N, "", nil
+	case h.Type == '$':
+		rc.buf, err = rc.r.ReadBulk(h.N, maxValue, rc.buf)
+		if err != nil {
 			return 0, 0, "", err
 		}
-		if _, err := rc.r.Discard(int(size-keep) + 2); err != nil {
-			return 0, 0, "", err
-		}
-		return replyBulk, 0, string(buf), nil
+		return replyBulk, 0, string(rc.buf), nil
 	}
-	return 0, 0, "", fmt.Errorf("unexpected reply type %q", line[0])
-}
-
-// parseInt reads a RESP integer without allocating.
-func parseInt(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
+	// RESP3 types never answer the RESP2 connection this opens.
+	return 0, 0, "", fmt.Errorf("unexpected reply type %q", h.Type)
 }
 
 // hscanPage reads an HSCAN reply: the cursor and up to hashFields pairs
