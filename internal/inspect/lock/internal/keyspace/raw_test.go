@@ -11,7 +11,9 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/resp"
 )
 
-func rawReader(s string) *rawConn { return &rawConn{r: resp.NewReader(bufio.NewReader(strings.NewReader(s)))} }
+func rawReader(s string) *rawConn {
+	return &rawConn{r: resp.NewReader(bufio.NewReader(strings.NewReader(s)))}
+}
 
 func TestRawReply(t *testing.T) {
 	type reply struct {
