@@ -301,7 +301,7 @@ var componentOf = map[string]string{
 	"charge_start": "payments", "charge": "payments", "charge_failed": "payments",
 	"commit": "store", "commit_failed": "store",
 	"receipt_failed": "notify",
-	"start": "app", "heartbeat": "app", "killed": "app",
+	"start":          "app", "heartbeat": "app", "killed": "app",
 }
 
 // job is one delivery of one order being worked on by one thread.
