@@ -148,6 +148,7 @@ type process struct {
 	inst   int
 	done   chan struct{}
 	killed bool
+	output []string // its last output lines (outputLines), under r.mu
 }
 
 type delivery struct {
@@ -584,7 +585,8 @@ func (r *run) startLocked(s *slot) error {
 	cmd.Env = append(os.Environ(), s.env...)
 	cmd.SysProcAttr = procAttr()
 	lane := s.lane(s.inst)
-	w := &lineWriter{r: r, s: s, lane: lane}
+	p := &process{cmd: cmd, inst: s.inst, done: make(chan struct{})}
+	w := &lineWriter{r: r, s: s, p: p, lane: lane}
 	if open := r.o.WorkerFile; open != nil {
 		f, err := open(r.plan.Seed, r.plan.Attempt, lane)
 		if err != nil {
@@ -597,7 +599,7 @@ func (r *run) startLocked(s *slot) error {
 	if err := cmd.Start(); err != nil {
 		return problem.Inputf("Worker", "cannot start %q: %w", s.command, err)
 	}
-	p := &process{cmd: cmd, pid: cmd.Process.Pid, inst: s.inst, done: make(chan struct{})}
+	p.pid = cmd.Process.Pid
 	s.proc = p
 	r.add(lane, "start", "", fmt.Sprintf("worker process %d starts", p.pid))
 	go func() {
@@ -617,27 +619,21 @@ func (r *run) exited(s *slot, p *process, err error) {
 		s.gate.Kill()
 	}
 	lane := s.lane(p.inst)
+	note := "killed"
 	if !p.killed {
-		status := "exits"
-		if err != nil {
-			status = "exits: " + err.Error()
-		}
-		if len(s.tail) > 0 {
-			status += " (last output: " + s.tail[len(s.tail)-1] + ")"
-		}
-		r.add(lane, "exit", "", status)
+		how, crashed := processEnd(err)
+		note = exitNote(how, crashed, r.stopping, p.output)
 		if !r.stopping {
 			s.exits++
 		}
-	} else {
-		r.add(lane, "exit", "", "killed")
 	}
+	r.add(lane, "exit", "", note)
 	if r.stopping || s.proc != p {
 		return
 	}
 	if s.exits > 5 {
 		if r.failure == nil {
-			r.failure = problem.System(fmt.Errorf("worker %s keeps exiting on its own: %s", lane, strings.Join(s.tail, " | ")),
+			r.failure = problem.System(fmt.Errorf("worker %s keeps exiting on its own: %s", lane, note),
 				"run the worker command by hand with the same environment to see why")
 		}
 		return
@@ -655,10 +651,12 @@ func (r *run) exited(s *slot, p *process, err error) {
 }
 
 // lineWriter prefixes a worker's output lines with its lane and keeps the
-// last few for error messages.
+// last few for error messages (the slot's, across its processes) and for
+// the process's exit (its own).
 type lineWriter struct {
 	r    *run
 	s    *slot
+	p    *process
 	lane string
 	buf  []byte
 	file io.Writer // the copy's own output file, unprefixed (nil: none)
@@ -677,6 +675,10 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.s.tail = append(w.s.tail, line)
 		if len(w.s.tail) > 5 {
 			w.s.tail = w.s.tail[1:]
+		}
+		w.p.output = append(w.p.output, line)
+		if len(w.p.output) > outputLines {
+			w.p.output = w.p.output[1:]
 		}
 		w.r.mu.Unlock()
 		w.r.logMu.Lock()
