@@ -25,9 +25,12 @@ func (r *run) unmet() string {
 		if p.Point == AfterLock {
 			return r.noOtherHolder()
 		}
+		if ackedBefore(r.deliveriesOf(p.Victim), r.firedAt) {
+			return "" // acked on receipt: no redelivery can come, as after a kill
+		}
 		return r.notBack()
 	case Kill:
-		if p.Point == AfterAck || r.settledBeforeFault(p.Victim) {
+		if p.Point == AfterAck || ackedBefore(r.deliveriesOf(p.Victim), r.firedAt) {
 			return "" // nothing left to come back: a loss, if any, is the verdict
 		}
 		return r.notBack()
@@ -46,16 +49,18 @@ func (r *run) unmet() string {
 	return ""
 }
 
-// settledBeforeFault reports whether every delivery of the key that began
-// before the fault had been acked by then (a worker that acks first).
-func (r *run) settledBeforeFault(key string) bool {
+// ackedBefore reports whether every one of a key's deliveries that began
+// before the fault had been acked by then (a worker that acks on
+// receipt): the broker has forgotten the message, so whatever the fault
+// did - a kill, a dropped connection - no redelivery can follow it.
+func ackedBefore(ds []*delivery, fault time.Time) bool {
 	began := false
-	for _, d := range r.deliveriesOf(key) {
-		if d.from.After(r.firedAt) {
+	for _, d := range ds {
+		if d.from.After(fault) {
 			continue
 		}
 		began = true
-		if (d.end != "ack" && d.end != "auto-ack") || d.to.After(r.firedAt) {
+		if (d.end != "ack" && d.end != "auto-ack") || d.to.After(fault) {
 			return false
 		}
 	}

@@ -114,6 +114,12 @@ func TestUnmetConditions(t *testing.T) {
 		{"crash: acked first, nothing to come back", Plan{Fault: Kill, Point: BeforeWrite, Victim: "k"}, func(r *run) {
 			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 81), end: "ack"}}
 		}, ""},
+		{"redelivery at after-write: never handled again", Plan{Fault: Close, Point: AfterWrite, Victim: "k"}, func(r *run) {
+			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 120), end: "ack", faulted: true}}
+		}, "nothing handled k again after the fault"},
+		{"redelivery at after-write: acked on receipt, nothing to come back", Plan{Fault: Close, Point: AfterWrite, Victim: "k"}, func(r *run) {
+			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 81), end: "ack", faulted: true}}
+		}, ""},
 		{"race: one after the other", Plan{Fault: Duplicate, Point: AfterReceive, Victim: "k"}, func(r *run) {
 			r.delivs = []*delivery{{slot: w1, inst: 1, key: "k", from: ms(r, 80), to: ms(r, 90), end: "ack"},
 				{slot: w1, inst: 1, key: "k", from: ms(r, 91), to: ms(r, 99), end: "ack"}}
