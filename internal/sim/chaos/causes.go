@@ -70,10 +70,10 @@ func (r *run) cause(key string, e effectRow) (code, why string, deciding []int) 
 	for code, detect := range wireDetectors.All() {
 		if why, ok := detect(r, k); ok {
 			slices.Sort(k.deciding)
-			return code, why, k.deciding
+			return code, why + moreEffects(k, r.events, r.start), k.deciding
 		}
 	}
-	return cause.RuleUnexplained.Code, r.unexplained(k), nil
+	return cause.RuleUnexplained.Code, r.unexplained(k) + moreEffects(k, r.events, r.start), nil
 }
 
 // unstableKey: the effects were made under several idempotency keys, or

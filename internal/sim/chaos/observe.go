@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -83,7 +84,8 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		if len(keys) == 0 {
 			return // not the run's message
 		}
-		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: ev.At, lagged: r.cacheHeld(keys[0])}
+		d := &delivery{slot: s, inst: inst, key: keys[0], redelivered: ev.Redelivered, from: ev.At, lagged: r.cacheHeld(keys[0]),
+			copyN: copyOf(ev.Content, keys[0])}
 		r.delivs = append(r.delivs, d)
 		text := "basic.deliver " + d.key
 		if ev.Redelivered {
@@ -124,6 +126,22 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 			}
 		}
 	}
+}
+
+// copyOf is which of dupctl's messages for a key a delivery carries: its
+// message id is KEY#N (publish); 0 when it names none (a message the
+// worker published itself, with an id of its own).
+func copyOf(content []byte, key string) int {
+	_, rest, ok := bytes.Cut(content, []byte(key+"#"))
+	if !ok {
+		return 0
+	}
+	end := 0
+	for end < len(rest) && end < 4 && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.Atoi(string(rest[:end]))
+	return n
 }
 
 // settled resolves an ack, nack or reject to the deliveries it settles

@@ -165,6 +165,9 @@ type delivery struct {
 	checks      []string // what it read before its first write, as seen on the wire
 	values      []string // key-bearing values it committed
 	faulted     bool
+	// copyN is which of dupctl's messages for the key it carries (1 the
+	// workload's, 2 a scenario's second); 0 when its message id says not.
+	copyN int
 	// lagged: a status cache write of its key was held back when it
 	// arrived (stale-cache).
 	lagged bool

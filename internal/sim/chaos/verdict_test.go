@@ -195,3 +195,52 @@ func TestAttemptsRotateTheVictim(t *testing.T) {
 		t.Fatalf("victims %v, want every key once", seen)
 	}
 }
+
+// record appends an event at ms after the run's start, as the proxies
+// would have, and returns its seq.
+func (r *run) record(ms int64, lane, kind, key string) int {
+	r.events = append(r.events, Event{T: ms, Lane: lane, Kind: kind, Key: key, Text: kind + " " + key, Seq: len(r.events) + 1})
+	return len(r.events)
+}
+
+// A key charged three times: the cause accounts for two, and the third is
+// said in the finding too - which delivery made it and how it came about -
+// not left in the evidence alone.
+func TestThirdEffectIsExplained(t *testing.T) {
+	r := judged(Plan{Seed: 4, Attempt: 1, Fault: Kill, Point: BeforeAck, Victim: "k"}, "k")
+	ms := func(n int64) time.Time { return r.start.Add(time.Duration(n) * time.Millisecond) }
+	w1, w2 := &slot{n: 1, inst: 2}, &slot{n: 2, inst: 1}
+	first := &delivery{slot: w1, inst: 1, key: "k", copyN: 1, from: ms(10), to: ms(41), end: "returned", faulted: true, committed: 1}
+	first.seq = r.record(10, "W1", "deliver", "k")
+	first.commitSeqs = []int{r.record(30, "W1", "commit", "k")}
+	r.firedAtMs(40, "W1")
+	first.endSeq = r.record(41, "W1", "returned", "k")
+	second := &delivery{slot: w2, inst: 1, key: "k", copyN: 1, redelivered: true, from: ms(50), to: ms(80), end: "returned", committed: 1}
+	second.seq = r.record(50, "W2", "deliver", "k")
+	second.commitSeqs = []int{r.record(70, "W2", "commit", "k")}
+	second.endSeq = r.record(80, "W2", "returned", "k")
+	third := &delivery{slot: w1, inst: 2, key: "k", copyN: 1, redelivered: true, from: ms(120), to: ms(150), end: "ack", committed: 1}
+	third.seq = r.record(120, "W1#2", "deliver", "k")
+	third.commitSeqs = []int{r.record(140, "W1#2", "commit", "k")}
+	third.endSeq = r.record(150, "W1#2", "ack", "k")
+	r.delivs = []*delivery{first, second, third}
+
+	k := r.verdict(map[string]effectRow{"k": {n: 3}}, "").Keys[0]
+	want := "the third effect: W1#2's delivery of k, redelivered at t=120ms after W2's delivery of it ended unacked " +
+		"(its connection closed), committed a write for it at t=140ms without reading k first"
+	if k.Outcome != OutcomeDup || !strings.Contains(k.Why, want) {
+		t.Fatalf("%s %s: %q\nwant it to say %q", k.Outcome, k.Cause, k.Why, want)
+	}
+
+	// Counted three times with two writes seen: the third is said to be
+	// one no write on the wire accounts for.
+	r.delivs = []*delivery{first, second}
+	if k := r.verdict(map[string]effectRow{"k": {n: 3}}, "").Keys[0]; !strings.Contains(k.Why,
+		"1 more effect was counted: the proxies saw no further delivery commit a write for k") {
+		t.Fatalf("three effects, two writes: %q", k.Why)
+	}
+	// Two effects: nothing beyond the cause.
+	if k := r.verdict(map[string]effectRow{"k": {n: 2}}, "").Keys[0]; strings.Contains(k.Why, "third") || strings.Contains(k.Why, "more effect") {
+		t.Fatalf("two effects: %q", k.Why)
+	}
+}
