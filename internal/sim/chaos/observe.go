@@ -120,8 +120,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 			case Kill:
 				r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
 			case LagCache:
-				r.fire("dupctl", r.plan.Victim, "the first message for "+r.plan.Victim+
-					" is acked; dupctl publishes a second while its cache write is still held back")
+				r.fire("dupctl", r.plan.Victim, lagFaultText(r.plan.Victim, r.cacheHeld(r.plan.Victim), r.events))
 				r.publishLater(r.plan.Victim, 2)
 			}
 		}
@@ -254,6 +253,22 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 		r.add("dupctl", "cache-landed", firstKey(r, key), text)
 	}))
 	return []byte(reply)
+}
+
+// lagFaultText words stale-cache's fault, at the first message's ack,
+// from what was recorded by then: whether a status cache write of the key
+// is held back now (held) and, if not, when the last one reached Redis.
+func lagFaultText(key string, held bool, events []Event) string {
+	text := "the first message for " + key + " is acked; dupctl publishes a second"
+	if held {
+		return text + " while its cache write is still held back"
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if e := events[i]; e.Kind == "cache-landed" && e.Key == key {
+			return text + fmt.Sprintf(", but its status cache write already reached Redis at t=%dms: nothing is held back now", e.T)
+		}
+	}
+	return text + ", but no status cache write of it was held back"
 }
 
 func firstKey(r *run, s string) string {

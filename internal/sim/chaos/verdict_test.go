@@ -244,3 +244,20 @@ func TestThirdEffectIsExplained(t *testing.T) {
 		t.Fatalf("two effects: %q", k.Why)
 	}
 }
+
+// stale-cache's fault says what was held back at the ack, as recorded: a
+// status write that already reached Redis is not "still held back".
+func TestLagFaultSaysWhatWasHeld(t *testing.T) {
+	events := []Event{{T: 80, Kind: "cache-held", Key: "k", Seq: 1}, {T: 90, Kind: "cache-landed", Key: "k", Seq: 2},
+		{T: 95, Kind: "cache-landed", Key: "other", Seq: 3}}
+	if got := lagFaultText("k", false, events); strings.Contains(got, "still held back") ||
+		!strings.Contains(got, "its status cache write already reached Redis at t=90ms") {
+		t.Errorf("landed before the ack: %q", got)
+	}
+	if got := lagFaultText("k", true, events); !strings.HasSuffix(got, "while its cache write is still held back") {
+		t.Errorf("held at the ack: %q", got)
+	}
+	if got := lagFaultText("k", false, events[:1]); strings.Contains(got, "still held back") {
+		t.Errorf("nothing landed, nothing held: %q", got)
+	}
+}
