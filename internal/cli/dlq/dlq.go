@@ -196,9 +196,18 @@ func amqpConn(f *cmdutil.Factory, tag string) (*conn, error) {
 }
 
 // readLost is the error of a read whose connection was lost mid-read,
-// or whose read again after that came short (nil when neither): exit 3,
-// after the output, which says what it holds; shown says where that is.
+// whose read again after that came short, or whose count after a failover
+// is not trusted (nil when none): exit 3, after the output, which says
+// what it holds; shown says where that is. A count not trusted is never a
+// pass, whatever --fail-on says (issue 39: 13,499 of 20,000 exited 0).
 func readLost(r dlqread.Result, shown string) error {
+	if r.Lost == "" && r.Untrusted() {
+		err := fmt.Errorf("count not trusted: queue held %d messages when the read that lost RabbitMQ node %s began, "+
+			"and showed only %d after the failover for as long as dupctl waited (--failover-wait): %d are in neither count",
+			r.CountBefore, lastLost(r), r.AtStart.Messages, r.CountBefore-r.AtStart.Messages)
+		return exitcode.KeepOutput(exitcode.UnavailableError(err, fmt.Sprintf("%s only the %d messages the queue showed (nothing was "+
+			"removed from it); run the command again once the lost node is back", shown, r.AtStart.Messages)))
+	}
 	if r.Lost == "" && r.Repeats > 0 {
 		err := fmt.Errorf("the read again after RabbitMQ node %s was lost was given %d of its %d messages twice, "+
 			"so as many were not read (a quorum queue right after a leader change can do so)", lastLost(r), r.Repeats, r.Target)

@@ -113,7 +113,7 @@ func runExport(ctx context.Context, o *ExportOptions) error {
 		}
 		return err
 	}
-	if data.Read.Lost != "" || data.Read.Repeats > 0 {
+	if data.Read.Lost != "" || data.Read.Repeats > 0 || data.Read.Untrusted() {
 		return exportLost(ctx, o, data, partial)
 	}
 	if partial != "" && !data.Complete() {

@@ -65,3 +65,27 @@ func TestReadAgainWithRepeatsExitsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// A count after a failover that stayed below the one before the loss is
+// not trusted: exit 3 after the output, naming both counts, whatever the
+// findings say (issue 39: stats exited 0 with 13,499 of 20,000).
+func TestUntrustedCountExitsUnavailable(t *testing.T) {
+	r := dlqread.Result{AtStart: dlqread.QueueState{Messages: 13499}, Target: 13499, Read: 13499, CountBefore: 20000,
+		Failovers: []dlqread.NodeLoss{{Lost: "10.0.0.1:5672", TookOver: "10.0.0.2:5672"}}}
+	err := readLost(r, "the figures count")
+	if code := cmdutil.ExitCode(err, -1); code != exitcode.Unavailable || !exitcode.KeepsOutput(err) {
+		t.Fatalf("exit %d (output kept: %v), want %d after the output", code, exitcode.KeepsOutput(err), exitcode.Unavailable)
+	}
+	for _, want := range []string{"count not trusted", "held 20000", "only 13499", "6501 are in neither", "10.0.0.1:5672"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err.Error(), want)
+		}
+	}
+	if got := lostOr(err, nil); got != err {
+		t.Errorf("lostOr with no findings failed: %v, want the count's error", got)
+	}
+	r.CountBefore = 13499
+	if err := readLost(r, "x"); err != nil {
+		t.Errorf("a count that came back is trusted, got %v", err)
+	}
+}

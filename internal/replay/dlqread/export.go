@@ -127,8 +127,12 @@ func rewind(bw *bufio.Writer, rw rewinder, out io.Writer) error {
 }
 
 // Complete reports whether the export holds every message it meant to
-// read: a file that is not is never given the name asked for.
-func (x *ExportResult) Complete() bool { return x.Read.Lost == "" && x.Written >= x.Read.Target }
+// read: a file that is not is never given the name asked for. A count not
+// trusted (Result.Untrusted) is not the queue's, so no file read to it is
+// whole.
+func (x *ExportResult) Complete() bool {
+	return x.Read.Lost == "" && !x.Read.Untrusted() && x.Written >= x.Read.Target
+}
 
 // Report has the findings of the read (consumers, quorum reads, malformed
 // headers).
@@ -137,9 +141,14 @@ func (x *ExportResult) Complete() bool { return x.Read.Lost == "" && x.Written >
 func (x *ExportResult) Report() *findings.Report {
 	rep := readReport("dlq export", x, x.Queue, x.Read)
 	rep.Check(ruleExportIncomplete.Code)
-	if x.Written < x.Read.Target {
+	switch {
+	case x.Written < x.Read.Target:
 		rep.Add(ruleExportIncomplete.New("file "+x.File,
 			fmt.Sprintf("%d of the %d messages counted at the start were written", x.Written, x.Read.Target)))
+	case x.Read.Untrusted():
+		rep.Add(ruleExportIncomplete.New("file "+x.File,
+			fmt.Sprintf("%d messages were written, but the queue held %d before the node was lost: the count is not trusted",
+				x.Written, x.Read.CountBefore)))
 	}
 	return rep
 }

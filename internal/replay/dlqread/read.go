@@ -106,7 +106,8 @@ type Result struct {
 	SettleUnanswered bool `json:"settle_unanswered,omitempty"`
 	// CountBefore is what the queue held when a read lost its node, when
 	// the read after it counted fewer and the count did not come back
-	// within the failover wait: that count is not trusted (0: none).
+	// within the failover wait: that count is not trusted (0: none;
+	// Untrusted).
 	CountBefore int `json:"count_before_loss,omitempty"`
 	// RereadRepeats is how many repeats a read after a failover saw,
 	// which made it read the queue again, whole (0: none).
@@ -128,6 +129,14 @@ type Result struct {
 	// messages back (settleWhy how): another node can say whether they are.
 	settleLost, settleWhy string
 }
+
+// Untrusted reports whether the read's count is not the queue's: after a
+// lost node the queue showed fewer messages than it held before the loss
+// for the whole failover wait (CountBefore). On RabbitMQ 3.10 the messages
+// a killed node's reader had taken on a consumer it had cancelled (a
+// restart for held messages) stay with that consumer until the quorum
+// queue's leader changes again: they are in no count.
+func (r Result) Untrusted() bool { return r.CountBefore > r.AtStart.Messages }
 
 // readQueue reads up to the count at the start (or Limit) messages and
 // calls fn for each. Every message is held and, at the end, requeued with
@@ -152,7 +161,7 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		// show 0 messages for a queue holding 12,000. A read gives back
 		// all it took, so a count below the one before the loss waits to
 		// come back; one that does not is not trusted.
-		back, ok, err := consume.AwaitMessages(ctx, conn, o.Queue, d.before, d.Failover.Budget())
+		back, ok, err := consume.AwaitMessages(ctx, conn, o.Queue, 0, d.before, d.Failover.Budget())
 		if err != nil {
 			return res, consume.QueueError(o.Queue, err)
 		}

@@ -102,11 +102,12 @@ func (r Result) inexact() []string {
 		why = append(why, fmt.Sprintf("%s came twice in the read (shown once): as many of the %d counted may not have been "+
 			"read - a quorum queue right after a leader change can do so, or the queue holds identical copies", msgs(r.Repeats), r.Target))
 	}
-	if r.CountBefore > r.AtStart.Messages {
+	if r.Untrusted() {
 		why = append(why, fmt.Sprintf("the queue held %s when the read that lost its node began, and showed only %s after the "+
-			"failover for as long as dupctl waited: a node right after a quorum queue's leader change was seen to show 0 for a "+
-			"full queue, so this count is not trusted - run it again", english.Number(int64(r.CountBefore)),
-			english.Number(int64(r.AtStart.Messages))))
+			"failover for as long as dupctl waited: this count is not trusted (%s are in neither figure). A node right after a "+
+			"quorum queue's leader change was seen to show 0 for a full queue, and on RabbitMQ 3.10 the messages a killed node's "+
+			"reader held stay with its consumer until the queue's leader changes again", english.Number(int64(r.CountBefore)),
+			english.Number(int64(r.AtStart.Messages)), msgs(r.CountBefore-r.AtStart.Messages)))
 	}
 	if r.Read < r.Target {
 		why = append(why, fmt.Sprintf("read %d of the %d counted at the start: no more arrived "+

@@ -48,16 +48,100 @@ func (f *Failover) Redial(lost string) func(ctx context.Context, role string) (*
 // read must not take for its count. When none answers it returns why:
 // the queue's node is down (a classic queue lives on one node: waiting
 // would only end in the same answer, so it gives up at once), an
-// interrupt, or the wait ran out ("no other node <what> within ...").
+// interrupt, or the wait ran out ("no other node <what> within ...",
+// with the last reading).
 func (f *Failover) Await(ctx context.Context, queue, lost string, others int, what string) (*amqp.Connection, string) {
+	conn, _, why := f.AwaitQueue(ctx, queue, lost, Expect{Others: others}, what)
+	return conn, why
+}
+
+// Expect is what a node must show of a queue after a lost node before a
+// command goes on through it.
+type Expect struct {
+	// Others are the consumers attached before the command (they stay).
+	Others int
+	// Ghosts are the lost connection's own consumers the broker may go on
+	// counting: a quorum queue keeps a killed node's consumers (marked
+	// suspected down, and those it had cancelled with messages still
+	// checked out) until that node is back, or for the cancelled ones until
+	// the queue's leader changes again (RabbitMQ 3.10). They take no
+	// message; a replay's exclusive consume fails if a live one is there.
+	Ghosts int
+	// AtLeast is how many messages the queue must hold (0: any count): a
+	// count below it is not trusted at once.
+	AtLeast int
+}
+
+// Reading is the queue as the node a command goes on through showed it.
+type Reading struct {
+	QueueState
+	// Ghosts: it still counted consumers beyond Expect.Others (the lost
+	// connection's, up to Expect.Ghosts). Short: it showed fewer messages
+	// than Expect.AtLeast for the whole wait.
+	Ghosts, Short bool
+}
+
+// ghostGrace is how long a reading that counts the lost connection's
+// consumers must hold before a command goes on with them counted (a clean
+// loss drops them within it).
+const ghostGrace = 5 * time.Second
+
+// AwaitQueue is Await with what the queue must show: at once a trusted
+// reading with no consumer beyond e.Others and at least e.AtLeast
+// messages; one that still counts up to e.Ghosts more consumers once it
+// held for ghostGrace; and, when the wait runs out, the last trusted
+// reading within e.Ghosts that holds fewer than e.AtLeast (Reading.Short:
+// the caller says what that count misses) - the last two only when the
+// caller allows ghosts or asks for a count.
+func (f *Failover) AwaitQueue(ctx context.Context, queue, lost string, e Expect, what string) (*amqp.Connection, Reading, string) {
 	deadline := time.Now().Add(f.Budget())
-	for {
-		conn, err := f.probe(ctx, queue, lost, others, time.Until(deadline))
+	var conn *amqp.Connection
+	var last, best *Reading
+	var ghostSince time.Time
+	node := ""
+	closeConn := func() {
 		if conn != nil {
-			return conn, ""
+			conn.Close()
+			conn = nil
 		}
-		if down := NodeDown(err); down != "" {
-			return nil, "the queue lives on the lost node, and no other node can serve it until that node is back (" + down + ")"
+	}
+	for {
+		if conn == nil {
+			dctx, cancel := context.WithTimeout(ctx, max(time.Until(deadline), time.Second))
+			c, err := f.Dial(dctx, "read", lost)
+			cancel()
+			if err == nil {
+				conn, node = c, c.RemoteAddr().String()
+			}
+		}
+		if conn != nil {
+			st, trusted, err := probeQueue(conn, queue)
+			switch {
+			case NodeDown(err) != "":
+				closeConn()
+				return nil, Reading{}, "the queue lives on the lost node, and no other node can serve it until that node is back (" +
+					NodeDown(err) + ")"
+			case err != nil:
+				closeConn() // that node went too, or the channel broke: dial again
+			case trusted:
+				r := Reading{QueueState: st, Ghosts: st.Consumers > e.Others, Short: st.Messages < e.AtLeast}
+				last = &r
+				if st.Consumers <= e.Others+e.Ghosts && (e.Ghosts > 0 || e.AtLeast > 0) {
+					best = &r
+				}
+				if r.Ghosts {
+					if ghostSince.IsZero() {
+						ghostSince = time.Now()
+					}
+				} else {
+					ghostSince = time.Time{}
+				}
+				switch {
+				case st.Consumers > e.Others+e.Ghosts || r.Short:
+				case !r.Ghosts || time.Since(ghostSince) >= min(ghostGrace, f.Budget()/2):
+					return conn, r, ""
+				}
+			}
 		}
 		t := time.NewTimer(250 * time.Millisecond)
 		select {
@@ -67,31 +151,20 @@ func (f *Failover) Await(ctx context.Context, queue, lost string, others int, wh
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, "interrupted"
+			closeConn()
+			return nil, Reading{}, "interrupted"
 		case !time.Now().Before(deadline):
-			return nil, fmt.Sprintf("no other node %s within %s", what, f.Budget())
+			if best != nil && conn != nil && *best == *last {
+				return conn, *best, ""
+			}
+			closeConn()
+			why := fmt.Sprintf("no other node %s within %s", what, f.Budget())
+			if last != nil {
+				why += fmt.Sprintf(" (the last reading, through %s: %d messages, %d consumers)", node, last.Messages, last.Consumers)
+			}
+			return nil, Reading{}, why
 		}
 	}
-}
-
-// probe dials a node and waits (at most budget) for the queue to answer
-// through it as Await wants; it returns that connection, or nil and why
-// not (an error reading the queue; nil when it answered with consumers).
-func (f *Failover) probe(ctx context.Context, queue, lost string, others int, budget time.Duration) (*amqp.Connection, error) {
-	if budget <= 0 {
-		return nil, nil
-	}
-	dctx, cancel := context.WithTimeout(ctx, budget)
-	conn, err := f.Dial(dctx, "read", lost)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	if _, ok, err := AwaitIdle(ctx, conn, queue, others, budget); err != nil || !ok {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
 }
 
 // PartMeter is a command's progress meter as each part of it sees it (a

@@ -14,18 +14,26 @@ import (
 // and returns the queue's state then. When a consumer stays, it returns
 // the state with that consumer: the caller reports it.
 func StartState(ctx context.Context, conn *amqp.Connection, queue string, wait time.Duration) (QueueState, error) {
+	return StartStateWith(ctx, conn, queue, 0, wait)
+}
+
+// StartStateWith is StartState for a command that goes on after a lost
+// node: up to others consumers may stay counted (the lost connection's,
+// Expect.Ghosts).
+func StartStateWith(ctx context.Context, conn *amqp.Connection, queue string, others int, wait time.Duration) (QueueState, error) {
 	if wait <= 0 {
 		wait = defaultStartWait
 	}
-	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 })
+	st, _, err := waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers <= others })
 	return st, err
 }
 
 // AwaitMessages waits (at most wait) for a trusted reading of the queue
-// with no consumer and at least atLeast messages, and reports whether one
-// came; it returns the last reading either way.
-func AwaitMessages(ctx context.Context, conn *amqp.Connection, queue string, atLeast int, wait time.Duration) (QueueState, bool, error) {
-	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers == 0 && s.Messages >= atLeast })
+// with no consumer beyond others and at least atLeast messages, and
+// reports whether one came; it returns the last reading either way.
+func AwaitMessages(ctx context.Context, conn *amqp.Connection, queue string, others, atLeast int,
+	wait time.Duration) (QueueState, bool, error) {
+	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers <= others && s.Messages >= atLeast })
 }
 
 // AwaitIdle waits (at most wait) for a reading of the queue it can trust
