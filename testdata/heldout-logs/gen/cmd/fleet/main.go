@@ -12,6 +12,7 @@
 package main
 
 import (
+	"dupctl.test/heldoutlogs/script"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,38 +23,8 @@ import (
 	"time"
 )
 
-// Event is one line of the script. Programs in every ecosystem read these and
-// log each one (except silent ones) through their logging library.
-type Event struct {
-	T         time.Time `json:"t"`
-	Seq       int       `json:"seq"`
-	Instance  string    `json:"instance"`
-	Pid       int       `json:"pid"`
-	Thread    int       `json:"thread"` // consumer thread index; -1 is the process's main thread
-	Component string    `json:"component"`
-	Level     string    `json:"level"`
-	Step      string    `json:"step"`
-	Order     string    `json:"order,omitempty"`
-	Silent    bool      `json:"silent,omitempty"` // happens (a kill) but nothing is logged
-
-	MsgID       string `json:"msg_id,omitempty"`
-	Delivery    int    `json:"delivery,omitempty"`
-	Redelivered bool   `json:"redelivered,omitempty"`
-	Attempt     int    `json:"attempt,omitempty"`
-	LockKey     string `json:"lock_key,omitempty"`
-	Token       string `json:"token,omitempty"`
-	TTLms       int    `json:"ttl_ms,omitempty"`
-	IdemKey     string `json:"idem_key,omitempty"`
-	Source      string `json:"source,omitempty"` // where the idempotency check looked: db or cache
-	Amount      int    `json:"amount,omitempty"` // cents
-	Currency    string `json:"currency,omitempty"`
-	ChargeID    string `json:"charge_id,omitempty"`
-	Error       string `json:"error,omitempty"`
-	BackoffMs   int    `json:"backoff_ms,omitempty"`
-	ElapsedMs   int    `json:"elapsed_ms,omitempty"`
-	Processed   int    `json:"processed,omitempty"`
-	Version     string `json:"version,omitempty"`
-}
+// Event is one line of the script (see package script).
+type Event = script.Event
 
 // Instance is one worker process slot: a pod (kubernetes), a host, a compose
 // container name; each restart is a new pid.
