@@ -6,7 +6,6 @@ import (
 	"github.com/dupctl/dupctl/internal/idemtable"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -98,12 +97,9 @@ func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Comm
 			if err != nil {
 				return err
 			}
-			if job != nil {
-				o := &opts.Audit
-				cmdutil.FromJob(cmd, "cache-pattern", &opts.pattern, job.CachePattern)
-				cmdutil.FromJob(cmd, "table", &o.Table, job.Idempotency.Table)
-				cmdutil.FromJob(cmd, "key-column", &o.KeyColumn, job.Idempotency.KeyColumn)
-				cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, job.Idempotency.StatusColumn)
+			// The job's settings, as doctor takes them.
+			if err := opts.Audit.Configure(job, cmdutil.Given(cmd)); err != nil {
+				return exitcode.UsageErrorf("%w", err)
 			}
 			if err := opts.check(); err != nil {
 				return err
@@ -123,6 +119,7 @@ func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Comm
 // registerFlags binds the flags to the options.
 func (opts *CacheOptions) registerFlags(fs *pflag.FlagSet) {
 	o := &opts.Audit
+	d := auditcache.Defaults()
 	fs.StringVar(&opts.pattern, "cache-pattern", "", "cache key pattern with {key} where the database key goes, e.g. job:status:{key}")
 	fs.StringVar(&o.Table, "table", "", "the table that is the source of truth: name, schema.name or \"Quoted\"")
 	fs.StringVar(&o.KeyColumn, "key-column", "", "the column {key} is (default: idempotency_key, dedup_key, message_id, ...)")
@@ -134,15 +131,15 @@ func (opts *CacheOptions) registerFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AssumeLive, "assume-live", false, "treat every key as having a live message (a redelivery can always come)")
 	fs.BoolVar(&o.CacheAuthoritative, "cache-authoritative", false,
 		"workers read a cache miss as 'not done' (no database fallback): a miss for a live key is an error")
-	fs.IntVar(&o.Batch, "batch", 1000, "keys per SCAN page, pipeline and database query")
-	fs.StringVar(&o.Lookup, "lookup", auditcache.LookupAuto, "how to read the table: batch (an indexed query per SCAN page), "+
+	fs.IntVar(&o.Batch, "batch", d.Batch, "keys per SCAN page, pipeline and database query")
+	fs.StringVar(&o.Lookup, "lookup", d.Lookup, "how to read the table: batch (an indexed query per SCAN page), "+
 		"scan (the table once, matched in memory; text keys), auto (scan when the cache may hold half of a table of at most 2M rows)")
-	fs.DurationVar(&o.Recheck, "recheck", 2*time.Second,
+	fs.DurationVar(&o.Recheck, "recheck", d.Recheck,
 		"read disagreements again after this long; those gone were updates in flight (0: no re-read)")
-	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	fs.IntVar(&o.Samples, "samples", d.Samples, "examples shown per finding")
 	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
 		"a streaming standby or read replica of the database: keys whose status differs there from the primary's")
-	fs.IntVar(&o.ReplicaKeys, "replica-keys", auditcache.DefaultReplicaKeys,
+	fs.IntVar(&o.ReplicaKeys, "replica-keys", d.ReplicaKeys,
 		"how many of the keys met (the most recently updated) are looked up on the replica")
 	opts.Postgres.Register(fs)
 }
@@ -151,12 +148,14 @@ func (opts *CacheOptions) registerFlags(fs *pflag.FlagSet) {
 // before anything is dialled.
 func (opts *CacheOptions) check() error {
 	o := &opts.Audit
-	if opts.pattern == "" || o.Table == "" {
+	if (opts.pattern == "" && o.Pattern.Raw == "") || o.Table == "" {
 		return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
 	}
 	var err error
-	if o.Pattern, err = auditcache.ParsePattern(opts.pattern); err != nil {
-		return exitcode.UsageErrorf("%w", err)
+	if opts.pattern != "" {
+		if o.Pattern, err = auditcache.ParsePattern(opts.pattern); err != nil {
+			return exitcode.UsageErrorf("%w", err)
+		}
 	}
 	if o.Decoder, err = auditcache.ParseDecoder(opts.value); err != nil {
 		return exitcode.UsageErrorf("%w", err)

@@ -108,3 +108,13 @@ func JobLogs(f *Factory, cmd *cobra.Command, args *[]string, l *LogFlags) error 
 	}
 	return nil
 }
+
+// Given reports whether the user set the option field on cmd with its flag
+// (FieldFlags, else the field in kebab case): what a capability's
+// Configure keeps over dupctl.yaml.
+func Given(cmd *cobra.Command) func(field string) bool {
+	return func(field string) bool {
+		fl := cmd.Flags().Lookup(flagFor(cmd, field))
+		return fl != nil && fl.Changed
+	}
+}

@@ -2,11 +2,11 @@ package inspect
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/redact"
@@ -46,34 +46,19 @@ func NewCmdLock(f *cmdutil.Factory, runF func(*LockOptions) error) *cobra.Comman
 	return cmd
 }
 
-// lockFromConfig fills in what the --job and dupctl.yaml say: the job's
+// lockFromConfig fills in what the --job and dupctl.yaml say (the job's
 // lock pattern and TTL where no flag gave them, the configured lock
-// patterns and libraries.
+// patterns and libraries), as doctor does: lock.Options.Configure.
 func lockFromConfig(f *cmdutil.Factory, cmd *cobra.Command, o *lock.Options) error {
 	job, err := f.Job()
 	if err != nil {
 		return err
 	}
-	if job != nil && !cmd.Flags().Changed("key") && !cmd.Flags().Changed("all") {
-		if job.LockPattern != "" {
-			cmdutil.FromJob(cmd, "pattern", &o.Patterns, []string{job.LockPattern})
-		}
-		if job.LockTTL > 0 {
-			// A lock family held ten times the job's own TTL is
-			// long, as doctor judges it.
-			cmdutil.FromJob(cmd, "max-ttl", &o.MaxTTL, 10*time.Duration(job.LockTTL))
-		}
+	var locks config.Locks
+	if f.Config != nil {
+		locks = f.Config.Locks
 	}
-	if c := f.Config; c != nil {
-		o.LockPatterns = append(o.LockPatterns, c.Locks.Patterns...)
-		for _, l := range c.Locks.Libraries {
-			o.Libraries = append(o.Libraries, lock.UserLibrary{ID: l.ID, Library: l.Library, Role: l.Role, Match: l.Match, Type: l.Type,
-				Format: l.Format, TTL: l.TTL, Shared: l.Shared, NameOnly: l.NameOnly, Note: l.Note})
-		}
-	}
-	if job != nil && job.LockPattern != "" && !slices.Contains(o.LockPatterns, job.LockPattern) {
-		o.LockPatterns = append(o.LockPatterns, job.LockPattern) // the job says these are its locks
-	}
+	o.Configure(locks, job, cmdutil.Given(cmd))
 	return nil
 }
 
@@ -81,22 +66,23 @@ func lockFromConfig(f *cmdutil.Factory, cmd *cobra.Command, o *lock.Options) err
 // Options fields are worded as.
 func addLockFlags(cmd *cobra.Command, o *lock.Options) {
 	fs := cmd.Flags()
+	d := lock.Defaults()
 	fs.StringArrayVar(&o.Patterns, "pattern", nil, "consider only keys matching this Redis glob (repeat for several; default: every key)")
 	fs.StringArrayVar(&o.LockPatterns, "lock-pattern", nil, "keys matching this Redis glob are locks, whatever their shape "+
 		"(repeat for several; also locks.patterns in dupctl.yaml)")
 	fs.BoolVar(&o.All, "all", false, "consider every key (the default; locks are found by shape either way)")
 	fs.StringVar(&o.Key, "key", "", "inspect this one key in full instead of scanning")
-	fs.Int64Var(&o.Count, "count", 1000, "SCAN COUNT: keys per page and pipeline")
-	fs.IntVar(&o.Top, "top", 20, "keys in the per-key table (-v) and JSON, problems first")
-	fs.IntVar(&o.Observe, "observe", 1, "observations; 2 or more enable the orphan check")
-	fs.DurationVar(&o.Interval, "interval", 30*time.Second, "time between observations")
-	fs.DurationVar(&o.IdleAfter, "idle", 5*time.Minute, "idle time after which an untouched lock is an orphan (with --observe)")
-	fs.DurationVar(&o.MaxTTL, "max-ttl", time.Hour, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
-	fs.DurationVar(&o.FailoverWait, "failover-wait", lock.DefaultFailoverWait,
+	fs.Int64Var(&o.Count, "count", d.Count, "SCAN COUNT: keys per page and pipeline")
+	fs.IntVar(&o.Top, "top", d.Top, "keys in the per-key table (-v) and JSON, problems first")
+	fs.IntVar(&o.Observe, "observe", d.Observe, "observations; 2 or more enable the orphan check")
+	fs.DurationVar(&o.Interval, "interval", d.Interval, "time between observations")
+	fs.DurationVar(&o.IdleAfter, "idle", d.IdleAfter, "idle time after which an untouched lock is an orphan (with --observe)")
+	fs.DurationVar(&o.MaxTTL, "max-ttl", d.MaxTTL, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
+	fs.DurationVar(&o.FailoverWait, "failover-wait", d.FailoverWait,
 		"how long the scan of a master that fails (cluster or Sentinel) waits for a master to serve its keys again before reporting them unread")
 	fs.BoolVar(&o.NoValues, "no-values", false,
 		"read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
-	fs.Float64Var(&o.MinConfidence, "min-confidence", lock.DefaultMinConfidence,
+	fs.Float64Var(&o.MinConfidence, "min-confidence", d.MinConfidence,
 		"confidence (0.5-1) a lock family needs for warn and error findings")
 	cmdutil.FieldFlags(cmd, map[string]string{
 		"Patterns": "pattern", "IdleAfter": "idle", "LockPatterns": "lock-pattern", "Libraries": "config",

@@ -15,6 +15,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/inspect/lock"
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
@@ -540,5 +541,41 @@ func TestLockOneServerNoSlotMap(t *testing.T) {
 		if code != 0 || strings.Contains(out, "hash slots") || strings.Contains(out, "MASTER") {
 			t.Errorf("-o %s on one server: exit %d %s\n%s", format, code, stderr, out)
 		}
+	}
+}
+
+// TestLockTakesTheJob: the job's lock pattern is the keys considered and
+// keys that are locks, its TTL sets --max-ttl, dupctl.yaml's locks come
+// along, and a flag wins over the job (lock.Options.Configure, which
+// doctor runs too).
+func TestLockTakesTheJob(t *testing.T) {
+	f := cmdutil.NewFactory(func() *iostreams.IOStreams { ios, _, _, _ := iostreams.Test(); return ios }())
+	job := config.Job{Name: "order", LockPattern: "lock:order:*", LockTTL: config.Duration(30 * time.Second)}
+	own := config.LockLibrary{ID: "own", Library: "own", Match: []string{"own:*"}}
+	locks := config.Locks{Patterns: []string{"mutex:*"}, Libraries: []config.LockLibrary{own}}
+	f.Config = &config.Config{Jobs: []config.Job{job}, Locks: locks}
+	capture := func(args ...string) lock.Options {
+		var got lock.Options
+		cmd := inspect.NewCmdLock(f, func(o *inspect.LockOptions) error { got = o.Lock; return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(&strings.Builder{})
+		cmd.SetErr(&strings.Builder{})
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return got
+	}
+	o := capture()
+	if !slices.Equal(o.Patterns, []string{"lock:order:*"}) || !slices.Equal(o.LockPatterns, []string{"mutex:*", "lock:order:*"}) ||
+		o.MaxTTL != 5*time.Minute || len(o.Libraries) != 1 || o.Libraries[0].ID != "own" {
+		t.Errorf("from the job: %+v", o)
+	}
+	o = capture("--pattern", "a:*", "--max-ttl", "2h", "--lock-pattern", "lock:order:*")
+	if !slices.Equal(o.Patterns, []string{"a:*"}) || o.MaxTTL != 2*time.Hour ||
+		!slices.Equal(o.LockPatterns, []string{"lock:order:*", "mutex:*"}) {
+		t.Errorf("flags win: %+v", o)
+	}
+	if o = capture("--key", "lock:order:1"); len(o.Patterns) != 0 || o.MaxTTL != time.Hour {
+		t.Errorf("--key: %+v", o)
 	}
 }

@@ -54,19 +54,14 @@ func NewCmdStore(f *cmdutil.Factory, runF func(*StoreOptions) error) *cobra.Comm
 }
 
 // storeFromJob fills in the --job's idempotency table where no flag named
-// one (--schema asks for discovery instead).
+// one (--schema asks for discovery instead), as doctor does:
+// store.Options.Configure.
 func storeFromJob(f *cmdutil.Factory, cmd *cobra.Command, o *store.Options) error {
 	job, err := f.Job()
 	if err != nil {
 		return err
 	}
-	if job != nil && !cmd.Flags().Changed("schema") {
-		idem := job.Idempotency
-		cmdutil.FromJob(cmd, "table", &o.Table, idem.Table)
-		cmdutil.FromJob(cmd, "key-column", &o.KeyColumns, idem.KeyColumn)
-		cmdutil.FromJob(cmd, "status-column", &o.StatusColumn, idem.StatusColumn)
-		cmdutil.FromJob(cmd, "business-column", &o.BusinessColumns, idem.BusinessKeyColumn)
-	}
+	o.Configure(job, cmdutil.Given(cmd))
 	return nil
 }
 
@@ -107,6 +102,7 @@ func validateStore(cmd *cobra.Command, o *store.Options, statuses, checks []stri
 func addStoreFlags(cmd *cobra.Command, opts *StoreOptions, statuses, checks *[]string) {
 	o := &opts.Store
 	fs := cmd.Flags()
+	d := store.Defaults()
 	fs.StringVar(&o.Table, "table", "", "the idempotency table: name, schema.name or \"Quoted\" (default: look for likely tables)")
 	fs.StringVar(&o.Schema, "schema", "", "look for likely tables only in this schema")
 	fs.StringVar(&o.KeyColumns, "key-column", "",
@@ -122,12 +118,12 @@ func addStoreFlags(cmd *cobra.Command, opts *StoreOptions, statuses, checks *[]s
 		"(default: <table>_history, _audit, _transitions, _events, _log)")
 	fs.StringArrayVar(statuses, "status", nil, "status values of a role, ROLE=V1,V2 "+
 		"(roles: processing, succeeded, failed, retryable, pending; default: PROCESSING, SUCCEEDED, FAILED, RETRYABLE)")
-	fs.DurationVar(&o.StuckAfter, "stuck-after", store.DefaultStuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
-	fs.IntVar(&o.Samples, "samples", 5, "examples shown per finding")
+	fs.DurationVar(&o.StuckAfter, "stuck-after", d.StuckAfter, "a PROCESSING row with no sign of life for this long is stuck")
+	fs.IntVar(&o.Samples, "samples", d.Samples, "examples shown per finding")
 	fs.StringSliceVar(checks, "checks", nil, "run only these checks: "+strings.Join(store.CheckGroups, ", "))
 	fs.StringVar(&opts.ReplicaURL, "replica-url", "",
 		"a streaming standby or read replica of the database: records missing or stale there (the replica check)")
-	fs.IntVar(&o.ReplicaRows, "replica-rows", store.DefaultReplicaRows,
+	fs.IntVar(&o.ReplicaRows, "replica-rows", d.ReplicaRows,
 		"how many of the primary's most recent records the replica check looks up")
 	opts.Postgres.Register(fs)
 	cmdutil.FieldFlags(cmd, map[string]string{"KeyColumns": "key-column", "TimeColumns": "time-column",
