@@ -173,8 +173,10 @@ type Listener struct {
 	pairs  map[*Pair]struct{}
 	nextID int
 	closed bool
-	// refuseUntil: a connection accepted before then is closed at once.
+	// refuseUntil: a connection accepted before then is closed at once,
+	// by the clock now (time.Now; a test's own).
 	refuseUntil time.Time
+	now         func() time.Time
 	wg          sync.WaitGroup
 }
 
@@ -184,7 +186,7 @@ func Listen(cfg Config) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy listen: %w", err)
 	}
-	l := &Listener{ln: ln, cfg: cfg, pairs: map[*Pair]struct{}{}}
+	l := &Listener{ln: ln, cfg: cfg, pairs: map[*Pair]struct{}{}, now: time.Now}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -211,7 +213,7 @@ func (l *Listener) accept() {
 func (l *Listener) serve(c net.Conn) {
 	defer l.wg.Done()
 	l.mu.Lock()
-	refused := time.Now().Before(l.refuseUntil)
+	refused := l.now().Before(l.refuseUntil)
 	l.mu.Unlock()
 	if refused {
 		c.Close()
@@ -286,7 +288,7 @@ func (l *Listener) CloseConns() {
 // d has passed is closed as soon as it is accepted.
 func (l *Listener) Refuse(d time.Duration) {
 	l.mu.Lock()
-	l.refuseUntil = time.Now().Add(d)
+	l.refuseUntil = l.now().Add(d)
 	l.mu.Unlock()
 	l.CloseConns()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -95,11 +96,22 @@ func TestRefuse(t *testing.T) {
 	if err := echo(); err != nil {
 		t.Fatalf("before the partition: %v", err)
 	}
+	// The partition is timed by the listener's clock: the test moves it,
+	// so a slow machine cannot outlast the partition before a dial.
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	ln.mu.Lock()
+	ln.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	ln.mu.Unlock()
 	ln.Refuse(300 * time.Millisecond)
 	if err := echo(); err == nil {
 		t.Fatal("a connection during the partition worked")
 	}
-	time.Sleep(350 * time.Millisecond)
+	clock.Add(int64(299 * time.Millisecond))
+	if err := echo(); err == nil {
+		t.Fatal("a connection 299ms into a 300ms partition worked")
+	}
+	clock.Add(int64(time.Millisecond))
 	if err := echo(); err != nil {
 		t.Fatalf("after the partition: %v", err)
 	}
