@@ -111,19 +111,20 @@ const (
 	classQueue      = 50
 	classBasic      = 60
 
-	connectionClose = 50
-	channelClose    = 40
-	exchangeDeclare = 10
-	queueDeclare    = 10
-	queueDeclareOk  = 11
-	basicConsume    = 20
-	basicConsumeOk  = 21
-	basicPublish    = 40
-	basicDeliver    = 60
-	basicGetOk      = 71
-	basicAck        = 80
-	basicReject     = 90
-	basicNack       = 120
+	connectionClose   = 50
+	connectionCloseOk = 51
+	channelClose      = 40
+	exchangeDeclare   = 10
+	queueDeclare      = 10
+	queueDeclareOk    = 11
+	basicConsume      = 20
+	basicConsumeOk    = 21
+	basicPublish      = 40
+	basicDeliver      = 60
+	basicGetOk        = 71
+	basicAck          = 80
+	basicReject       = 90
+	basicNack         = 120
 )
 
 // args reads a method's arguments in order; the first error sticks.
@@ -365,6 +366,12 @@ func BodySize(header []byte) (uint64, error) {
 		return 0, errors.New("amqp: content header too short")
 	}
 	return binary.BigEndian.Uint64(header[4:12]), nil
+}
+
+// isCloseOk reports whether the frame is connection.close-ok.
+func (f Frame) isCloseOk() bool {
+	m, ok := f.Method()
+	return ok && m.Class == classConnection && m.ID == connectionCloseOk
 }
 
 // CloseFrame is connection.close with a reply code and text, as a broker

@@ -43,9 +43,16 @@ func (c *Conn) CloseAsServer(code uint16, text string) {
 	}
 	_ = c.WriteClient(CloseFrame(code, text).Append(nil))
 	c.Server.Close()
-	// Give the client time to read the close before the socket goes.
-	time.AfterFunc(time.Second, c.Pair.Close)
+	// The client's socket goes once it answers with connection.close-ok
+	// (it has read the close) or closes it itself; one that never does (a
+	// hung client) is cut after closeWait.
+	time.AfterFunc(closeWait, c.Pair.Close)
 }
+
+// closeWait bounds how long a client may take to answer a broker-side
+// close: a bound for a client that never answers, not a guess at how
+// long one that does takes.
+const closeWait = 30 * time.Second
 
 // Pumps returns the proxy's protocol for one pair.
 func Pumps(h Handler) func(*proxy.Pair) proxy.Pumps {
@@ -85,6 +92,9 @@ func (p *pumps) ClientToServer(pr *proxy.Pair) error {
 			return err
 		}
 		if p.c.closing.Load() {
+			if f.isCloseOk() {
+				return nil // the client has read the close: its socket may go
+			}
 			continue // after a broker-side close, nothing reaches the broker
 		}
 		if !pr.Gate.Wait() {

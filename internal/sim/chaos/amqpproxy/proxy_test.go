@@ -22,13 +22,38 @@ type recorder struct {
 
 	// After for a delivery closes entered and waits for release.
 	entered, release chan struct{}
+	// seen, when set, is told every event recorded.
+	seen chan string
+}
+
+// note records an event; the caller holds r.mu.
+func (r *recorder) note(e string) {
+	r.events = append(r.events, e)
+	if r.seen != nil {
+		r.seen <- e
+	}
+}
+
+// waitFor waits until the recorder has recorded the event want.
+func (r *recorder) waitFor(t *testing.T, want string) {
+	t.Helper()
+	for {
+		select {
+		case e := <-r.seen:
+			if e == want {
+				return
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("the proxy never recorded %q", want)
+		}
+	}
 }
 
 func (r *recorder) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ev.Kind == amqpproxy.KindAck && r.withhold {
-		r.events = append(r.events, "withheld ack")
+		r.note("withheld ack")
 		r.conns = append(r.conns, c)
 		return false
 	}
@@ -45,9 +70,9 @@ func (r *recorder) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 	switch ev.Kind {
 	case amqpproxy.KindDeliver:
 		body := string(ev.Content)
-		r.events = append(r.events, "deliver "+body[strings.Index(body, "order-"):]+map[bool]string{true: " redelivered"}[ev.Redelivered])
+		r.note("deliver " + body[strings.Index(body, "order-"):] + map[bool]string{true: " redelivered"}[ev.Redelivered])
 	case amqpproxy.KindAck, amqpproxy.KindConsume, amqpproxy.KindQueueDeclare:
-		r.events = append(r.events, ev.Kind.String())
+		r.note(ev.Kind.String())
 	}
 }
 
@@ -75,7 +100,7 @@ func listen(t *testing.T, raw string, rec *recorder) url.URL {
 // next consumer.
 func TestWithheldAckIsRedelivered(t *testing.T) {
 	raw := testenv.Need(t, testenv.AMQP)
-	rec := &recorder{withhold: true}
+	rec := &recorder{withhold: true, seen: make(chan string, 64)}
 	pu := listen(t, raw, rec)
 	queue := testenv.UniqueName("chaos_q")
 	admin, err := amqp.Dial(raw)
@@ -111,7 +136,7 @@ func TestWithheldAckIsRedelivered(t *testing.T) {
 	}
 	d := <-ds
 	d.Ack(false)
-	time.Sleep(100 * time.Millisecond)
+	rec.waitFor(t, "withheld ack")
 	rec.mu.Lock()
 	c := rec.conns[0]
 	rec.mu.Unlock()
@@ -138,7 +163,7 @@ func TestWithheldAckIsRedelivered(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no redelivery")
 	}
-	time.Sleep(100 * time.Millisecond)
+	rec.waitFor(t, "basic.ack")
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	got := strings.Join(rec.events, "; ")
