@@ -119,7 +119,9 @@ func setupRedis(t *testing.T, redisURL, scenario string, switches ...string) *fi
 		Scenario: scenario, Worker: bin, Workers: 2, Env: append(env, switches...),
 		Publish: ":{prefix}.orders", Keys: 2,
 		EffectsSQL: "select order_id, count(*), count(distinct idempotency_key) from " + tbl + "_charges group by 1",
-		CacheKeys:  "status:*", Settle: 300 * time.Millisecond, RunTimeout: 30 * time.Second, ReadyTimeout: 20 * time.Second,
+		// The command line's limits (--ready-timeout, --run-timeout): a run
+		// ends when it settles, so they only bound one that never does.
+		CacheKeys: "status:*", Settle: 300 * time.Millisecond, RunTimeout: 2 * time.Minute, ReadyTimeout: time.Minute,
 		AMQPURL: amqpURL, RedisURL: redisURL, DatabaseURL: pgURL,
 		Replay:  func(seed uint64) string { return fmt.Sprintf("--seed %d", seed) },
 		OnStart: func(id string) { f.mu.Lock(); f.ids = append(f.ids, id); f.mu.Unlock() },

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/dupctl/dupctl/internal/worker"
@@ -78,18 +79,26 @@ func playLive(t *testing.T, o Options) *Result {
 }
 
 // TestLiveLeavesNothingBehind: queues, schema and keys are gone after a
-// run, also when its context is cancelled midway.
+// run, also when its context is cancelled midway - once its schema exists
+// (its queues are declared before it), however long that took.
 func TestLiveLeavesNothingBehind(t *testing.T) {
 	redisURL, pgURL, amqpURL := urls(t)
 	sc, _ := sim.ScenarioByName("lock-expiry")
 	p, _ := worker.ProfileByName("lock-check")
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	started, cut := make(chan string, 1), make(chan struct{})
+	go cancelOnceSchemaExists(ctx, t, pgURL, started, cut, cancel)
 	var prefix string
 	_, err := Run(ctx, Options{Scenario: sc.Name, Config: sc.Config(p), Plan: sim.Plans()[sc.Name], RedisURL: redisURL, PGURL: pgURL,
-		AMQPURL: amqpURL, OnStart: func(p string) { prefix = p }})
+		AMQPURL: amqpURL, OnStart: func(p string) { prefix = p; started <- p }})
+	select {
+	case <-cut:
+	default:
+		t.Fatalf("the run ended before its schema was seen (err %v)", err)
+	}
 	if err == nil {
-		t.Fatal("a run cancelled after 500ms reported success")
+		t.Fatal("a run cancelled midway reported success")
 	}
 	assertNoLeftovers(t, prefix, redisURL, pgURL, amqpURL)
 
@@ -103,6 +112,34 @@ func TestLiveLeavesNothingBehind(t *testing.T) {
 		t.Fatal("the complete run ran no side effect")
 	}
 	assertNoLeftovers(t, prefix, redisURL, pgURL, amqpURL)
+}
+
+// cancelOnceSchemaExists cancels a run once the schema named by the
+// prefix it is told has been created, and then closes cut.
+func cancelOnceSchemaExists(ctx context.Context, t *testing.T, pgURL string, started <-chan string, cut chan<- struct{},
+	cancel context.CancelFunc) {
+	pool, err := connect.Postgres(context.Background(), pgURL, connect.PostgresOptions{MaxConns: 1})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer pool.Close()
+	var prefix string
+	select {
+	case prefix = <-started:
+	case <-ctx.Done():
+		return
+	}
+	for ctx.Err() == nil {
+		var n int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, prefix).Scan(&n)
+		if err == nil && n > 0 {
+			close(cut)
+			cancel()
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestRefusesRemote(t *testing.T) {

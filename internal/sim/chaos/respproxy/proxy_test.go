@@ -21,9 +21,9 @@ type recorder struct {
 	hold    string // answer SET on this key ourselves
 
 	// Reply for a command on block waits for release, after closing
-	// entered; its then records "then <key>".
-	block            string
-	entered, release chan struct{}
+	// entered; its then records "then <key>" and closes thenRan.
+	block                     string
+	entered, release, thenRan chan struct{}
 }
 
 func (r *recorder) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
@@ -46,6 +46,7 @@ func (r *recorder) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) f
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.replies = append(r.replies, "then "+cmd.Arg(1))
+		close(r.thenRan)
 	}
 }
 
@@ -100,7 +101,7 @@ func TestReplyIsToldBeforeTheWorkerHasIt(t *testing.T) {
 	raw := testenv.Need(t, testenv.Redis)
 	u, _ := url.Parse(raw)
 	key := testenv.UniqueName("resp")
-	rec := &recorder{block: key, entered: make(chan struct{}), release: make(chan struct{})}
+	rec := &recorder{block: key, entered: make(chan struct{}), release: make(chan struct{}), thenRan: make(chan struct{})}
 	gate := proxy.NewGate()
 	ln, err := proxy.Listen(proxy.Config{Dial: proxy.DialTCP(u.Host), Gate: func() *proxy.Gate { return gate }, Pumps: respproxy.Pumps(rec)})
 	if err != nil {
@@ -125,18 +126,15 @@ func TestReplyIsToldBeforeTheWorkerHasIt(t *testing.T) {
 	if err := <-got; err != redis.Nil {
 		t.Fatalf("GET %s: %v, want redis.Nil", key, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		rec.mu.Lock()
-		last := rec.replies[len(rec.replies)-1]
-		rec.mu.Unlock()
-		if last == "then "+key {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("then did not run after the reply: hook saw %q last", last)
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-rec.thenRan:
+	case <-time.After(time.Minute):
+		t.Fatal("then never ran")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if last := rec.replies[len(rec.replies)-1]; last != "then "+key {
+		t.Fatalf("then did not run after the reply: hook saw %q last", last)
 	}
 }
 
