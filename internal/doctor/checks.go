@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/idemtable"
 	"slices"
 	"strings"
 	"time"
@@ -50,7 +49,10 @@ type Deps struct {
 // Options are what doctor checks: the jobs, and the management API that
 // shows the broker's topology.
 type Options struct {
-	Jobs          []config.Job
+	Jobs []config.Job
+	// Locks are dupctl.yaml's locks (patterns and libraries): inspect
+	// lock takes them under doctor as it does on its own.
+	Locks         config.Locks
 	ManagementURL string
 	Vhost         string
 }
@@ -111,13 +113,19 @@ func (e *env) checks() []Check {
 	for _, j := range e.Jobs {
 		tabled = tabled || j.Idempotency.Table != ""
 	}
+	// Without --job, a command takes the one job of a dupctl.yaml that
+	// has one: so do the checks no job names the keys or table of.
+	var only *config.Job
+	if len(e.Jobs) == 1 {
+		only = &e.Jobs[0]
+	}
 	if !patterned {
 		// No job names its lock keys: look at every key shaped like a lock.
-		out = append(out, lockCheck(e, config.Job{Name: "any"}))
+		out = append(out, lockCheck(e, only, "inspect lock (every lock-shaped key)"))
 	}
 	if !tabled {
 		// No job names its table: look for tables that look like one.
-		out = append(out, storeCheck(e, config.Job{Name: "any"}))
+		out = append(out, storeCheck(e, only, "inspect store (tables that look like idempotency tables)"))
 	}
 	if len(e.Jobs) == 0 {
 		for _, it := range []struct {
@@ -129,10 +137,10 @@ func (e *env) checks() []Check {
 	}
 	for _, j := range e.Jobs {
 		if j.LockPattern != "" {
-			out = append(out, lockCheck(e, j))
+			out = append(out, lockCheck(e, &j, "inspect lock "+j.LockPattern))
 		}
 		if j.Idempotency.Table != "" {
-			out = append(out, storeCheck(e, j))
+			out = append(out, storeCheck(e, &j, "inspect store "+j.Idempotency.Table))
 		}
 		out = append(out, ttlCheck(e, j), dlqCheck(e, j), cacheCheck(e, j))
 		out = append(out, logsChecks(e, j)...)
@@ -336,16 +344,11 @@ var lockItems = map[string]int{
 	lock.RuleRandomKey.Code: 1,
 }
 
-// lockCheck is `inspect lock` on the job's lock pattern: items 1 (the
-// key is a business key) and 3 (TTL, token).
-func lockCheck(e *env, j config.Job) Check {
-	c := Check{Items: []int{1, 3}, Name: "inspect lock " + j.LockPattern, ItemOf: lockItems, Primary: 3}
-	var patterns []string // none: every key (locks are found by shape)
-	if j.LockPattern != "" {
-		patterns = []string{j.LockPattern}
-	} else {
-		c.Name = "inspect lock (every lock-shaped key)"
-	}
+// lockCheck is `inspect lock` configured as for job j (nil: none; no
+// lock_pattern: every key): items 1 (the key is a business key) and 3
+// (TTL, token).
+func lockCheck(e *env, j *config.Job, name string) Check {
+	c := Check{Items: []int{1, 3}, Name: name, ItemOf: lockItems, Primary: 3}
 	if e.RedisURL == "" {
 		c.Skip = "no {RedisURL}"
 	}
@@ -354,16 +357,17 @@ func lockCheck(e *env, j config.Job) Check {
 		if err != nil {
 			return nil, err
 		}
-		var maxTTL time.Duration
-		if j.LockTTL > 0 {
-			maxTTL = 10 * time.Duration(j.LockTTL)
-		}
-		res, err := lock.Run(ctx, client, lock.Options{Patterns: patterns, MaxTTL: maxTTL, URL: redact.URL(e.RedisURL), Now: e.Now})
+		o := lock.Defaults()
+		o.Configure(e.Locks, j, nil)
+		o.URL, o.Now = redact.URL(e.RedisURL), e.Now
+		res, err := lock.Run(ctx, client, o)
 		if err != nil {
 			return nil, err
 		}
 		if res.Data.Scan.Locks == 0 {
-			return nil, &NothingError{Reason: fmt.Sprintf("no lock key found (%d keys scanned)", res.Data.Scan.KeysScanned)}
+			// Its findings (Redis settings, possible locks) stand.
+			return nil, &NothingError{Reason: fmt.Sprintf("no lock key found (%d keys scanned)", res.Data.Scan.KeysScanned),
+				Report: res.Report()}
 		}
 		return res.Report(), nil
 	}
@@ -411,6 +415,7 @@ func dlqCheck(e *env, j config.Job) Check {
 	c := Check{Items: []int{5}, Name: "dlq stats " + j.DLQ}
 	switch {
 	case j.DLQ == "":
+		c.Name = "dlq stats of job " + j.Name
 		c.Skip = "no dlq for job " + j.Name
 	case e.AMQPURL == "":
 		c.Skip = "no {AMQPURL}"
@@ -426,8 +431,10 @@ func dlqCheck(e *env, j config.Job) Check {
 			},
 			Now: e.Now,
 		}, dlqread.StatsOptions{
-			// The built-in rules and fields: no analyzer or keys given.
-			Read:  dlqread.Options{Queue: j.DLQ, Limit: 10_000, Window: 500, Idle: 2 * time.Second},
+			// As `dlq stats --job` reads: every message counted at the
+			// start, its window and idle time, the built-in rules and
+			// fields (zero values: the command's defaults).
+			Read:  dlqread.Options{Queue: j.DLQ},
 			Vhost: vhost,
 		})
 		if dlqread.IsNotFound(err) {
@@ -514,14 +521,9 @@ var storeItems = map[string]int{
 	store.RuleMultipleSucceeded.Code: 1,
 }
 
-// storeCheck is `inspect store` on the job's idempotency table, or on
-// the tables that look like one when no job names a table: items 1, 2.
-func storeCheck(e *env, j config.Job) Check {
-	idem := j.Idempotency
-	name := "inspect store " + idem.Table
-	if idem.Table == "" {
-		name = "inspect store (tables that look like idempotency tables)"
-	}
+// storeCheck is `inspect store` configured as for job j (nil: none; no
+// idempotency.table: the tables that look like one): items 1, 2.
+func storeCheck(e *env, j *config.Job, name string) Check {
 	c := Check{Items: []int{1, 2}, ItemOf: storeItems, Primary: 2, Name: name}
 	if e.DatabaseURL == "" {
 		c.Skip = "no {DatabaseURL}"
@@ -531,11 +533,12 @@ func storeCheck(e *env, j config.Job) Check {
 		if err != nil {
 			return nil, err
 		}
-		res, err := store.Run(ctx, pool, store.Options{Table: idem.Table, KeyColumns: idem.KeyColumn, StatusColumn: idem.StatusColumn,
-			BusinessColumns: idem.BusinessKeyColumn, Statuses: idemtable.DefaultStatuses(), StuckAfter: store.DefaultStuckAfter, Samples: 5,
-			Now: e.Now()})
+		o := store.Defaults()
+		o.Configure(j, nil)
+		o.Now = e.Now()
+		res, err := store.Run(ctx, pool, o)
 		var in *problem.Input
-		if idem.Table == "" && errors.As(err, &in) {
+		if o.Table == "" && errors.As(err, &in) {
 			// Discovery found nothing that looks like an idempotency
 			// table: nothing to judge, not a failure to run.
 			return nil, &NothingError{Reason: "no table looks like an idempotency table: name it in dupctl.yaml (jobs[].idempotency.table)"}
@@ -544,7 +547,7 @@ func storeCheck(e *env, j config.Job) Check {
 			return nil, err
 		}
 		if len(res.Tables) == 0 {
-			return nil, &NothingError{Reason: "no idempotency table found"}
+			return nil, &NothingError{Reason: "no idempotency table found", Report: res.Report()}
 		}
 		return res.Report(), nil
 	}
@@ -552,12 +555,13 @@ func storeCheck(e *env, j config.Job) Check {
 }
 
 // cacheCheck is `audit cache` on the job's status cache against its
-// idempotency table: item 8. Every key is taken as live (a redelivery
-// can always come), as --assume-live does.
+// idempotency table, configured as `audit cache --job` is (whether a
+// message for a key is still live is unknown to both): item 8.
 func cacheCheck(e *env, j config.Job) Check {
 	c := Check{Items: []int{8}, Name: "audit cache " + j.CachePattern}
 	switch {
 	case j.CachePattern == "":
+		c.Name = "audit cache of job " + j.Name
 		c.Skip = "no cache_pattern for job " + j.Name
 	case j.Idempotency.Table == "":
 		c.Skip = "no idempotency.table for job " + j.Name
@@ -565,11 +569,10 @@ func cacheCheck(e *env, j config.Job) Check {
 		c.Skip = "needs {RedisURL} and {DatabaseURL}"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
-		pattern, err := auditcache.ParsePattern(j.CachePattern)
-		if err != nil {
+		o := auditcache.Defaults()
+		if err := o.Configure(&j, nil); err != nil {
 			return nil, &problem.Input{Why: "job " + j.Name + ": " + Word(err), Hint: "fix dupctl.yaml", Err: err}
 		}
-		dec, _ := auditcache.ParseDecoder("string")
 		rdb, err := e.Redis(ctx)
 		if err != nil {
 			return nil, err
@@ -578,10 +581,7 @@ func cacheCheck(e *env, j config.Job) Check {
 		if err != nil {
 			return nil, err
 		}
-		res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, auditcache.Options{Pattern: pattern, Decoder: dec,
-			Table: j.Idempotency.Table, KeyColumn: j.Idempotency.KeyColumn, StatusColumn: j.Idempotency.StatusColumn,
-			Statuses: idemtable.DefaultStatuses(), AssumeLive: true, Batch: 1000, Lookup: auditcache.LookupAuto, Recheck: 2 * time.Second,
-			Samples: 5})
+		res, err := auditcache.Run(ctx, auditcache.Deps{Cache: rdb, DB: pool}, o)
 		if err != nil {
 			return nil, err
 		}

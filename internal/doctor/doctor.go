@@ -62,8 +62,15 @@ type Check struct {
 
 // NothingError is what a check returns when it ran but found nothing to
 // judge (no lock key matched, an empty log): its items stay "not
-// checked", never "pass".
-type NothingError struct{ Reason string }
+// checked", never "pass". Report, when set, is what the capability found
+// all the same (a Redis setting that loses locks, keys that may be
+// locks): its findings are reported as the command reports them, and one
+// at warn or above moves the line as it would had there been something
+// to judge.
+type NothingError struct {
+	Reason string
+	Report *findings.Report
+}
 
 func (e *NothingError) Error() string { return e.Reason }
 
@@ -133,6 +140,12 @@ func RunChecks(ctx context.Context, checks []Check) (*Result, error) {
 		switch {
 		case errors.As(err, &nothing):
 			l.skip(c, nothing.Reason)
+			if nothing.Report != nil {
+				l.merge(c, nothing.Report)
+				for _, id := range c.Items {
+					l.count(c, nothing.Report, id)
+				}
+			}
 			continue
 		case err != nil && ctx.Err() != nil:
 			return l.res, err
@@ -207,6 +220,13 @@ func (l *checklist) judge(c Check, rep *findings.Report, id int) {
 		l.partial[id] = true
 		ir.Missing = appendNew(ir.Missing, c.Partial)
 	}
+	l.count(c, rep, id)
+}
+
+// count moves line id by the severities of a check's findings that speak
+// to it.
+func (l *checklist) count(c Check, rep *findings.Report, id int) {
+	ir := l.byItem[id]
 	for _, f := range rep.Findings {
 		if items, ok := c.PartialWhen[f.Code]; ok {
 			if slices.Contains(items, id) {

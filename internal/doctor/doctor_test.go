@@ -118,3 +118,32 @@ func TestConfigValuesNamedAsConfigKeys(t *testing.T) {
 		t.Fatalf("doctor names a flag: %v", err)
 	}
 }
+
+// A check with nothing to judge keeps what it found all the same: its
+// findings are reported, an info one leaves the line not checked, one at
+// warn or above moves it.
+func TestNothingToJudgeKeepsItsFindings(t *testing.T) {
+	nothing := func(fs ...findings.Finding) func(context.Context) (*findings.Report, error) {
+		return func(context.Context) (*findings.Report, error) {
+			r := &findings.Report{}
+			r.Add(fs...)
+			return nil, &NothingError{Reason: "no lock key found (5 keys scanned)", Report: r}
+		}
+	}
+	res, err := RunChecks(context.Background(), []Check{
+		{Items: []int{3}, Name: "inspect lock", Run: nothing(ruleN.New("redis", "AOF is off"))},
+		{Items: []int{4}, Name: "inspect lock b", Run: nothing(ruleW.New("redis", "maxmemory-policy allkeys-lru"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := item(t, res, 3); it.Status != NotChecked || len(it.Checked) != 0 || len(it.Skipped) != 1 {
+		t.Errorf("line 3: %+v", it)
+	}
+	if it := item(t, res, 4); it.Status != Warn || len(it.Evidence) != 1 {
+		t.Errorf("line 4: %+v", it)
+	}
+	if n := len(res.Report().Findings); n != 2 {
+		t.Errorf("%d findings, want 2", n)
+	}
+}

@@ -51,6 +51,7 @@ written anywhere.` + exitStatus,
 			o := &opts.Doctor
 			if f.Config != nil {
 				o.Jobs = append(o.Jobs, f.Config.Jobs...)
+				o.Locks = f.Config.Locks
 				if f.Global.Job != "" {
 					// --job: the checklist of that one job.
 					j, err := f.Job()
