@@ -55,8 +55,8 @@ func Run(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if !ran {
 		// A flag error stops parsing before -o is read: find it in args,
-		// so the error still comes in the format asked for.
-		f.Global.Output = outputFromArgs(args)
+		// so the error still comes in the format, and the files, asked for.
+		f.Global.Output, f.Global.Files = outputsFromArgs(args)
 	}
 	code, msg := exitcode.OK, ""
 	if err != nil {
@@ -77,28 +77,44 @@ func Run(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
 	return code
 }
 
-// outputFromArgs reads -o/--output from a command line that failed to
-// parse; anything it cannot read is the default, table.
-func outputFromArgs(args []string) string {
-	out := report.FormatTable
+// outputsFromArgs reads -o/--output and --html from a command line that
+// failed before they were parsed: the format for stdout and the files. A
+// list that does not parse has no files and the last format it names for
+// stdout, if it is one; anything it cannot read is the default, table.
+func outputsFromArgs(args []string) (string, []cmdutil.OutputFile) {
+	var values []string
+	html := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			return out
-		case (a == "-o" || a == "--output") && i+1 < len(args):
-			out = stdoutFormat(out, args[i+1])
+			i = len(args)
+		case (a == "-o" || a == "--output" || a == "--html") && i+1 < len(args):
+			if a == "--html" {
+				html = args[i+1]
+			} else {
+				values = append(values, args[i+1])
+			}
 			i++
 		case strings.HasPrefix(a, "--output="):
-			out = stdoutFormat(out, strings.TrimPrefix(a, "--output="))
+			values = append(values, strings.TrimPrefix(a, "--output="))
+		case strings.HasPrefix(a, "--html="):
+			html = strings.TrimPrefix(a, "--html=")
 		case strings.HasPrefix(a, "-o") && len(a) > 2:
-			out = stdoutFormat(out, strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "="))
+			values = append(values, strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "="))
 		}
 	}
-	if !slices.Contains(report.Formats, out) {
-		return report.FormatTable
+	if out, files, err := cmdutil.ParseOutputs(values, html); err == nil {
+		return out, files
 	}
-	return out
+	out := report.FormatTable
+	for _, v := range values {
+		out = stdoutFormat(out, v)
+	}
+	if !slices.Contains(report.Formats, out) {
+		return report.FormatTable, nil
+	}
+	return out, nil
 }
 
 // stdoutFormat is v when it names a format for stdout (no =PATH), else

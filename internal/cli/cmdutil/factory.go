@@ -3,7 +3,6 @@
 package cmdutil
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -133,10 +132,13 @@ type Factory struct {
 
 	cleanups []func()
 	// pending is the rendered report, written to stdout only once the
-	// command has ended without an error (Flush): a command that fails
-	// after rendering leaves stdout empty, as the contract says.
+	// command has ended well (Flush); a failed run writes instead what
+	// Flush renders with its error.
 	pending *spool
 	files   map[string]*spool // path -> rendered output, written by Flush
+	// docs are the documents emitted, rendered again by Flush, with the
+	// error, when the run fails after rendering them.
+	docs    []report.Document
 	started time.Time
 }
 
@@ -222,27 +224,8 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	f.Config.ApplyAllow(doc.Report, f.Now())
 	WordReport(doc.Report, f.Namer, f.RuleNamer)
 	report.Prepare(doc.Report)
-	render := func(format string, color bool) (*spool, error) {
-		p, err := report.NewPrinter(format, report.Options{
-			FailOn:        t,
-			Color:         color,
-			Verbose:       f.Global.Verbose,
-			Tool:          f.BuildInfo(),
-			Catalog:       f.Catalog,
-			Elapsed:       f.Elapsed(),
-			MarkdownLimit: f.Global.MarkdownLimit,
-		})
-		if err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
-		}
-		out := &spool{}
-		if err := p.Print(out, doc); err != nil {
-			out.Close()
-			return nil, fmt.Errorf("render %s output: %w", format, err)
-		}
-		return out, nil
-	}
-	out, err := render(f.Global.Output, f.IO.ColorEnabled())
+	f.docs = append(f.docs, doc)
+	out, err := f.render(f.Global.Output, f.IO.ColorEnabled(), nil, doc)
 	if err != nil {
 		return err
 	}
@@ -258,7 +241,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 		f.AddCleanup(out.Close)
 	}
 	for _, file := range f.Global.Files {
-		b, err := render(file.Format, false)
+		b, err := f.render(file.Format, false, nil, doc)
 		if err != nil {
 			return err
 		}
@@ -277,33 +260,82 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	return nil
 }
 
-// Flush writes the rendered report to stdout when the command ended well
-// (err is nil, or the silent error of findings at --fail-on) or was
-// interrupted after rendering its summary, and drops it otherwise; with -o junit a failed command writes instead a document
-// whose one testcase's <error> says why, so CI shows it.
-func (f *Factory) Flush(command string, err error, code int, message string) error {
-	pending, files := f.pending, f.files
-	f.pending, f.files = nil, nil
-	// An interrupted command (Ctrl-C) that rendered its summary first, as
-	// dlq replay does, keeps it: it says what was done before the stop.
-	ok := err == nil || exitcode.IsSilent(err) || exitcode.KeepsOutput(err) || code == exitcode.Interrupted && pending != nil
-	var errs []error
-	for _, file := range f.Global.Files {
-		switch {
-		case ok && files[file.Path] != nil:
-			errs = append(errs, writeFile(file.Path, files[file.Path]))
-		case !ok && file.Format == report.FormatJUnit:
-			var buf bytes.Buffer
-			if jerr := report.JUnitError(&buf, command, message, code, f.Elapsed()); jerr == nil {
-				errs = append(errs, writeFile(file.Path, bytesSpool(buf.Bytes())))
-			}
+// render renders documents, one after the other, in a format; failure,
+// when set, is why the run did not end well, which every format says.
+func (f *Factory) render(format string, color bool, failure *report.Failure, docs ...report.Document) (*spool, error) {
+	p, err := report.NewPrinter(format, report.Options{
+		FailOn:        f.Global.Threshold,
+		Color:         color,
+		Verbose:       f.Global.Verbose,
+		Tool:          f.BuildInfo(),
+		Catalog:       f.Catalog,
+		Elapsed:       f.Elapsed(),
+		MarkdownLimit: f.Global.MarkdownLimit,
+		Failure:       failure,
+	})
+	if err != nil {
+		return nil, exitcode.UsageErrorf("%w", err)
+	}
+	out := &spool{}
+	for _, d := range docs {
+		if err := p.Print(out, d); err != nil {
+			out.Close()
+			return nil, fmt.Errorf("render %s output: %w", format, err)
 		}
 	}
-	if ok && pending != nil {
+	return out, nil
+}
+
+// Flush writes the outputs once the command has ended. A run that ended
+// well (err is nil, or the silent error of findings at --fail-on) writes
+// each as it was rendered. A run that did not (exit 2, 3 or 130) still
+// writes every output asked for, on stdout and in files, and each says
+// what happened (report.Failure: JUnit an <error> testcase, JSON its
+// "error", Markdown and HTML a banner), so that no CI view of it is green:
+// the report with the error, when the report stands (the error keeps the
+// output, as doctor's unreachable systems do, or the run was interrupted
+// after rendering), else a document of the error alone. A table on stdout
+// is written only when the report stands, the error following on stderr.
+func (f *Factory) Flush(command string, err error, code int, message string) error {
+	pending, files, docs := f.pending, f.files, f.docs
+	f.pending, f.files, f.docs = nil, nil, nil
+	var errs []error
+	if err == nil || exitcode.IsSilent(err) {
+		for _, file := range f.Global.Files {
+			if b := files[file.Path]; b != nil {
+				errs = append(errs, writeFile(file.Path, b))
+			}
+		}
+		if pending != nil {
+			_, werr := pending.WriteTo(f.IO.Out)
+			errs = append(errs, werr)
+		}
+		return errors.Join(errs...)
+	}
+	stands := (exitcode.KeepsOutput(err) || code == exitcode.Interrupted) && len(docs) > 0
+	if !stands {
+		docs = []report.Document{{Report: &findings.Report{Command: command}}}
+	}
+	failure := f.failure(err, code, message)
+	write := func(format string, color bool, to func(*spool) error, docs ...report.Document) {
+		b, rerr := f.render(format, color, failure, docs...)
+		if rerr != nil {
+			errs = append(errs, rerr)
+			return
+		}
+		errs = append(errs, to(b))
+		b.Close()
+	}
+	for _, file := range f.Global.Files {
+		// A file holds the last document, as when the run ends well.
+		write(file.Format, false, func(b *spool) error { return writeFile(file.Path, b) }, docs[len(docs)-1])
+	}
+	switch {
+	case f.Global.Output != report.FormatTable:
+		write(f.Global.Output, f.IO.ColorEnabled(), func(b *spool) error { _, werr := b.WriteTo(f.IO.Out); return werr }, docs...)
+	case stands && pending != nil:
 		_, werr := pending.WriteTo(f.IO.Out)
 		errs = append(errs, werr)
-	} else if !ok && f.Global.Output == report.FormatJUnit {
-		errs = append(errs, report.JUnitError(f.IO.Out, command, message, code, f.Elapsed()))
 	}
 	return errors.Join(errs...)
 }

@@ -63,6 +63,9 @@ type htmlPage struct {
 	Findings []htmlFinding
 	Allowed  []findings.AllowedFinding
 	CSS      template.CSS
+	// Failure, Label and Lead are a failed run's banner.
+	Failure     *Failure
+	Label, Lead string
 }
 
 func (p htmlPrinter) Print(w io.Writer, d Document) error {
@@ -75,9 +78,15 @@ func (p htmlPrinter) Print(w io.Writer, d Document) error {
 		if s.Failed {
 			page.Verdict = "fails at --fail-on " + p.o.FailOn.String()
 		}
-		if s.Findings == 0 {
+		if f := p.o.Failure; f != nil {
+			page.Failed, page.Verdict, page.Failure, page.Label, page.Lead = true, f.title(), f, f.label(), f.lead()
+		}
+		switch {
+		case nothingRan(r, p.o.Failure):
+			page.Summary = "No check ran."
+		case s.Findings == 0:
 			page.Summary = "No findings (" + english.Count(len(checkList(r)), "check", "checks") + ")."
-		} else {
+		default:
 			page.Summary = english.Count(s.Findings, "finding", "findings") + ": " + english.Count(s.Errors, "error", "errors") + ", " +
 				english.Count(s.Warnings, "warning", "warnings") + ", " + english.Count(s.Infos, "info", "infos") + "."
 		}
@@ -123,7 +132,9 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <h1>{{.Title}}</h1>
 <p class="verdict {{if .Failed}}fail{{else}}pass{{end}}"><strong>{{.Verdict}}</strong>. {{.Summary}}</p>
 </header>
-{{if .Picture}}<main>{{.Picture}}</main>{{end}}
+{{with .Failure}}<section class="failure" role="alert"><p><strong>{{$.Label}}:</strong> {{$.Lead}}</p>
+{{- if .NotRun}}<ul>{{range .NotRun}}<li><strong>{{.Check}}</strong>: {{.Message}}</li>{{end}}</ul>{{end}}</section>
+{{end}}{{if .Picture}}<main>{{.Picture}}</main>{{end}}
 {{if .Findings}}<section class="findings">
 <h2>Findings</h2>
 <div class="scroll"><table>
@@ -203,6 +214,8 @@ svg .mark.other { fill: var(--faint); stroke: none; }
 .sw-orphan { border-style: dashed !important; }
 .legend svg.glyph { vertical-align: middle; margin-right: .3em; overflow: visible; }
 .cause { border-left: 4px solid var(--error); padding: .3rem .6rem; margin: .6rem 0; }
+.failure { border: 2px solid var(--error); border-left-width: 6px; padding: .3rem .8rem; margin: .8rem 0; }
+.failure p { margin: .3rem 0; } .failure strong { color: var(--error-text); }
 .cause-label { text-transform: uppercase; font-size: 12px; color: var(--faint); letter-spacing: .05em; }
 .strip-title { color: var(--faint); font-size: 13px; margin: .4rem 0 .2rem; }
 .vs-error { color: var(--error-text); font-weight: bold; } .vs-warn { color: var(--warn); font-weight: bold; }

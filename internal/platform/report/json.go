@@ -25,6 +25,23 @@ type JSONReport struct {
 	Findings      []findings.Finding        `json:"findings"`
 	Allowed       []findings.AllowedFinding `json:"allowed"`
 	Data          any                       `json:"data"`
+	// Error is why the run did not end well (exit 2, 3 or 130); absent
+	// when it did (exit 0 or 1).
+	Error *JSONError `json:"error,omitempty"`
+}
+
+// JSONError is the error of a run that did not end well: the one-line
+// message stderr shows, the exit code, and the checks that could not run.
+type JSONError struct {
+	Message  string       `json:"message"`
+	ExitCode int          `json:"exit_code"`
+	NotRun   []JSONNotRun `json:"not_run"`
+}
+
+// JSONNotRun is one check that could not run, and why.
+type JSONNotRun struct {
+	Check   string `json:"check"`
+	Message string `json:"message"`
 }
 
 // JSONTool names the build that wrote the report.
@@ -78,6 +95,12 @@ func (p jsonPrinter) build(r *findings.Report) JSONReport {
 			}
 		}
 		out.Checks = append(out.Checks, c)
+	}
+	if f := p.o.Failure; f != nil {
+		out.Error = &JSONError{Message: f.Message, ExitCode: f.ExitCode, NotRun: []JSONNotRun{}}
+		for _, n := range f.NotRun {
+			out.Error.NotRun = append(out.Error.NotRun, JSONNotRun(n))
+		}
 	}
 	return out
 }

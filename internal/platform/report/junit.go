@@ -19,8 +19,10 @@ import (
 // equals the number of <failure> elements. Findings below the threshold go
 // to <system-out> so nothing is hidden. "time" is the command's wall time
 // on the suites (checks are not timed one by one: their testcases say 0).
-// A command that fails to run (exit 2 or 3) still writes a document: one
-// testcase with an <error> saying why, so CI shows it.
+// A run that did not end well (exit 2, 3 or 130, Options.Failure) adds
+// <error> testcases, so "errors" is never 0 then: one per check that could
+// not run, or else one named after the command, saying why; a command that
+// failed before any check has that one testcase alone.
 
 // JUnitTestSuites is the document root.
 type JUnitTestSuites struct {
@@ -116,23 +118,34 @@ func (p junitPrinter) build(r *findings.Report) JUnitTestSuites {
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
-	return JUnitTestSuites{Name: "dupctl", Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []JUnitTestSuite{suite}}
+	for _, tc := range p.errorCases(suiteName, class) {
+		suite.Tests++
+		suite.Errors++
+		suite.Cases = append(suite.Cases, tc)
+	}
+	return JUnitTestSuites{Name: "dupctl", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time,
+		Suites: []JUnitTestSuite{suite}}
 }
 
-// JUnitError writes the document of a command that could not run: one
-// testcase, named after the command, whose <error> says why and with which
-// exit code.
-func JUnitError(w io.Writer, command, message string, exitCode int, elapsed time.Duration) error {
-	name := "dupctl"
-	if command != "" {
-		name += " " + command
+// errorCases are the testcases of a run that did not end well: an <error>
+// for each check that could not run, or one named after the command (with
+// the command's time) when the error is the command's own.
+func (p junitPrinter) errorCases(suiteName, class string) []JUnitTestCase {
+	f := p.o.Failure
+	if f == nil {
+		return nil
 	}
-	t := seconds(elapsed)
-	tc := JUnitTestCase{Name: xmlSafe(name), ClassName: xmlSafe(strings.ReplaceAll(name, " ", ".")), Time: t,
-		Error: &JUnitFailure{Message: xmlSafe(oneLine(message)), Type: fmt.Sprintf("exit %d", exitCode), Body: xmlSafe(message)}}
-	doc := JUnitTestSuites{Name: "dupctl", Tests: 1, Errors: 1, Time: t,
-		Suites: []JUnitTestSuite{{Name: xmlSafe(name), Tests: 1, Errors: 1, Time: t, Cases: []JUnitTestCase{tc}}}}
-	return emit(w, func(buf *bytes.Buffer) error { return encodeJUnit(buf, doc) })
+	kind := fmt.Sprintf("exit %d", f.ExitCode)
+	if len(f.NotRun) == 0 {
+		return []JUnitTestCase{{Name: xmlSafe(suiteName), ClassName: xmlSafe(class), Time: seconds(p.o.Elapsed),
+			Error: &JUnitFailure{Message: xmlSafe(oneLine(f.Message)), Type: kind, Body: xmlSafe(f.Message)}}}
+	}
+	var out []JUnitTestCase
+	for _, n := range f.NotRun {
+		out = append(out, JUnitTestCase{Name: xmlSafe(n.Check), ClassName: xmlSafe(class), Time: seconds(0),
+			Error: &JUnitFailure{Message: xmlSafe(oneLine(n.Message)), Type: kind, Body: xmlSafe(n.Check + ": " + n.Message)}})
+	}
+	return out
 }
 
 func encodeJUnit(buf *bytes.Buffer, doc JUnitTestSuites) error {

@@ -91,10 +91,21 @@ func (p markdownPrinter) render(buf *bytes.Buffer, r *findings.Report, n, eviden
 	if s.Failed {
 		verdict = "fails"
 	}
-	fmt.Fprintf(buf, "### dupctl %s: %s at --fail-on %s\n\n", mdText(r.Command), verdict, p.o.FailOn)
-	if s.Findings == 0 {
-		fmt.Fprintf(buf, "No findings (%s).\n", english.Count(len(checkList(r)), "check", "checks"))
+	if f := p.o.Failure; f != nil {
+		fmt.Fprintf(buf, "### dupctl %s: %s\n\n", mdText(r.Command), f.title())
+		p.banner(buf, f)
 	} else {
+		fmt.Fprintf(buf, "### dupctl %s: %s at --fail-on %s\n\n", mdText(r.Command), verdict, p.o.FailOn)
+	}
+	if p.o.Failure != nil && !nothingRan(r, p.o.Failure) {
+		buf.WriteString("\n")
+	}
+	switch {
+	case nothingRan(r, p.o.Failure):
+		// the banner says why
+	case s.Findings == 0:
+		fmt.Fprintf(buf, "No findings (%s).\n", english.Count(len(checkList(r)), "check", "checks"))
+	default:
 		fmt.Fprintf(buf, "%s: %d error, %d warn, %d info.\n\n", english.Count(s.Findings, "finding", "findings"), s.Errors, s.Warnings, s.Infos)
 		buf.WriteString("| severity | code | subject | message |\n|---|---|---|---|\n")
 		for _, f := range r.Findings[:n] {
@@ -115,6 +126,18 @@ func (p markdownPrinter) render(buf *bytes.Buffer, r *findings.Report, n, eviden
 	}
 	if k := len(r.Allowed); k > 0 {
 		fmt.Fprintf(buf, "\n%s accepted by the allow-list (not counted).\n", english.Count(k, "finding", "findings"))
+	}
+}
+
+// banner is a failed run's error, quoted so it stands out: the checks
+// that could not run, or the command's one-line error.
+func (p markdownPrinter) banner(buf *bytes.Buffer, f *Failure) {
+	fmt.Fprintf(buf, "> **%s:** %s\n", f.label(), mdCell(f.lead()))
+	if len(f.NotRun) > 0 {
+		buf.WriteString(">\n")
+	}
+	for _, n := range f.NotRun {
+		fmt.Fprintf(buf, "> - %s: %s\n", mdCell(n.Check), mdCell(n.Message))
 	}
 }
 

@@ -38,6 +38,9 @@ type Options struct {
 	// MarkdownLimit bounds Markdown output in bytes (a PR comment's 65,536
 	// characters); 0 or more than MaxMarkdown means MaxMarkdown.
 	MarkdownLimit int
+	// Failure, when set, is why the run did not end well: every format
+	// says so (nil for a run that ended with exit 0 or 1).
+	Failure *Failure
 }
 
 // Document is one command's output: its report, and the command's own

@@ -46,7 +46,16 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 				fmt.Fprintf(buf, "  %s %s %s (until %s: %s)\n", a.Severity, a.Code, oneLine(a.Subject), a.Expires, oneLine(a.Reason))
 			}
 		}
-		buf.WriteString(SummaryLine(th, r, p.o.FailOn) + "\n")
+		if !nothingRan(r, p.o.Failure) {
+			buf.WriteString(SummaryLine(th, r, p.o.FailOn) + "\n")
+		}
+		if f := p.o.Failure; f != nil {
+			// (a table file: on stdout the error is stderr's last line)
+			fmt.Fprintf(buf, "%s %s\n", th.Severity(findings.Error, f.label()+":"), oneLine(f.lead()))
+			for _, n := range f.NotRun {
+				fmt.Fprintf(buf, "  %s: %s\n", oneLine(n.Check), oneLine(n.Message))
+			}
+		}
 		return nil
 	}, clean)
 }
