@@ -50,7 +50,10 @@ func addHelpTopics(root *cobra.Command) {
   130  interrupted (Ctrl-C or SIGTERM)
 
 --fail-on none makes findings never fail the run; with -o json the error, if
-any, is a JSON object {"error": ..., "exit_code": ...} on stderr.`,
+any, is a JSON object {"error": ..., "exit_code": ...} on stderr. On exit 2, 3
+or 130 every output asked for (-o FORMAT, -o FORMAT=FILE, --html FILE) is still
+written and carries the error: JUnit an <error> testcase, JSON an "error",
+Markdown and HTML a banner.`,
 		},
 		&cobra.Command{
 			Use:   "environment",
