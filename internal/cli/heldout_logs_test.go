@@ -190,10 +190,20 @@ func runAuditLogs(t *testing.T, set heldoutSet) (int, heldoutReport, string) {
 	ios, _, out, errOut := iostreams.Test()
 	code := cli.Run(context.Background(), args, ios)
 	var rep heldoutReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("%s: exit %d, stdout is not the JSON report: %v (stderr %q)", set.Name, code, err, errOut.String())
-	}
 	msg := errOut.String()
+	var stderrErr struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(errOut.Bytes(), &stderrErr) == nil && stderrErr.Error != "" {
+		msg = stderrErr.Error
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		// a refusal may leave stdout empty: its message is then stderr's {"error": ...}
+		if code != 2 {
+			t.Fatalf("%s: exit %d, stdout is not the JSON report: %v (stderr %q)", set.Name, code, err, msg)
+		}
+		return code, rep, msg
+	}
 	if rep.Error != nil && rep.Error.Message != "" {
 		msg = rep.Error.Message
 	}
