@@ -74,7 +74,11 @@ func main() {
 	flag.Parse()
 	f := newFleet()
 	f.run()
-	if err := f.write(*out); err != nil {
+	err := f.verify()
+	if err == nil {
+		err = f.write(*out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(1)
 	}
