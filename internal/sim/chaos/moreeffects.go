@@ -108,9 +108,13 @@ func writerText(w *delivery, ds []*delivery, at func(time.Time) string, events [
 // key, or a message the worker published again.
 func deliveryOrigin(w *delivery, ds []*delivery, at func(time.Time) string) string {
 	if w.redelivered {
+		// The last delivery before it that ended unacked: its end may be
+		// recorded after the redelivery began (the broker requeues as the
+		// server side closes, the proxy records the end as the client's
+		// side does).
 		var prev *delivery
 		for _, d := range ds {
-			if d != w && d.end != "" && d.end != "ack" && d.end != "auto-ack" && !d.to.After(w.from) {
+			if d != w && d.end != "" && d.end != "ack" && d.end != "auto-ack" && d.from.Before(w.from) {
 				prev = d
 			}
 		}

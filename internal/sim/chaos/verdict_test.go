@@ -215,12 +215,15 @@ func TestThirdEffectIsExplained(t *testing.T) {
 	first.commitSeqs = []int{r.record(30, "W1", "commit", "k")}
 	r.firedAtMs(40, "W1")
 	first.endSeq = r.record(41, "W1", "returned", "k")
-	second := &delivery{slot: w2, inst: 1, key: "k", copyN: 1, redelivered: true, from: ms(50), to: ms(80), end: "returned", committed: 1}
+	// W2's end is recorded after the broker redelivered to W1#2: the
+	// broker requeues as the server side closes, the proxy records the end
+	// as the client's side does.
+	second := &delivery{slot: w2, inst: 1, key: "k", copyN: 1, redelivered: true, from: ms(50), to: ms(125), end: "returned", committed: 1}
 	second.seq = r.record(50, "W2", "deliver", "k")
 	second.commitSeqs = []int{r.record(70, "W2", "commit", "k")}
-	second.endSeq = r.record(80, "W2", "returned", "k")
 	third := &delivery{slot: w1, inst: 2, key: "k", copyN: 1, redelivered: true, from: ms(120), to: ms(150), end: "ack", committed: 1}
 	third.seq = r.record(120, "W1#2", "deliver", "k")
+	second.endSeq = r.record(125, "W2", "returned", "k")
 	third.commitSeqs = []int{r.record(140, "W1#2", "commit", "k")}
 	third.endSeq = r.record(150, "W1#2", "ack", "k")
 	r.delivs = []*delivery{first, second, third}
