@@ -143,7 +143,9 @@ for (const e of events) {
   if (e.silent) continue;
   now = Date.parse(e.t);
   const [level, msg, fields] = words(e);
-  const log = root(e).child({ module: modules[e.component] });
+  // bunyan's child() resets pid to process.pid (this one process plays every worker process), so the child
+  // is given the pid its worker process would have had; pino's children keep their parent's base pid.
+  const log = root(e).child(mode === 'bunyan' ? { module: modules[e.component], pid: e.pid } : { module: modules[e.component] });
   if (mode === 'bunyan') fields.time = new Date(now);
   if (mode === 'winston') log.log({ level, message: msg, ...fields });
   else log[level](fields, msg);
