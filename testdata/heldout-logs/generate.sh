@@ -3,7 +3,7 @@
 # real logging library, then truth.json. Needs root (rsyslog's senders run in UTS namespaces of their own)
 # and these Debian packages:
 #   default-jdk-headless liblogback-java libslf4j-java liblog4j2-java python3-structlog ruby rsyslog
-#   faketime util-linux nodejs npm golang (Go from the toolchain on PATH)
+#   faketime util-linux, and node 20 with npm and Go on PATH
 # plus npm packages (node/package-lock.json: pino, winston, bunyan) and Go modules (gen/go.sum: zap, zerolog).
 # Takes about three minutes, most of it rsyslog (two logger processes an event).
 set -euo pipefail
