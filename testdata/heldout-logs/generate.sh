@@ -13,8 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 apt_packages="default-jdk-headless liblogback-java libslf4j-java liblog4j2-java python3-structlog ruby rsyslog faketime"
-missing=$(dpkg-query -W -f='${Status} ${Package}\n' $apt_packages 2>/dev/null | grep -v '^install ok installed' || true)
-if [ -n "$missing" ] || [ "$(dpkg-query -W -f='${Status}' $apt_packages 2>&1 | grep -c 'no packages')" != 0 ]; then
+installed=$(dpkg-query -W -f='${Status}\n' $apt_packages 2>/dev/null | grep -c '^install ok installed' || true)
+if [ "$installed" != "$(echo $apt_packages | wc -w)" ]; then
   apt-get install -y -q $apt_packages
 fi
 
