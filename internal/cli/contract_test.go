@@ -95,12 +95,25 @@ func dupctlBinary(t *testing.T) string {
 type outcome struct {
 	code           int
 	stdout, stderr []byte
-	took           time.Duration
+	// took is from the start, or from the signal when one was sent.
+	took time.Duration
 }
 
 // runDupctl runs one command line (split as a shell would, on spaces,
 // with single quotes) and, with interrupt > 0, sends SIGINT after it.
 func runDupctl(t *testing.T, line string, interrupt time.Duration) outcome {
+	t.Helper()
+	var await func(pid int) error
+	if interrupt > 0 {
+		await = func(int) error { time.Sleep(interrupt); return nil }
+	}
+	return runDupctlUntil(t, line, await)
+}
+
+// runDupctlUntil runs one command line and, with await, sends SIGINT once
+// await returns (an error from it fails the test, and the signal is sent
+// anyway).
+func runDupctlUntil(t *testing.T, line string, await func(pid int) error) outcome {
 	t.Helper()
 	cmd := exec.Command(dupctlBinary(t), splitLine(line)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "DUPCTL_REDIS_URL=", "DUPCTL_DATABASE_URL=", "DUPCTL_AMQP_URL=", "REDIS_URL=",
@@ -113,11 +126,15 @@ func runDupctl(t *testing.T, line string, interrupt time.Duration) outcome {
 		t.Errorf("start dupctl %s: %v", line, err) // (called from several goroutines: no Fatal)
 		return outcome{code: -1}
 	}
-	if interrupt > 0 {
-		time.AfterFunc(interrupt, func() { _ = cmd.Process.Signal(syscall.SIGINT) })
-	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	if await != nil {
+		if err := await(cmd.Process.Pid); err != nil {
+			t.Errorf("dupctl %s: before the signal: %v", line, err)
+		}
+		start = time.Now()
+		_ = cmd.Process.Signal(syscall.SIGINT)
+	}
 	select {
 	case <-done:
 	case <-time.After(90 * time.Second):
@@ -293,10 +310,12 @@ func TestContractHostileServers(t *testing.T) {
 	hole := testenv.Blackhole(t)
 	type urls struct{ redis, postgres, amqp string }
 	type serverCase struct {
-		name      string
-		u         urls
-		args      string
-		interrupt time.Duration
+		name string
+		u    urls
+		args string
+		// interrupt: Ctrl-C once dupctl is connecting to the blackhole;
+		// within is then counted from the signal.
+		interrupt bool
 		codes     []int
 		within    time.Duration
 	}
@@ -304,21 +323,21 @@ func TestContractHostileServers(t *testing.T) {
 		{"raw special characters in the password", urls{
 			"redis://:" + secret + "/#?@127.0.0.1:6379/0", "postgres://u:" + secret + " /#?@127.0.0.1:5432/x", "amqp://u:" + secret +
 				"/#?@127.0.0.1:5672/"},
-			"", 0, []int{2}, 10 * time.Second},
+			"", false, []int{2}, 10 * time.Second},
 		{"a password cut into pieces by raw characters", urls{
 			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "postgres://postgres:'" + cutSecret + "'@127.0.0.1:5432/test", "amqp://guest:'" +
 				cutSecret + "'@127.0.0.1:5672/"},
-			"", 0, []int{2}, 10 * time.Second},
+			"", false, []int{2}, 10 * time.Second},
 		{"a key=value password with raw spaces", urls{
 			"redis://u:'" + cutSecret + "'@127.0.0.1:6379/0", "'host=127.0.0.1 user=postgres password=Qa7 Zk2 Wv3 dbname=test'", "amqp://guest:'" +
 				cutSecret + "'@127.0.0.1:5672/"},
-			"", 0, []int{2}, 10 * time.Second},
+			"", false, []int{2}, 10 * time.Second},
 		{"blackhole with --timeout", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" +
 			secret + "@" + hole + "/"},
-			"--timeout 1s", 0, []int{3}, 6 * time.Second},
+			"--timeout 1s", false, []int{3}, 6 * time.Second},
 		{"Ctrl-C while connecting", urls{"redis://:" + secret + "@" + hole + "/0", "postgres://u:" + secret + "@" + hole + "/x", "amqp://u:" +
 			secret + "@" + hole + "/"},
-			"", 500 * time.Millisecond, []int{130}, 6 * time.Second},
+			"", true, []int{130}, 3 * time.Second},
 	}
 	if testenv.Required() || os.Getenv("DUPCTL_TEST_AMQP_URL") == "" {
 		// A wrong password against the real servers: RabbitMQ refuses it;
@@ -330,7 +349,7 @@ func TestContractHostileServers(t *testing.T) {
 		// internal/inspect/lock saw its untouched lock touched.
 		cases = append(cases, serverCase{"wrong password", urls{"redis://u:" + secret + "@127.0.0.1:6379/15", "postgres://u:" + secret +
 			"@127.0.0.1:5432/test", "amqp://guest:" + secret + "@127.0.0.1:5672/"},
-			"--timeout 20s", 0, []int{0, 1, 2, 3}, 25 * time.Second})
+			"--timeout 20s", false, []int{0, 1, 2, 3}, 25 * time.Second})
 	}
 	for _, tmpl := range urlCommands {
 		for _, c := range cases {
@@ -347,7 +366,11 @@ func TestContractHostileServers(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						o := runDupctl(t, line, c.interrupt)
+						var await func(pid int) error
+						if c.interrupt {
+							await = func(pid int) error { return testenv.AwaitConnecting(pid, hole, time.Minute, 500*time.Millisecond) }
+						}
+						o := runDupctlUntil(t, line, await)
 						holds(t, line, format, o, c.codes...)
 						if o.took > c.within {
 							t.Errorf("dupctl %s took %s, bound %s", line, o.took, c.within)

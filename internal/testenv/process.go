@@ -1,0 +1,97 @@
+package testenv
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AwaitConnecting waits until process pid catches SIGINT (it has installed
+// its handler) and holds a TCP connection to addr: the moment a test means
+// by "Ctrl-C while connecting". A fixed delay before the signal, on a
+// loaded machine, lands before the handler exists and kills the process
+// instead. It reads /proc, so off Linux it only waits for fallback; it
+// gives up after within, saying what it saw.
+func AwaitConnecting(pid int, addr string, within, fallback time.Duration) error {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		time.Sleep(fallback)
+		return nil
+	}
+	deadline := time.Now().Add(within)
+	var catches, connected bool
+	for time.Now().Before(deadline) {
+		catches = catchesSIGINT(pid)
+		connected = catches && connectedTo(pid, addr)
+		if connected {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("process %d after %s: catches SIGINT %v, connected to %s %v", pid, within, catches, addr, connected)
+}
+
+// catchesSIGINT reads the process's caught-signal mask (SigCgt): SIGINT
+// is signal 2, bit 1.
+func catchesSIGINT(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if mask, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+			return err == nil && m&(1<<1) != 0
+		}
+	}
+	return false
+}
+
+// connectedTo reports whether one of the process's sockets is a TCP
+// connection, established, to addr, an IPv4
+// loopback address: /proc/<pid>/net/tcp lists the namespace's sockets,
+// its fd links name the process's own by inode.
+func connectedTo(pid int, addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || net.ParseIP(host).To4() == nil {
+		return false
+	}
+	p, _ := strconv.Atoi(port)
+	ip := net.ParseIP(host).To4()
+	// /proc shows the address as the little-endian hex of its 4 bytes.
+	want := fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], p)
+	inodes := socketInodes(pid)
+	f, err := os.Open(fmt.Sprintf("/proc/%d/net/tcp", pid))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+		if len(fields) > 9 && fields[2] == want && fields[3] == "01" && inodes[fields[9]] {
+			return true
+		}
+	}
+	return false
+}
+
+func socketInodes(pid int) map[string]bool {
+	links, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	inodes := make(map[string]bool, len(links))
+	for _, l := range links {
+		target, err := os.Readlink(l)
+		if err != nil {
+			continue
+		}
+		if inode, ok := strings.CutPrefix(target, "socket:["); ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	return inodes
+}
