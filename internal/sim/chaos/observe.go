@@ -45,6 +45,7 @@ func (a *amqpObs) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 	case Close:
 		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+
 			"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
+		r.await(lane)
 		c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
 		return false
 	}
@@ -705,6 +706,7 @@ func (o *pgObs) dropDue(c *pgproxy.Conn, p Point, writes []*pgproxy.Statement, t
 	}
 	r.markVictim(s, inst)
 	r.fire(s.lane(inst), r.plan.Victim, text)
+	r.await(s.lane(inst))
 	return true
 }
 

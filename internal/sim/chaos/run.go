@@ -87,6 +87,7 @@ type run struct {
 	exchanges map[string]bool
 	pending   int // publishes scheduled but not yet confirmed
 	activity  time.Time
+	awaiting  *awaited // the copy whose reaction to a dropped connection is awaited (react.go)
 	stopping  bool
 	timers    []*time.Timer
 	failure   error
@@ -443,6 +444,7 @@ func (r *run) add(lane, kind, key, text string) *Event {
 func (r *run) addAt(t time.Time, lane, kind, key, text string) *Event {
 	r.events = append(r.events, Event{T: t.Sub(r.start).Milliseconds(), Lane: lane, Kind: kind, Key: key, Text: text, Seq: len(r.events) + 1})
 	r.activity = time.Now()
+	r.noted(lane, kind)
 	return &r.events[len(r.events)-1]
 }
 
@@ -806,6 +808,9 @@ func (r *run) busyLocked() string {
 	}
 	if r.fo != nil && (r.fo.running || r.fo.cutting) {
 		return "Redis is failing over"
+	}
+	if why := r.unreacted(time.Now()); why != "" {
+		return why
 	}
 	if len(r.open) > 0 {
 		for _, d := range r.open {

@@ -264,3 +264,27 @@ func TestLagFaultSaysWhatWasHeld(t *testing.T) {
 		t.Errorf("nothing landed, nothing held: %q", got)
 	}
 }
+
+// After dupctl drops a copy's connection, the run is busy until that copy
+// reacts - anything it does, or its exit, not dupctl's own records of the
+// drop - for reactWait at the most: a quiet spell proves nothing on a
+// loaded machine.
+func TestRunAwaitsTheReactionToADroppedConnection(t *testing.T) {
+	r := judged(Plan{Fault: Close, Point: AfterWrite, Victim: "k"}, "k")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fire("W2", "k", "dupctl drops its PostgreSQL connection")
+	r.await("W2")
+	r.add("W2", "commit", "k", "COMMIT: the writes for k are durable")
+	r.add("W1", "write", "k", "insert ...")
+	if why := r.busyLocked(); !strings.Contains(why, "W2 has not reacted yet") {
+		t.Fatalf("busy %q before W2 reacted", why)
+	}
+	if why := r.unreacted(time.Now().Add(reactWait)); why != "" {
+		t.Errorf("still awaited after reactWait: %q", why)
+	}
+	r.add("W2", "exit", "", "the worker process crashed (exit code 1)")
+	if why := r.busyLocked(); strings.Contains(why, "reacted") {
+		t.Fatalf("busy %q after W2 exited", why)
+	}
+}
