@@ -22,9 +22,14 @@ import (
 // the body's fields (a JSON body), the headers (typed in the record,
 // plain here), and the message id, correlation id and redelivered flag.
 // Any other input passes through unchanged. Line numbers stay the file's.
-func exportAware(src logs.Source) logs.Source { return &exportSource{Source: src} }
+func exportAware(src logs.Source, maxLine int) logs.Source {
+	return &exportSource{Source: src, maxLine: maxLine}
+}
 
-type exportSource struct{ logs.Source }
+type exportSource struct {
+	logs.Source
+	maxLine int
+}
 
 // exportPrefix is how every export record begins (encoding/json writes
 // the Record's fields in order, format first).
@@ -45,7 +50,7 @@ func (s *exportSource) Open(ctx context.Context) (io.ReadCloser, error) {
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		err := flattenExport(ctx, br, pw)
+		err := flattenExport(ctx, logs.NewLineReader(br, s.Name(), s.maxLine), pw)
 		rc.Close()
 		pw.CloseWithError(err)
 	}()
@@ -54,8 +59,9 @@ func (s *exportSource) Open(ctx context.Context) (io.ReadCloser, error) {
 
 // flattenExport writes one line per record line: the flat object, or a
 // line that is not JSON (so the scanner counts and samples it) saying why
-// the record could not be read.
-func flattenExport(ctx context.Context, br *bufio.Reader, w io.Writer) error {
+// the record could not be read. A record longer than a line may be is the
+// scan's input error.
+func flattenExport(ctx context.Context, lr *logs.LineReader, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	for n := 0; ; n++ {
 		if n&0x3ff == 0 {
@@ -63,14 +69,13 @@ func flattenExport(ctx context.Context, br *bufio.Reader, w io.Writer) error {
 				return err
 			}
 		}
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return bw.Flush()
-			}
+		line, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return bw.Flush()
+		}
+		if err != nil {
 			return err
 		}
-		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) > 0 {
 			m, perr := deadletter.ParseRecord(line)
 			if perr != nil {
@@ -81,12 +86,6 @@ func flattenExport(ctx context.Context, br *bufio.Reader, w io.Writer) error {
 		}
 		if werr := bw.WriteByte('\n'); werr != nil {
 			return werr
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return bw.Flush()
-			}
-			return err
 		}
 	}
 }

@@ -3,6 +3,7 @@ package keys
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,35 @@ func TestDLQExport(t *testing.T) {
 	if res.Input.Malformed != 1 || res.Input.Samples[0].Line != 5 ||
 		!strings.Contains(res.Input.Samples[0].Text, "dlq export record: body_encoding") {
 		t.Errorf("malformed %d %+v", res.Input.Malformed, res.Input.Samples)
+	}
+}
+
+// An export record longer than the limit stops the read with the input
+// error naming its line and where it starts: its message is not read in
+// memory whole, and the next records are not judged without it.
+func TestExportRecordOverTheLimit(t *testing.T) {
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	for _, body := range []string{`{"orderId":"o-1"}`, `{"orderId":"` + strings.Repeat("x", 2<<20) + `"}`} {
+		m := &deadletter.Message{Props: deadletter.Properties{MessageID: "m-1"}, Body: []byte(body)}
+		rec, err := m.MarshalRecord(at, "payments.dlq", "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(rec, '\n'))
+	}
+	first := bytes.IndexByte(b.Bytes(), '\n') + 1
+	path := filepath.Join(t.TempDir(), "dlq-export.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := logs.File(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), []logs.Source{src}, Options{MaxLine: 1 << 20})
+	var lt *logs.LineTooLongError
+	if !errors.As(err, &lt) || lt.Line != 2 || lt.Offset != int64(first) {
+		t.Fatalf("want record 2 from byte %d too long, got %v", first, err)
 	}
 }

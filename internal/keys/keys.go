@@ -33,6 +33,9 @@ type Options struct {
 	// the zone of times written without one.
 	Format logs.Format
 	TZ     *time.Location
+	// MaxLine is the longest line or export record read (0:
+	// logs.DefaultMaxLine).
+	MaxLine int
 }
 
 // Result is the data behind JSON output and the text view.
@@ -123,11 +126,11 @@ func Run(ctx context.Context, sources []logs.Source, o Options) (*Result, error)
 	}
 	readable := make([]logs.Source, len(sources))
 	for i, s := range sources {
-		readable[i] = exportAware(s)
+		readable[i] = exportAware(s, o.MaxLine)
 	}
 	c := &collector{o: o, groups: map[string]*groupAcc{}, keys: map[string]*keyAcc{}, lower: map[string][]string{},
 		lowerWhere: map[string][]string{}, missing: map[string]*Missing{}}
-	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ}
+	scan := logs.Options{Mapping: o.Mapping, Strict: o.Strict, Progress: o.Progress, Format: o.Format, TZ: o.TZ, MaxLine: o.MaxLine}
 	st, err := logs.Scan(ctx, readable, scan, c.event)
 	if err != nil {
 		return nil, err

@@ -9,9 +9,11 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
 
@@ -60,6 +62,9 @@ type Options struct {
 	// callback: per-event work that needs no shared state (hashing a
 	// key into Event.Tag) belongs here.
 	Prepare func(*Event)
+	// MaxLine is the longest line read, in bytes (0: DefaultMaxLine): a
+	// longer one is an input error naming where it starts.
+	MaxLine int
 }
 
 // FieldSet is a set of fields.
@@ -122,8 +127,9 @@ func (e *MalformedError) Error() string {
 }
 
 type chunk struct {
-	seq       int // delivery order among parsed chunks
-	index     int // global chunk number
+	held      int64 // bytes counted against the in-flight budget
+	seq       int   // delivery order among parsed chunks
+	index     int   // global chunk number
 	source    string
 	spec      formatSpec
 	qualify   bool // several sources: a thread name is qualified by its file
@@ -149,7 +155,8 @@ type batch struct {
 
 // Scan reads every source in order and calls fn for each line that is a
 // JSON object, in input order. fn's event borrows buffers (see Event).
-// An error from fn stops the scan and is returned.
+// An error from fn stops the scan and is returned. A scan ended by ctx
+// returns a *StoppedError (wrapping ctx's error) saying what it had read.
 func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) error) (Stats, error) {
 	o.defaults()
 	meter := progress.Or(o.Progress)
@@ -160,6 +167,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	meter.SetTotal(total)
 	defer meter.Done()
 
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st := Stats{Sources: len(sources)}
@@ -169,24 +177,15 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	results := make(chan *batch, o.Workers*2)
 	// inflight bounds the chunks read and not yet delivered: a worker
 	// held up (the machine is busy) must not let the others run ahead
-	// and pile parsed batches up in memory while they wait for it.
+	// and pile parsed batches up in memory while they wait for it; held
+	// bounds their bytes, whatever their number (long lines).
 	inflight := make(chan struct{}, o.Workers*4)
+	held := newBudget(inflightBytes)
 	readErr := make(chan error, 1)
-	var lineCount struct {
-		sync.Mutex
-		lines   int64
-		bytes   int64
-		chunks  int
-		formats []SourceFormat
-	}
+	r := &chunkReader{o: &o, pool: pool, work: work, inflight: inflight, held: held, meter: meter}
 	go func() {
 		defer close(work)
-		r := chunkReader{o: &o, pool: pool, work: work, inflight: inflight, meter: meter}
-		err := r.run(ctx, sources)
-		lineCount.Lock()
-		lineCount.lines, lineCount.bytes, lineCount.chunks, lineCount.formats = r.lines, r.bytes, r.index, r.formats
-		lineCount.Unlock()
-		readErr <- err
+		readErr <- r.run(ctx, sources)
 	}()
 	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
@@ -198,21 +197,22 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	}
 	go func() { wg.Wait(); close(results) }()
 
-	err := deliver(ctx, results, inflight, &o, &st, pool, fn)
+	d := deliverer{o: &o, st: &st, pool: pool, inflight: inflight, held: held}
+	err := d.run(ctx, results, fn)
 	if err != nil {
 		cancel()
 		for range results { // let the workers finish
 		}
 		<-readErr
-		return st, err
+	} else {
+		err = <-readErr
 	}
-	if err := <-readErr; err != nil {
-		return st, err
+	// The reader has ended: its counts are final.
+	st.Lines, st.Bytes, st.Chunks, st.Formats = r.lines, r.bytes.Load(), r.index, r.formats
+	if err == nil {
+		err = parent.Err()
 	}
-	lineCount.Lock()
-	st.Lines, st.Bytes, st.Chunks, st.Formats = lineCount.lines, lineCount.bytes, lineCount.chunks, lineCount.formats
-	lineCount.Unlock()
-	return st, ctx.Err()
+	return st, stopped(parent, err, func() string { return readText(st.Bytes, st.Lines, sourcesName(sources)) })
 }
 
 // defaults fills the options left zero.
@@ -228,6 +228,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxSamples <= 0 {
 		o.MaxSamples = 10
+	}
+	if o.MaxLine <= 0 {
+		o.MaxLine = DefaultMaxLine
 	}
 }
 
@@ -256,12 +259,30 @@ func parseChunks(ctx context.Context, o *Options, work <-chan *chunk, results ch
 	}
 }
 
-// deliver hands batches to fn in sequence order.
-func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{}, o *Options, st *Stats, pool *sync.Pool,
-	fn func(*Event) error) error {
+// deliverer hands batches to fn in sequence order, and gives back what
+// each held.
+type deliverer struct {
+	o        *Options
+	st       *Stats
+	pool     *sync.Pool
+	inflight <-chan struct{}
+	held     *budget
+}
+
+func (d *deliverer) run(ctx context.Context, results <-chan *batch, fn func(*Event) error) error {
 	pending := map[int]*batch{}
 	next := 0
-	for b := range results {
+	for {
+		var b *batch
+		select {
+		case r, ok := <-results:
+			if !ok {
+				return nil
+			}
+			b = r
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		pending[b.seq] = b
 		for {
 			b, ok := pending[next]
@@ -270,19 +291,28 @@ func deliver(ctx context.Context, results <-chan *batch, inflight <-chan struct{
 			}
 			delete(pending, next)
 			next++
-			st.Parsed++
-			if err := deliverBatch(b, o, st, fn); err != nil {
+			d.st.Parsed++
+			if err := deliverBatch(b, d.o, d.st, fn); err != nil {
 				return err
 			}
-			pool.Put(b.c.buf)
-			<-inflight
-			batchPool.Put(b)
+			d.done(b)
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+}
+
+// done returns a delivered batch's chunk buffer to the pool (unless a
+// long line grew it: the pool keeps only the usual size) and its room to
+// the budgets.
+func (d *deliverer) done(b *batch) {
+	if cap(*b.c.buf) <= 4*d.o.ChunkSize {
+		d.pool.Put(b.c.buf)
+	}
+	d.held.release(b.c.held)
+	<-d.inflight
+	batchPool.Put(b)
 }
 
 func deliverBatch(b *batch, o *Options, st *Stats, fn func(*Event) error) error {
@@ -425,6 +455,7 @@ func snippet(l []byte) string {
 // chunkReader cuts sources into chunks that end at a line boundary.
 type chunkReader struct {
 	inflight chan<- struct{}
+	held     *budget
 	o        *Options
 	pool     *sync.Pool
 	work     chan<- *chunk
@@ -432,7 +463,7 @@ type chunkReader struct {
 	seq      int
 	index    int
 	lines    int64
-	bytes    int64
+	bytes    atomic.Int64
 	sources  int
 	formats  []SourceFormat
 }
@@ -455,9 +486,9 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 		return &SourceError{Name: s.Name(), Op: "open", Err: unwrapPathErr(err)}
 	}
 	defer rc.Close()
-	in, closeZ, err := decode(&countingReader{r: rc, meter: r.meter, n: &r.bytes}, s.Name())
+	in, closeZ, err := decode(&countingReader{r: rc, meter: r.meter, n: &r.bytes}, s.Name(), r.o.MaxLine)
 	if err != nil {
-		return &SourceError{Name: s.Name(), Op: "read", Err: err}
+		return readError(ctx, s.Name(), err)
 	}
 	defer closeZ()
 	spec := r.formatOf(in)
@@ -466,24 +497,42 @@ func (r *chunkReader) source(ctx context.Context, s Source) error {
 	return r.chunks(ctx, s.Name(), in, spec)
 }
 
+// readError is a source that could not be read (a SourceError), unless
+// the read was stopped (ctx) or the input is bad in a way already worded
+// (a line too long).
+func readError(ctx context.Context, name string, err error) error {
+	var in *problem.Input
+	if ctx.Err() != nil || errors.As(err, &in) {
+		return err
+	}
+	return &SourceError{Name: name, Op: "read", Err: err}
+}
+
 // chunks cuts a source's decoded stream into chunks that end at a line
 // boundary and hands them to the workers.
 func (r *chunkReader) chunks(ctx context.Context, name string, in io.Reader, spec formatSpec) error {
 	var carry []byte
 	line := int64(1)
+	var offset int64 // of the first byte of carry, in the decoded stream
 	for {
 		bp := r.pool.Get().(*[]byte)
 		buf, eof, err := r.fill(in, append((*bp)[:0], carry...))
 		if err != nil {
-			return &SourceError{Name: name, Op: "read", Err: err}
+			r.lines += int64(bytes.Count(buf, []byte{'\n'})) // read, if not parsed
+			return readError(ctx, name, err)
 		}
+		if at, ok := longLine(buf, r.o.MaxLine); ok {
+			return lineTooLong(name, line+int64(bytes.Count(buf[:at], []byte{'\n'})), offset+int64(at), r.o.MaxLine)
+		}
+		lastEnd := bytes.LastIndexByte(buf, '\n') + 1
 		cut := len(buf)
 		if !eof {
-			cut = bytes.LastIndexByte(buf, '\n') + 1
+			cut = lastEnd
 		}
 		carry = append(carry[:0], buf[cut:]...)
 		data := buf[:cut]
 		*bp = buf
+		offset += int64(cut)
 		if len(data) > 0 {
 			c := &chunk{index: r.index, source: name, firstLine: line, data: data, buf: bp, spec: spec, qualify: r.sources > 1}
 			nl := int64(bytes.Count(data, []byte{'\n'}))
@@ -505,16 +554,43 @@ func (r *chunkReader) chunks(ctx context.Context, name string, in io.Reader, spe
 	}
 }
 
+// longLine finds the first line of b longer than max (the last one may
+// be unfinished) and returns where it starts.
+func longLine(b []byte, max int) (int, bool) {
+	if len(b) <= max {
+		return 0, false
+	}
+	for start := 0; start < len(b); {
+		end := bytes.IndexByte(b[start:], '\n')
+		if end < 0 {
+			end = len(b) - start
+		}
+		if end > max && len(bytes.TrimRight(b[start:start+end], "\r")) > max {
+			return start, true
+		}
+		start += end + 1
+		if len(b)-start <= max {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // fill reads into buf (which starts with the carry of the last chunk) up
 // to the chunk size (not the buffer's capacity, so that every pass cuts
-// the same chunks); while no newline is in, it grows, so that a line of
-// any length fits in one chunk. The carry holds no newline, so only newly
-// read bytes need looking at. eof: the source is done.
+// the same chunks); while no newline is in, it grows, so that a line up
+// to MaxLine fits in one chunk, and stops once the line is longer. The
+// carry holds no newline, so only newly read bytes need looking at. eof:
+// the source is done.
 func (r *chunkReader) fill(in io.Reader, buf []byte) (_ []byte, eof bool, _ error) {
 	target := max(r.o.ChunkSize, len(buf)+1)
 	for {
 		if cap(buf) < target {
-			nb := make([]byte, len(buf), target)
+			size := target
+			if size < r.o.MaxLine && size*2 > r.o.MaxLine {
+				size = r.o.MaxLine + 1 // the last growth: room for the limit at once
+			}
+			nb := make([]byte, len(buf), size)
 			copy(nb, buf)
 			buf = nb
 		}
@@ -526,10 +602,10 @@ func (r *chunkReader) fill(in io.Reader, buf []byte) (_ []byte, eof bool, _ erro
 		if err != nil {
 			return buf, false, err
 		}
-		if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
+		if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 || len(buf) > r.o.MaxLine {
 			return buf, false, nil
 		}
-		target *= 2
+		target = min(target*2, r.o.MaxLine+1)
 	}
 }
 
@@ -546,6 +622,10 @@ func (r *chunkReader) send(ctx context.Context, c *chunk) error {
 	case r.inflight <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	c.held = int64(cap(*c.buf))
+	if err := r.held.acquire(ctx, c.held); err != nil {
+		return err
 	}
 	select {
 	case r.work <- c:
@@ -598,12 +678,12 @@ func innerName(s formatSpec) string {
 type countingReader struct {
 	r     io.Reader
 	meter progress.Meter
-	n     *int64
+	n     *atomic.Int64 // a decoding goroutine may be the one reading
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	*c.n += int64(n)
+	c.n.Add(int64(n))
 	c.meter.Add(int64(n))
 	return n, err
 }

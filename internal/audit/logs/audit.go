@@ -44,6 +44,8 @@ type Options struct {
 	// source's own); TZ is the zone of times written without one.
 	Format logread.Format
 	TZ     *time.Location
+	// MaxLine is the longest line read (0: logread.DefaultMaxLine).
+	MaxLine int
 }
 
 // Result is an audit's outcome: the data behind JSON output and the text
@@ -232,7 +234,7 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 	seed := maphash.MakeSeed()
 	res := &Result{ClockSkew: o.ClockSkew}
 	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress,
-		Format: o.Format, TZ: o.TZ}
+		Format: o.Format, TZ: o.TZ, MaxLine: o.MaxLine}
 	p1 := &firstPass{o: o, res: res, seed: seed, stats: make(map[uint64]keyStat, 1<<16), metrics: newMetricsAcc()}
 	st, err := logread.Scan(ctx, sources, p1.options(scan), p1.event)
 	res.Input = st

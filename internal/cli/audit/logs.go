@@ -118,7 +118,8 @@ naming the format read, an unread line and what would read it: never a pass.
 
 Memory follows the number of distinct keys, not the size of the logs: a
 first pass counts side effects per key, a second re-reads only the parts of
-the input that hold duplicated keys (stdin is spooled to a temporary file).`
+the input that hold duplicated keys (stdin is spooled to a temporary file).
+A line longer than --max-line is an input error naming where it starts.`
 
 const logsExample = `  dupctl audit logs /var/log/workers/
   dupctl audit logs 'logs/*.json.gz' --clock-skew 250ms
@@ -147,12 +148,12 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	if err != nil {
 		return err
 	}
-	srcs, err := f.LogSources(ctx, o.Args)
+	srcs, err := f.SpooledLogSources(ctx, o.Args, o.Log.MaxLine)
 	if err != nil {
 		return err
 	}
 	res, err := auditlogs.Run(ctx, srcs, auditlogs.Options{
-		Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew, Format: format, TZ: tz,
+		Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew, Format: format, TZ: tz, MaxLine: o.Log.MaxLine,
 		Incident: o.Incident, Timelines: f.Global.Verbose || o.Incident == "" && f.WantsHTML(),
 		Progress: f.IO.StartProgress("audit logs", "bytes"),
 	})
@@ -173,12 +174,12 @@ func runExplain(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
 	if err != nil {
 		return err
 	}
-	srcs, err := f.LogSources(ctx, append([]string{o.ExplainMapping}, o.Args...))
+	srcs, err := f.SpooledLogSources(ctx, append([]string{o.ExplainMapping}, o.Args...), o.Log.MaxLine)
 	if err != nil {
 		return err
 	}
 	x, err := logs.Explain(ctx, srcs, logs.Options{
-		Mapping: m, Format: format, TZ: tz, Progress: f.IO.StartProgress("explain mapping", "bytes"),
+		Mapping: m, Format: format, TZ: tz, MaxLine: o.Log.MaxLine, Progress: f.IO.StartProgress("explain mapping", "bytes"),
 	}, 0)
 	if err != nil {
 		return cmdutil.LogError(err)

@@ -3,8 +3,11 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +29,9 @@ type LogFlags struct {
 	// without one.
 	Format string
 	TZ     string
+	// MaxLine is the longest line read, in bytes (--max-line; 0:
+	// logs.DefaultMaxLine).
+	MaxLine int
 }
 
 // Register adds the flags to cmd, and names them for the mapping's errors
@@ -35,6 +41,26 @@ func (l *LogFlags) Register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&l.Strict, "strict", false,
 		"stop at the first line that cannot be read in its file's format (default: count, sample and skip)")
 	l.RegisterFormat(cmd, "format")
+	l.MaxLine = logs.DefaultMaxLine
+	cmd.Flags().Var((*sizeFlag)(&l.MaxLine), "max-line", "the longest line read, e.g. 64MiB: a longer one is an input error "+
+		"naming where it starts (a file without line ends, such as a device or a disk image, ends there)")
+}
+
+// sizeFlag is a size in bytes given as 16MiB, 500KiB or 1048576.
+type sizeFlag int
+
+func (s *sizeFlag) String() string { return logs.Size(int64(*s)) }
+func (s *sizeFlag) Type() string   { return "size" }
+func (s *sizeFlag) Set(v string) error {
+	n, err := ParseSize(v)
+	if err != nil {
+		return err
+	}
+	if n > math.MaxInt32 {
+		return fmt.Errorf("at most 2GiB, got %q", v)
+	}
+	*s = sizeFlag(n)
+	return nil
 }
 
 // RegisterFormat adds the log format flag (named name: inspect ttl's
@@ -129,23 +155,31 @@ func unwrapPath(err error) error {
 }
 
 // LogSources expands file, glob and directory arguments ("-" is stdin,
-// spooled to a temporary file so that it can be read twice; the Factory
-// removes it when the command ends).
+// spooled to a temporary file so that it can be read twice, up to
+// DefaultSpoolLimit or DUPCTL_SPOOL_LIMIT; the Factory removes it when the
+// command ends).
 func (f *Factory) LogSources(ctx context.Context, args []string) ([]logs.Source, error) {
-	srcs, err := logs.Expand(args, f.IO.In)
+	return f.SpooledLogSources(ctx, args, 0)
+}
+
+// SpooledLogSources is LogSources with the longest line the spool lets
+// through (0: logs.DefaultMaxLine), the one the scan will read with.
+func (f *Factory) SpooledLogSources(ctx context.Context, args []string, maxLine int) ([]logs.Source, error) {
+	srcs, err := f.LogStreams(args)
 	if err != nil {
-		return nil, exitcode.InputError(err, "give log files, directories, globs or - for stdin")
+		return nil, err
+	}
+	lim, err := f.spoolLimit()
+	if err != nil {
+		return nil, err
 	}
 	for i, s := range srcs {
 		if s.Rewindable() {
 			continue
 		}
-		sp, remove, err := logs.Spool(ctx, s, "")
+		sp, remove, err := logs.Spool(ctx, s, "", logs.SpoolLimit{Bytes: lim, MaxLine: maxLine})
 		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return nil, err
-			}
-			return nil, exitcode.UnavailableError(err, "set TMPDIR to a directory with room for the input")
+			return nil, spoolError(err)
 		}
 		f.AddCleanup(remove)
 		srcs[i] = sp
@@ -153,9 +187,75 @@ func (f *Factory) LogSources(ctx context.Context, args []string) ([]logs.Source,
 	return srcs, nil
 }
 
+// LogStreams expands the arguments as LogSources does, for a command that
+// reads its input once: "-" is stdin as it comes, never spooled.
+func (f *Factory) LogStreams(args []string) ([]logs.Source, error) {
+	srcs, err := logs.Expand(args, f.IO.In)
+	if err != nil {
+		return nil, exitcode.InputError(err, "give log files, directories, globs or - for stdin")
+	}
+	return srcs, nil
+}
+
+// DefaultSpoolLimit is the disk stdin may take to be read twice;
+// DUPCTL_SPOOL_LIMIT (bytes, or with a KiB, MiB or GiB suffix) changes it.
+const DefaultSpoolLimit = 8 << 30
+
+func (f *Factory) spoolLimit() (int64, error) {
+	v := strings.TrimSpace(f.Getenv("DUPCTL_SPOOL_LIMIT"))
+	if v == "" {
+		return DefaultSpoolLimit, nil
+	}
+	n, err := ParseSize(v)
+	if err != nil {
+		return 0, exitcode.UsageErrorf("DUPCTL_SPOOL_LIMIT: %w", err)
+	}
+	return n, nil
+}
+
+// ParseSize reads a size: bytes, or a number with a KiB, MiB or GiB
+// suffix (K, M, G and KB, MB, GB mean the same, in powers of 1024).
+func ParseSize(s string) (int64, error) {
+	num := strings.TrimRightFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	unit := strings.ToUpper(strings.TrimSpace(s[len(num):]))
+	shift, ok := map[string]uint{"": 0, "B": 0, "K": 10, "KB": 10, "KIB": 10, "M": 20, "MB": 20, "MIB": 20,
+		"G": 30, "GB": 30, "GIB": 30}[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("want a size such as 4GiB or 500MiB, got %q", s)
+	}
+	return n << shift, nil
+}
+
+// spoolError maps a spool's failure: a line too long is bad input as it
+// is, an interruption stays one, a stream over the limit or a disk that
+// refused is a runtime failure (exit 3) saying what was read.
+func spoolError(err error) error {
+	var full *logs.SpoolFullError
+	var in *problem.Input
+	switch {
+	case errors.As(err, &in):
+		return LogError(err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &full):
+		return exitcode.UnavailableError(err, "write the input to a file and give the file, "+
+			"or raise DUPCTL_SPOOL_LIMIT and make room in TMPDIR")
+	}
+	return exitcode.UnavailableError(err, "set TMPDIR to a directory with room for the input")
+}
+
 // LogError maps a scan error: a malformed line under --strict or an
-// unreadable file is bad input (exit 2).
+// unreadable file is bad input (exit 2), and a line too long says which
+// flag reads longer ones.
 func LogError(err error) error {
+	var lt *logs.LineTooLongError
+	var in *problem.Input
+	if errors.As(err, &lt) && errors.As(err, &in) {
+		c := *in
+		c.Hint += "; for a log whose lines are that long, raise --max-line"
+		return &c
+	}
 	var me *logs.MalformedError
 	if errors.As(err, &me) {
 		return exitcode.InputError(err, "fix or filter the line, or drop --strict to skip malformed lines")

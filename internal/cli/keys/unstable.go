@@ -94,7 +94,8 @@ func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	}
 	var srcs []logs.Source
 	if len(o.Args) > 0 {
-		if srcs, err = f.LogSources(ctx, o.Args); err != nil {
+		// One pass: stdin is read as it comes, never spooled.
+		if srcs, err = f.LogStreams(o.Args); err != nil {
 			return err
 		}
 	}
@@ -109,7 +110,7 @@ func runUnstable(ctx context.Context, o *UnstableOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m, Strict: o.Log.Strict, Format: format, TZ: tz,
+	res, err := keys.Run(ctx, srcs, keys.Options{Mapping: m, Strict: o.Log.Strict, Format: format, TZ: tz, MaxLine: o.Log.MaxLine,
 		Progress: f.IO.StartProgress("keys unstable", "bytes")})
 	if err != nil {
 		var qe *keys.QueryError

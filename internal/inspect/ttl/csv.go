@@ -7,33 +7,43 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 
+	"github.com/dupctl/dupctl/internal/logs"
+	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/progress"
+	"github.com/dupctl/dupctl/internal/platform/text"
 )
 
-// maxLine is the longest row read; a longer one is skipped and counted.
+// maxLine is the longest row read; a longer one is skipped and counted,
+// up to the log reader's limit (logs.DefaultMaxLine), past which the
+// input is not a table (an input error naming where the row starts).
 const maxLine = 1 << 20
 
 // ReadCSV reads runs from a table in text: comma-, tab- or
 // semicolon-separated, with or without a header (see KnownColumns), or
 // one duration per line. Rows that cannot be read are skipped and counted
 // with their line number; a table that names no duration, or lacks what
-// the options need, is an error.
+// the options need, is an error. ctx ends the read (a *logs.StoppedError
+// saying what was read).
 func ReadCSV(ctx context.Context, r io.Reader, name string, o TableOptions, c *Collector, meter progress.Meter) error {
 	meter = progress.Or(meter)
 	c.Source(name)
 	br := bufio.NewReaderSize(r, maxLine)
 	t := csvTable{name: name, o: o, c: c}
-	var line int64
-	var read int64
+	var line, read, offset int64
 	for {
 		raw, err := br.ReadSlice('\n')
+		start := offset
+		offset += int64(len(raw))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			line++
-			n, derr := discardLine(br)
+			n, derr := discardLine(ctx, br, int64(len(raw)))
 			read += int64(len(raw)) + n
+			offset += n
+			if derr == errTooLong {
+				return logs.LineTooLong(name, line, start)
+			}
 			c.Skip(fmt.Sprintf("%s:%d: line longer than %d bytes", name, line, maxLine))
 			err = derr
 		} else if len(raw) > 0 {
@@ -47,24 +57,42 @@ func ReadCSV(ctx context.Context, r io.Reader, name string, o TableOptions, c *C
 			meter.Add(read)
 			read = 0
 			if cerr := ctx.Err(); cerr != nil {
-				return cerr
+				err = cerr
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", name, err)
+			return stoppedCSV(ctx, fmt.Errorf("read %s: %w", name, err), offset, line, name)
 		}
 	}
 	meter.Add(read)
 	return nil
 }
 
-// discardLine skips the rest of an over-long line.
-func discardLine(br *bufio.Reader) (int64, error) {
+// stoppedCSV says what was read when ctx ended the read.
+func stoppedCSV(ctx context.Context, err error, offset, lines int64, name string) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return &logs.StoppedError{Read: fmt.Sprintf("%s, %s of %s", logs.Size(offset), english.Count(lines, "line", "lines"), name),
+		Err: ctx.Err()}
+}
+
+var errTooLong = errors.New("row too long")
+
+// discardLine skips the rest of an over-long line (of which had bytes
+// are read), up to logs.DefaultMaxLine in all (errTooLong past it).
+func discardLine(ctx context.Context, br *bufio.Reader, had int64) (int64, error) {
 	var n int64
 	for {
+		if had+n > logs.DefaultMaxLine {
+			return n, errTooLong
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
 		b, err := br.ReadSlice('\n')
 		n += int64(len(b))
 		if !errors.Is(err, bufio.ErrBufferFull) {

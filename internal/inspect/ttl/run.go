@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -170,20 +169,23 @@ func readFile(ctx context.Context, d Deps, o Options, c *Collector, name string)
 	var r io.Reader
 	size := int64(-1)
 	if name == "-" {
-		r = d.Stdin
-		if r == nil {
-			r = strings.NewReader("")
+		r = strings.NewReader("")
+		if d.Stdin != nil {
+			r = logs.Interruptible(ctx, d.Stdin)
 		}
 	} else {
-		fh, err := os.Open(name)
+		fh, err := logs.OpenFile(ctx, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
 			return nil, &problem.Input{Why: fmt.Sprintf("read %s: %v", name, unwrapPath(err)), Hint: "check the path", Err: err}
 		}
 		defer fh.Close()
 		if st, err := fh.Stat(); err == nil {
 			size = st.Size()
 		}
-		r = fh
+		r = logs.FileReader(ctx, fh)
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	format := o.Format
