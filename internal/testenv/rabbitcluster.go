@@ -71,10 +71,12 @@ func NeedRabbitCluster(t *testing.T) *RabbitCluster {
 	if _, err := c.Ctl(c.Nodes[0].Name, "await_online_nodes", "3", "--timeout", "5"); err == nil {
 		return c
 	}
-	// A test that failed half-way may have left a node stopped.
+	// A test that failed half-way may have left a node stopped, or killed.
 	for _, n := range c.Nodes {
 		if _, err := c.Ctl(n.Name, "start_app"); err != nil {
-			t.Fatalf("start %s: %v", n.Name, err)
+			if rerr := c.script("restart", n.Name); rerr != nil {
+				t.Fatalf("start %s: %v; restart it: %v", n.Name, err, rerr)
+			}
 		}
 	}
 	if _, err := c.Ctl(c.Nodes[0].Name, "await_online_nodes", "3", "--timeout", "120"); err != nil {
@@ -191,6 +193,48 @@ func (c *RabbitCluster) StopApp(t testing.TB, node string) {
 	})
 }
 
+// Kill SIGKILLs a node's Erlang VM (.ci/rabbitmq-cluster kill): a crash,
+// not a clean stop - the other nodes see it gone at once, its queues'
+// consumers and their unacked messages are left as a crash leaves them. It
+// returns once the node no longer answers, and restarts it when the test
+// ends if the test did not (Restart).
+func (c *RabbitCluster) Kill(t testing.TB, node string) {
+	t.Helper()
+	if err := c.script("kill", node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := c.Ctl(node, "await_startup", "--timeout", "1"); err == nil {
+			return
+		}
+		if err := c.script("restart", node); err != nil {
+			t.Errorf("restart %s: %v", node, err)
+		}
+	})
+}
+
+// Restart starts a killed node again (same name, port and data) and waits
+// until it has booted.
+func (c *RabbitCluster) Restart(t testing.TB, node string) error {
+	t.Helper()
+	return c.script("restart", node)
+}
+
+// script runs .ci/rabbitmq-cluster CMD on this cluster's directory.
+func (c *RabbitCluster) script(cmd, node string) error {
+	script, err := ciScript("rabbitmq-cluster")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, script, cmd, c.home, node).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %v: %s", script, cmd, node, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // StartApp starts the RabbitMQ application on a node again and waits for
 // it to rejoin.
 func (c *RabbitCluster) StartApp(t testing.TB, node string) {
@@ -201,6 +245,31 @@ func (c *RabbitCluster) StartApp(t testing.TB, node string) {
 	if _, err := c.Ctl(node, "await_startup", "--timeout", "120"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// MoveLeader hands a quorum queue's (vhost /) leadership to the node to.
+// After a node was killed, RabbitMQ 3.10 keeps the messages its consumers
+// had taken, on a consumer they had cancelled, with that consumer until
+// the queue's leader changes - even once the node is back; a test that
+// counts the queue after a kill moves the leader first.
+func (c *RabbitCluster) MoveLeader(queue, to string) error {
+	from, err := c.Leader(queue)
+	if err != nil {
+		return err
+	}
+	if from == to {
+		return nil
+	}
+	expr := fmt.Sprintf(`{ok,Q}=rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>,queue,<<"%s">>)), {N,_}=amqqueue:get_pid(Q), `+
+		`ra:transfer_leadership({N,'%s'},{N,'%s'}).`, queue, from, to)
+	out, err := c.Ctl(from, "eval", expr)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "ok" {
+		return fmt.Errorf("transfer the leadership of %s from %s to %s: %s", queue, from, to, strings.TrimSpace(out))
+	}
+	return nil
 }
 
 // Node is the node whose AMQP listener is addr (host:port), or nil.
