@@ -136,7 +136,7 @@ func (e *engine) resumed(it *item) bool {
 				"showed the ack applied: this may be that copy (the ack was lost) or an identical dead letter not yet replayed. " +
 				"Left in the DLQ (check the destination, then {RetryInDoubt})"
 		}
-		e.problem(it, "in-doubt", why)
+		e.problem(it, "in-doubt", fmt.Sprintf("%s [publish %d of run %s]", why, seq, e.o.Rewrite.Run))
 		e.hold(it)
 		return true
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/replay/classify"
+	"github.com/dupctl/dupctl/internal/replay/dlqread"
 	"github.com/dupctl/dupctl/internal/replay/journal"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
@@ -95,6 +96,9 @@ type engine struct {
 	// (acklost.go).
 	consumerGone bool
 	unsentAcks   int
+	// acksLostMax bounds the lost acks after a killed node (acklost.go;
+	// 0: counted, or no bound).
+	acksLostMax int
 }
 
 func (e *engine) open(ctx context.Context) (source, error) {
@@ -105,14 +109,14 @@ func (e *engine) open(ctx context.Context) (source, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := consume.StartState(ctx, conn, e.o.Queue, e.o.StartWait)
+	st, others, err := e.startState(ctx, conn)
 	if err != nil {
 		conn.Close()
 		return nil, consume.QueueError(e.o.Queue, err)
 	}
 	e.res.AtStart = st
 	e.consNode = conn.RemoteAddr().String()
-	if st.Consumers > 0 && e.o.Yes {
+	if st.Consumers > others && e.o.Yes {
 		conn.Close()
 		return nil, &problem.Input{Field: "Queue", Value: e.o.Queue, Quote: true,
 			Why: fmt.Sprintf("%s attached: a replay must be the only reader (a consumer on a DLQ races the replay and can loop messages back)",
@@ -135,6 +139,27 @@ func (e *engine) open(ctx context.Context) (source, error) {
 		return nil, err
 	}
 	return &queueSource{c: c, conn: conn, n: st.Messages}, nil
+}
+
+// startState is the DLQ's count at the part's start, and how many
+// consumers it may show that are not another reader's: none for a first
+// part; after a lost node, the lost connections' consumers a quorum queue
+// goes on counting (they take nothing; the exclusive consume fails if a
+// live one is there). After a lost node the count must also reach what
+// the DLQ holds at least (afterLoss.mustHold): a lower one waits, and is
+// taken as it is only once the failover wait ran out.
+func (e *engine) startState(ctx context.Context, conn *amqp.Connection) (dlqread.QueueState, int, error) {
+	a := e.o.after
+	if a == nil {
+		st, err := consume.StartState(ctx, conn, e.o.Queue, e.o.StartWait)
+		return st, 0, err
+	}
+	st, err := consume.StartStateWith(ctx, conn, e.o.Queue, a.ghosts, e.o.StartWait)
+	if err != nil || st.Messages >= a.mustHold || a.short {
+		return st, a.ghosts, err
+	}
+	st, _, err = consume.AwaitMessages(ctx, conn, e.o.Queue, a.ghosts, a.mustHold, a.wait)
+	return st, a.ghosts, err
 }
 
 func (e *engine) openPublisher(ctx context.Context) error {
@@ -517,13 +542,18 @@ func (e *engine) finish(ctx context.Context) {
 		// Only the publisher went (or nothing): the consumer's channel is
 		// still open, so the DLQ can still be seen to apply its acks.
 		sctx, budget := consume.SettleContext(ctx, e.o.DrainGrace)
-		res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
+		var end dlqread.QueueState
+		end, res.Settled = e.src.settle(sctx, res.AtStart.Consumers, res.AtStart.Messages, budget)
 		seen = res.Settled
 		res.AckLostExact = res.Settled || e.src.acked() == 0
+		if res.Settled && e.src.bound() >= 0 {
+			res.AtEnd = &end
+		}
 	default:
 		res.Settled = false
 		seen = e.countLostAcks(ctx)
 	}
+	res.acksSent, res.ghosts, res.untaken = e.src.acked(), e.src.generations(), e.book.Untaken()
 	if e.stop == "" {
 		e.stop = e.src.endReason()
 	}
@@ -556,7 +586,8 @@ func (e *engine) finish(ctx context.Context) {
 		res.Destinations = append(res.Destinations, *d)
 	}
 	c := res.Counts
-	e.d.Journal.Add(journal.Record{T: journal.End, Summary: &c, Why: res.StoppedBy, Settled: seen && e.src.bound() >= 0})
+	e.d.Journal.Add(journal.Record{T: journal.End, Summary: &c, Why: res.StoppedBy, Settled: seen && e.src.bound() >= 0,
+		AcksLostMax: e.acksLostMax})
 	_ = e.d.Journal.Sync()
 }
 

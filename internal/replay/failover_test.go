@@ -11,6 +11,7 @@ import (
 	"github.com/dupctl/dupctl/internal/replay/classify"
 	"github.com/dupctl/dupctl/internal/replay/dlqread"
 	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
+	"github.com/dupctl/dupctl/internal/replay/journal"
 )
 
 // TestMergePartsKeepsTheAccount: what an earlier part left is read again
@@ -97,5 +98,82 @@ func TestReplayFailsOverToTheNextAddress(t *testing.T) {
 				t.Fatalf("lost %d, in the DLQ %d (want the %d in doubt), duplicates %d", lost, inDLQ, doubt, dups)
 			}
 		})
+	}
+}
+
+// TestMergePartsKeepsWhatTheNextPartDidNotFind: a part after a failover
+// that did not find again an earlier part's copies that are certainly
+// still in the DLQ (in doubt, or an ack that never left) keeps them in the
+// account (issue 39: a part that read nothing after the failover made the
+// 479 in doubt before it vanish, and the run exited 0).
+func TestMergePartsKeepsWhatTheNextPartDidNotFind(t *testing.T) {
+	p1 := &ReplayResult{AtStart: dlqread.QueueState{Messages: 20000}, Counts: Counts{Read: 2801, Replayed: 2661, InDoubt: 140,
+		AckUnknown: 2661}, Failovers: []FailoverEvent{}}
+	p2 := &ReplayResult{Counts: Counts{}, StoppedBy: "count at start reached", Failovers: []FailoverEvent{},
+		untaken: journal.Untaken{Doubt: 140, Done: 2, AckSent: 2661}}
+	c := mergeParts(p1, p2, FailoverEvent{}).Counts
+	if c.InDoubtEarlier != 140 || c.AckLost != 2 || c.Replayed != 2661 {
+		t.Fatalf("merged %+v: want the 140 in doubt and the 2 acks lost the next part did not find", c)
+	}
+	if c.Read != c.Replayed+c.Parked+c.AlreadyDone+c.Left() {
+		t.Errorf("read %d, want replayed + parked + already done + left = %d", c.Read, c.Replayed+c.Parked+c.AlreadyDone+c.Left())
+	}
+}
+
+// TestUnaccountedAfterAFailover: what the DLQ holds at the end beyond what
+// the run left in it, or must still hold and did not show, is not read -
+// and a run whose end depth was not seen cannot say it read everything.
+func TestUnaccountedAfterAFailover(t *testing.T) {
+	at := func(n int) *dlqread.QueueState { return &dlqread.QueueState{Messages: n} }
+	for _, tc := range []struct {
+		name         string
+		res          ReplayResult
+		mustHold     int
+		visible, all int
+		ok           bool
+	}{
+		{"read nothing after the failover", ReplayResult{AtEnd: at(18352)}, 17339, 18352, 18352, true},
+		{"emptied", ReplayResult{AtEnd: at(0)}, 0, 0, 0, true},
+		{"left by choice", ReplayResult{AtEnd: at(95), Counts: Counts{InDoubtEarlier: 78, Filtered: 10, AckLost: 7}}, 85, 0, 0, true},
+		{"held by the lost node", ReplayResult{AtEnd: at(78), Counts: Counts{InDoubtEarlier: 78}}, 5679, 0, 5601, true},
+		{"no end reading", ReplayResult{Counts: Counts{InDoubtEarlier: 3}}, 3, 0, 0, false},
+		{"another consumer at the start", ReplayResult{AtEnd: at(10), Counts: Counts{Filtered: 10}}, -1, 0, 0, true},
+	} {
+		v, a, ok := unaccounted(&tc.res, tc.mustHold)
+		if v != tc.visible || a != tc.all || ok != tc.ok {
+			t.Errorf("%s: visible %d, all %d, ok %v; want %d, %d, %v", tc.name, v, a, ok, tc.visible, tc.all, tc.ok)
+		}
+	}
+}
+
+// TestAccountNeverSaysReachedWhenTheDLQIsNotEmptied: after a failover the
+// run says it reached its count only when the DLQ's depth confirms it.
+func TestAccountNeverSaysReachedWhenTheDLQIsNotEmptied(t *testing.T) {
+	r := &runParts{sent: 2661}
+	total := &ReplayResult{AtStart: dlqread.QueueState{Messages: 20000}, StoppedBy: "count at start reached",
+		AtEnd: &dlqread.QueueState{Messages: 17355}, Counts: Counts{Read: 2661, Replayed: 2661}, Failovers: []FailoverEvent{{}}}
+	r.account(total, total)
+	if total.Counts.Unaccounted != 17355 || !strings.Contains(total.StoppedBy, "still holds 17,355 messages") {
+		t.Fatalf("unaccounted %d, stopped by %q: want the 17,355 still in the DLQ", total.Counts.Unaccounted, total.StoppedBy)
+	}
+	rep := total.Report()
+	found := false
+	for _, f := range rep.Findings {
+		found = found || f.Code == ruleUnread.Code
+	}
+	if !found {
+		t.Errorf("no %s finding: %+v", ruleUnread.Code, rep.Findings)
+	}
+	unseen := &ReplayResult{AtStart: dlqread.QueueState{Messages: 20000}, StoppedBy: "count at start reached",
+		Failovers: []FailoverEvent{{}}}
+	r.account(unseen, unseen)
+	if unseen.EndUnchecked == "" || unseen.StoppedBy == "count at start reached" {
+		t.Errorf("end not seen: unchecked %q, stopped by %q", unseen.EndUnchecked, unseen.StoppedBy)
+	}
+	whole := &ReplayResult{AtStart: dlqread.QueueState{Messages: 20000}, StoppedBy: "count at start reached",
+		AtEnd: &dlqread.QueueState{Messages: 78}, Counts: Counts{InDoubtEarlier: 78}, Failovers: []FailoverEvent{{}}}
+	(&runParts{sent: 19922}).account(whole, whole)
+	if whole.Counts.Unaccounted != 0 || whole.StoppedBy != "count at start reached" || whole.EndUnchecked != "" {
+		t.Errorf("an emptied DLQ: %+v, stopped by %q, unchecked %q", whole.Counts, whole.StoppedBy, whole.EndUnchecked)
 	}
 }

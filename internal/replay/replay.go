@@ -66,10 +66,15 @@ type ReplayOptions struct {
 	IdempotencyKeys []classify.Field
 	ParkSucceeded   bool // park them instead of leaving them in the DLQ
 	RetryInDoubt    bool
-	Resume          *journal.State
-	Args            []string // the command line, for the journal
-	Version         string
-	Yes             bool // publish; without it, a dry run
+	// CheckDestination: a resumed part first reads each destination queue
+	// (with no consumer) holding publishes in doubt, to settle them
+	// (destcheck.go): non-destructive, but every message read there is
+	// redelivered, and on a quorum queue counts one more delivery.
+	CheckDestination bool
+	Resume           *journal.State
+	Args             []string // the command line, for the journal
+	Version          string
+	Yes              bool // publish; without it, a dry run
 	// CreateDestination consents to declaring a destination queue that
 	// does not exist (durable); without it the run refuses to publish to
 	// one. A missing exchange is never created.
@@ -85,8 +90,28 @@ type ReplayOptions struct {
 	Idle             time.Duration
 	DeclareParkQueue bool
 
-	// partWhy is why a part after a failover started (its start record).
+	// partWhy is why a part after a failover started (its start record);
+	// after is what that part's DLQ must show (nil for a first part).
 	partWhy string
+	after   *afterLoss
+}
+
+// afterLoss is what a part that follows a lost node knows of the DLQ
+// before it counts it.
+type afterLoss struct {
+	// mustHold is how many messages the DLQ holds at least: its count at
+	// the run's start less every DLQ ack the run sent (-1: unknown, when
+	// another consumer was attached at the start). A count below it is
+	// not the DLQ's (a quorum queue without its leader answers 0).
+	mustHold int
+	// ghosts are the lost connections' consumers the broker may go on
+	// counting (consume.Expect.Ghosts).
+	ghosts int
+	// short: the node that took over showed fewer than mustHold for the
+	// whole failover wait; the part counts what it shows without waiting
+	// again.
+	short bool
+	wait  time.Duration
 }
 
 // Idempotency tells which idempotency keys the source of truth already
@@ -135,7 +160,15 @@ type Counts struct {
 	OverMax int `json:"over_max"`
 	// Unread were counted at the start but not read (--max reached, or
 	// the run stopped early).
-	Unread          int `json:"not_read"`
+	Unread int `json:"not_read"`
+	// Unaccounted, after a failover, are messages the DLQ still holds
+	// that the run neither read nor left there by choice: its depth at
+	// the end beyond what the run left in it, and what it must still hold
+	// (its count at the start less the acks sent) but did not show -
+	// held by a lost node's consumers (RabbitMQ 3.10 keeps those a killed
+	// node's reader had cancelled until the queue's leader changes again),
+	// or removed by something else (a TTL, another consumer).
+	Unaccounted     int `json:"unaccounted"`
 	UserIDDropped   int `json:"user_id_dropped"`
 	MalformedHeader int `json:"malformed_headers"`
 	// NonRetryable are messages the dry run would replay that the rules
@@ -178,11 +211,31 @@ type ReplayResult struct {
 	// after it (acklost.go). AckLostWhy says why it could not be.
 	AckLostExact bool   `json:"ack_lost_exact"`
 	AckLostWhy   string `json:"ack_lost_why,omitempty"`
+	// DestinationChecks are the destination queues a resumed part read to
+	// settle publishes in doubt (CheckDestination).
+	DestinationChecks []DestCheck `json:"destination_checks"`
 	// Failovers are the times the run lost a node and went on through
-	// another (failover.go).
+	// another (failover.go); Rereads the parts after them that read the
+	// DLQ again because it still held messages the run had not read.
 	Failovers []FailoverEvent `json:"failovers"`
-	// lostNode is the address of the node whose connection was lost.
+	Rereads   int             `json:"rereads"`
+	// AtEnd is the DLQ once every ack and requeue of the last part was
+	// seen applied (nil when that was not seen). MustHold, after a
+	// failover, is how many messages the DLQ held at least at the end:
+	// its count at the start less every ack the run sent.
+	AtEnd    *dlqread.QueueState `json:"at_end,omitempty"`
+	MustHold int                 `json:"must_hold,omitempty"`
+	// EndUnchecked says why, after a failover, the DLQ's depth at the end
+	// could not confirm the run read everything it had to ("" when it did).
+	EndUnchecked string `json:"end_unchecked,omitempty"`
+	// lostNode is the address of the node whose connection was lost;
+	// acksSent the DLQ acks this part sent; ghosts its consumers a lost
+	// node may leave counted; untaken the earlier parts' publishes its
+	// read found no copy for.
 	lostNode string
+	acksSent int
+	ghosts   int
+	untaken  journal.Untaken
 }
 
 // DestCount is one row of the routing preview.
@@ -238,10 +291,14 @@ func replayPart(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResu
 	}
 	res := &ReplayResult{Run: o.Rewrite.Run, DryRun: !o.Yes, Queue: o.Queue, File: o.File, Vhost: o.Vhost,
 		Destinations: []DestCount{}, Problems: []MessageRef{}, ParkQueue: o.ParkQueue, MaxBounces: o.MaxBounces,
-		UnmatchedGroups: []string{}, Failovers: []FailoverEvent{}}
+		UnmatchedGroups: []string{}, Failovers: []FailoverEvent{}, DestinationChecks: []DestCheck{}}
 	e := &engine{o: &o, d: &d, res: res, outst: map[uint64]*pending{}, ret: map[string]amqp.Return{},
 		dest: map[string]*DestCount{}, unready: map[string]string{}, groups: map[string]bool{}, start: d.Now(),
 		copies: map[[16]byte]int32{}}
+	var settled []journal.Record
+	if o.Resume != nil && o.CheckDestination && d.Records == nil {
+		settled = e.settleInDoubt(ctx)
+	}
 	if o.Resume != nil {
 		e.book = journal.NewBook(o.Resume, d.Records != nil)
 	}
@@ -260,6 +317,9 @@ func replayPart(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResu
 	meter.SetTotal(int64(src.bound()))
 	d.Journal.Add(journal.Record{T: journal.Start, Queue: o.Queue, File: o.File, Vhost: o.Vhost, Args: o.Args, Count: res.AtStart.Messages,
 		Version: o.Version, FileDigest: o.FileDigest, Why: o.partWhy})
+	for _, r := range settled {
+		d.Journal.Add(r)
+	}
 	if err := d.Journal.Flush(); err != nil {
 		src.release()
 		return nil, fmt.Errorf("write journal: %w", err)

@@ -54,14 +54,7 @@ func (res *ReplayResult) Report() *findings.Report {
 	if res.Lost != "" {
 		rep.Add(ruleConnectionLost.New(subject, "connection lost during the replay: "+res.Lost))
 	}
-	for _, ev := range res.Failovers {
-		msg := fmt.Sprintf("node %s lost (%s); %s took over: %d unconfirmed, %d acks not seen applied, %d in doubt after it",
-			ev.Lost, ev.Why, ev.TookOver, ev.InDoubt, ev.AcksUnknown, ev.InDoubtAfter)
-		if ev.GaveUp != "" {
-			msg = fmt.Sprintf("node %s lost (%s); no failover: %s", ev.Lost, ev.Why, ev.GaveUp)
-		}
-		rep.Add(ruleFailover.New(subject, msg))
-	}
+	res.addFailovers(rep, subject)
 	res.addParked(rep, subject)
 	if c.Succeeded > 0 {
 		rep.Add(ruleSkippedSucceeded.New(subject, fmt.Sprintf("%s skipped: idempotency key already SUCCEEDED", msgs(c.Succeeded))))
@@ -82,6 +75,40 @@ func (res *ReplayResult) Report() *findings.Report {
 			"replayed messages may be back in the DLQ (a {Resume} run acks them without republishing)"))
 	}
 	return rep
+}
+
+// addFailovers adds each node lost and, after them, what the DLQ's depth
+// at the end says the run did not read.
+func (res *ReplayResult) addFailovers(rep *findings.Report, subject string) {
+	for _, ev := range res.Failovers {
+		msg := fmt.Sprintf("node %s lost (%s); %s took over: %d unconfirmed, %d acks not seen applied, %d in doubt after it",
+			ev.Lost, ev.Why, ev.TookOver, ev.InDoubt, ev.AcksUnknown, ev.InDoubtAfter)
+		if ev.GaveUp == "" && ev.MustHold > ev.Counted {
+			msg += fmt.Sprintf("; it showed %s for the whole failover wait, fewer than the %s the DLQ held at least",
+				msgs(ev.Counted), english.Number(int64(ev.MustHold)))
+		}
+		if ev.GaveUp != "" {
+			msg = fmt.Sprintf("node %s lost (%s); no failover: %s", ev.Lost, ev.Why, ev.GaveUp)
+		}
+		rep.Add(ruleFailover.New(subject, msg))
+	}
+	c := res.Counts
+	switch {
+	case c.Unaccounted > 0:
+		var ev []string
+		if res.AtEnd != nil {
+			ev = append(ev, fmt.Sprintf("at the end the DLQ showed %s; the run left %s in it by choice, and it held at least %s "+
+				"(its count at the start less the acks sent)", msgs(res.AtEnd.Messages),
+				english.Number(int64(c.Left()+c.Unread+c.AckLost+c.AckUnknown)), english.Number(int64(res.MustHold))))
+		}
+		if res.Rereads > 0 {
+			ev = append(ev, fmt.Sprintf("read again %s after the failover", english.Count(res.Rereads, "time", "times")))
+		}
+		rep.Add(ruleUnread.New(subject, fmt.Sprintf("%s still in the DLQ were not read by this run after the failover", msgs(c.Unaccounted)),
+			ev...))
+	case res.EndUnchecked != "":
+		rep.Add(ruleUnread.New(subject, res.EndUnchecked))
+	}
 }
 
 // addParked adds what was (or, in a dry run, would be) parked.

@@ -140,6 +140,24 @@ seen applied, are held in doubt (DLQ_REPLAY_IN_DOUBT) rather than published
 twice.`,
 		Fix: "Check the lost node; check the destination for the in-doubt messages, then {Resume} JOURNAL {RetryInDoubt} if they are missing.",
 	}
+	ruleUnread = findings.Rule{
+		Code: "DLQ_REPLAY_UNREAD", Severity: findings.Error, Since: "v0.3.0",
+		Title: "after a failover, the DLQ still holds messages the replay did not read",
+		Doc: `A node was lost during the replay and the run went on through another. At
+its end the DLQ's depth showed more messages than the run left in it by
+choice (in doubt, returned, filtered, over {Max}...), or fewer than it must
+still hold - its count at the start less every ack the run sent: the node
+that took over showed too few, or the lost node's consumers still hold some
+(RabbitMQ 3.10 keeps the messages a killed node's reader had taken on a
+consumer it had cancelled until the queue's leader changes again). Those
+messages were neither replayed nor looked at. The run reads the DLQ again
+(at most twice) while that shows more messages; what is still missing then
+is this finding, and the run exits with status 3. When the DLQ did not show
+the run's acks and requeues applied at the end, its depth cannot confirm
+the run read everything, which is said the same way.`,
+		Fix: "Run the same replay with {Resume} JOURNAL once the lost node is back (or the queue's leader moved): it reads " +
+			"what is left.",
+	}
 )
 
 // Rules are every rule of the dlq commands, for the catalog: those of the
@@ -148,12 +166,13 @@ func Rules() []findings.Rule {
 	return append(dlqread.Rules(),
 		ruleInDoubt, ruleReturned, ruleNacked, ruleBounced, ruleParked, ruleNoDestination, ruleAckLost,
 		ruleSkippedSucceeded, ruleNoKey, ruleFanout, ruleDestMissing, ruleReplayNonRetryable, ruleGroupUnmatched,
-		ruleConnectionLost, ruleFailover,
+		ruleConnectionLost, ruleFailover, ruleUnread,
 	)
 }
 
 // replayChecks are the rules `dlq replay` evaluates.
 var replayChecks = append([]string{ruleInDoubt.Code, ruleReturned.Code, ruleNacked.Code, ruleBounced.Code, ruleParked.Code,
 	ruleNoDestination.Code, ruleAckLost.Code, ruleSkippedSucceeded.Code, ruleNoKey.Code, ruleFanout.Code,
-	ruleDestMissing.Code, ruleReplayNonRetryable.Code, ruleGroupUnmatched.Code, ruleConnectionLost.Code, ruleFailover.Code},
+	ruleDestMissing.Code, ruleReplayNonRetryable.Code, ruleGroupUnmatched.Code, ruleConnectionLost.Code, ruleFailover.Code,
+	ruleUnread.Code},
 	dlqread.ReadChecks...)

@@ -31,8 +31,14 @@ type source interface {
 	rest() []consume.Item
 	release() error
 	// settle waits until the broker shows every ack and requeue applied
-	// (false when it did not within budget).
-	settle(ctx context.Context, others, atStart int, budget time.Duration) bool
+	// (false when it did not within budget) and returns the last reading.
+	settle(ctx context.Context, others, atStart int, budget time.Duration) (dlqread.QueueState, bool)
+	// generations is how many consumers the source started on the DLQ
+	// (restarts for held messages and the prefetch start new ones);
+	// stranded bounds the deliveries a killed node can leave with the
+	// ones it cancelled (consume.Consumer.Stranded).
+	generations() int
+	stranded(counted int) int
 	closed() <-chan *amqp.Error
 	// probe reads the queue's counts (false: no queue, or no answer to
 	// trust); taken is how many deliveries the consumer has seen.
@@ -77,10 +83,13 @@ func (q *queueSource) probe() (dlqread.QueueState, bool) { return q.c.Probe() }
 
 func (q *queueSource) taken() int { return q.c.Taken() }
 
-func (q *queueSource) settle(ctx context.Context, others, atStart int, budget time.Duration) bool {
-	_, ok, err := q.c.Settle(ctx, others, atStart, budget)
-	return ok && err == nil
+func (q *queueSource) settle(ctx context.Context, others, atStart int, budget time.Duration) (dlqread.QueueState, bool) {
+	st, ok, err := q.c.Settle(ctx, others, atStart, budget)
+	return st, ok && err == nil
 }
+
+func (q *queueSource) generations() int         { return q.c.Generations() }
+func (q *queueSource) stranded(counted int) int { return q.c.Stranded(counted) }
 
 func (q *queueSource) rest() []consume.Item {
 	q.stop()
@@ -133,9 +142,11 @@ func (f *fileSource) closed() <-chan *amqp.Error        { return nil }
 func (f *fileSource) probe() (dlqread.QueueState, bool) { return dlqread.QueueState{}, false }
 func (f *fileSource) taken() int                        { return 0 }
 func (f *fileSource) acked() int                        { return 0 }
-func (f *fileSource) settle(context.Context, int, int, time.Duration) bool {
-	return true
+func (f *fileSource) settle(context.Context, int, int, time.Duration) (dlqread.QueueState, bool) {
+	return dlqread.QueueState{}, true
 }
+func (f *fileSource) generations() int  { return 0 }
+func (f *fileSource) stranded(int) int  { return 0 }
 func (f *fileSource) bound() int        { return -1 }
 func (f *fileSource) endReason() string { return "end of file" }
 func (f *fileSource) close()            { f.stop() }

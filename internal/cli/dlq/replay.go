@@ -53,9 +53,12 @@ type ReplayOptions struct {
 	Journal    string
 	Resume     string
 	RetryDbt   bool
-	RunID      string
-	Yes        bool
-	Grace      time.Duration
+	// CheckDest reads the destination queues of the publishes in doubt
+	// before a resume decides them.
+	CheckDest bool
+	RunID     string
+	Yes       bool
+	Grace     time.Duration
 	// Idempotency skip.
 	SkipSucceeded bool
 	IdemTable     string
@@ -91,7 +94,13 @@ doubt: they stay in the DLQ, the journal marks them, and they are never
 retried silently (--resume JOURNAL --retry-in-doubt does, on purpose).
 With several addresses in --amqp-url (a cluster), a node lost mid-run is
 failed over: the run goes on through the next node that answers, as a
---resume of its own journal would, and the summary names the failover.
+--resume of its own journal would, and the summary names the failover. It
+counts the DLQ only once it shows what it must still hold, and ends only
+when the DLQ's depth confirms it read everything it had to: messages still
+there that it did not read are counted and exit 3. --check-destination
+settles messages in doubt by reading their destination queue (one with no
+consumer; every message there is requeued): found there, done; missing
+while every confirmed one is there, replayed.
 
 Headers: message id, correlation id and every property are kept; x-death
 and the other broker death headers (and Spring's x-exception-*,
@@ -208,6 +217,8 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 		"journal file (default $XDG_STATE_HOME/dupctl/dupctl-replay-RUN.journal, or under ~/.local/state/dupctl/)")
 	fs.StringVar(&o.Resume, "resume", "", "continue the run recorded in this journal (appends to it)")
 	fs.BoolVar(&o.RetryDbt, "retry-in-doubt", false, "with --resume: replay messages the journal marks in doubt")
+	fs.BoolVar(&o.CheckDest, "check-destination", false, "settle messages in doubt by reading their destination queue when it has "+
+		"no consumer (every message there is requeued): found there is done, missing while every confirmed one is there is replayed")
 	fs.StringVar(&o.RunID, "run-id", "",
 		"name this run (default: time and random bits); goes into dupctl-replay-run and the connection names")
 	fs.BoolVar(&o.Yes, "yes", false, "publish (without it: a dry run)")
@@ -233,7 +244,7 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an,
 		Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
 		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
-		RetryInDoubt: o.RetryDbt, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
+		RetryInDoubt: o.RetryDbt, CheckDestination: o.CheckDest, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
 		Router: classify.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
 	if ro.ParkQueue == "" {
@@ -443,6 +454,15 @@ func (o *ReplayOptions) replay(ctx context.Context, deps replay.ReplayDeps, ro *
 			hint = "no failover (" + res.Failovers[n-1].GaveUp + "); nothing was lost: run again with --resume " + journalPath
 		}
 		return exitcode.KeepOutput(exitcode.UnavailableError(fmt.Errorf("connection lost during the replay: %s", res.Lost), hint))
+	case res.Counts.Unaccounted > 0 || res.EndUnchecked != "":
+		// Never a pass (issue 39: a failover read 0 and exited 0 with
+		// 18,352 still in the DLQ).
+		why := fmt.Sprintf("%d messages are still in the DLQ that this run did not read after the failover", res.Counts.Unaccounted)
+		if res.Counts.Unaccounted == 0 {
+			why = res.EndUnchecked
+		}
+		return exitcode.KeepOutput(exitcode.UnavailableError(errors.New(why),
+			"nothing was lost: run again with --resume "+journalPath+" once the lost node is back"))
 	}
 	return emitErr
 }

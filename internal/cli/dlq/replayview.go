@@ -74,6 +74,10 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 		if c.Unread > 0 {
 			fmt.Fprintf(w, "Not read: %s of the messages counted at the start.\n", english.Number(int64(c.Unread)))
 		}
+		if c.Unaccounted > 0 {
+			fmt.Fprintf(w, "%s %s still in the DLQ that this run did not read after the failover.\n",
+				th.Severity(findings.Error, "Not read:"), english.Count(c.Unaccounted, "message", "messages"))
+		}
 		if c.Arrived > 0 {
 			fmt.Fprintf(w, "The DLQ gained at least %s during the run.\n", english.Count(c.Arrived, "message", "messages"))
 		}
@@ -81,6 +85,7 @@ func writeReplay(w io.Writer, th *report.Theme, res *replay.ReplayResult, journa
 	fmt.Fprintf(w, "%s msgs/s over %s. Journal: %s\n", fmt.Sprintf("%.0f", res.PerSecond),
 		(time.Duration(res.ElapsedMs) * time.Millisecond).String(), journal)
 	writeFailovers(w, th, res.Failovers)
+	writeDestinationChecks(w, th, res.DestinationChecks)
 	if res.Lost != "" {
 		fmt.Fprintf(w, "%s %s\n", th.Severity(findings.Error, "Connection lost:"), res.Lost)
 	}
@@ -100,6 +105,26 @@ func writeFailovers(w io.Writer, th *report.Theme, evs []replay.FailoverEvent) {
 		pause := (time.Duration(ev.PauseMs) * time.Millisecond).Round(100 * time.Millisecond)
 		fmt.Fprintf(w, "%s took over %s later; unconfirmed %s, acks not seen applied %s; in doubt after it %s.\n", ev.TookOver, pause,
 			english.Number(int64(ev.InDoubt)), english.Number(int64(ev.AcksUnknown)), english.Number(int64(ev.InDoubtAfter)))
+	}
+}
+
+// writeDestinationChecks says what reading each destination queue
+// settled of the messages in doubt (--check-destination).
+func writeDestinationChecks(w io.Writer, th *report.Theme, checks []replay.DestCheck) {
+	for _, c := range checks {
+		fmt.Fprintf(w, "%s %s: ", th.Strong("Destination read:"), c.Queue)
+		if c.Skipped != "" {
+			fmt.Fprintf(w, "%s; %s stay in doubt.\n", c.Skipped, english.Number(int64(c.InDoubt)))
+			continue
+		}
+		rest := c.InDoubt - c.Found - c.Absent
+		fmt.Fprintf(w, "read %s; of %s in doubt, %s there (done), %s never arrived (replayed), %s still in doubt",
+			english.Count(c.Read, "message", "messages"), english.Number(int64(c.InDoubt)), english.Number(int64(c.Found)),
+			english.Number(int64(c.Absent)), english.Number(int64(rest)))
+		if rest > 0 && c.Unknown != "" {
+			fmt.Fprintf(w, " (%s)", c.Unknown)
+		}
+		fmt.Fprintln(w, ".")
 	}
 }
 

@@ -81,7 +81,10 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 			if loss.AfterRead {
 				what = "showed the queue without the read's consumer"
 			}
-			conn, why = d.Failover.Await(ctx, queue, loss.Lost, res.AtStart.Consumers, what)
+			// A killed node's quorum queue goes on counting the lost read's
+			// consumers: they take nothing, and the count tells what it holds.
+			conn, _, why = d.Failover.AwaitQueue(ctx, queue, loss.Lost,
+				consume.Expect{Others: res.AtStart.Consumers, Ghosts: d.ghosts + res.gens}, what)
 		}
 		if conn != nil {
 			loss.TookOver = conn.RemoteAddr().String()
@@ -105,6 +108,7 @@ func failingOver(ctx context.Context, d Deps, queue, noFailover string, read rea
 		}
 		losses = append(losses, loss)
 		d.Dial, d.afterLoss, d.before = d.Failover.Redial(loss.Lost), true, 0
+		d.ghosts += res.gens
 		if res.AtStart.Consumers == 0 {
 			d.before = res.AtStart.Messages
 		}

@@ -42,9 +42,11 @@ type Deps struct {
 	Failover *Failover
 	// afterLoss: this read follows one that lost its node (failingOver);
 	// before is what the queue held when the lost read began, with no
-	// other consumer (0: no count to hold this read's to).
+	// other consumer (0: no count to hold this read's to); ghosts are the
+	// lost reads' consumers a killed node leaves counted.
 	afterLoss bool
 	before    int
+	ghosts    int
 }
 
 func (d *Deps) defaults() {
@@ -128,6 +130,8 @@ type Result struct {
 	// settleLost is the node lost after a whole read, while it gave its
 	// messages back (settleWhy how): another node can say whether they are.
 	settleLost, settleWhy string
+	// gens is how many consumers the read started (consume.Expect.Ghosts).
+	gens int
 }
 
 // Untrusted reports whether the read's count is not the queue's: after a
@@ -152,24 +156,11 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	}
 	defer closeWithin(conn.Close)
 	node := conn.RemoteAddr().String()
-	st, err := consume.StartState(ctx, conn, o.Queue, o.StartWait)
+	st, shown, before, err := startCount(ctx, conn, d, o)
 	if err != nil {
-		return res, consume.QueueError(o.Queue, err)
+		return res, err
 	}
-	if d.afterLoss && st.Messages < d.before && d.Failover != nil {
-		// Right after a quorum queue's leader moved, a node was seen to
-		// show 0 messages for a queue holding 12,000. A read gives back
-		// all it took, so a count below the one before the loss waits to
-		// come back; one that does not is not trusted.
-		back, ok, err := consume.AwaitMessages(ctx, conn, o.Queue, 0, d.before, d.Failover.Budget())
-		if err != nil {
-			return res, consume.QueueError(o.Queue, err)
-		}
-		if st = back; !ok {
-			res.CountBefore = d.before
-		}
-	}
-	res.AtStart = st
+	res.AtStart, res.CountBefore = shown, before
 	res.Target = st.Messages
 	if o.Limit > 0 && o.Limit < res.Target {
 		res.Target = o.Limit
@@ -195,6 +186,7 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 		r.seen = map[uint64]struct{}{}
 	}
 	readErr := r.run(ctx, o)
+	res.gens = c.Generations()
 	// A read that took every message and lost its node while giving them
 	// back is whole: the broker gives a dead channel's messages back
 	// itself. Not so a drain, whose acks went with the connection.
@@ -220,6 +212,33 @@ func readQueue(ctx context.Context, d Deps, o Options, fn func(*deadletter.Messa
 	}
 	r.settle(ctx, conn, o, st, node, whole && readErr == nil)
 	return res, readErr
+}
+
+// startCount is the queue's count at a read's start. After a lost node
+// the queue may go on counting the lost read's own consumers (d.ghosts: a
+// killed node's, which take nothing), and a count below the one before the
+// loss waits to come back: right after a quorum queue's leader moved, a
+// node was seen to show 0 messages for a queue holding 12,000, and a read
+// gives back all it took. It returns the reading the read settles against,
+// the one it shows (without those consumers), and the count before the
+// loss when the count did not come back (not trusted; 0 when it did).
+func startCount(ctx context.Context, conn *amqp.Connection, d Deps, o Options) (settle, shown QueueState, before int, err error) {
+	st, err := consume.StartStateWith(ctx, conn, o.Queue, d.ghosts, o.StartWait)
+	if err != nil {
+		return st, st, 0, consume.QueueError(o.Queue, err)
+	}
+	if d.afterLoss && st.Messages < d.before && d.Failover != nil {
+		back, ok, err := consume.AwaitMessages(ctx, conn, o.Queue, d.ghosts, d.before, d.Failover.Budget())
+		if err != nil {
+			return st, st, 0, consume.QueueError(o.Queue, err)
+		}
+		if st = back; !ok {
+			before = d.before
+		}
+	}
+	shown = st
+	shown.Consumers = max(0, st.Consumers-d.ghosts)
+	return st, shown, before, nil
 }
 
 // errStuck: the broker's connection answered nothing within the wait.
@@ -479,4 +498,14 @@ func (r *Result) note(m *deadletter.Message) {
 	if len(deadletter.ReadOrigin(m.Props.Headers).Malformed) > 0 {
 		r.Malformed++
 	}
+}
+
+// Scan reads the messages a queue holds at its start, hands each to fn
+// and requeues them all, as stats does - a replay reads its destination
+// so (replay's CheckDestination). It does not fail over: a lost read is
+// in the result (Lost), and what fn saw is then only part of the queue.
+func Scan(ctx context.Context, d Deps, o Options, fn func(*deadletter.Message) error) (Result, error) {
+	d.defaults()
+	d.Failover = nil
+	return readQueue(ctx, d, o, fn, false, nil)
 }

@@ -41,7 +41,13 @@ const (
 	// ResumedAck: a resume acks the DLQ copy of an earlier publish (seq)
 	// whose own ack never left; written before the ack is sent.
 	ResumedAck = "ack"
-	End        = "end"
+	// Found and Absent settle a publish in doubt by reading its
+	// destination queue: its copy is there (at the destination; its DLQ
+	// copy, never acked, is still in the DLQ), or it is not while every
+	// confirmed publish to that queue is (it never arrived).
+	Found  = "found"
+	Absent = "absent"
+	End    = "end"
 )
 
 // Record is one line of the journal.
@@ -77,6 +83,12 @@ type Record struct {
 	Summary any `json:"summary,omitempty"` // the run's counts
 	// Settled: the DLQ showed every ack and requeue of this part applied.
 	Settled bool `json:"settled,omitempty"`
+	// AcksLostMax, when not settled, bounds how many of the DLQ acks this
+	// part sent (and did not see refused) may have been lost, as the DLQ's
+	// depth read back after its consumer's connection went away says (0:
+	// no bound). A resume holds at most that many copies of one content in
+	// doubt for this part's acks: the others' acks were applied.
+	AcksLostMax int `json:"acks_lost_max,omitempty"`
 }
 
 // Journal appends records. Writes are buffered; Flush pushes them to the
@@ -179,7 +191,8 @@ type published struct {
 	fp      string
 	occ     int
 	id      string
-	part    int // which part of the run (start record) published or last acked it
+	to      string // the destination, as Target.String() says it
+	part    int    // which part of the run (start record) published or last acked it
 	outcome Outcome
 	ack     ackState
 	// superseded: a later part republished this copy (--retry-in-doubt),
@@ -199,13 +212,16 @@ type State struct {
 	pubs    map[int64]*published
 	parts   int
 	skipped int
+	// lostMax bounds, per part (1 for the first), the acks it sent that
+	// may have been lost (Record.AcksLostMax).
+	lostMax map[int]int
 }
 
 // Read replays a journal into its state. A torn last line (the
 // process was killed mid-write) is ignored; any other malformed line is an
 // error.
 func Read(r io.Reader) (*State, error) {
-	st := &State{pubs: map[int64]*published{}}
+	st := &State{pubs: map[int64]*published{}, lostMax: map[int]int{}}
 	err := eachRecord(r, func(rec *Record) error {
 		st.Records++
 		st.apply(rec)
@@ -258,7 +274,6 @@ func eachRecord(r io.Reader, fn func(*Record) error) error {
 }
 
 func (st *State) apply(r *Record) {
-	p := st.pubs[r.Seq]
 	switch r.T {
 	case Start:
 		if st.Run == "" {
@@ -268,40 +283,56 @@ func (st *State) apply(r *Record) {
 	case Pub:
 		st.MaxSeq = max(st.MaxSeq, r.Seq)
 		// Until an outcome is recorded, a publish is in doubt.
-		st.pubs[r.Seq] = &published{fp: r.FP, occ: r.Occ, id: r.ID, part: st.parts, outcome: OutcomeDoubt}
+		st.pubs[r.Seq] = &published{fp: r.FP, occ: r.Occ, id: r.ID, to: r.To, part: st.parts, outcome: OutcomeDoubt}
 		if old := st.pubs[r.Of]; r.Of != 0 && old != nil {
 			old.superseded = true
-		}
-	case OK:
-		// The DLQ ack follows the "ok" line at once.
-		if p != nil {
-			p.outcome, p.ack = OutcomeDone, ackSent
-		}
-	case ResumedAck:
-		if p != nil {
-			p.ack, p.part = ackSent, st.parts
-		}
-	case AckLost:
-		if p != nil && r.Unsent {
-			p.ack = ackUnsent
-		}
-	case Returned, Nacked:
-		if p != nil {
-			p.outcome = OutcomeFailed
-		}
-	case Doubt:
-		if p != nil {
-			p.outcome = OutcomeDoubt
 		}
 	case Skip:
 		st.skipped++
 	case End:
-		if r.Settled {
-			// The DLQ showed every ack of this part applied.
-			for _, q := range st.pubs {
-				if q.part == st.parts && q.ack == ackSent {
-					q.ack = ackApplied
-				}
+		st.end(r)
+	default:
+		if p := st.pubs[r.Seq]; p != nil {
+			st.outcome(p, r)
+		}
+	}
+}
+
+// outcome applies a record about one publish: its outcome, or its DLQ
+// ack's.
+func (st *State) outcome(p *published, r *Record) {
+	switch r.T {
+	case OK:
+		// The DLQ ack follows the "ok" line at once.
+		p.outcome, p.ack = OutcomeDone, ackSent
+	case ResumedAck:
+		p.ack, p.part = ackSent, st.parts
+	case AckLost:
+		if r.Unsent {
+			p.ack = ackUnsent
+		}
+	case Returned, Nacked, Absent:
+		p.outcome = OutcomeFailed
+	case Found:
+		if p.outcome == OutcomeDoubt {
+			p.outcome, p.ack = OutcomeDone, ackUnsent
+		}
+	case Doubt:
+		p.outcome = OutcomeDoubt
+	}
+}
+
+// end applies a part's end record: every ack it sent seen applied, or a
+// bound on those lost.
+func (st *State) end(r *Record) {
+	if !r.Settled && r.AcksLostMax > 0 {
+		st.lostMax[st.parts] = r.AcksLostMax
+	}
+	if r.Settled {
+		// The DLQ showed every ack of this part applied.
+		for _, q := range st.pubs {
+			if q.part == st.parts && q.ack == ackSent {
+				q.ack = ackApplied
 			}
 		}
 	}
@@ -345,6 +376,48 @@ func (st *State) Describe(fp string) string {
 		return "not published"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Resolve settles a publish in doubt once its destination was read (found
+// there, or proven absent), and returns the record to journal.
+func (st *State) Resolve(seq int64, found bool) Record {
+	r := Record{T: Absent, Seq: seq, Why: "not at its destination, where every confirmed publish of the run is"}
+	if found {
+		r = Record{T: Found, Seq: seq, Why: "found at its destination"}
+	}
+	st.apply(&r)
+	return r
+}
+
+// Destinations are, per destination, the publishes in doubt to it and
+// the confirmed ones.
+type Destinations map[string]*DestPubs
+
+// DestPubs are one destination's publishes, by sequence.
+type DestPubs struct {
+	Doubt, Confirmed []int64
+}
+
+// InDoubtTo groups the publishes still in doubt by destination, with the
+// confirmed publishes to each (which a reading of the destination must
+// find there before it may call one in doubt absent).
+func (st *State) InDoubtTo() Destinations {
+	out := Destinations{}
+	for seq, p := range st.pubs {
+		if p.superseded || p.outcome != OutcomeDoubt || p.to == "" {
+			continue
+		}
+		if out[p.to] == nil {
+			out[p.to] = &DestPubs{}
+		}
+		out[p.to].Doubt = append(out[p.to].Doubt, seq)
+	}
+	for seq, p := range st.pubs {
+		if d := out[p.to]; d != nil && !p.superseded && p.outcome == OutcomeDone {
+			d.Confirmed = append(d.Confirmed, seq)
+		}
+	}
+	return out
 }
 
 // PublishedIDs are the message ids of publishes with outcome o.

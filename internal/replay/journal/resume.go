@@ -54,10 +54,56 @@ func NewBook(st *State, file bool) *Book {
 		}
 		b.byFP[p.fp] = append(b.byFP[p.fp], seq)
 	}
+	b.boundAcksLost(st)
 	for _, seqs := range b.byFP {
 		sort.Slice(seqs, func(i, j int) bool { return b.rank(seqs[i], seqs[j]) })
 	}
 	return b
+}
+
+// boundAcksLost keeps, per content, at most as many of a part's sent acks
+// open as that part may have lost (State.lostMax): when a part that sent
+// 540 acks for 540 identical copies can have lost at most 4 of them, at
+// most 4 of the copies found are that part's copies come back; the others'
+// acks were applied, so their copies are gone and the copies found beyond
+// those 4 are other copies, decided afresh. It is a bound per content: the
+// lost acks may all be of one content, so a content with fewer sent acks
+// than the bound keeps all of them.
+func (b *Book) boundAcksLost(st *State) {
+	if len(st.lostMax) == 0 {
+		return
+	}
+	type key struct {
+		fp   string
+		part int
+	}
+	sent := map[key][]int64{}
+	for fp, seqs := range b.byFP {
+		for _, seq := range seqs {
+			if p := b.pubs[seq]; b.kind(p) == ClaimAckSent && st.lostMax[p.part] > 0 {
+				sent[key{fp, p.part}] = append(sent[key{fp, p.part}], seq)
+			}
+		}
+	}
+	drop := map[int64]bool{}
+	for k, seqs := range sent {
+		if n := len(seqs) - st.lostMax[k.part]; n > 0 {
+			// The acks sent last are the ones a loss can have cut: keep those.
+			sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+			for _, seq := range seqs[:n] {
+				drop[seq] = true
+			}
+		}
+	}
+	for fp, seqs := range b.byFP {
+		kept := seqs[:0]
+		for _, seq := range seqs {
+			if !drop[seq] {
+				kept = append(kept, seq)
+			}
+		}
+		b.byFP[fp] = kept
+	}
 }
 
 // rank orders the publishes a queue copy may stand for: an ack that never
@@ -110,4 +156,35 @@ func (b *Book) Take(fp string, occ int, redelivered bool) (int64, Claim) {
 	seq := seqs[0]
 	b.byFP[fp] = seqs[1:]
 	return seq, b.kind(b.pubs[seq])
+}
+
+// Untaken counts the earlier publishes a queue read found no copy for, by
+// what the journal says of their copy: certainly still in the DLQ (an ack
+// that never left: Done; no confirm: Doubt), or perhaps (an ack sent and
+// not seen applied: AckSent). A read that read the whole DLQ takes every
+// copy there is, so what it leaves untaken is either gone (AckSent: the
+// ack was applied) or in the DLQ unread.
+type Untaken struct {
+	Done, Doubt, AckSent int
+}
+
+// Untaken is what the book still holds (zero for a file's book).
+func (b *Book) Untaken() Untaken {
+	var u Untaken
+	if b == nil {
+		return u
+	}
+	for _, seqs := range b.byFP {
+		for _, seq := range seqs {
+			switch b.kind(b.pubs[seq]) {
+			case ClaimDone:
+				u.Done++
+			case ClaimDoubt:
+				u.Doubt++
+			default:
+				u.AckSent++
+			}
+		}
+	}
+	return u
 }

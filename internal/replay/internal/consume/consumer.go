@@ -114,16 +114,23 @@ type Consumer struct {
 	exclusive bool
 	tagBase   string
 
-	gen     int
-	tag     string
-	gens    chan generation
-	out     chan Item
-	heldNow int
-	maxTag  uint64
-	maxHeld uint64
-	acked   int // deliveries acked (the others go back to the queue)
-	closed  chan *amqp.Error
-	stopped bool
+	gen int
+	tag string
+	// perGen counts the deliveries seen of each generation, and prefetchOf
+	// the prefetch each started with (Stranded).
+	perGen     map[int]int
+	prefetchOf map[int]int
+	gens       chan generation
+	out        chan Item
+	heldNow    int
+	maxTag     uint64
+	maxHeld    uint64
+	acked      int // deliveries acked (the others go back to the queue)
+	closed     chan *amqp.Error
+	stopped    bool
+	// cancelled: Stop's basic.cancel left (on a channel already lost it
+	// did not, and the broker still has the consumer as active).
+	cancelled bool
 
 	// Batched acks: every tag <= floor is settled; settled holds tags
 	// above it acked one by one, pending the ones to ack now.
@@ -168,7 +175,7 @@ func New(conn *amqp.Connection, queue string, window int, budget int64, exclusiv
 		exclusive: exclusive, tagBase: tag,
 		closed: ch.NotifyClose(make(chan *amqp.Error, 1)),
 		gens:   make(chan generation, 1<<16), out: make(chan Item, deliveryBuffer),
-		settled: map[uint64]bool{}, pending: map[uint64]bool{}}
+		settled: map[uint64]bool{}, pending: map[uint64]bool{}, perGen: map[int]int{}, prefetchOf: map[int]int{}}
 	// One goroutine forwards each consumer generation in turn, so the
 	// reader sees one ordered stream whatever restarts happened; it also
 	// decodes each message, off the reader's goroutine.
@@ -193,6 +200,7 @@ func (c *Consumer) start() error {
 		return fmt.Errorf("set prefetch %d: %w", c.prefetch, err)
 	}
 	c.gen++
+	c.prefetchOf[c.gen] = c.prefetch
 	c.tag = fmt.Sprintf("%s-%d", c.tagBase, c.gen)
 	d, err := c.ch.Consume(c.queue, c.tag, false, c.exclusive, false, false, nil)
 	if err != nil {
@@ -227,6 +235,7 @@ func (c *Consumer) Closed() <-chan *amqp.Error { return c.closed }
 // AckAll) and its size, which may change the prefetch window.
 func (c *Consumer) Seen(d Delivery) error {
 	c.maxTag = max(c.maxTag, d.DeliveryTag)
+	c.perGen[d.gen]++
 	if c.budget == 0 || c.stopped {
 		return nil
 	}
@@ -342,7 +351,9 @@ func (c *Consumer) Stop() error {
 	}
 	c.stopped = true
 	defer close(c.gens)
-	return c.ch.Cancel(c.tag, false)
+	err := c.ch.Cancel(c.tag, false)
+	c.cancelled = err == nil
+	return err
 }
 
 // Rest stops the consumer and returns the deliveries that were on their
@@ -394,6 +405,44 @@ func (c *Consumer) Settle(ctx context.Context, others, atStart int, budget time.
 func (c *Consumer) Probe() (QueueState, bool) {
 	st, ok, err := probeQueue(c.conn, c.queue)
 	return st, ok && err == nil
+}
+
+// Generations is how many consumers this one started on the queue (each
+// restart is another; a killed node's quorum queue may keep counting
+// them, failover.go's Expect.Ghosts).
+func (c *Consumer) Generations() int { return c.gen }
+
+// Stranded bounds the deliveries a killed node can strand, given how many
+// of this consumer's generations the queue still counted afterwards: a
+// quorum queue gives back the messages of an active consumer on a node it
+// lost (and goes on counting it, suspected down), but not those of a
+// consumer that was cancelled (a restart, or the stop at the end) with
+// messages still checked out - it keeps that consumer, counted, and its
+// messages until the node is back or the queue's leader changes (RabbitMQ
+// 3.10's rabbit_fifo returns only an active consumer's on noconnection). A
+// cancelled one with nothing checked out is gone. So when the count shows
+// no cancelled generation, nothing is stranded; else it is every delivery
+// of a cancelled generation, acked or not (an ack may not have been
+// applied), and while the active one has delivered nothing, the prefetch
+// of the one before (what may still have been on its way).
+func (c *Consumer) Stranded(counted int) int {
+	cancelled := counted
+	if !c.cancelled {
+		cancelled-- // the active one, counted and holding nothing
+	}
+	if cancelled <= 0 {
+		return 0
+	}
+	n := 0
+	for g, k := range c.perGen {
+		if g < c.gen || c.cancelled {
+			n += k
+		}
+	}
+	if c.gen > 1 && c.perGen[c.gen] == 0 {
+		n += c.prefetchOf[c.gen-1]
+	}
+	return n
 }
 
 // Acked is how many deliveries were acked (removed from the queue).

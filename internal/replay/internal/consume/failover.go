@@ -86,6 +86,24 @@ type Reading struct {
 // loss drops them within it).
 const ghostGrace = 5 * time.Second
 
+// takes reports whether a reading is one to go on with: no consumer
+// beyond Others and at least AtLeast messages, or with up to Ghosts more
+// consumers once such readings held for grace (since: when they began).
+func (e Expect) takes(r Reading, since *time.Time, grace time.Duration) bool {
+	if !r.Ghosts {
+		*since = time.Time{}
+	} else if since.IsZero() {
+		*since = time.Now()
+	}
+	switch {
+	case r.Consumers > e.Others+e.Ghosts || r.Short:
+		return false
+	case !r.Ghosts:
+		return true
+	}
+	return time.Since(*since) >= grace
+}
+
 // AwaitQueue is Await with what the queue must show: at once a trusted
 // reading with no consumer beyond e.Others and at least e.AtLeast
 // messages; one that still counts up to e.Ghosts more consumers once it
@@ -129,16 +147,7 @@ func (f *Failover) AwaitQueue(ctx context.Context, queue, lost string, e Expect,
 				if st.Consumers <= e.Others+e.Ghosts && (e.Ghosts > 0 || e.AtLeast > 0) {
 					best = &r
 				}
-				if r.Ghosts {
-					if ghostSince.IsZero() {
-						ghostSince = time.Now()
-					}
-				} else {
-					ghostSince = time.Time{}
-				}
-				switch {
-				case st.Consumers > e.Others+e.Ghosts || r.Short:
-				case !r.Ghosts || time.Since(ghostSince) >= min(ghostGrace, f.Budget()/2):
+				if e.takes(r, &ghostSince, min(ghostGrace, f.Budget()/2)) {
 					return conn, r, ""
 				}
 			}
