@@ -57,7 +57,13 @@ func TestReplayInputIsBounded(t *testing.T) {
 		{"dlq replay --queue q --rate +Inf --amqp-url " + amqpURL, 0, 2, "--rate +Inf: want a finite number", 30 * time.Second},
 		{"dlq replay --queue q --where body.a..b=1 --amqp-url " + amqpURL, 0, 2, "an empty step in the body path", 30 * time.Second},
 	} {
-		o := runDupctl(t, c.line, c.interrupt)
+		var await func(pid int) error
+		if c.interrupt > 0 {
+			// Once dupctl waits on the FIFO: a fixed delay, on a loaded
+			// machine, came before its signal handler and killed it.
+			await = func(pid int) error { return testenv.AwaitBlockedOnFIFO(pid, 30*time.Second, c.interrupt) }
+		}
+		o := runDupctlUntil(t, c.line, await)
 		matched := false
 		for _, want := range strings.Split(c.stderr, "|") {
 			matched = matched || strings.Contains(string(o.stderr), want)
@@ -105,7 +111,11 @@ func TestInterruptedExportLeavesNoWholeLookingFile(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "dlq.jsonl")
-	o := runDupctl(t, "dlq export --queue "+q+" --out "+out+" --window 50 --amqp-url "+url, 300*time.Millisecond)
+	// Interrupted once records reach the partial file - not after a fixed
+	// time, which on a loaded machine came before the export had begun.
+	o := runDupctlUntil(t, "dlq export --queue "+q+" --out "+out+" --window 50 --amqp-url "+url, func(pid int) error {
+		return testenv.AwaitFile(out+".partial", pid, 60*time.Second)
+	})
 	if o.code != 130 {
 		t.Skipf("the export ended before the interrupt (exit %d): nothing to check; stderr %s", o.code, o.stderr)
 	}

@@ -131,7 +131,10 @@ func TestResumeAfterAKillLosesNoIdenticalCopy(t *testing.T) {
 				cmd.Stdout, cmd.Stderr = &out, &out
 				must(t, cmd.Start())
 				if args[0] == "--journal" {
-					time.Sleep(time.Duration(600+rand.IntN(800)) * time.Millisecond)
+					// Killed once a random share of the run is confirmed (a
+					// fixed delay, on a loaded machine, can land before the
+					// first publish or after the last).
+					awaitJournaled(t, jpath, journal.OK, 300+rand.IntN(1500))
 					must(t, cmd.Process.Kill())
 				}
 				err := cmd.Wait()

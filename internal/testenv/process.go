@@ -35,6 +35,43 @@ func AwaitConnecting(pid int, addr string, within, fallback time.Duration) error
 	return fmt.Errorf("process %d after %s: catches SIGINT %v, connected to %s %v", pid, within, catches, addr, connected)
 }
 
+// AwaitFile waits (at most within) until path holds at least one byte -
+// a command's output has begun - or process pid has exited (nil either
+// way: a command that ended first is not signalled to any effect).
+func AwaitFile(path string, pid int, within time.Duration) error {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+			return nil
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s still empty after %s", path, within)
+}
+
+// AwaitBlockedOnFIFO waits (at most within) until one of process pid's
+// threads is blocked opening a FIFO with no writer (wchan
+// wait_for_partner): the command is waiting on its input, past its start
+// - a Go program catches SIGINT from its first instruction (the runtime's
+// handler), so only a point past signal.Notify makes Ctrl-C an interrupt
+// and not a kill. Off Linux it only waits for fallback.
+func AwaitBlockedOnFIFO(pid int, within, fallback time.Duration) error {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		time.Sleep(fallback)
+		return nil
+	}
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		chans, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, c := range chans {
+			if b, err := os.ReadFile(c); err == nil && strings.TrimSpace(string(b)) == "wait_for_partner" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("process %d not blocked opening a FIFO after %s", pid, within)
+}
+
 // catchesSIGINT reads the process's caught-signal mask (SigCgt): SIGINT
 // is signal 2, bit 1.
 func catchesSIGINT(pid int) bool {
