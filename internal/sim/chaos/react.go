@@ -48,3 +48,35 @@ func (r *run) unreacted(now time.Time) string {
 	}
 	return ""
 }
+
+// backInBroker names a key whose message went back to the broker - a
+// delivery of it ended requeued, or returned with its connection - and
+// has not been delivered again since, within reactWait of going back:
+// the broker may be handing it to a worker right now, when the queue
+// counts it as ready no more and no proxy has seen it yet. "" when none;
+// one gone back longer ago was dropped or dead-lettered by the broker.
+func backInBroker(ds []*delivery, now time.Time) string {
+	back := map[string]int{}
+	last := map[string]time.Time{}
+	var keys []string
+	for _, d := range ds {
+		if _, ok := back[d.key]; !ok {
+			keys = append(keys, d.key)
+		}
+		if d.redelivered {
+			back[d.key]--
+		}
+		if d.end == "requeued" || d.end == "returned" {
+			back[d.key]++
+			if d.to.After(last[d.key]) {
+				last[d.key] = d.to
+			}
+		}
+	}
+	for _, k := range keys {
+		if back[k] > 0 && now.Sub(last[k]) < reactWait {
+			return k
+		}
+	}
+	return ""
+}

@@ -817,6 +817,9 @@ func (r *run) busyLocked() string {
 			return fmt.Sprintf("%s holds %s unacked", d.slot.lane(d.inst), d.key)
 		}
 	}
+	if k := backInBroker(r.delivs, time.Now()); k != "" {
+		return k + " went back to the broker and is not delivered again yet"
+	}
 	for _, s := range r.slots {
 		if s.stopped {
 			return s.lane(s.inst) + " is paused"

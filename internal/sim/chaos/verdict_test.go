@@ -288,3 +288,25 @@ func TestRunAwaitsTheReactionToADroppedConnection(t *testing.T) {
 		t.Fatalf("busy %q after W2 exited", why)
 	}
 }
+
+// A message sent back to the broker (requeued, or returned with its
+// connection) keeps the run busy until it is delivered again: in between,
+// the queue may count it ready no more while no proxy has seen it yet -
+// reactWait at the most, after which the broker dropped or dead-lettered
+// it.
+func TestBackInBrokerUntilDeliveredAgain(t *testing.T) {
+	now := time.Now()
+	w1 := &slot{n: 1, inst: 1}
+	nacked := &delivery{slot: w1, inst: 1, key: "k", from: now.Add(-300 * time.Millisecond), to: now.Add(-200 * time.Millisecond), end: "requeued"}
+	other := &delivery{slot: w1, inst: 1, key: "j", from: now.Add(-time.Second), to: now.Add(-900 * time.Millisecond), end: "ack"}
+	if k := backInBroker([]*delivery{other, nacked}, now); k != "k" {
+		t.Fatalf("requeued, not delivered again: %q, want k", k)
+	}
+	again := &delivery{slot: w1, inst: 1, key: "k", redelivered: true, from: now.Add(-100 * time.Millisecond)}
+	if k := backInBroker([]*delivery{other, nacked, again}, now); k != "" {
+		t.Fatalf("delivered again: %q", k)
+	}
+	if k := backInBroker([]*delivery{other, nacked}, now.Add(reactWait)); k != "" {
+		t.Fatalf("gone back longer than reactWait ago: %q", k)
+	}
+}
