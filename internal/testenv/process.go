@@ -11,28 +11,28 @@ import (
 	"time"
 )
 
-// AwaitConnecting waits until process pid catches SIGINT (it has installed
-// its handler) and holds a TCP connection to addr: the moment a test means
-// by "Ctrl-C while connecting". A fixed delay before the signal, on a
-// loaded machine, lands before the handler exists and kills the process
-// instead. It reads /proc, so off Linux it only waits for fallback; it
-// gives up after within, saying what it saw.
+// AwaitConnecting waits until process pid holds a TCP connection to
+// addr: the moment a test means by "Ctrl-C while connecting". A fixed
+// delay before the signal, on a loaded machine, can land before dupctl
+// has started (the Go runtime then exits on SIGINT, a kill, not exit 130).
+// dupctl installs its handler (cli.Run) before any command dials, so a
+// connection says the handler is there; the runtime catches SIGINT from
+// its first instruction, so /proc's SigCgt could not say it. It reads
+// /proc, so off Linux it only waits for fallback; it gives up after
+// within.
 func AwaitConnecting(pid int, addr string, within, fallback time.Duration) error {
-	if _, err := os.Stat("/proc/self/status"); err != nil {
+	if _, err := os.Stat("/proc/self/net/tcp"); err != nil {
 		time.Sleep(fallback)
 		return nil
 	}
 	deadline := time.Now().Add(within)
-	var catches, connected bool
 	for time.Now().Before(deadline) {
-		catches = catchesSIGINT(pid)
-		connected = catches && connectedTo(pid, addr)
-		if connected {
+		if connectedTo(pid, addr) {
 			return nil
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return fmt.Errorf("process %d after %s: catches SIGINT %v, connected to %s %v", pid, within, catches, addr, connected)
+	return fmt.Errorf("process %d held no connection to %s after %s", pid, addr, within)
 }
 
 // AwaitFile waits (at most within) until path holds at least one byte -
@@ -70,22 +70,6 @@ func AwaitBlockedOnFIFO(pid int, within, fallback time.Duration) error {
 		}
 	}
 	return fmt.Errorf("process %d not blocked opening a FIFO after %s", pid, within)
-}
-
-// catchesSIGINT reads the process's caught-signal mask (SigCgt): SIGINT
-// is signal 2, bit 1.
-func catchesSIGINT(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if mask, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
-			return err == nil && m&(1<<1) != 0
-		}
-	}
-	return false
 }
 
 // connectedTo reports whether one of the process's sockets is a TCP
