@@ -268,8 +268,8 @@ func scoreHeldout(truth *heldoutTruth, res *lock.Result) map[string]heldoutScore
 	return out
 }
 
-// matchGlob matches a Redis glob (*, ?, [...], [!...] or [^...]) the way
+// matchGlob matches a Redis glob (*, ?, [...], [^...] or [!...]) the way
 // the truth file uses it.
 func matchGlob(pattern, s string) (bool, error) {
-	return filepath.Match(strings.ReplaceAll(pattern, "[^", "[!"), s)
+	return filepath.Match(strings.ReplaceAll(pattern, "[!", "[^"), s)
 }

@@ -548,7 +548,7 @@ func (a *aggregator) finish(res *Result) {
 				a.stats.Skipped += f.Keys()
 				continue
 			}
-			a.possible(res, f)
+			a.possible(res, f, fams, skipped)
 			continue
 		}
 		a.stats.Locks += f.Keys()
@@ -569,8 +569,18 @@ func (a *aggregator) finish(res *Result) {
 	for _, f := range skipped {
 		d.Skipped = append(d.Skipped, f.SkippedReport())
 	}
+	byTmpl := map[string]*judge.Tally{}
+	for _, f := range fams {
+		byTmpl[f.Tmpl] = f
+	}
 	for _, l := range a.top.Sorted() {
 		l.Family = a.fams.Resolve(keyshape.Split(l.Key, a.now))
+		if f := byTmpl[l.Family]; f != nil && (l.OwnerClass == string(judge.OwnerLowEntropy) || l.OwnerClass == string(judge.OwnerCounter)) {
+			if bits := f.TokenBits(l.Owner); bits > 0 { // a token of its family's alphabet (behaviour.go)
+				l.OwnerClass, l.OwnerBits = string(judge.OwnerRandom), bits
+				l.Problems = slices.DeleteFunc(l.Problems, func(c string) bool { return c == judge.RuleTokenWeak.Code })
+			}
+		}
 		if l.Holders == nil {
 			l.Holders = []makers.Holder{}
 		}
@@ -589,13 +599,15 @@ func (a *aggregator) finish(res *Result) {
 	})
 }
 
-// possible reports a family of possible locks: one info line.
-func (a *aggregator) possible(res *Result, f *judge.Tally) {
+// possible reports a family of possible locks: one info line, and its
+// defects at info.
+func (a *aggregator) possible(res *Result, f *judge.Tally, groups ...[]*judge.Tally) {
 	d := &res.Data
 	a.stats.Uncertain += f.Keys()
-	p, fi := f.PossibleReport()
+	p, fi := f.PossibleReport(suggestion(f, groups...))
 	d.Possible = append(d.Possible, p)
 	res.Findings = append(res.Findings, fi)
+	res.Findings = append(res.Findings, f.PossibleDefects(judge.Options{MaxTTL: a.o.MaxTTL, MinConfidence: a.o.MinConfidence}, p.Suggest)...)
 }
 
 // permissions reports the checks that commands the ACL refused kept from
@@ -630,4 +642,45 @@ func (a *aggregator) permissions(res *Result, nodes []*keyspace.Node) {
 	if n := res.Data.Scan.Denied; n > 0 {
 		res.Data.Notes = append(res.Data.Notes, fmt.Sprintf("%d keys not inspected: the ACL user's key patterns do not cover them", n))
 	}
+}
+
+// suggestion is the pattern that would confirm a possible family, never
+// broader than the family: its template's glob, or - when that also
+// catches the keys of other families seen (a counter beside the locks
+// under the same prefix) - the glob whose placeholders keep their shape,
+// when it catches fewer; with how many keys it matches today, counted
+// over every family read by its examples.
+func suggestion(f *judge.Tally, groups ...[]*judge.Tally) judge.Suggestion {
+	count := func(glob string) judge.Suggestion {
+		sg := judge.Suggestion{Glob: glob}
+		g, err := keyspace.CompileGlob(glob)
+		if err != nil {
+			return sg
+		}
+		for _, fs := range groups {
+			for _, o := range fs {
+				ex := o.Examples()
+				if len(ex) == 0 || !slices.ContainsFunc(ex, g.Match) {
+					continue
+				}
+				n := o.Keys()
+				if !slices.ContainsFunc(ex, func(e string) bool { return !g.Match(e) }) {
+					sg.Matches += n
+				} else {
+					sg.Matches += n / 2 // some of its keys: an estimate
+				}
+				if o.Tmpl != f.Tmpl { // keys of its template skipped by shape are the family's
+					sg.Other += n
+				}
+			}
+		}
+		return sg
+	}
+	sg := count(f.Suggest(false))
+	if sg.Other > 0 {
+		if t := count(f.Suggest(true)); t.Other < sg.Other {
+			return t
+		}
+	}
+	return sg
 }

@@ -63,7 +63,7 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 		return Confirmed
 	}
 	lockWord := j.Verdict.Set.has(sigNameLock)
-	if why := dataShape(o, j.Segs, lockWord); why != "" {
+	if why := dataShape(o, j.Segs, lockWord); why != "" && !(why == cacheShape && leaseToken(j)) {
 		j.DataShape = why
 		return NotLock
 	}
@@ -94,7 +94,20 @@ func tokenShaped(o *keyspace.Key, against []signal) bool {
 	return true
 }
 
-const counterShape = "a counter"
+const (
+	counterShape = "a counter"
+	cacheShape   = "a cache"
+)
+
+// leaseToken reports a raw random token under a lease (10 minutes or
+// less): a framework's Cache::lock among its cache entries, which hold
+// serialized values - not a cache entry, whatever the prefix says.
+func leaseToken(j *Judged) bool {
+	o := &j.Observed
+	c := j.Owner.Class
+	return o.Type == "string" && o.PTTL > 0 && o.PTTL+max(o.Idle, 0)*1000 <= 600_000 &&
+		(c == OwnerUUID || c == OwnerUUIDTime || c == OwnerRandom)
+}
 
 // dataWords name what a key of application data holds, with the data
 // shape it is (the reason a skipped family gives).
@@ -107,7 +120,7 @@ var dataWords = map[string]string{
 	"limit": "a rate limit", "limiter": "a rate limit",
 	"offer": "an offer or assignment cache", "offers": "an offer or assignment cache", "assignment": "an offer or assignment cache",
 	"assigned": "an offer or assignment cache",
-	"cache":    "a cache", "cached": "a cache", "caches": "a cache",
+	"cache":    cacheShape, "cached": cacheShape, "caches": cacheShape,
 	"count": counterShape, "counter": counterShape, "counters": counterShape, "views": counterShape, "hits": counterShape,
 	"stats": counterShape, "stat": counterShape, "metrics": counterShape, "total": counterShape,
 	"queue": "a queue", "queues": "a queue", "jobs": "a queue",

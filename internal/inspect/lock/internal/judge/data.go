@@ -26,6 +26,13 @@ type Family struct {
 	Varying  []Segment        `json:"varying"`
 	TTL      TTLStats         `json:"ttl"`
 	Owners   map[string]int64 `json:"owner_classes"`
+	// Behaviour is what the family's keys did as a whole (owner values,
+	// one granted TTL, a lease) where it speaks for a lock; it decided a
+	// family of no lock word and no catalogue entry (issue 42).
+	Behaviour []string `json:"behaviour,omitempty"`
+	// MultiKey is the number of keys each lock of the family spans when
+	// one token sits on a fixed group of keys (0: one key per lock).
+	MultiKey int64 `json:"multi_key,omitempty"`
 	// Fencing is present, absent or n/a (not a mutex family).
 	Fencing  string   `json:"fencing"`
 	Problems []string `json:"problems"`
@@ -95,6 +102,11 @@ type PossibleFamily struct {
 	Signals  map[string]int64 `json:"signals"`
 	Examples []string         `json:"examples"`
 	Suggest  string           `json:"suggest"`
+	// SuggestMatches is how many keys Suggest matches today (of the
+	// families read, by their examples); SuggestOther how many of them
+	// are not the family's.
+	SuggestMatches int64 `json:"suggest_matches"`
+	SuggestOther   int64 `json:"suggest_other"`
 }
 
 // SkippedFamily is one family of keys read and not taken for locks.

@@ -172,7 +172,7 @@ func weigh(o *keyspace.Key, r *makers.Recognised, own Owner, segs []keyshape.Seg
 	switch {
 	case !o.Read || otherType:
 	case o.Type == "hash":
-		v.weighHash(o, r)
+		v.weighHash(o, r, own)
 	default:
 		v.weighString(r, own, against)
 	}
@@ -216,16 +216,34 @@ func (v *Verdict) weighTTL(o *keyspace.Key) {
 
 // weighHash adds what a hash's fields say, unless a maker's layout
 // decided already.
-func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised) {
+func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised, own Owner) {
 	switch {
 	case r.Confirmed:
 	case o.MoreFields:
 		v.add(sigBigHash)
 	case namedFields(o.Fields):
 		v.add(sigHashFields)
+	case holderCounts(o.Fields) && (own.Class == OwnerUUID || own.Class == OwnerUUIDTime || own.Class == OwnerRandom):
+		// A reentrant lock's holders: a token per holder, each with its
+		// hold count (Redisson's layout, and its ports').
+		v.add(sigToken)
 	default:
 		v.add(sigHashOther)
 	}
+}
+
+// holderCounts reports a hash of one to four fields holding small counts.
+func holderCounts(fields []string) bool {
+	n := len(fields) / 2
+	if n < 1 || n > 4 {
+		return false
+	}
+	for i := 1; i < len(fields); i += 2 {
+		if v := fields[i]; len(v) > 3 || !keyshape.AllDigits(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // weighString adds what a string value says: a maker's token, the

@@ -167,9 +167,9 @@ func TestPossibleFamiliesAreOneInfoLine(t *testing.T) {
 	if _, fs := f.Report(Options{MinConfidence: DefaultMinConfidence}); len(fs) != 0 {
 		t.Fatalf("a possible family judged: %v", fs)
 	}
-	p, fi := f.PossibleReport()
+	p, fi := f.PossibleReport(Suggestion{Glob: f.Suggest(false), Matches: f.Keys()})
 	if fi.Severity != findings.Info || fi.Code != RulePossible.Code || p.Suggest != "payment:order:*" ||
-		!strings.Contains(fi.Message, "confirm with {LockPatterns} 'payment:order:*'") {
+		!strings.Contains(fi.Message, "confirm with {LockPatterns} 'payment:order:*' (it matches ") {
 		t.Errorf("%s %s: %s (%+v)", fi.Severity, fi.Code, fi.Message, p)
 	}
 }
@@ -188,9 +188,27 @@ func TestSuggestionNeverConfirmsEverything(t *testing.T) {
 		{"{id}:{int}", []string{"job[a]:1", "job[a]:2"}, `job\[a\]:*`},
 		{"{id}", []string{"alpha", "beta"}, "*"}, // nothing in common: nothing narrower to say
 		{"payment:order:{int}", []string{"payment:order:1", "payment:order:2"}, "payment:order:*"},
+		// A collapsed library prefix keeps what its keys start with: never
+		// *:*:invoice:*, which confirms any a:b:invoice:c key (issue 42).
+		{"{name}:{name}:invoice:{int}", []string{"acme:billing:invoice:1", "acme:crm:invoice:2"}, "acme:*:invoice:*"},
 	} {
-		if got := suggestFor(c.tmpl, c.examples); got != c.want {
+		if got := suggestFor(c.tmpl, c.examples, false); got != c.want {
 			t.Errorf("suggestFor(%q, %q) = %q, want %q", c.tmpl, c.examples, got, c.want)
+		}
+	}
+}
+
+// TestTightPattern: placeholders keep their shape where a glob can say it,
+// so a suggestion need not catch a counter of another shape beside the
+// locks under the same prefix.
+func TestTightPattern(t *testing.T) {
+	for tmpl, want := range map[string]string{
+		"lock:{uuid}":          "lock:????????-????-????-????-????????????",
+		"order:pay:{int}":      "order:pay:[0-9]*",
+		"lock:{name}:{base64}": "lock:*:*",
+	} {
+		if got := TightPattern(tmpl); got != want {
+			t.Errorf("TightPattern(%q) = %q, want %q", tmpl, got, want)
 		}
 	}
 }

@@ -62,6 +62,7 @@ type Tally struct {
 	owners   map[OwnerClass]int64
 	ownerEx  map[OwnerClass][]string
 	values   *repeats
+	tokens   tokenStats
 	Orphans  int64
 	OrphanEx []string
 	examples []string
@@ -118,6 +119,8 @@ func (f *Tally) Certainty(minConfidence float64) Certainty {
 		return Confirmed
 	case 2*(f.certain[Confirmed]+f.certain[Likely]) >= f.keys && f.confSum/float64(f.keys) >= minConfidence:
 		return Likely
+	case f.behaviour().Likely:
+		return Likely // by what its keys do (behaviour.go)
 	}
 	return Possible
 }
@@ -255,6 +258,9 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 		if r.Owner != "" && own.Class != OwnerConstant && own.Class != OwnerTimestamp {
 			f.values.add(r.Owner)
 		}
+		if o.Type == "string" {
+			f.tokens.add(r.Owner, own)
+		}
 	}
 	return problems
 }
@@ -387,6 +393,7 @@ func (f *Tally) merge(o *Tally) {
 		f.ownerEx[c] = appendAll(f.ownerEx[c], ex)
 	}
 	f.values.merge(o.values)
+	f.tokens.merge(&o.tokens)
 	for k, r := range o.reread {
 		f.mark(k, r)
 	}

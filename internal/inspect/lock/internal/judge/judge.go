@@ -258,6 +258,12 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 	out := f.summary()
 	cert := f.Certainty(o.MinConfidence)
 	out.Certainty = cert.String()
+	if b := f.behaviour(); len(b.Why) > 0 {
+		out.Behaviour = b.Why
+	}
+	if k, ok := f.values.multiKey(); ok {
+		out.MultiKey = k
+	}
 	entry := f.MainEntry()
 	if entry != nil {
 		out.Library = &Library{ID: entry.ID, Name: entry.Library, Object: entry.Object, TTL: entry.TTL.Behaviour, Sources: entry.Sources,
@@ -307,10 +313,22 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 
 // PossibleReport is the one info line of a family of possible locks,
 // with the pattern that would confirm it.
-func (f *Tally) PossibleReport() (PossibleFamily, findings.Finding) {
+// Suggest is the pattern that would confirm the family (tight: its
+// placeholders keep their shape where a glob can say it).
+func (f *Tally) Suggest(tight bool) string { return suggestFor(f.Tmpl, f.Examples(), tight) }
+
+// Suggestion is a pattern that would confirm a family, and how many keys
+// it matches today: the family's, and others (of the families seen, by
+// their examples).
+type Suggestion struct {
+	Glob           string
+	Matches, Other int64
+}
+
+func (f *Tally) PossibleReport(sg Suggestion) (PossibleFamily, findings.Finding) {
 	ex := f.Examples()
 	p := PossibleFamily{Template: f.Tmpl, Keys: f.keys, NoTTL: f.noTTL, Makers: f.makers, Signals: map[string]int64{}, Examples: ex,
-		Suggest: suggestFor(f.Tmpl, ex)}
+		Suggest: sg.Glob, SuggestMatches: sg.Matches, SuggestOther: sg.Other}
 	for x, n := range f.signals {
 		if n > 0 {
 			p.Signals[signal(x).String()] = n
@@ -327,22 +345,77 @@ func (f *Tally) PossibleReport() (PossibleFamily, findings.Finding) {
 	if m := f.mainMaker(); m != makers.Unknown && m != makers.SetNXPX {
 		ev = append(ev, "values shaped like "+m+"'s")
 	}
-	fi := RulePossible.New(f.Tmpl, fmt.Sprintf("possible lock family, %s%s; confirm with {LockPatterns} '%s'",
-		english.Count(f.keys, "key", "keys"), eg, p.Suggest), ev...)
+	if b := f.behaviour(); len(b.Why) > 0 {
+		ev = append(ev, b.Why...)
+	}
+	matches := fmt.Sprintf("it matches %s today", english.Count(sg.Matches, "key", "keys"))
+	if sg.Other > 0 {
+		matches += fmt.Sprintf(", %s of other families among them", english.Number(sg.Other))
+	}
+	fi := RulePossible.New(f.Tmpl, fmt.Sprintf("possible lock family, %s%s; confirm with {LockPatterns} '%s' (%s)",
+		english.Count(f.keys, "key", "keys"), eg, p.Suggest, matches), ev...)
 	return p, fi
+}
+
+// PossibleDefects are the defects of a possible family that do not depend
+// on what wrote it - a lock without a TTL, a TTL far from its siblings', a
+// constant owner value - at the family's certainty: info, each with the
+// pattern that would confirm the family beside it, so a defect does not
+// disappear until someone confirms the family.
+func (f *Tally) PossibleDefects(o Options, suggest string) []findings.Finding {
+	if f.lockish == 0 {
+		return nil
+	}
+	var out []findings.Finding
+	add := func(fi findings.Finding) {
+		switch fi.Code {
+		case RuleNoTTL.Code, RuleTTLOutlier.Code, RuleTokenConstant.Code:
+		default:
+			return
+		}
+		fi.Severity = findings.Info
+		fi.Message = fmt.Sprintf("if these are locks (possible; confirm with {LockPatterns} '%s'): %s", suggest, fi.Message)
+		out = append(out, fi)
+	}
+	out1 := f.summary()
+	f.keyFindings(add, &out1)
+	f.ownerFindings(add, f.mainMaker(), nil)
+	f.ttlFindings(add, out1.TTL, o)
+	return out
 }
 
 // SuggestPattern is the Redis glob of a family template: its
 // placeholders become *.
-func SuggestPattern(tmpl string) string {
+func SuggestPattern(tmpl string) string { return globOf(tmpl, false) }
+
+// TightPattern is the Redis glob of a family template whose placeholders
+// keep their shape where a glob can say it: {int} is [0-9]*, a uuid
+// ????????-????-????-????-????????????, a digest its length in ?.
+func TightPattern(tmpl string) string { return globOf(tmpl, true) }
+
+// tightGlobs are the placeholders a glob can shape.
+var tightGlobs = map[string]string{
+	"{int}": "[0-9]*", "{date}": "[0-9]*", "{uuid}": "????????-????-????-????-????????????",
+	"{hex24}": strings.Repeat("?", 24), "{hex32}": strings.Repeat("?", 32), "{hex40}": strings.Repeat("?", 40),
+	"{hex64}": strings.Repeat("?", 64), "{ulid}": strings.Repeat("?", 26),
+}
+
+func globOf(tmpl string, tight bool) string {
 	var b strings.Builder
 	for i := 0; i < len(tmpl); i++ {
 		if tmpl[i] == '{' {
 			if j := strings.IndexByte(tmpl[i:], '}'); j > 0 && !strings.ContainsAny(tmpl[i+1:i+j], ":{") {
-				b.WriteByte('*')
+				if g, ok := tightGlobs[tmpl[i:i+j+1]]; ok && tight {
+					b.WriteString(g)
+				} else {
+					b.WriteByte('*')
+				}
 				i += j
 				continue
 			}
+		}
+		if strings.IndexByte(`*?[]\`, tmpl[i]) >= 0 {
+			b.WriteByte('\\')
 		}
 		b.WriteByte(tmpl[i])
 	}
@@ -350,12 +423,13 @@ func SuggestPattern(tmpl string) string {
 }
 
 // suggestFor is the pattern that would confirm a family: its template's
-// glob, or - when that names no literal text (a family of one-segment
-// names, {id}, whose glob "*" would confirm every key) - what its
-// examples start with.
-func suggestFor(tmpl string, examples []string) string {
-	g := SuggestPattern(tmpl)
-	if strings.Trim(g, "*:/|{}.") != "" || len(examples) == 0 {
+// glob, its leading placeholders - a collapsed library or app prefix
+// ({name}:{name}:invoice:{int}), whose * would confirm any a:b:invoice:c
+// key, or a template of no literal text at all ({id}) - replaced by what
+// its examples start with (acme:*:invoice:*, cleanup-tenant-*).
+func suggestFor(tmpl string, examples []string, tight bool) string {
+	g := globOf(tmpl, tight)
+	if g == "" || g[0] != '*' && g[0] != '?' && g[0] != '[' || len(examples) == 0 {
 		return g
 	}
 	prefix := strings.TrimSuffix(examples[0], "...") // a long name is clipped
@@ -366,17 +440,36 @@ func suggestFor(tmpl string, examples []string) string {
 		}
 		prefix = prefix[:n]
 	}
-	if prefix == "" {
-		return g
+	// Whole segments of the prefix stand for the template's first ones.
+	cut := strings.LastIndexAny(prefix, ":/|.")
+	if cut < 0 {
+		if prefix == "" || strings.Trim(g, "*:/|{}.") != "" {
+			return g
+		}
+		return escapeGlob(prefix) + "*" // one-segment names: cleanup-tenant-*
 	}
+	seps := strings.Count(prefix[:cut+1], ":") + strings.Count(prefix[:cut+1], "/") + strings.Count(prefix[:cut+1], "|") +
+		strings.Count(prefix[:cut+1], ".")
+	rest := g
+	for ; seps > 0 && rest != ""; seps-- {
+		i := strings.IndexAny(rest, ":/|.")
+		if i < 0 {
+			return g
+		}
+		rest = rest[i+1:]
+	}
+	return escapeGlob(prefix[:cut+1]) + rest
+}
+
+func escapeGlob(s string) string {
 	var b strings.Builder
-	for i := 0; i < len(prefix); i++ {
-		if strings.IndexByte(`*?[]\`, prefix[i]) >= 0 {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
 			b.WriteByte('\\')
 		}
-		b.WriteByte(prefix[i])
+		b.WriteByte(s[i])
 	}
-	return b.String() + "*"
+	return b.String()
 }
 
 // topSignals names the n most common signals, most first.
@@ -491,8 +584,9 @@ func Prefixed(p string, list []string) []string {
 func (f *Tally) ownerFindings(add func(findings.Finding), maker string, entry *makers.Entry) string {
 	var weak []string
 	var weakN int64
+	owners := f.reclassified()
 	for _, c := range []OwnerClass{OwnerConstant, OwnerHost, OwnerTimestamp, OwnerCounter, OwnerLowEntropy} {
-		n := f.owners[c]
+		n := owners[c]
 		if n == 0 {
 			continue
 		}
@@ -514,6 +608,9 @@ func (f *Tally) ownerFindings(add func(findings.Finding), maker string, entry *m
 	}
 	if maker == makers.Redisson || entry != nil && entry.Token.Shared { // per client thread, or one per process by design
 		return ""
+	}
+	if _, ok := f.values.multiKey(); ok {
+		return "" // one token on each lock's fixed group of keys: the lock's design
 	}
 	if rep := f.values.repeated(2); len(rep) > 0 {
 		ev := []string{}

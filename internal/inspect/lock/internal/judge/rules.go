@@ -116,11 +116,17 @@ costs money, the lock alone is not enough.`,
 		Code: "LOCK_POSSIBLE_FAMILY", Severity: findings.Info, Since: "v0.2.0",
 		Title: "keys shaped like locks that nothing confirms",
 		Doc: `A family of keys looks like locks by its shape (a token-shaped value, a
-lease-like TTL) but no catalogue library writes that layout and its name
-holds no lock word, or it holds one but has no TTL or no token-shaped value.
-dupctl does not judge it: one such line per family, never more, so a cache
-of ids, a session or a flag is never reported as a broken lock. If they are
-locks, name them and every lock check runs on them.`,
+lease-like TTL) but nothing confirms it: no catalogue library writes that
+layout, its name holds no lock word (or holds one over no TTL or no
+token-shaped value), and its keys do not behave as locks do as a whole
+(random owner tokens, one granted TTL, a lease). dupctl reports it as one
+info line with the pattern that would confirm it and how many keys that
+pattern matches today, and beside it, at info too, the defects that do not
+depend on what wrote the keys (a key without a TTL, a TTL far from its
+siblings', a constant owner value), each worded "if these are locks". So a
+cache of ids, a session or a flag is never reported as a broken lock, and
+a lock's defect does not disappear until someone confirms its family. If
+they are locks, name them and every lock check runs on them.`,
 		Fix: "If these are locks, name them: {LockPatterns} '<glob>' (or locks.patterns in dupctl.yaml; " +
 			"add the library to locks.libraries so it is named); if they are data, nothing to do.",
 	}

@@ -2,6 +2,12 @@ package judge
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/inspect/lock/internal/keyshape"
 	"strconv"
 	"strings"
 )
@@ -29,6 +35,8 @@ func wrappedString(v string) (string, bool) {
 		if at := 15 + int(max(n, 0)); at <= len(v) {
 			return v[at:], true
 		}
+	case len(v) <= 512 && strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}"):
+		return jsonOwner(v)
 	case strings.HasPrefix(v, "s:") && strings.HasSuffix(v, `";`):
 		head, s, ok := strings.Cut(v[2:len(v)-2], `:"`)
 		n, err := strconv.Atoi(head)
@@ -72,4 +80,40 @@ func pickledString(v string) (string, bool) {
 		i += 2
 	}
 	return s, i+1 == len(v) && v[i] == '.'
+}
+
+// jsonOwner reads a small JSON object of scalar fields as the owner it
+// records (redis-promise-lock's {"lockedSince": <ISO time>}, an
+// {"owner": ..., "at": ...}): its values, in the order of their names.
+// A record with more fields, or nested ones, stays a document.
+func jsonOwner(v string) (string, bool) {
+	var m map[string]any
+	if json.Unmarshal([]byte(v), &m) != nil || len(m) == 0 || len(m) > 4 {
+		return "", false
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		x, ok := m[k].(string)
+		if !ok || !ownerish(x) {
+			return "", false // a setting, a flag, a count: a record
+		}
+		parts = append(parts, x)
+	}
+	return strings.Join(parts, "|"), true
+}
+
+// ownerish reports what an owner records: an ISO time, a host, or a
+// token (a UUID, random characters, a hex id).
+func ownerish(s string) bool {
+	if len(s) >= 10 && keyshape.IsDate(s[:10]) || isHostname(s) && strings.Contains(s, ".") {
+		return true
+	}
+	switch keyshape.Classify(s, time.Now()).Kind {
+	case keyshape.KindUUID, keyshape.KindULID, keyshape.KindBase64, keyshape.KindJID, keyshape.KindMD5, keyshape.KindSHA1,
+		keyshape.KindSHA256, keyshape.KindObjectID:
+		return true
+	case keyshape.KindHex:
+		return len(s) >= 16 // an etag's or a hash's first digits are no token
+	}
+	return false
 }

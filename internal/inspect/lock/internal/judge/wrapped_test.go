@@ -34,3 +34,22 @@ func TestWrappedString(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONOwner: a small JSON object of scalar fields under a lock word is
+// the owner it records (redis-promise-lock's {"lockedSince": <time>}); a
+// record with nested or many fields stays a document.
+func TestJSONOwner(t *testing.T) {
+	if got, ok := wrappedString(`{"lockedSince":"2026-12-07T15:03:33.984Z"}`); !ok || got != "2026-12-07T15:03:33.984Z" {
+		t.Errorf("lockedSince: %q %v", got, ok)
+	}
+	if got, ok := wrappedString(`{"owner":"8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f","at":"2026-12-07T15:03:33Z"}`); !ok ||
+		got != "2026-12-07T15:03:33Z|8d0c5a1e-3b2a-4c1d-9e8f-0a1b2c3d4e5f" {
+		t.Errorf("owner and time: %q %v", got, ok)
+	}
+	for _, v := range []string{`{"user":{"id":1}}`, `{"a":1,"b":2,"c":3,"d":4,"e":5}`, `{}`, `{"list":[1,2]}`,
+		`{"enabled":true,"timeout_s":300}`, `{"user":"alice-0","etag":"cfcd208495d56"}`} {
+		if got, ok := wrappedString(v); ok {
+			t.Errorf("%s: read %q", v, got)
+		}
+	}
+}

@@ -406,6 +406,13 @@ func looksRandom(s string) bool {
 	if c.upper > 0 && c.lower > 0 && len(s) >= 20 && (c.punct > 0 || strings.HasSuffix(s, "=") || capitalPairs(s) >= 2) {
 		return true
 	}
+	// Random letters of both cases (go-zero's stringx.Randn draws 16 from
+	// letters and digits, and has no digit 6% of the time) switch case
+	// about every other letter and pair capitals; CamelCase words and
+	// acronyms (HTTPServerConfig) switch case once per word.
+	if c.upper >= 3 && c.lower >= 3 && c.punct == 0 && capitalPairs(s) >= 2 && 3*caseSwitches(s) >= len(s) {
+		return true
+	}
 	if c.upper == 0 && c.punct == 0 && c.digits == 0 && len(s) >= 20 {
 		return consonantRun(s) >= 5 // random lower-case letters; words have vowels
 	}
@@ -449,6 +456,18 @@ func countAlphabet(s string) (alphabet, bool) {
 		}
 	}
 	return a, true
+}
+
+// caseSwitches counts neighbouring letters of different case.
+func caseSwitches(s string) int {
+	n := 0
+	for i := 1; i < len(s); i++ {
+		a, b := s[i-1], s[i]
+		if (a >= 'A' && a <= 'Z' && b >= 'a' && b <= 'z') || (a >= 'a' && a <= 'z' && b >= 'A' && b <= 'Z') {
+			n++
+		}
+	}
+	return n
 }
 
 func capitalPairs(s string) int {

@@ -36,6 +36,11 @@ func TestClassifySegments(t *testing.T) {
 		"ORD-1234":                                 KindID,
 		"payment_v2":                               KindID,
 		"MyServiceWorkerInstance":                  KindWord,
+		"HTTPServerConfig":                         KindWord,
+		"getUserAccountSettings":                   KindWord,
+		// go-zero's stringx.Randn(16) with no digit drawn (issue 42).
+		"ZoOFdTWEjqSKqYbL": KindBase64,
+		"kmrCkDjkPCB7xnkC": KindBase64,
 	} {
 		if got := Classify(seg, testNow).Kind; got != want {
 			t.Errorf("classify(%q) = %s, want %s", seg, got, want)
