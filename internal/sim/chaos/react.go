@@ -80,3 +80,31 @@ func backInBroker(ds []*delivery, now time.Time) string {
 	}
 	return ""
 }
+
+// undelivered names a key with a message dupctl published that no worker
+// has been delivered yet: more publishes of it than first deliveries (a
+// redelivery is a message delivered before). The queue's count of ready
+// messages does not cover one the broker is handing over. "" when none.
+func undelivered(events []Event, ds []*delivery) string {
+	n := map[string]int{}
+	var keys []string
+	for _, e := range events {
+		if e.Kind == "publish" && e.Lane == "dupctl" {
+			if n[e.Key] == 0 {
+				keys = append(keys, e.Key)
+			}
+			n[e.Key]++
+		}
+	}
+	for _, d := range ds {
+		if !d.redelivered {
+			n[d.key]--
+		}
+	}
+	for _, k := range keys {
+		if n[k] > 0 {
+			return k
+		}
+	}
+	return ""
+}

@@ -831,14 +831,8 @@ func (r *run) busyLocked() string {
 			return s.lane(s.inst) + " is starting"
 		}
 	}
-	delivered := map[string]bool{}
-	for _, d := range r.delivs {
-		delivered[d.key] = true
-	}
-	for _, k := range r.keys {
-		if !delivered[k] {
-			return k + " not delivered yet"
-		}
+	if k := undelivered(r.events, r.delivs); k != "" {
+		return "a message dupctl published for " + k + " is not delivered yet"
 	}
 	return ""
 }

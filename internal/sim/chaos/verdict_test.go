@@ -310,3 +310,28 @@ func TestBackInBrokerUntilDeliveredAgain(t *testing.T) {
 		t.Fatalf("gone back longer than reactWait ago: %q", k)
 	}
 }
+
+// Every message dupctl published keeps the run busy until a worker is
+// delivered it: the scenario's second message as well as the first.
+func TestUndeliveredUntilEveryCopyIsDelivered(t *testing.T) {
+	w1 := &slot{n: 1, inst: 1}
+	events := []Event{{Lane: "dupctl", Kind: "publish", Key: "k"}, {Lane: "dupctl", Kind: "publish", Key: "j"},
+		{Lane: "W1", Kind: "republish", Key: "j"}}
+	first := &delivery{slot: w1, inst: 1, key: "k", end: "ack"}
+	if k := undelivered(events, []*delivery{first}); k != "j" {
+		t.Fatalf("j never delivered: %q", k)
+	}
+	j := &delivery{slot: w1, inst: 1, key: "j", end: "ack"}
+	if k := undelivered(events, []*delivery{first, j}); k != "" {
+		t.Fatalf("every publish delivered (a worker's republish is not dupctl's to wait for): %q", k)
+	}
+	events = append(events, Event{Lane: "dupctl", Kind: "publish", Key: "k"}) // the scenario's second message
+	again := &delivery{slot: w1, inst: 1, key: "k", redelivered: true, end: "ack"}
+	if k := undelivered(events, []*delivery{first, j, again}); k != "k" {
+		t.Fatalf("a redelivery is not the second message: %q", k)
+	}
+	second := &delivery{slot: w1, inst: 1, key: "k", end: "ack"}
+	if k := undelivered(events, []*delivery{first, j, again, second}); k != "" {
+		t.Fatalf("both copies delivered: %q", k)
+	}
+}
