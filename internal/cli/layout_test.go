@@ -395,7 +395,7 @@ func TestLayoutNoSidewaysImports(t *testing.T) {
 // package: Run, or the verbs a package with several names.
 var capabilityVerbs = map[string][]string{
 	"internal/audit/cache":    {"Run"},
-	"internal/audit/logs":     {"Run"},
+	"internal/audit/logs":     {"Run", "Follow"},
 	"internal/doctor":         {"Run"},
 	"internal/inspect/lock":   {"Run"},
 	"internal/inspect/store":  {"Run"},

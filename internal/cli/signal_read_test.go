@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -101,4 +102,68 @@ func TestTimeoutEndsAReadOfStdin(t *testing.T) {
 		!strings.Contains(msg, "(timed out after 2s: raise --timeout)") {
 		t.Fatalf("exit %d, want 3 and what was read; stderr: %s", code, msg)
 	}
+}
+
+// TestFollowEndsOnASignalWithTheSummary: audit logs --follow on a stdin that
+// stays open writes a finding as soon as its second side effect is read,
+// and a signal ends it with the summary, exit 1 when a duplicate was found
+// and 0 when none was.
+func TestFollowEndsOnASignalWithTheSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		lines []string
+		code  int
+	}{
+		{"a duplicate, SIGINT", syscall.SIGINT, []string{followLine("09:00:00", "m1"), followLine("09:00:30", "m2")}, 1},
+		{"none, SIGTERM", syscall.SIGTERM, []string{followLine("09:00:00", "m1")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command("dupctl", "audit", "logs", "-", "--follow", "-o", "json")
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { in.Close(); _ = cmd.Process.Kill() })
+			io.WriteString(in, strings.Join(tc.lines, "\n")+"\n")
+			lines := bufio.NewScanner(out)
+			lines.Buffer(nil, 1<<20)
+			if tc.code == 1 {
+				// The event: the finding's line, while stdin stays open.
+				if !lines.Scan() || !strings.HasPrefix(lines.Text(), `{"type":"duplicate","key":"ord-1",`) {
+					t.Fatalf("no finding line: %q (stderr: %s)", lines.Text(), &stderr)
+				}
+			} else {
+				// The event: dupctl read what was written (a pipe's
+				// worth more goes through only once it reads).
+				if _, err := io.WriteString(in, strings.Repeat("\n", 1<<20)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			var rest strings.Builder
+			for lines.Scan() {
+				rest.WriteString(lines.Text() + "\n")
+			}
+			code := ended(t, cmd, &stderr)
+			if code != tc.code || !strings.Contains(rest.String(), `"command": "audit logs"`) || stderr.Len() > 0 {
+				t.Fatalf("exit %d, want %d with the summary; stdout: %.300s; stderr: %s", code, tc.code, rest.String(), &stderr)
+			}
+		})
+	}
+}
+
+func followLine(at, msg string) string {
+	return `{"time":"2026-11-03T` + at + `Z","event":"side_effect","orderId":"ord-1","messageId":"` + msg + `"}`
 }

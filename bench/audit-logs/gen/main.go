@@ -23,6 +23,7 @@ func main() {
 	flag.BoolVar(&c.Lean, "lean", false, "fewer lines per job (receive, lock, check, effect, commit, ack)")
 	flag.IntVar(&c.Pad, "pad", 0, "filler bytes per line")
 	flag.DurationVar(&c.Skew, "skew", 0, "per-worker clock skew bound")
+	flag.DurationVar(&c.Gap, "gap", 0, "time between two jobs' starts (default 20ms): -jobs 302400 -gap 2s is a week")
 	flag.StringVar(&dialect, "dialect", "camel", "camel, snake, logstash or slog")
 	flag.StringVar(&out, "o", "-", "output file")
 	flag.Parse()

@@ -69,6 +69,9 @@ type Result struct {
 	TimedLines int           `json:"lines_of_duplicates"`
 	NoKey      int64         `json:"side_effects_without_key"`
 	ClockSkew  time.Duration `json:"clock_skew_ns"`
+	// Follow is what a follow (Follow) kept and let go; nil for a batch
+	// audit.
+	Follow *FollowStats `json:"follow,omitempty"`
 }
 
 // Duplicate is one business key whose side effect ran more than once.
@@ -321,19 +324,9 @@ func (p *firstPass) event(e *logread.Event) error {
 func (p *firstPass) finish(st logread.Stats) error {
 	res := p.res
 	res.Keys = len(p.stats)
-	for f, paths := range p.o.Mapping.Overrides() {
-		if p.mapped[f] == 0 {
-			res.UnusedMappings = append(res.UnusedMappings, fmt.Sprintf("%s=%s", f, strings.Join(paths, ",")))
-		}
-	}
-	slices.Sort(res.UnusedMappings)
+	res.UnusedMappings = unusedMappings(p.o.Mapping, &p.mapped)
 	res.Metrics = p.metrics.result()
-	res.EventKinds = []KindCount{}
-	for k, n := range p.kinds {
-		if n > 0 {
-			res.EventKinds = append(res.EventKinds, KindCount{Kind: logread.Kind(k).String(), Events: n})
-		}
-	}
+	res.EventKinds = kindCounts(p.kinds)
 	if err := logread.NotRead(st); err != nil {
 		return err
 	}
@@ -341,6 +334,30 @@ func (p *firstPass) finish(st logread.Stats) error {
 		return noEffects(p.o.Mapping, st, res.EventKinds, &p.unmatched)
 	}
 	return nil
+}
+
+// unusedMappings are the --field mappings no line matched (mapped counts
+// the lines carrying each field).
+func unusedMappings(m *logread.Mapping, mapped *[logread.NumFields]int64) []string {
+	var out []string
+	for f, paths := range m.Overrides() {
+		if mapped[f] == 0 {
+			out = append(out, fmt.Sprintf("%s=%s", f, strings.Join(paths, ",")))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// kindCounts lists the kinds read, with their lines.
+func kindCounts(kinds [logread.NumKinds]int64) []KindCount {
+	out := []KindCount{}
+	for k, n := range kinds {
+		if n > 0 {
+			out = append(out, KindCount{Kind: logread.Kind(k).String(), Events: n})
+		}
+	}
+	return out
 }
 
 // choose marks for the second pass every key with more than one side
@@ -410,6 +427,11 @@ func (r *Result) Report() *findings.Report {
 	}
 	if r.NoKey > 0 {
 		rep.Add(RuleNoBusinessKey.New("input", fmt.Sprintf("%d of %d side effects carry no business or idempotency key", r.NoKey, r.Effects)))
+	}
+	if r.Follow != nil && r.Effects == 0 && r.Input.Events > 0 {
+		// A batch audit refuses such input; a follow says so in its summary.
+		rep.Add(RuleNoEffects.New("input", fmt.Sprintf("none of the %d lines followed was a side effect, "+
+			"so no duplicate could be found", r.Input.Events)))
 	}
 	return rep
 }

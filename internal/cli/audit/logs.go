@@ -24,6 +24,11 @@ type LogsOptions struct {
 	// ExplainMapping is a log file to explain the mapping on instead of
 	// auditing.
 	ExplainMapping string
+	// Follow reads the sources as streams that do not end (logsfollow.go),
+	// keeping keys for Window.
+	Follow      bool
+	Window      time.Duration
+	windowGiven bool
 }
 
 // NewCmdLogs is `dupctl audit logs FILES...`.
@@ -36,6 +41,7 @@ func NewCmdLogs(f *cmdutil.Factory, runF func(*LogsOptions) error) *cobra.Comman
 		Example: logsExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
+			o.windowGiven = cmd.Flags().Changed("window")
 			if err := cmdutil.JobLogs(f, cmd, &o.Args, &o.Log); err != nil {
 				return err
 			}
@@ -61,6 +67,10 @@ func addLogsFlags(cmd *cobra.Command, o *LogsOptions) {
 	fs.StringVar(&o.Incident, "incident", "", "show this business key's timeline as lanes per worker (-v: every duplicate's)")
 	fs.StringVar(&o.ExplainMapping, "explain-mapping", "", "instead of auditing, show how `FILE` is read: each field's path, "+
 		"which lines became which event and by what, and the message templates that matched nothing")
+	fs.BoolVar(&o.Follow, "follow", false, "read logs that do not end (stdin from kubectl logs -f, files as they grow, "+
+		"rotated or truncated) and report each duplicate as soon as its second side effect is read; Ctrl-C or SIGTERM prints the summary")
+	fs.DurationVar(&o.Window, "window", time.Hour, "with --follow: how long a key's lines are kept after its last one, "+
+		"by the logs' own times (memory follows the lines of one window)")
 }
 
 // validateLogs checks the arguments once the job's settings are in.
@@ -71,7 +81,7 @@ func validateLogs(o *LogsOptions) error {
 	if o.ClockSkew < 0 {
 		return exitcode.UsageErrorf("--clock-skew must not be negative, got %s", o.ClockSkew)
 	}
-	return nil
+	return validateFollow(o)
 }
 
 const logsLong = `Audit logs reads worker logs - files, directories, globs, .gz files or
@@ -119,7 +129,15 @@ naming the format read, an unread line and what would read it: never a pass.
 Memory follows the number of distinct keys, not the size of the logs: a
 first pass counts side effects per key, a second re-reads only the parts of
 the input that hold duplicated keys (stdin is spooled to a temporary file).
-A line longer than --max-line is an input error naming where it starts.`
+A line longer than --max-line is an input error naming where it starts.
+
+--follow reads logs that never end - stdin from kubectl logs -f, docker
+compose logs -f or journalctl -f, files as they grow (truncated or renamed
+and created anew, as tail -F follows them) - and reports each duplicate as
+soon as its second side effect is read: a line on the terminal, one JSON
+object a line with -o json. Keys are kept for --window after their last line,
+by the logs' own times, so memory stays flat over days. Ctrl-C, SIGTERM or
+--timeout ends it with the summary; the exit code says what was found.`
 
 const logsExample = `  dupctl audit logs /var/log/workers/
   dupctl audit logs 'logs/*.json.gz' --clock-skew 250ms
@@ -127,7 +145,9 @@ const logsExample = `  dupctl audit logs /var/log/workers/
   dupctl audit logs app.log --incident ord-1042
   dupctl audit logs app.log --field businessKey=payload.order.id --event side_effect='charged card'
   dupctl audit logs --explain-mapping app.log
-  dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'`
+  dupctl audit logs app.log -o json | jq '.data.duplicates[] | {key, cause}'
+  kubectl logs -f -l app=worker --max-log-requests 20 | dupctl audit logs - --follow --window 30m
+  dupctl audit logs --follow /var/log/worker.log -o json | jq -c 'select(.type == "duplicate")'`
 
 var exitStatus = cmdutil.ExitStatus(map[int]string{
 	1: "findings at or above --fail-on (a duplicated side effect is an error)",
@@ -143,6 +163,9 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	}
 	if o.ExplainMapping != "" {
 		return runExplain(ctx, o, m)
+	}
+	if o.Follow {
+		return runFollow(ctx, o, m)
 	}
 	format, tz, err := o.Log.Reading()
 	if err != nil {

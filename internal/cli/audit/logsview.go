@@ -25,6 +25,9 @@ func writeRead(w io.Writer, title string, in logs.Stats) {
 // writeLogs is the table view of `audit logs`.
 func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOptions) error {
 	writeRead(w, th.Strong("audit logs:"), r.Input)
+	if r.Follow != nil {
+		writeFollowed(w, th, r.Follow)
+	}
 	fmt.Fprintf(w, "%s keys, %s side effects, %s %s with a duplicated side effect\n",
 		count(int64(r.Keys)), count(r.Effects), count(int64(len(r.Duplicates))), english.Plural(len(r.Duplicates), "key", "keys"))
 	if len(r.Causes) > 0 {
