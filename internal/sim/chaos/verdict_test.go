@@ -243,7 +243,8 @@ func TestThirdEffectIsExplained(t *testing.T) {
 		t.Fatalf("three effects, two writes: %q", k.Why)
 	}
 	// Two effects: nothing beyond the cause.
-	if k := r.verdict(map[string]effectRow{"k": {n: 2}}, "").Keys[0]; strings.Contains(k.Why, "third") || strings.Contains(k.Why, "more effect") {
+	if k := r.verdict(map[string]effectRow{"k": {n: 2}}, "").Keys[0]; strings.Contains(k.Why, "third") ||
+		strings.Contains(k.Why, "more effect") {
 		t.Fatalf("two effects: %q", k.Why)
 	}
 }
@@ -297,7 +298,8 @@ func TestRunAwaitsTheReactionToADroppedConnection(t *testing.T) {
 func TestBackInBrokerUntilDeliveredAgain(t *testing.T) {
 	now := time.Now()
 	w1 := &slot{n: 1, inst: 1}
-	nacked := &delivery{slot: w1, inst: 1, key: "k", from: now.Add(-300 * time.Millisecond), to: now.Add(-200 * time.Millisecond), end: "requeued"}
+	nacked := &delivery{slot: w1, inst: 1, key: "k", from: now.Add(-300 * time.Millisecond), to: now.Add(-200 * time.Millisecond),
+		end: "requeued"}
 	other := &delivery{slot: w1, inst: 1, key: "j", from: now.Add(-time.Second), to: now.Add(-900 * time.Millisecond), end: "ack"}
 	if k := backInBroker([]*delivery{other, nacked}, now); k != "k" {
 		t.Fatalf("requeued, not delivered again: %q, want k", k)

@@ -126,7 +126,8 @@ func TestPolledLockEvidenceSaysNoRequeue(t *testing.T) {
 	shortened := hasEvidence(k, "more events from")
 	switch {
 	case kinds["busy"] == 0 || kinds["requeued"] > 0:
-		t.Fatalf("the wire shows %d busy attempts and %d requeues: want attempts and no requeue\n%s", kinds["busy"], kinds["requeued"], describe(res))
+		t.Fatalf("the wire shows %d busy attempts and %d requeues: want attempts and no requeue\n%s",
+			kinds["busy"], kinds["requeued"], describe(res))
 	case hasEvidence(k, "requeued"):
 		t.Fatalf("the evidence says requeued: %q", ev)
 	case shortened && !hasEvidence(k, "at the lock that found it busy while the delivery stayed open"):

@@ -19,7 +19,8 @@ const amqp = require('amqplib');
 const { Client } = require('pg');
 
 const env = (name, def) => process.env[name] || def;
-const log = (event, fields) => console.log(JSON.stringify({ time: new Date().toISOString(), event, worker: env('WORKER', ''), ...fields }));
+const log = (event, fields) =>
+  console.log(JSON.stringify({ time: new Date().toISOString(), event, worker: env('WORKER', ''), ...fields }));
 
 async function main() {
   const db = new Client({ connectionString: env('DATABASE_URL') });
