@@ -52,7 +52,11 @@ func TestRabbitClusterReplayLeaderKilled(t *testing.T) {
 // TestRabbitClusterReplayLeaderStopped: dupctl's URL names the two nodes
 // other than a, and a, the leader of both queues, is stopped and
 // restarted: the leaders move under the run's connections, which it never
-// loses (no failover, exit 0, every message once).
+// loses (no failover). Exit 0 with every message once - or, as seen once
+// in three runs, acks the leader change dropped (88 of 4,000): those
+// copies are back in the DLQ and at the destination, and the run must
+// count each as ack lost and exit 1 (before, it exited 0 saying it left
+// nothing).
 func TestRabbitClusterReplayLeaderStopped(t *testing.T) {
 	c := testenv.NeedRabbitCluster(t)
 	bin := buildDupctl(t)
@@ -254,17 +258,22 @@ func leaderStopped(t *testing.T, c *testenv.RabbitCluster, bin, url string) {
 	if got := c1.Replayed + c1.Parked + c1.AlreadyDone + c1.Left(); got != c1.Read {
 		t.Errorf("the summary accounts for %d of the %d messages read: %+v", got, c1.Read, c1)
 	}
-	if len(sum.Failovers) != 0 || code != 0 {
-		t.Fatalf("no node of the URL was stopped, yet: exit %d, failovers %+v\n%s", code, sum.Failovers, out)
+	// The leader moving under the consumer's channel was seen to drop 88
+	// of its acks: those copies are back in the DLQ (and at the
+	// destination), which the run must count and fail on (exit 1).
+	if len(sum.Failovers) != 0 || code != 0 && (code != 1 || c1.AckLost == 0) {
+		t.Fatalf("no node of the URL was stopped, yet: exit %d, failovers %+v, ack lost %d\n%s", code, sum.Failovers, c1.AckLost, out)
 	}
 	if !back {
 		startApp(t, c, a.Name)
 	}
 	lost, dups, inDLQ := tally(t, r, n)
-	t.Logf("FIGURES %s: %d messages, lost %d, duplicates %d, left in the DLQ %d, run %s, total %s", t.Name(), n, lost, dups, inDLQ,
-		(time.Duration(sum.ElapsedMs) * time.Millisecond).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	if lost != 0 || inDLQ != 0 || dups != 0 {
-		t.Fatalf("%d lost, %d duplicates, %d left in the DLQ", lost, dups, inDLQ)
+	t.Logf("FIGURES %s: %d messages, lost %d, duplicates %d, left in the DLQ %d (ack lost %d), run %s, total %s", t.Name(), n, lost,
+		dups, inDLQ, c1.AckLost, (time.Duration(sum.ElapsedMs) * time.Millisecond).Round(time.Millisecond),
+		time.Since(start).Round(time.Millisecond))
+	if lost != 0 || inDLQ != c1.AckLost || dups != c1.AckLost {
+		t.Fatalf("%d lost, %d duplicates, %d left in the DLQ: want 0 lost and every copy left counted as ack lost (%d)", lost, dups,
+			inDLQ, c1.AckLost)
 	}
 }
 

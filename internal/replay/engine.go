@@ -548,6 +548,7 @@ func (e *engine) finish(ctx context.Context) {
 		res.AckLostExact = res.Settled || e.src.acked() == 0
 		if res.Settled && e.src.bound() >= 0 {
 			res.AtEnd = &end
+			seen = !e.countSurplusAcks(end)
 		}
 	default:
 		res.Settled = false

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dupctl/dupctl/internal/platform/findings"
 	"github.com/dupctl/dupctl/internal/replay/classify"
 	"github.com/dupctl/dupctl/internal/replay/dlqread"
 	"github.com/dupctl/dupctl/internal/replay/internal/dlqtest"
@@ -175,5 +176,48 @@ func TestAccountNeverSaysReachedWhenTheDLQIsNotEmptied(t *testing.T) {
 	(&runParts{sent: 19922}).account(whole, whole)
 	if whole.Counts.Unaccounted != 0 || whole.StoppedBy != "count at start reached" || whole.EndUnchecked != "" {
 		t.Errorf("an emptied DLQ: %+v, stopped by %q, unchecked %q", whole.Counts, whole.StoppedBy, whole.EndUnchecked)
+	}
+}
+
+// ackedSource is a source that only says how many acks it sent.
+type ackedSource struct {
+	source
+	n int
+}
+
+func (s ackedSource) acked() int { return s.n }
+
+// TestSurplusAtTheEndIsAcksLost: a run whose consumer channel stayed open
+// ends with the DLQ holding more than its count at the start less the acks
+// sent, nothing having arrived: those acks were lost (a quorum queue whose
+// leader moved under the channel dropped 88 of 4,000), and the copies are
+// both at the destination and in the DLQ - counted as ack lost, an error
+// (the run exited 0 saying it left nothing), and a bound for the journal.
+func TestSurplusAtTheEndIsAcksLost(t *testing.T) {
+	newEngine := func() *engine {
+		return &engine{o: &ReplayOptions{Yes: true}, src: ackedSource{n: 4000},
+			res: &ReplayResult{Queue: "q", AtStart: dlqread.QueueState{Messages: 4000}, Problems: []MessageRef{},
+				Settled: true, AckLostExact: true, AtEnd: &dlqread.QueueState{Messages: 88}}} // as finish leaves it
+	}
+	e := newEngine()
+	if !e.countSurplusAcks(dlqread.QueueState{Messages: 88}) || e.res.Counts.AckLost != 88 || e.acksLostMax != 88 {
+		t.Fatalf("ack lost %d, bound %d: want the 88 the DLQ holds beyond its count less the acks", e.res.Counts.AckLost, e.acksLostMax)
+	}
+	var sev findings.Severity
+	for _, f := range e.res.Report().Findings {
+		if f.Code == ruleAckLost.Code {
+			sev = f.Severity
+		}
+	}
+	if sev != findings.Error {
+		t.Errorf("%s at %v, want error: copies left in the DLQ are never a pass", ruleAckLost.Code, sev)
+	}
+	if e := newEngine(); e.countSurplusAcks(dlqread.QueueState{Messages: 0}) || e.res.Counts.AckLost != 0 {
+		t.Errorf("an emptied DLQ: ack lost %d", e.res.Counts.AckLost)
+	}
+	e = newEngine()
+	e.res.Counts.Arrived = 5
+	if e.countSurplusAcks(dlqread.QueueState{Messages: 88}) || e.res.Counts.AckLost != 0 {
+		t.Errorf("the DLQ gained messages during the run: its depth counts nothing, yet ack lost %d", e.res.Counts.AckLost)
 	}
 }

@@ -177,6 +177,16 @@ func (res *ReplayResult) addAckLost(rep *findings.Report, subject string, ev []s
 		const counted = "%s at the destination whose DLQ ack was lost (counted from the DLQ's depth after the connection was lost)"
 		rep.Add(ruleAckLost.New(subject, fmt.Sprintf(counted, msgs(c.AckLost)), evidence(ev)...))
 	case c.AckLost > 0:
-		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost", msgs(c.AckLost)), evidence(ev)...))
+		if res.AtEnd != nil && len(res.Failovers) == 0 {
+			ev = append(append([]string{}, ev...), "counted from the DLQ's depth at the end, which held that many more than its "+
+				"count at the start less the acks sent (dead letters arriving just as the run ended would count too)")
+		}
+		rep.Add(ruleAckLost.New(subject, fmt.Sprintf("%s at the destination whose DLQ ack was lost: they are back in the DLQ",
+			msgs(c.AckLost)), evidence(ev)...))
+	}
+	if c.AckLost > 0 {
+		// Copies left in the DLQ that the run did not mean to leave: never
+		// a pass (issue 39).
+		rep.Findings[len(rep.Findings)-1].Severity = findings.Error
 	}
 }

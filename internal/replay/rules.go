@@ -65,10 +65,15 @@ name the DLQ itself), and no {To} was given. They were not replayed.`,
 	ruleAckLost = findings.Rule{
 		Code: "DLQ_REPLAY_ACK_LOST", Severity: findings.Warn, Since: "v0.1.0",
 		Title: "replayed messages are at their destination and back in the DLQ",
-		Doc: `The publish was confirmed, then the DLQ connection went away before the ack
-reached the broker, so the DLQ copy was requeued. The journal records the
-confirm: a {Resume} run acks these without publishing them again.`,
-		Fix: "Run the same replay with {Resume} JOURNAL.",
+		Doc: `The publish was confirmed, then the DLQ ack was lost: the connection went away
+before it reached the broker, or the broker dropped it (a quorum queue whose
+leader moved under the channel), so the DLQ copy was requeued. The journal
+records the confirm: a {Resume} run acks a copy whose ack never left without
+publishing it again, and holds one whose ack was sent in doubt - at most as
+many copies of one content as the DLQ's depth says acks were lost. When the
+run counted them from the DLQ's depth at its end (copies certainly back in
+the DLQ), the finding is an error: the run did not mean to leave them.`,
+		Fix: "Run the same replay with {Resume} JOURNAL; remove copies it holds in doubt once you have checked they arrived.",
 	}
 	ruleSkippedSucceeded = findings.Rule{
 		Code: "DLQ_REPLAY_SKIPPED_SUCCEEDED", Severity: findings.Info, Since: "v0.1.0",
