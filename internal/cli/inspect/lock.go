@@ -80,6 +80,9 @@ func addLockFlags(cmd *cobra.Command, o *lock.Options) {
 	fs.DurationVar(&o.MaxTTL, "max-ttl", d.MaxTTL, "TTL above which a lock family is reported as long (LOCK_TTL_LONG)")
 	fs.DurationVar(&o.FailoverWait, "failover-wait", d.FailoverWait,
 		"how long the scan of a master that fails (cluster or Sentinel) waits for a master to serve its keys again before reporting them unread")
+	fs.DurationVar(&o.Learn, "learn", 0, "watch the server's commands (MONITOR) this long before the scan: keys seen taken with SET NX "+
+		"or released by compare-and-delete are certain locks, keys written without NX data (staging: costs the server throughput; "+
+		"needs +monitor)")
 	fs.BoolVar(&o.NoValues, "no-values", false,
 		"read names, types, TTLs and idle times only: locks found by name and TTL, no owner or maker")
 	fs.Float64Var(&o.MinConfidence, "min-confidence", d.MinConfidence,
@@ -102,11 +105,18 @@ their name:
     own libraries (locks.libraries in dupctl.yaml), and keys you name with
     --lock-pattern;
   - likely locks: a lock word in the name (lock, mutex, lease, semaphore),
-    a token-shaped value and a TTL;
+    a token-shaped value and a TTL; or, whatever the name, a family whose
+    keys behave as locks do together - random owner tokens, one granted
+    TTL (PTTL + idle time), a lease;
   - possible locks: the shape only (a random token under a lease-like
     TTL): one info line per family, naming the --lock-pattern that would
-    confirm it. Warn and error findings are only about confirmed and
+    confirm it and how many keys it matches, with its defects that do not
+    depend on what wrote it (no TTL, a TTL outlier, a constant value) at
+    info beside it. Warn and error findings are only about confirmed and
     likely locks.
+  - with --learn D (staging): the server's commands watched for D before
+    the scan (MONITOR); keys seen taken with SET NX or released by
+    compare-and-delete are confirmed locks, keys written without NX data.
   - the keys that are not locks - sessions, carts, presence, caches of
     ids, counters, rate limits, serialised documents, the job libraries'
     queues and other libraries' own data (rate limiters' counters,
@@ -127,7 +137,7 @@ their shape, e.g. lock:payment:order:{uuid}):
     replica, no AOF), from INFO and, where the ACL allows, CONFIG GET.
 
 It only reads: SCAN, TYPE, PTTL, OBJECT IDLETIME, GETRANGE, HSCAN, EXISTS,
-INFO and CONFIG GET, so it runs as a read-only ACL user (-@all +@read is
+INFO and CONFIG GET (and MONITOR with --learn), so it runs as a read-only ACL user (-@all +@read is
 enough; without INFO the settings checks say "not checked"). On Redis 7.2+
 it reads with CLIENT NO-TOUCH so idle times stay as they were; on older
 servers it reads each idle time before the value, and reading the value

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -36,6 +38,12 @@ type Options struct {
 	IdleAfter time.Duration // idle time that makes an untouched lock an orphan
 	MaxTTL    time.Duration // TTL above which a family gets LOCK_TTL_LONG
 	NoValues  bool          // read names, types, TTLs and idle times only
+	// Learn, when set, watches the commands the server runs (MONITOR)
+	// for that long before the scan: keys seen taken with SET NX or
+	// released by compare-and-delete are certain locks, keys seen written
+	// without NX data (judge/learn.go). For staging: MONITOR costs the
+	// server throughput while it runs.
+	Learn time.Duration
 	// FailoverWait is how long the scan of a cluster master that failed
 	// waits for its slots to be served again (0: DefaultFailoverWait).
 	FailoverWait time.Duration
@@ -89,6 +97,10 @@ func (o *Options) Validate() error {
 		return problem.Inputf("Interval", "must be at least 1s with {Observe} (Redis counts idle time in seconds), got %s", o.Interval)
 	case o.IdleAfter < 0 || o.MaxTTL < 0:
 		return &problem.Input{Why: "{IdleAfter} and {MaxTTL} must not be negative"}
+	case o.Learn < 0 || o.Learn > 10*time.Minute:
+		return problem.Inputf("Learn", "must be 0..10m, got %s", o.Learn)
+	case o.Learn > 0 && o.Key != "":
+		return &problem.Input{Why: "{Key} inspects one key: drop {Learn}"}
 	case o.FailoverWait < 0 || o.FailoverWait > time.Hour:
 		return problem.Inputf("FailoverWait", "must be 0..1h, got %s", o.FailoverWait)
 	case o.MinConfidence != 0 && (o.MinConfidence < judge.CandidateConfidence || o.MinConfidence > 1):
@@ -178,6 +190,11 @@ func Run(ctx context.Context, c Conn, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Data.Scan.NoTouch = !o.NoValues && nodes[0].NoTouch
+	if o.Learn > 0 {
+		if err := learn(ctx, nodes, o, cfg, res); err != nil {
+			return nil, err
+		}
+	}
 	agg := newAggregator(o)
 	agg.cfg = cfg
 	if o.Key != "" {
@@ -575,10 +592,15 @@ func (a *aggregator) finish(res *Result) {
 	}
 	for _, l := range a.top.Sorted() {
 		l.Family = a.fams.Resolve(keyshape.Split(l.Key, a.now))
-		if f := byTmpl[l.Family]; f != nil && (l.OwnerClass == string(judge.OwnerLowEntropy) || l.OwnerClass == string(judge.OwnerCounter)) {
-			if bits := f.TokenBits(l.Owner); bits > 0 { // a token of its family's alphabet (behaviour.go)
-				l.OwnerClass, l.OwnerBits = string(judge.OwnerRandom), bits
-				l.Problems = slices.DeleteFunc(l.Problems, func(c string) bool { return c == judge.RuleTokenWeak.Code })
+		if f := byTmpl[l.Family]; f != nil {
+			// A token's bits by its family's alphabet (behaviour.go).
+			if bits := f.TokenBits(l.Owner); bits > 0 {
+				l.OwnerBits = bits
+				weak := l.OwnerClass == string(judge.OwnerLowEntropy) || l.OwnerClass == string(judge.OwnerCounter)
+				if weak && bits >= judge.MinTokenBits {
+					l.OwnerClass = string(judge.OwnerRandom)
+					l.Problems = slices.DeleteFunc(l.Problems, func(c string) bool { return c == judge.RuleTokenWeak.Code })
+				}
 			}
 		}
 		if l.Holders == nil {
@@ -683,4 +705,38 @@ func suggestion(f *judge.Tally, groups ...[]*judge.Tally) judge.Suggestion {
 		}
 	}
 	return sg
+}
+
+// learn watches every node's commands for o.Learn (MONITOR, on
+// connections of their own, before the scan: it adds no read to it) and
+// gives the judge what they said of each key template.
+func learn(ctx context.Context, nodes []*keyspace.Node, o Options, cfg *judge.Config, res *Result) error {
+	l := judge.NewLearner(o.Now())
+	var mu sync.Mutex
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.Monitor(ctx, o.Learn, func(c keyspace.Command) {
+				mu.Lock()
+				l.Add(c)
+				mu.Unlock()
+			})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		switch {
+		case errors.Is(err, keyspace.ErrMonitorRefused):
+			return problem.System(err, "{Learn} watches the server's commands with MONITOR, which this ACL user may not run: "+
+				"grant it +monitor (on staging: MONITOR costs the server throughput), or leave out {Learn}")
+		case err != nil:
+			return problem.System(err, "")
+		}
+	}
+	cfg.Learned = l.Finish()
+	res.Data.Notes = append(res.Data.Notes, judge.LearnedSummary(l, o.Learn, cfg.Learned))
+	return nil
 }

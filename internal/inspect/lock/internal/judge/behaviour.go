@@ -131,17 +131,18 @@ func (t *tokenStats) Bits() int {
 // a family whose tokens agree in alphabet and length.
 func (f *Tally) familyTokens() bool {
 	t := &f.tokens
-	return t.weak > 0 && t.n >= 3 && 2*t.weak < t.n && t.Bits() >= minTokenBits
+	return t.weak > 0 && t.n >= 3 && 2*t.weak < t.n && t.Bits() >= MinTokenBits
 }
 
-// TokenBits is the random bits a weak-looking owner value v of the
-// family holds by the family's alphabet, when the family's tokens say
-// it is one of theirs (0: they do not).
+// TokenBits is the random bits an owner value v of the family holds by
+// the family's alphabet and shortest token, when most of the family's
+// values are tokens of enough bits and v is one of them (0 otherwise).
 func (f *Tally) TokenBits(v string) int {
-	if _, ok := alphabetOf(v); !ok || !f.familyTokens() {
+	t := &f.tokens
+	if _, ok := alphabetOf(v); !ok || t.n < minBehaving || 2*t.weak >= t.n {
 		return 0
 	}
-	return f.tokens.Bits()
+	return t.Bits()
 }
 
 // reclassified moves the family's weak-looking tokens to random when the

@@ -34,6 +34,9 @@ func (c Certainty) String() string { return certaintyNames[c] }
 type Config struct {
 	Catalogue    *makers.Catalogue
 	LockPatterns keyspace.Globs
+	// Learned is what --learn saw written, per raw key template
+	// (learn.go).
+	Learned map[string]*Learned
 }
 
 // defaultConfig judges with the built-in catalogue and no lock patterns.
@@ -50,6 +53,15 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 			r.Role = makers.RoleLock
 		}
 		return Confirmed
+	}
+	l := c.learned(j)
+	switch {
+	case l != nil && l.Lock() && (o.Type == "string" || o.Type == "hash"):
+		if !lockish {
+			r.Role = makers.RoleLock
+		}
+		j.Learned = l.Why()
+		return Confirmed
 	case (r.Role == makers.RoleQueue || r.Role == makers.RoleData) && r.Entry != nil:
 		j.DataShape = "data of " + r.Entry.Library + ": " + r.Entry.Object
 		return NotLock
@@ -61,6 +73,9 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 		return NotLock
 	case r.Confirmed:
 		return Confirmed
+	case l != nil && l.Data():
+		j.DataShape = "data: " + l.Why()
+		return NotLock
 	}
 	lockWord := j.Verdict.Set.has(sigNameLock)
 	if why := dataShape(o, j.Segs, lockWord); why != "" && !(why == cacheShape && leaseToken(j)) {

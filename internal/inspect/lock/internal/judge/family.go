@@ -66,6 +66,10 @@ type Tally struct {
 	Orphans  int64
 	OrphanEx []string
 	examples []string
+	// learned is what --learn saw of the family's keys (one template's
+	// words), and how many of its keys it confirmed.
+	learned  string
+	learnedN int64
 	// certain counts the keys by certainty; entries by catalogue entry.
 	certain [len(certaintyNames)]int64
 	entries map[*makers.Entry]int64
@@ -204,6 +208,10 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 	var problems []string
 	f.keys++
 	f.certain[j.Certainty]++
+	if j.Learned != "" {
+		f.learnedN++
+		f.learned = j.Learned
+	}
 	if r.Entry != nil {
 		f.entries[r.Entry]++
 	}
@@ -341,6 +349,8 @@ func (f *Tally) merge(o *Tally) {
 	for i := range f.certain {
 		f.certain[i] += o.certain[i]
 	}
+	f.learnedN += o.learnedN
+	f.learned = cmp.Or(f.learned, o.learned)
 	addMap(f.entries, o.entries)
 	f.lockish += o.lockish
 	f.confSum += o.confSum

@@ -261,6 +261,9 @@ func (f *Tally) Report(o Options) (Family, []findings.Finding) {
 	if b := f.behaviour(); len(b.Why) > 0 {
 		out.Behaviour = b.Why
 	}
+	if f.learnedN > 0 {
+		out.Behaviour = append(out.Behaviour, fmt.Sprintf("%s (%s of the family's keys)", f.learned, english.Number(f.learnedN)))
+	}
 	if k, ok := f.values.multiKey(); ok {
 		out.MultiKey = k
 	}
@@ -604,7 +607,7 @@ func (f *Tally) ownerFindings(add func(findings.Finding), maker string, entry *m
 		}
 	}
 	if weakN > 0 {
-		add(RuleTokenWeak.New(f.Tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", minTokenBits, locks(weakN)), weak...))
+		add(RuleTokenWeak.New(f.Tmpl, fmt.Sprintf("owner token has under %d random bits (%s)", MinTokenBits, locks(weakN)), weak...))
 	}
 	if maker == makers.Redisson || entry != nil && entry.Token.Shared { // per client thread, or one per process by design
 		return ""

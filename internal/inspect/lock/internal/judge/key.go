@@ -21,6 +21,9 @@ type Judged struct {
 	DataShape string
 	// ReadAt is when its page's replies had arrived (keyspace.Page).
 	ReadAt time.Time
+	// Learned says what --learn saw written to its template, when that
+	// made it a lock.
+	Learned string
 }
 
 // Page judges a page with the built-in catalogue and no lock patterns.
@@ -105,10 +108,11 @@ func stringAgainst(o *keyspace.Key, r *makers.Recognised, now time.Time) []signa
 	if len(against) != 1 || against[0] != sigStructured {
 		return against
 	}
+	if lock, _ := keyshape.NameWords(o.Key); !lock {
+		return against // a cached document, not a lock's wrapped token
+	}
 	if inner, ok := wrappedString(o.Value); ok {
-		if lock, _ := keyshape.NameWords(o.Key); lock {
-			r.Owner, against = inner, valueSignals(inner, now)
-		}
+		r.Owner, against = inner, valueSignals(inner, now)
 	}
 	return against
 }

@@ -49,9 +49,9 @@ var sentinels = map[string]bool{
 
 const maxSentinel = len("in_progress")
 
-// minTokenBits is the least randomness an owner token needs (research 6.2:
+// MinTokenBits is the least randomness an owner token needs (research 6.2:
 // below ~64 bits two acquisitions can collide or be guessed).
-const minTokenBits = 64
+const MinTokenBits = 64
 
 // Owner is a classified owner value.
 type Owner struct {
@@ -115,8 +115,8 @@ func tallyParts(parts []string, now time.Time) ownerParts {
 // a host, a time or a counter.
 func (t ownerParts) owner() Owner {
 	switch {
-	case t.bits >= minTokenBits:
-		if t.best.Bits >= minTokenBits {
+	case t.bits >= MinTokenBits:
+		if t.best.Bits >= MinTokenBits {
 			return Owner{Class: t.best.Class, Bits: t.bits}
 		}
 		return Owner{Class: OwnerRandom, Bits: t.bits}
