@@ -28,7 +28,8 @@ func TestResolve(t *testing.T) {
 		},
 		{
 			name: "go build from a modified checkout",
-			bi:   stamped("v0.0.0-20261204235410-598d1ca1f2d2+dirty", "vcs.revision", rev, "vcs.time", "2026-12-04T23:54:10Z", "vcs.modified", "true"),
+			bi: stamped("v0.0.0-20261204235410-598d1ca1f2d2+dirty",
+				"vcs.revision", rev, "vcs.time", "2026-12-04T23:54:10Z", "vcs.modified", "true"),
 			want: Info{Version: "0.0.0-20261204235410-598d1ca1f2d2", Commit: rev, Date: "2026-12-04T23:54:10Z", Modified: true},
 		},
 		{
