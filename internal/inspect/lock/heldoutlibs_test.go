@@ -101,7 +101,9 @@ func TestHeldoutLibsScore(t *testing.T) {
 		}
 		if b, ok := baseline[part]; ok && (s.LocksFound < b.LocksFound || s.DefectsFound < b.DefectsFound ||
 			s.DataLocks > b.DataLocks || s.DataPossible > b.DataPossible || s.DataAlarms > b.DataAlarms || s.LockAlarms > b.LockAlarms) {
-			t.Errorf("%s: worse than baseline.json: %s", part, b)
+			t.Errorf("%s: worse than baseline.json (locks found %d, defects found %d, data called lock %d, possible %d, "+
+				"warn/error on data %d, unexpected on locks %d)", part, b.LocksFound, b.DefectsFound, b.DataLocks, b.DataPossible,
+				b.DataAlarms, b.LockAlarms)
 		}
 	}
 }
