@@ -97,14 +97,20 @@ func (o *Options) Validate() error {
 		return problem.Inputf("Interval", "must be at least 1s with {Observe} (Redis counts idle time in seconds), got %s", o.Interval)
 	case o.IdleAfter < 0 || o.MaxTTL < 0:
 		return &problem.Input{Why: "{IdleAfter} and {MaxTTL} must not be negative"}
-	case o.Learn < 0 || o.Learn > 10*time.Minute:
-		return problem.Inputf("Learn", "must be 0..10m, got %s", o.Learn)
-	case o.Learn > 0 && o.Key != "":
-		return &problem.Input{Why: "{Key} inspects one key: drop {Learn}"}
 	case o.FailoverWait < 0 || o.FailoverWait > time.Hour:
 		return problem.Inputf("FailoverWait", "must be 0..1h, got %s", o.FailoverWait)
 	case o.MinConfidence != 0 && (o.MinConfidence < judge.CandidateConfidence || o.MinConfidence > 1):
 		return problem.Inputf("MinConfidence", "must be 0.5..1 (a key under 0.5 is not a lock candidate at all), got %g", o.MinConfidence)
+	}
+	return o.validateLearn()
+}
+
+func (o *Options) validateLearn() error {
+	switch {
+	case o.Learn < 0 || o.Learn > 10*time.Minute:
+		return problem.Inputf("Learn", "must be 0..10m, got %s", o.Learn)
+	case o.Learn > 0 && o.Key != "":
+		return &problem.Input{Why: "{Key} inspects one key: drop {Learn}"}
 	}
 	return nil
 }
@@ -593,15 +599,7 @@ func (a *aggregator) finish(res *Result) {
 	for _, l := range a.top.Sorted() {
 		l.Family = a.fams.Resolve(keyshape.Split(l.Key, a.now))
 		if f := byTmpl[l.Family]; f != nil {
-			// A token's bits by its family's alphabet (behaviour.go).
-			if bits := f.TokenBits(l.Owner); bits > 0 {
-				l.OwnerBits = bits
-				weak := l.OwnerClass == string(judge.OwnerLowEntropy) || l.OwnerClass == string(judge.OwnerCounter)
-				if weak && bits >= judge.MinTokenBits {
-					l.OwnerClass = string(judge.OwnerRandom)
-					l.Problems = slices.DeleteFunc(l.Problems, func(c string) bool { return c == judge.RuleTokenWeak.Code })
-				}
-			}
+			l.familyBits(f)
 		}
 		if l.Holders == nil {
 			l.Holders = []makers.Holder{}
@@ -619,6 +617,21 @@ func (a *aggregator) finish(res *Result) {
 	slices.SortStableFunc(d.Skipped, func(x, y judge.SkippedFamily) int {
 		return cmp.Or(cmp.Compare(y.Keys, x.Keys), cmp.Compare(x.Template, y.Template))
 	})
+}
+
+// familyBits gives a kept lock its token's bits by its family's alphabet
+// (behaviour.go): a draw that looked weak on its own is random there.
+func (l *Lock) familyBits(f *judge.Tally) {
+	bits := f.TokenBits(l.Owner)
+	if bits == 0 {
+		return
+	}
+	l.OwnerBits = bits
+	weak := l.OwnerClass == string(judge.OwnerLowEntropy) || l.OwnerClass == string(judge.OwnerCounter)
+	if weak && bits >= judge.MinTokenBits {
+		l.OwnerClass = string(judge.OwnerRandom)
+		l.Problems = slices.DeleteFunc(l.Problems, func(c string) bool { return c == judge.RuleTokenWeak.Code })
+	}
 }
 
 // possible reports a family of possible locks: one info line, and its

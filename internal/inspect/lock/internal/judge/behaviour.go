@@ -207,8 +207,8 @@ func (f *Tally) behaviour() Behaviour {
 		b.Why = append(b.Why, fmt.Sprintf("owner values: %s on %s of %s keys read", what, english.Number(tokens), english.Number(read)))
 	}
 	if ttlOK {
-		b.Why = append(b.Why, fmt.Sprintf("one granted TTL: %s of %s keys with a TTL within 2x of %s (PTTL + idle time: written once, left alone)",
-			english.Number(agree), english.Number(withTTL), FormatMs(med)))
+		b.Why = append(b.Why, fmt.Sprintf("one granted TTL: %s of %s keys with a TTL within 2x of %s "+
+			"(PTTL + idle time: written once, left alone)", english.Number(agree), english.Number(withTTL), FormatMs(med)))
 	}
 	if leaseOK {
 		b.Why = append(b.Why, "a lease: median granted TTL "+FormatMs(med))

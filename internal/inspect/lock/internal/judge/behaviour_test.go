@@ -109,7 +109,8 @@ func TestMultiKeyLocksShareNoToken(t *testing.T) {
 	if slices.Contains(out.Problems, RuleTokenShared.Code) || out.MultiKey != 3 {
 		t.Errorf("multi-key locks: problems %v, multi_key %d: %v", out.Problems, out.MultiKey, fs)
 	}
-	if out, _ := family(t, shared).Report(Options{MinConfidence: DefaultMinConfidence}); !slices.Contains(out.Problems, RuleTokenShared.Code) {
+	out, _ = family(t, shared).Report(Options{MinConfidence: DefaultMinConfidence})
+	if !slices.Contains(out.Problems, RuleTokenShared.Code) {
 		t.Errorf("one token on every lock of a process: problems %v, want LOCK_TOKEN_SHARED", out.Problems)
 	}
 }

@@ -47,33 +47,19 @@ var defaultConfig = &Config{Catalogue: makers.Default}
 func (c *Config) certainty(j *Judged, against []signal) Certainty {
 	o, r := &j.Observed, &j.Recognised
 	lockish := r.Role == makers.RoleLock || r.Role == makers.RoleDedup
-	switch {
-	case c.LockPatterns != nil && c.LockPatterns.Match(o.Key) && (o.Type == "string" || o.Type == "hash" || o.Type == "zset"):
-		if !lockish {
-			r.Role = makers.RoleLock
-		}
-		return Confirmed
+	if cert, ok := c.named(j, lockish); ok {
+		return cert
 	}
-	l := c.learned(j)
 	switch {
-	case l != nil && l.Lock() && (o.Type == "string" || o.Type == "hash"):
-		if !lockish {
-			r.Role = makers.RoleLock
-		}
-		j.Learned = l.Why()
-		return Confirmed
 	case (r.Role == makers.RoleQueue || r.Role == makers.RoleData) && r.Entry != nil:
 		j.DataShape = "data of " + r.Entry.Library + ": " + r.Entry.Object
 		return NotLock
 	case !lockish:
-		if r.Entry != nil && (r.Role == makers.RoleQueue || r.Role == makers.RoleData) {
-			// What the library keeps there, as the skipped family's why.
-			j.DataShape = r.Entry.Library + " " + r.Entry.Object
-		}
 		return NotLock
 	case r.Confirmed:
 		return Confirmed
-	case l != nil && l.Data():
+	}
+	if l := c.learned(j); l != nil && l.Data() {
 		j.DataShape = "data: " + l.Why()
 		return NotLock
 	}
@@ -89,6 +75,28 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 		return Possible
 	}
 	return NotLock
+}
+
+// named decides the keys the user named as locks (--lock-pattern) and
+// those --learn saw written or released as locks: confirmed, whatever
+// their shape.
+func (c *Config) named(j *Judged, lockish bool) (Certainty, bool) {
+	o, r := &j.Observed, &j.Recognised
+	switch {
+	case c.LockPatterns != nil && c.LockPatterns.Match(o.Key) && (o.Type == "string" || o.Type == "hash" || o.Type == "zset"):
+	case o.Type == "string" || o.Type == "hash":
+		l := c.learned(j)
+		if l == nil || !l.Lock() {
+			return 0, false
+		}
+		j.Learned = l.Why()
+	default:
+		return 0, false
+	}
+	if !lockish {
+		r.Role = makers.RoleLock
+	}
+	return Confirmed, true
 }
 
 // tokenShaped reports a value a lock could hold as its owner: a string

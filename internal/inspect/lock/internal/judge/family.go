@@ -208,10 +208,7 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 	var problems []string
 	f.keys++
 	f.certain[j.Certainty]++
-	if j.Learned != "" {
-		f.learnedN++
-		f.learned = j.Learned
-	}
+	f.addLearned(j.Learned)
 	if r.Entry != nil {
 		f.entries[r.Entry]++
 	}
@@ -266,11 +263,25 @@ func (f *Tally) Add(j *Judged, now time.Time, maxTTL time.Duration, minConfidenc
 		if r.Owner != "" && own.Class != OwnerConstant && own.Class != OwnerTimestamp {
 			f.values.add(r.Owner)
 		}
-		if o.Type == "string" {
-			f.tokens.add(r.Owner, own)
-		}
+		f.addToken(o, r.Owner, own)
 	}
 	return problems
+}
+
+// addLearned counts a key --learn confirmed (learned: what it saw).
+func (f *Tally) addLearned(learned string) {
+	if learned != "" {
+		f.learnedN++
+		f.learned = learned
+	}
+}
+
+// addToken counts a string lock's owner value among the family's tokens
+// (behaviour.go).
+func (f *Tally) addToken(o *keyspace.Key, owner string, own Owner) {
+	if o.Type == "string" {
+		f.tokens.add(owner, own)
+	}
 }
 
 // addSegments counts each segment position's shapes, and the times in it
