@@ -2,6 +2,8 @@ package logs
 
 import (
 	"bytes"
+
+	"github.com/dupctl/dupctl/internal/logs/internal/infer"
 )
 
 // The console layouts the common logging libraries write by default, read
@@ -30,10 +32,64 @@ type consoleLine struct {
 	kv                                    [][2][]byte // key=value in the prefix (Sidekiq's pid= tid= jid=)
 	msg                                   []byte
 	layout                                string
+	// slots are the prefix's fields as they stand, by kind and order
+	// (brackets, bare words, numbers): what a file's layout inference
+	// decides the meaning of (internal/infer), where thread, logger and
+	// pid above are the built-in guess by position.
+	slots  [maxSlots]slotTok
+	nslots int
+	// ctx is a JSON object after the message (zap's console encoder).
+	ctx []byte
 }
 
+// slotTok is one field of a console line's prefix.
+type slotTok struct {
+	kind byte // slotBracket, slotWord, slotDigits
+	val  []byte
+}
+
+const (
+	maxSlots    = 8
+	slotBracket = 'b'
+	slotWord    = 'w'
+	slotDigits  = 'd'
+)
+
+// slot records a prefix field.
+func (c *consoleLine) slot(kind byte, v []byte) {
+	if c.nslots < maxSlots {
+		c.slots[c.nslots] = slotTok{kind: kind, val: v}
+		c.nslots++
+	}
+}
+
+// slotNames names a line's slots by kind and order ("@bracket.0",
+// "@word.1", "@digits.0"), the names the layout inference gives them.
+func (c *consoleLine) slotName(i int) string {
+	n := 0
+	for j := 0; j < i; j++ {
+		if c.slots[j].kind == c.slots[i].kind {
+			n++
+		}
+	}
+	return slotPrefix(c.slots[i].kind) + string(rune('0'+n))
+}
+
+func slotPrefix(kind byte) string {
+	switch kind {
+	case slotBracket:
+		return "@bracket."
+	case slotDigits:
+		return "@digits."
+	}
+	return "@word."
+}
+
+// levelWords are the level names the logging libraries write, zerolog's
+// console abbreviations (TRC DBG INF WRN ERR FTL PNC) and java.util.logging's
+// (SEVERE, CONFIG, FINE, FINER, FINEST) included.
 var levelWords = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE",
-	"FINE", "PANIC"}
+	"FINE", "FINER", "FINEST", "CONFIG", "PANIC", "TRC", "DBG", "INF", "WRN", "FTL", "PNC"}
 
 // isLevel reports whether t is a level word (any case; [INFO] and INFO:
 // too) and returns the bare word.
@@ -74,9 +130,17 @@ func parseConsole(l []byte) (consoleLine, bool) {
 		return c, true
 	}
 	n := timestampLen(rest)
+	if n == 0 {
+		n = infer.ClockLen(rest) // java.util.logging's, Kitchen (zerolog's console), a time of day alone
+	}
 	if n > 0 {
 		c.time = bytes.Trim(rest[:n], "[]")
 		rest = rest[n:]
+	}
+	if bytes.Count(rest, []byte("\t")) >= 2 {
+		if ok := c.tabs(rest); ok {
+			return c, true
+		}
 	}
 	var buf [10]token // on the stack: this runs once per line
 	toks := appendTokens(buf[:0], rest, len(buf))
@@ -147,6 +211,7 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 	}
 	lv := toks[lvl].b
 	c.level, _ = isLevel(lv)
+	before := c.nslots
 	if bytes.HasSuffix(lv, []byte(":")) {
 		c.msg = bytes.TrimLeft(rest[toks[lvl].to:], " ")
 		return
@@ -163,11 +228,13 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 			dashes = true
 		case c.pid == nil && !dashes && isDigits(t):
 			c.pid = t
+			c.slot(slotDigits, t)
 		case t[0] == '[' && t[len(t)-1] == ']':
 			inside := bytes.TrimSpace(t[1 : len(t)-1])
 			if isCorrelation(inside) {
 				continue // a trace, not a thread
 			}
+			c.slot(slotBracket, inside)
 			brackets++
 			// Spring Boot 3: [app] [thread] [trace-span], the app only
 			// with spring.application.name, the trace with tracing on;
@@ -177,22 +244,81 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 			}
 		case bytes.HasSuffix(t, []byte(":")) && len(t) > 1:
 			c.logger = t[:len(t)-1]
+			c.slot(slotWord, c.logger)
 			c.msg = bytes.TrimLeft(rest[toks[k].to:], " ")
 			return
 		case bytes.IndexByte(t, '=') > 0:
 			c.kv = append(c.kv, kvOf(t))
 		default:
 			c.logger = t
+			c.slot(slotWord, t)
 		}
 	}
 	// No separator among the first tokens: the message is what follows
-	// the level and its plain prefix fields.
+	// the level, its plain prefix fields and the brackets right after it
+	// (Python's "%(levelname)s [%(name)s] %(message)s").
 	last := lvl
+	c.nslots = before
 	for k := lvl + 1; k < len(toks) && k <= lvl+1 && isDigits(toks[k].b); k++ {
 		last = k
+		c.slot(slotDigits, toks[k].b)
+	}
+	for k := last + 1; k < len(toks) && isBracketed(toks[k].b); k++ {
+		last = k
+		c.slot(slotBracket, bytes.TrimSpace(toks[k].b[1:len(toks[k].b)-1]))
 	}
 	c.logger = nil
 	c.msg = bytes.TrimLeft(rest[toks[last].to:], " ")
+}
+
+func isBracketed(t []byte) bool { return len(t) >= 2 && t[0] == '[' && t[len(t)-1] == ']' }
+
+// tabs reads a tab-separated layout (zap's console encoder: time, level,
+// logger, caller, message, then the fields as a JSON object): the last
+// column that is not a JSON object is the message; the columns between
+// the level and it are prefix fields.
+func (c *consoleLine) tabs(rest []byte) bool {
+	var cols [12][]byte
+	n := 0
+	for s := bytes.TrimLeft(rest, " \t"); n < len(cols); {
+		col, more, found := bytes.Cut(s, []byte("\t"))
+		cols[n] = bytes.TrimSpace(col)
+		n++
+		if !found {
+			break
+		}
+		if n == len(cols) {
+			cols[n-1] = bytes.TrimSpace(s) // the rest, tabs and all
+			break
+		}
+		s = more
+	}
+	if n < 3 {
+		return false
+	}
+	lv, ok := isLevel(cols[0])
+	if !ok {
+		return false
+	}
+	last := n - 1
+	if len(cols[last]) > 0 && cols[last][0] == '{' {
+		c.ctx = cols[last]
+		last--
+	}
+	if last < 1 {
+		return false
+	}
+	c.level, c.msg = lv, cols[last]
+	for k := 1; k < last; k++ {
+		if len(cols[k]) > 0 {
+			c.slot(slotWord, cols[k])
+		}
+	}
+	if last > 1 {
+		c.logger = cols[1]
+	}
+	c.layout = "tab-separated"
+	return true
 }
 
 // noLevel reads a layout without a level (Go's log, syslog): after the
@@ -204,6 +330,8 @@ func (c *consoleLine) noLevel(rest []byte, toks []token) {
 		if k < 3 && bytes.HasSuffix(t.b, []byte(":")) && len(t.b) > 1 && bytes.IndexByte(t.b, '=') < 0 {
 			if j := bytes.IndexByte(t.b, '['); j > 0 {
 				c.pid = bytes.TrimSuffix(t.b[j+1:], []byte("]:"))
+				c.slot(slotWord, t.b[:j])
+				c.slot(slotDigits, c.pid)
 			}
 			from = t.to
 			break
@@ -222,9 +350,11 @@ func (c *consoleLine) noLevel(rest []byte, toks []token) {
 func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
 	switch {
 	case t[0] == '[' && t[len(t)-1] == ']':
+		inside := bytes.TrimSpace(t[1 : len(t)-1])
 		if c.thread == nil {
-			c.thread = bytes.TrimSpace(t[1 : len(t)-1])
+			c.thread = inside
 		}
+		c.slot(slotBracket, inside)
 	case bytes.IndexByte(t, '=') > 0:
 		kv := kvOf(t)
 		c.kv = append(c.kv, kv)
@@ -238,6 +368,9 @@ func (c *consoleLine) prefixToken(t []byte, noLevel bool) {
 	case isSeparator(t):
 	case !noLevel && c.logger == nil && !isDigits(t):
 		c.logger = t // Python's "%(asctime)s - %(name)s - %(levelname)s"
+		c.slot(slotWord, t)
+	case isDigits(t):
+		c.slot(slotDigits, t)
 	}
 }
 

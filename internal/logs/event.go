@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dupctl/dupctl/internal/logs/internal/infer"
 )
 
 // Kind is the step of the worker flow a log line records.
@@ -52,11 +54,14 @@ const (
 	numKinds
 )
 
-var kindNames = [numKinds]string{
-	"other", "received", "lock_acquired", "lock_failed", "lock_released", "check",
-	"duplicate_caught", "claimed", "side_effect", "committed", "acked", "retry",
-	"failed", "dead_lettered", "crash", "completed", "lock_lost",
-}
+// kindNames are the kinds' names, as the inference's roles are named: the
+// two lists are one (TestKindsAreRoles).
+var kindNames = func() (names [numKinds]string) {
+	for k := range names {
+		names[k] = infer.Role(k).String()
+	}
+	return names
+}()
 
 func (k Kind) String() string {
 	if k < numKinds {

@@ -36,7 +36,7 @@ type FieldUse struct {
 // KindUse is one way lines got a kind.
 type KindUse struct {
 	Kind    string `json:"kind"`
-	By      string `json:"by"` // "event name", "phrase", "your phrase"
+	By      string `json:"by"` // "event name", "phrase", "your phrase", "learned phrase"
 	In      string `json:"in"` // the field it was found in: event or message
 	Phrase  string `json:"phrase"`
 	Lines   int64  `json:"lines"`
@@ -122,10 +122,14 @@ func (x *explainer) event(e *Event) error {
 		text = strings.Clone(text)
 		u = &KindUse{Kind: e.Kind.String(), In: fieldSpecs[e.Match.In].name, Example: e.Where(), Text: textutil.Clip(text, 83, "..."),
 			By: "event name", Phrase: text}
-		if ph, user := x.mapping.Phrase(e.Match); ph != "" {
+		m := x.mapping.reading()
+		if ph, user := m.Phrase(e.Match); ph != "" {
 			u.By, u.Phrase = "phrase", ph
-			if user {
+			switch {
+			case user:
 				u.By = "your phrase"
+			case m.Learned(e.Match):
+				u.By = "learned phrase"
 			}
 		}
 		u.Phrase = textutil.Clip(u.Phrase, 83, "...")

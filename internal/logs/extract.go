@@ -12,6 +12,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/dupctl/dupctl/internal/logs/internal/infer"
 )
 
 // maxDepth bounds how deep nested objects are searched for fields.
@@ -51,6 +53,17 @@ type extractor struct {
 	// fromTemplate: the message is a Serilog message template (@mt), to be
 	// rendered with the line's properties.
 	fromTemplate bool
+	// prefix is the current line's shipper prefix (decoder.prefixed); clock
+	// completes a time that leaves out its year or date (nil: none).
+	prefix infer.Prefix
+	clock  *clockFill
+	// rec, when set, sees every path and value the line holds, mapped or
+	// not (Learn's sample).
+	rec func(path, v []byte)
+	// file is the base name of the source being read, offered as the
+	// "@file" field to a learned mapping (the file names the worker when
+	// each file is one instance).
+	file []byte
 }
 
 const seenSize = 128
@@ -81,9 +94,15 @@ func (x *extractor) line(b []byte, ev *Event) error {
 	if err := x.jsonObject(b); err != nil {
 		return err
 	}
+	if x.file != nil && x.m.learned != nil {
+		x.emit(fileField, x.file)
+	}
 	x.finish(ev)
 	return nil
 }
+
+// fileField is the pseudo-field naming a line's file.
+var fileField = []byte(infer.File)
 
 // jsonObject reads the fields of the JSON object b into the current line.
 func (x *extractor) jsonObject(b []byte) error {
@@ -117,6 +136,9 @@ func (x *extractor) begin() {
 // attribute, a key=value in a sentence): kept when the mapping wants it.
 // v must stay valid while the event is in use.
 func (x *extractor) emit(path, v []byte) {
+	if x.rec != nil {
+		x.rec(path, v)
+	}
 	x.cur = path
 	if s, ok := x.want(); ok {
 		x.set(s, v)
@@ -148,6 +170,9 @@ func (x *extractor) finish(ev *Event) {
 		}
 		v := x.val[f]
 		ev.Fields[f] = unsafe.String(unsafe.SliceData(v), len(v))
+	}
+	if x.m.learned != nil {
+		x.m.learned.apply(ev)
 	}
 	x.normalize(ev)
 }
@@ -229,7 +254,7 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 			if end < 0 {
 				return 0, &syntaxError{i, "unterminated string"}
 			}
-			if s, ok := x.want(); ok {
+			if s, ok := x.wantValue(b[i+1 : end]); ok {
 				v := b[i+1 : end]
 				if esc {
 					// Escapes are rare in log values: unescape into a
@@ -245,7 +270,7 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 				return 0, err2
 			}
 			if b[i] != 'n' { // null carries nothing
-				if s, ok := x.want(); ok {
+				if s, ok := x.wantValue(b[i:j]); ok {
 					x.set(s, b[i:j])
 				}
 			}
@@ -271,6 +296,15 @@ func (x *extractor) object(b []byte, i, depth int) (int, error) {
 			return 0, &syntaxError{i, "want ',' or '}'"}
 		}
 	}
+}
+
+// wantValue is want for a value the line holds (shown to Options.rec
+// first).
+func (x *extractor) wantValue(v []byte) (slot, bool) {
+	if x.rec != nil {
+		x.rec(x.cur, v)
+	}
+	return x.want()
 }
 
 // want looks the current path up: is it a field, better than the one

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/dupctl/dupctl/internal/logs/internal/infer"
 )
 
 // Format is how a source's lines are written. Each source is read in the
@@ -61,6 +63,14 @@ type formatSpec struct {
 	format Format
 	inner  Format
 	layout string // the console layout seen (text), for the report
+	// prefix is a shipper's prefix before every line (kubectl --prefix,
+	// docker compose, syslog): taken off, its instance kept, and the rest
+	// read line by line as whatever it is (JSON, logfmt, a console layout,
+	// a bare message).
+	prefix infer.PrefixKind
+	// twoLine: a record is a header line (time, logger, method) and a
+	// "LEVEL: message" line (java.util.logging's SimpleFormatter).
+	twoLine bool
 }
 
 func (s formatSpec) String() string {
@@ -106,6 +116,12 @@ func detect(head []byte) formatSpec {
 	lines := firstLines(head, sampleLines)
 	if len(lines) == 0 {
 		return formatSpec{format: FormatJSON}
+	}
+	if k, _ := infer.DetectPrefix(lines); k != infer.PrefixNone {
+		return prefixSpec(k, lines)
+	}
+	if isTwoLine(lines) {
+		return formatSpec{format: FormatText, twoLine: true, layout: layoutTwoLine}
 	}
 	var votes [numFormats]int
 	for _, l := range lines {
@@ -170,6 +186,68 @@ func detectPayloads(payloads [][]byte) formatSpec {
 
 // layoutMessage: a wrapper's payloads are bare messages.
 const layoutMessage = "message"
+
+// layoutTwoLine names java.util.logging's SimpleFormatter records.
+const layoutTwoLine = "java.util.logging (two lines a record)"
+
+// prefixSpec is a source whose lines carry a shipper's prefix: read by the
+// decoder, each line's rest in the format it has (the report names the
+// commonest).
+func prefixSpec(k infer.PrefixKind, lines [][]byte) formatSpec {
+	var rest [][]byte
+	for _, l := range lines {
+		if _, r, ok := infer.SplitPrefix(k, l); ok {
+			rest = append(rest, r)
+		}
+	}
+	inner := detectPayloads(rest)
+	layout := k.String() + " prefix + " + inner.format.String()
+	if inner.layout != "" {
+		layout += " (" + inner.layout + ")"
+	}
+	return formatSpec{format: FormatText, inner: inner.format, layout: layout, prefix: k}
+}
+
+// isTwoLine reports whether most of the lines pair up as a header with a
+// time but no level, then "LEVEL: message" (java.util.logging).
+func isTwoLine(lines [][]byte) bool {
+	pairs := 0
+	for i := 0; i+1 < len(lines); i++ {
+		if julHeader(lines[i]) && levelLine(lines[i+1]) {
+			pairs++
+			i++
+		}
+	}
+	return pairs*2 >= len(lines)/2 && pairs >= 2
+}
+
+// julHeader: a time (java.util.logging's "Mar 14, 2026 9:00:43 AM", or any
+// layout's) then words, no level.
+func julHeader(l []byte) bool {
+	n := infer.ClockLen(l)
+	if n == 0 {
+		n = timestampLen(l)
+	}
+	if n == 0 {
+		return false
+	}
+	for _, w := range bytes.Fields(l[n:]) {
+		if _, ok := isLevel(w); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// levelLine: "LEVEL: message".
+func levelLine(l []byte) bool {
+	w, _, ok := bytes.Cut(l, []byte(": "))
+	if !ok {
+		return false
+	}
+	_, isLv := isLevel(w)
+	return isLv && bytes.Equal(bytes.ToUpper(w), w)
+}
 
 // firstLines splits the head of a source into up to n non-blank lines
 // (a last line without its newline is left out unless it is all there is).

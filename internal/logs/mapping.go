@@ -46,6 +46,12 @@ const (
 	DeliveryTag
 	PayloadHash
 	Status
+	// Process names the process inside the worker's instance (a pid): the
+	// worker is "instance/process" where both are known.
+	Process
+	// Lane is a thread or consumer index inside a process: it keeps two
+	// concurrent jobs of one process apart, and is never the worker.
+	Lane
 	NumFields
 )
 
@@ -105,6 +111,11 @@ var fieldSpecs = [NumFields]fieldSpec{
 	PayloadHash: {"payloadHash", []string{"payloadHash", "payload.hash", "payloadDigest", "requestHash", "bodyHash",
 		"payloadFingerprint"}},
 	Status: {"status", []string{"status", "jobStatus", "state"}},
+	// Process has no alias of its own: a pid is a worker's (Consumer's)
+	// last resort until the layout inference says it names the process
+	// inside an instance.
+	Process: {"process", nil},
+	Lane:    {"lane", []string{"thread", "thread.name", "threadName", "tid", "goroutine"}},
 }
 
 // Name is the field's canonical name.
@@ -185,6 +196,17 @@ type Mapping struct {
 	changes []string // what the user changed, as {Fields} name=path, {Events} kind=phrase, ...
 	// overrides are the fields the user mapped to paths of their own.
 	overrides map[Field][]string
+	// learned is what a sample of the input taught (Learn): applied on
+	// every line; nil for a mapping compiled from a config alone.
+	learned *readHints
+	// config is what the mapping was compiled from (Learn recompiles it
+	// with what it learned).
+	config Config
+	// learning, when set, makes the first scan with this mapping learn
+	// from its input (LearnFromInput).
+	learning *learning
+	// explicit are the paths the user or the learning named.
+	explicit map[string]bool
 }
 
 // Overrides are the fields the user mapped to paths of their own (--field,
@@ -263,8 +285,21 @@ func (c *Config) Merge(o Config) {
 }
 
 // Compile builds the mapping: built-ins with the config applied.
-func Compile(c Config) (*Mapping, error) {
-	m := &Mapping{paths: map[string]slot{}, folded: map[string]slot{}, names: map[string]Kind{}}
+func Compile(c Config) (*Mapping, error) { return compile(c, learnedFields{}, nil) }
+
+// learnedFields are the field paths a sample taught: replace takes a
+// field's aliases away (the worker the inference chose, not any field a
+// worker alias names), add keeps them (a key found in an MDC bracket).
+// The user's own --field of a field wins over both.
+type learnedFields struct {
+	replace, add map[Field][]string
+}
+
+// compile builds a mapping from the user's config, the fields and the
+// phrases learned from the input (learned: kind -> phrases, tried after the
+// user's and before the vocabulary's).
+func compile(c Config, lf learnedFields, learned map[string][]string) (*Mapping, error) {
+	m := &Mapping{paths: map[string]slot{}, folded: map[string]slot{}, names: map[string]Kind{}, config: c}
 	for _, ch := range []struct {
 		placeholder string
 		entries     map[string][]string
@@ -293,6 +328,7 @@ func Compile(c Config) (*Mapping, error) {
 		return nil, err
 	}
 	m.overrides = overridden
+	overridden = lf.merge(overridden)
 	// Built-ins first, so an override of one field can claim a path that
 	// another field's alias also uses.
 	for i := range fieldSpecs {
@@ -311,28 +347,18 @@ func Compile(c Config) (*Mapping, error) {
 			}
 		}
 	}
+	for f, paths := range lf.add {
+		if _, mine := m.overrides[f]; !mine {
+			m.addPaths(f, paths)
+		}
+	}
 	for f, paths := range overridden {
-		for r, p := range paths {
-			// An explicit path is taken as written, in every spelling of
-			// its last segment, and beats any alias.
-			m.add(p, slot{field: f, rank: uint16(r), unit: unitOf(p)}, true)
-		}
+		m.addPaths(f, paths)
 	}
-	for k, names := range defaultEventNames {
-		for _, n := range names {
-			m.names[normName(n)] = k
-		}
+	if err := m.addEventNames(c.EventNames); err != nil {
+		return nil, err
 	}
-	for kind, names := range c.EventNames {
-		k, ok := ParseKind(kind)
-		if !ok {
-			return nil, problem.Inputf("Mapping", "eventNames: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
-		}
-		for _, n := range names {
-			m.names[normName(n)] = k
-		}
-	}
-	v, err := compileVocab(c.Events)
+	v, err := compileVocabWith(c.Events, learned)
 	if err != nil {
 		var pe *PhraseError
 		if errors.As(err, &pe) {
@@ -388,6 +414,13 @@ func (m *Mapping) Phrase(match Match) (text string, user bool) {
 	return p.text, p.user
 }
 
+// Learned reports whether a line's Match is a phrase learned from the
+// input (Learn) rather than the vocabulary's or the user's.
+func (m *Mapping) Learned(match Match) bool {
+	i := int(match.Phrase) - 1
+	return i >= 0 && i < len(m.vocab.phrases) && m.vocab.phrases[i].learned
+}
+
 var (
 	defaultOnce    sync.Once
 	defaultMapping *Mapping
@@ -405,10 +438,53 @@ func Default() *Mapping {
 	return defaultMapping
 }
 
+// addEventNames adds the built-in exact event names and the config's.
+func (m *Mapping) addEventNames(user map[string][]string) error {
+	for k, names := range defaultEventNames {
+		for _, n := range names {
+			m.names[normName(n)] = k
+		}
+	}
+	for kind, names := range user {
+		k, ok := ParseKind(kind)
+		if !ok {
+			return problem.Inputf("Mapping", "eventNames: unknown event kind %q: want one of %s", kind, strings.Join(KindNames(), ", "))
+		}
+		for _, n := range names {
+			m.names[normName(n)] = k
+		}
+	}
+	return nil
+}
+
+// merge is the user's overrides with the learned fields that replace
+// built-in aliases, where the user said nothing of the field.
+func (lf learnedFields) merge(user map[Field][]string) map[Field][]string {
+	out := maps.Clone(user)
+	for f, paths := range lf.replace {
+		if _, mine := user[f]; !mine {
+			out[f] = paths
+		}
+	}
+	return out
+}
+
+// addPaths maps explicit paths to f: taken as written, in every spelling
+// of their last segment, beating any alias.
+func (m *Mapping) addPaths(f Field, paths []string) {
+	for r, p := range paths {
+		m.add(p, slot{field: f, rank: uint16(r), unit: unitOf(p)}, true)
+	}
+}
+
 func (m *Mapping) add(path string, s slot, explicit bool) {
 	if explicit {
 		s.rank = 0
 		m.paths[path] = s
+		if m.explicit == nil {
+			m.explicit = map[string]bool{}
+		}
+		m.explicit[path] = true
 		return
 	}
 	if old, ok := m.paths[path]; ok && old.rank <= s.rank {

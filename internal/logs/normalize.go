@@ -9,14 +9,7 @@ import (
 // normalize fills the typed fields and the kind from the raw fields.
 func (x *extractor) normalize(ev *Event) {
 	f := &ev.Fields
-	ev.Time = time.Time{}
-	if s := f[Timestamp]; s != "" {
-		ev.Time, _ = parseTime(s, x.unit[Timestamp])
-		if x.tz != nil && !ev.Time.IsZero() && !hasZone(s) {
-			t := ev.Time
-			ev.Time = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), x.tz).UTC()
-		}
-	}
+	ev.Time = x.timeOf(f[Timestamp])
 	ev.Attempt, ev.HasAttempt = 0, false
 	if s := f[Attempt]; s != "" {
 		ev.Attempt, ev.HasAttempt = atoiLoose(s), true
@@ -49,6 +42,25 @@ func (x *extractor) normalize(ev *Event) {
 	if ev.Kind == KindDuplicate && ev.Hit == Unknown {
 		ev.Hit = True
 	}
+}
+
+// timeOf reads a line's time: RFC 3339 and the common layouts, an epoch
+// number, or - completed with the year or date the source's clock fill
+// knows - a time that leaves them out. A time without a zone is in the
+// --tz zone (UTC by default).
+func (x *extractor) timeOf(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, _ := parseTime(s, x.unit[Timestamp])
+	if t.IsZero() && x.clock != nil {
+		t, _ = x.clock.parse(s, x.tz)
+		return t
+	}
+	if x.tz != nil && !t.IsZero() && !hasZone(s) {
+		t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), x.tz).UTC()
+	}
+	return t
 }
 
 // hasZone reports whether a time as written says its zone (an epoch

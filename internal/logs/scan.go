@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/dupctl/dupctl/internal/logs/internal/infer"
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 )
@@ -107,6 +109,11 @@ type Stats struct {
 	Continuations int64 `json:"continuation_lines"`
 	// Partial are wrapper lines held for their next part (CRI's P).
 	Partial int64 `json:"partial_lines"`
+	// Inferred is what a sample of the input taught the reader (a mapping
+	// that learns from its input, Mapping.LearnFromInput): each file's
+	// layout, who the worker is, where the business key is, which message
+	// template is which step - with evidence and confidence.
+	Inferred *Learned `json:"inferred,omitempty"`
 }
 
 // SourceError is an input that could not be opened or read (a missing
@@ -159,6 +166,13 @@ type batch struct {
 // returns a *StoppedError (wrapping ctx's error) saying what it had read.
 func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) error) (Stats, error) {
 	o.defaults()
+	learned, err := o.Mapping.learnFrom(ctx, sources, &o)
+	if err != nil {
+		return Stats{}, err
+	}
+	if learned != nil {
+		o.Mapping = learned.Mapping()
+	}
 	meter := progress.Or(o.Progress)
 	var total int64
 	for _, s := range sources {
@@ -170,7 +184,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := Stats{Sources: len(sources)}
+	st := Stats{Sources: len(sources), Inferred: learned}
 
 	pool := &sync.Pool{New: func() any { b := make([]byte, 0, o.ChunkSize); return &b }}
 	work := make(chan *chunk, o.Workers*2)
@@ -198,7 +212,7 @@ func Scan(ctx context.Context, sources []Source, o Options, fn func(*Event) erro
 	go func() { wg.Wait(); close(results) }()
 
 	d := deliverer{o: &o, st: &st, pool: pool, inflight: inflight, held: held}
-	err := d.run(ctx, results, fn)
+	err = d.run(ctx, results, fn)
 	if err != nil {
 		cancel()
 		for range results { // let the workers finish
@@ -362,6 +376,9 @@ func parseChunk(x *extractor, c *chunk) *batch {
 	b.bad = b.bad[:0]
 	b.cont, b.partial = 0, 0
 	dec := decoder{spec: c.spec, source: c.source, qualify: c.qualify}
+	if x.m.learned != nil {
+		x.file = []byte(filepath.Base(c.source)) // "@file", for a learned mapping that names the worker by its file
+	}
 	fast := c.spec.format == FormatJSON // one object a line: the pre-read of Keep applies
 	data := c.data
 	line := c.firstLine
@@ -663,6 +680,9 @@ func (r *chunkReader) formatOf(in io.Reader) formatSpec {
 		}
 		return spec
 	case forced == FormatText:
+		if spec := detect(head); spec.prefix != infer.PrefixNone || spec.twoLine {
+			return spec // a shipper's prefix over console lines, or two-line records: text all the same
+		}
 		return formatSpec{format: FormatText, layout: consoleLayout(firstLines(head, sampleLines))}
 	}
 	return formatSpec{format: forced}

@@ -214,7 +214,8 @@ func decode(r io.Reader, name string, maxLine int) (io.Reader, func() error, err
 	// for in what the reader holds: lines are left unread, so that their
 	// numbers stay the file's.
 	head, _ = bin.Peek(bin.Size())
-	if i := bytes.IndexFunc(head, func(r rune) bool { return !strings.ContainsRune(" \t\r\n\ufeff", r) }); i >= 0 && head[i] == '[' {
+	if i := bytes.IndexFunc(head, func(r rune) bool { return !strings.ContainsRune(" \t\r\n\ufeff", r) }); i >= 0 && head[i] == '[' &&
+		jsonArrayStart(head[i:]) {
 		bin.Discard(i) //nolint:errcheck // peeked
 		return piped(func(w io.Writer) error { return arrayLines(bin, w, name, maxLine) })
 	}
@@ -475,3 +476,25 @@ type namedFile struct {
 }
 
 func (n namedFile) Name() string { return n.name }
+
+// jsonArrayStart reports whether b, which starts with '[', starts a JSON
+// array - '[' then a value or ']' - rather than a line that starts with a
+// bracket: kubectl's "[pod/NAME/CONTAINER]" prefix, a console line's
+// "[main]".
+func jsonArrayStart(b []byte) bool {
+	b = bytes.TrimLeft(b[1:], " \t\r\n")
+	if len(b) == 0 {
+		return true
+	}
+	switch c := b[0]; {
+	case c == '{' || c == '[' || c == '"' || c == ']' || c == '-' || c >= '0' && c <= '9':
+		return true
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if rest, ok := bytes.CutPrefix(b, []byte(lit)); ok {
+			rest = bytes.TrimLeft(rest, " \t\r\n")
+			return len(rest) == 0 || rest[0] == ',' || rest[0] == ']'
+		}
+	}
+	return false
+}

@@ -22,8 +22,8 @@ func (x *extractor) emitText(k, v []byte) {
 		return
 	}
 	x.emit(k, v)
-	if alias, ok := lookupLower(textKeys, k); ok {
-		x.emit([]byte(alias), v)
+	if alias, ok := lookupLower(textKeys, k); ok && !x.m.explicit[string(k)] {
+		x.emit([]byte(alias), v) // unless the mapping names this key itself (--field, or learned)
 	}
 }
 

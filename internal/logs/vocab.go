@@ -38,14 +38,17 @@ const (
 
 // phrase is one entry of the vocabulary.
 type phrase struct {
-	kind   Kind
-	other  bool // [other]: names no step; stops the search
-	qual   qual
-	text   string // as written, for --explain-mapping
-	user   bool   // from --event or dupctl.yaml
-	words  int    // words matched (gaps not counted)
-	anchor bool   // ^: only at the message's first word
-	last   bool   // $: only at its last word
+	kind  Kind
+	other bool // [other]: names no step; stops the search
+	qual  qual
+	text  string // as written, for --explain-mapping
+	user  bool   // from --event or dupctl.yaml
+	// learned: inferred from the input's own templates (Learn), tried
+	// after the user's phrases and before the vocabulary's.
+	learned bool
+	words   int  // words matched (gaps not counted)
+	anchor  bool // ^: only at the message's first word
+	last    bool // $: only at its last word
 }
 
 // tnode is a node of a trie over word ids.
@@ -99,6 +102,7 @@ type vocab struct {
 	words   map[string]uint32
 	phrases []phrase
 	user    trie
+	learned trie
 	kinds   trie
 	quals   trie
 }
@@ -123,10 +127,26 @@ type vocabSource struct {
 
 // compileVocab parses the built-in vocabulary and the user's phrases
 // (kind -> phrases) into one vocab.
-func compileVocab(user map[string][]string) (*vocab, error) {
-	v := &vocab{words: map[string]uint32{}, user: newTrie(), kinds: newTrie(), quals: newTrie()}
+func compileVocab(user map[string][]string) (*vocab, error) { return compileVocabWith(user, nil) }
+
+// compileVocabWith is compileVocab with the phrases learned from the input
+// (kind -> phrases) too.
+func compileVocabWith(user, learned map[string][]string) (*vocab, error) {
+	v := &vocab{words: map[string]uint32{}, user: newTrie(), learned: newTrie(), kinds: newTrie(), quals: newTrie()}
 	if err := v.parse(vocabSource{name: "vocabulary.txt", text: builtinVocabulary}); err != nil {
 		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(learned)) {
+		sec, err := parseSection("[" + k + "]")
+		if err != nil {
+			return nil, &PhraseError{Kind: k, Err: err}
+		}
+		sec.learned = true
+		for _, text := range learned[k] {
+			if err := v.addPhrase(sec, text); err != nil {
+				return nil, &PhraseError{Kind: k, Phrase: text, Err: err}
+			}
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(user)) { // deterministic phrase order
 		sec, err := parseSection("[" + k + "]")
@@ -305,6 +325,8 @@ func (v *vocab) addPhrase(tmpl phrase, text string) error {
 		v.quals.add(ids, idx)
 	case p.user:
 		v.user.add(ids, idx)
+	case p.learned:
+		v.learned.add(ids, idx)
 	default:
 		v.kinds.add(ids, idx)
 	}
@@ -526,6 +548,9 @@ func (c *classifier) decide(s []byte) verdict {
 	v := c.v
 	out := noVerdict
 	m, ok := v.first(&v.user, c.ids)
+	if !ok && len(v.learned.nodes) > 1 {
+		m, ok = v.first(&v.learned, c.ids)
+	}
 	if !ok {
 		m, ok = v.first(&v.kinds, c.ids)
 	}

@@ -202,7 +202,13 @@ func ev(e *logread.Event, note string) Evidence {
 // by its own clock, across workers by more than the clock skew.
 func (j *judge) before(x, y *logread.Event) bool {
 	if x.Consumer() == y.Consumer() && x.Source == y.Source {
+		if x.Time.IsZero() || y.Time.IsZero() {
+			return x.Line < y.Line // a line without a time keeps its place in its file
+		}
 		return x.Time.Before(y.Time) || (x.Time.Equal(y.Time) && x.Line < y.Line)
+	}
+	if x.Time.IsZero() || y.Time.IsZero() {
+		return false // across files, only times order lines
 	}
 	return y.Time.Sub(x.Time) > j.skew
 }
@@ -267,8 +273,11 @@ func (j *judge) staleCache() *verdict {
 
 // lockPair returns the two runs ordered by when they acquired the same
 // lock key, or nil when they did not both acquire one.
+// Both acquisitions must name their key (two unknown keys are not the
+// same key) and carry a time (the causes read TTLs off them).
 func (j *judge) lockPair() (p, q *run) {
-	if j.sameRun() || j.ra.acquire == nil || j.rb.acquire == nil || j.ra.lockKey() != j.rb.lockKey() {
+	if j.sameRun() || j.ra.acquire == nil || j.rb.acquire == nil || j.ra.lockKey() == "" || j.ra.lockKey() != j.rb.lockKey() ||
+		j.ra.acquire.Time.IsZero() || j.rb.acquire.Time.IsZero() {
 		return nil, nil
 	}
 	p, q = j.ra, j.rb
@@ -303,7 +312,10 @@ func (j *judge) unlockNoToken() *verdict {
 		if j.before(rel, p.acquire) || j.before(q.acquire, rel) {
 			continue
 		}
-		held := x.acquire != nil && x.lockFailed == nil && (x.ttl() == 0 || rel.Time.Sub(x.acquire.Time) < x.ttl())
+		if rel.Time.IsZero() {
+			continue // when it released is not known
+		}
+		held := x.acquire != nil && x.lockFailed == nil && (x.ttl() == 0 || !x.acquire.Time.IsZero() && rel.Time.Sub(x.acquire.Time) < x.ttl())
 		if held && rel.LockToken() != "" {
 			continue
 		}
@@ -348,7 +360,7 @@ func (j *judge) lockExpiry() *verdict {
 			}
 		}
 	}
-	if late == nil {
+	if late == nil || late.Time.IsZero() {
 		return nil
 	}
 	ttlText := "an unlogged TTL"
@@ -371,8 +383,8 @@ func (j *judge) lockKeyJobID() *verdict {
 		return nil
 	}
 	ka, kb := j.ra.lockKey(), j.rb.lockKey()
-	if ka == "" || kb == "" || ka == kb {
-		return nil
+	if ka == "" || kb == "" || ka == kb || j.ra.acquire.Time.IsZero() || j.rb.acquire.Time.IsZero() {
+		return nil // held "at the same time" needs both times
 	}
 	p, q := j.ra, j.rb
 	if q.acquire.Time.Before(p.acquire.Time) {
@@ -497,7 +509,8 @@ func (j *judge) redelivery() *verdict {
 
 func (j *judge) race() *verdict {
 	ra, rb := j.ra, j.rb
-	if j.sameRun() || firstNonEmpty(ra.msg, ra.job) == firstNonEmpty(rb.msg, rb.job) || ra.lockKey() != "" || rb.lockKey() != "" {
+	if j.sameRun() || firstNonEmpty(ra.msg, ra.job) == firstNonEmpty(rb.msg, rb.job) || ra.namesLock() || rb.namesLock() ||
+		j.g.mayHoldLock(ra) || j.g.mayHoldLock(rb) {
 		return nil
 	}
 	// A race needs the runs to overlap: one that acked (or ended) before

@@ -20,6 +20,8 @@ type group struct {
 	runOf  map[*logread.Event]*run
 	// untimed counts the lines that carried no time dupctl could read.
 	untimed int
+	// keyless are lock lines that name no key, by file (pass 2's).
+	keyless map[string][]keylessLine
 }
 
 // run is one delivery processed by one worker: received ... ack/crash.
@@ -65,20 +67,28 @@ func (g *group) adopt(orphans map[string][]logread.Event) {
 
 // build orders the events and cuts them into runs.
 func (g *group) build(skew time.Duration) {
-	// A line without a time takes the time of the line before it in the
-	// same file, so it stays in place.
+	// A line without a time is ordered as if it had the time of the line
+	// before it in the same file, so it stays in place - and keeps no time
+	// of its own: no cause reads a time off it, no evidence shows one.
 	last := map[string]time.Time{}
+	borrowed := map[srcLine]bool{}
 	for i := range g.events {
 		e := &g.events[i]
 		if e.Time.IsZero() {
 			g.untimed++
 			e.Time = last[e.Source]
+			borrowed[srcLine{e.Source, e.Line}] = true
 		}
 		last[e.Source] = e.Time
 	}
 	slices.SortStableFunc(g.events, func(a, b logread.Event) int {
 		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Line, b.Line))
 	})
+	for i := range g.events {
+		if e := &g.events[i]; borrowed[srcLine{e.Source, e.Line}] {
+			e.Time = time.Time{}
+		}
+	}
 	g.runOf = map[*logread.Event]*run{}
 	// A line names its run by worker, id and attempt. Many services log
 	// the message id and attempt only where the listener receives and
@@ -115,6 +125,12 @@ func (g *group) build(skew time.Duration) {
 			g.fx = append(g.fx, e)
 		}
 	}
+}
+
+// srcLine names a line.
+type srcLine struct {
+	source string
+	line   int64
 }
 
 func runKey(e *logread.Event) string {
@@ -179,6 +195,36 @@ func (r *run) lockKey() string {
 		}
 	}
 	return ""
+}
+
+// mayHoldLock reports whether a lock line that names no key, job or
+// message stands among the run's lines in its file: it may be the run's.
+func (g *group) mayHoldLock(r *run) bool {
+	first, last := r.first(), r.last()
+	if first.Source != last.Source {
+		return false
+	}
+	for _, l := range g.keyless[first.Source] {
+		if l.line > first.Line && l.line < last.Line {
+			return true
+		}
+	}
+	return false
+}
+
+// namesLock reports whether a line of the run names a lock: a lock key on
+// any line, or a line recognised as a lock step (a lock whose key the
+// lines do not carry is a lock all the same).
+func (r *run) namesLock() bool {
+	if r.acquire != nil || r.release != nil || r.lockFailed != nil || r.lockKey() != "" {
+		return true
+	}
+	for _, e := range r.events {
+		if e.Kind == logread.KindLockLost {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) ttl() time.Duration {

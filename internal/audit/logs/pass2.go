@@ -27,8 +27,12 @@ type secondPass struct {
 	orphans map[string][]logread.Event // lines with only a job or message id
 	// orphanAt is the chunk each orphan id was last seen in, so old ones go.
 	orphanAt map[string]int
-	chunk    int
-	causes   map[string]int
+	// keyless are the lock lines that name no business or idempotency key
+	// (a lock key of a random id), by file: which run took them may not be
+	// told, so no run they stand among is said to have no lock.
+	keyless map[string][]keylessLine
+	chunk   int
+	causes  map[string]int
 }
 
 // lateLines is how many chunks after a key's last one lines with only its
@@ -37,7 +41,7 @@ const lateLines = 4
 
 func newSecondPass(seed maphash.Seed, o Options, res *Result) *secondPass {
 	return &secondPass{seed: seed, o: o, res: res, chosen: map[uint64]bool{}, last: map[uint64]uint32{}, groups: map[uint64]*group{},
-		orphans: map[string][]logread.Event{}, orphanAt: map[string]int{}, causes: map[string]int{}}
+		orphans: map[string][]logread.Event{}, orphanAt: map[string]int{}, causes: map[string]int{}, keyless: map[string][]keylessLine{}}
 }
 
 // mark chooses a key: its chunks are read again.
@@ -64,10 +68,13 @@ func (p *secondPass) run(ctx context.Context, sources []logread.Source, scan log
 	// Read in full only the lines of the chosen keys (and the lines with
 	// only a job or message id, which may join them): the others cost the
 	// scan alone.
-	scan.KeepFields = logread.Fields(logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID)
+	// (A learned mapping may find the message a line is about inside its
+	// lock key or its message: those are read too.)
+	scan.KeepFields = logread.Fields(logread.BusinessKey, logread.IdempotencyKey, logread.JobID, logread.MessageID, logread.LockKey,
+		logread.Message, logread.EventName)
 	scan.Keep = func(e *logread.Event) bool {
 		kind, key := groupKey(e)
-		if kind == kJob || kind == kMessage {
+		if kind == kJob || kind == kMessage || kind == 0 && isLockKind(e.Kind) {
 			return true
 		}
 		return kind != 0 && p.chosen[hashKey(p.seed, kind, key)]
@@ -82,6 +89,10 @@ func (p *secondPass) event(e *logread.Event) error {
 		p.judgeDone()
 	}
 	kind, key := groupKey(e)
+	if kind != kBusiness && kind != kIdem && isLockKind(e.Kind) {
+		src := string([]byte(e.Source))
+		p.keyless[src] = append(p.keyless[src], keylessLine{line: e.Line, chunk: e.Chunk})
+	}
 	if kind == 0 {
 		return nil
 	}
@@ -124,11 +135,26 @@ func (p *secondPass) judgeDone() {
 			delete(p.orphanAt, k)
 		}
 	}
+	for src, lines := range p.keyless {
+		p.keyless[src] = slices.DeleteFunc(lines, func(l keylessLine) bool { return l.chunk+2*lateLines < p.chunk })
+	}
+}
+
+// keylessLine is a lock line that names no key: its file's line number
+// and chunk.
+type keylessLine struct {
+	line  int64
+	chunk int
+}
+
+func isLockKind(k logread.Kind) bool {
+	return k == logread.KindLockAcquired || k == logread.KindLockReleased || k == logread.KindLockFailed || k == logread.KindLockLost
 }
 
 func (p *secondPass) judge(g *group) {
 	o, res := p.o, p.res
 	g.adopt(p.orphans)
+	g.keyless = p.keyless
 	g.build(o.ClockSkew)
 	if g.effects() > 1 {
 		res.Untimed += g.untimed

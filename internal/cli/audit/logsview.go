@@ -160,6 +160,7 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 	if err := t.Render(w); err != nil {
 		return err
 	}
+	writeLearned(w, th, in.Inferred)
 	fmt.Fprintf(w, "\n%s\n", th.Strong("Events (which lines became which kind, and by what)"))
 	t = report.NewTable("KIND", "LINES", "BY", "IN", "MATCHED", "EXAMPLE").AlignRight(1)
 	for _, u := range x.Kinds {
@@ -186,4 +187,34 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 		t.Row(count(u.Lines), u.Template, u.Example+" "+strconv.Quote(u.Text))
 	}
 	return t.Render(w)
+}
+
+// writeLearned says what a sample of the input taught the reader, and from
+// what: who wrote the lines, where the business key is, how times without
+// a year or date were completed, and the steps told by where a template
+// sits in each key's sequence.
+func writeLearned(w io.Writer, th *report.Theme, l *logs.Learned) {
+	if l == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", th.Strong(fmt.Sprintf("Learned from the input (a sample of %s lines)", count(int64(l.Lines)))))
+	fmt.Fprintf(w, "  %s\n", l.Worker.Reason)
+	if l.Key.Reason != "" && (l.Key.Field != "" || l.Key.Mapped) {
+		fmt.Fprintf(w, "  business key: %s\n", l.Key.Reason)
+	}
+	times := map[string]bool{}
+	for _, s := range l.Sources {
+		if s.Times != "" && !times[s.Times] {
+			times[s.Times] = true
+			fmt.Fprintf(w, "  times: %s\n", s.Times)
+		}
+	}
+	for _, r := range l.Roles {
+		if r.Phrase != "" {
+			fmt.Fprintf(w, "  %s: %q (%s lines, confidence %.2f): %s\n", r.Role, r.Phrase, count(int64(r.Lines)), r.Confidence, r.Evidence)
+		}
+	}
+	for _, m := range l.Missing {
+		fmt.Fprintf(w, "  %s: no template was confidently this step\n", m.Role)
+	}
 }

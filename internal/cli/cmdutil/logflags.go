@@ -32,6 +32,10 @@ type LogFlags struct {
 	// MaxLine is the longest line read, in bytes (--max-line; 0:
 	// logs.DefaultMaxLine).
 	MaxLine int
+	// Year and Date complete the times that leave them out (RFC 3164's
+	// year, a time of day's date); zero: from the files.
+	Year int
+	Date string
 }
 
 // Register adds the flags to cmd, and names them for the mapping's errors
@@ -72,6 +76,10 @@ func (l *LogFlags) RegisterFormat(cmd *cobra.Command, name string) {
 			strings.Join(logs.FormatNames(), ", "))
 	}
 	fs.StringVar(&l.TZ, "tz", "", "time zone of log times written without one, e.g. Europe/Berlin (default UTC)")
+	fs.IntVar(&l.Year, "year", 0, "the year of log times written without one (syslog's RFC 3164; default: a neighbouring "+
+		"line's, else the year that puts the line before the file's modification time)")
+	fs.StringVar(&l.Date, "date", "", "the date (YYYY-MM-DD) of log times written as a time of day alone (zerolog's 3:04PM; "+
+		"default: a date in the file's name or a neighbouring line's, else such times are not read)")
 	names := map[string]string{"TZ": "tz"}
 	if name != "" {
 		names["Format"] = name
@@ -143,7 +151,23 @@ func (l *LogFlags) Compile(cfg *config.Config) (*logs.Mapping, error) {
 			return nil, err
 		}
 	}
-	return logs.Compile(c)
+	m, err := logs.Compile(c)
+	if err != nil {
+		return nil, err
+	}
+	lo := logs.LearnOptions{Year: l.Year}
+	if l.Date != "" {
+		if lo.Date, err = time.Parse(time.DateOnly, l.Date); err != nil {
+			return nil, exitcode.UsageErrorf("--date: want YYYY-MM-DD, got %q", l.Date)
+		}
+	}
+	if l.Year < 0 || l.Year > 9999 {
+		return nil, exitcode.UsageErrorf("--year: want a year such as 2026, got %d", l.Year)
+	}
+	// What the flags and the files' mapping do not say - each file's
+	// layout, the worker, the business key, which sentence is which step
+	// - the first scan learns from a sample of the input (logs.Learn).
+	return m.LearnFromInput(lo), nil
 }
 
 func unwrapPath(err error) error {

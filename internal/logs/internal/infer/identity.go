@@ -83,6 +83,11 @@ type IdentityInput struct {
 	// LaneName says a field is named as a thread or a consumer index is:
 	// a hint, as Rank.
 	LaneName func(key string) bool
+	// OtherPart says a field is named as another part of a line is (its
+	// attempt, job type, job or message id): a hint that it is not who
+	// wrote the line, so it is no candidate (a redelivered flag nests the
+	// attempt count as an instance nests its processes).
+	OtherPart func(key string) bool
 }
 
 // fieldStats is what one field's values do across the sample.
@@ -112,7 +117,7 @@ func Identify(in IdentityInput) Identity {
 		if c == ClassUnknown {
 			// Who wrote a line is on (nearly) every line of it: a field on
 			// few lines (the delivery count of received lines) is not.
-			if fs.lines*10 >= len(in.Records)*4 {
+			if fs.lines*10 >= len(in.Records)*4 && (in.OtherPart == nil || !in.OtherPart(fs.key)) {
 				cands = append(cands, fs)
 			}
 			continue

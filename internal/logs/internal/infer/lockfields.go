@@ -51,8 +51,8 @@ func LockFields(recs []Record, tmpls []*Template, keys []string, w *Wording, kno
 	}
 	for _, f := range order {
 		s := byField[f]
-		if len(s.values)*10 < lines*8 || s.equal*2 >= len(s.values) {
-			continue // not on (nearly) every acquisition, or the business key
+		if len(s.values)*10 < lines*8 || s.equal*2 >= len(s.values) || distinct(s.values)*2 < len(s.values) {
+			continue // not on (nearly) every acquisition, the business key, or the same few values (a host, a thread)
 		}
 		p := commonPrefix(s.values)
 		switch {
