@@ -874,6 +874,12 @@ func TestHotKeySizes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A small page is only a pass when it shows the hot key's
+			// duplicate (a reader that lost the key writes a tiny one).
+			if b, err := os.ReadFile(file); err != nil || !strings.Contains(string(b), "ord-hot") ||
+				!strings.Contains(string(b), fmt.Sprintf("ran %d times", (n+6)/7)) {
+				t.Errorf("%d lines: %s does not show ord-hot's side effect running %d times", n, filepath.Base(file), (n+6)/7)
+			}
 			t.Logf("%d lines: %s is %d bytes", n, filepath.Base(file), fi.Size())
 			if fi.Size() > most {
 				t.Errorf("%d lines: %s is %d bytes, over %d", n, filepath.Base(file), fi.Size(), most)

@@ -233,3 +233,21 @@ func TestKeyShapeFind(t *testing.T) {
 		t.Errorf("ids with no shape: %+v", got)
 	}
 }
+
+// TestMappedKeyStandsWhateverItsShape: one hot key ("ord-hot", no shape to
+// learn) that the mapping names on every line is the key; the job id that
+// ties the templates together is not taken in its place.
+func TestMappedKeyStandsWhateverItsShape(t *testing.T) {
+	var recs []Record
+	var ids []int
+	for i := 0; i < 70; i++ {
+		job := fmt.Sprintf("job-%d", i/7)
+		recs = append(recs, Record{Key: "ord-hot", Message: fmt.Sprintf("step %d", i%7),
+			Fields: []KV{{Key: "jobId", Value: job}}})
+		ids = append(ids, i%7)
+	}
+	k := FindKey(recs, ids)
+	if !k.Mapped || k.Field != "" {
+		t.Fatalf("FindKey = %+v, want the mapped key to stand", k)
+	}
+}

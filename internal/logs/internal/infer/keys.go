@@ -133,7 +133,12 @@ func FindKey(recs []Record, tmpl []int) KeyFinding {
 			}
 		}
 	}
-	if mapped*4 >= len(recs) && len(shapes) > 0 {
+	if mapped*4 >= len(recs) && mapped > 0 {
+		// A key the mapping names stands, whatever its shape (one hot key,
+		// "ord-hot", has none a shape can be learned from).
+		if len(shapes) == 0 {
+			return KeyFinding{Mapped: true, Reason: fmt.Sprintf("the mapping names a business key on %d of %d sample lines", mapped, len(recs))}
+		}
 		s := bestShape(shapes)
 		return KeyFinding{Shape: s, Mapped: true,
 			Reason: fmt.Sprintf("the mapping names a business key on %d of %d sample lines (shaped like %s)", mapped, len(recs), s)}
