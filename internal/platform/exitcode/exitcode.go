@@ -98,16 +98,3 @@ func IsSilent(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Silent
 }
-
-// Of returns the exit code an error deserves; fallback for errors that do
-// not say.
-func Of(err error, fallback int) int {
-	if err == nil {
-		return OK
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return fallback
-}
