@@ -36,6 +36,9 @@ type LogFlags struct {
 	// year, a time of day's date); zero: from the files.
 	Year int
 	Date string
+	// NoLearn reads with the built-in names and phrases and the user's
+	// mapping alone (--no-learn).
+	NoLearn bool
 }
 
 // Register adds the flags to cmd, and names them for the mapping's errors
@@ -76,6 +79,8 @@ func (l *LogFlags) RegisterFormat(cmd *cobra.Command, name string) {
 			strings.Join(logs.FormatNames(), ", "))
 	}
 	fs.StringVar(&l.TZ, "tz", "", "time zone of log times written without one, e.g. Europe/Berlin (default UTC)")
+	fs.BoolVar(&l.NoLearn, "no-learn", false, "read with the built-in names and phrases and your mapping alone: learn nothing "+
+		"from a sample of the input (its layout, worker, business key, steps)")
 	fs.IntVar(&l.Year, "year", 0, "the year of log times written without one (syslog's RFC 3164; default: a neighbouring "+
 		"line's, else the year that puts the line before the file's modification time)")
 	fs.StringVar(&l.Date, "date", "", "the date (YYYY-MM-DD) of log times written as a time of day alone (zerolog's 3:04PM; "+
@@ -163,6 +168,9 @@ func (l *LogFlags) Compile(cfg *config.Config) (*logs.Mapping, error) {
 	}
 	if l.Year < 0 || l.Year > 9999 {
 		return nil, exitcode.UsageErrorf("--year: want a year such as 2026, got %d", l.Year)
+	}
+	if l.NoLearn {
+		return m, nil
 	}
 	// What the flags and the files' mapping do not say - each file's
 	// layout, the worker, the business key, which sentence is which step
