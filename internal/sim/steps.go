@@ -3,8 +3,9 @@ package sim
 import "github.com/dupctl/dupctl/internal/worker"
 
 // executor is the engine's side of worker.Observer: it carries out worker
-// w's current operation on the in-memory state. The engine keeps one and
-// points it at the stepping worker, so a step allocates nothing.
+// w's current operation on the in-memory state. exec makes one for each
+// step; a value, so that it lives in registers and methods small enough
+// inline into exec.
 type executor struct {
 	e    *engine
 	w    int
@@ -12,12 +13,16 @@ type executor struct {
 	fail bool // the side effect fails (a retryable error)
 }
 
-func (x *executor) Ack(st *worker.Step) error {
+// The executor is an Observer: exec's switch calls its methods as
+// worker.Interpret would, and TestExecMatchesInterpret holds it to that.
+var _ worker.Observer = executor{}
+
+func (x executor) Ack(st *worker.Step) error {
 	st.Note = x.e.ack(x.w)
 	return nil
 }
 
-func (x *executor) Lock(st *worker.Step) error {
+func (x executor) Lock(st *worker.Step) error {
 	e, s, ws := x.e, &x.e.s, x.ws
 	l := &s.Locks[ws.LockID]
 	if l.Token != 0 && l.Exp > s.Now {
@@ -36,7 +41,7 @@ func (x *executor) Lock(st *worker.Step) error {
 
 // UnlockBusy is defer unlock() on the busy path: a plain DEL of a lock
 // this worker never held.
-func (x *executor) UnlockBusy(st *worker.Step) error {
+func (x executor) UnlockBusy(st *worker.Step) error {
 	s, ws := &x.e.s, x.ws
 	l := &s.Locks[ws.LockID]
 	if l.Token != 0 {
@@ -49,13 +54,13 @@ func (x *executor) UnlockBusy(st *worker.Step) error {
 	return nil
 }
 
-func (x *executor) Retry(st *worker.Step) error {
+func (x executor) Retry(st *worker.Step) error {
 	x.e.publishRetry(x.ws)
 	st.Note = x.e.ack(x.w)
 	return nil
 }
 
-func (x *executor) Check(st *worker.Step) error {
+func (x executor) Check(st *worker.Step) error {
 	s, ws := &x.e.s, x.ws
 	status := s.Ledger[ws.IdemKey]
 	if x.e.cfg.Profile.StatusFrom != worker.StatusDB {
@@ -69,7 +74,7 @@ func (x *executor) Check(st *worker.Step) error {
 	return nil
 }
 
-func (x *executor) Claim(st *worker.Step) error {
+func (x executor) Claim(st *worker.Step) error {
 	s, ws := &x.e.s, x.ws
 	switch s.Ledger[ws.IdemKey] {
 	case stAbsent, stFailed:
@@ -82,7 +87,7 @@ func (x *executor) Claim(st *worker.Step) error {
 	return nil
 }
 
-func (x *executor) Work(st *worker.Step) error {
+func (x executor) Work(st *worker.Step) error {
 	e, ws := x.e, x.ws
 	d := e.cfg.Duration.draw(e.seed, uint64(ws.Delivery))
 	ws.Until = e.s.Now + d
@@ -92,17 +97,17 @@ func (x *executor) Work(st *worker.Step) error {
 	return nil
 }
 
-func (x *executor) Effect(st *worker.Step) error {
+func (x executor) Effect(st *worker.Step) error {
 	st.Result, st.Note = x.e.effect(x.w, st.Op == worker.OpEffectTxn, x.fail)
 	return nil
 }
 
-func (x *executor) Commit(*worker.Step) error {
+func (x executor) Commit(*worker.Step) error {
 	x.e.writeStatus(x.ws.IdemKey, stSucceeded)
 	return nil
 }
 
-func (x *executor) MarkFailed(st *worker.Step) error {
+func (x executor) MarkFailed(st *worker.Step) error {
 	s, k := &x.e.s, x.ws.IdemKey
 	if x.e.cfg.Profile.StatusWrite == worker.StatusGuarded && s.Ledger[k] == stSucceeded {
 		st.Note = "kept SUCCEEDED"
@@ -117,7 +122,7 @@ func (x *executor) MarkFailed(st *worker.Step) error {
 	return nil
 }
 
-func (x *executor) Unlock(st *worker.Step) error {
+func (x executor) Unlock(st *worker.Step) error {
 	s, ws := &x.e.s, x.ws
 	del := x.e.cfg.Profile.Unlock == worker.UnlockDel
 	l := &s.Locks[ws.LockID]
@@ -140,7 +145,7 @@ func (x *executor) Unlock(st *worker.Step) error {
 	return nil
 }
 
-func (x *executor) DeadLetter(st *worker.Step) error {
+func (x executor) DeadLetter(st *worker.Step) error {
 	s, ws := &x.e.s, x.ws
 	reason := reasonLockBusy
 	switch {
