@@ -225,7 +225,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 	WordReport(doc.Report, f.Namer, f.RuleNamer)
 	report.Prepare(doc.Report)
 	f.docs = append(f.docs, doc)
-	out, err := f.render(f.Global.Output, f.IO.ColorEnabled(), nil, doc)
+	out, err := f.render(f.Global.Output, f.IO.ColorEnabled(), f.IO.TableWidth(), nil, doc)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 		f.AddCleanup(out.Close)
 	}
 	for _, file := range f.Global.Files {
-		b, err := f.render(file.Format, false, nil, doc)
+		b, err := f.render(file.Format, false, 0, nil, doc)
 		if err != nil {
 			return err
 		}
@@ -262,7 +262,7 @@ func (f *Factory) Emit(ctx context.Context, doc report.Document) error {
 
 // render renders documents, one after the other, in a format; failure,
 // when set, is why the run did not end well, which every format says.
-func (f *Factory) render(format string, color bool, failure *report.Failure, docs ...report.Document) (*spool, error) {
+func (f *Factory) render(format string, color bool, width int, failure *report.Failure, docs ...report.Document) (*spool, error) {
 	p, err := report.NewPrinter(format, report.Options{
 		FailOn:        f.Global.Threshold,
 		Color:         color,
@@ -272,6 +272,7 @@ func (f *Factory) render(format string, color bool, failure *report.Failure, doc
 		Elapsed:       f.Elapsed(),
 		MarkdownLimit: f.Global.MarkdownLimit,
 		Failure:       failure,
+		Width:         width,
 	})
 	if err != nil {
 		return nil, exitcode.UsageErrorf("%w", err)
@@ -317,8 +318,8 @@ func (f *Factory) Flush(command string, err error, code int, message string) err
 		docs = []report.Document{{Report: &findings.Report{Command: command}}}
 	}
 	failure := f.failure(err, code, message)
-	write := func(format string, color bool, to func(*spool) error, docs ...report.Document) {
-		b, rerr := f.render(format, color, failure, docs...)
+	write := func(format string, color bool, width int, to func(*spool) error, docs ...report.Document) {
+		b, rerr := f.render(format, color, width, failure, docs...)
 		if rerr != nil {
 			errs = append(errs, rerr)
 			return
@@ -328,11 +329,12 @@ func (f *Factory) Flush(command string, err error, code int, message string) err
 	}
 	for _, file := range f.Global.Files {
 		// A file holds the last document, as when the run ends well.
-		write(file.Format, false, func(b *spool) error { return writeFile(file.Path, b) }, docs[len(docs)-1])
+		write(file.Format, false, 0, func(b *spool) error { return writeFile(file.Path, b) }, docs[len(docs)-1])
 	}
 	switch {
 	case f.Global.Output != report.FormatTable:
-		write(f.Global.Output, f.IO.ColorEnabled(), func(b *spool) error { _, werr := b.WriteTo(f.IO.Out); return werr }, docs...)
+		toOut := func(b *spool) error { _, werr := b.WriteTo(f.IO.Out); return werr }
+		write(f.Global.Output, f.IO.ColorEnabled(), f.IO.TableWidth(), toOut, docs...)
 	case stands && pending != nil:
 		_, werr := pending.WriteTo(f.IO.Out)
 		errs = append(errs, werr)

@@ -11,8 +11,9 @@ import (
 	"github.com/dupctl/dupctl/internal/sim"
 )
 
-// chartWidth is the width of the lease chart's time axis, in columns.
-const chartWidth = 56
+// chartWidth is the width of the lease chart's time axis, in columns; on a
+// narrower terminal the axis narrows (to chartMin) so the chart fits.
+const chartWidth, chartMin = 56, 16
 
 // writeTimeline renders a run as an event table, one line per event, and
 // a chart of lock leases, deliveries and side effects over virtual time.
@@ -47,11 +48,17 @@ func writeTimeline(w io.Writer, th *report.Theme, tl *sim.Timeline) error {
 // effects (● first, ◉ each duplicate) on one time axis, with ^ under the
 // span where two workers believed they held the same lock.
 func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
-	a := chartAxis{end: tl.End}
+	a := chartAxis{end: tl.End, cols: chartWidth}
+	if width := report.Width(w); width > 0 {
+		// LANE and WHAT ("lease token 12") beside it, 2 blanks apart
+		a.cols = min(chartWidth, max(chartMin, width-len("LANE  lease token 12    "))) // (and the notes column's gap)
+		// a note that would not fit beside its bar goes under it
+		a.notesBelow = width < len("LANE  lease token 12  ")+a.cols+2+longestNote(tl)
+	}
 	end := sim.FormatMillis(tl.End)
 	fmt.Fprintf(w, "%s\n", th.Strong(fmt.Sprintf("Over virtual time, 0 to %s (one column = %s)", end,
-		sim.FormatMillis(max(tl.End/int64(chartWidth-1), 1)))))
-	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", chartWidth-2-len(end))+end, "")
+		sim.FormatMillis(max(tl.End/int64(a.cols-1), 1)))))
+	t := report.NewTable("LANE", "WHAT", "0"+strings.Repeat(" ", a.cols-2-len(end))+end, "").Fixed(2)
 	for wk := 0; wk < tl.Workers; wk++ {
 		lane := fmt.Sprintf("W%d", wk+1)
 		a.deliveries(t, tl, wk, lane)
@@ -63,20 +70,50 @@ func writeChart(w io.Writer, th *report.Theme, tl *sim.Timeline) {
 		for _, span := range over {
 			a.fill(bar, span[0], span[1], '^')
 		}
-		t.Row("", "two owners", th.Severity(findings.Error, string(bar)), "two workers acted as holder of the same lock")
+		a.row(t, "", "two owners", th.Severity(findings.Error, string(bar)), overlapNote)
 	}
 	_ = t.Render(w)
 }
 
 // chartAxis maps virtual time, 0 to end, onto the chart's columns.
-type chartAxis struct{ end int64 }
-
-func (a chartAxis) col(t int64) int {
-	c := int(t * int64(chartWidth-1) / a.end)
-	return min(max(c, 0), chartWidth-1)
+type chartAxis struct {
+	end        int64
+	cols       int
+	notesBelow bool
 }
 
-func (a chartAxis) blank() []rune { return []rune(strings.Repeat(" ", chartWidth)) }
+const overlapNote = "two workers acted as holder of the same lock"
+
+// row adds a bar and its note: beside it, or on the lines under it.
+func (a chartAxis) row(t *report.Table, lane, what, bar, note string) {
+	if !a.notesBelow || note == "" {
+		t.Row(lane, what, bar, note)
+		return
+	}
+	t.Row(lane, what, bar, "")
+	for _, line := range strings.Split(report.Wrap(note, a.cols-2), "\n") {
+		t.Row("", "", "  "+line, "")
+	}
+}
+
+// longestNote is the widest note the chart writes beside a bar.
+func longestNote(tl *sim.Timeline) int {
+	n := 0
+	if overlaps(tl) != nil {
+		n = len(overlapNote)
+	}
+	for _, l := range tl.Leases {
+		n = max(n, len(leaseNote(l))+len("; its holder acted as owner until t=1m10s"))
+	}
+	return n
+}
+
+func (a chartAxis) col(t int64) int {
+	c := int(t * int64(a.cols-1) / a.end)
+	return min(max(c, 0), a.cols-1)
+}
+
+func (a chartAxis) blank() []rune { return []rune(strings.Repeat(" ", a.cols)) }
 
 // fill draws r from the column of from to the column of to, both included.
 func (a chartAxis) fill(bar []rune, from, to int64, r rune) {
@@ -122,7 +159,7 @@ func (a chartAxis) leases(t *report.Table, tl *sim.Timeline, wk int, lane string
 			}
 			note += "; its holder acted as owner until t=" + sim.FormatMillis(l.Believed)
 		}
-		t.Row(lane, fmt.Sprintf("lease token %d", l.Token), string(bar), note)
+		a.row(t, lane, fmt.Sprintf("lease token %d", l.Token), string(bar), note)
 	}
 }
 

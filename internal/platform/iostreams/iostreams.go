@@ -66,6 +66,22 @@ func (s *IOStreams) Width() int {
 	return 120
 }
 
+// TableWidth is how many columns a table may take: the terminal's width,
+// else $COLUMNS; 0 when neither is known, so that output piped to a file
+// keeps whole rows (as gh does).
+func (s *IOStreams) TableWidth() int {
+	if s.outTTY && s.width > 0 {
+		return s.width
+	}
+	if n, err := strconv.Atoi(s.getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// SetWidth sets the terminal's width (tests drawing for a terminal).
+func (s *IOStreams) SetWidth(n int) { s.width = n }
+
 func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }

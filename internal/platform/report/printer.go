@@ -41,6 +41,9 @@ type Options struct {
 	// Failure, when set, is why the run did not end well: every format
 	// says so (nil for a run that ended with exit 0 or 1).
 	Failure *Failure
+	// Width is how many display columns a table line may take (the
+	// terminal's, or $COLUMNS); 0 keeps whole rows (a file, a pipe).
+	Width int
 }
 
 // Document is one command's output: its report, and the command's own

@@ -16,11 +16,13 @@ type Table struct {
 	header []string
 	rows   [][]string
 	right  map[int]bool
+	// shorten and fixed say how a column narrows (fit.go)
+	shorten, fixed map[int]bool
 }
 
 // NewTable starts a table with these column headings.
 func NewTable(header ...string) *Table {
-	return &Table{header: header, right: map[int]bool{}}
+	return &Table{header: header, right: map[int]bool{}, shorten: map[int]bool{}, fixed: map[int]bool{}}
 }
 
 // AlignRight right-aligns the given columns (numbers).
@@ -34,7 +36,8 @@ func (t *Table) AlignRight(cols ...int) *Table {
 // Row appends a row.
 func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
-// Render writes the table, trimming trailing blanks from every line.
+// Render writes the table, trimming trailing blanks from every line; on a
+// terminal (or with $COLUMNS) fitted to its width (fit.go).
 func (t *Table) Render(w io.Writer) error {
 	switch v := w.(type) {
 	case *htmlView:
@@ -69,8 +72,9 @@ func (t *Table) Render(w io.Writer) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	tbl.Header(t.header)
-	for _, r := range t.rows {
+	header, rows := t.fit(Width(w))
+	tbl.Header(header)
+	for _, r := range rows {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			cells[i] = escapeInvalid(c)
@@ -86,9 +90,9 @@ func (t *Table) Render(w io.Writer) error {
 		if line == "" {
 			continue
 		}
-		trimmed := strings.TrimRight(line, " \n")
-		// tablewriter resets styles after each styled cell; drop a reset
-		// left dangling at the end of a line with nothing after it.
+		// tablewriter pads a styled cell and then resets its style: the
+		// blanks before a line's closing escapes go too.
+		trimmed := trimBlankEnd(strings.TrimRight(line, "\n"))
 		if _, err := io.WriteString(w, trimmed+"\n"); err != nil {
 			return err
 		}

@@ -21,8 +21,9 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 	return emitClean(w, func(buf *bytes.Buffer) error {
 		th := NewTheme(buf, p.o.Color)
 		keep = th.sequences()
+		out := &sized{Writer: buf, width: p.o.Width}
 		if d.Text != nil {
-			if err := d.Text(buf, th); err != nil {
+			if err := d.Text(out, th); err != nil {
 				return err
 			}
 		}
@@ -31,7 +32,7 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 			if d.Text != nil {
 				buf.WriteString("\n")
 			}
-			if err := p.findingsTable(buf, th, r); err != nil {
+			if err := p.findingsTable(out, th, r); err != nil {
 				return err
 			}
 			p.details(buf, th, r)
@@ -61,7 +62,7 @@ func (p tablePrinter) Print(w io.Writer, d Document) error {
 }
 
 func (p tablePrinter) findingsTable(w io.Writer, th *Theme, r *findings.Report) error {
-	t := NewTable("SEVERITY", "CODE", "SUBJECT", "MESSAGE")
+	t := NewTable("SEVERITY", "CODE", "SUBJECT", "MESSAGE").Shorten(2)
 	for _, f := range r.Findings {
 		t.Row(th.Severity(f.Severity, f.Severity.String()), f.Code, oneLine(f.Subject), oneLine(f.Message))
 	}
