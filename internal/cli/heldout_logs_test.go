@@ -473,3 +473,35 @@ func heldoutTable(sets []heldoutSet, scores map[string]heldoutScore) string {
 	}
 	return b.String()
 }
+
+// TestLearnWritesAMappingThatReads: `audit logs --learn FILE` on logs whose
+// side effect no built-in phrase names writes a dupctl.yaml job whose
+// mapping, read with --no-learn, finds what the learning found - and
+// without it nothing is read.
+func TestLearnWritesAMappingThatReads(t *testing.T) {
+	for _, set := range []string{"zap-json", "zerolog-json"} {
+		t.Run(set, func(t *testing.T) {
+			files, err := filepath.Glob(filepath.Join(heldoutDir, "logs", set, "*.log"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("no logs of %s: %v", set, err)
+			}
+			learned := filepath.Join(t.TempDir(), "dupctl.yaml")
+			run := func(args ...string) (int, string) {
+				ios, _, out, errOut := iostreams.Test()
+				code := cli.Run(context.Background(), append([]string{"audit", "logs"}, args...), ios)
+				return code, out.String() + errOut.String()
+			}
+			if code, out := run(append([]string{"--learn", learned}, files...)...); code != 0 {
+				t.Fatalf("--learn: exit %d: %s", code, out)
+			}
+			const want = "72 keys with a duplicated side effect"
+			if code, out := run(append([]string{"--no-learn"}, files...)...); code != 2 {
+				t.Fatalf("--no-learn without the learned mapping: exit %d, want 2 (no side effect named): %s", code, out)
+			}
+			code, out := run("--config", learned, "--job", "learned", "--no-learn")
+			if code != 1 || !strings.Contains(out, want) {
+				t.Fatalf("the learned dupctl.yaml with --no-learn: exit %d, want 1 and %q:\n%s", code, want, out)
+			}
+		})
+	}
+}

@@ -61,6 +61,13 @@ func (m *Mapping) LearnFromInput(o LearnOptions) *Mapping {
 	return &c
 }
 
+// Unlearned is m without learning: the user's mapping as given.
+func (m *Mapping) Unlearned() *Mapping {
+	c := *m
+	c.learning = nil
+	return &c
+}
+
 // reading is the mapping lines are read with: what was learned once the
 // first scan learned it, else m.
 func (m *Mapping) reading() *Mapping {

@@ -2,7 +2,9 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +26,9 @@ type LogsOptions struct {
 	// ExplainMapping is a log file to explain the mapping on instead of
 	// auditing.
 	ExplainMapping string
+	// LearnTo is where --learn writes the mapping learned from the logs
+	// instead of auditing them ("-": stdout).
+	LearnTo string
 	// Follow reads the sources as streams that do not end (logsfollow.go),
 	// keeping keys for Window.
 	Follow      bool
@@ -67,6 +72,8 @@ func addLogsFlags(cmd *cobra.Command, o *LogsOptions) {
 	fs.StringVar(&o.Incident, "incident", "", "show this business key's timeline as lanes per worker (-v: every duplicate's)")
 	fs.StringVar(&o.ExplainMapping, "explain-mapping", "", "instead of auditing, show how `FILE` is read: each field's path, "+
 		"which lines became which event and by what, and the message templates that matched nothing")
+	fs.StringVar(&o.LearnTo, "learn", "", "instead of auditing, learn from the logs which field is what and which sentence is "+
+		"which step, and write it to `FILE` (- for stdout) as a dupctl.yaml job to review and commit")
 	fs.BoolVar(&o.Follow, "follow", false, "read logs that do not end (stdin from kubectl logs -f, files as they grow, "+
 		"rotated or truncated) and report each duplicate as soon as its second side effect is read; Ctrl-C or SIGTERM prints the summary")
 	fs.DurationVar(&o.Window, "window", time.Hour, "with --follow: how long a key's lines are kept after its last one, "+
@@ -164,6 +171,9 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 	if o.ExplainMapping != "" {
 		return runExplain(ctx, o, m)
 	}
+	if o.LearnTo != "" {
+		return runLearn(ctx, o, m)
+	}
 	if o.Follow {
 		return runFollow(ctx, o, m)
 	}
@@ -188,6 +198,45 @@ func runLogs(ctx context.Context, o *LogsOptions) error {
 		Text: func(w io.Writer, th *report.Theme) error { return writeLogs(w, th, res, o) },
 		HTML: func(w io.Writer) error { return writeLogsHTML(w, res, o.Incident) },
 	})
+}
+
+// runLearn is --learn FILE: what a sample of the logs teaches, written as
+// a dupctl.yaml job.
+func runLearn(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
+	f := o.Factory
+	format, tz, err := o.Log.Reading()
+	if err != nil {
+		return err
+	}
+	lo, err := o.Log.LearnOptions()
+	if err != nil {
+		return err
+	}
+	srcs, err := f.SpooledLogSources(ctx, o.Args, o.Log.MaxLine)
+	if err != nil {
+		return err
+	}
+	lo.Mapping, lo.Format, lo.TZ = m.Unlearned(), format, tz
+	l, err := logs.Learn(ctx, srcs, lo)
+	if err != nil {
+		return cmdutil.LogError(err)
+	}
+	if o.LearnTo == "-" {
+		return writeLearnedMapping(f.IO.Out, l, o.Args)
+	}
+	fh, err := os.Create(o.LearnTo)
+	if err != nil {
+		return exitcode.UsageErrorf("--learn: %v", err)
+	}
+	if err := writeLearnedMapping(fh, l, o.Args); err != nil {
+		fh.Close()
+		return err
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("--learn: %w", err)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "wrote the mapping learned from %d sample lines to %s\n", l.Lines, o.LearnTo)
+	return nil
 }
 
 // runExplain is --explain-mapping: how the mapping reads the file.

@@ -160,14 +160,9 @@ func (l *LogFlags) Compile(cfg *config.Config) (*logs.Mapping, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo := logs.LearnOptions{Year: l.Year}
-	if l.Date != "" {
-		if lo.Date, err = time.Parse(time.DateOnly, l.Date); err != nil {
-			return nil, exitcode.UsageErrorf("--date: want YYYY-MM-DD, got %q", l.Date)
-		}
-	}
-	if l.Year < 0 || l.Year > 9999 {
-		return nil, exitcode.UsageErrorf("--year: want a year such as 2026, got %d", l.Year)
+	lo, err := l.LearnOptions()
+	if err != nil {
+		return nil, err
 	}
 	if l.NoLearn {
 		return m, nil
@@ -176,6 +171,21 @@ func (l *LogFlags) Compile(cfg *config.Config) (*logs.Mapping, error) {
 	// layout, the worker, the business key, which sentence is which step
 	// - the first scan learns from a sample of the input (logs.Learn).
 	return m.LearnFromInput(lo), nil
+}
+
+// LearnOptions are --year and --date, checked.
+func (l *LogFlags) LearnOptions() (logs.LearnOptions, error) {
+	lo := logs.LearnOptions{Year: l.Year}
+	if l.Date != "" {
+		var err error
+		if lo.Date, err = time.Parse(time.DateOnly, l.Date); err != nil {
+			return lo, exitcode.UsageErrorf("--date: want YYYY-MM-DD, got %q", l.Date)
+		}
+	}
+	if l.Year < 0 || l.Year > 9999 {
+		return lo, exitcode.UsageErrorf("--year: want a year such as 2026, got %d", l.Year)
+	}
+	return lo, nil
 }
 
 func unwrapPath(err error) error {
