@@ -278,6 +278,8 @@ var cliWiring = map[string][]string{
 	"internal/cli/dlq":      {"internal/replay"},
 	"internal/cli/simulate": {"internal/sim"},
 	"internal/cli/doctor":   {"internal/doctor", "*"},
+	"internal/cli/watch": {"internal/watch", "internal/inspect/lock", "internal/inspect/store", "internal/audit/cache",
+		"internal/audit/logs", "internal/replay"}, // the checks and the follow watch runs
 }
 
 func isShared(pkg string) bool {
@@ -406,6 +408,7 @@ var capabilityVerbs = map[string][]string{
 	"internal/sim":            {"Run", "Matrix", "Replay", "Play", "Risk"},
 	"internal/sim/chaos":      {"Run", "ProveJob"},
 	"internal/sim/live":       {"Run", "Scenario"},
+	"internal/watch":          {"Run"},
 }
 
 // pendingContracts are entry points that do not keep the contract yet,

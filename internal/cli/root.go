@@ -22,6 +22,7 @@ import (
 	"github.com/dupctl/dupctl/internal/cli/inspect"
 	"github.com/dupctl/dupctl/internal/cli/keys"
 	"github.com/dupctl/dupctl/internal/cli/simulate"
+	"github.com/dupctl/dupctl/internal/cli/watch"
 	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
@@ -277,6 +278,7 @@ check.` + exitStatusBlock,
 		keys.NewCmdKeys(f),
 		inspect.NewCmdInspect(f),
 		dlq.NewCmdDLQ(f),
+		watch.NewCmdWatch(f, nil),
 		NewCmdVersion(f),
 		NewCmdExplain(f),
 	)

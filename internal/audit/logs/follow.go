@@ -34,6 +34,9 @@ type FollowOptions struct {
 	// Found is called, on Follow's goroutine, with each duplicate as soon
 	// as it is found (nil: the summary alone); its error ends the follow.
 	Found func(Finding) error
+	// Seen, when set, is called on Follow's goroutine with every line read
+	// (dupctl watch counts them); the event is valid during the call only.
+	Seen func(*logread.Event)
 }
 
 // Finding is a duplicate as it is found: a key's side effect has just
@@ -154,6 +157,9 @@ func newFollower(o FollowOptions) *follower {
 
 func (f *follower) event(e *logread.Event) error {
 	now := f.clock.at(e)
+	if f.o.Seen != nil {
+		f.o.Seen(e)
+	}
 	f.kinds[e.Kind]++
 	f.metrics.add(e)
 	for fld := range f.o.Mapping.Overrides() {
