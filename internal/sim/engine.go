@@ -338,16 +338,18 @@ func (e *engine) apply(a Action) {
 	if a.Kind() == aStep {
 		// Most actions are a worker's next step: spare them the switch
 		// over the rarer ones.
-		e.step(a.Arg())
+		w := a.Arg()
+		e.step(w, &e.s.W[w])
 		return
 	}
 	e.applyOther(a)
 }
 
 // step is worker w's next step: a receive when idle, else its operation.
-func (e *engine) step(w int) {
+// ws is &e.s.W[w], which the caller has at hand.
+func (e *engine) step(w int, ws *workerState) {
 	e.s.Steps++
-	e.exec(w, false)
+	e.exec(w, ws, false)
 }
 
 // applyOther makes a fault, a duplicate or a tick happen.
@@ -358,7 +360,7 @@ func (e *engine) applyOther(a Action) {
 	w := a.Arg()
 	switch a.Kind() {
 	case aFail: // offered only to a worker at its side effect
-		e.exec(w, true)
+		e.exec(w, &s.W[w], true)
 	case aCrash:
 		s.Crash--
 		e.crash(w)
@@ -428,9 +430,9 @@ func (e *engine) receive(w int) {
 }
 
 // exec is worker w's next step: its flow's current operation, or a receive
-// when it is idle. fail makes a side effect fail (a retryable error).
-func (e *engine) exec(w int, fail bool) {
-	ws := &e.s.W[w]
+// when it is idle. ws is &e.s.W[w]; fail makes a side effect fail (a
+// retryable error).
+func (e *engine) exec(w int, ws *workerState, fail bool) {
 	if ws.Msg < 0 {
 		e.receive(w)
 		return

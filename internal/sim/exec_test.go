@@ -30,7 +30,7 @@ func TestExecMatchesInterpret(t *testing.T) {
 						seen[op] = true
 						fast.reset(seed)
 						fast.s.copyFrom(&e.s)
-						fast.exec(w, fail)
+						fast.exec(w, &fast.s.W[w], fail)
 						ref.reset(seed)
 						ref.s.copyFrom(&e.s)
 						interpretRef(ref, w, fail)

@@ -151,14 +151,15 @@ func (e *engine) runCalm(r *rng, stopOnDup bool, trace *[]Action) Violation {
 		if trace != nil {
 			*trace = append(*trace, act(aStep, w))
 		}
-		receive := e.s.W[w].Msg < 0
-		e.step(w)
+		ws := &e.s.W[w] // a step does not move the workers' slice
+		receive := ws.Msg < 0
+		e.step(w, ws)
 		if stopOnDup && e.s.Dups > 0 {
 			return e.violations(false)
 		}
 		if receive {
 			can, n = e.steppable()
-		} else if ok, _ := e.canStep(&e.s.W[w], e.s.Now, readyUnasked); !ok {
+		} else if ok, _ := e.canStep(ws, e.s.Now, readyUnasked); !ok {
 			can &^= workerBit(w)
 			n--
 		}

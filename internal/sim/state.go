@@ -113,9 +113,15 @@ func (s *State) reset(cfg *Config) {
 	s.Dups, s.NonOwnerUnlocks, s.LockExpiries, s.AckTimeouts, s.Renewals, s.Fenced, s.Caught, s.Overwrites = 0, 0, 0, 0, 0, 0, 0, 0
 	s.LocksLost = 0
 	s.readyLo, s.delayed, s.held, s.pending = 0, 0, s.held[:0], s.pending[:0]
-	s.Msgs = s.Msgs[:0]
-	for j := 0; j < cfg.Jobs; j++ {
-		s.Msgs = append(s.Msgs, message{Job: int32(j), Key: int32(j % cfg.Keys), Attempt: 1, Worker: -1})
+	if cap(s.Msgs) < cfg.Jobs {
+		s.Msgs = make([]message, 0, cfg.Jobs)
+	}
+	s.Msgs = s.Msgs[:cfg.Jobs]
+	for j, k := 0, 0; j < len(s.Msgs); j, k = j+1, k+1 {
+		if k == cfg.Keys {
+			k = 0 // job j's key is j % Keys, without a division per job
+		}
+		s.Msgs[j] = message{Job: int32(j), Key: int32(k), Attempt: 1, Worker: -1}
 	}
 	s.Locks = resize(s.Locks, cfg.numLocks())
 	s.FenceCtr = resize(s.FenceCtr, cfg.numLocks())
