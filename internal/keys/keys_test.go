@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/logs/loggen"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 )
 
 var t0 = time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)

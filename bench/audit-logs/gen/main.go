@@ -1,4 +1,4 @@
-// Command gen writes a synthetic worker-fleet log with internal/logs/loggen,
+// Command gen writes a synthetic worker-fleet log with internal/testenv/loggen,
 // for the benchmark in bench/audit-logs/run.sh and for trying dupctl:
 //
 //	go run ./bench/audit-logs/gen -jobs 1000 -incident-every 50 -o fleet.log
@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/dupctl/dupctl/internal/logs/loggen"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 )
 
 func main() {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/logs/loggen"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 )
 
 var causeCode = map[loggen.Cause]string{

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	logread "github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/logs/loggen"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 )
 
 // followRun runs Follow on a stream the test writes, in a goroutine; the

@@ -13,7 +13,7 @@ import (
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/logs/loggen"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
 
