@@ -280,7 +280,7 @@ func (r *RiskResult) Report() *findings.Report {
 // each leaves open (internal/cause): no idempotency lets a redelivery run
 // again, check-then-act is a non-atomic commit. No lock advice where no
 // lock is taken, no TTL advice where the lock never expired.
-func duplicateFix(p worker.Profile, row RiskRow) string {
+func duplicateFix(p worker.Profile, row worker.RiskRow) string {
 	var parts []string
 	switch p.Idem {
 	case worker.IdemNone:

@@ -25,22 +25,11 @@ type RiskOptions struct {
 	Progress  progress.Meter
 }
 
-// RiskRow is one profile's expected damage, per million jobs.
-type RiskRow struct {
-	Profile            string  `json:"profile"`
-	Jobs               int     `json:"jobs"`
-	LockExpiriesPerM   float64 `json:"lock_expiries_per_million"`
-	DuplicatesPerM     float64 `json:"duplicates_per_million"`
-	LossesPerM         float64 `json:"losses_per_million"`
-	DeadLetteredPerM   float64 `json:"dead_lettered_per_million"`
-	DuplicatesCI95High float64 `json:"duplicates_per_million_ci95_high"`
-}
-
 // RiskResult is the estimate for every profile.
 type RiskResult struct {
-	PLongerThanTTL float64     `json:"p_duration_above_ttl"` // from the distribution itself
-	Rows           []RiskRow   `json:"profiles"`
-	Options        RiskOptions `json:"-"`
+	PLongerThanTTL float64          `json:"p_duration_above_ttl"` // from the distribution itself
+	Rows           []worker.RiskRow `json:"profiles"`
+	Options        RiskOptions      `json:"-"`
 }
 
 // Risk estimates lock expiries and duplicate side effects per million
@@ -110,7 +99,7 @@ func Risk(ctx context.Context, o RiskOptions) (*RiskResult, error) {
 		}
 		n := float64(o.Jobs)
 		per := func(x int) float64 { return float64(x) / n * 1e6 }
-		res.Rows = append(res.Rows, RiskRow{
+		res.Rows = append(res.Rows, worker.RiskRow{
 			Profile: p.Name, Jobs: o.Jobs,
 			LockExpiriesPerM: per(expiries), DuplicatesPerM: per(dups), LossesPerM: per(losses), DeadLetteredPerM: per(dead),
 			DuplicatesCI95High: upper95(dups, o.Jobs) * 1e6,

@@ -23,11 +23,7 @@ func (simulator) Risk(ctx context.Context, q ttl.RiskQuery) (ttl.RiskEstimate, e
 	if err != nil {
 		return ttl.RiskEstimate{}, err
 	}
-	est := ttl.RiskEstimate{PLongerThanTTL: rr.PLongerThanTTL, Rows: make([]ttl.RiskRow, len(rr.Rows))}
-	for i, r := range rr.Rows {
-		est.Rows[i] = ttl.RiskRow(r)
-	}
-	return est, nil
+	return ttl.RiskEstimate{PLongerThanTTL: rr.PLongerThanTTL, Rows: rr.Rows}, nil
 }
 
 func (simulator) DuplicatesRule() findings.Rule { return sim.RuleRiskDuplicates }

@@ -41,18 +41,7 @@ type RiskQuery struct {
 // durations themselves) and each profile's expected damage.
 type RiskEstimate struct {
 	PLongerThanTTL float64
-	Rows           []RiskRow
-}
-
-// RiskRow is one profile's expected damage, per million jobs.
-type RiskRow struct {
-	Profile            string  `json:"profile"`
-	Jobs               int     `json:"jobs"`
-	LockExpiriesPerM   float64 `json:"lock_expiries_per_million"`
-	DuplicatesPerM     float64 `json:"duplicates_per_million"`
-	LossesPerM         float64 `json:"losses_per_million"`
-	DeadLetteredPerM   float64 `json:"dead_lettered_per_million"`
-	DuplicatesCI95High float64 `json:"duplicates_per_million_ci95_high"`
+	Rows           []worker.RiskRow
 }
 
 // SimulateOptions feed the measured durations into the simulator's risk
@@ -86,10 +75,10 @@ type Simulation struct {
 
 // SimTTL is the estimate under one TTL.
 type SimTTL struct {
-	TTLMS          float64       `json:"ttl_ms"`
-	PLongerThanTTL float64       `json:"p_duration_above_ttl"`
-	Profiles       []RiskRow     `json:"profiles"`
-	TTL            time.Duration `json:"-"`
+	TTLMS          float64          `json:"ttl_ms"`
+	PLongerThanTTL float64          `json:"p_duration_above_ttl"`
+	Profiles       []worker.RiskRow `json:"profiles"`
+	TTL            time.Duration    `json:"-"`
 }
 
 // simSamples is how many points of a job type's distribution the
