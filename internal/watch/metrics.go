@@ -29,9 +29,9 @@ type metrics struct {
 	findings    *prometheus.GaugeVec     // check, code, severity
 
 	lockFamilies    prometheus.Gauge
-	lockKeys        *prometheus.GaugeVec // family
-	lockNoTTL       *prometheus.GaugeVec // family
-	lockOutliers    *prometheus.GaugeVec // family, direction
+	lockKeys        *prometheus.GaugeVec // family, certainty
+	lockNoTTL       *prometheus.GaugeVec // family, certainty
+	lockOutliers    *prometheus.GaugeVec // family, certainty, direction
 	dlqMessages     *prometheus.GaugeVec // dlq, queue, reason
 	storeStuck      *prometheus.GaugeVec // table
 	storeDuplicates *prometheus.GaugeVec // table
@@ -114,12 +114,13 @@ func (m *metrics) checkMetrics() {
 
 func (m *metrics) resultMetrics() {
 	m.lockFamilies = prometheus.NewGauge(prometheus.GaugeOpts{Name: "dupctl_lock_families",
-		Help: "Lock families (keys sharing a template) found by the last lock scan."})
+		Help: "Lock families (keys sharing a template) found by the last lock scan, possible ones included."})
 	m.register(m.lockFamilies)
-	m.lockKeys = m.gauge("dupctl_lock_keys", "Lock keys per family template at the last lock scan.", "family")
-	m.lockNoTTL = m.gauge("dupctl_lock_keys_without_ttl", "Lock keys with no TTL per family template at the last lock scan.", "family")
+	m.lockKeys = m.gauge("dupctl_lock_keys", "Lock keys per family template and certainty at the last lock scan.", "family", "certainty")
+	m.lockNoTTL = m.gauge("dupctl_lock_keys_without_ttl", "Lock keys with no TTL per family template and certainty at the last lock scan.",
+		"family", "certainty")
 	m.lockOutliers = m.gauge("dupctl_lock_ttl_outliers",
-		"Lock keys whose remaining TTL is far above or below their family's, per family template.", "family", "direction")
+		"Lock keys whose remaining TTL is far above or below their family's, per family template.", "family", "certainty", "direction")
 	m.dlqMessages = m.gauge("dupctl_dlq_messages",
 		"Messages in a dead-letter queue by the queue they died in and their last death reason.", "dlq", "queue", "reason")
 	m.storeStuck = m.gauge("dupctl_store_stuck_processing_rows",

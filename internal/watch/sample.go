@@ -30,9 +30,11 @@ func (s *Sample) AddReport(rep *findings.Report) {
 	s.Report.Add(rep.Findings...)
 }
 
-// LockFamily is one lock family of a scan, named by its template.
+// LockFamily is one lock family of a scan, named by its template; its
+// Certainty is confirmed, likely or possible (a lock's shape that nothing
+// confirms: alerts leave those out, dashboards may not).
 type LockFamily struct {
-	Template                     string
+	Template, Certainty          string
 	Keys, NoTTL                  int64
 	OutliersAbove, OutliersBelow int64
 }
@@ -116,9 +118,9 @@ func (m *metrics) applyLocks(fams []LockFamily) {
 	m.lockFamilies.Set(float64(len(fams)))
 	for _, f := range fams {
 		name := m.bounds.value("lock", f.Template)
-		m.lockKeys.WithLabelValues(name).Add(float64(f.Keys))
-		m.lockNoTTL.WithLabelValues(name).Add(float64(f.NoTTL))
-		m.lockOutliers.WithLabelValues(name, "above").Add(float64(f.OutliersAbove))
-		m.lockOutliers.WithLabelValues(name, "below").Add(float64(f.OutliersBelow))
+		m.lockKeys.WithLabelValues(name, f.Certainty).Add(float64(f.Keys))
+		m.lockNoTTL.WithLabelValues(name, f.Certainty).Add(float64(f.NoTTL))
+		m.lockOutliers.WithLabelValues(name, f.Certainty, "above").Add(float64(f.OutliersAbove))
+		m.lockOutliers.WithLabelValues(name, f.Certainty, "below").Add(float64(f.OutliersBelow))
 	}
 }

@@ -168,8 +168,12 @@ func lockCheck(cs *conns, locks config.Locks, job *config.Job, url string,
 		}
 		s := &watch.Sample{Report: res.Report(), LockFamilies: []watch.LockFamily{}}
 		for _, fam := range res.Data.Families {
-			s.LockFamilies = append(s.LockFamilies, watch.LockFamily{Template: fam.Template, Keys: fam.Keys, NoTTL: fam.TTL.NoTTL,
-				OutliersAbove: fam.TTL.OutliersAbove, OutliersBelow: fam.TTL.OutliersBelow})
+			s.LockFamilies = append(s.LockFamilies, watch.LockFamily{Template: fam.Template, Certainty: fam.Certainty, Keys: fam.Keys,
+				NoTTL: fam.TTL.NoTTL, OutliersAbove: fam.TTL.OutliersAbove, OutliersBelow: fam.TTL.OutliersBelow})
+		}
+		for _, fam := range res.Data.Possible {
+			s.LockFamilies = append(s.LockFamilies, watch.LockFamily{Template: fam.Template, Certainty: "possible", Keys: fam.Keys,
+				NoTTL: fam.NoTTL})
 		}
 		return s, nil
 	}
