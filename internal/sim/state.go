@@ -113,10 +113,7 @@ func (s *State) reset(cfg *Config) {
 	s.Dups, s.NonOwnerUnlocks, s.LockExpiries, s.AckTimeouts, s.Renewals, s.Fenced, s.Caught, s.Overwrites = 0, 0, 0, 0, 0, 0, 0, 0
 	s.LocksLost = 0
 	s.readyLo, s.delayed, s.held, s.pending = 0, 0, s.held[:0], s.pending[:0]
-	if cap(s.Msgs) < cfg.Jobs {
-		s.Msgs = make([]message, 0, cfg.Jobs)
-	}
-	s.Msgs = s.Msgs[:cfg.Jobs]
+	s.Msgs = fit(s.Msgs, cfg.Jobs)
 	for j, k := 0, 0; j < len(s.Msgs); j, k = j+1, k+1 {
 		if k == cfg.Keys {
 			k = 0 // job j's key is j % Keys, without a division per job
@@ -130,7 +127,7 @@ func (s *State) reset(cfg *Config) {
 	s.Cache = resize(s.Cache, cfg.Keys)
 	s.Effects = resize(s.Effects, cfg.Keys)
 	s.FenceMax = resize(s.FenceMax, cfg.Keys)
-	s.W = resize(s.W, cfg.Workers)
+	s.W = fit(s.W, cfg.Workers)
 	for i := range s.W {
 		s.W[i] = workerState{Msg: -1, LockID: -1, IdemKey: -1}
 	}
@@ -140,13 +137,20 @@ func (s *State) reset(cfg *Config) {
 	s.Failover = int8(f.Failover)
 }
 
+// resize makes s n zero values, reusing its array.
 func resize[T any](s []T, n int) []T {
+	s = fit(s, n)
+	clear(s)
+	return s
+}
+
+// fit makes s n long, reusing its array, for a caller that writes every
+// element (a clear first would be wasted).
+func fit[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
 	}
-	s = s[:n]
-	clear(s)
-	return s
+	return s[:n]
 }
 
 // copyFrom makes s a deep copy of o, reusing s's slices.
