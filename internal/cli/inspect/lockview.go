@@ -122,7 +122,7 @@ func writeSkipped(w io.Writer, th *report.Theme, d *lock.Data, verbose bool) err
 		return nil
 	}
 	fmt.Fprintln(w, th.Strong(fmt.Sprintf("Skipped by shape (%s keys in %d families)", english.Number(d.Scan.Skipped), len(d.Skipped))))
-	t := report.NewTable("FAMILY", "KEYS", "TYPE", "WHY", "EXAMPLE").AlignRight(1)
+	t := report.NewTable("FAMILY", "KEYS", "TYPE", "WHY", "EXAMPLE").AlignRight(1).Shorten(0, 4)
 	for _, f := range d.Skipped {
 		ex := "-"
 		if len(f.Examples) > 0 {
@@ -137,7 +137,8 @@ func writeSkipped(w io.Writer, th *report.Theme, d *lock.Data, verbose bool) err
 func top(m map[string]int64) string { return makers(m) }
 
 func familyTable(w io.Writer, th *report.Theme, fams []lock.Family) error {
-	t := report.NewTable("FAMILY", "KEYS", "CERTAINTY", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1)
+	t := report.NewTable("FAMILY", "KEYS", "CERTAINTY", "MAKER", "KEY CLASS", "TTL LEFT", "HISTOGRAM", "PROBLEMS").AlignRight(1).
+		Shorten(0).Fixed(6)
 	for _, f := range fams {
 		problems := th.Pass("-")
 		if len(f.Problems) > 0 {
@@ -218,7 +219,8 @@ func makers(m map[string]int64) string {
 }
 
 func keyTable(w io.Writer, th *report.Theme, locks []lock.Lock) error {
-	t := report.NewTable("KEY", "TYPE", "CONF", "TTL", "IDLE", "MAKER", "OWNER", "OWNER CLASS", "PROBLEMS").AlignRight(2, 3, 4)
+	t := report.NewTable("KEY", "TYPE", "CONF", "TTL", "IDLE", "MAKER", "OWNER", "OWNER CLASS", "PROBLEMS").AlignRight(2, 3, 4).
+		Shorten(0, 6)
 	for _, l := range locks {
 		problems := "-"
 		if len(l.Problems) > 0 {

@@ -21,7 +21,7 @@ func writeUnstable(w io.Writer, th *report.Theme, r *keys.Result, verbose bool) 
 		return nil
 	}
 	fmt.Fprintln(w)
-	t := report.NewTable("BUSINESS KEY", "KEYS", "RETRIES", "VARYING", "CLASS", "TEMPLATE", "EFFECTS").AlignRight(1, 6)
+	t := report.NewTable("BUSINESS KEY", "KEYS", "RETRIES", "VARYING", "CLASS", "TEMPLATE", "EFFECTS").AlignRight(1, 6).Shorten(0)
 	const limit = 20
 	for i, u := range r.Unstable {
 		if i == limit && !verbose {

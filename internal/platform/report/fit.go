@@ -12,6 +12,10 @@ import (
 // gap is the blank between two columns of a table.
 const gap = 2
 
+// tableLine starts each line a table writes for a terminal, so that fold
+// leaves it as the table drew it; fold drops it.
+const tableLine = "\uE001"
+
 // sized is the table printer's buffer, carrying how many columns a line may
 // take, so that every view's tables fit without each view asking.
 type sized struct {
@@ -53,13 +57,13 @@ func (t *Table) Fixed(cols ...int) *Table {
 // cells wrap at spaces (a word is cut only when it is wider than its
 // column), names are cut in the middle. Escapes count for nothing, and a
 // style that spans a break is closed and reopened on the next line.
-func (t *Table) fit(width int) ([]string, [][]string) {
+func (t *Table) fit(width int) ([]string, [][]string, int) {
 	n := len(t.header)
 	for _, r := range t.rows {
 		n = max(n, len(r))
 	}
 	if width <= 0 || n == 0 {
-		return t.header, t.rows
+		return t.header, t.rows, gap
 	}
 	nat, floor := make([]int, n), make([]int, n)
 	words, heads := make([]int, n), make([]int, n)
@@ -75,23 +79,24 @@ func (t *Table) fit(width int) ([]string, [][]string) {
 		}
 	}
 	budget := width - gap*(n-1)
-	total := 0
-	for _, w := range nat {
-		total += w
+	if sum(nat) <= budget {
+		return t.header, t.rows, gap
 	}
-	if total <= budget {
-		return t.header, t.rows
-	}
-	wordCap := max(12, budget/n)
+	wordCap := max(14, budget/n)
 	for i := range floor {
 		switch {
 		case t.fixed[i]:
 			floor[i] = nat[i]
 		case t.shorten[i]:
-			floor[i] = min(nat[i], max(heads[i], 12))
+			floor[i] = min(nat[i], max(heads[i], 16))
 		default:
 			floor[i] = min(nat[i], max(heads[i], min(words[i], wordCap)))
 		}
+	}
+	space := gap
+	if sum(floor) > budget {
+		// many columns on a narrow terminal: one blank between them
+		space, budget = 1, width-(n-1)
 	}
 	alloc := allocate(nat, floor, t.fixed, budget)
 	header := make([]string, len(t.header))
@@ -112,32 +117,36 @@ func (t *Table) fit(width int) ([]string, [][]string) {
 			}
 		}
 	}
-	return header, rows
+	return header, rows, space
+}
+
+func sum(a []int) int {
+	s := 0
+	for _, v := range a {
+		s += v
+	}
+	return s
 }
 
 // allocate shares budget columns: every column at least its floor (floors
-// too wide for the budget narrow first, widest first, down to 4), then a
+// too wide for the budget narrow first, widest first), then a
 // level raised until the budget is spent, each column taking the level or
 // its natural width, whichever is less.
 func allocate(nat, floor []int, fixed map[int]bool, budget int) []int {
-	sum := func(a []int) int {
-		s := 0
-		for _, v := range a {
-			s += v
-		}
-		return s
-	}
-	for sum(floor) > budget {
-		widest := -1
-		for i, f := range floor {
-			if !fixed[i] && f > 4 && (widest < 0 || f > floor[widest]) {
-				widest = i
+	// (down to 4 columns each, then, with many columns, to 2)
+	for least := 4; sum(floor) > budget && least >= 2; least -= 2 {
+		for sum(floor) > budget {
+			widest := -1
+			for i, f := range floor {
+				if !fixed[i] && f > least && (widest < 0 || f > floor[widest]) {
+					widest = i
+				}
 			}
+			if widest < 0 {
+				break
+			}
+			floor[widest]--
 		}
-		if widest < 0 {
-			break
-		}
-		floor[widest]--
 	}
 	alloc := make([]int, len(nat))
 	at := func(level int) []int {
@@ -245,6 +254,7 @@ type styledLine struct {
 	cur    strings.Builder
 	w      int
 	active string
+	keep   bool // words wider than the line stay whole (prose)
 }
 
 func (l *styledLine) escape(seq string) {
@@ -277,7 +287,7 @@ func (l *styledLine) word(s string, width int) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s)
-		if rw := runewidth.RuneWidth(r); l.w > 0 && l.w+rw > width {
+		if rw := runewidth.RuneWidth(r); !l.keep && l.w > 0 && l.w+rw > width {
 			l.newline()
 		}
 		l.cur.WriteString(s[:size])
@@ -297,13 +307,13 @@ func wrapStyled(s string, width int) string {
 			out = append(out, line)
 			continue
 		}
-		out = append(out, wrapLine(line, width)...)
+		out = append(out, wrapLine(line, width, false)...)
 	}
 	return strings.Join(out, "\n")
 }
 
-func wrapLine(line string, width int) []string {
-	l := &styledLine{}
+func wrapLine(line string, width int, keep bool) []string {
+	l := &styledLine{keep: keep}
 	for _, tok := range splitBlanks(line) {
 		if strings.TrimLeft(tok, " ") == "" {
 			// blanks: kept inside a line, dropped at a break
@@ -357,4 +367,37 @@ func trimBlankEnd(s string) string {
 		s = s[:i]
 	}
 	return s + strings.Join(tail, "")
+}
+
+// fold wraps the lines of a view's prose (headlines, evidence, fixes)
+// wider than width at spaces, each continuation indented two more than
+// its line. A line holding a word wider than that (a replay command's
+// token, a URL) is left whole for the terminal to wrap, so that the
+// command still copies as one line. Tables already fit.
+func fold(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	var out []string
+	for _, line := range lines {
+		if l, ok := strings.CutPrefix(line, tableLine); ok {
+			out = append(out, l) // fitted already, or too many columns to fit
+			continue
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := strings.Repeat(" ", len(line)-len(body))
+		room := max(width-len(indent)-2, 20)
+		if w, word := measure(line); w <= width || word > room {
+			out = append(out, line)
+			continue
+		}
+		for i, part := range wrapLine(body, room, true) {
+			if i > 0 {
+				part = "  " + part
+			}
+			out = append(out, indent+part)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -48,6 +48,7 @@ func (t *Table) Render(w io.Writer) error {
 		return nil
 	}
 	var buf bytes.Buffer
+	header, rows, space := t.fit(Width(w))
 	align := make([]tw.Align, len(t.header))
 	for i := range align {
 		align[i] = tw.AlignLeft
@@ -67,12 +68,11 @@ func (t *Table) Render(w io.Writer) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: strings.Repeat(" ", space), Overwrite: true}),
 		tablewriter.WithTrimSpace(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	header, rows := t.fit(Width(w))
 	tbl.Header(header)
 	for _, r := range rows {
 		cells := make([]string, len(r))
@@ -93,6 +93,9 @@ func (t *Table) Render(w io.Writer) error {
 		// tablewriter pads a styled cell and then resets its style: the
 		// blanks before a line's closing escapes go too.
 		trimmed := trimBlankEnd(strings.TrimRight(line, "\n"))
+		if Width(w) > 0 {
+			trimmed = tableLine + trimmed
+		}
 		if _, err := io.WriteString(w, trimmed+"\n"); err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ type tablePrinter struct{ o Options }
 
 func (p tablePrinter) Print(w io.Writer, d Document) error {
 	var keep []string
-	clean := func(s string) string { return Terminal(s, keep) }
+	clean := func(s string) string { return fold(Terminal(s, keep), p.o.Width) }
 	return emitClean(w, func(buf *bytes.Buffer) error {
 		th := NewTheme(buf, p.o.Color)
 		keep = th.sequences()

@@ -1,0 +1,106 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dupctl/dupctl/internal/cli"
+	"github.com/dupctl/dupctl/internal/platform/iostreams"
+	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/mattn/go-runewidth"
+	"github.com/redis/go-redis/v9"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+var escapes = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
+// TestTablesFitTheTerminal runs each command with tables in its view, in
+// process, on a terminal 60, 80, 120 and 200 columns wide, colour on, and
+// fails on any line wider than the terminal: a table line never is, and a
+// line of prose only when it holds a word wider than the terminal (a
+// replay command's token, left whole so that it copies as one line).
+func TestTablesFitTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	files := func(script string) string {
+		a, err := txtar.ParseFile(filepath.Join("../../testdata/script", script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range a.Files {
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	at := func(script, name string) string { return filepath.Join(files(script), name) }
+	prefix, redisURL := seedLocks(t)
+	cases := [][]string{
+		{"simulate", "crash"},
+		{"simulate", "lock-expiry"},
+		{"simulate", "matrix", "crash", "lock-expiry"},
+		{"simulate", "replay", "dsim1_ZHNpbTF8Y3Jhc2h8MTAwMDAwMDAxMHx3Mi5qMS5rMS50dGwzMDAwMC5hY2swLnBhdXNlNjAwMDAubGFnNTAw" +
+			"MC5iYWNrNTAwMC5hdHQ1LnJlbjIwMC5tYXgyMDAwLmppdDIwLmR1cGF0MC5kbDIwfGMxLjI1NC5wMC4wLmQwLnUwLm" +
+			"YwfDEwc3wwfHMwLnMwLnMwLnQuczAuczAuYzY3MzI4LnMwLnMwLnMwLnQuczB8ZXhwZWN0ZWQ"},
+		{"doctor", "--config", at("doctor-offline.txtar", "naive.yaml")},
+		{"audit", "logs", at("audit-logs.txtar", "fleet.log")},
+		{"audit", "logs", at("audit-logs.txtar", "fleet.log"), "--incident", "ord-0000010"},
+		{"inspect", "ttl", at("inspect-ttl-csv.txtar", "runs.csv"), "--ttl", "2m,settlement=10m"},
+		{"keys", "unstable", at("keys-unstable.txtar", "app.log")},
+		{"inspect", "lock", "--redis-url", redisURL, "--pattern", prefix + ":*"},
+		{"inspect", "lock", "--redis-url", redisURL, "--pattern", prefix + ":*", "-v"},
+	}
+	for _, args := range cases {
+		for _, width := range []int{60, 80, 120, 200} {
+			t.Run(fmt.Sprintf("%s/%d", strings.Join(args[:2], " "), width), func(t *testing.T) {
+				ios, _, stdout, stderr := iostreams.Test()
+				ios.SetStdoutTTY(true)
+				ios.SetWidth(width)
+				ios.Getenv = func(k string) string {
+					return map[string]string{"DUPCTL_NOW": "2026-12-01T12:00:00Z", "COLUMNS": "999"}[k]
+				}
+				code := cli.Run(context.Background(), args, ios)
+				out := stdout.String()
+				if code > 1 || !strings.Contains(out, "\x1b[") || strings.Count(out, "\n") < 5 {
+					t.Fatalf("%v: exit %d, want a coloured table view:\n%s%s", args, code, out, stderr)
+				}
+				for i, line := range strings.Split(escapes.ReplaceAllString(out, ""), "\n") {
+					w, word := runewidth.StringWidth(line), 0
+					for _, f := range strings.Fields(line) {
+						word = max(word, runewidth.StringWidth(f))
+					}
+					if w > width && word <= width-4 {
+						t.Errorf("%v at %d columns: line %d is %d wide: %q", args, width, i+1, w, line)
+					}
+				}
+			})
+		}
+	}
+}
+
+// seedLocks writes a fleet of locks of several makers, some without a
+// TTL, some with long keys, for inspect lock's tables.
+func seedLocks(t *testing.T) (prefix, url string) {
+	url = testenv.Need(t, testenv.Redis)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	prefix = testenv.UniqueName("fit")
+	ctx := context.Background()
+	t.Cleanup(func() { testenv.DeleteKeys(ctx, c, prefix); c.Close() })
+	for i := range 6 {
+		c.Set(ctx, fmt.Sprintf("%s:lock:payment:tenant-%04d:order:%012d", prefix, i, i*7919), fmt.Sprintf("tok-%08x", i*2654435761), time.Hour)
+		c.Set(ctx, fmt.Sprintf("%s:lock:job:8d0c5a%02d-3b2a-4c1d-9e8f-0a1b2c3d4e5f", prefix, i), "1", 0)
+	}
+	c.HSet(ctx, prefix+":orders:7", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
+	c.PExpire(ctx, prefix+":orders:7", time.Minute)
+	return prefix, url
+}
