@@ -98,8 +98,11 @@ func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool)
 		if ex == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s in %d steps (shrunk from %d)\n", th.Strong(pr.Profile.Name+":"), sim.ViolationText(ex.Violation), ex.Steps,
-			ex.OriginalSteps)
+		shrunk := "" // said only when the search's schedule was longer
+		if ex.OriginalSteps > ex.Steps {
+			shrunk = fmt.Sprintf(" (shrunk from %d)", ex.OriginalSteps)
+		}
+		fmt.Fprintf(w, "\n%s %s in %d steps%s\n", th.Strong(pr.Profile.Name+":"), sim.ViolationText(ex.Violation), ex.Steps, shrunk)
 		fmt.Fprintf(w, "replay: dupctl simulate replay %s\n\n", ex.Token)
 		if err := writeTimeline(w, th, &ex.Timeline); err != nil {
 			return err
