@@ -21,9 +21,20 @@ fail() { echo "dupctl install: $*" >&2; exit 2; }
 build_source() {
   local src=${DUPCTL_SOURCE:?DUPCTL_SOURCE is not set}
   [ -f "$src/cmd/dupctl/main.go" ] || fail "$src holds no dupctl source (no cmd/dupctl/main.go)"
+  # go build stamps the commit only from a .git folder; a worktree's or a
+  # submodule's .git is a file, so their commit and date go in by ldflags
+  # (as a release's do; whether the tree was modified is then not said).
+  vcs_ldflags=()
+  local top commit date pkg=github.com/dupctl/dupctl/internal/platform/buildinfo
+  if [ ! -d "$src/.git" ] && top=$(git -C "$src" rev-parse --show-toplevel 2>/dev/null) &&
+    [ "$(cd "$top" && pwd -P)" = "$(cd "$src" && pwd -P)" ]; then
+    commit=$(git -C "$src" rev-parse HEAD)
+    date=$(TZ=UTC git -C "$src" log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
+    vcs_ldflags=(-ldflags "-X $pkg.Commit=$commit -X $pkg.Date=$date")
+  fi
   command -v go >/dev/null 2>&1 || fail "version: source builds with Go: add actions/setup-go before this step, or name a release"
   echo "building dupctl from $src (the first build compiles every dependency: a minute or more)"
-  (cd "$src" && CGO_ENABLED=0 go build -buildvcs=true -trimpath -o "$bin_dir/dupctl" ./cmd/dupctl)
+  (cd "$src" && CGO_ENABLED=0 go build -buildvcs=true -trimpath "${vcs_ldflags[@]}" -o "$bin_dir/dupctl" ./cmd/dupctl)
 }
 
 # platform prints the release archive's os_arch for this machine.
