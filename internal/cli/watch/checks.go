@@ -59,6 +59,12 @@ func (c *conns) Postgres(ctx context.Context) (*pgxpool.Pool, error) {
 	return c.pg, nil
 }
 
+// SlowChecks are the checks whose default interval is longer than
+// --interval's default: each run reads a whole table or queue (docs/watch.md
+// measures what a run costs), so every 30s would cost a small server more
+// than 1%. --interval or --check-interval set them.
+var SlowChecks = map[string]time.Duration{"store": 5 * time.Minute, "dlq": 5 * time.Minute, "cache": 5 * time.Minute}
+
 // checks are the checks asked for (or every one whose connection is
 // given), each configured as its command is with --job and dupctl.yaml.
 func (o *Options) checks() ([]watch.Check, error) {
@@ -82,6 +88,9 @@ func (o *Options) checks() ([]watch.Check, error) {
 	var out []watch.Check
 	add := func(name string, run func(context.Context) (*watch.Sample, error)) {
 		iv := o.Interval
+		if d, ok := SlowChecks[name]; ok && !o.IntervalGiven {
+			iv = d
+		}
 		if d, ok := o.CheckIntervals[name]; ok {
 			iv = d
 		}

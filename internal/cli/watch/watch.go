@@ -26,6 +26,7 @@ type Options struct {
 	// Interval is every check's interval unless CheckIntervals names it;
 	// CheckTimeouts bound one run of a check (default: its interval).
 	Interval       time.Duration
+	IntervalGiven  bool // --interval given: it overrides SlowChecks
 	CheckIntervals map[string]time.Duration
 	CheckTimeouts  map[string]time.Duration
 	// Checks are the checks to run (empty: every check whose connection
@@ -58,6 +59,7 @@ func NewCmdWatch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 				_, err := f.IO.Out.Write(deploy.PrometheusRules)
 				return err
 			}
+			o.IntervalGiven = cmd.Flags().Changed("interval")
 			if err := o.parse(intervals, timeouts); err != nil {
 				return err
 			}
@@ -69,7 +71,8 @@ func NewCmdWatch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Watch.Listen, "listen", "127.0.0.1:9464", "address to serve /metrics, /healthz and /readyz on")
-	fs.DurationVar(&o.Interval, "interval", 30*time.Second, "time between two runs of each check")
+	fs.DurationVar(&o.Interval, "interval", 30*time.Second,
+		"time between two runs of each check (not given: store, dlq and cache run every 5m, what a run costs)")
 	fs.StringArrayVar(&intervals, "check-interval", nil, "one check's interval, NAME=DURATION (e.g. dlq=5m; repeat for several)")
 	fs.StringArrayVar(&timeouts, "check-timeout", nil, "one check's timeout per run, NAME=DURATION (default: its interval)")
 	fs.StringSliceVar(&o.Checks, "checks", nil, "checks to run: "+strings.Join(CheckNames, ", ")+
