@@ -124,8 +124,13 @@ type step struct {
 // step's $GITHUB_PATH before $PATH, the inputs as the action maps them.
 func runStep(t *testing.T, command, failOn, args string, extraEnv ...string) step {
 	t.Helper()
+	return runStepIn(t, fakeGitHub(t.TempDir()), command, failOn, args, extraEnv...)
+}
+
+// runStepIn runs the step in the runner gh, which earlier steps may have used.
+func runStepIn(t *testing.T, gh github, command, failOn, args string, extraEnv ...string) step {
+	t.Helper()
 	bin := installSource(t)
-	gh := fakeGitHub(t.TempDir())
 	cmd := exec.Command("bash", filepath.Join(scripts, "run.sh"))
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(gh.env(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
@@ -139,7 +144,9 @@ func runStep(t *testing.T, command, failOn, args string, extraEnv ...string) ste
 	} else if err != nil {
 		t.Fatalf("run.sh: %v", err)
 	}
-	s.junit = readFile(filepath.Join(gh.temp, "dupctl-junit.xml"))
+	if m := regexp.MustCompile(`(?m)^junit=(.*)$`).FindAllStringSubmatch(s.outputs, -1); m != nil {
+		s.junit = readFile(m[len(m)-1][1])
+	}
 	return s
 }
 
@@ -207,5 +214,25 @@ func TestActionRunSplitsWordsAndExpandsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, "pwned")); err == nil {
 		t.Errorf("the command input was run by a shell")
+	}
+}
+
+// TestActionTwoStepsInOneJob: a job's second dupctl step writes a JUnit of
+// its own, under an artifact name of its own, and leaves the first's alone.
+func TestActionTwoStepsInOneJob(t *testing.T) {
+	gh := fakeGitHub(t.TempDir())
+	first := runStepIn(t, gh, "simulate crash", "none", "", "GITHUB_JOB=smoke")
+	second := runStepIn(t, gh, "simulate crash", "info", "", "GITHUB_JOB=smoke")
+	if first.code != 0 || second.code != 1 {
+		t.Fatalf("exit codes %d and %d, want 0 and 1", first.code, second.code)
+	}
+	want := "junit=" + filepath.Join(gh.temp, "dupctl-junit.xml") + "\nartifact=dupctl-junit-smoke-1\n"
+	want2 := "junit=" + filepath.Join(gh.temp, "dupctl-junit-2.xml") + "\nartifact=dupctl-junit-smoke-2\n"
+	if !strings.Contains(second.outputs, want) || !strings.Contains(second.outputs, want2) {
+		t.Errorf("$GITHUB_OUTPUT after two steps:\n%s\nwant %q then %q", second.outputs, want, want2)
+	}
+	if !strings.Contains(readFile(filepath.Join(gh.temp, "dupctl-junit.xml")), `failures="0"`) ||
+		!strings.Contains(second.junit, "<failure ") {
+		t.Errorf("the steps' JUnit files are not each their own run's")
 	}
 }

@@ -33,12 +33,21 @@ if [ ${#cmd[@]} -eq 0 ]; then
 fi
 if [ "${cmd[0]}" = dupctl ]; then cmd=("${cmd[@]:1}"); fi
 
-junit=${DUPCTL_JUNIT:-${RUNNER_TEMP:?neither DUPCTL_JUNIT nor RUNNER_TEMP is set}/dupctl-junit.xml}
-summary=${DUPCTL_SUMMARY:-${GITHUB_STEP_SUMMARY:?neither DUPCTL_SUMMARY nor GITHUB_STEP_SUMMARY is set}}
+# The JUnit file: dupctl-junit.xml, or dupctl-junit-N.xml for the job's
+# N-th dupctl step, so each step's artifact is its own.
+n=1
+junit=${DUPCTL_JUNIT:-}
+if [ -z "$junit" ]; then
+  if [ -z "${RUNNER_TEMP:-}" ]; then echo "dupctl: neither DUPCTL_JUNIT nor RUNNER_TEMP is set" >&2; exit 2; fi
+  junit=$RUNNER_TEMP/dupctl-junit.xml
+  while [ -e "$junit" ]; do n=$((n + 1)) && junit=$RUNNER_TEMP/dupctl-junit-$n.xml; done
+fi
+summary=${DUPCTL_SUMMARY:-${GITHUB_STEP_SUMMARY:-}}
+if [ -z "$summary" ]; then echo "dupctl: neither DUPCTL_SUMMARY nor GITHUB_STEP_SUMMARY is set" >&2; exit 2; fi
 status=0
 dupctl "${cmd[@]}" --fail-on "${DUPCTL_FAIL_ON:-error}" -o "junit=$junit" -o "markdown=$summary" "${args[@]}" || status=$?
 
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
-  printf 'exit-code=%s\njunit=%s\n' "$status" "$junit" >>"$GITHUB_OUTPUT"
+  printf 'exit-code=%s\njunit=%s\nartifact=dupctl-junit-%s-%s\n' "$status" "$junit" "${GITHUB_JOB:-job}" "$n" >>"$GITHUB_OUTPUT"
 fi
 exit "$status"
