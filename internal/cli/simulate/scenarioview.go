@@ -22,8 +22,8 @@ func scenarioDocument(res *sim.Result, verbose bool) report.Document {
 		Markdown: func(w io.Writer) error {
 			for _, pr := range res.Profiles {
 				if ex := pr.Example; ex != nil {
-					writeScheduleMarkdown(w, fmt.Sprintf("%s: %s in %d steps (replay: dupctl simulate replay %s)", pr.Profile.Name,
-						sim.ViolationText(ex.Violation), ex.Steps, ex.Token), &ex.Timeline)
+					writeScheduleMarkdown(w, fmt.Sprintf("%s: %s (replay: dupctl simulate replay %s)", pr.Profile.Name,
+						headline(res, ex), ex.Token), &ex.Timeline)
 				}
 			}
 			return nil
@@ -60,8 +60,8 @@ func writeScenarioHTML(w io.Writer, res *sim.Result) error {
 		if ex == nil {
 			continue
 		}
-		fmt.Fprintf(w, "<h2>%s: %s in %d steps</h2>\n<p class=\"note\">replay: <code>dupctl simulate replay %s</code></p>\n",
-			report.Escape(pr.Profile.Name), report.Escape(sim.ViolationText(ex.Violation)), ex.Steps, report.Escape(ex.Token))
+		fmt.Fprintf(w, "<h2>%s: %s</h2>\n<p class=\"note\">replay: <code>dupctl simulate replay %s</code></p>\n",
+			report.Escape(pr.Profile.Name), report.Escape(headline(res, ex)), report.Escape(ex.Token))
 		if err := writeTimelineHTML(w, &ex.Timeline, fmt.Sprintf("%s under %s: %s", sc.Name, pr.Profile.Name, sim.ViolationText(ex.Violation)),
 			sc.Cause); err != nil {
 			return err
@@ -98,11 +98,7 @@ func writeScenario(w io.Writer, th *report.Theme, res *sim.Result, verbose bool)
 		if ex == nil {
 			continue
 		}
-		shrunk := "" // said only when the search's schedule was longer
-		if ex.OriginalSteps > ex.Steps {
-			shrunk = fmt.Sprintf(" (shrunk from %d)", ex.OriginalSteps)
-		}
-		fmt.Fprintf(w, "\n%s %s in %d steps%s\n", th.Strong(pr.Profile.Name+":"), sim.ViolationText(ex.Violation), ex.Steps, shrunk)
+		fmt.Fprintf(w, "\n%s %s\n", th.Strong(pr.Profile.Name+":"), headline(res, ex))
 		fmt.Fprintf(w, "replay: dupctl simulate replay %s\n\n", ex.Token)
 		if err := writeTimeline(w, th, &ex.Timeline); err != nil {
 			return err
@@ -141,6 +137,52 @@ func scopeText(c *sim.Config) string {
 }
 
 // outcomeText is the matrix word for what was found, styled.
+// headline says what a profile's failing schedule reproduced, in how many
+// steps, and which profiles stop it: the same words in every format.
+func headline(res *sim.Result, ex *sim.Counterexample) string {
+	shrunk := "" // said only when the search's schedule was longer
+	if ex.OriginalSteps > ex.Steps {
+		shrunk = fmt.Sprintf(" (shrunk from %d)", ex.OriginalSteps)
+	}
+	return fmt.Sprintf("%s reproduced in %d steps%s%s", reproduced(ex.Violation), ex.Steps, shrunk, stoppedBy(res))
+}
+
+// reproduced names what a failing schedule shows, for a headline that
+// says it happened ("duplicate reproduced in 12 steps").
+func reproduced(v sim.Violation) string {
+	switch v {
+	case sim.VDuplicate:
+		return "duplicate"
+	case sim.VLoss:
+		return "lost job"
+	case sim.VNonOwnerUnlock:
+		return "unlock by a non-owner"
+	case sim.VLivelock:
+		return "livelock"
+	}
+	return v.String()
+}
+
+// stoppedBy names the profiles under which nothing went wrong
+// ("; safe stops it"), or "" when every profile run failed.
+func stoppedBy(res *sim.Result) string {
+	var ok []string
+	for _, pr := range res.Profiles {
+		if pr.Found == 0 {
+			ok = append(ok, pr.Profile.Name)
+		}
+	}
+	switch {
+	case len(ok) == 0:
+		return ""
+	case len(ok) == 1:
+		return "; " + ok[0] + " stops it"
+	case len(ok) <= 3:
+		return "; " + strings.Join(ok[:len(ok)-1], ", ") + " and " + ok[len(ok)-1] + " stop it"
+	}
+	return fmt.Sprintf("; %d profiles stop it (%s, ...)", len(ok), strings.Join(ok[:3], ", "))
+}
+
 func outcomeText(th *report.Theme, v sim.Violation) string {
 	x := sim.OutcomeOf(v)
 	s := x.String()

@@ -114,7 +114,9 @@ func SummaryLine(th *Theme, r *findings.Report, t findings.Threshold) string {
 	if s.Failed {
 		verdict = th.Severity(findings.Error, "fails")
 	}
-	return fmt.Sprintf("%d %s: %d error, %d warn, %d info; %s at --fail-on %s.",
+	// "CI verdict": passing is the exit code's word, not a judgement of
+	// what was found (a simulation passes while it shows a duplicate).
+	return fmt.Sprintf("%d %s: %d error, %d warn, %d info; CI verdict: %s at --fail-on %s.",
 		s.Findings, english.Plural(s.Findings, "finding", "findings"), s.Errors, s.Warnings, s.Infos, verdict, t)
 }
 
