@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +47,8 @@ func writeLogsHTML(w io.Writer, r *auditlogs.Result, incident string) error {
 		}
 		return nil
 	}
-	shown := r.Timelines[:min(len(r.Timelines), maxTimelines)]
+	ordered := decidedFirst(r)
+	shown := ordered[:min(len(ordered), maxTimelines)]
 	if len(shown) > 1 {
 		writeIncidentIndex(w, r, shown)
 	}
@@ -59,6 +61,32 @@ func writeLogsHTML(w io.Writer, r *auditlogs.Result, incident string) error {
 		fmt.Fprintf(w, "<p class=\"note\">%d more timelines left out.</p>\n", len(r.Timelines)-maxTimelines)
 	}
 	return nil
+}
+
+// decidedFirst is r's timelines with the incidents whose cause was decided
+// first, then the undetermined, the unexplained, and keys without a
+// duplicate, each group in the capability's order: a reader (and the
+// page's first screens) meets what the logs prove before what they leave open.
+func decidedFirst(r *auditlogs.Result) []auditlogs.Timeline {
+	rank := map[string]int{} // (a key without a duplicate: 0 + 3)
+	for i := range r.Duplicates {
+		rank[r.Duplicates[i].Key] = causeRank(&r.Duplicates[i]) - 3
+	}
+	out := slices.Clone(r.Timelines)
+	slices.SortStableFunc(out, func(a, b auditlogs.Timeline) int { return rank[a.Key] - rank[b.Key] })
+	return out
+}
+
+func causeRank(d *auditlogs.Duplicate) int {
+	switch {
+	case d == nil:
+		return 3
+	case d.Cause == cause.RuleUnexplained.Code:
+		return 2
+	case d.Cause == cause.RuleUndetermined.Code:
+		return 1
+	}
+	return 0
 }
 
 func duplicateOf(r *auditlogs.Result, key string) *auditlogs.Duplicate {

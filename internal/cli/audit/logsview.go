@@ -46,7 +46,7 @@ func writeLogs(w io.Writer, th *report.Theme, r *auditlogs.Result, o *LogsOption
 	if o.Incident != "" && !hasTimeline(r, o.Incident) {
 		fmt.Fprintf(w, "\n%s\n", th.Faint(fmt.Sprintf("--incident %s: no line carries this key", o.Incident)))
 	}
-	for _, tl := range r.Timelines {
+	for _, tl := range decidedFirst(r) {
 		if err := writeTimeline(w, th, &tl); err != nil {
 			return err
 		}
