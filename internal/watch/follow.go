@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dupctl/dupctl/internal/cause"
 )
 
 func promhttpHandler(reg *prometheus.Registry) http.Handler {
@@ -17,6 +19,14 @@ func promhttpHandler(reg *prometheus.Registry) http.Handler {
 // (a source gone unreadable) it is counted and started again after a
 // pause, as a check's failed run would be.
 func (w *watcher) follow(ctx context.Context, f Follower) {
+	// Every cause starts at 0, so the first duplicate of a cause is an
+	// increase Prometheus sees (a series born at 1 has none).
+	for _, r := range cause.Rules() {
+		w.m.duplicates.WithLabelValues(w.m.bounds.value("cause", r.Code))
+	}
+	for _, outcome := range []string{"acquired", "busy", "lost", "released"} {
+		w.m.logLocks.WithLabelValues(outcome)
+	}
 	for ctx.Err() == nil {
 		err := f(ctx, w.seen, w.duplicate)
 		if ctx.Err() != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/dupctl/dupctl/internal/cli"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
@@ -95,16 +97,7 @@ func token() string {
 // gauge name the family's template - and no key.
 func TestWatchRedisLockWithoutTTL(t *testing.T) {
 	rdb := testenv.RedisDB(t)
-	ctx := context.Background()
-	for i := 1; i <= 8; i++ {
-		ttl := time.Hour
-		if i > 6 {
-			ttl = 0
-		}
-		if err := rdb.Set(ctx, fmt.Sprintf("lock:payment:order:%d", i), token(), ttl).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plantLocks(t, rdb)
 	url := fmt.Sprintf("redis://%s/%d", rdb.Options().Addr, rdb.Options().DB)
 	addr := runWatch(t, "--redis-url", url, "--interval", "1s")
 	body := scrape(t, addr, "the lock family's keys without TTL", func(m string) bool {
@@ -173,4 +166,18 @@ func TestWatchFollowDuplicate(t *testing.T) {
 func line(at, event, worker string, attempt int) string {
 	return fmt.Sprintf(`{"time":"2026-11-03T%sZ","event":%q,"consumerInstanceId":%q,"jobType":"charge","orderId":"ord-1",`+
 		`"messageId":"m1","attempt":%d}`+"\n", at, event, worker, attempt)
+}
+
+// plantLocks writes a lock family: six locks with a TTL, two without.
+func plantLocks(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	for i := 1; i <= 8; i++ {
+		ttl := time.Hour
+		if i > 6 {
+			ttl = 0
+		}
+		if err := rdb.Set(context.Background(), fmt.Sprintf("lock:payment:order:%d", i), token(), ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
