@@ -401,7 +401,10 @@ func writeLockHTML(w io.Writer, d *lock.Data) error {
 }
 
 // ttlStrip is a small inline SVG of a family's remaining-TTL buckets, each
-// bar's height its share of the family, with its count as a tooltip.
+// bar's height its share of the family, with its count as a tooltip. A
+// bucket with keys is never drawn thinner than stripMinBar, and one that
+// short carries its count above it, so 5 locks without a TTL among
+// thousands show; an empty bucket is a faint baseline.
 func ttlStrip(t lock.TTLStats) string {
 	if len(t.Histogram) == 0 {
 		return ""
@@ -410,22 +413,49 @@ func ttlStrip(t lock.TTLStats) string {
 	for _, b := range t.Histogram {
 		total += b.Count
 	}
-	const barW, h = 14, 24
+	const barW, h, top = 14, 24, 10 // top: room for a short bar's count
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="remaining TTLs: %s">`+
 		`<title>remaining TTLs</title>`,
-		barW*len(t.Histogram), h+12, barW*len(t.Histogram), h+12, report.Escape(histText(t.Histogram)))
+		barW*len(t.Histogram), top+h+2, barW*len(t.Histogram), top+h+2, report.Escape(histText(t.Histogram)))
 	for i, bk := range t.Histogram {
-		bh := int(float64(h) * float64(bk.Count) / float64(max(total, 1)))
+		if bk.Count == 0 {
+			fmt.Fprintf(&b, `<rect class="bucket empty" x="%d" y="%d" width="%d" height="1" fill="%s" data-le="%s" data-count="0">`+
+				`<title>TTL up to %s: no keys</title></rect>`, i*barW+1, top+h-1, barW-2, report.Palette.Faint,
+				report.Escape(bk.Le), report.Escape(bk.Le))
+			continue
+		}
+		bh := max(int(float64(h)*float64(bk.Count)/float64(max(total, 1))), stripMinBar)
 		color := report.Palette.Lease
 		if bk.Le == "none" {
 			color = report.Palette.Error
 		}
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>TTL up to %s: %s keys</title></rect>`,
-			i*barW+1, h-bh, barW-2, max(bh, 1), color, report.Escape(bk.Le), english.Number(bk.Count))
+		fmt.Fprintf(&b, `<rect class="bucket" x="%d" y="%d" width="%d" height="%d" fill="%s" data-le="%s" data-count="%d">`+
+			`<title>TTL up to %s: %s keys</title></rect>`,
+			i*barW+1, top+h-bh, barW-2, bh, color, report.Escape(bk.Le), bk.Count, report.Escape(bk.Le), english.Number(bk.Count))
+		if bh < h/2 {
+			fmt.Fprintf(&b, `<text class="count" x="%d" y="%d" text-anchor="middle" font-size="8" fill="%s" data-le="%s">%s</text>`,
+				i*barW+barW/2, top+h-bh-2, color, report.Escape(bk.Le), compactCount(bk.Count))
+		}
 	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// stripMinBar is the least height, in pixels, of a bucket that has keys.
+const stripMinBar = 4
+
+// compactCount fits a count in a bar's width: 5, 950, 1.2k, 34k, 2.1M.
+func compactCount(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 10_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
 
 func histText(hs []lock.Bucket) string {
