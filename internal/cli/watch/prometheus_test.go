@@ -74,15 +74,7 @@ func TestPrometheusFiresRules(t *testing.T) {
 	if firing(t, web, "DupctlDuplicateSideEffects", "DUP_EFFECT_REDELIVERY") {
 		t.Fatal("duplicates alert firing before the second charge was written")
 	}
-	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString(line("09:00:31.000", "received", "w2", 2) + line("09:00:31.100", "side_effect", "w2", 2))
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	appendFile(t, log, line("09:00:31.000", "received", "w2", 2)+line("09:00:31.100", "side_effect", "w2", 2))
 	waitAlert(t, web, "DupctlDuplicateSideEffects", "DUP_EFFECT_REDELIVERY")
 }
 

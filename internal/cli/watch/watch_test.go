@@ -150,15 +150,7 @@ func TestWatchFollowDuplicate(t *testing.T) {
 	if value(body, `dupctl_log_crashes_total`) != 1 || value(body, `dupctl_log_jobs_received_total{job_type="charge"}`) != 1 {
 		t.Errorf("crash or received not counted:\n%s", grepLines(body, "dupctl_log_"))
 	}
-	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString(line("09:00:31.000", "received", "w2", 2) + line("09:00:31.100", "side_effect", "w2", 2))
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	appendFile(t, log, line("09:00:31.000", "received", "w2", 2)+line("09:00:31.100", "side_effect", "w2", 2))
 	scrape(t, addr, "the duplicate counted by its cause", func(m string) bool { return value(m, dup) == 1 })
 }
 
@@ -179,5 +171,18 @@ func plantLocks(t *testing.T, rdb *redis.Client) {
 		if err := rdb.Set(context.Background(), fmt.Sprintf("lock:payment:order:%d", i), token(), ttl).Err(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// appendFile appends s to the file at path, as a worker's logger does.
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
 	}
 }
