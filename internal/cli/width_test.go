@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/dupctl/dupctl/internal/cli"
+	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
 	"github.com/mattn/go-runewidth"
+	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -41,6 +43,7 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	}
 	at := func(script, name string) string { return filepath.Join(files(script), name) }
 	prefix, redisURL := seedLocks(t)
+	dlq := loadDLQ(t, at("dlq-stats-groups.txtar", "dlq.jsonl"))
 	cases := [][]string{
 		{"simulate", "crash"},
 		{"simulate", "lock-expiry"},
@@ -53,6 +56,7 @@ func TestTablesFitTheTerminal(t *testing.T) {
 		{"audit", "logs", at("audit-logs.txtar", "fleet.log"), "--incident", "ord-0000010"},
 		{"inspect", "ttl", at("inspect-ttl-csv.txtar", "runs.csv"), "--ttl", "2m,settlement=10m"},
 		{"keys", "unstable", at("keys-unstable.txtar", "app.log")},
+		{"dlq", "stats", "--queue", dlq, "--amqp-url", testenv.AMQP.ConnURL()},
 		{"inspect", "lock", "--redis-url", redisURL, "--pattern", prefix + ":*"},
 		{"inspect", "lock", "--redis-url", redisURL, "--pattern", prefix + ":*", "-v"},
 	}
@@ -84,6 +88,23 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	}
 }
 
+// TestPipedTablesKeepWholeRows: without a terminal and without $COLUMNS a
+// table keeps whole rows (as the testscript goldens do), and no fitting
+// mark reaches the output.
+func TestPipedTablesKeepWholeRows(t *testing.T) {
+	ios, _, stdout, _ := iostreams.Test()
+	ios.Getenv = func(k string) string { return map[string]string{"DUPCTL_NOW": "2026-12-01T12:00:00Z"}[k] }
+	if code := cli.Run(context.Background(), []string{"simulate", "crash"}, ios); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	row := regexp.MustCompile(`(?m)^safe +ok +ok +exhaustive, [0-9,]+ states +` +
+		`the safe flow: business-key lock with token unlock and renewal, effect \+ record in one transaction, ` +
+		`stable key, status from the database, guarded writes, ack after commit$`)
+	if !row.MatchString(stdout.String()) || strings.Contains(stdout.String(), "\uE001") {
+		t.Fatalf("piped output is not whole rows:\n%s", stdout)
+	}
+}
+
 // seedLocks writes a fleet of locks of several makers, some without a
 // TTL, some with long keys, for inspect lock's tables.
 func seedLocks(t *testing.T) (prefix, url string) {
@@ -103,4 +124,41 @@ func seedLocks(t *testing.T) (prefix, url string) {
 	c.HSet(ctx, prefix+":orders:7", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
 	c.PExpire(ctx, prefix+":orders:7", time.Minute)
 	return prefix, url
+}
+
+// loadDLQ publishes an export file's records to a queue of the test's own.
+func loadDLQ(t *testing.T, file string) string {
+	testenv.Need(t, testenv.AMQP)
+	queue := testenv.UniqueName("fitdlq")
+	conn, err := amqp.Dial(testenv.AMQP.ConnURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteQueue(queue); conn.Close() })
+	ch, err := conn.Channel()
+	if err == nil {
+		_, err = ch.QueueDeclare(queue, true, false, false, false, nil)
+	}
+	if err == nil {
+		err = ch.Confirm(false)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := os.Expand(string(data), func(k string) string { return map[string]string{"DLQ": queue}[k] })
+	err = deadletter.ReadRecords(strings.NewReader(text), func(m *deadletter.Message) error {
+		dc, err := ch.PublishWithDeferredConfirm("", queue, true, false, m.Publishing())
+		if err == nil && !dc.Wait() {
+			err = fmt.Errorf("not confirmed")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queue
 }
