@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -39,8 +40,11 @@ func TestPackages(t *testing.T) {
 	work := t.TempDir()
 	commit := strings.TrimSpace(run(t, root, "git", "rev-parse", "HEAD"))
 	date := strings.TrimSpace(run(t, root, "git", "log", "-1", "--format=%cI"))
+	start := time.Now()
 	bin := releaseBuild(t, filepath.Join(work, "build"), "0.0.0-packagetest", commit, date)
+	t.Logf("release build: %s", time.Since(start).Round(time.Millisecond))
 	beforeHooks(t, work, bin)
+	t.Logf("completions and man pages: %s", time.Since(start).Round(time.Millisecond))
 	config := nfpmYAML(t, g.Nfpms[0], bin)
 	if err := os.WriteFile(filepath.Join(work, "nfpm.yaml"), config, 0o644); err != nil {
 		t.Fatal(err)
@@ -48,8 +52,10 @@ func TestPackages(t *testing.T) {
 	for _, format := range g.Nfpms[0].Formats {
 		run(t, work, "go", "run", nfpmModule, "pkg", "--config", "nfpm.yaml", "--packager", format, "--target", "dupctl."+format)
 	}
+	t.Logf("nfpm: %s", time.Since(start).Round(time.Millisecond))
 	checkRPM(t, filepath.Join(work, "dupctl.rpm"))
 	checkDeb(t, filepath.Join(work, "dupctl.deb"), commit)
+	t.Logf("rpm -qlp, dpkg -i, run, dpkg -r: %s", time.Since(start).Round(time.Millisecond))
 }
 
 // beforeHooks makes what goreleaser's before hooks make: completions and
@@ -63,7 +69,15 @@ func beforeHooks(t *testing.T, work, bin string) {
 			t.Fatal(err)
 		}
 	}
-	run(t, root, "go", "run", "./cmd/gen-docs", "-man", filepath.Join(work, "manpages"))
+	// gen-docs built as the release binary is (CGO_ENABLED=0, -trimpath):
+	// its packages are those just compiled for it.
+	gen := filepath.Join(work, "gen-docs")
+	build := exec.Command("go", "build", "-trimpath", "-o", gen, "./cmd/gen-docs")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/gen-docs: %v\n%s", err, out)
+	}
+	run(t, work, gen, "-man", filepath.Join(work, "manpages"))
 	pages, _ := filepath.Glob(filepath.Join(work, "manpages", "*.1"))
 	if len(pages) < 10 {
 		t.Fatalf("gen-docs wrote %d man pages, want one per command", len(pages))

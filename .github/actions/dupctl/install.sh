@@ -34,7 +34,7 @@ build_source() {
   fi
   command -v go >/dev/null 2>&1 || fail "version: source builds with Go: add actions/setup-go before this step, or name a release"
   echo "building dupctl from $src (the first build compiles every dependency: a minute or more)"
-  (cd "$src" && CGO_ENABLED=0 go build -buildvcs=true -trimpath "${vcs_ldflags[@]}" -o "$bin_dir/dupctl" ./cmd/dupctl)
+  (cd "$src" && CGO_ENABLED=0 go build -buildvcs=true -trimpath "${vcs_ldflags[@]}" -o "$bin_dir/dupctl$(go env GOEXE)" ./cmd/dupctl)
 }
 
 # platform prints the release archive's os_arch for this machine.
