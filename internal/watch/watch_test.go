@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -182,6 +183,7 @@ func TestShutdownCancelsRunningChecks(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
+	before := runtime.NumGoroutine()
 	_, stop := start(t, Deps{Checks: []Check{c}}, Options{ShutdownTimeout: 500 * time.Millisecond})
 	<-started
 	t0 := time.Now()
@@ -191,6 +193,13 @@ func TestShutdownCancelsRunningChecks(t *testing.T) {
 	}
 	if res.Failed["dlq"] != 0 {
 		t.Errorf("a run cut short by the shutdown counted as failed: %v", res.Failed)
+	}
+	// Nothing of the watch is left running: its loops, server and runs.
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("%d goroutines after the watch ended, %d before it started", runtime.NumGoroutine(), before)
+			break
+		}
 	}
 }
 
