@@ -236,3 +236,51 @@ func TestActionTwoStepsInOneJob(t *testing.T) {
 		t.Errorf("the steps' JUnit files are not each their own run's")
 	}
 }
+
+// TestActionYAML holds action.yml to what the runner accepts of a composite
+// action (actions/runner's action_yaml.json): a run step names its shell,
+// a step runs or uses, and expressions read only the contexts a composite
+// step has - an unknown one fails every job that uses the action.
+func TestActionYAML(t *testing.T) {
+	var a struct {
+		Inputs map[string]map[string]any `yaml:"inputs"`
+		Runs   struct {
+			Using string           `yaml:"using"`
+			Steps []map[string]any `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	readYAML(t, "action.yml", &a)
+	if a.Runs.Using != "composite" || len(a.Runs.Steps) != 3 {
+		t.Fatalf("runs.using %q with %d steps, want composite with install, run, upload", a.Runs.Using, len(a.Runs.Steps))
+	}
+	for i, s := range a.Runs.Steps {
+		_, run := s["run"]
+		_, uses := s["uses"]
+		if run == uses || run && s["shell"] == nil {
+			t.Errorf("step %d: run %v, uses %v, shell %v: a step runs (with a shell) or uses", i, run, uses, s["shell"])
+		}
+	}
+	allowed := map[string]bool{"github": true, "inputs": true, "strategy": true, "matrix": true, "steps": true,
+		"job": true, "runner": true, "env": true}
+	b, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := regexp.MustCompile(`\$\{\{(.*?)\}\}`).FindAllStringSubmatch(string(b), -1)
+	if len(exprs) < 8 {
+		t.Fatalf("only %d expressions found in action.yml: the reader is broken", len(exprs))
+	}
+	for _, e := range exprs {
+		body := regexp.MustCompile(`'[^']*'`).ReplaceAllString(e[1], "''")
+		for _, ref := range regexp.MustCompile(`(?:^|[^\w.-])([a-z_]+)\.[a-z]`).FindAllStringSubmatch(body, -1) {
+			if !allowed[ref[1]] {
+				t.Errorf("expression ${{%s}} reads the context %q, which a composite step does not have", e[1], ref[1])
+			}
+		}
+		for _, ref := range regexp.MustCompile(`\binputs\.([\w-]+)`).FindAllStringSubmatch(body, -1) {
+			if a.Inputs[ref[1]] == nil {
+				t.Errorf("expression ${{%s}} reads inputs.%s, which action.yml does not declare", e[1], ref[1])
+			}
+		}
+	}
+}
