@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"time"
@@ -17,7 +18,8 @@ func promhttpHandler(reg *prometheus.Registry) http.Handler {
 
 // follow runs the follower until ctx is done; when it stops on an error
 // (a source gone unreadable) it is counted and started again after a
-// pause, as a check's failed run would be.
+// pause, as a check's failed run would be. When every source ended (stdin
+// closed) the follow is over: the counters stay served as they are.
 func (w *watcher) follow(ctx context.Context, f Follower) {
 	// Every cause starts at 0, so the first duplicate of a cause is an
 	// increase Prometheus sees (a series born at 1 has none).
@@ -32,13 +34,14 @@ func (w *watcher) follow(ctx context.Context, f Follower) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			w.m.followErrors.Inc()
+		if err == nil {
+			return
 		}
+		w.m.followErrors.Inc()
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(5 * time.Second):
+		case <-time.After(cmp.Or(w.o.followPause, 5*time.Second)):
 		}
 	}
 }

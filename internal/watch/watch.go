@@ -68,6 +68,10 @@ type Options struct {
 	Failed func(check string, err error)
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+
+	// followPause is the pause before a failed follow starts again (0:
+	// 5s; tests shorten it).
+	followPause time.Duration
 }
 
 // Result is what a watch did until it was stopped.

@@ -276,3 +276,25 @@ func TestFollowCounts(t *testing.T) {
 		t.Errorf("/readyz with no check: %d", code)
 	}
 }
+
+// TestFollowErrorsRestartAndEndsStop: a follow that fails is counted and
+// started again; one whose sources ended (nil) is not started again.
+func TestFollowErrorsRestartAndEndsStop(t *testing.T) {
+	var calls atomic.Int32
+	follow := func(ctx context.Context, seen func(LogRecord), duplicate func(string)) error {
+		if calls.Add(1) == 1 {
+			return errors.New("worker.log: permission denied")
+		}
+		return nil // stdin closed
+	}
+	addr, _ := start(t, Deps{Follow: follow}, Options{followPause: 50 * time.Millisecond})
+	waitFor(t, addr, "the failed follow counted", func(m string) bool { return value(m, "dupctl_follow_errors_total") == 1 })
+	deadline := time.Now().Add(10 * time.Second)
+	for calls.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := calls.Load(); n != 2 {
+		t.Errorf("follower called %d times, want 2 (once failing, once ending)", n)
+	}
+}
