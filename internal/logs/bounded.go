@@ -118,8 +118,12 @@ func Size(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", v, "KMGT"[i])
 }
 
-// ctxReader fails every read once its context is done: a regular file's
-// reads never wait long, so one check a read bounds them.
+// ContextReader returns a reader of r that fails every read once ctx is
+// done: a regular file's reads never wait long, so one check a read bounds
+// them (a read that can wait, as on a FIFO, wants Interruptible).
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+// ctxReader is ContextReader's reader.
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader

@@ -17,6 +17,7 @@ import (
 	"github.com/dupctl/dupctl/internal/replay/journal"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/logs"
 	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/redact"
@@ -348,7 +349,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 	}
 	ro.Vhost, ro.Rewrite.User, deps.Dial = c.vhost, c.user, c.dial
 	if o.FromFile != "" {
-		fh, err := openCtx(ctx, o.FromFile)
+		fh, err := logs.OpenFile(ctx, o.FromFile)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -361,7 +362,7 @@ func runReplay(ctx context.Context, o *ReplayOptions) error {
 		}
 		// Reading ends with --timeout and Ctrl-C (issue 27: a replay of
 		// /dev/zero or an idle FIFO ran forever and ignored SIGINT).
-		deps.Records = ctxReader{ctx, fh}
+		deps.Records = logs.ContextReader(ctx, fh)
 	}
 	if deps.Idempotency, err = o.idempotency(ctx); err != nil {
 		return err
@@ -504,7 +505,7 @@ func fileOnce(ctx context.Context, o *ReplayOptions, fh *os.File) (string, error
 		// "replayed before" check (docs/dlq.md).
 		return "", nil
 	}
-	digest, err := journal.FileDigest(ctxReader{ctx, fh})
+	digest, err := journal.FileDigest(logs.ContextReader(ctx, fh))
 	if err == nil {
 		_, err = fh.Seek(0, io.SeekStart)
 	}
@@ -607,46 +608,4 @@ func redactArgs(args []string) []string {
 		out[i] = redact.String(a)
 	}
 	return out
-}
-
-// ctxReader ends a read when ctx does.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// openCtx opens a file for reading, ending the wait with ctx: opening a
-// FIFO blocks until a writer comes, in a system call no signal handler
-// interrupts (issue 27: Ctrl-C did nothing then).
-func openCtx(ctx context.Context, path string) (*os.File, error) {
-	if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() {
-		return os.Open(path)
-	}
-	type opened struct {
-		fh  *os.File
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		fh, err := os.Open(path)
-		done <- opened{fh, err}
-	}()
-	select {
-	case o := <-done:
-		return o.fh, o.err
-	case <-ctx.Done():
-		go func() { // the open may still finish: close what it gives
-			if o := <-done; o.fh != nil {
-				o.fh.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
 }
