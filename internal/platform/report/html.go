@@ -74,9 +74,9 @@ func (p htmlPrinter) Print(w io.Writer, d Document) error {
 		s := findings.Summarize(r, p.o.FailOn)
 		page := htmlPage{Title: "dupctl " + r.Command, Command: r.Command, Failed: s.Failed, Tool: "dupctl " + p.o.Tool.Version,
 			Allowed: r.Allowed, CSS: template.CSS(pageCSS)}
-		page.Verdict = "passes at --fail-on " + p.o.FailOn.String()
+		page.Verdict = "CI verdict: passes at --fail-on " + p.o.FailOn.String()
 		if s.Failed {
-			page.Verdict = "fails at --fail-on " + p.o.FailOn.String()
+			page.Verdict = "CI verdict: fails at --fail-on " + p.o.FailOn.String()
 		}
 		if f := p.o.Failure; f != nil {
 			page.Failed, page.Verdict, page.Failure, page.Label, page.Lead = true, f.title(), f, f.label(), f.lead()
