@@ -6,7 +6,9 @@
 // It is a pure step machine: no goroutine, clock or network inside. Its
 // state is a plain value; the engine's enabled lists what may happen next
 // and apply makes one thing happen, a worker's step being one operation of
-// the flow carried out through worker.Interpret. Random exploration,
+// the flow carried out by the engine's worker.Observer (called on its
+// concrete type, as worker.Interpret would call it: the hot path cannot
+// afford the interface). Random exploration,
 // exhaustive exploration, replay, shrinking and risk estimation are all
 // drivers over those two functions, so the same seed always gives the same
 // run, byte for byte.

@@ -18,9 +18,10 @@
 //     (Locker, Ledger, CacheReader, Delivery, Hooks).
 //
 // The simulator (internal/sim) is an Observer that carries operations out
-// on its in-memory state, one scheduler step at a time, and records them
-// with a second Observer, its timeline; the live runner (internal/sim/live)
-// runs Core against Redis, PostgreSQL and RabbitMQ and records its steps
-// with an Observer of its own. All of them therefore run the same
+// on its in-memory state, one scheduler step at a time (its engine calls
+// the methods on the concrete type, held to Interpret by a test), and
+// records them with a second Observer, its timeline; the live runner
+// (internal/sim/live) runs Core against Redis, PostgreSQL and RabbitMQ and
+// records its steps with an Observer of its own. All of them therefore run the same
 // decisions.
 package worker
