@@ -26,12 +26,8 @@ func TestWatchStoreStuckRows(t *testing.T) {
 			('key-7', 'SUCCEEDED', now() - interval '1 hour', now() - interval '1 hour');
 		ANALYZE {s}.idempotency_keys`)
 	table := s.Name + ".idempotency_keys"
-	cfg := filepath.Join(t.TempDir(), "dupctl.yaml")
-	yaml := fmt.Sprintf("jobs:\n  - name: payment\n    idempotency:\n      table: %s\n      key_column: idempotency_key\n"+
-		"      status_column: status\n", table)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, fmt.Sprintf("jobs:\n  - name: payment\n    idempotency:\n      table: %s\n      key_column: idempotency_key\n"+
+		"      status_column: status\n", table))
 	addr := runWatch(t, "--config", cfg, "--database-url", testenv.Need(t, testenv.Postgres), "--check-interval", "store=1s")
 	body := scrape(t, addr, "the stuck rows and the duplicated key of the table", func(m string) bool {
 		return value(m, `dupctl_store_stuck_processing_rows{table="`+table+`"}`) == 2 &&
@@ -45,4 +41,14 @@ func TestWatchStoreStuckRows(t *testing.T) {
 			t.Errorf("key %s is a label value", key)
 		}
 	}
+}
+
+// writeConfig writes a dupctl.yaml of the test's own and returns its path.
+func writeConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "dupctl.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
