@@ -46,7 +46,7 @@ build can report. docs/checks.md is the same text.`,
 				for _, r := range f.Catalog.All() {
 					t.Row(r.Code, r.Severity.String(), r.Title)
 				}
-				return t.Render(out)
+				return t.Render(report.Fitted(out, f.IO.TableWidth()))
 			}
 			r, ok := f.Catalog.Lookup(args[0])
 			if !ok {

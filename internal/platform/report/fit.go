@@ -21,7 +21,12 @@ const tableLine = "\uE001"
 type sized struct {
 	io.Writer
 	width int
+	plain bool // (Fitted: no one folds its prose, so no tableLine marks)
 }
+
+// Fitted is w for a table drawn outside a report (explain's list): its
+// tables fit width display columns (0: whole rows).
+func Fitted(w io.Writer, width int) io.Writer { return &sized{Writer: w, width: width, plain: true} }
 
 // Width is how many display columns a line written to w may take: the
 // terminal's width (or $COLUMNS) for table output, 0 (no limit) when the

@@ -93,7 +93,7 @@ func (t *Table) Render(w io.Writer) error {
 		// tablewriter pads a styled cell and then resets its style: the
 		// blanks before a line's closing escapes go too.
 		trimmed := trimBlankEnd(strings.TrimRight(line, "\n"))
-		if Width(w) > 0 {
+		if s, ok := w.(*sized); ok && s.width > 0 && !s.plain {
 			trimmed = tableLine + trimmed
 		}
 		if _, err := io.WriteString(w, trimmed+"\n"); err != nil {
