@@ -214,6 +214,10 @@ fatal. With --follow, the logs are read as 'audit logs --follow' reads
 them, and jobs received, lock steps, side effects, retries, crashes, job
 durations and duplicates by cause are counted.
 
+SIGTERM or SIGINT ends it: running checks and scrapes get --shutdown-timeout,
+then are cancelled. The global --timeout ends it the same way after that
+long (a one-shot look, a test).
+
 Label values are family templates, queue and table names, job types and
 finding or cause codes - never a business key or a lock key - and each
 label keeps at most --max-label-values values (the rest add up under
