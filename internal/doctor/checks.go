@@ -54,7 +54,9 @@ type Options struct {
 	// lock takes them under doctor as it does on its own.
 	Locks         config.Locks
 	ManagementURL string
-	Vhost         string
+	// Vhost is the RabbitMQ virtual host of the queues ("": the AMQP
+	// URL's, else "/").
+	Vhost string
 }
 
 type env struct {
@@ -99,6 +101,19 @@ func logError(err error) error {
 }
 
 // checks builds every check the connections and config allow.
+// vhost is the virtual host the checks read: the one given, else the AMQP
+// URL's (a management API read of "/" found none of the queues of a URL
+// naming another), else "/".
+func (e *env) vhost() string {
+	if e.Vhost != "" {
+		return e.Vhost
+	}
+	if t, err := connect.ParseAMQP(e.AMQPURL); err == nil && t.Vhost != "" {
+		return t.Vhost
+	}
+	return "/"
+}
+
 func (e *env) checks() []Check {
 	var out []Check
 	out = append(out, topologyCheck(e))
@@ -189,7 +204,7 @@ func topologyCheck(e *env) Check {
 		}
 		var mgmt *topology.Management
 		if e.ManagementURL != "" {
-			if mgmt, err = topology.NewManagement(e.ManagementURL, e.Vhost); err != nil {
+			if mgmt, err = topology.NewManagement(e.ManagementURL, e.vhost()); err != nil {
 				return nil, &problem.Input{Why: err.Error(), Hint: "fix the management URL", Err: err}
 			}
 		}
@@ -421,10 +436,7 @@ func dlqCheck(e *env, j config.Job) Check {
 		c.Skip = "no {AMQPURL}"
 	}
 	c.Run = func(ctx context.Context) (*findings.Report, error) {
-		vhost := "/"
-		if t, err := connect.ParseAMQP(e.AMQPURL); err == nil {
-			vhost = t.Vhost
-		}
+		vhost := e.vhost()
 		s, err := dlqread.Stats(ctx, dlqread.Deps{
 			Dial: func(ctx context.Context, role string) (*amqp.Connection, error) {
 				return e.AMQP(connect.WithAMQPName(ctx, "doctor dlq "+role))

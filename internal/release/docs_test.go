@@ -28,10 +28,11 @@ import (
 // of its own, so the file's names need no prefix.
 func TestDocsExampleConfig(t *testing.T) {
 	bin := filepath.Join(installSource(t), "dupctl")
-	env, vhost := exampleStack(t)
-	// --vhost: doctor reads the management API for "/" whatever vhost the
-	// AMQP URL names.
-	cmd := exec.Command(bin, "doctor", "--config", filepath.Join(root, "docs", "examples", "dupctl.yaml"), "--vhost", vhost,
+	// No --vhost: doctor reads the vhost the AMQP URL names (it once read
+	// the management API for "/" whatever the URL said: "broker topology
+	// of payments: not found", exit 3).
+	env, _ := exampleStack(t)
+	cmd := exec.Command(bin, "doctor", "--config", filepath.Join(root, "docs", "examples", "dupctl.yaml"),
 		"-o", "json", "--fail-on", "warn")
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()

@@ -77,7 +77,7 @@ written anywhere.` + exitStatus,
 		},
 	}
 	cmd.Flags().StringVar(&mgmt, "management-url", "", "RabbitMQ management API, http://user:password@host:15672 (env DUPCTL_MANAGEMENT_URL)")
-	cmd.Flags().StringVar(&vhost, "vhost", "/", "RabbitMQ virtual host of the queues")
+	cmd.Flags().StringVar(&vhost, "vhost", "", "RabbitMQ virtual host of the queues (default: the AMQP URL's, else /)")
 	cmd.Flags().StringSliceVar(&queues, "queue", nil, "a work queue to check (besides dupctl.yaml's jobs)")
 	cmdutil.FieldFlags(cmd, map[string]string{"Queues": "queue"})
 	return cmd
