@@ -19,9 +19,9 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/dupctl/dupctl/internal/cli"
-	"github.com/dupctl/dupctl/internal/testenv/loggen"
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 	"github.com/dupctl/dupctl/internal/testenv"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 )
 
 // page is what a browser saw of one HTML report: every request it made,

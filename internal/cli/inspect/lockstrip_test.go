@@ -22,7 +22,9 @@ func TestTTLStripShowsRareBuckets(t *testing.T) {
 	prefix := testenv.UniqueName("strip")
 	c, url := adminClient(t, prefix)
 	ctx := context.Background()
-	token := func(i int) string { return base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("tok-%012d", i*2654435761))) }
+	token := func(i int) string {
+		return base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("tok-%012d", i*2654435761)))
+	}
 	for i := range 300 {
 		c.Set(ctx, fmt.Sprintf("%s:lock:payment:order:%d", prefix, i), token(i), time.Hour)
 	}
@@ -44,7 +46,7 @@ func TestTTLStripShowsRareBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bars := regexp.MustCompile(`<rect class="bucket( empty)?" x="\d+" y="\d+" width="\d+" height="(\d+)" fill="[^"]+" data-le="([^"]+)" ` +
+	bars := regexp.MustCompile(`<rect class="bucket( empty)?" x="\d+" y="\d+" width="\d+" height="(\d+)" fill="[^"]+" data-le="([^"]+)" `+
 		`data-count="(\d+)">`).FindAllStringSubmatch(string(html), -1)
 	if len(bars) != len(hist) {
 		t.Fatalf("%d bars for %d buckets in the JSON", len(bars), len(hist))

@@ -13,8 +13,8 @@ import (
 	auditlogs "github.com/dupctl/dupctl/internal/audit/logs"
 
 	"github.com/dupctl/dupctl/internal/logs"
-	"github.com/dupctl/dupctl/internal/testenv/loggen"
 	"github.com/dupctl/dupctl/internal/platform/findings"
+	"github.com/dupctl/dupctl/internal/testenv/loggen"
 )
 
 // workerLog is verbatim worker output, one JSON object a line, so its
