@@ -6,6 +6,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dupctl/dupctl/deploy"
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
+	"github.com/dupctl/dupctl/internal/platform/config"
 	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/redact"
 	"github.com/dupctl/dupctl/internal/watch"
@@ -62,6 +64,11 @@ func NewCmdWatch(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 			o.IntervalGiven = cmd.Flags().Changed("interval")
 			if err := o.parse(intervals, timeouts); err != nil {
 				return err
+			}
+			if f.Config != nil {
+				if err := o.schedule(f.Config.Watch); err != nil {
+					return err
+				}
 			}
 			if runF != nil {
 				return runF(o)
@@ -118,6 +125,37 @@ func (o *Options) parse(intervals, timeouts []string) error {
 		return exitcode.UsageErrorf("--max-label-values must be at least 1, got %d", o.Watch.MaxLabelValues)
 	case o.Watch.ShutdownTimeout < 0:
 		return exitcode.UsageErrorf("--shutdown-timeout must not be negative, got %s", o.Watch.ShutdownTimeout)
+	}
+	return nil
+}
+
+// schedule fills from dupctl.yaml's watch section what the flags did not
+// say: the interval, and each check's interval and timeout.
+func (o *Options) schedule(w config.Watch) error {
+	if every := time.Duration(w.Interval); !o.IntervalGiven && every > 0 {
+		if every < time.Second {
+			return exitcode.UsageErrorf("watch.interval in dupctl.yaml must be at least 1s, got %s", every)
+		}
+		o.Interval, o.IntervalGiven = every, true
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.Checks)) {
+		c := w.Checks[name]
+		if !slices.Contains(CheckNames, name) {
+			return exitcode.UsageErrorf("watch.checks.%s in dupctl.yaml: no such check (want %s)", name, strings.Join(CheckNames, ", "))
+		}
+		for _, d := range []struct {
+			key string
+			v   time.Duration
+			to  map[string]time.Duration
+		}{{"interval", time.Duration(c.Interval), o.CheckIntervals}, {"timeout", time.Duration(c.Timeout), o.CheckTimeouts}} {
+			if _, given := d.to[name]; given || d.v == 0 {
+				continue
+			}
+			if d.v < time.Second {
+				return exitcode.UsageErrorf("watch.checks.%s.%s in dupctl.yaml must be at least 1s, got %s", name, d.key, d.v)
+			}
+			d.to[name] = d.v
+		}
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ type Config struct {
 	Connections Connections `yaml:"connections" json:"connections"`
 	Jobs        []Job       `yaml:"jobs" json:"jobs"`
 	Locks       Locks       `yaml:"locks" json:"locks"`
+	Watch       Watch       `yaml:"watch" json:"watch"`
 	Allow       []Allow     `yaml:"allow" json:"allow"`
 	// Path is where it was read from.
 	Path string `yaml:"-" json:"path"`
@@ -94,6 +95,20 @@ type Logs struct {
 	Paths  []string            `yaml:"paths" json:"paths"`
 	Fields map[string]string   `yaml:"fields" json:"fields"`
 	Events map[string][]string `yaml:"events" json:"events"`
+}
+
+// Watch is `dupctl watch`'s schedule: every check's interval, and each
+// check's own interval and timeout by its name (lock, dlq, store, cache).
+// Flags win over it.
+type Watch struct {
+	Interval Duration              `yaml:"interval" json:"interval"`
+	Checks   map[string]WatchCheck `yaml:"checks" json:"checks"`
+}
+
+// WatchCheck is one check's schedule.
+type WatchCheck struct {
+	Interval Duration `yaml:"interval" json:"interval"`
+	Timeout  Duration `yaml:"timeout" json:"timeout"`
 }
 
 // Durations says where real job durations come from.
