@@ -77,10 +77,10 @@ func (e *engine) decide(it *item, succeeded map[string]bool, now time.Time) *pen
 	it.dst = dst
 	e.selected++
 	e.count(dst, "replay", it)
+	if in.Class == classify.NonRetryable {
+		c.NonRetryable++ // the run sends it back as the dry run said it would
+	}
 	if !o.Yes {
-		if in.Class == classify.NonRetryable {
-			c.NonRetryable++
-		}
 		e.hold(it)
 		return nil
 	}

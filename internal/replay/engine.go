@@ -436,11 +436,10 @@ func (e *engine) handle(ctx context.Context, batch []consume.Item, meter progres
 		e.res.Counts.Read++
 		meter.Add(1)
 		it := &item{m: si.Msg, d: si.Delivery, past: bound >= 0 && e.res.Counts.Read > bound}
-		if len(o.Filter.Groups) > 0 || !o.Yes {
-			it.in = o.Analyzer.Analyze(it.m)
-		} else {
-			it.in = o.Analyzer.Origin(it.m)
-		}
+		// Classified under --yes too: the run repeats the dry run's
+		// warnings (issue 44: it said "No findings" while replaying what
+		// the dry run had called non-retryable).
+		it.in = o.Analyzer.Analyze(it.m)
 		it.fp = it.m.Fingerprint()
 		it.occ = e.copyOf(it.fp)
 		if len(it.in.Origin.Malformed) > 0 {

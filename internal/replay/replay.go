@@ -171,7 +171,7 @@ type Counts struct {
 	Unaccounted     int `json:"unaccounted"`
 	UserIDDropped   int `json:"user_id_dropped"`
 	MalformedHeader int `json:"malformed_headers"`
-	// NonRetryable are messages the dry run would replay that the rules
+	// NonRetryable are messages the run replays (a dry run: would replay) that the rules
 	// classify non-retryable.
 	NonRetryable int `json:"non_retryable"`
 }

@@ -47,7 +47,12 @@ func (res *ReplayResult) Report() *findings.Report {
 	add(ruleNoDestination, c.NoDestination, "no-destination", "%s without a destination: left in the DLQ")
 	res.addAckLost(rep, subject, byWhat["ack-lost"])
 	add(ruleNoKey, c.NoKey, "", "%s without an idempotency key: not checked")
-	add(ruleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
+	if res.DryRun {
+		add(ruleReplayNonRetryable, c.NonRetryable, "", "would replay %s classified non-retryable: most likely they fail the same way again")
+	} else {
+		add(ruleReplayNonRetryable, c.NonRetryable, "", "chose to replay %s classified non-retryable, as the dry run warned: most likely "+
+			"they fail the same way again")
+	}
 	for _, g := range res.UnmatchedGroups {
 		rep.Add(ruleGroupUnmatched.New("group "+g, "no message read belongs to group "+g+": nothing of it was replayed"))
 	}

@@ -111,8 +111,8 @@ declare a missing queue (durable); a missing exchange is never created.`,
 	}
 	ruleReplayNonRetryable = findings.Rule{
 		Code: "DLQ_REPLAY_NON_RETRYABLE", Severity: findings.Warn, Since: "v0.2.0",
-		Title: "the dry run would replay messages whose error is permanent",
-		Doc: `Some of the messages the replay would send back failed with an error the
+		Title: "the replay sends back messages whose error is permanent",
+		Doc: `Some of the messages the replay sends back (or a dry run would) failed with an error the
 rules classify as non-retryable (invalid payload, entity missing, contract
 violation). Unless the data or the code was fixed since, they fail the same
 way again - and repeat whatever partial side effects the handler did.`,
