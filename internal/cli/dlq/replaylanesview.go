@@ -202,7 +202,11 @@ func replayLanes(tl *journal.Timeline, parts []journal.Part, n int) *report.Lane
 		pubs += len(p.Pubs)
 		l.Lanes = append(l.Lanes, ln)
 	}
-	l.Desc = fmt.Sprintf("%s over %s: %s drawn, %s needing attention (returned, nacked, in doubt, acks failed).",
+	// The span of the journal's records, not the command's run time (the
+	// terminal's "over 144ms" counts connecting and settling too): said as
+	// such, so the two figures do not read as one that disagrees.
+	l.Desc = fmt.Sprintf("%s, the journal's records spanning %s: %s drawn, %s needing attention (returned, nacked, in doubt, "+
+		"acks failed).",
 		english.Count(len(parts), "part", "parts"), (time.Duration(end) * time.Millisecond).String(),
 		english.Count(pubs, "publish", "publishes"), english.Number(int64(problems)))
 	l.Note = "every time is one the journal wrote; a DLQ ack has no record of its own: it follows its publish's confirm at once"
