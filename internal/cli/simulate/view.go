@@ -103,7 +103,7 @@ func longestNote(tl *sim.Timeline) int {
 		n = len(overlapNote)
 	}
 	for _, l := range tl.Leases {
-		n = max(n, len(leaseNote(l))+len("; its holder acted as owner until t=1m10s"))
+		n = max(n, len(leaseNote(l))+len("; its holder, paused, still took itself for the owner"))
 	}
 	return n
 }
@@ -154,10 +154,20 @@ func (a chartAxis) leases(t *report.Table, tl *sim.Timeline, wk int, lane string
 		a.fill(bar, l.From, l.Until, '█')
 		note := leaseNote(l)
 		if note != "" && l.Believed > l.Until {
-			for c := a.col(l.Until) + 1; c <= a.col(l.Believed); c++ {
-				bar[c] = '░'
+			// The spans the HTML hatches: the holder could act only
+			// while neither paused nor dead (issue 44: the terminal
+			// marked a paused holder as acting).
+			spans := acting(tl, lane, l.Until, l.Believed)
+			for _, sp := range spans {
+				for c := a.col(sp[0]) + 1; c <= a.col(sp[1]); c++ {
+					bar[c] = '░'
+				}
 			}
-			note += "; its holder acted as owner until t=" + sim.FormatMillis(l.Believed)
+			if len(spans) > 0 {
+				note += "; its holder acted as owner until t=" + sim.FormatMillis(spans[len(spans)-1][1])
+			} else {
+				note += "; its holder, paused, still took itself for the owner"
+			}
 		}
 		a.row(t, lane, fmt.Sprintf("lease token %d", l.Token), string(bar), note)
 	}
