@@ -116,57 +116,111 @@ func deliveryRow(rows []auditlogs.TimelineRow, lane int, worker string, n int) r
 // lockHolds reads the lock holds of every worker, and which release lines
 // deleted a lock their worker did not hold or carried no token.
 func lockHolds(rows []auditlogs.TimelineRow, workers int) ([]hold, map[int]string) {
-	var holds []hold
-	open := map[string]int{} // lock key -> index in holds
-	foreign := map[int]string{}
-	lastLine := make([]int64, workers)
-	closeHold := func(k string, t int64, how string, crashed bool) {
-		if i, ok := open[k]; ok {
-			holds[i].to, holds[i].how, holds[i].crashed = t, how, crashed
-			delete(open, k)
-		}
-	}
+	h := &holdScan{rows: rows, open: map[string]int{}, taken: map[laneKey]int{}, foreign: map[int]string{},
+		lastLine: make([]int64, workers)}
 	for i, r := range rows {
 		t, k := ms(r.Offset), detailKey(r.Detail)
-		lastLine[r.Lane] = t
+		h.lastLine[r.Lane] = t
 		switch r.Event {
 		case "lock_acquired":
-			if j, ok := open[k]; ok {
-				how := "taken over by " + r.Worker
-				if holds[j].lane == r.Lane {
-					how = "acquired again"
-				}
-				closeHold(k, t, how, false)
-			}
-			open[k] = len(holds)
-			holds = append(holds, hold{lane: r.Lane, key: k, fromRow: i, from: t})
+			h.acquired(i, r, t, k)
 		case "lock_released":
-			j, held := open[k]
-			switch {
-			case held && holds[j].lane != r.Lane:
-				foreign[i] = "DEL of " + rows[holds[j].fromRow].Worker + "'s lock"
-				closeHold(k, t, "deleted by "+r.Worker, false)
-			case strings.Contains(r.Detail, "token=(none)"):
-				foreign[i] = "DEL without token"
-				closeHold(k, t, "deleted without token", false)
-			case !held:
-				foreign[i] = "DEL of a lock it did not hold"
-			default:
-				closeHold(k, t, "released", false)
-			}
+			h.released(i, r, t, k)
 		case "lock_lost", "crash":
-			for key, j := range open {
-				if holds[j].lane == r.Lane && (r.Event == "crash" || k == "" || k == key) {
-					how := map[string]string{"lock_lost": "lost", "crash": r.Worker + " crashed"}[r.Event]
-					closeHold(key, t, how, r.Event == "crash")
-				}
-			}
+			h.stopped(r, t, k)
 		}
 	}
-	for key, j := range open {
-		closeHold(key, lastLine[holds[j].lane], "no release logged (its last line)", false)
+	for key, j := range h.open {
+		h.closeHold(key, h.lastLine[h.holds[j].lane], "no release logged (its last line)", false)
 	}
-	return holds, foreign
+	for lk, j := range h.taken {
+		h.closeTaken(lk, h.lastLine[lk.lane], h.holds[j].how+", it went on to its last line", false)
+	}
+	return h.holds, h.foreign
+}
+
+// holdScan reads lock holds line by line.
+type holdScan struct {
+	rows  []auditlogs.TimelineRow
+	holds []hold
+	open  map[string]int // lock key -> index in holds
+	// taken: a holder whose key another worker took goes on as its holder
+	// until its own release or last line (issue 44: a lock-expiry holder's
+	// 600 ms of work after its lease ended was unmarked).
+	taken    map[laneKey]int
+	foreign  map[int]string
+	lastLine []int64
+}
+
+func (h *holdScan) closeHold(k string, t int64, how string, crashed bool) {
+	if i, ok := h.open[k]; ok {
+		h.holds[i].to, h.holds[i].how, h.holds[i].crashed = t, how, crashed
+		delete(h.open, k)
+	}
+}
+
+func (h *holdScan) closeTaken(lk laneKey, t int64, how string, crashed bool) {
+	if i, ok := h.taken[lk]; ok {
+		h.holds[i].to, h.holds[i].how, h.holds[i].crashed = t, how, crashed
+		delete(h.taken, lk)
+	}
+}
+
+func (h *holdScan) acquired(i int, r auditlogs.TimelineRow, t int64, k string) {
+	if j, ok := h.open[k]; ok {
+		if h.holds[j].lane == r.Lane {
+			h.closeHold(k, t, "acquired again", false)
+		} else {
+			h.holds[j].how = "taken over by " + r.Worker
+			h.taken[laneKey{h.holds[j].lane, k}] = j
+			delete(h.open, k)
+		}
+	}
+	h.closeTaken(laneKey{r.Lane, k}, t, "acquired again", false)
+	h.open[k] = len(h.holds)
+	h.holds = append(h.holds, hold{lane: r.Lane, key: k, fromRow: i, from: t})
+}
+
+func (h *holdScan) released(i int, r auditlogs.TimelineRow, t int64, k string) {
+	if j, ok := h.taken[laneKey{r.Lane, k}]; ok {
+		h.closeTaken(laneKey{r.Lane, k}, t, "released after it was "+h.holds[j].how, false)
+	}
+	j, held := h.open[k]
+	switch {
+	case held && h.holds[j].lane != r.Lane:
+		h.foreign[i] = "DEL of " + h.rows[h.holds[j].fromRow].Worker + "'s lock"
+		h.closeHold(k, t, "deleted by "+r.Worker, false)
+	case strings.Contains(r.Detail, "token=(none)"):
+		h.foreign[i] = "DEL without token"
+		h.closeHold(k, t, "deleted without token", false)
+	case !held:
+		h.foreign[i] = "DEL of a lock it did not hold"
+	default:
+		h.closeHold(k, t, "released", false)
+	}
+}
+
+// stopped ends the holds a lock_lost (of its key, or every one when it
+// names none) or a crash ends.
+func (h *holdScan) stopped(r auditlogs.TimelineRow, t int64, k string) {
+	how := map[string]string{"lock_lost": "lost", "crash": r.Worker + " crashed"}[r.Event]
+	crashed := r.Event == "crash"
+	for lk := range h.taken {
+		if lk.lane == r.Lane && (crashed || k == "" || k == lk.key) {
+			h.closeTaken(lk, t, how, crashed)
+		}
+	}
+	for key, j := range h.open {
+		if h.holds[j].lane == r.Lane && (crashed || k == "" || k == key) {
+			h.closeHold(key, t, how, crashed)
+		}
+	}
+}
+
+// laneKey is one worker's hold of one lock key.
+type laneKey struct {
+	lane int
+	key  string
 }
 
 // lockRows are a worker's lock holds, one row per lock key, each bar
