@@ -442,6 +442,8 @@ func TestIncidentAndHistogramInChromium(t *testing.T) {
 // pageContent is what a reader can see on a page, read back from the DOM.
 type pageContent struct {
 	Causes []struct{ Code, Text string }
+	// IncidentKeys are the incident sections' keys, in the page's order.
+	IncidentKeys []string
 	Marks  []struct {
 		Kind     string
 		Evidence bool
@@ -488,6 +490,7 @@ const contentJS = `(() => {
   return {
     Causes: [...document.querySelectorAll('p.cause')].map(p => ({
       Code: (p.querySelector('code') || {}).textContent || '', Text: p.textContent})),
+    IncidentKeys: [...document.querySelectorAll('section.incident > h2')].map(h => h.textContent),
     Marks: marks.map(g => ({
       Kind: g.getAttribute('class').replace('mark ', ''), Evidence: g.getAttribute('data-evidence') === '1', Title: title(g)})),
     LastMark: marks.length ? marks[marks.length - 1].getAttribute('class').replace('mark ', '') : '',
@@ -757,9 +760,18 @@ func TestIncidentPicturesInChromium(t *testing.T) {
 		if len(c.Causes) != c.Sections {
 			t.Errorf("%d causes written for %d sections", len(c.Causes), c.Sections)
 		}
-		for i, d := range rep.Data.Duplicates[:min(len(rep.Data.Duplicates), len(c.Causes))] {
-			if c.Causes[i].Code != d.Cause {
-				t.Errorf("section %d (%s): cause %s on the page, %s in the JSON", i, d.Key, c.Causes[i].Code, d.Cause)
+		// Sections are matched by key: the page lists decided causes
+		// before undetermined ones, the JSON keeps the capability's order.
+		cause := map[string]string{}
+		for _, d := range rep.Data.Duplicates {
+			cause[d.Key] = d.Cause
+		}
+		if len(c.IncidentKeys) != len(c.Causes) {
+			t.Errorf("%d incident keys for %d causes", len(c.IncidentKeys), len(c.Causes))
+		}
+		for i, key := range c.IncidentKeys[:min(len(c.IncidentKeys), len(c.Causes))] {
+			if want, ok := cause[key]; ok && c.Causes[i].Code != want {
+				t.Errorf("section %d (%s): cause %s on the page, %s in the JSON", i, key, c.Causes[i].Code, want)
 			}
 		}
 		if !anyContains(c.RowLabels, "lock:") {
