@@ -444,7 +444,7 @@ type pageContent struct {
 	Causes []struct{ Code, Text string }
 	// IncidentKeys are the incident sections' keys, in the page's order.
 	IncidentKeys []string
-	Marks  []struct {
+	Marks        []struct {
 		Kind     string
 		Evidence bool
 		Title    string
