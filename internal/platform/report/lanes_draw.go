@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
+	"github.com/dupctl/dupctl/internal/platform/text"
 )
 
 // A row draws at most this many marks and bars one by one; past it (a hot
@@ -57,9 +58,25 @@ func (l *Lanes) barEnd(b *strings.Builder, bar Bar, y int) {
 	}
 	x1 := l.X(bar.To)
 	fmt.Fprintf(b, "<line class=\"bar-end\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x1, y+2, x1, y+22)
-	fmt.Fprintf(b, "<text class=\"bar-end-label\" x=\"%.1f\" y=\"%d\">%s</text>", x1+3, y+9, Escape(bar.End))
-	b.WriteString("\n")
+	// Words that would run past the picture's right edge are wrapped onto
+	// a second line, and past that cut with the whole in a title (issue
+	// 44: "no release logged (its last..." was clipped by the edge).
+	room := int((float64(lanesLeft+lanesWidth+lanesRight) - x1 - 6) / endLabelCharPx)
+	lines := strings.Split(Wrap(bar.End, max(room, 8)), "\n")
+	if len(lines) == 1 {
+		fmt.Fprintf(b, "<text class=\"bar-end-label\" x=\"%.1f\" y=\"%d\">%s</text>\n", x1+3, y+9, Escape(bar.End))
+		return
+	}
+	second := strings.Join(lines[1:], " ")
+	if len(lines) > 2 {
+		second = text.ClipRunes(second, max(room, 8), "…")
+	}
+	fmt.Fprintf(b, "<text class=\"bar-end-label\" x=\"%.1f\" y=\"%d\"><title>%s</title><tspan>%s </tspan>"+
+		"<tspan x=\"%.1f\" dy=\"11\">%s</tspan></text>\n", x1+3, y+9, Escape(bar.End), Escape(lines[0]), x1+3, Escape(second))
 }
+
+// endLabelCharPx is an 11 px label's average character width, generous.
+const endLabelCharPx = 6.2
 
 // glyphs are the marks' shapes, drawn around (0,0) and translated.
 var glyphs = map[string]string{
