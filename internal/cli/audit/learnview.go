@@ -94,10 +94,11 @@ func fieldWhy(l *logs.Learned, name string) string {
 		return "a thread or consumer inside a process, never the worker"
 	case "businessKey":
 		return l.Key.Reason
-	}
-	for _, f := range l.Fields {
-		if f.Kind == "lock" {
-			return f.Reason
+	case "lockKey", "lockToken":
+		for _, f := range l.Fields {
+			if f.Kind == "lock" {
+				return f.Reason
+			}
 		}
 	}
 	return ""

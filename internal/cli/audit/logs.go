@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -220,6 +221,20 @@ func runLearn(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
 	l, err := logs.Learn(ctx, srcs, lo)
 	if err != nil {
 		return cmdutil.LogError(err)
+	}
+	// A mapping learned from nothing, or one that names no side effect,
+	// would read no duplicate: refused, saying what would (never a file
+	// that looks like an answer).
+	if l.Lines == 0 {
+		return exitcode.UsageErrorf("--learn: no line of %s could be read: nothing was learned", strings.Join(o.Args, ", "))
+	}
+	if phrase, example := l.Suggest(logs.KindSideEffect); len(l.Missing) > 0 {
+		hint := "no message template was told apart as one"
+		if phrase != "" {
+			hint = fmt.Sprintf("the likeliest is %q (e.g. %q): name it with --event side_effect='%s' and learn again", phrase, example, phrase)
+		}
+		return exitcode.UsageErrorf("--learn: no step of %d sample lines is confidently the side effect, so the mapping would find "+
+			"no duplicate; %s", l.Lines, hint)
 	}
 	if o.LearnTo == "-" {
 		return writeLearnedMapping(f.IO.Out, l, o.Args)
