@@ -272,6 +272,23 @@ func (c *RabbitCluster) MoveLeader(queue, to string) error {
 	return nil
 }
 
+// ChangeLeader moves a quorum queue's leadership to another node than the
+// one leading it now, preferring the order of prefer: a quorum queue
+// returns what a dead node's consumers had taken only when its leader
+// changes (RabbitMQ 3.10), and a move to the node already leading is none.
+func (c *RabbitCluster) ChangeLeader(queue string, prefer ...string) error {
+	from, err := c.Leader(queue)
+	if err != nil {
+		return err
+	}
+	for _, to := range prefer {
+		if to != from {
+			return c.MoveLeader(queue, to)
+		}
+	}
+	return fmt.Errorf("change the leader of %s: no node but %s to move it to", queue, from)
+}
+
 // Node is the node whose AMQP listener is addr (host:port), or nil.
 func (c *RabbitCluster) Node(addr string) *RabbitNode {
 	for i := range c.Nodes {
