@@ -211,7 +211,7 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 	}
 	lv := toks[lvl].b
 	c.level, _ = isLevel(lv)
-	before := c.nslots
+	before, kvBefore := c.nslots, len(c.kv)
 	if bytes.HasSuffix(lv, []byte(":")) {
 		c.msg = bytes.TrimLeft(rest[toks[lvl].to:], " ")
 		return
@@ -259,6 +259,13 @@ func (c *consoleLine) afterLevel(rest []byte, toks []token, lvl int) {
 	// (Python's "%(levelname)s [%(name)s] %(message)s").
 	last := lvl
 	c.nslots = before
+	// The key=value tokens seen after the level are then the message's own
+	// (zerolog's console: "INF charge succeeded amount_cents=1 order=o-1"):
+	// the message's fields are read from the message, once. Kept here too,
+	// each would be offered twice, and a learning that judges a field by how
+	// many of its values differ (a lock's key against a host) would see every
+	// value repeated.
+	c.kv = c.kv[:kvBefore]
 	for k := lvl + 1; k < len(toks) && k <= lvl+1 && isDigits(toks[k].b); k++ {
 		last = k
 		c.slot(slotDigits, toks[k].b)

@@ -207,3 +207,70 @@ func TestJSONArrayStart(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnConsoleFieldsAfterMessage: zerolog's console writer puts a line's
+// fields after its message ("INF grabbed redis mutex key=lock:order:ord-1
+// order=ord-1 token=..."). Each field is read once a line, so the learning
+// judges the lock's key by its real values: an order locked twice repeats
+// its key, which must not make the key look like a field of a few values
+// (a host) - else "key" is read as the idempotency key, and two runs with
+// different lock keys would read as an idempotency key that changed.
+func TestLearnConsoleFieldsAfterMessage(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	var files [3]strings.Builder
+	for n := 0; n < 90; n++ {
+		inst := n % 3
+		for _, l := range fleetLines(n) {
+			at = at.Add(1500 * time.Millisecond)
+			var fs []string
+			for _, f := range l.fields {
+				switch f[0] {
+				case "order":
+					f[1] = fmt.Sprintf("ord-%d", 4000+n/2*13) // each order runs twice
+				case "mutex":
+					f = [2]string{"key", fmt.Sprintf("lock:order:ord-%d", 4000+n/2*13)}
+				}
+				fs = append(fs, f[0]+"="+f[1])
+			}
+			fmt.Fprintf(&files[inst], "%s INF %s component=payments consumer=%d %s\n", at.Format(time.RFC3339), l.msg, n%2+1,
+				strings.Join(fs, " "))
+		}
+	}
+	var srcs []Source
+	for i := range files {
+		p := filepath.Join(dir, fmt.Sprintf("pod-%d.log", i))
+		if err := os.WriteFile(p, []byte(files[i].String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := File(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, s)
+	}
+	l, err := Learn(context.Background(), srcs, LearnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Config().Fields["lockKey"]; len(got) != 1 || got[0] != "key" {
+		t.Fatalf("lockKey learned from %v, want [key]; facts %+v", got, l.Fields)
+	}
+	locks := 0
+	_, err = Scan(context.Background(), srcs, Options{Mapping: l.Mapping()}, func(e *Event) error {
+		if strings.HasPrefix(e.Fields[LockKey], "lock:order:") {
+			locks++
+		}
+		if strings.HasPrefix(e.Fields[IdempotencyKey], "lock:") {
+			t.Errorf("the lock's key read as the idempotency key: %q", e.Fields[IdempotencyKey])
+			return fmt.Errorf("stop")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if locks != 180 { // the acquisition and the release of each of the 90 jobs
+		t.Errorf("%d lines with the lock's key, want 180", locks)
+	}
+}
