@@ -18,7 +18,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/iostreams"
 )
 
-// The held-out log suite (testdata/heldout-logs, issue 41): 19 file sets that real logging libraries wrote
+// The held-out log suite (testdata/heldout-logs, issue 41): 22 file sets that real logging libraries wrote
 // for one simulated fleet whose truth is known. TestHeldoutLogs runs `dupctl audit logs FILES -o json`
 // in-process on each set, with no other flag, scores the report against the truth and fails only when a set
 // scores worse than testdata/heldout-logs/baseline.json. `-update` rewrites SCORE.md and the baseline (after

@@ -15,9 +15,11 @@ import (
 
 // heldout are the file sets nobody tunes dupctl against: one or two per
 // ecosystem, chosen before any score was seen. logrus-text, log4js and loguru
-// came later (a second round, scored once before any tuning).
+// came later (a second round, scored once before any tuning). zerolog-console
+// was held out until its 15 wrong causes were investigated and fixed (issue
+// 41, second round): spent, it is a tuning set since.
 var heldout = map[string]bool{
-	"log4j2": true, "bunyan": true, "structlog-json": true, "zerolog-console": true, "slog-json": true,
+	"log4j2": true, "bunyan": true, "structlog-json": true, "slog-json": true,
 	"rsyslog-5424": true, "logrus-text": true, "log4js": true, "loguru": true,
 }
 
