@@ -9,10 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/dupctl/dupctl/internal/cli/audit"
 	"github.com/dupctl/dupctl/internal/cli/catalog"
@@ -36,9 +34,10 @@ import (
 // Main runs dupctl on the process's arguments and streams and returns the
 // exit code.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ios := iostreams.System()
+	ctx, stop := interruptContext(ios.ErrOut)
 	defer stop()
-	return Run(ctx, os.Args[1:], iostreams.System())
+	return Run(ctx, os.Args[1:], ios)
 }
 
 // Run executes one command line and maps its outcome to an exit code.
