@@ -22,6 +22,13 @@ type FollowOptions struct {
 	// format is chosen from the ones in (0: 200ms): a stream that logs a
 	// line a minute is read from its first line.
 	Settle time.Duration
+	// Rescan are the command line's globs and directories, listed again
+	// every RescanEvery (0: 2s): a file that appears under one (a new
+	// pod's log) is followed from its start. A file already followed
+	// under another name (rotated away: app.log renamed app.log.1) is
+	// not, so no line is read twice.
+	Rescan      []string
+	RescanEvery time.Duration
 }
 
 // Follow reads sources that may never end - stdin until it is closed,
@@ -45,15 +52,18 @@ func Follow(ctx context.Context, sources []Source, o FollowOptions, fn func(*Eve
 	if o.Settle <= 0 {
 		o.Settle = 200 * time.Millisecond
 	}
+	if o.RescanEvery <= 0 {
+		o.RescanEvery = 2 * time.Second
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pieces := make(chan piece, 4*len(sources)+4)
-	f := &follow{o: &o, fn: fn, st: Stats{Sources: len(sources)}, x: &extractor{m: o.Mapping, only: o.Only, tz: o.TZ}}
-	for i, s := range sources {
-		f.srcs = append(f.srcs, &followed{name: s.Name(), dec: decoder{source: s.Name(), qualify: len(sources) > 1}})
-		w := watcher{i: i, src: s, o: &o, out: pieces}
-		go w.run(ctx)
+	f := &follow{o: &o, fn: fn, x: &extractor{m: o.Mapping, only: o.Only, tz: o.TZ},
+		pieces: pieces, qualify: len(sources) > 1 || len(o.Rescan) > 0, files: map[string]bool{}}
+	for _, s := range sources {
+		f.start(ctx, s)
 	}
+	f.noteFiles()
 	err := f.loop(ctx, pieces)
 	for _, s := range f.srcs {
 		if s.detected {
@@ -99,13 +109,87 @@ type follow struct {
 	x      *extractor
 	srcs   []*followed
 	events []Event
+	pieces chan piece
+	// qualify: evidence names each line's source (several, or more to come).
+	qualify bool
+	live    int
+	// files are the paths followed; seen the files (device and inode)
+	// ever followed under any name, so a rotated file is not read again.
+	files map[string]bool
+	seen  []os.FileInfo
+}
+
+// start follows one more source, on its own watcher.
+func (f *follow) start(ctx context.Context, s Source) {
+	i := len(f.srcs)
+	f.srcs = append(f.srcs, &followed{name: s.Name(), dec: decoder{source: s.Name(), qualify: f.qualify}})
+	f.st.Sources++
+	f.live++
+	if fs, ok := s.(fileSource); ok {
+		f.files[fs.path] = true
+	}
+	w := watcher{i: i, src: s, o: f.o, out: f.pieces}
+	go w.run(ctx)
+}
+
+// noteFiles remembers which files the followed paths name now: a file
+// renamed away since is then known under its new name.
+func (f *follow) noteFiles() {
+	for p := range f.files {
+		if st, err := os.Stat(p); err == nil && !f.known(st) {
+			f.seen = append(f.seen, st)
+		}
+	}
+}
+
+func (f *follow) known(st os.FileInfo) bool {
+	for _, k := range f.seen {
+		if os.SameFile(k, st) {
+			return true
+		}
+	}
+	return false
+}
+
+// rescan lists the globs and directories again and follows the files new
+// under them. A pattern that matches nothing now is no error: its files
+// may come back. (A file created and renamed within one RescanEvery,
+// before a rescan saw it, would be read again under its new name.)
+func (f *follow) rescan(ctx context.Context) {
+	f.noteFiles()
+	for _, a := range f.o.Rescan {
+		paths, err := expandArg(a)
+		if err != nil {
+			continue
+		}
+		for _, p := range paths {
+			if f.files[p] {
+				continue
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			if f.known(st) {
+				f.files[p] = true // a followed file under its rotated name
+				continue
+			}
+			f.seen = append(f.seen, st)
+			f.start(ctx, fileSource{path: p, size: st.Size()})
+		}
+	}
 }
 
 func (f *follow) loop(ctx context.Context, pieces <-chan piece) error {
-	live := len(f.srcs)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for live > 0 {
+	var rescan <-chan time.Time
+	if len(f.o.Rescan) > 0 {
+		t := time.NewTicker(f.o.RescanEvery)
+		defer t.Stop()
+		rescan = t.C
+	}
+	for f.live > 0 {
 		f.arm(timer)
 		select {
 		case p := <-pieces:
@@ -115,12 +199,14 @@ func (f *follow) loop(ctx context.Context, pieces <-chan piece) error {
 			}
 			if (p.end || p.err != nil) && !s.ended {
 				s.ended = true
-				live--
+				f.live--
 			}
 		case <-timer.C:
 			if err := f.settle(time.Now(), false); err != nil {
 				return err
 			}
+		case <-rescan:
+			f.rescan(ctx)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -225,3 +225,68 @@ func TestFollowDetectsTheFormat(t *testing.T) {
 		t.Fatalf("%v %+v %v", err, st, kinds)
 	}
 }
+
+// TestFollowRescansGlobs: a file that appears under a followed glob is
+// followed from its start (a new pod's log), and a followed file renamed
+// to a name the glob also matches (app.log -> app.log.1) is not read again
+// under its new name (issue 39: globs were expanded once, at the start).
+func TestFollowRescansGlobs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string, flag int) {
+		t.Helper()
+		fh, err := os.OpenFile(filepath.Join(dir, name), flag|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fh.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+	}
+	write("app.log", jobLine("j1"), os.O_CREATE)
+	glob := filepath.Join(dir, "app*")
+	srcs, err := Expand([]string{glob}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := startFollow(t, srcs, FollowOptions{Rescan: Rescannable([]string{glob, "-"}), RescanEvery: 10 * time.Millisecond})
+	at := func(name string, line int) string { return fmt.Sprintf("%s:%d", filepath.Join(dir, name), line) }
+	f.want(t, "j1@"+at("app.log", 1))
+
+	write("app-2.log", jobLine("k1"), os.O_CREATE)
+	f.want(t, "k1@"+at("app-2.log", 1))
+
+	if err := os.Rename(filepath.Join(dir, "app.log"), filepath.Join(dir, "app.log.1")); err != nil {
+		t.Fatal(err)
+	}
+	write("app.log", jobLine("n1"), os.O_CREATE|os.O_EXCL)
+	f.want(t, "n1@"+at("app.log", 1))
+	// A file made after the rotation: the rescan that finds it has listed
+	// app.log.1 too.
+	write("app-3.log", jobLine("s1"), os.O_CREATE)
+	f.want(t, "s1@"+at("app-3.log", 1))
+	f.cancel()
+	err = <-f.done
+	f.done <- err
+	if f.stats.Sources != 3 {
+		t.Errorf("followed %d sources, want 3 (app.log, app-2.log, app-3.log): the rotated app.log.1 was read again", f.stats.Sources)
+	}
+	select {
+	case e := <-f.events:
+		t.Errorf("an event after the last one: %+v", e)
+	default:
+	}
+}
+
+func TestRescannable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.log")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := Rescannable([]string{"-", file, dir, filepath.Join(dir, "*.log")})
+	want := []string{dir, filepath.Join(dir, "*.log")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Rescannable = %v, want %v", got, want)
+	}
+}

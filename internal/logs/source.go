@@ -122,6 +122,22 @@ func Expand(args []string, stdin io.Reader) ([]Source, error) {
 	return out, nil
 }
 
+// Rescannable are the arguments a follow lists again for files that
+// appear later: globs and directories (a file named alone, or stdin, is
+// what it is).
+func Rescannable(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "-" {
+			continue
+		}
+		if st, err := os.Stat(a); strings.ContainsAny(a, "*?[") || err == nil && st.IsDir() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // expandArg lists the files one argument names: a glob's regular files, a
 // file, or a directory's files below it (hidden ones left out), sorted.
 func expandArg(a string) ([]string, error) {

@@ -20,8 +20,10 @@ type FollowOptions struct {
 	// the logs' own times (lines without a time: the time they arrived)
 	// (0: an hour). A duplicate is found when both side effects are in it.
 	Window time.Duration
-	// Poll and Settle are the log reader's (logread.FollowOptions).
+	// Poll and Settle are the log reader's (logread.FollowOptions), and
+	// Rescan the globs and directories it lists again for new files.
 	Poll, Settle time.Duration
+	Rescan       []string
 	// Now is the clock lines without a time are placed by (nil: the wall
 	// clock).
 	Now func() time.Time
@@ -83,7 +85,7 @@ func Follow(ctx context.Context, sources []logread.Source, o FollowOptions) (*Re
 	f := newFollower(o)
 	st, err := logread.Follow(ctx, sources, logread.FollowOptions{
 		Options: logread.Options{Mapping: f.o.Mapping, Strict: o.Strict, Format: o.Format, TZ: o.TZ, MaxLine: o.MaxLine},
-		Poll:    o.Poll, Settle: o.Settle,
+		Poll:    o.Poll, Settle: o.Settle, Rescan: o.Rescan,
 	}, f.event)
 	res := f.finish(st)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {

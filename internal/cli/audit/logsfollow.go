@@ -54,6 +54,7 @@ func runFollow(ctx context.Context, o *LogsOptions, m *logs.Mapping) error {
 	res, err := auditlogs.Follow(ctx, srcs, auditlogs.FollowOptions{
 		Options: auditlogs.Options{Mapping: m, Strict: o.Log.Strict, ClockSkew: o.ClockSkew, Format: format, TZ: tz, MaxLine: o.Log.MaxLine},
 		Window:  o.Window,
+		Rescan:  logs.Rescannable(o.Args),
 		Found:   s.finding,
 	})
 	if err != nil {

@@ -21,7 +21,7 @@ func (o *Options) follower() (watch.Follower, error) {
 		return nil, err
 	}
 	// Expanded once, so a bad path is a usage error before anything runs;
-	// globs are expanded again on each restart of the follow.
+	// globs and directories are listed again as the follow runs.
 	if _, err := f.LogStreams(o.Follow); err != nil {
 		return nil, err
 	}
@@ -33,6 +33,7 @@ func (o *Options) follower() (watch.Follower, error) {
 		_, err = auditlogs.Follow(ctx, srcs, auditlogs.FollowOptions{
 			Options: auditlogs.Options{Mapping: m, Format: format, TZ: tz, MaxLine: o.Log.MaxLine},
 			Window:  o.Window,
+			Rescan:  logs.Rescannable(o.Follow),
 			Found: func(fd auditlogs.Finding) error {
 				duplicate(fd.Cause)
 				return nil
