@@ -22,7 +22,7 @@ func TestTakenHolderHatchedToItsLastAction(t *testing.T) {
 		{Offset: at(9000), Lane: 0, Worker: "w1", Event: "side_effect", Detail: "key=pay:o-1"},
 		{Offset: at(9010), Lane: 0, Worker: "w1", Event: "lock_released", Detail: "key=lock:o-1 token=a"},
 	}
-	holds, _ := lockHolds(rows, 2)
+	holds, _ := auditlogs.LockHolds(rows, 2)
 	var bars []report.Bar
 	for _, r := range lockRows(holds, rows, 0, "w1", 9010, 0) {
 		bars = append(bars, r.Bars...)

@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -218,18 +217,6 @@ func tableLines(rows []auditlogs.TimelineRow, decisive map[string]bool) map[int]
 		out[i] = true
 	}
 	return out
-}
-
-var (
-	keyInDetail = regexp.MustCompile(`\bkey=(\S+)`)
-	ttlInDetail = regexp.MustCompile(`\bttl=([0-9][0-9a-zµ.]*)`)
-)
-
-func detailKey(detail string) string {
-	if m := keyInDetail.FindStringSubmatch(detail); m != nil {
-		return m[1]
-	}
-	return ""
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
