@@ -162,8 +162,12 @@ func Tokenize(msg string) (words, values []string) {
 	for _, tok := range strings.Fields(msg) {
 		if k, v, ok := strings.Cut(strings.TrimLeft(tok, "([{<\"'"), "="); ok && k != "" && isWordy(k) {
 			words = appendWord(words, strings.ToLower(trimPunct(k))+"=")
+			// An empty value (zerolog's "token=" for an empty string) is
+			// the field left empty this time, still a variable: the line
+			// keeps its siblings' template (a release that carried no
+			// token is a release), only no value is seen.
+			words = appendWord(words, "*")
 			if v = trimPunct(v); v != "" {
-				words = appendWord(words, "*")
 				values = append(values, v)
 			}
 			continue
