@@ -32,6 +32,7 @@ type page struct {
 	svg      svgGeometry
 	hist     histGeometry
 	content  pageContent
+	fit      phoneFit       // what a reader would have to scroll sideways for
 	axe      []axeViolation // nil when axe-core could not be fetched
 }
 
@@ -133,45 +134,64 @@ func openInChromium(t *testing.T, file, shot string) page {
 // and hands each page to check.
 func browse(t *testing.T, file, name string, vs []view, check func(*testing.T, view, page)) {
 	t.Helper()
+	newTab(t).browse(t, file, name, vs, check)
+}
+
+// tab is a headless Chromium with one tab, which records the requests and
+// console errors of the page it shows. A test that opens many pages opens
+// them in one tab: starting Chromium costs more than loading a page.
+type tab struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	seen page // the requests and errors since the last load
+}
+
+// newTab starts Chromium (skipping the test when there is none, see
+// testenv.Chromium); it is stopped when the test ends.
+func newTab(t *testing.T) *tab {
+	t.Helper()
 	exe := testenv.Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1400))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
-	defer cancelT()
-	var mu sync.Mutex
-	var p page
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	b := &tab{ctx: ctx}
 	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
+		b.mu.Lock()
+		defer b.mu.Unlock()
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
-			p.requests = append(p.requests, e.Request.URL)
+			b.seen.requests = append(b.seen.requests, e.Request.URL)
 		case *runtime.EventConsoleAPICalled:
 			if e.Type == runtime.ConsoleAPICalledTypeError {
-				p.errors = append(p.errors, "console.error")
+				b.seen.errors = append(b.seen.errors, "console.error")
 			}
 		case *runtime.EventExceptionThrown:
-			p.errors = append(p.errors, e.ExceptionDetails.Text)
+			b.seen.errors = append(b.seen.errors, e.ExceptionDetails.Text)
 		}
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// browse is browse in this tab.
+func (b *tab) browse(t *testing.T, file, name string, vs []view, check func(*testing.T, view, page)) {
+	t.Helper()
 	for _, v := range vs {
 		t.Run(v.String(), func(t *testing.T) {
-			mu.Lock()
-			p = page{}
-			mu.Unlock()
-			got := load(t, ctx, file, v)
+			b.mu.Lock()
+			b.seen = page{}
+			b.mu.Unlock()
+			got := load(t, b.ctx, file, v)
 			if v.width == 1400 {
-				got.axe = runAxe(t, ctx)
+				got.axe = runAxe(t, b.ctx)
 			}
-			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+			png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(90))
 			if err != nil {
 				t.Fatalf("screenshot of %s: %v", file, err)
 			}
@@ -181,9 +201,9 @@ func browse(t *testing.T, file, name string, vs []view, check func(*testing.T, v
 				t.Fatal(err)
 			}
 			t.Logf("screenshot: %s", shot)
-			mu.Lock()
-			got.requests, got.errors = p.requests, p.errors
-			mu.Unlock()
+			b.mu.Lock()
+			got.requests, got.errors = b.seen.requests, b.seen.errors
+			b.mu.Unlock()
 			check(t, v, got)
 		})
 	}
@@ -209,7 +229,7 @@ func load(t *testing.T, ctx context.Context, file string, v view) page {
 	for _, probe := range []struct {
 		js   string
 		into any
-	}{{geometryJS, &p.svg}, {histogramJS, &p.hist}, {contentJS, &p.content}} {
+	}{{geometryJS, &p.svg}, {histogramJS, &p.hist}, {contentJS, &p.content}, {phoneJS, &p.fit}} {
 		b, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](probe.js))
 		if err != nil {
 			t.Fatalf("chromium on %s: %v", file, err)

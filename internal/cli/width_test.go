@@ -28,20 +28,7 @@ var escapes = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 // line of prose only when it holds a word wider than the terminal (a
 // replay command's token, left whole so that it copies as one line).
 func TestTablesFitTheTerminal(t *testing.T) {
-	dir := t.TempDir()
-	files := func(script string) string {
-		a, err := txtar.ParseFile(filepath.Join("../../testdata/script", script))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range a.Files {
-			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
-	}
-	at := func(script, name string) string { return filepath.Join(files(script), name) }
+	at := scriptFiles(t)
 	prefix, redisURL := seedLocks(t)
 	dlq := loadDLQ(t, at("dlq-stats-groups.txtar", "dlq.jsonl"))
 	cases := [][]string{
@@ -104,6 +91,25 @@ func TestPipedTablesKeepWholeRows(t *testing.T) {
 		`stable key, status from the database, guarded writes, ack after commit$`)
 	if !row.MatchString(stdout.String()) || strings.Contains(stdout.String(), "\uE001") {
 		t.Fatalf("piped output is not whole rows:\n%s", stdout)
+	}
+}
+
+// scriptFiles returns at: at(script, name) is the path of a file of a
+// testscript's archive (testdata/script/<script>), written with the
+// archive's other files into a temporary directory of the test's own.
+func scriptFiles(t *testing.T) func(script, name string) string {
+	dir := t.TempDir()
+	return func(script, name string) string {
+		a, err := txtar.ParseFile(filepath.Join("../../testdata/script", script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range a.Files {
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return filepath.Join(dir, name)
 	}
 }
 

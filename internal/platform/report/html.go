@@ -111,7 +111,12 @@ func (p htmlPrinter) Print(w io.Writer, d Document) error {
 			}
 			page.Picture = template.HTML(pic.String()) // built by the view with Escape/SVG, which escape every outside value
 		}
-		return pageTemplate.Execute(buf, page)
+		var out strings.Builder
+		if err := pageTemplate.Execute(&out, page); err != nil {
+			return err
+		}
+		buf.WriteString(labelCells(out.String()))
+		return nil
 	})
 }
 
@@ -143,7 +148,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range $i, $f := .Findings}}<tr class="sev-{{$f.Class}}" id="finding-{{$i}}">` +
 	`<td><span class="badge {{$f.Class}}">{{$f.Severity}}</span></td>` +
 	`<td><code{{if $f.Anchor}} id="{{$f.Anchor}}"{{end}}>{{$f.Code}}</code></td><td>{{$f.Subject}}</td>` +
-	`<td>{{$f.Message}}{{if or $f.Evidence $f.Fix}}
+	`<td class="message">{{$f.Message}}{{if or $f.Evidence $f.Fix}}
 <details><summary>evidence and fix</summary><ul>{{range $f.Shown}}<li>{{.}}</li>{{end}}
 {{- if $f.More}}<li class="note">{{$f.More}} more evidence lines are in -o json</li>{{end}}</ul>` +
 	`{{if $f.Fix}}<p class="fix"><strong>Fix:</strong> {{$f.Fix}}</p>{{end}}</details>{{end}}</td></tr>
@@ -240,7 +245,7 @@ svg .slots.read { fill: var(--pass); } svg .slots.unread { fill: var(--bg); stro
 .sw-read { background: var(--pass); } .sw-unread { border: 2px dashed var(--error) !important; }
 footer { color: var(--faint); font-size: 13px; margin-top: 2rem; }
 @media (max-width: 600px) { body { padding: 0 .5rem; margin: .8rem auto; } }
-@media print {
+` + cardCSS + `@media print {
   :root { --bg: #fff; --ink: #000; --faint: #333; }
   body { margin: 0; max-width: none; font-size: 11pt; color: #000; background: #fff; }
   .scroll { overflow: visible; } .scroll > svg { max-width: 100%; }
