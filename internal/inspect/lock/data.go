@@ -107,9 +107,10 @@ type ScanStats struct {
 	// FalseDrops estimates distinct keys the fixed-size dedupe filter may
 	// have taken for repeats (see docs/inspect-lock.md).
 	FalseDrops float64 `json:"dedupe_false_drop_estimate"`
-	// SecondReads are keys whose value took a second round trip: the read
-	// their batch asked for did not fit their type (a hash in a family
-	// that had only had strings so far).
+	// SecondReads are keys whose value took a second round trip: their
+	// template was new or mixed (TYPE first), or the read their batch asked
+	// for did not fit their type (a hash in a family that had only had
+	// strings so far).
 	SecondReads int64 `json:"second_reads"`
 	// Vanished keys expired or were deleted between SCAN and the read.
 	Vanished  int64 `json:"vanished"`

@@ -26,6 +26,9 @@ type rawConn struct {
 	w    *bufio.Writer
 	buf  []byte // bulk reply scratch
 	stop func() bool
+	// errReplies counts the error replies read: a read the key's type
+	// refuses is one the server counts as a failed call (tests).
+	errReplies int64
 }
 
 // dialRaw opens a raw connection like the node's client would.
@@ -177,6 +180,7 @@ func (rc *rawConn) next() (kind replyKind, n int64, text string, err error) {
 	case h.Type == '+':
 		return replyStatus, 0, string(h.Line), nil
 	case h.Type == '-':
+		rc.errReplies++
 		return replyError, 0, string(h.Line), nil
 	case h.Type == '*':
 		return replyArray, h.N, "", nil
@@ -225,13 +229,14 @@ func (rc *rawConn) hscanPage() (fields []string, more bool, errText string, err 
 
 // readBatch reads keys in one pipelined round trip: per key PTTL and
 // OBJECT IDLETIME, then what want names - GETRANGE 0 maxValue-1 for a
-// string, HSCAN 0 COUNT hashFields for a hash, TYPE where neither read
-// will tell the type (a key of a new template gets all three; nil want:
-// TYPE and no value at all). A read that succeeds tells the type: only a
-// string answers GETRANGE, only a hash HSCAN. The idle time is read
-// before the value, because reading a value marks the key as just used.
-// A key whose read the plan got wrong (a hash in a template that had only
-// had strings) gets the rest in a second, small round trip.
+// string, HSCAN 0 COUNT hashFields for a hash, TYPE where the type is not
+// foretold (a key of a new or mixed template; nil want: TYPE and no value
+// at all). A read that succeeds tells the type: only a string answers
+// GETRANGE, only a hash HSCAN. The idle time is read before the value,
+// because reading a value marks the key as just used. A key whose value
+// the first round trip did not read (its type was asked, or the plan got
+// it wrong: a hash in a template that had only had strings) gets it in
+// another, small round trip.
 func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) error {
 	values := want != nil
 	if !values {
@@ -313,30 +318,44 @@ func (rc *rawConn) readKey(n *Node, o *Key, want uint8, p *Page) (keep bool, mis
 	return err == nil, missing, err
 }
 
-// readAgain makes the second round trip for the keys whose planned read
-// did not fit their type.
+// readAgain makes the further round trips for the keys whose value the
+// first did not read: the read their type needs, or TYPE first where a
+// planned read did not fit and the type is still unknown. A key whose type
+// changes between round trips is given up after maxReadRounds (its value
+// unread, as a key of a type dupctl does not read).
 func (rc *rawConn) readAgain(n *Node, retry []secondRead, p *Page) error {
 	if len(retry) == 0 {
 		return nil
 	}
 	p.SecondReads += int64(len(retry))
-	for _, a := range retry {
-		rc.writeReads(rc.keyBulk(p.Keys[a.key].Key), a.read)
-	}
-	if err := rc.w.Flush(); err != nil {
-		return fmt.Errorf("read keys on %s: %w", n.Name, err)
-	}
-	for _, a := range retry {
-		var rs reads
-		if err := rc.reads(a.read, &rs); err != nil {
+	for round := 0; len(retry) > 0 && round < maxReadRounds; round++ {
+		for _, a := range retry {
+			rc.writeReads(rc.keyBulk(p.Keys[a.key].Key), a.read)
+		}
+		if err := rc.w.Flush(); err != nil {
 			return fmt.Errorf("read keys on %s: %w", n.Name, err)
 		}
-		if _, err := n.apply(&p.Keys[a.key], &rs, a.read, p); err != nil {
-			return err
+		next := retry[:0]
+		for _, a := range retry {
+			var rs reads
+			if err := rc.reads(a.read, &rs); err != nil {
+				return fmt.Errorf("read keys on %s: %w", n.Name, err)
+			}
+			missing, err := n.apply(&p.Keys[a.key], &rs, a.read, p)
+			if err != nil {
+				return err
+			}
+			if missing != 0 {
+				next = append(next, secondRead{a.key, missing})
+			}
 		}
+		retry = next
 	}
 	return nil
 }
+
+// maxReadRounds bounds readAgain's round trips: TYPE, then the value.
+const maxReadRounds = 2
 
 // Which of TYPE and a value's reads a key gets.
 const (

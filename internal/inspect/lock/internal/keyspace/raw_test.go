@@ -9,6 +9,7 @@ import (
 
 	"github.com/dupctl/dupctl/internal/inspect/lock/internal/locktest"
 	"github.com/dupctl/dupctl/internal/platform/resp"
+	"github.com/redis/go-redis/v9"
 )
 
 func rawReader(s string) *rawConn {
@@ -73,6 +74,7 @@ func TestReadBatchPlans(t *testing.T) {
 		{[]uint8{readAll, readAll, readAll}, 0},
 		{[]uint8{readString, readHash, readType}, 0},
 		{[]uint8{readHash, readString, readString}, 3},
+		{[]uint8{readType, readType, readType}, 2}, // a new template's keys: TYPE, then the value
 	} {
 		pg := &Page{}
 		if err := rc.readBatch(n, keys, c.want, pg); err != nil {
@@ -155,5 +157,72 @@ func TestSharedIntegersByPolicy(t *testing.T) {
 		if n.PrivateIntegers != c.private || (p.Keys[0].Idle == 7) != c.private {
 			t.Errorf("maxmemory %d %s: private %v, idle %d", c.maxmemory, c.policy, n.PrivateIntegers, p.Keys[0].Idle)
 		}
+	}
+}
+
+// TestPlannedReadsSendNoRefusedRead: a read a key's type refuses (HSCAN of
+// a string, GETRANGE of a Redisson hash lock) is a failed call on the
+// server (INFO commandstats failed_calls, errorstat_WRONGTYPE) that its
+// monitoring counts as an error. Keys of templates not seen yet, of a
+// template holding strings and hashes alike, and of Redisson's lock and
+// read-write lock shapes are read, twice over (a new walk's first batch,
+// then with the template memo learned), without one error reply, every
+// value read.
+func TestPlannedReadsSendNoRefusedRead(t *testing.T) {
+	const uuid = "8c1f0b6e-6f2a-4b8e-9d1e-2f7c4a9b0c3d"
+	suffixes := []string{":str:1", ":str:2", ":rlock:1", ":rlock:2", ":rw:1", ":mixed:1", ":mixed:2", ":z:1", ":l:1", ":str:3"}
+	c, p := locktest.Redis(t, "norefused", suffixes...)
+	ctx := context.Background()
+	c.Set(ctx, p+":str:1", "5f1e2d3c4b5a69788796a5b4c3d2e1f0", time.Minute)
+	c.Set(ctx, p+":str:2", "0f1e2d3c4b5a69788796a5b4c3d2e1f0", time.Minute)
+	c.HSet(ctx, p+":rlock:1", uuid+":57", "1") // Redisson RLock: a field per thread
+	c.HSet(ctx, p+":rlock:2", uuid+":58", "2")
+	c.HSet(ctx, p+":rw:1", "mode", "write", uuid+":57", "1", "{"+p+":rw:1}:"+uuid+":57:rwlock_timeout:1", "1")
+	c.Set(ctx, p+":mixed:1", "5f1e2d3c4b5a69788796a5b4c3d2e1f0", time.Minute)
+	c.HSet(ctx, p+":mixed:2", uuid+":57", "1")
+	c.ZAdd(ctx, p+":z:1", redis.Z{Score: 1, Member: "a"})
+	c.RPush(ctx, p+":l:1", "a")
+	keys := make([]string, len(suffixes)-1) // :str:3 is written later
+	for i, s := range suffixes[:len(keys)] {
+		keys[i] = p + s
+	}
+	n := &Node{Name: "test", Conn: c}
+	rc, err := dialRaw(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.close()
+	for walk := 1; walk <= 2; walk++ {
+		pg := &Page{}
+		if err := rc.readPlanned(n, keys, ReadOptions{Values: true, Now: time.Now}, pg); err != nil {
+			t.Fatal(err)
+		}
+		if rc.errReplies != 0 {
+			t.Fatalf("walk %d: %d error replies (reads the keys' types refuse)", walk, rc.errReplies)
+		}
+		if len(pg.Keys) != len(keys) {
+			t.Fatalf("walk %d: read %d keys, want %d", walk, len(pg.Keys), len(keys))
+		}
+		want := map[string]string{":str:1": "string", ":str:2": "string", ":rlock:1": "hash", ":rlock:2": "hash",
+			":rw:1": "hash", ":mixed:1": "string", ":mixed:2": "hash", ":z:1": "zset", ":l:1": "list"}
+		for _, o := range pg.Keys {
+			typ := want[strings.TrimPrefix(o.Key, p)]
+			if o.Type != typ || (typ != "list") != o.Read {
+				t.Errorf("walk %d: %s read as %q (read %v), want %s", walk, o.Key, o.Type, o.Read, typ)
+			}
+		}
+		if rl := pg.Keys[2]; len(rl.Fields) != 2 || rl.Fields[0] != uuid+":57" || rl.Fields[1] != "1" {
+			t.Errorf("walk %d: Redisson lock's fields %q", walk, rl.Fields)
+		}
+	}
+	// A hash in a template learned as strings: the planned GETRANGE is
+	// refused (the one error a plan cannot avoid), then TYPE and HSCAN.
+	c.HSet(ctx, p+":str:3", uuid+":59", "1")
+	pg := &Page{}
+	if err := rc.readPlanned(n, []string{p + ":str:3"}, ReadOptions{Values: true, Now: time.Now}, pg); err != nil {
+		t.Fatal(err)
+	}
+	if len(pg.Keys) != 1 || pg.Keys[0].Type != "hash" || len(pg.Keys[0].Fields) != 2 || rc.errReplies != 1 {
+		t.Errorf("a hash among strings: %+v, %d error replies, want its fields and 1", pg.Keys, rc.errReplies)
 	}
 }

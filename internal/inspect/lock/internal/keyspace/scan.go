@@ -76,8 +76,13 @@ const (
 const maxTemplates = 1 << 16
 
 // plan says which read of its value each key of a batch gets: the one its
-// template's keys needed so far, or both for a template not seen yet or
-// of mixed types.
+// template's keys needed so far, or TYPE alone for a template not seen yet
+// or of mixed types (the value in a second round trip, readAgain). Probing
+// with every read instead (GETRANGE, HSCAN and TYPE) saved that round trip
+// but sent each such key a read its type refuses: Redis answered WRONGTYPE
+// and counted a failed call (errorstat_WRONGTYPE, total_error_replies) for
+// every key of a new template - on every run of dupctl watch, and on every
+// key of a mixed one - errors the server's own monitoring sees.
 func (n *Node) plan(tmpls []uint64) []uint8 {
 	want := make([]uint8, len(tmpls))
 	n.tmu.RLock()
@@ -93,7 +98,7 @@ func (n *Node) plan(tmpls []uint64) []uint8 {
 		case typeZset:
 			want[i] = readZset
 		default:
-			want[i] = readAll
+			want[i] = readType
 		}
 	}
 	return want
