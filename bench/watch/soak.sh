@@ -19,17 +19,21 @@ summary() {
   # Columns: t_s rss_kb goroutines heap_inuse_bytes then runs per check/result.
   local last_t; last_t=$(awk 'NR > 1 { t = $1 } END { print t }' "$tsv")
   echo "samples: $(($(wc -l <"$tsv") - 1)) over ${last_t}s"
-  printf '%-28s %14s %14s %14s\n' metric start first-10-min last-10-min
+  # The medians, and each window's min-max: a heap sampled at random
+  # points of its GC cycle spreads wide.
+  printf '%-18s %10s %12s %24s %12s %24s\n' metric start first-10-min min-max last-10-min min-max
   local col name
   for col in 2 3 4; do
     name=$(head -1 "$tsv" | cut -f"$col")
-    local start first last
+    local start first last fr lr
     start=$(awk -v c="$col" 'NR == 2 { print $c }' "$tsv")
     # shellcheck disable=SC2046
     first=$(median $(awk -v c="$col" 'NR > 1 && $1 <= 600 { print $c }' "$tsv"))
+    fr=$(awk -v c="$col" 'NR > 1 && $1 <= 600 { if (!n++ || $c < lo) lo = $c; if ($c > hi) hi = $c } END { print lo "-" hi }' "$tsv")
     # shellcheck disable=SC2046
     last=$(median $(awk -v c="$col" -v l="$last_t" 'NR > 1 && $1 > l - 600 { print $c }' "$tsv"))
-    printf '%-28s %14s %14s %14s\n' "$name" "$start" "$first" "$last"
+    lr=$(awk -v c="$col" -v l="$last_t" 'NR > 1 && $1 > l - 600 { if (!n++ || $c < lo) lo = $c; if ($c > hi) hi = $c } END { print lo "-" hi }' "$tsv")
+    printf '%-18s %10s %12s %24s %12s %24s\n' "$name" "$start" "$first" "$fr" "$last" "$lr"
   done
   echo "last sample's counters:"
   head -1 "$tsv" | tr '\t' '\n' | tail -n +5 | paste - <(tail -1 "$tsv" | tr '\t' '\n' | tail -n +5)

@@ -5,7 +5,8 @@
 // Run streams: SCAN per master (deduplicated with a fixed-size filter),
 // one pipelined round trip per batch reading PTTL and OBJECT IDLETIME
 // before the value (GETRANGE or the first HSCAN page, whichever the key's
-// template needs; internal/keyspace), then evidence from value, TTL and
+// template needs; TYPE first, the value in a second round trip, for a
+// template not typed yet; internal/keyspace), then evidence from value, TTL and
 // name weighed into a confidence per key (internal/judge): candidates go to
 // an aggregation per key family (the key with its varying segments
 // replaced by their shape: lock:payment:order:{uuid}) into counters,
