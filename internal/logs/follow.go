@@ -55,6 +55,16 @@ func Follow(ctx context.Context, sources []Source, o FollowOptions, fn func(*Eve
 	if o.RescanEvery <= 0 {
 		o.RescanEvery = 2 * time.Second
 	}
+	// A mapping that learns learns from what the files hold when the
+	// follow starts (stdin, a FIFO and empty files teach nothing): the
+	// lines that come later are read with it, as a batch audit's are.
+	learned, err := o.Mapping.learnFrom(ctx, withContent(sources), &o.Options)
+	if err != nil {
+		return Stats{}, err
+	}
+	if learned != nil {
+		o.Mapping = learned.Mapping()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pieces := make(chan piece, 4*len(sources)+4)
@@ -63,8 +73,9 @@ func Follow(ctx context.Context, sources []Source, o FollowOptions, fn func(*Eve
 	for _, s := range sources {
 		f.start(ctx, s)
 	}
+	f.st.Inferred = learned
 	f.noteFiles()
-	err := f.loop(ctx, pieces)
+	err = f.loop(ctx, pieces)
 	for _, s := range f.srcs {
 		if s.detected {
 			f.st.Formats = append(f.st.Formats, SourceFormat{Source: s.name, Format: s.spec.format.String(), Inner: innerName(s.spec),
@@ -72,6 +83,19 @@ func Follow(ctx context.Context, sources []Source, o FollowOptions, fn func(*Eve
 		}
 	}
 	return f.st, err
+}
+
+// withContent are the sources that are regular files holding lines now.
+func withContent(sources []Source) []Source {
+	var out []Source
+	for _, s := range sources {
+		if fs, ok := s.(fileSource); ok {
+			if st, err := os.Stat(fs.path); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+				out = append(out, fileSource{path: fs.path, size: st.Size()})
+			}
+		}
+	}
+	return out
 }
 
 // piece is what a source's watcher hands over: whole lines (a line at the
