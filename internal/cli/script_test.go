@@ -15,7 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-var updateScripts = flag.Bool("update", false, "rewrite the expected output inside testdata/script/*.txtar")
+var updateScripts = flag.Bool("update", false,
+	"rewrite the expected output inside testdata/script/*.txtar (and the sizes docs/reports.md quotes: TestReportSizesInDocs)")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
