@@ -66,13 +66,6 @@ type env struct {
 	broker *topology.Map
 }
 
-// Checks builds every check the connections and the jobs allow, in the
-// checklist's order of concern.
-func Checks(d Deps, o Options) []Check {
-	e := &env{Deps: d, Options: o}
-	return e.checks()
-}
-
 // jobMapping is the log mapping of a job's logs.fields and logs.events.
 func jobMapping(j config.Job) (*logs.Mapping, error) {
 	var c logs.Config

@@ -20,7 +20,6 @@ import (
 type source interface {
 	items() <-chan consume.Item
 	seen(consume.Item) error
-	ack(*item) error
 	// ackMany acks; on an error it names the delivery tags whose ack
 	// certainly never left.
 	ackMany([]*item) ([]uint64, error)
@@ -59,7 +58,6 @@ type queueSource struct {
 func (q *queueSource) items() <-chan consume.Item { return q.c.Deliveries() }
 
 func (q *queueSource) seen(si consume.Item) error { return q.c.Seen(si.Delivery) }
-func (q *queueSource) ack(it *item) error         { return q.c.Ack(it.d.DeliveryTag) }
 
 func (q *queueSource) ackMany(its []*item) ([]uint64, error) {
 	tags := make([]uint64, len(its))
@@ -133,7 +131,6 @@ func newFileSource(r io.Reader) *fileSource {
 
 func (f *fileSource) items() <-chan consume.Item        { return f.out }
 func (f *fileSource) seen(consume.Item) error           { return nil }
-func (f *fileSource) ack(*item) error                   { return nil }
 func (f *fileSource) ackMany([]*item) ([]uint64, error) { return nil, nil }
 func (f *fileSource) hold(*item) error                  { return nil }
 func (f *fileSource) stop()                             { f.once.Do(func() { close(f.done) }) }

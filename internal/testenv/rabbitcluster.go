@@ -289,26 +289,6 @@ func (c *RabbitCluster) ChangeLeader(queue string, prefer ...string) error {
 	return fmt.Errorf("change the leader of %s: no node but %s to move it to", queue, from)
 }
 
-// Node is the node whose AMQP listener is addr (host:port), or nil.
-func (c *RabbitCluster) Node(addr string) *RabbitNode {
-	for i := range c.Nodes {
-		if c.Nodes[i].Addr == addr {
-			return &c.Nodes[i]
-		}
-	}
-	return nil
-}
-
-// NodeNamed is the node called name, or nil.
-func (c *RabbitCluster) NodeNamed(name string) *RabbitNode {
-	for i := range c.Nodes {
-		if c.Nodes[i].Name == name {
-			return &c.Nodes[i]
-		}
-	}
-	return nil
-}
-
 // Leader is the node that leads a quorum queue now (rabbitmq-queues
 // quorum_status would need the queue's vhost too; list_queues says it).
 func (c *RabbitCluster) Leader(queue string) (string, error) {

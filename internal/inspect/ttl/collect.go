@@ -87,14 +87,6 @@ func NewCollector(o CollectOptions) *Collector {
 	return &Collector{opts: o, exact: exact, types: map[string]*series{}}
 }
 
-// Add records one run of a job type. A run is skipped (and counted) when
-// its duration is negative or, with IncludeWait, when it has no wait.
-func (c *Collector) Add(jobType string, r JobRun) {
-	if why := c.add(c.series(jobType), r); why != "" {
-		c.Skip(jobType + ": " + why)
-	}
-}
-
 // Skip counts a row that could not be used; where says which ("file:12:
 // duration "x" is not a number").
 func (c *Collector) Skip(why string) {

@@ -10,8 +10,8 @@ import (
 // Reader reads RESP values from a buffered stream. Reading header by
 // header (ReadHeader, then ReadBulk or the aggregate's elements) costs no
 // allocation beyond what the caller keeps; ReadValue builds whole values.
-// With Record, every byte consumed is also kept, so a proxy can forward
-// exactly what it read.
+// Recording (ReadValue, ReadCommand) keeps every byte consumed too, so a
+// proxy can forward exactly what it read.
 type Reader struct {
 	br     *bufio.Reader
 	raw    []byte
@@ -21,13 +21,6 @@ type Reader struct {
 // NewReader reads from br. A line (a header, an inline command) longer
 // than br's buffer is a protocol error.
 func NewReader(br *bufio.Reader) *Reader { return &Reader{br: br} }
-
-// Record starts keeping every byte consumed, appended to raw; Raw returns
-// them.
-func (r *Reader) Record(raw []byte) { r.raw, r.record = raw, true }
-
-// Raw is the bytes consumed since Record.
-func (r *Reader) Raw() []byte { return r.raw }
 
 // Header is a value's first line.
 type Header struct {

@@ -82,11 +82,6 @@ func Dialects() []Dialect {
 	return []Dialect{Camel, Snake, Logstash, Slog, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg}
 }
 
-// MessageOnly lists the dialects without an event field.
-func MessageOnly() []Dialect {
-	return []Dialect{Logstash, SlogMsg, Zap, Logback, ECS, Pino, Structlog, CamelMsg}
-}
-
 // Config shapes a generated log.
 type Config struct {
 	Seed    uint64

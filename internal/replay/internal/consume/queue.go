@@ -36,15 +36,6 @@ func AwaitMessages(ctx context.Context, conn *amqp.Connection, queue string, oth
 	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers <= others && s.Messages >= atLeast })
 }
 
-// AwaitIdle waits (at most wait) for a reading of the queue it can trust
-// with no consumer beyond the others attached before the read, and
-// reports whether one came: after a node of a cluster was lost, the queue
-// answers so once a quorum queue has a leader again and the lost consumer
-// is gone (its messages back).
-func AwaitIdle(ctx context.Context, conn *amqp.Connection, queue string, others int, wait time.Duration) (QueueState, bool, error) {
-	return waitQueue(ctx, conn, queue, wait, func(s QueueState) bool { return s.Consumers <= others })
-}
-
 // Window keeps the prefetch w (500 when unset) no larger than what will
 // be read, so a peek of 5 messages does not take 500 off the queue for
 // its duration.
