@@ -102,19 +102,41 @@ type Counterfactual struct {
 	Timeline *Timeline // only for the scenario's safe profile
 }
 
-// Run explores a scenario.
+// Validate checks the options as given: a zero Runs or MaxStates is
+// refused here, though Run takes it for the default.
+func (o Options) Validate() error {
+	if o.Explore != "" && o.Explore != ExploreExhaustive && o.Explore != ExploreRandom {
+		return problem.Inputf("Explore", "{Explore} %q: want exhaustive or random", o.Explore)
+	}
+	if o.Runs < 1 || o.MaxStates < 1 {
+		return problem.Inputf("Runs", "{Runs} and {MaxStates} must be positive")
+	}
+	return o.Shard.validate()
+}
+
+// Run explores a scenario. An empty Explore is exhaustive, a zero Runs
+// one schedule and a zero MaxStates 5,000,000.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	sc := o.Scenario
-	profiles := o.Profiles
-	demo := len(profiles) == 0
-	if demo {
-		profiles = sc.DemoProfiles()
+	if o.Scenario == nil {
+		return nil, problem.Inputf("Scenario", "no scenario given")
 	}
 	if o.Explore == "" {
 		o.Explore = ExploreExhaustive
 	}
 	if o.MaxStates == 0 {
 		o.MaxStates = 5_000_000
+	}
+	if o.Runs == 0 {
+		o.Runs = 1
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	sc := o.Scenario
+	profiles := o.Profiles
+	demo := len(profiles) == 0
+	if demo {
+		profiles = sc.DemoProfiles()
 	}
 	meter := progress.Or(o.Progress)
 	defer meter.Done()

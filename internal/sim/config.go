@@ -105,17 +105,17 @@ const (
 func (c *Config) Validate() error {
 	switch {
 	case c.Workers < 1 || c.Workers > MaxWorkers:
-		return problem.Inputf("", "{Workers} must be 1..%d, got %d", MaxWorkers, c.Workers)
+		return problem.Inputf("Workers", "{Workers} must be 1..%d, got %d", MaxWorkers, c.Workers)
 	case c.Jobs < 1 || c.Jobs > MaxJobs:
-		return problem.Inputf("", "{Jobs} must be 1..%d, got %d", MaxJobs, c.Jobs)
+		return problem.Inputf("Jobs", "{Jobs} must be 1..%d, got %d", MaxJobs, c.Jobs)
 	case c.Keys < 1 || c.Keys > c.Jobs:
 		return fmt.Errorf("business keys must be 1..jobs, got %d", c.Keys)
 	case c.LockTTL <= 0:
-		return problem.Inputf("", "{LockTTL} must be positive")
+		return problem.Inputf("LockTTL", "{LockTTL} must be positive")
 	case c.AckTimeout < 0 || c.PauseFor < 0 || c.CacheLag < 0 || c.ReplicaLag < 0 || c.BackoffBase < 0 || c.DupAt < 0:
 		return fmt.Errorf("durations must not be negative")
 	case c.MaxAttempts < 1 || c.MaxAttempts > 20:
-		return problem.Inputf("", "{MaxAttempts} must be 1..20, got %d", c.MaxAttempts)
+		return problem.Inputf("MaxAttempts", "{MaxAttempts} must be 1..20, got %d", c.MaxAttempts)
 	case c.MaxSteps < 1 || c.MaxSteps > 1_000_000:
 		return fmt.Errorf("max steps must be 1..1000000")
 	case c.JitterPercent < 0 || c.JitterPercent > 100:

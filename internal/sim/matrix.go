@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/worker"
 )
 
@@ -28,6 +29,15 @@ type MatrixOptions struct {
 	Shard     Shard
 }
 
+// Validate checks the options as given: a zero MaxStates is refused here,
+// though Matrix takes it for the default.
+func (o MatrixOptions) Validate() error {
+	if o.MaxStates < 1 {
+		return problem.Inputf("MaxStates", "{MaxStates} must be positive")
+	}
+	return o.Shard.validate()
+}
+
 // MatrixResult is every scenario under every profile.
 type MatrixResult struct {
 	Scenarios []*Scenario
@@ -46,6 +56,9 @@ func Matrix(ctx context.Context, o MatrixOptions) (*MatrixResult, error) {
 	}
 	if o.MaxStates == 0 {
 		o.MaxStates = 5_000_000
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	m := &MatrixResult{Scenarios: o.Scenarios, Profiles: o.Profiles}
 	i := 0

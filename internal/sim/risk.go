@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/progress"
 	"github.com/dupctl/dupctl/internal/worker"
 )
@@ -25,6 +26,26 @@ type RiskOptions struct {
 	Progress  progress.Meter
 }
 
+// Validate checks the options: a duration is given, the lock TTL is
+// positive, rates are shares.
+func (o RiskOptions) Validate() error {
+	switch {
+	case o.Duration.text == "": // no constructor leaves it empty
+		return problem.Inputf("Duration", "{Duration} is required, e.g. p50=30s,p99=5m")
+	case o.LockTTL <= 0:
+		return problem.Inputf("LockTTL", "{LockTTL} must be positive")
+	case o.AckTimeout < 0:
+		return problem.Inputf("AckTimeout", "{AckTimeout} must not be negative")
+	case o.Jobs < 1 || o.Jobs > 10_000_000:
+		return problem.Inputf("Jobs", "{Jobs} must be 1..10000000, got %d", o.Jobs)
+	case o.Workers < 1:
+		return problem.Inputf("Workers", "{Workers} must be positive")
+	case o.DupRate < 0 || o.DupRate > 1 || o.CrashRate < 0 || o.CrashRate > 1:
+		return problem.Inputf("DupRate", "{DupRate} and {CrashRate} are shares between 0 and 1")
+	}
+	return nil
+}
+
 // RiskResult is the estimate for every profile.
 type RiskResult struct {
 	PLongerThanTTL float64          `json:"p_duration_above_ttl"` // from the distribution itself
@@ -40,6 +61,9 @@ type RiskResult struct {
 // worker core as every scenario. Keys are independent, so one job per run
 // is exact for per-key effects; contention between keys is not modelled.
 func Risk(ctx context.Context, o RiskOptions) (*RiskResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	meter := progress.Or(o.Progress)
 	defer meter.Done()
 	meter.SetTotal(int64(o.Jobs * len(o.Profiles)))

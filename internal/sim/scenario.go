@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"strings"
 	"time"
 
@@ -261,7 +262,7 @@ func ScenarioByName(name string) (*Scenario, error) {
 		}
 		names = append(names, sc.Name)
 	}
-	return nil, fmt.Errorf("unknown scenario %q: want one of %s", name, strings.Join(names, ", "))
+	return nil, &problem.Input{Why: fmt.Sprintf("unknown scenario %q: want one of %s", name, strings.Join(names, ", "))}
 }
 
 // OutcomeOf reduces violations to the matrix's words.

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/worker"
@@ -45,11 +44,11 @@ own claims.` + exitStatus,
 		ValidArgs: scenarioNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &MatrixOptions{Factory: f, MaxStates: maxStates}
-			if maxStates < 1 {
-				return exitcode.UsageErrorf("--max-states must be positive")
+			if err := (sim.MatrixOptions{MaxStates: maxStates}).Validate(); err != nil {
+				return err
 			}
 			var err error
-			if opts.Shard, err = parseShard(shard); err != nil {
+			if opts.Shard, err = sim.ParseShard(shard); err != nil {
 				return err
 			}
 			if len(args) == 0 {
@@ -58,11 +57,11 @@ own claims.` + exitStatus,
 			for _, a := range args {
 				sc, err := sim.ScenarioByName(a)
 				if err != nil {
-					return exitcode.UsageErrorf("%w", err)
+					return err
 				}
 				opts.Scenarios = append(opts.Scenarios, sc)
 			}
-			if opts.Profiles, err = parseProfiles(profiles); err != nil {
+			if opts.Profiles, err = sim.ParseProfiles(profiles); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -71,6 +70,7 @@ own claims.` + exitStatus,
 			return runMatrix(cmd.Context(), opts)
 		},
 	}
+	cmdutil.FieldFlags(cmd, fieldFlags)
 	cmd.Flags().IntVar(&maxStates, "max-states", 5_000_000, "stop a cell's exploration after this many states")
 	cmd.Flags().StringVar(&shard, "shard", "", "explore only cells k, k+n, ... (k/n), to split the work across CI jobs")
 	cmd.Flags().StringSliceVar(&profiles, "profile", nil, "profiles (columns) to explore (default: all)")

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dupctl/dupctl/internal/cli/cmdutil"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 	"github.com/dupctl/dupctl/internal/sim"
 )
@@ -45,28 +44,18 @@ not modelled.` + exitStatus,
   dupctl simulate risk --job-duration 45m --ack-timeout 30m --lock-ttl 10m -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if duration == "" {
-				return exitcode.UsageErrorf("--job-duration is required, e.g. p50=30s,p99=5m")
-			}
-			d, err := sim.ParseDist(duration)
-			if err != nil {
-				return exitcode.UsageErrorf("--job-duration: %w", err)
-			}
-			switch {
-			case ttl <= 0:
-				return exitcode.UsageErrorf("--lock-ttl must be positive")
-			case ack < 0:
-				return exitcode.UsageErrorf("--ack-timeout must not be negative")
-			case jobs < 1 || jobs > 10_000_000:
-				return exitcode.UsageErrorf("--jobs must be 1..10000000, got %d", jobs)
-			case workers < 1:
-				return exitcode.UsageErrorf("--workers must be positive")
-			case dupRate < 0 || dupRate > 1 || crashRate < 0 || crashRate > 1:
-				return exitcode.UsageErrorf("--dup-rate and --crash-rate are shares between 0 and 1")
-			}
-			o := sim.RiskOptions{Duration: d, LockTTL: sim.Millis(ttl), AckTimeout: sim.Millis(ack), Workers: workers, Jobs: jobs,
+			o := sim.RiskOptions{LockTTL: sim.Millis(ttl), AckTimeout: sim.Millis(ack), Workers: workers, Jobs: jobs,
 				DupRate: dupRate, CrashRate: crashRate, Seed: seed}
-			if o.Profiles, err = parseProfiles(profiles); err != nil {
+			var err error
+			if duration != "" {
+				if o.Duration, err = sim.ParseJobDuration(duration); err != nil {
+					return err
+				}
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if o.Profiles, err = sim.ParseProfiles(profiles); err != nil {
 				return err
 			}
 			opts := &RiskOptions{Factory: f, Risk: o}
@@ -76,6 +65,7 @@ not modelled.` + exitStatus,
 			return runRisk(cmd.Context(), opts)
 		},
 	}
+	cmdutil.FieldFlags(cmd, fieldFlags)
 	fs := cmd.Flags()
 	fs.StringVar(&duration, "job-duration", "", "job durations: p50=30s,p99=5m (lognormal) or a fixed 45s")
 	fs.DurationVar(&ttl, "lock-ttl", 2*time.Minute, "lock TTL")

@@ -14,6 +14,7 @@ import (
 	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/sim"
 	"github.com/dupctl/dupctl/internal/sim/chaos"
+	"github.com/dupctl/dupctl/internal/sim/live"
 	"github.com/dupctl/dupctl/internal/worker"
 )
 
@@ -52,6 +53,8 @@ func newCmdScenario(f *cmdutil.Factory, sc *sim.Scenario, runF func(*ScenarioOpt
 		},
 	}
 	fl.register(cmd.Flags(), sc)
+	cmdutil.FieldFlags(cmd, fieldFlags)
+	cmdutil.FieldFlags(cmd, map[string]string{"Scale": "time-scale"})
 	if _, err := chaos.SpecFor(sc.Name); err != nil {
 		noWorker(cmd, err.(*problem.Input).Why)
 	} else {
@@ -110,27 +113,25 @@ func (fl *scenarioFlags) options(f *cmdutil.Factory, sc *sim.Scenario, lockTTLGi
 	if err != nil {
 		return nil, err
 	}
-	tune, err := fl.sys.tune(sc)
+	tuning := fl.sys.tuning()
+	if err := tuning.Validate(); err != nil {
+		return nil, err
+	}
+	sh, err := sim.ParseShard(fl.shard)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := parseShard(fl.shard)
-	if err != nil {
+	o := sim.Options{Scenario: sc, Profiles: profiles, Tune: tuning.Apply, Explore: fl.explore,
+		Seed: fl.seed, Runs: fl.runs, MaxStates: fl.maxStates, Shard: sh}
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if fl.explore != sim.ExploreExhaustive && fl.explore != sim.ExploreRandom {
-		return nil, exitcode.UsageErrorf("--explore %q: want exhaustive or random", fl.explore)
+	if fl.live.Enabled {
+		if err := (live.ScenarioOptions{Scale: fl.live.Scale}).Validate(); err != nil {
+			return nil, err
+		}
 	}
-	if fl.runs < 1 || fl.maxStates < 1 {
-		return nil, exitcode.UsageErrorf("--runs and --max-states must be positive")
-	}
-	if fl.live.Enabled && fl.live.Scale < time.Millisecond {
-		return nil, exitcode.UsageErrorf("--time-scale must be at least 1ms, got %s", fl.live.Scale)
-	}
-	return &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: fl.live, LockTTLGiven: lockTTLGiven, Sim: sim.Options{
-		Scenario: sc, Profiles: profiles, Tune: tune, Explore: fl.explore,
-		Seed: fl.seed, Runs: fl.runs, MaxStates: fl.maxStates, Shard: sh,
-	}}, nil
+	return &ScenarioOptions{Factory: f, Scenario: sc, Demo: len(profiles) == 0, Live: fl.live, LockTTLGiven: lockTTLGiven, Sim: o}, nil
 }
 
 // noWorker words an unknown flag for a scenario that has no --worker run:

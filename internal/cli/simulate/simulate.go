@@ -4,7 +4,6 @@
 package simulate
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -106,7 +105,7 @@ func (s *systemFlags) profiles(sc *sim.Scenario) ([]worker.Profile, error) {
 	var out []worker.Profile
 	if len(s.profile) > 0 {
 		var err error
-		if out, err = parseProfiles(s.profile); err != nil {
+		if out, err = sim.ParseProfiles(s.profile); err != nil {
 			return nil, err
 		}
 	}
@@ -129,114 +128,41 @@ func (s *systemFlags) profiles(sc *sim.Scenario) ([]worker.Profile, error) {
 		base, _ = worker.ProfileByName(sc.Faulty)
 	}
 	for _, name := range changed {
-		if err := base.Set(name, *s.switches[name]); err != nil {
-			return nil, exitcode.UsageErrorf("%w", err)
+		if err := sim.SetSwitch(&base, name, *s.switches[name]); err != nil {
+			return nil, err
 		}
 	}
 	return []worker.Profile{base}, nil
 }
 
-// tune applies the changed flags to a scenario's config.
-func (s *systemFlags) tune(sc *sim.Scenario) (func(*sim.Config) error, error) {
-	var dist *sim.Dist
-	if s.jobDuration != "" {
-		d, err := sim.ParseDist(s.jobDuration)
-		if err != nil {
-			return nil, exitcode.UsageErrorf("--job-duration: %w", err)
-		}
-		dist = &d
-	}
-	var crashAt worker.Points
-	for _, name := range s.at {
-		pt, ok := worker.ParsePoint(name)
-		if !ok {
-			return nil, exitcode.UsageErrorf("--at: unknown point %q: want %s", name, strings.Join(worker.PointNames(), ", "))
-		}
-		crashAt |= worker.Of(pt)
-	}
+// tuning is what the changed flags change of a scenario's system.
+func (s *systemFlags) tuning() sim.Tuning {
 	fs := s.flags
-	for _, d := range []struct {
+	t := sim.Tuning{Duration: s.jobDuration, At: s.at}
+	ints := []struct {
 		name string
-		v    time.Duration
-	}{{"lock-ttl", s.lockTTL}, {"ack-timeout", s.ackTimeout}, {"pause", s.pause}, {"cache-lag", s.cacheLag}, {"replica-lag", s.replicaLag}} {
-		if fs.Changed(d.name) && (d.v < 0 || (d.name == "lock-ttl" && d.v < time.Millisecond)) {
-			return nil, exitcode.UsageErrorf("--%s must be positive, got %s", d.name, d.v)
+		v    *int
+		dst  **int
+	}{{"workers", &s.workers, &t.Workers}, {"jobs", &s.jobs, &t.Jobs}, {"max-attempts", &s.maxAttempts, &t.MaxAttempts}}
+	for _, f := range ints {
+		if fs.Changed(f.name) {
+			*f.dst = f.v
 		}
 	}
-	return func(c *sim.Config) error {
-		if fs.Changed("workers") {
-			c.Workers = s.workers
+	durations := []struct {
+		name string
+		v    *time.Duration
+		dst  **time.Duration
+	}{{"lock-ttl", &s.lockTTL, &t.LockTTL}, {"ack-timeout", &s.ackTimeout, &t.AckTimeout}, {"pause", &s.pause, &t.Pause},
+		{"cache-lag", &s.cacheLag, &t.CacheLag}, {"replica-lag", &s.replicaLag, &t.ReplicaLag}}
+	for _, d := range durations {
+		if fs.Changed(d.name) {
+			*d.dst = d.v
 		}
-		if fs.Changed("jobs") {
-			shared := c.Keys < c.Jobs
-			c.Jobs, c.Keys = s.jobs, s.jobs
-			if shared { // race: messages come in pairs per business key
-				c.Keys = max(1, s.jobs/2)
-			}
-		}
-		if fs.Changed("lock-ttl") {
-			c.LockTTL = sim.Millis(s.lockTTL)
-		}
-		if fs.Changed("ack-timeout") {
-			c.AckTimeout = sim.Millis(s.ackTimeout)
-		}
-		if fs.Changed("pause") {
-			c.PauseFor = sim.Millis(s.pause)
-		}
-		if fs.Changed("cache-lag") {
-			c.CacheLag = sim.Millis(s.cacheLag)
-		}
-		if fs.Changed("replica-lag") {
-			c.ReplicaLag = sim.Millis(s.replicaLag)
-		}
-		if fs.Changed("max-attempts") {
-			if s.maxAttempts < 1 || s.maxAttempts > 20 {
-				return exitcode.UsageErrorf("--max-attempts must be 1..20, got %d", s.maxAttempts)
-			}
-			c.MaxAttempts = uint8(s.maxAttempts)
-		}
-		if dist != nil {
-			c.Duration = *dist
-		}
-		if crashAt != 0 {
-			c.Faults.CrashAt = crashAt
-		}
-		if err := c.Validate(); err != nil {
-			return exitcode.UsageErrorf("%w", err)
-		}
-		return nil
-	}, nil
+	}
+	return t
 }
 
-// parseShard reads "k/n" (1-based k, as CI matrices count).
-func parseShard(s string) (sim.Shard, error) {
-	if s == "" {
-		return sim.Shard{}, nil
-	}
-	var k, n int
-	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != s {
-		return sim.Shard{}, exitcode.UsageErrorf("--shard %q: want k/n with 1 <= k <= n, e.g. 2/4", s)
-	}
-	return sim.Shard{K: k - 1, N: n}, nil
-}
-
-// parseProfiles resolves --profile names ("all" for every profile); none
-// given means every profile.
-func parseProfiles(names []string) ([]worker.Profile, error) {
-	if len(names) == 0 {
-		return worker.Profiles(), nil
-	}
-	var out []worker.Profile
-	for _, name := range names {
-		if name == "all" {
-			out = append(out, worker.Profiles()...)
-			continue
-		}
-		p, err := worker.ProfileByName(name)
-		if err != nil {
-			return nil, exitcode.UsageErrorf("--profile: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
+// fieldFlags are the flags of a simulate command whose Options field is
+// named otherwise.
+var fieldFlags = map[string]string{"Profiles": "profile", "Duration": "job-duration"}

@@ -25,6 +25,8 @@ type Input struct {
 	Value string
 	Quote bool
 	// Why says what is wrong. It and Hint may name options as {Field}.
+	// When Why starts with {Field} (this Input's own), Render shows Why
+	// as it is, without the "{Field} value: " in front.
 	Why string
 	// Hint says what to do instead; may be empty.
 	Hint string
@@ -60,7 +62,9 @@ func (e *Input) Unwrap() error { return e.Err }
 // what the reader knows it as (a flag); nil keeps the placeholders.
 func (e *Input) Render(name func(field string) string) string {
 	var b strings.Builder
-	if e.Field != "" {
+	// A Why that opens with its own option ("{Runs} must be positive")
+	// already names it: the field is not put in front a second time.
+	if e.Field != "" && !strings.HasPrefix(e.Why, "{"+e.Field+"}") {
 		b.WriteString("{" + e.Field + "}")
 		if e.Value != "" || e.Quote {
 			b.WriteByte(' ')

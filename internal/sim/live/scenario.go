@@ -30,6 +30,15 @@ type ScenarioOptions struct {
 	MaxStates                int // the full virtual search's bound
 }
 
+// Validate checks the options that need no server: real time moves at
+// least a millisecond per virtual second.
+func (o ScenarioOptions) Validate() error {
+	if o.Scale < time.Millisecond {
+		return problem.Inputf("Scale", "{Scale} must be at least 1ms, got %s", o.Scale)
+	}
+	return nil
+}
+
 // ScenarioResult is every profile's live verdict beside the simulator's.
 type ScenarioResult struct {
 	Scenario *sim.Scenario
@@ -76,6 +85,9 @@ func PlannedScenarios() string {
 // and compares every verdict with the simulator's for the same plan and
 // with the full virtual search.
 func Scenario(ctx context.Context, o ScenarioOptions) (*ScenarioResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	sc := o.Scenario
 	plan, ok := sim.Plans()[sc.Name]
 	if !ok {
