@@ -119,7 +119,8 @@ func TestScenarioFlagsToOptions(t *testing.T) {
 	cmd.SetArgs([]string{"--explore", "sideways"})
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `--explore "sideways"`) {
+	// The capability names the option; the command words it as its flag.
+	if err := cmd.Execute(); err == nil || !strings.Contains(cmdutil.Describe(cmd, err), `--explore "sideways"`) {
 		t.Fatalf("bad --explore: %v", err)
 	}
 }
