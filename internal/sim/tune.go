@@ -80,7 +80,8 @@ func (t Tuning) Apply(c *Config) error {
 	for _, d := range []struct {
 		v   *time.Duration
 		dst *int64
-	}{{t.LockTTL, &c.LockTTL}, {t.AckTimeout, &c.AckTimeout}, {t.Pause, &c.PauseFor}, {t.CacheLag, &c.CacheLag}, {t.ReplicaLag, &c.ReplicaLag}} {
+	}{{t.LockTTL, &c.LockTTL}, {t.AckTimeout, &c.AckTimeout}, {t.Pause, &c.PauseFor},
+		{t.CacheLag, &c.CacheLag}, {t.ReplicaLag, &c.ReplicaLag}} {
 		if d.v != nil {
 			*d.dst = Millis(*d.v)
 		}

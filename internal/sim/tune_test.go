@@ -51,7 +51,8 @@ func TestTuningRefusesBadValues(t *testing.T) {
 		{Tuning{Pause: ptr(-time.Second)}, "Pause", "--pause must be positive, got -1s"},
 		{Tuning{CacheLag: ptr(-time.Second)}, "CacheLag", "--cachelag must be positive, got -1s"},
 		{Tuning{ReplicaLag: ptr(-time.Millisecond)}, "ReplicaLag", "--replicalag must be positive, got -1ms"},
-		{Tuning{Duration: "soon"}, "Duration", `--job-duration: job duration "soon": want a duration such as 45s or a distribution such as p50=30s,p99=4m`},
+		{Tuning{Duration: "soon"}, "Duration",
+			`--job-duration: job duration "soon": want a duration such as 45s or a distribution such as p50=30s,p99=4m`},
 		{Tuning{At: []string{"later"}}, "At", `--at: unknown point "later": want ` + strings.Join(worker.PointNames(), ", ")},
 	} {
 		wantInput(t, c.t.Validate(), c.field, c.want)
@@ -70,7 +71,8 @@ func TestTuningApplyChecksTheConfig(t *testing.T) {
 	cfg = DefaultConfig()
 	wantInput(t, Tuning{Workers: ptr(0)}.Apply(&cfg), "Workers", "--workers must be 1..64, got 0")
 	cfg = DefaultConfig()
-	tu := Tuning{Workers: ptr(3), Jobs: ptr(4), LockTTL: ptr(2 * time.Second), Duration: "45s", At: []string{"after-effect"}, MaxAttempts: ptr(2)}
+	tu := Tuning{Workers: ptr(3), Jobs: ptr(4), LockTTL: ptr(2 * time.Second), Duration: "45s",
+		At: []string{"after-effect"}, MaxAttempts: ptr(2)}
 	if err := tu.Apply(&cfg); err != nil {
 		t.Fatal(err)
 	}
