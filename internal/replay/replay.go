@@ -267,6 +267,15 @@ type MessageRef struct {
 // go on. With ReplayDeps.Failover, a lost connection to one node is
 // followed by another part of the run through the next node (failover.go).
 func Replay(ctx context.Context, d ReplayDeps, o ReplayOptions) (*ReplayResult, error) {
+	if o.Window == 0 {
+		o.Window = 1
+	}
+	if o.Router.Via == "" {
+		o.Router.Via = classify.ViaQueue
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	if d.Failover == nil || !o.Yes || d.Records != nil {
 		return replayPart(ctx, d, o)
 	}

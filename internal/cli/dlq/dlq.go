@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +50,9 @@ counts toward the delivery limit and moves the message behind the others
 		RunE: cmdutil.GroupRunE,
 	}
 	cmd.AddCommand(NewCmdStats(f, nil), NewCmdPeek(f, nil), NewCmdExport(f, nil), NewCmdReplay(f, nil))
+	// The analysis flags of stats, peek and replay.
+	cmdutil.FieldFlags(cmd, map[string]string{"ErrorFields": "error-field", "JobTypeFields": "job-type-field",
+		"IdempotencyKeys": "idempotency-key"})
 	return cmd
 }
 
@@ -94,13 +96,13 @@ func (a *analysisFlags) register(fs *pflag.FlagSet) {
 func (a *analysisFlags) analyzer() (*classify.Analyzer, []classify.Field, error) {
 	an := &classify.Analyzer{}
 	var err error
-	if an.ErrorFields, err = fields("--error-field", a.errorFields); err != nil {
+	if an.ErrorFields, err = classify.FieldsOf("ErrorFields", a.errorFields); err != nil {
 		return nil, nil, err
 	}
-	if an.JobTypeFields, err = fields("--job-type-field", a.jobFields); err != nil {
+	if an.JobTypeFields, err = classify.FieldsOf("JobTypeFields", a.jobFields); err != nil {
 		return nil, nil, err
 	}
-	idem, err := fields("--idempotency-key", a.idemFields)
+	idem, err := classify.FieldsOf("IdempotencyKeys", a.idemFields)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,17 +120,6 @@ func (a *analysisFlags) analyzer() (*classify.Analyzer, []classify.Field, error)
 		}
 	}
 	return an, idem, nil
-}
-
-func fields(flag string, specs []string) ([]classify.Field, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	out, err := classify.FieldList(specs)
-	if err != nil {
-		return nil, exitcode.UsageErrorf("%s: %v", flag, err)
-	}
-	return out, nil
 }
 
 // conn is the RabbitMQ side every dlq command shares.
@@ -260,8 +251,8 @@ func (r *readFlags) registerRead(fs *pflag.FlagSet, limitUsage string) {
 }
 
 func (r readFlags) checkRead() error {
-	if r.Limit < 0 || r.Window < 1 {
-		return exitcode.UsageErrorf("--limit must not be negative and --window must be positive")
+	if err := (dlqread.Options{Limit: r.Limit, Window: r.Window}).Validate(); err != nil {
+		return err
 	}
 	if err := r.checkFailover(); err != nil {
 		return err
@@ -312,22 +303,4 @@ func requireQueue(f *cmdutil.Factory, cmd *cobra.Command, q *string) error {
 		return f.NeedJobOr("queue", "dlq")
 	}
 	return nil
-}
-
-// parseAge reads a duration that may use d for days (3d, 36h, 90m).
-func parseAge(flag, s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseFloat(d, 64)
-		if err == nil && n >= 0 {
-			return time.Duration(n * float64(24*time.Hour)), nil
-		}
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil || v < 0 {
-		return 0, exitcode.UsageErrorf("%s %q: want a duration like 90m, 36h or 3d", flag, s)
-	}
-	return v, nil
 }

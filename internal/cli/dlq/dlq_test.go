@@ -63,22 +63,6 @@ func TestWindowMiB(t *testing.T) {
 	}
 }
 
-func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{
-		"90m": 90 * time.Minute, "36h": 36 * time.Hour, "3d": 72 * time.Hour, "0.5d": 12 * time.Hour, "": 0,
-	} {
-		got, err := parseAge("--older-than", in)
-		if err != nil || got != want {
-			t.Errorf("%q: %v %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"-1h", "3 days", "d"} {
-		if _, err := parseAge("--older-than", in); err == nil {
-			t.Errorf("%q accepted", in)
-		}
-	}
-}
-
 func TestOneProc(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	restore := oneProc(func(string) string { return "" })

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/replay/classify"
@@ -71,9 +68,6 @@ type ReplayOptions struct {
 
 	args []string
 }
-
-// groupID is what 'dlq stats' prints as a group's id.
-var groupID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
 // replayLong and replayExamples are replay's help.
 const (
@@ -183,6 +177,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*ReplayOptions) error) *cobra.Co
 	fs := cmd.Flags()
 	o.registerFlags(fs)
 	o.register(fs)
+	cmdutil.FieldFlags(cmd, map[string]string{"Via": "origin", "ParkSucceeded": "succeeded", "Run": "run-id"})
 	cmdutil.FieldFlags(cmd, map[string]string{"File": "from-file", "ParkQueue": "park-queue", "CreateDestination": "create-destination",
 		"IdempotencyKeys": "idempotency-key", "Reasons": "reason", "Groups": "group"})
 	return cmd
@@ -235,19 +230,33 @@ func (o *ReplayOptions) registerFlags(fs *pflag.FlagSet) {
 
 // options validates the flags into the capability's options (no I/O).
 func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	an, idem, err := o.analyzer()
-	if err != nil {
-		return nil, err
-	}
-	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max, Analyzer: an,
+	ro := &replay.ReplayOptions{Queue: o.Queue, File: o.FromFile, Max: o.Max,
 		Window: o.Window, WindowBytes: o.WindowMB.bytes(), Rate: o.Rate,
-		MaxReplays: o.MaxRepl, ParkQueue: o.Park, IdempotencyKeys: idem, ParkSucceeded: o.Succeeded == "park",
+		MaxReplays: o.MaxRepl, ParkQueue: o.Park,
 		RetryInDoubt: o.RetryDbt, CheckDestination: o.CheckDest, Yes: o.Yes, DrainGrace: o.Grace, DeclareParkQueue: true,
 		MaxBounces: o.MaxBounces, CreateDestination: o.CreateDest,
 		Router: classify.Router{Via: o.Origin}, Rewrite: replay.Rewrite{ResetAttempts: o.Reset}}
+	if o.Resume != "" {
+		// The journal is read as the run starts (runIdentity); until then
+		// an empty state says a run is resumed.
+		ro.Resume = &journal.State{}
+	}
+	if err := ro.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	var err error
+	if ro.ParkSucceeded, err = replay.ParseSucceeded(o.Succeeded); err != nil {
+		return nil, err
+	}
+	if err := o.checkSources(); err != nil {
+		return nil, err
+	}
+	if ro.Analyzer, ro.IdempotencyKeys, err = o.analyzer(); err != nil {
+		return nil, err
+	}
 	if ro.ParkQueue == "" {
 		ro.ParkQueue = o.Queue + ".parked"
 		if o.Queue == "" {
@@ -267,33 +276,19 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 	return ro, nil
 }
 
-// check validates the flags that stand alone and the ones that need or
-// exclude each other.
+// check validates what only the command line has: the failover wait and
+// the window in MiB (the capability's WindowBytes counts otherwise).
 func (o *ReplayOptions) check() error {
-	if (o.Queue == "") == (o.FromFile == "") {
-		return exitcode.UsageErrorf("give exactly one of --queue or --from-file")
-	}
-	if o.Window < 1 || o.Max < 0 || o.Rate < 0 || o.MaxRepl < 0 || o.MaxBounces < 0 {
-		return exitcode.UsageErrorf("--window must be positive; --max, --rate, --max-replays and --max-bounces must not be negative")
-	}
 	if err := o.checkFailover(); err != nil {
 		return err
 	}
-	if math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
-		return exitcode.UsageErrorf("--rate %v: want a finite number of messages per second (0: no limit)", o.Rate)
-	}
-	if err := o.WindowMB.check(); err != nil {
-		return err
-	}
-	if o.Origin != classify.ViaQueue && o.Origin != classify.ViaExchange {
-		return exitcode.UsageErrorf("--origin %q: want queue or exchange", o.Origin)
-	}
-	if o.Succeeded != "leave" && o.Succeeded != "park" {
-		return exitcode.UsageErrorf("--succeeded %q: want leave or park", o.Succeeded)
-	}
-	if o.RetryDbt && o.Resume == "" {
-		return exitcode.UsageErrorf("--retry-in-doubt needs --resume JOURNAL")
-	}
+	return o.WindowMB.check()
+}
+
+// checkSources refuses flags that need or exclude each other where the
+// command line alone holds them: a journal path, a resumed journal's
+// path, a table to look keys up in.
+func (o *ReplayOptions) checkSources() error {
 	if o.Journal != "" && o.Resume != "" {
 		return exitcode.UsageErrorf("--resume appends to its journal: do not give --journal too")
 	}
@@ -314,21 +309,12 @@ func (o *ReplayOptions) filter() (classify.Filter, error) {
 		}
 		f.Where = append(f.Where, c)
 	}
-	for _, r := range o.Reasons {
-		switch r {
-		case "rejected", "expired", "maxlen", "delivery_limit", "republished", "unknown":
-		default:
-			return f, exitcode.UsageErrorf("--reason %q: want rejected, expired, maxlen, delivery_limit, republished or unknown", r)
-		}
-	}
-	for _, g := range o.Groups {
-		if !groupID.MatchString(g) {
-			return f, exitcode.UsageErrorf("--group %q: a group id is 8 hex digits, from 'dupctl dlq stats'", g)
-		}
-	}
 	f.Reasons, f.Groups = o.Reasons, o.Groups
+	if err := f.Validate(); err != nil {
+		return f, err
+	}
 	var err error
-	f.OlderThan, err = parseAge("--older-than", o.Older)
+	f.OlderThan, err = classify.ParseAge(o.Older)
 	return f, err
 }
 
@@ -406,8 +392,8 @@ func (o *ReplayOptions) runIdentity(ro *replay.ReplayOptions) error {
 	if o.RunID == "" {
 		o.RunID = replay.NewRunID()
 	}
-	if strings.ContainsAny(o.RunID, " \t\r\n") || len(o.RunID) > 100 {
-		return exitcode.UsageErrorf("--run-id %q: at most 100 characters, no spaces", o.RunID)
+	if err := replay.CheckRunID(o.RunID); err != nil {
+		return err
 	}
 	ro.Rewrite.Run = o.RunID
 	return nil

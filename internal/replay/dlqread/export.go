@@ -61,6 +61,9 @@ const noRewind = "the records already went to a stream, which cannot take them b
 // (the file emptied first, so it never holds a message twice); an Out
 // that cannot be emptied is not read again.
 func Export(ctx context.Context, d ExportDeps, o ExportOptions) (*ExportResult, error) {
+	if err := o.Read.check(); err != nil {
+		return nil, err
+	}
 	d.defaults()
 	data := &ExportResult{Queue: o.Read.Queue, Vhost: o.Vhost, File: o.File}
 	bw := bufio.NewWriterSize(d.Out, 1<<20)

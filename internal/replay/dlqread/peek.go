@@ -69,6 +69,9 @@ func describe(m *deadletter.Message, a *classify.Analyzer, r *classify.Router, r
 // lost read's messages are back in the queue, and the output is the
 // second read's, each message once.
 func Peek(ctx context.Context, d Deps, o PeekOptions) (*PeekResult, error) {
+	if err := o.Read.check(); err != nil {
+		return nil, err
+	}
 	d.defaults()
 	if o.Analyzer == nil {
 		o.Analyzer = &classify.Analyzer{}

@@ -158,6 +158,9 @@ func (ag *aggregator) done(now time.Time) *StatsResult {
 // read that loses its node is read again, whole, through another
 // (failingOver): the stats are one read's, never a sum of two halves.
 func Stats(ctx context.Context, d Deps, o StatsOptions) (*StatsResult, error) {
+	if err := o.Read.check(); err != nil {
+		return nil, err
+	}
 	d.defaults()
 	if o.Analyzer == nil {
 		o.Analyzer = &classify.Analyzer{}
