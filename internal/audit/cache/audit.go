@@ -200,6 +200,12 @@ func Run(ctx context.Context, d Deps, o Options) (*Result, error) {
 	if o.Samples <= 0 {
 		o.Samples = 5
 	}
+	if o.ReplicaKeys <= 0 {
+		o.ReplicaKeys = DefaultReplicaKeys
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()
 	a, err := newAuditor(ctx, d.Cache, d.DB, o)

@@ -99,7 +99,7 @@ func NewCmdCache(f *cmdutil.Factory, runF func(*CacheOptions) error) *cobra.Comm
 			}
 			// The job's settings, as doctor takes them.
 			if err := opts.Audit.Configure(job, cmdutil.Given(cmd)); err != nil {
-				return exitcode.UsageErrorf("%w", err)
+				return err
 			}
 			if err := opts.check(); err != nil {
 				return err
@@ -148,33 +148,24 @@ func (opts *CacheOptions) registerFlags(fs *pflag.FlagSet) {
 // before anything is dialled.
 func (opts *CacheOptions) check() error {
 	o := &opts.Audit
-	if (opts.pattern == "" && o.Pattern.Raw == "") || o.Table == "" {
-		return exitcode.UsageErrorf("--cache-pattern and --table are required, e.g. --cache-pattern 'job:status:{key}' --table jobs")
+	if opts.pattern != "" {
+		o.Pattern = auditcache.Pattern{Raw: opts.pattern} // parsed once Validate has read it
+	}
+	if err := o.Validate(); err != nil {
+		return err
 	}
 	var err error
-	if opts.pattern != "" {
-		if o.Pattern, err = auditcache.ParsePattern(opts.pattern); err != nil {
-			return exitcode.UsageErrorf("%w", err)
-		}
+	if o.Pattern, err = auditcache.ParsePattern(o.Pattern.Raw); err != nil {
+		return err
 	}
 	if o.Decoder, err = auditcache.ParseDecoder(opts.value); err != nil {
-		return exitcode.UsageErrorf("%w", err)
+		return err
 	}
 	if o.Statuses, err = idemtable.ParseStatuses(opts.statuses); err != nil {
-		return exitcode.UsageErrorf("%w", err)
+		return err
 	}
-	switch {
-	case o.Batch < 1 || o.Batch > 100_000:
-		return exitcode.UsageErrorf("--batch must be 1..100000, got %d", o.Batch)
-	case o.Recheck < 0:
-		return exitcode.UsageErrorf("--recheck must not be negative, got %s", o.Recheck)
-	case o.Samples < 1 || o.Samples > 1000:
-		return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
-	case o.Lookup != auditcache.LookupAuto && o.Lookup != auditcache.LookupBatch && o.Lookup != auditcache.LookupScan:
-		return exitcode.UsageErrorf("--lookup %q: want auto, batch or scan", o.Lookup)
-	case o.ReplicaKeys < 1 || o.ReplicaKeys > 1_000_000:
-		return exitcode.UsageErrorf("--replica-keys must be 1..1000000, got %d", o.ReplicaKeys)
-	case opts.liveKeys != "" && o.AssumeLive:
+	// Purely the command line's: a file of keys, or none assumed.
+	if opts.liveKeys != "" && o.AssumeLive {
 		return exitcode.UsageErrorf("--live-keys and --assume-live exclude each other: give the keys, or assume every key is live")
 	}
 	if opts.liveKeys != "" {
