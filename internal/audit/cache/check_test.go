@@ -20,8 +20,10 @@ func TestOptionsValidate(t *testing.T) {
 		change      func(*Options)
 		field, want string
 	}{
-		{func(o *Options) { o.Table = "" }, "Pattern", "--Pattern and --Table are required, e.g. --Pattern 'job:status:{key}' --Table jobs"},
-		{func(o *Options) { o.Pattern = Pattern{} }, "Pattern", "--Pattern and --Table are required, e.g. --Pattern 'job:status:{key}' --Table jobs"},
+		{func(o *Options) { o.Table = "" }, "Pattern",
+			"--Pattern and --Table are required, e.g. --Pattern 'job:status:{key}' --Table jobs"},
+		{func(o *Options) { o.Pattern = Pattern{} }, "Pattern",
+			"--Pattern and --Table are required, e.g. --Pattern 'job:status:{key}' --Table jobs"},
 		{func(o *Options) { o.Pattern.Raw = "job" }, "Pattern",
 			`--Pattern "job": want exactly one {key} where the database key goes, e.g. job:status:{key} (found 0)`},
 		{func(o *Options) { o.Batch = 0 }, "Batch", "--Batch must be 1..100000, got 0"},
