@@ -268,12 +268,3 @@ func (r *run) allLogBlind() bool {
 	}
 	return true
 }
-
-// idemFrom says where a key's count of distinct idempotency keys came
-// from, for the unstable-key explanation.
-func (r *run) idemFrom() string {
-	if r.effectsLog != nil {
-		return "the idempotency keys its side-effect lines carry"
-	}
-	return "the effects query's third column"
-}

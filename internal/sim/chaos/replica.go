@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/idemtable/replica"
@@ -270,75 +269,4 @@ func (r *run) replicaCommitted(lane string) {
 	r.fire(lane, r.plan.Victim, fmt.Sprintf("the worker's write for %s commits on the primary, %s: the replica does not "+
 		"show it; dupctl publishes a second message for %s", r.plan.Victim, state, r.plan.Victim))
 	r.publishLater(r.plan.Victim, 2)
-}
-
-// noStaleReplicaRead: in replica-lag, a worker must read the victim's
-// status on the replica while its replay is paused and after the write
-// committed on the primary.
-func (r *run) noStaleReplicaRead() string {
-	key := r.plan.Victim
-	for _, s := range r.stale {
-		if s.replica && s.key == key {
-			return ""
-		}
-	}
-	var after []string
-	for _, e := range r.events {
-		if e.Key != key || e.T < r.fired.T || len(after) >= 4 {
-			continue
-		}
-		switch e.Kind {
-		case "read":
-			after = append(after, fmt.Sprintf("%s on the primary at t=%dms (%s)", e.Lane, e.T, e.Text))
-		case "replica-read":
-			after = append(after, fmt.Sprintf("%s on the replica at t=%dms, replay no longer paused", e.Lane, e.T))
-		}
-	}
-	why := fmt.Sprintf("no read of %s reached the replica while its replay was paused after the write committed", key)
-	if len(after) == 0 {
-		return why + ": nothing read it after the fault (does the worker read its status through {replica}?); " + r.deliveredAfter()
-	}
-	return why + " (reads after the fault: " + strings.Join(after, "; ") + ")"
-}
-
-// staleReplica words a duplicate whose second run read the key's status
-// on the lagging replica.
-func (r *run) staleReplica(k *duplicated, s staleRead) string {
-	first := ""
-	for _, d := range k.writers {
-		if d != s.deliv && len(d.commitSeqs) > 0 {
-			first = fmt.Sprintf("%s's write for %s committed on the primary at t=%dms", d.slot.lane(d.inst), k.key,
-				r.events[d.commitSeqs[0]-1].T)
-			k.decide(d.commitSeqs[0])
-			break
-		}
-	}
-	if first == "" {
-		first = "the first write for " + k.key + " committed on the primary"
-	}
-	k.decide(r.rep.pauseSeq, s.seq)
-	if r.fired != nil {
-		k.decide(r.fired.Seq)
-	}
-	if s.deliv != nil {
-		k.decide(s.deliv.commitSeqs...)
-	}
-	return fmt.Sprintf("%s; the replica had received it but not replayed it (dupctl paused its WAL replay at t=%dms, as on a "+
-		"standby that lags); at %s %s read the status of %s there (%s), was told it was not done and ran the effect again: "+
-		"a status read routed to a lagging replica is a stale cache", first, r.events[r.rep.pauseSeq-1].T, r.at(s.at),
-		s.slot.lane(s.inst), k.key, r.events[s.seq-1].Text[strings.Index(r.events[s.seq-1].Text, ": ")+2:])
-}
-
-// deliveredAfter says where the victim's messages went after the fault.
-func (r *run) deliveredAfter() string {
-	var to []string
-	for _, d := range r.deliveriesOf(r.plan.Victim) {
-		if d.from.After(r.firedAt) && len(to) < 4 {
-			to = append(to, d.slot.lane(d.inst)+" at "+r.at(d.from))
-		}
-	}
-	if len(to) == 0 {
-		return "the second message was never delivered"
-	}
-	return "deliveries after the fault: " + strings.Join(to, ", ")
 }

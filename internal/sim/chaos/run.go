@@ -29,57 +29,29 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// Event is one line of a run's schedule, as dupctl saw it on the wire.
-type Event struct {
-	T     int64  `json:"t_ms"`
-	Lane  string `json:"lane"` // W1, W2, W1#2 (W1's second process), dupctl
-	Kind  string `json:"kind"`
-	Key   string `json:"key,omitempty"`
-	Text  string `json:"text"`
-	Fault bool   `json:"fault,omitempty"`
-	// Seq is the event's place in the order dupctl saw the events (1 for
-	// the first); a key's deciding events name it (KeyVerdict.Deciding).
-	Seq int `json:"seq"`
-}
-
-// Line is the event as one evidence line.
-func (e Event) Line() string {
-	return fmt.Sprintf("t=%dms %s: %s", e.T, e.Lane, e.Text)
-}
-
+// run is one run of a scenario: it starts the workers behind their
+// proxies, records what the proxies see in its trace, drives the fault,
+// and hands the finished trace to the judge.
 type run struct {
+	// trace is what the run recorded; its fields are under mu.
+	trace
 	ctx   context.Context
 	o     *Options
 	d     Deps
 	spec  Spec
-	plan  Plan
-	id    string
-	keys  []string
 	keyRe *regexp.Regexp
-	start time.Time
 	exch  string
 	rkey  string
 
 	files []io.Closer // the worker copies' own output files
 
 	mu      sync.Mutex
-	events  []Event
 	slots   []*slot
 	gates   map[*proxy.Gate]int // gate -> instance number
-	delivs  []*delivery
 	open    map[tagKey]*delivery
 	noAck   map[chanKey]bool
-	leases  []*lease
 	current map[string]*lease // lock key -> its latest lease
 	held    map[string]int    // cache key -> writes dupctl holds back
-	stale   []staleRead
-	foreign []foreignUnlock
-	repub   map[string]bool // business keys the worker published again
-	fired   *Event
-	firedAt time.Time
-	// faultLease is the lease the fault fell on (lock-expiry's pause, the
-	// Redis cut): the lock another worker must then take.
-	faultLease *lease
 	// cut is when a slot's Redis comes back after the after-lock cut.
 	cut       map[*slot]time.Time
 	consumed  map[string]bool // queues the workers consume
@@ -96,11 +68,7 @@ type run struct {
 	// effectsLog collects the lines side effects are counted in
 	// (Options.EffectsLog); nil when the effects query counts them.
 	effectsLog *effectsLog
-	unkeyed    int64 // side-effect lines that named no key of the run
-	// effectLines are the effects log's lines of the run's keys, placed
-	// in time where the log shows it (nil with the effects query).
-	effectLines []EffectLine
-	landing     sync.WaitGroup // held-back cache writes being applied
+	landing    sync.WaitGroup // held-back cache writes being applied
 	// fo is failover's real failover of a Sentinel setup (nil: played
 	// at the proxy, or another scenario).
 	fo *sentinelFailover
@@ -152,68 +120,6 @@ type process struct {
 	output []string // its last output lines (outputLines), under r.mu
 }
 
-type delivery struct {
-	slot        *slot
-	inst        int
-	key         string
-	redelivered bool
-	from, to    time.Time
-	end         string // ack, requeued, rejected, returned, auto-ack
-	reads       int
-	writes      int
-	committed   int
-	readFirst   bool     // it read the key before its first write: a check
-	checks      []string // what it read before its first write, as seen on the wire
-	values      []string // key-bearing values it committed
-	faulted     bool
-	// copyN is which of dupctl's messages for the key it carries (1 the
-	// workload's, 2 a scenario's second); 0 when its message id says not.
-	copyN int
-	// lagged: a status cache write of its key was held back when it
-	// arrived (stale-cache).
-	lagged bool
-	// seq and endSeq are the events of its delivery and of its end;
-	// checkSeqs the reads before its first write, commitSeqs its commits.
-	seq, endSeq           int
-	checkSeqs, commitSeqs []int
-}
-
-type lease struct {
-	lock      string
-	key       string // business key
-	slot      *slot
-	inst      int
-	token     string
-	from      time.Time
-	ttl       time.Duration
-	expires   time.Time
-	released  time.Time
-	deleted   time.Time // by another worker's plain DEL
-	deletedBy string
-	deliv     *delivery
-	seq       int // the event of its taking
-}
-
-type staleRead struct {
-	key  string
-	slot *slot
-	inst int
-	at   time.Time
-	seq  int
-	// replica: read on the standby while its replay was paused (else
-	// from the cache while its write was held back); deliv made it.
-	replica bool
-	deliv   *delivery
-}
-
-type foreignUnlock struct {
-	lock, key string
-	by        string
-	of        *lease
-	at        time.Time
-	seq       int
-}
-
 func newID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -222,8 +128,8 @@ func newID() string {
 
 // runOnce is one run: workers, proxies, workload, fault, verdict, cleanup.
 func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, attempt int) (rr *RunResult, err error) {
-	r := &run{ctx: ctx, o: o, d: d, spec: spec, id: newID(), gates: map[*proxy.Gate]int{}, open: map[tagKey]*delivery{},
-		noAck: map[chanKey]bool{}, current: map[string]*lease{}, held: map[string]int{}, repub: map[string]bool{},
+	r := &run{trace: trace{id: newID(), repub: map[string]bool{}}, ctx: ctx, o: o, d: d, spec: spec, gates: map[*proxy.Gate]int{},
+		open: map[tagKey]*delivery{}, noAck: map[chanKey]bool{}, current: map[string]*lease{}, held: map[string]int{},
 		consumed: map[string]bool{}, queues: map[string]bool{}, exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
 	for i := 1; i <= o.Keys; i++ {
 		r.keys = append(r.keys, fmt.Sprintf("%s-%d", r.id, i))
@@ -293,12 +199,49 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	}
 	r.mu.Lock()
 	r.stopping = true
+	r.finish(time.Now())
 	r.mu.Unlock()
 	effects, err := r.countEffects()
 	if err != nil {
 		return nil, err
 	}
 	return r.verdict(effects, unsettled), nil
+}
+
+// onJudged, when set (by the tests, to record traces as fixtures), is
+// given every finished trace with what the judge made of it.
+var onJudged func(t *trace, effects map[string]effectRow, unsettled string, rr *RunResult)
+
+// verdict judges the run once it settled; r.stopping is set, so nothing
+// changes under it any more.
+func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finish(time.Now())
+	rr := r.trace.judge(effects, unsettled)
+	if onJudged != nil {
+		onJudged(&r.trace, effects, unsettled, rr)
+	}
+	return rr
+}
+
+// finish completes the trace as the run stops: its end, where the
+// effects are counted, and what the fault drivers knew that the wire did
+// not show. The caller holds r.mu.
+func (r *run) finish(now time.Time) {
+	r.end = now
+	switch {
+	case r.effectsLog == nil:
+		r.effectsFrom = EffectsSQL
+	case r.effectsLog.path == WorkerOutput:
+		r.effectsFrom = EffectsOutput
+	default:
+		r.effectsFrom = EffectsFile
+	}
+	r.faults = faultFacts{cacheLag: r.o.CacheLag, cacheKeys: r.o.CacheKeys, replicaPauseSeq: r.rep.pauseSeq}
+	if f := r.fo; f != nil {
+		r.faults.sentinel = &sentinelFacts{master: f.master, newMaster: f.newMaster, lostSeq: f.lostSeq}
+	}
 }
 
 // publishWorkload publishes one message per business key (two at once

@@ -661,17 +661,3 @@ func (r *run) closeFailover() {
 		r.fo.cl.Close()
 	}
 }
-
-// failoverUnproven says why the real failover proved nothing ("" when it
-// lost the lock). The caller holds r.mu.
-func (r *run) failoverUnproven() string {
-	f := r.fo
-	switch {
-	case f == nil || f.lostSeq > 0:
-		return ""
-	case f.newMaster == "":
-		return "the failover did not complete, so the lock was never looked for on a new master"
-	}
-	return fmt.Sprintf("the lock %s was on the new master %s after the failover: it had replicated after all, nothing was lost",
-		r.faultLease.lock, f.newMaster)
-}

@@ -76,14 +76,13 @@ const (
 	EffectsFile   = "file"   // the file the workers log to
 )
 
-// spans fills the run's deliveries, leases and effects; the caller holds
-// r.mu.
-func (r *run) spans(rr *RunResult) {
-	ms := func(t time.Time) int64 { return t.Sub(r.start).Milliseconds() }
-	end := ms(time.Now())
-	rr.Start = r.start
-	rr.Deliveries = make([]Delivery, 0, len(r.delivs))
-	for _, d := range r.delivs {
+// spans fills the run's deliveries, leases and effects.
+func (t *trace) spans(rr *RunResult) {
+	ms := func(at time.Time) int64 { return at.Sub(t.start).Milliseconds() }
+	end := ms(t.end)
+	rr.Start = t.start
+	rr.Deliveries = make([]Delivery, 0, len(t.delivs))
+	for _, d := range t.delivs {
 		to := end
 		if d.end != "" {
 			to = ms(d.to)
@@ -93,8 +92,8 @@ func (r *run) spans(rr *RunResult) {
 			End: d.end, Faulted: d.faulted, Seq: d.seq, EndSeq: d.endSeq,
 		})
 	}
-	rr.Leases = make([]Lease, 0, len(r.leases))
-	for _, l := range r.leases {
+	rr.Leases = make([]Lease, 0, len(t.leases))
+	for _, l := range t.leases {
 		ls := Lease{
 			Lane: l.slot.lane(l.inst), Lock: l.lock, Key: l.key, From: ms(l.from),
 			TTL: l.ttl.Milliseconds(), DeletedBy: l.deletedBy, Seq: l.seq,
@@ -103,22 +102,18 @@ func (r *run) spans(rr *RunResult) {
 			ls.Expires = ms(l.expires)
 		}
 		if !l.released.IsZero() {
-			t := ms(l.released)
-			ls.Released = &t
+			at := ms(l.released)
+			ls.Released = &at
 		}
 		if !l.deleted.IsZero() {
-			t := ms(l.deleted)
-			ls.Deleted = &t
+			at := ms(l.deleted)
+			ls.Deleted = &at
 		}
 		rr.Leases = append(rr.Leases, ls)
 	}
-	switch {
-	case r.effectsLog == nil:
+	rr.EffectsFrom = t.effectsFrom
+	if rr.EffectsFrom == "" {
 		rr.EffectsFrom = EffectsSQL
-	case r.effectsLog.path == WorkerOutput:
-		rr.EffectsFrom = EffectsOutput
-	default:
-		rr.EffectsFrom = EffectsFile
 	}
-	rr.Effects = r.effectLines
+	rr.Effects = t.effectLines
 }

@@ -1,21 +1,12 @@
 package chaos
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/dupctl/dupctl/internal/platform/connect"
 	"github.com/dupctl/dupctl/internal/platform/english"
-	"github.com/dupctl/dupctl/internal/platform/problem"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Outcomes of a key and of a run.
@@ -118,153 +109,30 @@ type LockLoss struct {
 // counted.
 func (rr *RunResult) Failed() bool { return rr.Outcome != OutcomeOK }
 
-type effectRow struct {
-	n    int
-	idem *int
-}
-
-// checkEffectsSQL runs the effects query once, read-only, before anything
-// starts: a typo fails now, not after the workers ran.
-func checkEffectsSQL(ctx context.Context, pool *pgxpool.Pool, sql string) error {
-	_, err := queryEffects(ctx, pool, sql, nil)
-	return err
-}
-
-func countEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []string) (map[string]effectRow, error) {
-	return queryEffects(ctx, pool, sql, keys)
-}
-
-// queryEffects runs the user's query in a read-only transaction and keeps
-// the rows of the given keys.
-func queryEffects(ctx context.Context, pool *pgxpool.Pool, sql string, keys []string) (map[string]effectRow, error) {
-	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, problem.System(fmt.Errorf("effects query: %w", err), "")
-	}
-	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx, sql)
-	if err != nil {
-		return nil, sqlError(err)
-	}
-	defer rows.Close()
-	if n := len(rows.FieldDescriptions()); n < 2 {
-		// A statement that writes has no columns, and the read-only
-		// transaction's refusal arrives with the rows' end (issue 31: it
-		// was reported as "returns 0 column(s)").
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, sqlError(err)
-		}
-		return nil, problem.Inputf("EffectsSQL", "returns %d column(s): want the business key, the number of effects and, "+
-			"optionally, the number of distinct idempotency keys", n)
-	}
-	out := map[string]effectRow{}
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return nil, sqlError(err)
-		}
-		key := fmt.Sprint(vals[0])
-		if !slices.Contains(keys, key) {
-			continue
-		}
-		n, err := toInt(vals[1])
-		if err != nil {
-			return nil, problem.Inputf("EffectsSQL", "second column: %w", err)
-		}
-		row := out[key]
-		row.n += n
-		if len(vals) > 2 {
-			m, err := toInt(vals[2])
-			if err != nil {
-				return nil, problem.Inputf("EffectsSQL", "third column: %w", err)
-			}
-			if row.idem != nil {
-				m += *row.idem
-			}
-			row.idem = &m
-		}
-		out[key] = row
-	}
-	if err := rows.Err(); err != nil {
-		return nil, sqlError(err)
-	}
-	return out, nil
-}
-
-// sqlError: the query's own mistakes (syntax, unknown table, a write in a
-// read-only transaction) are bad input; anything else is the server's.
-func sqlError(err error) error {
-	if connect.PGErrorKind(err) == connect.PGReadOnly {
-		return problem.Inputf("EffectsSQL", "must be read-only: it counts the effects, it must not change them (%s)", pgMessage(err))
-	}
-	if k := connect.PGErrorKind(err); k == connect.PGBadQuery {
-		var pe *pgconn.PgError
-		errors.As(err, &pe)
-		return problem.Inputf("EffectsSQL", "%s (SQLSTATE %s)", pe.Message, pe.Code)
-	}
-	return problem.System(fmt.Errorf("effects query: %w", err), "")
-}
-
-func pgMessage(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Message
-	}
-	return err.Error()
-}
-
-func toInt(v any) (int, error) {
-	switch x := v.(type) {
-	case int64:
-		return int(x), nil
-	case int32:
-		return int(x), nil
-	case int16:
-		return int(x), nil
-	case int:
-		return x, nil
-	case float64:
-		if x == math.Trunc(x) {
-			return int(x), nil
-		}
-	case nil:
-		return 0, nil
-	case string:
-		return strconv.Atoi(x)
-	}
-	if s := fmt.Sprint(v); s != "" {
-		if n, err := strconv.Atoi(s); err == nil {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("%v (%T) is not a count", v, v)
-}
-
-// verdict judges every key once the run settled; r.stopping is set, so
-// nothing changes under it any more.
-func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// judge gives the verdict on every key of a finished trace, from the
+// effects counted per key and what was still happening if the run did
+// not settle (unsettled). It reads the trace alone and changes nothing
+// in it: the same trace judges the same way, with or without services.
+func (t *trace) judge(effects map[string]effectRow, unsettled string) *RunResult {
 	rr := &RunResult{
-		Seed: r.plan.Seed, ID: r.id, Plan: r.plan, Fault: r.fired, Unsettled: unsettled,
-		ElapsedMs: time.Since(r.start).Milliseconds(),
+		Seed: t.plan.Seed, ID: t.id, Plan: t.plan, Fault: t.fired, Unsettled: unsettled,
+		ElapsedMs: t.end.Sub(t.start).Milliseconds(),
 	}
 	seen := map[string]bool{}
-	for _, k := range r.keys {
+	for _, k := range t.keys {
 		e := effects[k]
 		kv := KeyVerdict{Key: k, Effects: e.n, IdemKeys: e.idem, Outcome: OutcomeOK}
 		switch {
 		case e.n > 1:
 			kv.Outcome = OutcomeDup
-			kv.Cause, kv.Why, kv.Deciding = r.cause(k, e)
+			kv.Cause, kv.Why, kv.Deciding = t.cause(k, e)
 		case e.n == 0:
-			kv.Outcome, kv.Cause, kv.Why = r.missing(k, unsettled)
-		case r.logBlind(k):
+			kv.Outcome, kv.Cause, kv.Why = t.missing(k, unsettled)
+		case t.logBlind(k):
 			kv.Outcome, kv.Cause, kv.Why = OutcomeUndecided, RuleUncounted.Code, undecided(k, e.n)
 		}
 		if kv.Outcome != OutcomeOK {
-			kv.Evidence = r.evidence(k)
+			kv.Evidence = t.evidence(k)
 		}
 		seen[kv.Outcome] = true
 		rr.Keys = append(rr.Keys, kv)
@@ -282,23 +150,23 @@ func (r *run) verdict(effects map[string]effectRow, unsettled string) *RunResult
 		rr.Outcome = OutcomeOK
 	}
 	switch {
-	case r.fired == nil:
-		rr.Missing = fmt.Sprintf("the %s point never came for %s", r.plan.Point, r.plan.Victim)
+	case t.fired == nil:
+		rr.Missing = fmt.Sprintf("the %s point never came for %s", t.plan.Point, t.plan.Victim)
 	case !seen[OutcomeDup] && !seen[OutcomeLoss]:
 		// A duplicate or a loss is a verdict on its own; a run that
 		// found neither has earned "ok" only if what its scenario is
 		// about happened.
-		if missing := r.unmet(); missing != "" {
+		if missing := t.unmet(); missing != "" {
 			rr.Fault, rr.Missing, rr.conditionMissed = nil, missing, true
 		}
 	}
-	for _, f := range r.foreign {
+	for _, f := range t.foreign {
 		rr.ForeignUnlocks = append(rr.ForeignUnlocks, fmt.Sprintf("t=%dms %s: DEL %s deleted the lock %s held",
-			f.at.Sub(r.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
+			f.at.Sub(t.start).Milliseconds(), f.by, f.lock, f.of.slot.lane(f.of.inst)))
 	}
-	rr.LockLost = r.lockLostUnnoticed()
-	r.spans(rr)
-	rr.Events = slices.Clone(r.events)
+	rr.LockLost = t.lockLostUnnoticed()
+	t.spans(rr)
+	rr.Events = slices.Clone(t.events)
 	slices.SortStableFunc(rr.Events, func(a, b Event) int { return int(a.T - b.T) })
 	return rr
 }
@@ -315,9 +183,9 @@ func undecided(key string, n int) string {
 		"a query on what the worker writes ({EffectsSQL}) decides it", english.Count(n, "effect", "effects"), key, could)
 }
 
-func (r *run) deliveriesOf(key string) []*delivery {
+func (t *trace) deliveriesOf(key string) []*delivery {
 	var out []*delivery
-	for _, d := range r.delivs {
+	for _, d := range t.delivs {
 		if d.key == key {
 			out = append(out, d)
 		}
@@ -325,9 +193,9 @@ func (r *run) deliveriesOf(key string) []*delivery {
 	return out
 }
 
-func (r *run) leasesOf(key string) []*lease {
+func (t *trace) leasesOf(key string) []*lease {
 	var out []*lease
-	for _, l := range r.leases {
+	for _, l := range t.leases {
 		if l.key == key {
 			out = append(out, l)
 		}
@@ -358,21 +226,23 @@ func (l *lease) over() time.Time {
 	return t
 }
 
-func (r *run) at(t time.Time) string { return fmt.Sprintf("t=%dms", t.Sub(r.start).Milliseconds()) }
+func (t *trace) at(when time.Time) string {
+	return fmt.Sprintf("t=%dms", when.Sub(t.start).Milliseconds())
+}
 
-func (r *run) endText(d *delivery) string {
+func (t *trace) endText(d *delivery) string {
 	switch d.end {
 	case "returned":
-		return "its connection closed: " + r.faultText(d)
+		return "its connection closed: " + t.faultText(d)
 	case "":
 		return "still open"
 	}
 	return d.end
 }
 
-func (r *run) faultText(d *delivery) string {
-	if d.faulted && r.fired != nil {
-		return string(r.plan.Fault) + " at " + string(r.plan.Point)
+func (t *trace) faultText(d *delivery) string {
+	if d.faulted && t.fired != nil {
+		return string(t.plan.Fault) + " at " + string(t.plan.Point)
 	}
 	return "the worker went away"
 }
@@ -380,18 +250,18 @@ func (r *run) faultText(d *delivery) string {
 // logBlind reports whether the key's count from the log cannot be
 // trusted: the effects come from log lines and the run's fault fell on
 // this key right after its write committed, before any line about it.
-func (r *run) logBlind(key string) bool {
-	return r.effectsLog != nil && r.fired != nil && r.plan.Point == AfterWrite && r.plan.Victim == key
+func (t *trace) logBlind(key string) bool {
+	return t.effectsLogged() && t.fired != nil && t.plan.Point == AfterWrite && t.plan.Victim == key
 }
 
 // missing judges a key with no effect.
-func (r *run) missing(key, unsettled string) (outcome, code, why string) {
-	ds := r.deliveriesOf(key)
+func (t *trace) missing(key, unsettled string) (outcome, code, why string) {
+	ds := t.deliveriesOf(key)
 	if len(ds) == 0 {
 		return OutcomeUnsettled, "", key + " was never delivered to a worker"
 	}
 	for _, d := range ds {
-		if d.end == "rejected" || r.repub[key] {
+		if d.end == "rejected" || t.repub[key] {
 			return OutcomeDeadLet, "", key + " was rejected without requeue or published again by the worker " +
 				"(a retry or dead-letter queue): no effect, but not lost"
 		}
@@ -399,7 +269,7 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 	if unsettled != "" {
 		return OutcomeUnsettled, "", key + " has no effect yet, and the run did not settle: " + unsettled
 	}
-	if r.logBlind(key) {
+	if t.logBlind(key) {
 		return OutcomeUndecided, RuleUncounted.Code, undecided(key, 0)
 	}
 	for _, d := range ds {
@@ -410,20 +280,20 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 			}
 			lane := d.slot.lane(d.inst)
 			switch {
-			case d.faulted && r.fired != nil && r.plan.Point == BeforeCommit:
+			case d.faulted && t.fired != nil && t.plan.Point == BeforeCommit:
 				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("dupctl dropped %s's PostgreSQL connection before its COMMIT, so the server rolled "+
 					"its writes back; %s %s anyway: the broker never sent it again and its effect never ran", lane, lane, how)
-			case d.faulted && r.fired != nil:
+			case d.faulted && t.fired != nil:
 				return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s before any write, then died (%s at %s): "+
-					"the broker never sent it again and its effect never ran", lane, how, r.plan.Fault, r.plan.Point)
+					"the broker never sent it again and its effect never ran", lane, how, t.plan.Fault, t.plan.Point)
 			}
 			return OutcomeLoss, RuleLoss.Code, fmt.Sprintf("%s %s without any committed write for it: the effect never ran", lane, how)
 		}
 	}
 	why = key + " was delivered but no effect was counted and no delivery is left: lost"
-	if r.unkeyed > 0 {
+	if t.unkeyed > 0 {
 		why += fmt.Sprintf(" (unless it is among the %s that named no business key of the run: map the field that holds it to tell)",
-			english.Count(r.unkeyed, "side-effect line", "side-effect lines"))
+			english.Count(t.unkeyed, "side-effect line", "side-effect lines"))
 	}
 	return OutcomeLoss, RuleLoss.Code, why
 }
@@ -431,8 +301,8 @@ func (r *run) missing(key, unsettled string) (outcome, code, why string) {
 // evidence is the schedule of one key: its events and the run's fault. A
 // stretch of deliveries that only found the lock busy and went back is
 // shortened to its ends.
-func (r *run) evidence(key string) []string {
-	events := slices.Clone(r.events)
+func (t *trace) evidence(key string) []string {
+	events := slices.Clone(t.events)
 	slices.SortStableFunc(events, func(a, b Event) int { return int(a.T - b.T) })
 	var mine []Event
 	for _, e := range events {

@@ -11,8 +11,8 @@ import (
 // judged builds a run that has settled, as the proxies would have left it,
 // for the judge alone.
 func judged(plan Plan, keys ...string) *run {
-	r := &run{o: &Options{Attempts: DefaultAttempts}, plan: plan, keys: keys, start: time.Now().Add(-time.Second), repub: map[string]bool{},
-		held: map[string]int{}, current: map[string]*lease{}, cut: map[*slot]time.Time{}, id: "dc0a1b2c3d"}
+	r := &run{trace: trace{plan: plan, keys: keys, start: time.Now().Add(-time.Second), repub: map[string]bool{}, id: "dc0a1b2c3d"},
+		o: &Options{Attempts: DefaultAttempts}, held: map[string]int{}, current: map[string]*lease{}, cut: map[*slot]time.Time{}}
 	return r
 }
 
@@ -145,6 +145,7 @@ func TestUnmetConditions(t *testing.T) {
 		r := judged(c.plan, "k")
 		r.firedAtMs(100, "W1")
 		c.build(r)
+		r.finish(time.Now())
 		got := r.unmet()
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: unmet %q, want %q", c.name, got, c.want)
@@ -169,10 +170,12 @@ func TestFailoverKeptLockIsNoCause(t *testing.T) {
 	failoverLeases(r, func(r *run, n int) time.Time { return r.start.Add(time.Duration(n) * time.Millisecond) })
 	r.fo = &sentinelFailover{master: "127.0.0.1:1", newMaster: "127.0.0.1:2"}
 	k := &duplicated{key: "k", leases: r.leases}
+	r.finish(time.Now())
 	if why, ok := r.lockFailover(k); ok {
 		t.Errorf("a kept lock is named a failover: %s", why)
 	}
 	r.fo.lostSeq = 2 // the event saying the lock was missing on the new master
+	r.finish(time.Now())
 	if why, ok := r.lockFailover(k); !ok || !strings.Contains(why, "a real failover: 127.0.0.1:2 promoted in place of 127.0.0.1:1") {
 		t.Errorf("a lost lock: %v %q", ok, why)
 	}
