@@ -151,8 +151,8 @@ func (t *trace) unlockNoToken(k *duplicated) (string, bool) {
 // On a Sentinel setup the failover is real, and counts only when the
 // lock was found missing on the new master.
 func (t *trace) lockFailover(k *duplicated) (string, bool) {
-	a := t.faultLease
-	if t.plan.Fault != Failover || t.fired == nil || a == nil || a.key != k.key || (t.faults.sentinel != nil && t.faults.sentinel.lostSeq == 0) {
+	a, f := t.faultLease, t.faults.sentinel
+	if t.plan.Fault != Failover || t.fired == nil || a == nil || a.key != k.key || (f != nil && f.lostSeq == 0) {
 		return "", false
 	}
 	b := t.grantedAgain(a)
@@ -161,7 +161,7 @@ func (t *trace) lockFailover(k *duplicated) (string, bool) {
 	}
 	k.decide(a.seq, t.fired.Seq, b.seq)
 	how := "Redis failed over right after (played at dupctl's proxy), before the lock replicated, so the new master did not have it"
-	if f := t.faults.sentinel; f != nil {
+	if f != nil {
 		k.decide(f.lostSeq)
 		how = fmt.Sprintf("the Sentinels failed Redis over right after (a real failover: %s promoted in place of %s), "+
 			"before the lock replicated, and the new master did not have it", f.newMaster, f.master)
