@@ -144,40 +144,6 @@ func copyOf(content []byte, key string) int {
 	return n
 }
 
-// settled resolves an ack, nack or reject to the deliveries it settles
-// (multiple covers every tag up to it); take ends them.
-func (r *run) settled(c *amqpproxy.Conn, ev *amqpproxy.Event, take bool) []*delivery {
-	var out []*delivery
-	for k, d := range r.open {
-		if k.conn != c || k.ch != ev.Channel || (k.tag != ev.Tag && !(ev.Multiple && k.tag <= ev.Tag)) {
-			continue
-		}
-		out = append(out, d)
-		if !take {
-			continue
-		}
-		delete(r.open, k)
-		d.to = ev.At
-		switch {
-		case ev.Kind == amqpproxy.KindAck:
-			d.end = "ack"
-		case ev.Requeue:
-			d.end = "requeued"
-		default:
-			d.end = "rejected"
-		}
-	}
-	return out
-}
-
-func deliveryKeys(ds []*delivery) []string {
-	var out []string
-	for _, d := range ds {
-		out = append(out, d.key)
-	}
-	return out
-}
-
 func (a *amqpObs) Closed(c *amqpproxy.Conn) {
 	r, s := a.r, a.s
 	r.mu.Lock()
@@ -228,7 +194,7 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
 	r.held[key]++
-	r.add(o.s.lane(inst), "cache-held", firstKey(r, key),
+	r.add(o.s.lane(inst), "cache-held", r.firstKey(key),
 		fmt.Sprintf("%s %s: dupctl answers it and holds it back %s (the cache lags)", name, key, r.o.CacheLag))
 	r.timers = append(r.timers, time.AfterFunc(r.o.CacheLag, func() {
 		r.mu.Lock()
@@ -251,7 +217,7 @@ func (o *redisObs) Command(c *respproxy.Conn, cmd *respproxy.Cmd) []byte {
 		if err != nil && err.Error() != "redis: nil" {
 			text += " (error: " + err.Error() + ")"
 		}
-		r.add("dupctl", "cache-landed", firstKey(r, key), text)
+		r.add("dupctl", "cache-landed", r.firstKey(key), text)
 	}))
 	return []byte(reply)
 }
@@ -270,13 +236,6 @@ func lagFaultText(key string, held bool, events []Event) string {
 		}
 	}
 	return text + ", but no status cache write of it was held back"
-}
-
-func firstKey(r *run, s string) string {
-	if ks := r.keysIn([]byte(s)); len(ks) > 0 {
-		return ks[0]
-	}
-	return ""
 }
 
 func hasOption(cmd *respproxy.Cmd, opts ...string) bool {
@@ -352,30 +311,6 @@ func (o *redisObs) Reply(c *respproxy.Conn, cmd *respproxy.Cmd, v *resp.Value) (
 	return nil
 }
 
-// cacheRead records a read of a Redis key that names a business key of
-// the run (a status cache, whether or not --cache-keys names it; a lock
-// key is not one): an "already done?" check of the delivery that makes
-// it, stale while dupctl holds the key's write back. The caller holds
-// r.mu.
-func (r *run) cacheRead(s *slot, inst int, name, key string, v *resp.Value) {
-	bk := firstKey(r, key)
-	if bk == "" || r.current[key] != nil {
-		return
-	}
-	lane := s.lane(inst)
-	text := fmt.Sprintf("%s %s -> %s", name, key, v.String())
-	var seq int
-	if r.held[key] > 0 {
-		seq = r.add(lane, "stale-read", bk, text+": stale, its write is still held back").Seq
-		r.stale = append(r.stale, staleRead{key: bk, slot: s, inst: inst, at: time.Now(), seq: seq})
-	} else {
-		seq = r.add(lane, "read", bk, text).Seq
-	}
-	if d := r.openOf(s, inst, bk); d != nil {
-		d.read(text, seq)
-	}
-}
-
 // read counts a read of the delivery's key (the event seq); before its
 // first write it is a check.
 func (d *delivery) read(what string, seq int) {
@@ -387,17 +322,6 @@ func (d *delivery) read(what string, seq int) {
 	}
 }
 
-// cacheHeld reports whether a status cache write of the business key is
-// held back now. The caller holds r.mu.
-func (r *run) cacheHeld(bk string) bool {
-	for k, n := range r.held {
-		if n > 0 && firstKey(r, k) == bk {
-			return true
-		}
-	}
-	return false
-}
-
 func joinArgs(cmd *respproxy.Cmd) []byte {
 	var b []byte
 	for _, a := range cmd.Args[1:] {
@@ -405,18 +329,6 @@ func joinArgs(cmd *respproxy.Cmd) []byte {
 		b = append(b, 0)
 	}
 	return b
-}
-
-// lockKeyOf is the business key a lock key is about: named in the key, or
-// the slot's one open delivery (a lock keyed by the message id).
-func (r *run) lockKeyOf(s *slot, inst int, lock string) string {
-	if k := firstKey(r, lock); k != "" {
-		return k
-	}
-	if ks := r.onlyOpen(s, inst); len(ks) == 1 {
-		return ks[0]
-	}
-	return ""
 }
 
 // script handles a Lua lock script (Redisson's tryLock, bsm/redislock's
@@ -598,31 +510,6 @@ func (r *run) pause(s *slot, lane, key, where string, l *lease) {
 	r.publishLater(key, 2)
 }
 
-func (r *run) renewed(l *lease, expires time.Time) {
-	if expires.After(l.expires) {
-		l.expires = expires
-	}
-}
-
-// deleted handles a plain DEL of a lock key that deleted something.
-func (r *run) deleted(s *slot, inst int, lock string) {
-	l := r.current[lock]
-	if l == nil || !l.released.IsZero() || !l.deleted.IsZero() {
-		return
-	}
-	now := time.Now()
-	lane := s.lane(inst)
-	if l.slot == s && l.inst == inst {
-		l.released = now
-		r.add(lane, "unlock", l.key, "DEL "+lock+" (its own lock, without checking the token)")
-		return
-	}
-	l.deleted, l.deletedBy = now, lane
-	holder := l.slot.lane(l.inst)
-	ev := r.add(lane, "unlock-foreign", l.key, fmt.Sprintf("DEL %s deletes the lock %s holds: a plain DEL, no token check", lock, holder))
-	r.foreign = append(r.foreign, foreignUnlock{lock: lock, key: l.key, by: lane, of: l, at: now, seq: ev.Seq})
-}
-
 func (o *redisObs) Closed(*respproxy.Conn) {}
 
 // pgObs watches one slot's PostgreSQL connections: to the primary, or
@@ -710,17 +597,6 @@ func (o *pgObs) dropDue(c *pgproxy.Conn, p Point, writes []*pgproxy.Statement, t
 	return true
 }
 
-// leaseOf is the slot instance's live lease on a business key.
-func (r *run) leaseOf(s *slot, inst int, key string) *lease {
-	for i := len(r.leases) - 1; i >= 0; i-- {
-		l := r.leases[i]
-		if l.slot == s && l.inst == inst && l.key == key && l.released.IsZero() {
-			return l
-		}
-	}
-	return nil
-}
-
 // Committing withholds the commit reply and drops the connection when the
 // plan closes at after-write (redelivery): the write is durable, and the
 // worker never learns it.
@@ -729,27 +605,6 @@ func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
 	defer o.r.mu.Unlock()
 	return !o.dropDue(c, AfterWrite, writes, "the worker's first write for "+o.r.plan.Victim+
 		" commits; dupctl withholds the reply and drops its PostgreSQL connection")
-}
-
-// markVictim marks the slot instance's open delivery of the plan's victim
-// as the one the fault falls on.
-func (r *run) markVictim(s *slot, inst int) {
-	if d := r.openOf(s, inst, r.plan.Victim); d != nil {
-		d.faulted = true
-	}
-}
-
-// writeKeys are the run's business keys in a transaction's writes.
-func (r *run) writeKeys(writes []*pgproxy.Statement) []string {
-	var keys []string
-	for _, w := range writes {
-		for _, k := range r.keysIn(w.Raw) {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
-	}
-	return keys
 }
 
 // replicaStatement records the reads through the replica proxy; the

@@ -20,9 +20,9 @@ type awaited struct {
 }
 
 // await starts waiting for the reaction of the copy on lane; the caller
-// holds r.mu, after recording the fault.
-func (r *run) await(lane string) {
-	r.awaiting = &awaited{lane: lane, until: time.Now().Add(reactWait)}
+// holds rec.mu, after recording the fault.
+func (rec *recorder) await(lane string) {
+	rec.awaiting = &awaited{lane: lane, until: time.Now().Add(reactWait)}
 }
 
 // reacts reports whether an event of the awaited copy is its reaction:
@@ -35,15 +35,15 @@ func reacts(kind string) bool {
 
 // noted clears the wait once the awaited copy reacted; the caller holds
 // r.mu.
-func (r *run) noted(lane, kind string) {
-	if a := r.awaiting; a != nil && a.lane == lane && reacts(kind) {
-		r.awaiting = nil
+func (rec *recorder) noted(lane, kind string) {
+	if a := rec.awaiting; a != nil && a.lane == lane && reacts(kind) {
+		rec.awaiting = nil
 	}
 }
 
 // unreacted says which copy's reaction is still awaited; "" none.
-func (r *run) unreacted(now time.Time) string {
-	if a := r.awaiting; a != nil && now.Before(a.until) {
+func (rec *recorder) unreacted(now time.Time) string {
+	if a := rec.awaiting; a != nil && now.Before(a.until) {
 		return a.lane + " has not reacted yet to the connection dupctl dropped"
 	}
 	return ""

@@ -225,17 +225,6 @@ func (o *pgObs) Replied(_ *pgproxy.Conn, st *pgproxy.Statement, tag string) {
 	}
 }
 
-// committedKey reports whether a write of the key committed on the
-// primary. The caller holds r.mu.
-func (r *run) committedKey(key string) bool {
-	for _, e := range r.events {
-		if e.Kind == "commit" && e.Key == key {
-			return true
-		}
-	}
-	return false
-}
-
 // secondHandled resumes replay early once a copy of the victim delivered
 // after the fault was acked or rejected: the question was asked. The
 // caller holds r.mu; the resume runs without it.

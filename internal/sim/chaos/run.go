@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,39 +31,32 @@ import (
 // run is one run of a scenario: it starts the workers behind their
 // proxies, records what the proxies see in its trace, drives the fault,
 // and hands the finished trace to the judge.
+// run is one run of a scenario: it starts the workers behind their
+// proxies, has the recorder keep what the proxies see, drives the fault,
+// and hands the finished trace to the judge.
 type run struct {
-	// trace is what the run recorded; its fields are under mu.
-	trace
-	ctx   context.Context
-	o     *Options
-	d     Deps
-	spec  Spec
-	keyRe *regexp.Regexp
-	exch  string
-	rkey  string
+	// recorder keeps the trace and owns mu, which guards the run's live
+	// state below as well.
+	recorder
+	ctx  context.Context
+	o    *Options
+	d    Deps
+	spec Spec
+	exch string
+	rkey string
 
 	files []io.Closer // the worker copies' own output files
 
-	mu      sync.Mutex
-	slots   []*slot
-	gates   map[*proxy.Gate]int // gate -> instance number
-	open    map[tagKey]*delivery
-	noAck   map[chanKey]bool
-	current map[string]*lease // lock key -> its latest lease
-	held    map[string]int    // cache key -> writes dupctl holds back
+	slots []*slot
+	gates map[*proxy.Gate]int // gate -> instance number
 	// cut is when a slot's Redis comes back after the after-lock cut.
-	cut       map[*slot]time.Time
-	consumed  map[string]bool // queues the workers consume
-	queues    map[string]bool // queues declared with the run's id in their name
-	exchanges map[string]bool
-	pending   int // publishes scheduled but not yet confirmed
-	activity  time.Time
-	awaiting  *awaited // the copy whose reaction to a dropped connection is awaited (react.go)
-	stopping  bool
-	timers    []*time.Timer
-	failure   error
-	pub       *publisher
-	logMu     sync.Mutex
+	cut      map[*slot]time.Time
+	pending  int // publishes scheduled but not yet confirmed
+	stopping bool
+	timers   []*time.Timer
+	failure  error
+	pub      *publisher
+	logMu    sync.Mutex
 	// effectsLog collects the lines side effects are counted in
 	// (Options.EffectsLog); nil when the effects query counts them.
 	effectsLog *effectsLog
@@ -128,13 +120,8 @@ func newID() string {
 
 // runOnce is one run: workers, proxies, workload, fault, verdict, cleanup.
 func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, attempt int) (rr *RunResult, err error) {
-	r := &run{trace: trace{id: newID(), repub: map[string]bool{}}, ctx: ctx, o: o, d: d, spec: spec, gates: map[*proxy.Gate]int{},
-		open: map[tagKey]*delivery{}, noAck: map[chanKey]bool{}, current: map[string]*lease{}, held: map[string]int{},
-		consumed: map[string]bool{}, queues: map[string]bool{}, exchanges: map[string]bool{}, cut: map[*slot]time.Time{}}
-	for i := 1; i <= o.Keys; i++ {
-		r.keys = append(r.keys, fmt.Sprintf("%s-%d", r.id, i))
-	}
-	r.keyRe = regexp.MustCompile(regexp.QuoteMeta(r.id) + `-([0-9]+)`)
+	r := &run{ctx: ctx, o: o, d: d, spec: spec, gates: map[*proxy.Gate]int{}, cut: map[*slot]time.Time{}}
+	r.begin(newID(), o.Keys)
 	r.plan = planFor(spec, seed, r.keys, o.At, attempt)
 	if o.OnStart != nil {
 		o.OnStart(r.id)
@@ -377,29 +364,6 @@ func dialer(raw string, allowRemote bool) (func(ctx context.Context) (net.Conn, 
 	return proxy.DialTCP(host), nil
 }
 
-// add records an event now; the caller holds r.mu.
-func (r *run) add(lane, kind, key, text string) *Event {
-	return r.addAt(time.Now(), lane, kind, key, text)
-}
-
-// addAt records an event that happened at t (an observation that took a
-// round trip to confirm); the caller holds r.mu.
-func (r *run) addAt(t time.Time, lane, kind, key, text string) *Event {
-	r.events = append(r.events, Event{T: t.Sub(r.start).Milliseconds(), Lane: lane, Kind: kind, Key: key, Text: text, Seq: len(r.events) + 1})
-	r.activity = time.Now()
-	r.noted(lane, kind)
-	return &r.events[len(r.events)-1]
-}
-
-// fire records the run's one fault; the caller holds r.mu.
-func (r *run) fire(lane, key, text string) {
-	now := time.Now()
-	ev := r.addAt(now, lane, "fault", key, text)
-	ev.Fault = true
-	c := *ev
-	r.fired, r.firedAt = &c, now
-}
-
 // due reports whether the plan's fault fires here: its point, its victim,
 // the current process of the slot, and not yet fired.
 func (r *run) due(p Point, keys []string, s *slot, inst int) bool {
@@ -411,47 +375,6 @@ func attemptText(attempt, of int) string {
 		return ""
 	}
 	return fmt.Sprintf(", attempt %d of %d", attempt, of)
-}
-
-// keysIn finds the run's business keys in bytes.
-func (r *run) keysIn(b []byte) []string {
-	var out []string
-	for _, m := range r.keyRe.FindAllSubmatch(b, -1) {
-		n, err := strconv.Atoi(string(m[1]))
-		if err != nil || n < 1 || n > len(r.keys) {
-			continue
-		}
-		if k := r.keys[n-1]; !slices.Contains(out, k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// openOf is the slot instance's open delivery of a key.
-func (r *run) openOf(s *slot, inst int, key string) *delivery {
-	for i := len(r.delivs) - 1; i >= 0; i-- {
-		d := r.delivs[i]
-		if d.slot == s && d.inst == inst && d.key == key && d.end == "" {
-			return d
-		}
-	}
-	return nil
-}
-
-// onlyOpen is the key of the slot instance's one open delivery, for
-// traffic that names no business key (a lock keyed by the message id).
-func (r *run) onlyOpen(s *slot, inst int) []string {
-	var keys []string
-	for _, d := range r.delivs {
-		if d.slot == s && d.inst == inst && d.end == "" && !slices.Contains(keys, d.key) {
-			keys = append(keys, d.key)
-		}
-	}
-	if len(keys) == 1 {
-		return keys
-	}
-	return nil
 }
 
 // killAt records the fault and kills the slot; the caller holds r.mu.

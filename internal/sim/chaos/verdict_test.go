@@ -11,8 +11,9 @@ import (
 // judged builds a run that has settled, as the proxies would have left it,
 // for the judge alone.
 func judged(plan Plan, keys ...string) *run {
-	r := &run{trace: trace{plan: plan, keys: keys, start: time.Now().Add(-time.Second), repub: map[string]bool{}, id: "dc0a1b2c3d"},
-		o: &Options{Attempts: DefaultAttempts}, held: map[string]int{}, current: map[string]*lease{}, cut: map[*slot]time.Time{}}
+	r := &run{recorder: recorder{trace: trace{plan: plan, keys: keys, start: time.Now().Add(-time.Second), repub: map[string]bool{},
+		id: "dc0a1b2c3d"}, held: map[string]int{}, current: map[string]*lease{}}, o: &Options{Attempts: DefaultAttempts},
+		cut: map[*slot]time.Time{}}
 	return r
 }
 
