@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/idemtable/replica"
@@ -22,8 +23,8 @@ import (
 // ends whatever happened.
 
 // replicaState is where the run stands with the standby's replay; the
-// fields are under run.mu, the pause and resume themselves under
-// run.replicaMu.
+// fields are under run.mu, the pause and resume themselves under its own
+// mu.
 type replicaState struct {
 	tried    bool // the pause was asked for (once a run)
 	paused   bool
@@ -33,6 +34,9 @@ type replicaState struct {
 	// reads are the replica reads awaiting their CommandComplete: the
 	// event to complete with the answer, and the delivery's check.
 	reads map[*pgproxy.Statement]replicaRead
+	// mu serialises pausing and resuming the replay (round trips to the
+	// standby, without run.mu).
+	mu sync.Mutex
 }
 
 type replicaRead struct {
@@ -81,8 +85,8 @@ func checkStandby(ctx context.Context, d Deps) error {
 // write is forwarded, and waits until the pause is in effect: the write's
 // commit then reaches the standby and is not applied. Once a run.
 func (r *run) pauseReplica(key string) {
-	r.replicaMu.Lock()
-	defer r.replicaMu.Unlock()
+	r.rep.mu.Lock()
+	defer r.rep.mu.Unlock()
 	r.mu.Lock()
 	if r.rep.tried || r.fired != nil || r.stopping {
 		r.mu.Unlock()
@@ -113,8 +117,8 @@ func (r *run) pauseReplica(key string) {
 // says what ended the lag. An error fails the run: a standby left paused
 // must be said.
 func (r *run) resumeReplica(why string) error {
-	r.replicaMu.Lock()
-	defer r.replicaMu.Unlock()
+	r.rep.mu.Lock()
+	defer r.rep.mu.Unlock()
 	r.mu.Lock()
 	paused := r.rep.paused
 	r.mu.Unlock()

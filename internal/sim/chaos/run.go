@@ -42,8 +42,6 @@ type run struct {
 	o    *Options
 	d    Deps
 	spec Spec
-	exch string
-	rkey string
 
 	files []io.Closer // the worker copies' own output files
 
@@ -64,10 +62,8 @@ type run struct {
 	// fo is failover's real failover of a Sentinel setup (nil: played
 	// at the proxy, or another scenario).
 	fo *sentinelFailover
-	// rep is replica-lag's paused replay; replicaMu serialises pausing
-	// and resuming it (round trips to the standby, without r.mu).
-	rep       replicaState
-	replicaMu sync.Mutex
+	// rep is replica-lag's paused replay.
+	rep replicaState
 }
 
 type tagKey struct {
@@ -159,13 +155,13 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	if err := r.waitReady(); err != nil {
 		return nil, err
 	}
-	if r.exch, r.rkey, err = splitPublish(o.Publish); err != nil {
+	if r.pub.exch, r.pub.rkey, err = splitPublish(o.Publish); err != nil {
 		return nil, err
 	}
-	if r.rkey, err = expand(r.rkey, vars); err != nil {
+	if r.pub.rkey, err = expand(r.pub.rkey, vars); err != nil {
 		return nil, problem.Inputf("Publish", "%w", err)
 	}
-	if r.exch, err = expand(r.exch, vars); err != nil {
+	if r.pub.exch, err = expand(r.pub.exch, vars); err != nil {
 		return nil, problem.Inputf("Publish", "%w", err)
 	}
 	r.mu.Lock()
@@ -819,6 +815,9 @@ type publisher struct {
 	mu      sync.Mutex
 	ch      *amqp.Channel
 	returns chan amqp.Return
+	// exch and rkey are where the run's messages go (Options.Publish,
+	// expanded).
+	exch, rkey string
 }
 
 func (r *run) newPublisher() (*publisher, error) {
@@ -853,7 +852,7 @@ func (r *run) publish(key string, copyN int) error {
 	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
 	defer cancel()
 	sent := time.Now()
-	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, r.exch, r.rkey, true, false, msg)
+	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exch, p.rkey, true, false, msg)
 	if err != nil {
 		return problem.System(fmt.Errorf("publish %s: %w", key, err), "")
 	}
@@ -875,7 +874,7 @@ func (r *run) publish(key string, copyN int) error {
 	if copyN > 1 {
 		what = "publishes another copy of"
 	}
-	r.addAt(sent, "dupctl", "publish", key, fmt.Sprintf("dupctl %s %s to %s:%s", what, key, r.exch, r.rkey))
+	r.addAt(sent, "dupctl", "publish", key, fmt.Sprintf("dupctl %s %s to %s:%s", what, key, p.exch, p.rkey))
 	r.mu.Unlock()
 	return nil
 }
