@@ -61,7 +61,8 @@ func (rec *recorder) add(lane, kind, key, text string) *Event {
 // addAt records an event that happened at t (an observation that took a
 // round trip to confirm); the caller holds rec.mu.
 func (rec *recorder) addAt(t time.Time, lane, kind, key, text string) *Event {
-	rec.events = append(rec.events, Event{T: t.Sub(rec.start).Milliseconds(), Lane: lane, Kind: kind, Key: key, Text: text, Seq: len(rec.events) + 1})
+	rec.events = append(rec.events, Event{T: t.Sub(rec.start).Milliseconds(), Lane: lane, Kind: kind, Key: key, Text: text,
+		Seq: len(rec.events) + 1})
 	rec.activity = time.Now()
 	rec.noted(lane, kind)
 	return &rec.events[len(rec.events)-1]
