@@ -38,18 +38,10 @@ func (a *amqpObs) Before(c *amqpproxy.Conn, ev *amqpproxy.Event) bool {
 	for _, d := range ds {
 		d.faulted = true
 	}
-	switch r.plan.Fault {
-	case Kill:
-		r.killAt(s, lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
-		return false
-	case Close:
-		r.fire(lane, r.plan.Victim, "the worker sends basic.ack for "+r.plan.Victim+
-			"; dupctl withholds it and closes the connection as the broker would (connection.close 320)")
-		r.await(lane)
+	pass, _ := r.fault().fire(r, firing{p: BeforeAck, s: s, inst: inst, lane: lane, drop: func() {
 		c.CloseAsServer(320, "CONNECTION_FORCED - closed by dupctl (simulate redelivery)")
-		return false
-	}
-	return true
+	}})
+	return pass
 }
 
 func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
@@ -105,9 +97,8 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		if d.end != "" {
 			d.endSeq = d.seq
 		}
-		if r.due(AfterReceive, keys, s, inst) && r.plan.Fault == Kill {
-			d.faulted = true
-			r.killAt(s, lane, d.key, "dupctl SIGKILLs the worker right after it received "+d.key)
+		if r.due(AfterReceive, keys, s, inst) {
+			r.fault().fire(r, firing{p: AfterReceive, s: s, inst: inst, lane: lane, key: d.key, deliv: d})
 		}
 	case amqpproxy.KindAck, amqpproxy.KindNack, amqpproxy.KindReject:
 		ds := r.settled(c, ev, true)
@@ -117,13 +108,7 @@ func (a *amqpObs) After(c *amqpproxy.Conn, ev *amqpproxy.Event) {
 		}
 		r.secondHandled(ds)
 		if ev.Kind == amqpproxy.KindAck && r.due(AfterAck, deliveryKeys(ds), s, inst) {
-			switch r.plan.Fault {
-			case Kill:
-				r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its basic.ack for "+r.plan.Victim+" reached the broker")
-			case LagCache:
-				r.fire("dupctl", r.plan.Victim, lagFaultText(r.plan.Victim, r.cacheHeld(r.plan.Victim), r.events))
-				r.publishLater(r.plan.Victim, 2)
-			}
+			r.fault().fire(r, firing{p: AfterAck, s: s, inst: inst, lane: lane})
 		}
 	}
 }
@@ -404,29 +389,8 @@ func (r *run) acquired(now time.Time, s *slot, inst int, lock, token string, ttl
 	if l.deliv != nil {
 		l.deliv.faulted = true
 	}
-	switch r.plan.Fault {
-	case Kill:
-		r.killAt(s, lane, key, "dupctl SIGKILLs the worker right after it took the lock "+lock)
-	case Stop:
-		r.pause(s, lane, key, "right after it took the lock "+lock, l)
-	case Close, Failover:
-		if r.plan.Fault == Failover && r.fo != nil {
-			r.forceFailover(lane, key, l) // a real one starts now and takes far longer than the reply
-			return nil
-		}
-		return func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			switch {
-			case r.fired != nil || r.stopping:
-			case r.plan.Fault == Close:
-				r.cutRedis(s, lane, key, l)
-			default:
-				r.failover(lane, key, l)
-			}
-		}
-	}
-	return nil
+	_, then = r.fault().fire(r, firing{p: AfterLock, s: s, inst: inst, lane: lane, key: key, lock: lock, lease: l})
+	return then
 }
 
 // failover plays a Redis failover at the proxy right after the lease was
@@ -556,55 +520,40 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 		return true
 	}
 	r.markVictim(s, inst)
-	switch r.plan.Fault {
-	case Kill:
-		r.killAt(s, lane, r.plan.Victim, "the worker sends its first write for "+r.plan.Victim+"; dupctl withholds it and SIGKILLs the worker")
-		return false
-	case Stop:
-		r.pause(s, lane, r.plan.Victim, "as it sends its first write for "+r.plan.Victim, r.leaseOf(s, inst, r.plan.Victim))
-	}
-	return true
+	pass, _ := r.fault().fire(r, firing{p: BeforeWrite, s: s, inst: inst, lane: lane})
+	return pass
 }
 
 // commit sees a COMMIT on its way: at before-commit, when the transaction
-// holds a write of the victim, dupctl withholds it and drops the
-// connection, so the server rolls the transaction back and the worker
-// gets a connection error instead of its commit.
+// holds a write of the victim, the fault is due (closeFault withholds it
+// and drops the connection, so the server rolls the transaction back and
+// the worker gets a connection error instead of its commit).
 func (o *pgObs) commit(c *pgproxy.Conn) bool {
 	writes := c.PendingWrites()
-	o.r.mu.Lock()
-	defer o.r.mu.Unlock()
-	if !o.dropDue(c, BeforeCommit, writes, "the worker sends COMMIT for its writes of "+o.r.plan.Victim+
-		"; dupctl withholds it and drops its PostgreSQL connection: the server rolls the transaction back") {
+	r, s := o.r, o.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	if !r.due(BeforeCommit, r.writeKeys(writes), s, inst) {
 		return true
 	}
-	c.Pair.Close()
-	return false
+	pass, _ := r.fault().fire(r, firing{p: BeforeCommit, s: s, inst: inst, lane: s.lane(inst), drop: func() { c.Pair.Close() }})
+	return pass
 }
 
-// dropDue fires the plan's dropped connection at a PostgreSQL point when
-// the writes name the victim, and reports whether it did. The caller
-// holds r.mu.
-func (o *pgObs) dropDue(c *pgproxy.Conn, p Point, writes []*pgproxy.Statement, text string) bool {
-	r, s := o.r, o.s
-	inst := r.gates[c.Gate]
-	if r.plan.Fault != Close || !r.due(p, r.writeKeys(writes), s, inst) {
-		return false
-	}
-	r.markVictim(s, inst)
-	r.fire(s.lane(inst), r.plan.Victim, text)
-	r.await(s.lane(inst))
-	return true
-}
-
-// Committing withholds the commit reply and drops the connection when the
-// plan closes at after-write (redelivery): the write is durable, and the
-// worker never learns it.
+// Committing is the commit's reply on its way: at after-write the fault
+// is due with the reply withheld (closeFault drops the connection
+// instead: the write is durable, and the worker never learns it).
 func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
-	o.r.mu.Lock()
-	defer o.r.mu.Unlock()
-	return !o.dropDue(c, AfterWrite, writes, "the worker's first write for "+o.r.plan.Victim+
-		" commits; dupctl withholds the reply and drops its PostgreSQL connection")
+	r, s := o.r, o.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inst := r.gates[c.Gate]
+	if !r.due(AfterWrite, r.writeKeys(writes), s, inst) {
+		return true
+	}
+	pass, _ := r.fault().fire(r, firing{p: AfterWrite, s: s, inst: inst, lane: s.lane(inst), withheld: true})
+	return pass
 }
 
 // replicaStatement records the reads through the replica proxy; the
@@ -652,12 +601,7 @@ func (o *pgObs) Committed(c *pgproxy.Conn, writes []*pgproxy.Statement) {
 	}
 	if r.due(AfterWrite, keys, s, inst) {
 		r.markVictim(s, inst)
-		switch r.plan.Fault {
-		case Kill:
-			r.killAt(s, lane, r.plan.Victim, "dupctl SIGKILLs the worker right after its first write for "+r.plan.Victim+" committed")
-		case LagReplica:
-			r.replicaCommitted(lane)
-		}
+		r.fault().fire(r, firing{p: AfterWrite, s: s, inst: inst, lane: lane})
 	}
 }
 

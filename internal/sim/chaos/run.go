@@ -122,8 +122,9 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	if o.OnStart != nil {
 		o.OnStart(r.id)
 	}
-	// The wait for a Sentinel setup to be ready is not the run's time.
-	if err := r.prepareFailover(); err != nil {
+	// Arming is not the run's time (the wait for a Sentinel setup to be
+	// ready).
+	if err := r.fault().arm(r); err != nil {
 		return nil, err
 	}
 	r.start = time.Now()
@@ -174,10 +175,7 @@ func runOnce(ctx context.Context, d Deps, o *Options, spec Spec, seed uint64, at
 	if err != nil {
 		return nil, err
 	}
-	if err := r.resumeReplica("as the run ends"); err != nil {
-		return nil, err
-	}
-	if err := r.endFailover(); err != nil {
+	if err := r.fault().heal(r); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -722,7 +720,9 @@ func (r *run) cleanup() error {
 	}
 	r.mu.Unlock()
 	// A standby left paused would stay behind its primary for good, a
-	// replica left cut off would never sync again.
+	// replica left cut off would never sync again: whatever the run's
+	// end, its fault heals here too (a failed resume is the run's failure
+	// already, a failed restore is cleanup's).
 	_ = r.resumeReplica("as the run ends")
 	foErr := r.endFailover()
 	r.closeFailover()
