@@ -529,30 +529,28 @@ func (o *pgObs) Statement(c *pgproxy.Conn, st *pgproxy.Statement) bool {
 // and drops the connection, so the server rolls the transaction back and
 // the worker gets a connection error instead of its commit).
 func (o *pgObs) commit(c *pgproxy.Conn) bool {
-	writes := c.PendingWrites()
-	r, s := o.r, o.s
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	inst := r.gates[c.Gate]
-	if !r.due(BeforeCommit, r.writeKeys(writes), s, inst) {
-		return true
-	}
-	pass, _ := r.fault().fire(r, firing{p: BeforeCommit, s: s, inst: inst, lane: s.lane(inst), drop: func() { c.Pair.Close() }})
-	return pass
+	return o.fireAtCommit(c, BeforeCommit, c.PendingWrites(), firing{drop: func() { c.Pair.Close() }})
 }
 
 // Committing is the commit's reply on its way: at after-write the fault
 // is due with the reply withheld (closeFault drops the connection
 // instead: the write is durable, and the worker never learns it).
 func (o *pgObs) Committing(c *pgproxy.Conn, writes []*pgproxy.Statement) bool {
+	return o.fireAtCommit(c, AfterWrite, writes, firing{withheld: true})
+}
+
+// fireAtCommit fires the plan's fault at p when the transaction's writes
+// name the victim, and reports whether the traffic goes on.
+func (o *pgObs) fireAtCommit(c *pgproxy.Conn, p Point, writes []*pgproxy.Statement, at firing) bool {
 	r, s := o.r, o.s
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	inst := r.gates[c.Gate]
-	if !r.due(AfterWrite, r.writeKeys(writes), s, inst) {
+	if !r.due(p, r.writeKeys(writes), s, inst) {
 		return true
 	}
-	pass, _ := r.fault().fire(r, firing{p: AfterWrite, s: s, inst: inst, lane: s.lane(inst), withheld: true})
+	at.p, at.s, at.inst, at.lane = p, s, inst, s.lane(inst)
+	pass, _ := r.fault().fire(r, at)
 	return pass
 }
 
