@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 	"github.com/dupctl/dupctl/internal/idemtable"
 	"github.com/dupctl/dupctl/internal/inspect/store"
 	"github.com/dupctl/dupctl/internal/platform/connect"
-	"github.com/dupctl/dupctl/internal/platform/exitcode"
 	"github.com/dupctl/dupctl/internal/platform/report"
 )
 
@@ -65,36 +63,27 @@ func storeFromJob(f *cmdutil.Factory, cmd *cobra.Command, o *store.Options) erro
 	return nil
 }
 
-// validateStore parses --status and --checks into o and checks the
-// options' ranges and the flags given empty or together.
+// validateStore parses --status into o and has the capability check the
+// options (store.Options.Validate); flags given empty are the command
+// line's own.
 func validateStore(cmd *cobra.Command, o *store.Options, statuses, checks []string) error {
 	var err error
 	if o.Statuses, err = idemtable.ParseStatuses(statuses); err != nil {
-		return exitcode.UsageErrorf("%w", err)
-	}
-	for _, c := range checks {
-		if !slices.Contains(store.CheckGroups, c) {
-			return exitcode.UsageErrorf("--checks: unknown check %q: want %s", c, strings.Join(store.CheckGroups, ", "))
-		}
+		return err
 	}
 	o.Checks = checks
-	if o.StuckAfter <= 0 {
-		return exitcode.UsageErrorf("--stuck-after must be positive, got %s", o.StuckAfter)
-	}
-	if o.Samples < 1 || o.Samples > 1000 {
-		return exitcode.UsageErrorf("--samples must be 1..1000, got %d", o.Samples)
-	}
-	if o.ReplicaRows < 1 || o.ReplicaRows > 1_000_000 {
-		return exitcode.UsageErrorf("--replica-rows must be 1..1000000, got %d", o.ReplicaRows)
+	// A table beside a schema is checked after the empty flags, as the
+	// command line always did: Validate's other checks come first.
+	withSchema := *o
+	withSchema.Schema = ""
+	if err := withSchema.Validate(); err != nil {
+		return err
 	}
 	if err := cmdutil.NonEmpty(cmd, "table", "schema", "key-column", "status-column", "business-column", "time-column", "attempt-column",
 		"success-evidence", "history-table", "replica-url"); err != nil {
 		return err
 	}
-	if o.Table != "" && o.Schema != "" {
-		return exitcode.UsageErrorf("--schema limits discovery: qualify --table instead (--table %s.%s)", o.Schema, o.Table)
-	}
-	return nil
+	return o.Validate()
 }
 
 // addStoreFlags registers inspect store's flags; --status and --checks

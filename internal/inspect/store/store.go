@@ -226,6 +226,9 @@ func inspect(ctx context.Context, db DB, o Options) (*Result, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	o.Progress = progress.Or(o.Progress)
 	defer o.Progress.Done()
 	if err := o.Statuses.Validate(); err != nil {
