@@ -3,6 +3,9 @@ module dupctl.test/heldoutlibs
 go 1.26.0
 
 require (
+	github.com/alexedwards/scs/redisstore v0.0.0-20251002162104-209de6e426de
+	github.com/alexedwards/scs/v2 v2.9.0
+	github.com/gomodule/redigo v1.8.0
 	github.com/redis/rueidis v1.0.80
 	github.com/zeromicro/go-zero v1.10.3
 )

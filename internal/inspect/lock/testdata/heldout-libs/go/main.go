@@ -2,7 +2,8 @@
 // of Go lock libraries dupctl's catalogue has no entry for (truth.json):
 // rueidis' rueidislock (one random value on KeyMajority*2-1 keys,
 // renewed) and go-zero's RedisLock (16 random letters and digits). Held
-// until stdin closes. go-zero's client always uses database 0. Usage:
+// until stdin closes. scs's redisstore writes ordinary session data
+// beside them. go-zero's client always uses database 0. Usage:
 //
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run .
 //
@@ -16,6 +17,9 @@ import (
 	"net/url"
 	"os"
 
+	"github.com/alexedwards/scs/redisstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/gomodule/redigo/redis"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 	zredis "github.com/zeromicro/go-zero/core/stores/redis"
@@ -59,6 +63,22 @@ func run() error {
 		ok, err := l.AcquireCtx(ctx)
 		if err != nil || !ok {
 			return fmt.Errorf("go-zero: lock %d not acquired: %v", i, err)
+		}
+	}
+	// The second held-out set (truth.json "added": "locks"): scs sessions in
+	// its redisstore, scs:session:<43-char random token> = gob, 24 h.
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.DialURL(u.String()) }}
+	defer pool.Close()
+	sm := scs.New()
+	sm.Store = redisstore.New(pool)
+	for i := 1; i <= 6; i++ {
+		sctx, err := sm.Load(ctx, "")
+		if err != nil {
+			return fmt.Errorf("scs: %w", err)
+		}
+		sm.Put(sctx, "user_id", 700+i)
+		if _, _, err := sm.Commit(sctx); err != nil {
+			return fmt.Errorf("scs: %w", err)
 		}
 	}
 	fmt.Println("ready")

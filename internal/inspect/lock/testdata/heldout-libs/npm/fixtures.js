@@ -16,6 +16,20 @@ const { Lock: PromiseLock } = require('redis-promise-lock');
 const IoRedfour = require('ioredfour');
 const { Redlock: SesameRedlock } = require('@sesamecare-oss/redlock');
 const { Redisson } = require('node-redisson');
+const { Redlock: KitRedlock } = require('@redis-kit/lock');
+const path = require('path');
+const { pathToFileURL } = require('url');
+
+// @chat-adapter/state-redis is an ES module: import() it by its file, as
+// an ES module does not look in NODE_PATH (its own imports resolve from
+// its node_modules folder).
+function importModule(name, file) {
+  for (const dir of (process.env.NODE_PATH || '').split(path.delimiter).filter(Boolean)) {
+    const p = path.join(dir, name, file);
+    if (require('fs').existsSync(p)) return import(pathToFileURL(p).href);
+  }
+  return import(name);
+}
 
 const url = process.env.REDIS_URL;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -98,6 +112,36 @@ async function main() {
   // node-redisson (a port of Redisson's RLock): hash <name> {<uuid>:<thread>: 1}, watchdog-renewed.
   const redisson = new Redisson({ redis: { options: ioOptions } });
   for (let i = 1; i <= 6; i++) await redisson.getLock(`inventory:sku:${500 + i}`).lock();
+
+  // The second held-out set (truth.json "added": "locks").
+  // @chat-adapter/state-redis (dist/index.js acquireLock): SET chat-sdk:lock:<thread id>
+  // redis_<Date.now()>_<Math.random().toString(36)> NX PX ttl; its cache, queues and
+  // subscriptions beside the locks.
+  const { createRedisState } = await importModule('@chat-adapter/state-redis', 'dist/index.js');
+  const chat = createRedisState({ url, logger: { error() {}, warn() {}, info() {}, debug() {}, child() { return this; } } });
+  await chat.connect();
+  const thread = (i) => `slack:C0AB12CD3:1733580000.00000${i}`;
+  for (let i = 1; i <= 8; i++) {
+    if (!(await chat.acquireLock(thread(i), 300000))) throw new Error('chat-sdk: lock not acquired');
+  }
+  // Planted: one lease of 20 s among 300 s.
+  await keepTaking(io, 'chat-sdk:lock:' + thread(9), () => chat.acquireLock(thread(9), 20000));
+  for (let i = 1; i <= 6; i++) {
+    await chat.set(`user:U0${i}ABCDE`, { name: `user ${i}`, tz: 'Europe/Berlin' }, 3600000);
+    await chat.subscribe(thread(i));
+    await chat.enqueue(thread(i), { text: `message ${i}`, expiresAt: Date.now() + 120000 }, 50);
+  }
+
+  // @redis-kit/lock (dist/redlock.js acquire): its ACQUIRE script SETs every key
+  // of the lock to one 22-char base64 token (crypto.randomBytes) PX ttl.
+  const kit = new KitRedlock([v4], { maxRetryAttempts: 0 });
+  for (let i = 1; i <= 6; i++) {
+    if (!(await kit.acquire(`ledger:account:${7100 + i}`, 120000))) throw new Error('redis-kit: not acquired');
+  }
+  // Planted: the lock keyed by the payout job's random id.
+  for (let i = 0; i < 6; i++) {
+    if (!(await kit.acquire(`payout:${crypto.randomUUID()}`, 120000))) throw new Error('redis-kit: not acquired');
+  }
 
   process.stdout.write('ready\n');
   process.stdin.resume();

@@ -6,7 +6,8 @@ ordinary application data of other kinds written with redis-py
 (truth.json). Held until stdin closes. Usage (Debian's python3, which
 apt's python3-* packages install into):
 
-    apt-get install python3-redis python3-rq python3-dogpile.cache python3-beaker
+    apt-get install python3-redis python3-rq python3-dogpile.cache python3-beaker \
+        python3-tooz python3-limits python3-cachelib python3-apscheduler
     REDIS_URL=redis://127.0.0.1:6379/3 /usr/bin/python3 fixtures.py
 
 It prints one line "ready" when every lock is held."""
@@ -22,6 +23,13 @@ import time
 import uuid
 
 import redis
+from apscheduler.jobstores.redis import RedisJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from cachelib.redis import RedisCache
+from limits import parse
+from limits.storage import storage_from_string
+from limits.strategies import FixedWindowRateLimiter
+from tooz import coordination
 from beaker.ext.redisnm import RedisSynchronizer
 from dogpile.cache import make_region
 from rq import Queue
@@ -134,8 +142,61 @@ def data():
     p.execute()
 
 
+def second_set():
+    """The second held-out set (truth.json "added": "locks")."""
+    held = []
+    # tooz 3.1 drivers/redis.py RedisLock: redis-py's Lock on "%s_%s_lock" % (namespace, name),
+    # the coordinator's heartbeat re-acquiring it; members' beats and groups beside the locks.
+    kw = r.connection_pool.connection_kwargs
+    base = "redis://%s:%d?db=%d&timeout=30" % (kw["host"], kw["port"], kw.get("db", 0))
+    coord = coordination.get_coordinator(base + "&lock_timeout=120", b"image-node-1")
+    coord.start(start_heart=True)
+    coord.create_group(b"image-workers").get()
+    coord.join_group(b"image-workers").get()
+    for i in range(1, 7):
+        lk = coord.get_lock("image-sync-%d" % i)
+        if not lk.acquire(blocking=False):
+            raise SystemExit("tooz: lock not acquired")
+        held.append(lk)
+    # Planted: a lock taken by a coordinator configured with lock_timeout 0 (no TTL).
+    bare = coordination.get_coordinator(base + "&lock_timeout=0", b"image-node-2")
+    bare.start(start_heart=False)
+    lk = bare.get_lock("image-sync-7")
+    if not lk.acquire(blocking=False):
+        raise SystemExit("tooz: lock not acquired")
+    held += [coord, bare, lk]
+
+    # limits 2.8 fixed-window counters: LIMITER/<identifiers>/<amount>/<multiples>/<granularity>.
+    limiter = FixedWindowRateLimiter(storage_from_string(url))
+    per_minute = parse("20/minute")
+    for i in range(6):
+        for _ in range(rng.randint(1, 5)):
+            limiter.hit(per_minute, "api", "10.9.0.%d" % i)
+    # cachelib RedisCache: "!" + pickle under its prefix, 300 s.
+    cache = RedisCache(host=kw["host"], port=kw["port"], db=kw.get("db", 0), key_prefix="pages:", default_timeout=300)
+    for i in range(6):
+        cache.set("/docs/page-%d" % i, {"html": "<p>page %d</p>" % i, "etag": secrets.token_hex(8)})
+    # APScheduler's RedisJobStore: a hash of pickled jobs and a zset of run times.
+    sched = BackgroundScheduler(jobstores={"default": RedisJobStore(host=kw["host"], port=kw["port"], db=kw.get("db", 0))})
+    sched.start(paused=True)
+    for i in range(4):
+        sched.add_job("math:sqrt", "interval", args=[i], minutes=5 + i, id="report-%d" % i)
+    held.append(sched)
+
+    p = r.pipeline()
+    # A product cache: JSON written once with the same 300 s on every key.
+    for i in range(8):
+        p.set("product:cache:%d" % (800 + i), json.dumps({"sku": 800 + i, "price": 10 + i, "stock": rng.randint(0, 40)}), ex=300)
+    # OAuth access tokens per user, an hour.
+    for i in range(6):
+        p.set("oauth:access:user:%d" % (900 + i), secrets.token_urlsafe(32), ex=3600)
+    p.execute()
+    return held
+
+
 held = locks()
 data()
+held += second_set()
 sys.stdout.write("ready\n")
 sys.stdout.flush()
 sys.stdin.read()
