@@ -25,7 +25,7 @@ type heldoutTruth struct {
 	Families []struct {
 		ID      string `json:"id"`
 		Part    string `json:"part"`
-		Added   string `json:"added"`
+		Set     string `json:"set"`
 		Kind    string `json:"kind"`
 		Match   string `json:"match"`
 		Defects []struct {
@@ -268,10 +268,10 @@ func scoreHeldout(truth *heldoutTruth, res *lock.Result) map[string]heldoutScore
 		}
 		s.Lines = []string{line}
 		groups := []string{f.Part}
-		if f.Added != "" {
-			// A family added later is scored also on its own: its first
-			// score is the one taken before anything changed for it.
-			groups = append(groups, f.Part+"/"+f.Added)
+		if f.Set != "" {
+			// A subset (truth.json "set") is scored also on its own: a
+			// held-out set added later, a set moved to tuning.
+			groups = append(groups, f.Part+"/"+f.Set)
 		}
 		for _, g := range groups {
 			out[g] = out[g].plus(s)

@@ -68,13 +68,23 @@ func (c *Config) certainty(j *Judged, against []signal) Certainty {
 		j.DataShape = why
 		return NotLock
 	}
-	if lockWord && o.PTTL >= 0 && tokenShaped(o, against) {
+	if lockWord && o.PTTL >= 0 && (tokenShaped(o, against) || holderHash(o, j.Verdict)) {
 		return Likely
 	}
-	if j.Verdict.Candidate() {
+	if j.Verdict.Candidate() && j.Verdict.saysLock() {
 		return Possible
 	}
 	return NotLock
+}
+
+// holderHash reports a hash a lock could keep its holder in: one to four
+// fields (a holder and its count, a fencing index, an owner and its
+// expiry), not a record's many named fields. Under a lock word and a
+// TTL it is a lock whatever wrote it (Redisson's layout and its ports,
+// ioredfour's {index: n}).
+func holderHash(o *keyspace.Key, v Verdict) bool {
+	n := len(o.Fields) / 2
+	return o.Type == "hash" && o.Read && !o.MoreFields && n >= 1 && n <= 4 && !v.Set.has(sigHashFields) && !v.Set.has(sigBigHash)
 }
 
 // named decides the keys the user named as locks (--lock-pattern) and

@@ -139,6 +139,14 @@ func (v Verdict) Confidence() float64 { return 1 / (1 + math.Exp(-v.logit)) }
 // Candidate reports whether the key is more likely a lock than not.
 func (v Verdict) Candidate() bool { return v.Confidence() >= CandidateConfidence }
 
+// saysLock reports evidence for a lock in the key's name or value: a
+// lock word, a token, a maker's layout or format. A TTL alone says
+// nothing either way - caches, presence and rate limits expire too - so
+// a key with nothing else for it is no candidate, even at even odds.
+func (v Verdict) saysLock() bool {
+	return v.Set.has(sigNameLock) || v.Set.has(sigToken) || v.Set.has(sigMaker) || v.Set.has(sigMakerMeta) || v.Set.has(sigMakerToken)
+}
+
 // Against is the strongest evidence Against the key being a lock (for a
 // skipped key's reason), or "no lock signal".
 func (v Verdict) Against() string {
@@ -221,7 +229,9 @@ func (v *Verdict) weighHash(o *keyspace.Key, r *makers.Recognised, own Owner) {
 	case r.Confirmed:
 	case o.MoreFields:
 		v.add(sigBigHash)
-	case namedFields(o.Fields):
+	case len(o.Fields) > 2 && namedFields(o.Fields):
+		// A record has several named fields; one named field alone is
+		// as often a lock's holder or fencing index ({index: 7}).
 		v.add(sigHashFields)
 	case holderCounts(o.Fields) && (own.Class == OwnerUUID || own.Class == OwnerUUIDTime || own.Class == OwnerRandom):
 		// A reentrant lock's holders: a token per holder, each with its

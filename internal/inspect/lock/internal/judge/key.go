@@ -82,6 +82,10 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
 		// happen to be all decimal ones.
 		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
+	case o.Type == "hash" && len(r.Holders) == 1 && r.Owner == r.Holders[0].Value && keyshape.AllDigits(r.Owner):
+		// A number under a named field ({index: 1}) is what the field
+		// names - an index, a count - never a "1" sentinel.
+		j.Owner, owned = Owner{Class: OwnerCounter}, true
 	case o.Type == "string" && !r.Confirmed:
 		if against = stringAgainst(o, r, now); against == nil {
 			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true

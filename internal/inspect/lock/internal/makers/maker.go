@@ -188,8 +188,14 @@ func (c *Catalogue) Recognise(o *keyspace.Key) Recognised {
 	case "hash":
 		holders := hashHolders(o.Fields)
 		r := Recognised{Maker: Unknown, Role: RoleLock, Holders: holders}
-		if len(holders) > 0 {
-			r.Owner = holders[0].Owner
+		switch {
+		case len(holders) == 1 && plainFieldName(holders[0].Owner):
+			// {owner: <token>}, {index: 7}: the field names what the
+			// value is, and the value is the owner - the name is the same
+			// on every lock of the family, not a holder shared by them.
+			r.Owner = holders[0].Value
+		case len(holders) > 0:
+			r.Owner = holders[0].Owner // a holder per field (Redisson's <client id>:<thread>)
 		}
 		return r
 	}
@@ -202,6 +208,20 @@ func (c *Catalogue) Recognise(o *keyspace.Key) Recognised {
 	// The practice's SET key <token> NX PX ttl, if the owner turns out to
 	// be a good token.
 	return Recognised{Maker: SetNXPX, Role: RoleLock, Owner: o.Value}
+}
+
+// plainFieldName reports a lower-case field name (index, owner,
+// locked_by): a word of the code, not a holder's id or token.
+func plainFieldName(f string) bool {
+	if len(f) == 0 || len(f) > 24 || f[0] < 'a' || f[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(f); i++ {
+		if c := f[i]; !(c >= 'a' && c <= 'z' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func hashHolders(fields []string) []Holder {

@@ -167,7 +167,8 @@ def second_set():
     held += [coord, bare, lk]
 
     # limits 2.8 fixed-window counters: LIMITER/<identifiers>/<amount>/<multiples>/<granularity>.
-    limiter = FixedWindowRateLimiter(storage_from_string(url))
+    storage = storage_from_string(url)  # the limiter holds it only weakly
+    limiter = FixedWindowRateLimiter(storage)
     per_minute = parse("20/minute")
     for i in range(6):
         for _ in range(rng.randint(1, 5)):
@@ -181,7 +182,7 @@ def second_set():
     sched.start(paused=True)
     for i in range(4):
         sched.add_job("math:sqrt", "interval", args=[i], minutes=5 + i, id="report-%d" % i)
-    held.append(sched)
+    held += [sched, storage]
 
     p = r.pipeline()
     # A product cache: JSON written once with the same 300 s on every key.
