@@ -205,13 +205,21 @@ func (v *Verdict) weighName(key string, segs []keyshape.Segment) {
 	}
 }
 
+// idleResolution is how far OBJECT IDLETIME, whole seconds of a clock
+// that ticks apart from the key's write, can overstate the time since
+// it: a lease of 2 minutes read 0.3 s after it was taken can show idle 1.
+const idleResolution = 1000
+
 // weighTTL adds what the TTL it was granted (PTTL plus idle time) says.
+// The granted TTL is read as the least it can be: libraries grant round
+// TTLs (2 minutes, an hour), and the idle clock's second must not move a
+// key of one family across the edge its siblings sit on.
 func (v *Verdict) weighTTL(o *keyspace.Key) {
 	switch {
 	case o.PTTL == -1:
 		v.add(sigNoTTL)
 	case o.PTTL >= 0:
-		switch g := o.PTTL + max(o.Idle, 0)*1000; {
+		switch g := o.PTTL + max(o.Idle*1000-idleResolution, 0); {
 		case g <= 2*60_000:
 			v.add(sigLeaseTTL)
 		case g <= 3_600_000:

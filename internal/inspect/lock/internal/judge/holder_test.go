@@ -91,3 +91,23 @@ func TestTTLAloneMakesNoCandidate(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseReadAcrossTheIdleClocksSecond: a 2-minute lease read 0.3 s
+// after it was taken (PTTL 119700) shows OBJECT IDLETIME 1 as often as 0;
+// either way it is a lease, so one family's keys do not fall on both
+// sides of the edge (those read at idle 1 were no candidates, and the
+// family shrank to a possible one of the rest).
+func TestLeaseReadAcrossTheIdleClocksSecond(t *testing.T) {
+	for _, idle := range []int64{0, 1} {
+		var v Verdict
+		v.weighTTL(&keyspace.Key{PTTL: 119_700, Idle: idle})
+		if !v.Set.has(sigLeaseTTL) {
+			t.Errorf("PTTL 119700, idle %d s: %v, want a lease", idle, v.Set.Names())
+		}
+	}
+	var v Verdict
+	v.weighTTL(&keyspace.Key{PTTL: 119_700, Idle: 3})
+	if v.Set.has(sigLeaseTTL) {
+		t.Errorf("PTTL 119700, idle 3 s (granted over 2m): %v, want no lease", v.Set.Names())
+	}
+}
