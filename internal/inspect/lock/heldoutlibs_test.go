@@ -284,7 +284,8 @@ func scoreHeldout(truth *heldoutTruth, res *lock.Result) map[string]heldoutScore
 func (s heldoutScore) plus(o heldoutScore) heldoutScore {
 	s.Locks, s.LocksFound, s.LocksPossible = s.Locks+o.Locks, s.LocksFound+o.LocksFound, s.LocksPossible+o.LocksPossible
 	s.Defects, s.DefectsFound, s.DefectsWarn = s.Defects+o.Defects, s.DefectsFound+o.DefectsFound, s.DefectsWarn+o.DefectsWarn
-	s.Data, s.DataLocks, s.DataPossible, s.DataAlarms = s.Data+o.Data, s.DataLocks+o.DataLocks, s.DataPossible+o.DataPossible, s.DataAlarms+o.DataAlarms
+	s.Data, s.DataLocks = s.Data+o.Data, s.DataLocks+o.DataLocks
+	s.DataPossible, s.DataAlarms = s.DataPossible+o.DataPossible, s.DataAlarms+o.DataAlarms
 	s.LockAlarms += o.LockAlarms
 	s.Lines = append(s.Lines, o.Lines...)
 	return s
