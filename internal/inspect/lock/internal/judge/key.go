@@ -60,39 +60,13 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	o := &j.Observed
 	j.Recognised = c.Catalogue.Recognise(o)
 	r := &j.Recognised
-	j.Owner = Owner{Class: OwnerNone}
 	// A value that is plainly not a token (a number, a status word, a
 	// document, text) needs no owner classification unless the key turns
 	// out a candidate all the same: this keeps the costly part off most
 	// non-lock keys.
 	var against []signal
-	owned := false
-	switch {
-	case r.Role == makers.RoleDedup:
-		j.Owner, owned = Owner{Class: OwnerJobID}, true
-	case r.Role != makers.RoleLock || !o.Read:
-	case r.Maker == makers.Redsync || r.Maker == makers.Redislock:
-		// 16 random bytes, base64 (redsync genValue, redislock randomToken).
-		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 128}, true
-	case (r.Maker == makers.BullMQ || r.Maker == makers.Redisson) && makers.IsUUIDCounter(r.Owner, false):
-		// <random UUID>:<counter>: BullMQ's worker token, Redisson's
-		// client id and thread.
-		j.Owner, owned = Owner{Class: OwnerUUID, Bits: 122}, true
-	case r.Maker == makers.Sidekiq && len(r.Owner) == 24 && keyshape.IsHex(r.Owner):
-		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
-		// happen to be all decimal ones.
-		j.Owner, owned = Owner{Class: OwnerRandom, Bits: 96}, true
-	case o.Type == "hash" && len(r.Holders) == 1 && r.Owner == r.Holders[0].Value && keyshape.AllDigits(r.Owner):
-		// A number under a named field ({index: 1}) is what the field
-		// names - an index, a count - never a "1" sentinel.
-		j.Owner, owned = Owner{Class: OwnerCounter}, true
-	case o.Type == "string" && !r.Confirmed:
-		if against = stringAgainst(o, r, now); against == nil {
-			j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
-		}
-	default:
-		j.Owner, owned = classifyOwner(r.Owner, o.Key, now), true
-	}
+	var owned bool
+	j.Owner, against, owned = ownerOf(o, r, now)
 	// The safe flow's SET key <token> NX PX ttl: a good token with a TTL.
 	if r.Maker == makers.SetNXPX && (o.PTTL <= 0 || !owned || !j.Owner.Class.good()) {
 		r.Maker = makers.Unknown
@@ -102,6 +76,40 @@ func (c *Config) judgeKey(j *Judged, now time.Time) {
 	if !owned && r.Role == makers.RoleLock && o.Read && j.Certainty > NotLock {
 		j.Owner = classifyOwner(r.Owner, o.Key, now)
 	}
+}
+
+// ownerOf classifies the key's owner value where its maker or its value
+// says what it is; owned is false where that is left until the key turns
+// out a candidate (against: what the value says against a lock).
+func ownerOf(o *keyspace.Key, r *makers.Recognised, now time.Time) (own Owner, against []signal, owned bool) {
+	switch {
+	case r.Role == makers.RoleDedup:
+		return Owner{Class: OwnerJobID}, nil, true
+	case r.Role != makers.RoleLock || !o.Read:
+	case r.Maker == makers.Redsync || r.Maker == makers.Redislock:
+		// 16 random bytes, base64 (redsync genValue, redislock randomToken).
+		return Owner{Class: OwnerRandom, Bits: 128}, nil, true
+	case (r.Maker == makers.BullMQ || r.Maker == makers.Redisson) && makers.IsUUIDCounter(r.Owner, false):
+		// <random UUID>:<counter>: BullMQ's worker token, Redisson's
+		// client id and thread.
+		return Owner{Class: OwnerUUID, Bits: 122}, nil, true
+	case r.Maker == makers.Sidekiq && len(r.Owner) == 24 && keyshape.IsHex(r.Owner):
+		// A Sidekiq JID: SecureRandom.hex(12), even when its 24 hex digits
+		// happen to be all decimal ones.
+		return Owner{Class: OwnerRandom, Bits: 96}, nil, true
+	case o.Type == "hash" && len(r.Holders) == 1 && r.Owner == r.Holders[0].Value && keyshape.AllDigits(r.Owner):
+		// A number under a named field ({index: 1}) is what the field
+		// names - an index, a count - never a "1" sentinel.
+		return Owner{Class: OwnerCounter}, nil, true
+	case o.Type == "string" && !r.Confirmed:
+		if against = stringAgainst(o, r, now); against == nil {
+			return classifyOwner(r.Owner, o.Key, now), nil, true
+		}
+		return Owner{Class: OwnerNone}, against, false
+	default:
+		return classifyOwner(r.Owner, o.Key, now), nil, true
+	}
+	return Owner{Class: OwnerNone}, nil, false
 }
 
 // stringAgainst is what an unconfirmed string's value says against a
