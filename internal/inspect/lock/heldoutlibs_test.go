@@ -101,8 +101,11 @@ func TestHeldoutLibsScore(t *testing.T) {
 		for _, l := range s.Lines {
 			t.Logf("  %s", l)
 		}
+		// A data family may move from lock to possible (a better
+		// outcome): the data taken for locks is counted both ways.
 		if b, ok := baseline[part]; ok && (s.LocksFound < b.LocksFound || s.DefectsFound < b.DefectsFound ||
-			s.DataLocks > b.DataLocks || s.DataPossible > b.DataPossible || s.DataAlarms > b.DataAlarms || s.LockAlarms > b.LockAlarms) {
+			s.DataLocks > b.DataLocks || s.DataLocks+s.DataPossible > b.DataLocks+b.DataPossible || s.DataAlarms > b.DataAlarms ||
+			s.LockAlarms > b.LockAlarms) {
 			t.Errorf("%s: worse than baseline.json (locks found %d, defects found %d, data called lock %d, possible %d, "+
 				"warn/error on data %d, unexpected on locks %d)", part, b.LocksFound, b.DefectsFound, b.DataLocks, b.DataPossible,
 				b.DataAlarms, b.LockAlarms)
