@@ -103,7 +103,7 @@ func addTTLFlags(cmd *cobra.Command, o *TTLOptions, raw *ttlFlags) {
 		strings.Join(worker.ProfileNames(), ", "))
 	formats := append([]string{ttl.FormatAuto, ttl.FormatCSV, ttl.FormatLogs}, logs.FormatNames()[1:]...)
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
-	cmdutil.FieldFlags(cmd, map[string]string{"Jobs": "sim-jobs", "TTLs": "ttl"})
+	cmdutil.FieldFlags(cmd, map[string]string{"Jobs": "sim-jobs", "TTLs": "ttl", "Profiles": "sim-profile"})
 }
 
 const ttlLong = `Inspect ttl answers step 3 of debugging a job that ran twice: is the lock
@@ -160,9 +160,9 @@ const ttlExample = `  # durations exported as CSV (job_type,duration_ms), one TT
 // the rest.
 func (o *TTLOptions) resolve(raw *ttlFlags) error {
 	if raw.tz != "" {
-		loc, err := time.LoadLocation(raw.tz)
+		loc, err := ttl.ParseTZ(raw.tz)
 		if err != nil {
-			return exitcode.UsageErrorf("--tz %q: unknown time zone: want an IANA name such as Europe/Berlin, or UTC", raw.tz)
+			return err
 		}
 		o.TZ = loc
 	}
@@ -175,7 +175,7 @@ func (o *TTLOptions) resolve(raw *ttlFlags) error {
 	}
 	u, err := ttl.ParseUnit(raw.unit)
 	if err != nil {
-		return exitcode.UsageErrorf("--unit: %w", err)
+		return err
 	}
 	o.Table.Unit = u
 	if raw.file != "" {
@@ -193,17 +193,15 @@ func (o *TTLOptions) resolve(raw *ttlFlags) error {
 	if raw.spec != "" {
 		t, err := ttl.ParseTTLSpec(raw.spec)
 		if err != nil {
-			return exitcode.UsageErrorf("%w", err)
+			return err
 		}
 		o.Collect.TTLs.Override(t)
 	}
-	for _, name := range raw.simProfiles {
-		p, err := worker.ProfileByName(name)
-		if err != nil {
-			return exitcode.UsageErrorf("--sim-profile: %w", err)
-		}
-		o.Sim.Profiles = append(o.Sim.Profiles, p)
+	profiles, err := ttl.ParseProfiles(raw.simProfiles)
+	if err != nil {
+		return err
 	}
+	o.Sim.Profiles = append(o.Sim.Profiles, profiles...)
 	o.Sim.DupRate, o.Sim.CrashRate, o.Sim.AckTimeout, o.Sim.Seed = 0.01, 0.001, 30*time.Minute, 1
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/dupctl/dupctl/internal/platform/problem"
 	"github.com/dupctl/dupctl/internal/platform/text"
 	"io"
 	"math"
@@ -31,7 +32,7 @@ func ParseUnit(s string) (time.Duration, error) {
 	case "h", "hours":
 		return time.Hour, nil
 	}
-	return 0, fmt.Errorf("unknown unit %q: want ns, us, ms, s, m or h", s)
+	return 0, problem.Inputf("Unit", "unknown unit %q: want ns, us, ms, s, m or h", s)
 }
 
 // unitSuffix is the unit a column name spells (duration_ms, wait_s), or 0.
@@ -234,16 +235,16 @@ func ParseTTLSpec(spec string) (TTLs, error) {
 		}
 		name = strings.TrimSpace(name)
 		if name == "" {
-			return TTLs{}, fmt.Errorf("{TTLs} %q: %q names no job type", spec, part)
+			return TTLs{}, problem.Inputf("TTLs", "{TTLs} %q: %q names no job type", spec, part)
 		}
 		d, err := parseTTL(val)
 		if err != nil {
-			return TTLs{}, fmt.Errorf("{TTLs} %q: %w", spec, err)
+			return TTLs{}, problem.Inputf("TTLs", "{TTLs} %q: %w", spec, err)
 		}
 		t.set(name, d, SourceFlag)
 	}
 	if t.Empty() {
-		return TTLs{}, fmt.Errorf("{TTLs} %q: give a TTL such as 2m or payment=2m,settlement=10m", spec)
+		return TTLs{}, problem.Inputf("TTLs", "{TTLs} %q: give a TTL such as 2m or payment=2m,settlement=10m", spec)
 	}
 	return t, nil
 }
