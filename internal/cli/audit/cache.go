@@ -151,7 +151,13 @@ func (opts *CacheOptions) check() error {
 	if opts.pattern != "" {
 		o.Pattern = auditcache.Pattern{Raw: opts.pattern} // parsed once Validate has read it
 	}
-	if err := o.Validate(); err != nil {
+	// The pattern and table first, then --value and --status, then the
+	// numbers, as the command line always said them: Validate is asked
+	// about the numbers once the values parse.
+	first := *o
+	d := auditcache.Defaults()
+	first.Batch, first.Recheck, first.Samples, first.Lookup, first.ReplicaKeys = d.Batch, d.Recheck, d.Samples, d.Lookup, d.ReplicaKeys
+	if err := first.Validate(); err != nil {
 		return err
 	}
 	var err error
@@ -162,6 +168,9 @@ func (opts *CacheOptions) check() error {
 		return err
 	}
 	if o.Statuses, err = idemtable.ParseStatuses(opts.statuses); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
 		return err
 	}
 	// Purely the command line's: a file of keys, or none assumed.
