@@ -274,3 +274,71 @@ func TestLearnConsoleFieldsAfterMessage(t *testing.T) {
 		t.Errorf("%d lines with the lock's key, want 180", locks)
 	}
 }
+
+// TestLearnKeyedValues: a sentence that names the lock's key and the
+// idempotency key by position alone ("grabbed redis mutex mx:ord-1 Tk..",
+// no key= or noun before them) has them read, by the prefix their values
+// share on the lines of their steps - also a lock keyed by the job's id
+// (mx:job:<id>), which holds no business key - and only on those steps'
+// lines (the effect's line names the idempotency key's value too).
+func TestLearnKeyedValues(t *testing.T) {
+	jobLocked := func(n int) bool { return n%5 == 0 }
+	dir := t.TempDir()
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	for n := 0; n < 60; n++ {
+		for _, l := range fleetLines(n) {
+			at = at.Add(1500 * time.Millisecond)
+			var vs []string
+			for _, f := range l.fields[1:] {
+				if f[0] == "mutex" && jobLocked(n) {
+					f[1] = "mx:job:" + l.fields[0][1][4:] + "x" + fmt.Sprint(n*7)
+				}
+				vs = append(vs, f[1])
+			}
+			if l.step == "effect" {
+				vs = append(vs, "for inv:"+l.fields[0][1]) // the key named on another step's line
+			}
+			fmt.Fprintf(&b, "%s host-%d pay[%d]: %s: %s %s\n", at.Format(time.Stamp), n%3, 100+n%3, l.fields[0][1], l.msg,
+				strings.Join(vs, " "))
+		}
+	}
+	p := filepath.Join(dir, "syslog")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := File(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Learn(context.Background(), []Source{src}, LearnOptions{Year: 2026})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks, idems := 0, 0
+	_, err = Scan(context.Background(), []Source{src}, Options{Mapping: l.Mapping()}, func(e *Event) error {
+		lock, idem := e.Fields[LockKey], e.Fields[IdempotencyKey]
+		switch msg := e.Fields[Message]; {
+		case strings.Contains(msg, "redis mutex"):
+			if strings.HasPrefix(lock, "mx:") {
+				locks++
+			}
+		case strings.Contains(msg, "dedup key absent"), strings.Contains(msg, "ledger row written"):
+			if idem == "inv:"+e.BusinessKey() {
+				idems++
+			}
+		default:
+			if lock != "" || idem != "" {
+				t.Errorf("a %v line read with lock key %q, idempotency key %q: %q", e.Kind, lock, idem, msg)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if locks != 120 || idems != 120 { // acquisition and release, check and commit, of 60 jobs
+		t.Errorf("%d lock lines with the lock's key, %d check and commit lines with the idempotency key, want 120 each; learned %+v",
+			locks, idems, l.Fields)
+	}
+}

@@ -48,6 +48,7 @@ func (l *learner) infer(nsrc int) (*Learned, error) {
 	if key.Shape.Valid() {
 		hints.keyShape = key.Shape
 	}
+	l.keyedFields(&wording, keys, hints, out)
 	hints.msgShape = infer.LearnIDShape(l.msgIDs)
 	if hints.msgShape.Valid() {
 		out.MessageIDs = hints.msgShape.String()
@@ -208,6 +209,25 @@ func (l *learner) lockFields(w *infer.Wording, keys []string, lf *learnedFields,
 	}
 	if why != "" {
 		out.Fields = append(out.Fields, infer.Fact{Key: key + "," + token, Kind: "lock", Reason: why})
+	}
+}
+
+// keyedFields reads the lock's key and the idempotency key where the
+// sentences name them by position alone, by the prefix their values share
+// (infer.KeyedPrefixes); never for a field the user mapped.
+func (l *learner) keyedFields(w *infer.Wording, keys []string, hints *readHints, out *Learned) {
+	lock, idem := infer.KeyedPrefixes(l.recs, l.tmpls, keys, w)
+	for _, kp := range []keyedPrefix{{LockKey, lock}, {IdempotencyKey, idem}} {
+		if kp.prefix == "" {
+			continue
+		}
+		if _, mine := l.user.overrides[kp.field]; mine {
+			continue
+		}
+		hints.keyed = append(hints.keyed, kp)
+		out.Fields = append(out.Fields, infer.Fact{Key: kp.prefix, Kind: kp.field.String(), Reason: fmt.Sprintf(
+			"values that begin %q hold the business key on the lines of its step: read as the %s where no field names it",
+			kp.prefix, kp.field)})
 	}
 }
 

@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"strings"
 	"time"
 
 	"github.com/dupctl/dupctl/internal/logs/internal/infer"
@@ -22,6 +23,9 @@ type readHints struct {
 	// fills completes the times of a source that leave out their year or
 	// date, by source name.
 	fills map[string]*clockFill
+	// keyed are the prefixes that find the lock's key and the idempotency
+	// key where a sentence names them by position alone (infer.KeyedPrefixes).
+	keyed []keyedPrefix
 	// worker: the learning decided which fields name who wrote a line;
 	// false leaves that to the built-in reading (a console line's thread,
 	// the file), as when nothing is learned.
@@ -115,5 +119,54 @@ func (x *extractor) prefixFields() {
 			w = append(append(append([]byte(nil), p.Instance...), '/'), p.PID...)
 		}
 		x.fallback(Consumer, w, unitAuto)
+	}
+}
+
+// keyedPrefix: a field's values in sentences begin with prefix.
+type keyedPrefix struct {
+	field  Field
+	prefix string
+}
+
+// fillKeyed reads the lock's key and the idempotency key by their learned
+// prefixes, on the lines of the steps they were learned on (the line's kind
+// decided): a value with the prefix elsewhere in a sentence was not seen
+// to be either.
+func (h *readHints) fillKeyed(ev *Event) {
+	for _, kp := range h.keyed {
+		f := &ev.Fields
+		if f[kp.field] != "" || !kp.on(ev.Kind) {
+			continue
+		}
+		f[kp.field] = valueWithPrefix(f[Message], kp.prefix)
+	}
+}
+
+// on reports whether a line of kind k is one of the steps the field was
+// learned on, or their siblings (a busy lock, a release; a duplicate caught).
+func (kp keyedPrefix) on(k Kind) bool {
+	if kp.field == LockKey {
+		return k == KindLockAcquired || k == KindLockFailed || k == KindLockReleased || k == KindLockLost
+	}
+	return k == KindCheck || k == KindDuplicate || k == KindClaimed || k == KindCommitted
+}
+
+// valueWithPrefix is the first value in msg that begins with prefix at the
+// start of a word ("lock:" finds "lock:order:ord-1" in "locked
+// lock:order:ord-1 token ..."), "" when none does.
+func valueWithPrefix(msg, prefix string) string {
+	for off := 0; ; {
+		i := strings.Index(msg[off:], prefix)
+		if i < 0 {
+			return ""
+		}
+		i += off
+		if i == 0 || !isKeyByte(msg[i-1]) {
+			v, _ := valueAt([]byte(msg), i)
+			if len(v) > len(prefix) {
+				return msg[i : i+len(v)]
+			}
+		}
+		off = i + len(prefix)
 	}
 }

@@ -39,6 +39,9 @@ func (x *extractor) normalize(ev *Event) {
 		ev.Name = f[Message]
 	}
 	x.kindOf(ev, name, f[Message])
+	if x.m.learned != nil {
+		x.m.learned.fillKeyed(ev)
+	}
 	if ev.Kind == KindDuplicate && ev.Hit == Unknown {
 		ev.Hit = True
 	}

@@ -254,3 +254,47 @@ func TestMappedKeyStandsWhateverItsShape(t *testing.T) {
 		t.Fatalf("FindKey = %+v, want the mapped key to stand", k)
 	}
 }
+
+// TestKeyedPrefix: a value holds the business key after a prefix whose
+// first segment is a word; the key alone, an id before it or no
+// separator before the key is not such a value.
+func TestKeyedPrefix(t *testing.T) {
+	for _, c := range []struct{ v, k, want string }{
+		{"lock:order:ord-1", "ord-1", "lock:"},
+		{"charge:ord-1:1773478843916", "ord-1", "charge:"},
+		{"locks/ord-1", "ord-1", "locks/"},
+		{"ord-1", "ord-1", ""},
+		{"xord-1", "ord-1", ""},
+		{"42:ord-1", "ord-1", ""},
+		{"a:ord-1", "ord-1", ""},
+	} {
+		if got := keyedPrefix(c.v, c.k); got != c.want {
+			t.Errorf("keyedPrefix(%q, %q) = %q, want %q", c.v, c.k, got, c.want)
+		}
+	}
+}
+
+// TestKeyedPrefixes: the lock's key is the keyed value on the
+// acquisitions, the idempotency key the one on the checks and commits;
+// a prefix both carry names neither.
+func TestKeyedPrefixes(t *testing.T) {
+	run := func(lockVal, idemVal string) (string, string) {
+		var recs []Record
+		var keys []string
+		for n := 0; n < 10; n++ {
+			k := fmt.Sprintf("ord-%d", 100+n)
+			recs = append(recs,
+				Record{Message: "locked " + fmt.Sprintf(lockVal, k) + " token Zx81kQ", Hint: RoleLockAcquired},
+				Record{Message: "not paid yet (" + fmt.Sprintf(idemVal, k) + ", db)", Hint: RoleCheck},
+				Record{Message: "charged 12.50 EUR id ch_9Qw", Hint: RoleSideEffect})
+			keys = append(keys, k, k, k)
+		}
+		return KeyedPrefixes(recs, make([]*Template, len(recs)), keys, &Wording{})
+	}
+	if lock, idem := run("lock:order:%s", "charge:%s"); lock != "lock:" || idem != "charge:" {
+		t.Errorf("lock %q, idempotency %q; want \"lock:\", \"charge:\"", lock, idem)
+	}
+	if lock, idem := run("pay:lock:%s", "pay:idem:%s"); lock != "" || idem != "" {
+		t.Errorf("one prefix for both read as lock %q, idempotency %q", lock, idem)
+	}
+}
