@@ -212,6 +212,11 @@ func (l *learner) lockFields(w *infer.Wording, keys []string, lf *learnedFields,
 	}
 }
 
+// KeyedPrefixFact is the class of a learned fact that a field is read by
+// its values' prefix inside sentences (a layout's position, which no
+// mapping path names).
+const KeyedPrefixFact = "keyed prefix"
+
 // keyedFields reads the lock's key and the idempotency key where the
 // sentences name them by position alone, by the prefix their values share
 // (infer.KeyedPrefixes); never for a field the user mapped.
@@ -225,9 +230,8 @@ func (l *learner) keyedFields(w *infer.Wording, keys []string, hints *readHints,
 			continue
 		}
 		hints.keyed = append(hints.keyed, kp)
-		out.Fields = append(out.Fields, infer.Fact{Key: kp.prefix, Kind: kp.field.String(), Reason: fmt.Sprintf(
-			"values that begin %q hold the business key on the lines of its step: read as the %s where no field names it",
-			kp.prefix, kp.field)})
+		out.Fields = append(out.Fields, infer.Fact{Key: kp.field.String(), Kind: KeyedPrefixFact, Reason: fmt.Sprintf(
+			"%s by its prefix (%s) inside sentences: such values hold the business key on its step's lines", kp.field, kp.prefix)})
 	}
 }
 

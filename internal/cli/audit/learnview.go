@@ -38,6 +38,11 @@ func writeLearnedMapping(w io.Writer, l *logs.Learned, paths []string) error {
 	if l.Key.Field == "" && !l.Key.Mapped && l.Key.Shape != "" {
 		positional = append(positional, fmt.Sprintf("businessKey by its shape (%s) inside other values", l.Key.Shape))
 	}
+	for _, f := range l.Fields {
+		if f.Kind == logs.KeyedPrefixFact {
+			positional = append(positional, f.Reason)
+		}
+	}
 	for _, s := range l.Sources {
 		if s.Times != "" {
 			positional = append(positional, s.Source+"'s times: "+s.Times)
