@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -241,14 +242,14 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 		// an empty state says a run is resumed.
 		ro.Resume = &journal.State{}
 	}
-	if err := ro.Validate(); err != nil {
-		return nil, err
-	}
-	if err := o.check(); err != nil {
+	if err := o.check(ro); err != nil {
 		return nil, err
 	}
 	var err error
 	if ro.ParkSucceeded, err = replay.ParseSucceeded(o.Succeeded); err != nil {
+		return nil, err
+	}
+	if err := ro.Validate(); err != nil { // what is left: --retry-in-doubt
 		return nil, err
 	}
 	if err := o.checkSources(); err != nil {
@@ -278,11 +279,33 @@ func (o *ReplayOptions) options() (*replay.ReplayOptions, error) {
 
 // check validates what only the command line has: the failover wait and
 // the window in MiB (the capability's WindowBytes counts otherwise).
-func (o *ReplayOptions) check() error {
+//
+// ro's own checks (ReplayOptions.Validate) are asked in stages around
+// them, so that of several bad flags the one said is the one the command
+// always said first: the source and the numbers, --failover-wait, --rate,
+// --window-mib, --origin (options goes on with --succeeded, then
+// --retry-in-doubt).
+func (o *ReplayOptions) check(ro *replay.ReplayOptions) error {
+	stage := *ro
+	stage.Router.Via, stage.RetryInDoubt = classify.ViaQueue, false
+	if math.IsNaN(ro.Rate) || math.IsInf(ro.Rate, 1) {
+		stage.Rate = 0 // said after --failover-wait
+	}
+	if err := stage.Validate(); err != nil {
+		return err
+	}
 	if err := o.checkFailover(); err != nil {
 		return err
 	}
-	return o.WindowMB.check()
+	stage.Rate = ro.Rate
+	if err := stage.Validate(); err != nil {
+		return err
+	}
+	if err := o.WindowMB.check(); err != nil {
+		return err
+	}
+	stage.Router.Via = ro.Router.Via
+	return stage.Validate()
 }
 
 // checkSources refuses flags that need or exclude each other where the
