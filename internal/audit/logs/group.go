@@ -110,8 +110,15 @@ func (g *group) build(skew time.Duration) {
 		default:
 			r = cmp.Or(latest[e.Consumer()], r)
 		}
-		if r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived) {
+		switch {
+		case r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived):
 			r = &run{worker: e.Consumer(), job: e.JobID(), msg: e.MessageID(), attempt: e.Attempt, redelivered: e.Redelivered == logread.True}
+			g.runs = append(g.runs, r)
+		case retriedAgain(r, e):
+			// The retry's next attempt, logged with no attempt number
+			// ("retry #2 in 2.8s", then the check again): a run of its own,
+			// of the same message, as an attempt field would have made it.
+			r = &run{worker: r.worker, job: r.job, msg: r.msg, attempt: r.attempt + 1, redelivered: r.redelivered}
 			g.runs = append(g.runs, r)
 		}
 		open[k] = r
@@ -125,6 +132,20 @@ func (g *group) build(skew time.Duration) {
 			g.fx = append(g.fx, e)
 		}
 	}
+}
+
+// retriedAgain reports whether e, on a line with no attempt, runs the job
+// again after its run ended with a retry and no ack: the lock, the check
+// or the side effect anew.
+func retriedAgain(r *run, e *logread.Event) bool {
+	if !r.closed || r.ack != nil || r.end == nil || r.end.Kind != logread.KindRetry || e.HasAttempt {
+		return false
+	}
+	switch e.Kind {
+	case logread.KindLockAcquired, logread.KindCheck, logread.KindClaimed, logread.KindSideEffect:
+		return true
+	}
+	return false
 }
 
 // srcLine names a line.
