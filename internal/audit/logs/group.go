@@ -113,6 +113,17 @@ func (g *group) build(skew time.Duration) {
 		switch {
 		case r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived):
 			r = &run{worker: e.Consumer(), job: e.JobID(), msg: e.MessageID(), attempt: e.Attempt, redelivered: e.Redelivered == logread.True}
+			if prev := latest[e.Consumer()]; id == "" && prev != nil && prev.ack == nil && (e.Kind == logread.KindRetry || endedInRetry(prev)) {
+				// The next attempt of a job its worker retries in place,
+				// unacked ("retrying" attempt=2, no message id on its
+				// lines, or the first line after such a retry): the
+				// same message as the attempt it retries, and the ack that
+				// names the message is this attempt's.
+				r.job, r.msg, r.redelivered = prev.job, prev.msg, prev.redelivered
+				if pid := cmp.Or(prev.job, prev.msg); pid != "" {
+					latestID[e.Consumer()+"\x00"+pid] = r
+				}
+			}
 			g.runs = append(g.runs, r)
 		case retriedAgain(r, e):
 			// The retry's next attempt, logged with no attempt number
@@ -138,14 +149,19 @@ func (g *group) build(skew time.Duration) {
 // again after its run ended with a retry and no ack: the lock, the check
 // or the side effect anew.
 func retriedAgain(r *run, e *logread.Event) bool {
-	if !r.closed || r.ack != nil || r.end == nil || r.end.Kind != logread.KindRetry || e.HasAttempt {
-		return false
+	if !endedInRetry(r) || r.events[0] == r.end || e.HasAttempt {
+		return false // a run the retry line itself began is that next attempt
 	}
 	switch e.Kind {
 	case logread.KindLockAcquired, logread.KindCheck, logread.KindClaimed, logread.KindSideEffect:
 		return true
 	}
 	return false
+}
+
+// endedInRetry reports whether run r ended with a retry and no ack.
+func endedInRetry(r *run) bool {
+	return r != nil && r.closed && r.ack == nil && r.end != nil && r.end.Kind == logread.KindRetry
 }
 
 // srcLine names a line.
