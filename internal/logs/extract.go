@@ -46,6 +46,9 @@ type extractor struct {
 	// keep and pre are Options.Keep and the extractor of its first read.
 	keep func(*Event) bool
 	pre  *extractor
+	// prefilter and prepareLine are Options.Prefilter and PrepareLine.
+	prefilter   func(chunk int, line []byte) bool
+	prepareLine func(e *Event, line []byte)
 	// gelf strips the _ of GELF's additional fields (_order_id).
 	gelf bool
 	// tz is the zone of times written without one (nil: UTC).

@@ -64,6 +64,18 @@ type Options struct {
 	// callback: per-event work that needs no shared state (hashing a
 	// key into Event.Tag) belongs here.
 	Prepare func(*Event)
+	// PrepareLine, when set, runs like Prepare (before it) with the line
+	// the event was read from when the line was read as one JSON object
+	// (FormatJSON), else with nil: what its fields' strings borrow, for a
+	// caller that checks where in the line a value stands.
+	PrepareLine func(e *Event, line []byte)
+	// Prefilter, when set, is asked of every line of a chunk read as JSON
+	// lines (FormatJSON), before any parsing: a line it says false to is
+	// passed over (counted, never read, never an event). It runs in the
+	// parsing goroutines, in parallel: it may only read shared state. A
+	// selective pass whose caller knows which bytes every wanted line
+	// holds pays for the others a byte test instead of the JSON scan.
+	Prefilter func(chunk int, line []byte) bool
 	// MaxLine is the longest line read, in bytes (0: DefaultMaxLine): a
 	// longer one is an input error naming where it starts.
 	MaxLine int
@@ -258,6 +270,7 @@ func parseChunks(ctx context.Context, o *Options, work <-chan *chunk, results ch
 	if o.Keep != nil {
 		x.keep, x.pre = o.Keep, &extractor{m: o.Mapping, only: o.KeepFields | 1<<NumFields}
 	}
+	x.prefilter, x.prepareLine = o.Prefilter, o.PrepareLine
 	for c := range work {
 		b := parseChunk(x, c)
 		if o.Prepare != nil {
@@ -406,6 +419,9 @@ func parseChunk(x *extractor, c *chunk) *batch {
 			b.cont++
 			continue
 		}
+		if fast && x.prefilter != nil && !x.prefilter(c.index, l) {
+			continue
+		}
 		from := len(b.events)
 		if fast && x.keep != nil {
 			ev := add()
@@ -438,6 +454,13 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		for i := from; i < len(b.events); i++ {
 			ev := &b.events[i]
 			ev.Source, ev.Line, ev.Chunk = c.source, n, c.index
+			if x.prepareLine != nil {
+				if fast {
+					x.prepareLine(ev, l)
+				} else {
+					x.prepareLine(ev, nil)
+				}
+			}
 			if !fast && x.keep != nil && !x.keep(ev) {
 				continue
 			}

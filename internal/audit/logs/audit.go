@@ -46,6 +46,10 @@ type Options struct {
 	TZ     *time.Location
 	// MaxLine is the longest line read (0: logread.DefaultMaxLine).
 	MaxLine int
+	// NoPrefilter reads every chunk the second pass re-reads whole, line
+	// by line through the JSON scan (the prefilter's byte test off): the
+	// same result, for comparing the two.
+	NoPrefilter bool
 }
 
 // Result is an audit's outcome: the data behind JSON output and the text
@@ -209,9 +213,10 @@ func groupKey(e *logread.Event) (byte, string) {
 	return 0, ""
 }
 
-// hashKey is a key's identity in the first pass (never 0).
+// hashKey is a key's identity in the first pass (never 0; its bit
+// verbatimTag is clear, for the first pass's mark).
 func hashKey(seed maphash.Seed, kind byte, key string) uint64 {
-	return (maphash.String(seed, key) ^ uint64(kind)*0x9e3779b97f4a7c15) | 1
+	return (maphash.String(seed, key)^uint64(kind)*0x9e3779b97f4a7c15)&^verbatimTag | 1
 }
 
 // pass1Fields are what counting side effects per key and the metrics
@@ -239,6 +244,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 	scan := logread.Options{Mapping: o.Mapping, Strict: o.Strict, Workers: o.Workers, ChunkSize: o.ChunkSize, Progress: o.Progress,
 		Format: o.Format, TZ: o.TZ, MaxLine: o.MaxLine}
 	p1 := &firstPass{o: o, res: res, seed: seed, stats: make(map[uint64]keyStat, 1<<16), metrics: newMetricsAcc()}
+	if !o.NoPrefilter {
+		p1.pf = &prefilter{}
+	}
 	st, err := logread.Scan(ctx, sources, p1.options(scan), p1.event)
 	res.Input = st
 	if err != nil {
@@ -248,6 +256,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		return nil, err
 	}
 	p2 := newSecondPass(seed, o, res)
+	if p1.pf != nil && p1.pf.usable(st.Chunks) {
+		p2.pf = p1.pf
+	}
 	p1.choose(p2)
 	p1.stats = nil // the second pass needs only the chosen keys
 	if err := p2.run(ctx, sources, scan); err != nil {
@@ -268,6 +279,9 @@ type firstPass struct {
 	kinds     [logread.NumKinds]int64
 	mapped    [logread.NumFields]int64 // lines carrying each field the user mapped
 	unmatched unmatchedLines
+	// pf, when set, learns which chunks the second pass may pass over
+	// line by line (prefilter.go).
+	pf *prefilter
 }
 
 // options reads only what counting needs, and hashes each line's key on
@@ -283,10 +297,26 @@ func (p *firstPass) options(scan logread.Options) logread.Options {
 			e.Tag = hashKey(p.seed, kind, key)
 		}
 	}
+	if p.pf != nil {
+		first.Prepare = nil
+		first.PrepareLine = func(e *logread.Event, line []byte) {
+			kind, key := groupKey(e)
+			if kind == 0 {
+				return
+			}
+			e.Tag = hashKey(p.seed, kind, key)
+			if line != nil && (kind == kBusiness || kind == kIdem) && p.pf.verbatim(line, key) {
+				e.Tag |= verbatimTag
+			}
+		}
+	}
 	return first
 }
 
 func (p *firstPass) event(e *logread.Event) error {
+	if p.pf != nil {
+		p.pf.saw(e)
+	}
 	p.kinds[e.Kind]++
 	p.metrics.add(e)
 	p.unmatched.add(e)
@@ -299,7 +329,7 @@ func (p *firstPass) event(e *logread.Event) error {
 		return nil
 	}
 	kind, _ := groupKey(e)
-	h := e.Tag
+	h := e.Tag &^ verbatimTag
 	s, ok := p.stats[h]
 	c := uint32(e.Chunk)
 	if !ok {

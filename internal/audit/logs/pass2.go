@@ -33,6 +33,9 @@ type secondPass struct {
 	keyless map[string][]keylessLine
 	chunk   int
 	causes  map[string]int
+	// pf, when set, passes over the lines of re-read chunks that hold no
+	// chosen key (prefilter.go).
+	pf *prefilter
 }
 
 // lateLines is how many chunks after a key's last one lines with only its
@@ -78,6 +81,10 @@ func (p *secondPass) run(ctx context.Context, sources []logread.Source, scan log
 			return true
 		}
 		return kind != 0 && p.chosen[hashKey(p.seed, kind, key)]
+	}
+	if p.pf != nil {
+		chosen := func(kind byte, key string) bool { return p.chosen[hashKey(p.seed, kind, key)] }
+		scan.Prefilter = func(chunk int, line []byte) bool { return p.pf.candidate(chunk, line, chosen) }
 	}
 	_, err := logread.Scan(ctx, sources, scan, p.event)
 	return err
