@@ -170,6 +170,8 @@ type batch struct {
 	c       *chunk
 	cont    int64 // continuation lines
 	partial int64
+	// raw is each event's line, for Options.PrepareLine on JSON lines.
+	raw [][]byte
 }
 
 // Scan reads every source in order and calls fn for each line that is a
@@ -388,6 +390,7 @@ func parseChunk(x *extractor, c *chunk) *batch {
 	b.events = b.events[:0]
 	b.bad = b.bad[:0]
 	b.cont, b.partial = 0, 0
+	b.raw = b.raw[:0]
 	dec := decoder{spec: c.spec, source: c.source, qualify: c.qualify}
 	if x.m.learned != nil {
 		x.file = []byte(filepath.Base(c.source)) // "@file", for a learned mapping that names the worker by its file
@@ -453,20 +456,34 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		kept := b.events[:from]
 		for i := from; i < len(b.events); i++ {
 			ev := &b.events[i]
-			ev.Source, ev.Line, ev.Chunk = c.source, n, c.index
-			if x.prepareLine != nil {
-				if fast {
-					x.prepareLine(ev, l)
-				} else {
-					x.prepareLine(ev, nil)
-				}
-			}
+			// Tag is zeroed: the batch's events are reused, and Prepare sets
+			// a Tag only on the events it tags (a keyless line kept the
+			// last chunk's tag, and was counted as another key's).
+			ev.Source, ev.Line, ev.Chunk, ev.Tag = c.source, n, c.index, 0
 			if !fast && x.keep != nil && !x.keep(ev) {
 				continue
 			}
 			kept = append(kept, *ev)
 		}
 		b.events = kept
+		if fast && x.prepareLine != nil {
+			for range len(b.events) - len(b.raw) {
+				b.raw = append(b.raw, l)
+			}
+		}
+	}
+	// Last, once the chunk is read: a line may still complete the event
+	// above it (a two-line record, a continuation).
+	if x.prepareLine != nil {
+		for i := range b.events {
+			var l []byte
+			if fast {
+				l = b.raw[i]
+			}
+			x.prepareLine(&b.events[i], l)
+		}
+		clear(b.raw)
+		b.raw = b.raw[:0]
 	}
 	return b
 }
