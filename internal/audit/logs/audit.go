@@ -76,6 +76,10 @@ type Result struct {
 	// Follow is what a follow (Follow) kept and let go; nil for a batch
 	// audit.
 	Follow *FollowStats `json:"follow,omitempty"`
+	// prefiltered counts the lines the second pass passed over with the
+	// prefilter's byte test (never in the report: the same report either
+	// way).
+	prefiltered int64
 }
 
 // Duplicate is one business key whose side effect ran more than once.
@@ -265,6 +269,9 @@ func Run(ctx context.Context, sources []logread.Source, o Options) (*Result, err
 		return nil, err
 	}
 	p2.finish()
+	if p2.pf != nil {
+		res.prefiltered = p2.pf.passed.Load()
+	}
 	return res, nil
 }
 

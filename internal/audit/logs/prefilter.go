@@ -41,6 +41,8 @@ type prefilter struct {
 	// the first pass's callback, in order; read by the second pass's
 	// parsing goroutines, which start after it).
 	whole []bool
+	// passed counts the lines the second pass passed over.
+	passed atomic.Int64
 }
 
 const maxNames = 4
@@ -167,5 +169,6 @@ func (pf *prefilter) candidate(chunk int, line []byte, chosen func(kind byte, ke
 			rest = rest[end:]
 		}
 	}
+	pf.passed.Add(1)
 	return false
 }
