@@ -26,7 +26,7 @@ func TestPrefilterSameReport(t *testing.T) {
 	type input struct {
 		name  string
 		files []string
-		json bool // a JSON dialect whose keys are members' values
+		json  bool // a JSON dialect whose keys are members' values
 	}
 	var inputs []input
 	for _, d := range append(loggen.Dialects(), loggen.Formats()...) {
@@ -135,7 +135,6 @@ func firstDiff(a, b []byte) string {
 	}
 	return fmt.Sprintf("%d lines against %d", len(la), len(lb))
 }
-
 
 // escapeSome rewrites the first third of a camel-dialect log: every 5th
 // line spells its order ids with a JSON escape, every 9th keeps only its
