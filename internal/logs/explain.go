@@ -1,11 +1,13 @@
 package logs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	textutil "github.com/dupctl/dupctl/internal/platform/text"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dupctl/dupctl/internal/platform/findings"
 )
@@ -24,6 +26,21 @@ type Explanation struct {
 	// their distinct templates (the list keeps the commonest).
 	OtherLines     int64 `json:"unmatched_lines"`
 	OtherTemplates int   `json:"unmatched_templates"`
+	// Prefilter is what an audit's second pass may pass over with a byte
+	// test instead of reading it.
+	Prefilter PrefilterUse `json:"prefilter"`
+}
+
+// PrefilterUse counts the lines whose business (else idempotency) key
+// stands verbatim as a member's string value (MemberValue) - an audit's
+// second pass passes over, with a byte test, the lines of a chunk made
+// only of such lines that hold no duplicated key - and the others, which
+// have their chunk read whole.
+type PrefilterUse struct {
+	Verbatim int64 `json:"verbatim_key_lines"`
+	Other    int64 `json:"other_lines"`
+	// Members are the member names the keys stood under, most lines first.
+	Members []string `json:"members"`
 }
 
 // FieldUse is one field and the path it was read from.
@@ -65,7 +82,9 @@ func Explain(ctx context.Context, sources []Source, o Options, top int) (*Explan
 		o.Mapping = Default()
 	}
 	o.RecordPaths = true
-	x := &explainer{mapping: o.Mapping, fields: map[explainField]int64{}, kinds: map[explainKind]*KindUse{}, other: map[string]*Unmatched{}}
+	x := &explainer{mapping: o.Mapping, fields: map[explainField]int64{}, kinds: map[explainKind]*KindUse{}, other: map[string]*Unmatched{},
+		members: map[string]int64{}}
+	o.PrepareLine = x.prepareLine
 	st, err := Scan(ctx, sources, o, x.event)
 	x.res.Input = st
 	if err != nil {
@@ -95,9 +114,38 @@ type explainer struct {
 	fields  map[explainField]int64
 	kinds   map[explainKind]*KindUse
 	other   map[string]*Unmatched
+	// members counts the member names keys stood under verbatim (written
+	// by the parsing goroutines).
+	mu      sync.Mutex
+	members map[string]int64
+}
+
+// prepareLine tags (Tag 1) an event whose key stands verbatim in its line.
+func (x *explainer) prepareLine(e *Event, line []byte) {
+	key := e.Fields[BusinessKey]
+	if key == "" {
+		key = e.Fields[IdempotencyKey]
+	}
+	name, ok := MemberValue(line, key)
+	if !ok {
+		return
+	}
+	e.Tag = 1
+	name = name[1:]
+	if q := bytes.IndexByte(name, '"'); q >= 0 {
+		name = name[:q]
+	}
+	x.mu.Lock()
+	x.members[string(name)]++
+	x.mu.Unlock()
 }
 
 func (x *explainer) event(e *Event) error {
+	if e.Tag == 1 {
+		x.res.Prefilter.Verbatim++
+	} else {
+		x.res.Prefilter.Other++
+	}
 	if e.Paths != nil {
 		for f, p := range e.Paths {
 			if p != "" {
@@ -185,6 +233,13 @@ func (x *explainer) result(top int) *Explanation {
 	if len(r.Other) > top {
 		r.Other = r.Other[:top]
 	}
+	r.Prefilter.Members = []string{}
+	for name := range x.members {
+		r.Prefilter.Members = append(r.Prefilter.Members, name)
+	}
+	slices.SortFunc(r.Prefilter.Members, func(a, b string) int {
+		return cmp.Or(cmp.Compare(x.members[b], x.members[a]), cmp.Compare(a, b))
+	})
 	return r
 }
 

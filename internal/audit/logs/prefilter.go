@@ -2,7 +2,6 @@ package logs
 
 import (
 	"bytes"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -54,39 +53,8 @@ const verbatimTag = 2
 // verbatim reports whether key - a string the event borrows from line -
 // is a member's whole string value, raw, and learns its member name.
 func (pf *prefilter) verbatim(line []byte, key string) bool {
-	if key == "" || len(line) == 0 || strings.IndexByte(key, '"') >= 0 || strings.IndexByte(key, '\\') >= 0 {
-		return false
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(line)))
-	at := uintptr(unsafe.Pointer(unsafe.StringData(key)))
-	if at <= base || at+uintptr(len(key)) >= base+uintptr(len(line)) {
-		return false // decoded or made up: not the line's own bytes
-	}
-	off := int(at - base)
-	end := off + len(key)
-	if line[off-1] != '"' || line[end] != '"' {
-		return false // a part of a value (a key inside a lock key or a message)
-	}
-	i := skipBlanksBack(line, off-2)
-	if i < 0 || line[i] != ':' {
-		return false // not a member's value (an array element)
-	}
-	i = skipBlanksBack(line, i-1)
-	if i < 0 || line[i] != '"' {
-		return false
-	}
-	j := bytes.LastIndexByte(line[:i], '"')
-	if j < 0 {
-		return false
-	}
-	return pf.known(line[j:off])
-}
-
-func skipBlanksBack(b []byte, i int) int {
-	for i >= 0 && (b[i] == ' ' || b[i] == '\t') {
-		i--
-	}
-	return i
+	name, ok := logread.MemberValue(line, key)
+	return ok && pf.known(name)
 }
 
 // known reports whether name is (or has now become) one of the names.

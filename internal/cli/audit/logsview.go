@@ -169,6 +169,7 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 	if err := t.Render(w); err != nil {
 		return err
 	}
+	writePrefilter(w, th, x.Prefilter)
 	if x.OtherLines == 0 {
 		if in.Malformed > 0 || in.Events == 0 {
 			fmt.Fprintf(w, "\nEvery line read matched an event name or a phrase; %s %s could not be read as %s and %s not in these tables.\n",
@@ -187,6 +188,29 @@ func writeExplain(w io.Writer, th *report.Theme, x *logs.Explanation) error {
 		t.Row(count(u.Lines), u.Template, u.Example+" "+strconv.Quote(u.Text))
 	}
 	return t.Render(w)
+}
+
+// writePrefilter says whether an audit's second pass may pass over lines
+// with a byte test, and which lines keep their chunk read whole.
+func writePrefilter(w io.Writer, th *report.Theme, p logs.PrefilterUse) {
+	fmt.Fprintf(w, "\n%s\n", th.Strong("Second pass (the lines of the duplicated keys, read again)"))
+	if p.Verbatim == 0 {
+		fmt.Fprintf(w, "  No line holds its business or idempotency key verbatim as a JSON member's string value, so no line is "+
+			"passed over by a byte test: every chunk the second pass reads again is read whole, line by line.\n")
+		return
+	}
+	names := make([]string, len(p.Members))
+	for i, m := range p.Members {
+		names[i] = strconv.Quote(m)
+	}
+	fmt.Fprintf(w, "  %s of %s lines hold their key verbatim as the string value of %s: in a chunk made only of such lines, "+
+		"a line whose value there is no duplicated key is passed over by a byte test, never parsed.\n",
+		count(p.Verbatim), count(p.Verbatim+p.Other), strings.Join(names, ", "))
+	if p.Other > 0 {
+		fmt.Fprintf(w, "  The other %s %s (no key, only a job or message id, a key inside another value or spelt with escapes, "+
+			"a text layout) have their chunks read whole.\n", count(p.Other), english.Plural(p.Other, "line", "lines"))
+	}
+	fmt.Fprintf(w, "  Never under --follow, which reads each line once.\n")
 }
 
 // writeLearned says what a sample of the input taught the reader, and from
