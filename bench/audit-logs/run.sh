@@ -14,6 +14,9 @@
 #                                                # quarter of it for dupctl's RSS; dupctl also with -o json
 #   SIZES=dup10 bash bench/audit-logs/run.sh     # 1 GB in which a tenth of the jobs ran twice (issue 29):
 #                                                # the jq pipeline against dupctl -o json and as a table
+#   SIZES=grep bash bench/audit-logs/run.sh      # issue 41: 1.2 GB message-only, ~2,880 duplicated keys: the grep
+#                                                # pipeline and jq against dupctl -o json (DUPCTL_BASE=path: and
+#                                                # another build of dupctl, e.g. one before the prefilter)
 #   SIZES=fmt bash bench/audit-logs/run.sh       # logfmt (logrus) and Spring Boot console text, ~0.5 GB
 #                                                # each: the naive Go reader of that format against dupctl
 #                                                # (FMT_JOBS=30000 FMT_DIALECTS=spring-boot-3 for a smaller, single run)
@@ -100,6 +103,35 @@ if [[ " $SIZES " == *" msg "* ]]; then
 	row "dupctl audit logs, a quarter of the log ($(stat -c %s "$TMP/msg4.log") bytes)" "$qw" "$qr" "$qc"
 	awk -v j="$jw" -v n="$nw" -v d="$dw" -v o="$ow" -v jc="$jc" -v nc="$nc" -v dc="$dc" 'BEGIN { printf "\ndupctl is %.1fx faster than jq (%.1fx with -o json) and %.1fx faster than the naive Go program (wall); in CPU time %.1fx and %.1fx.\n", j / d, j / o, n / d, jc / dc, nc / dc }'
 	rm -f "$TMP/msg.log" "$TMP/msg4.log"
+fi
+
+if [[ " $SIZES " == *" grep "* ]]; then
+	# Issue 41: the message-only dialect at 1.2 GB, one incident every 108
+	# jobs (3,241 incidents; grep finds the 2,881 whose key is stable).
+	"$TMP/gen" -dialect camel-msg -jobs 350000 -incident-every 108 -o "$TMP/grep.log" 2>"$TMP/geng.err"
+	size=$(stat -c %s "$TMP/grep.log")
+	lines=$(wc -l <"$TMP/grep.log")
+	echo "1.2 GB message-only log: $size bytes, $lines lines; $(cat "$TMP/geng.err")" >&2
+	load0=$(cut -d' ' -f1 /proc/loadavg)
+	read -r gw gr gc < <(measure grepg sh -c "grep -F '\"msg\":\"side_effect' '$TMP/grep.log' | grep -o '\"idempotencyKey\":\"[^\"]*\"' | sort | uniq -d")
+	read -r jw jr jc < <(measure jqg sh -c "jq -c 'select(.msg|startswith(\"side_effect\")) | .idempotencyKey' '$TMP/grep.log' | sort | uniq -d")
+	read -r ow or oc < <(measure dupctlg "$TMP/dupctl" audit logs "$TMP/grep.log" --fail-on none -o json)
+	echo "grep found $(wc -l <"$TMP/grepg.out") duplicated keys, jq $(wc -l <"$TMP/jqg.out"); dupctl JSON $(stat -c %s "$TMP/dupctlg.out") bytes" >&2
+	echo
+	echo "1.2 GB message-only log: $size bytes, $lines lines, 350,000 jobs, 3,241 injected duplicates; 1-minute load average $load0 before, $(cut -d' ' -f1 /proc/loadavg) after"
+	echo
+	echo "| tool | wall | CPU (user+sys) | peak RSS |"
+	echo "|---|---|---|---|"
+	row 'grep -F + grep -o + sort + uniq -d' "$gw" "$gr" "$gc"
+	row 'jq + sort + uniq -d' "$jw" "$jr" "$jc"
+	row "dupctl audit logs -o json" "$ow" "$or" "$oc"
+	if [ -n "${DUPCTL_BASE:-}" ]; then
+		read -r bw br bc < <(measure dupctlgb "$DUPCTL_BASE" audit logs "$TMP/grep.log" --fail-on none -o json)
+		row "$DUPCTL_BASE audit logs -o json" "$bw" "$br" "$bc"
+		cmp -s "$TMP/dupctlg.out" "$TMP/dupctlgb.out" && echo "the two builds' reports are identical" >&2
+	fi
+	awk -v g="$gw" -v j="$jw" -v o="$ow" 'BEGIN { printf "\ndupctl -o json is %.2fx the grep pipeline'"'"'s speed and %.1fx jq'"'"'s (wall).\n", g / o, j / o }'
+	rm -f "$TMP/grep.log"
 fi
 
 if [[ " $SIZES " == *" 8g "* ]]; then

@@ -220,7 +220,13 @@ func groupKey(e *logread.Event) (byte, string) {
 // hashKey is a key's identity in the first pass (never 0; its bit
 // verbatimTag is clear, for the first pass's mark).
 func hashKey(seed maphash.Seed, kind byte, key string) uint64 {
-	return (maphash.String(seed, key)^uint64(kind)*0x9e3779b97f4a7c15)&^verbatimTag | 1
+	return kindHash(maphash.String(seed, key), kind)
+}
+
+// kindHash is hashKey from the key's maphash: one hash of a key serves
+// every kind.
+func kindHash(h uint64, kind byte) uint64 {
+	return (h^uint64(kind)*0x9e3779b97f4a7c15)&^verbatimTag | 1
 }
 
 // pass1Fields are what counting side effects per key and the metrics

@@ -83,7 +83,10 @@ func (p *secondPass) run(ctx context.Context, sources []logread.Source, scan log
 		return kind != 0 && p.chosen[hashKey(p.seed, kind, key)]
 	}
 	if p.pf != nil {
-		chosen := func(kind byte, key string) bool { return p.chosen[hashKey(p.seed, kind, key)] }
+		chosen := func(key string) bool {
+			h := maphash.String(p.seed, key)
+			return p.chosen[kindHash(h, kBusiness)] || p.chosen[kindHash(h, kIdem)]
+		}
 		scan.Prefilter = func(chunk int, line []byte) bool { return p.pf.candidate(chunk, line, chosen) }
 	}
 	_, err := logread.Scan(ctx, sources, scan, p.event)
