@@ -398,13 +398,6 @@ func parseChunk(x *extractor, c *chunk) *batch {
 	fast := c.spec.format == FormatJSON // one object a line: the pre-read of Keep applies
 	data := c.data
 	line := c.firstLine
-	add := func() *Event {
-		if len(b.events) == cap(b.events) {
-			b.events = append(b.events, Event{})[:len(b.events)]
-		}
-		b.events = b.events[:len(b.events)+1]
-		return &b.events[len(b.events)-1]
-	}
 	for len(data) > 0 {
 		var l []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -425,67 +418,89 @@ func parseChunk(x *extractor, c *chunk) *batch {
 		if fast && x.prefilter != nil && !x.prefilter(c.index, l) {
 			continue
 		}
-		from := len(b.events)
-		if fast && x.keep != nil {
-			ev := add()
-			err := x.pre.line(l, ev)
-			b.events = b.events[:from]
-			if err == nil && !x.keep(ev) {
-				continue // a malformed line goes on to be reported
-			}
-		}
-		var err error
-		if fast {
-			err = x.line(l, add())
-		} else {
-			err = dec.read(x, l, add)
-		}
-		if errors.Is(err, errPartial) {
-			b.partial++
-			continue
-		}
-		if errors.Is(err, errContinuation) {
-			b.cont++
-			continue
-		}
-		if err != nil {
-			b.events = b.events[:from]
-			b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})
-			continue
-		}
-		kept := b.events[:from]
-		for i := from; i < len(b.events); i++ {
-			ev := &b.events[i]
-			// Tag is zeroed: the batch's events are reused, and Prepare sets
-			// a Tag only on the events it tags (a keyless line kept the
-			// last chunk's tag, and was counted as another key's).
-			ev.Source, ev.Line, ev.Chunk, ev.Tag = c.source, n, c.index, 0
-			if !fast && x.keep != nil && !x.keep(ev) {
-				continue
-			}
-			kept = append(kept, *ev)
-		}
-		b.events = kept
-		if fast && x.prepareLine != nil {
-			for range len(b.events) - len(b.raw) {
-				b.raw = append(b.raw, l)
-			}
-		}
+		b.line(x, &dec, l, n, fast)
 	}
-	// Last, once the chunk is read: a line may still complete the event
-	// above it (a two-line record, a continuation).
-	if x.prepareLine != nil {
-		for i := range b.events {
-			var l []byte
-			if fast {
-				l = b.raw[i]
-			}
-			x.prepareLine(&b.events[i], l)
-		}
-		clear(b.raw)
-		b.raw = b.raw[:0]
-	}
+	b.prepareLines(x, fast)
 	return b
+}
+
+// add makes room for one more event and returns it.
+func (b *batch) add() *Event {
+	if len(b.events) == cap(b.events) {
+		b.events = append(b.events, Event{})[:len(b.events)]
+	}
+	b.events = b.events[:len(b.events)+1]
+	return &b.events[len(b.events)-1]
+}
+
+// line reads line n (l) of the batch's chunk into its events (none, one,
+// or more for a wrapper), or notes it as bad.
+func (b *batch) line(x *extractor, dec *decoder, l []byte, n int64, fast bool) {
+	c := b.c
+	from := len(b.events)
+	if fast && x.keep != nil {
+		ev := b.add()
+		err := x.pre.line(l, ev)
+		b.events = b.events[:from]
+		if err == nil && !x.keep(ev) {
+			return // a malformed line goes on to be reported
+		}
+	}
+	var err error
+	if fast {
+		err = x.line(l, b.add())
+	} else {
+		err = dec.read(x, l, b.add)
+	}
+	if errors.Is(err, errPartial) {
+		b.partial++
+		return
+	}
+	if errors.Is(err, errContinuation) {
+		b.cont++
+		return
+	}
+	if err != nil {
+		b.events = b.events[:from]
+		b.bad = append(b.bad, badLine{line: n, reason: reason(err), text: snippet(l)})
+		return
+	}
+	kept := b.events[:from]
+	for i := from; i < len(b.events); i++ {
+		ev := &b.events[i]
+		// Tag is zeroed: the batch's events are reused, and Prepare sets
+		// a Tag only on the events it tags (a keyless line kept the
+		// last chunk's tag, and was counted as another key's).
+		ev.Source, ev.Line, ev.Chunk, ev.Tag = c.source, n, c.index, 0
+		if !fast && x.keep != nil && !x.keep(ev) {
+			continue
+		}
+		kept = append(kept, *ev)
+	}
+	b.events = kept
+	if fast && x.prepareLine != nil {
+		for range len(b.events) - len(b.raw) {
+			b.raw = append(b.raw, l)
+		}
+	}
+}
+
+// prepareLines runs Options.PrepareLine on the batch's events once the
+// chunk is read: a line may still complete the event above it (a
+// two-line record, a continuation).
+func (b *batch) prepareLines(x *extractor, fast bool) {
+	if x.prepareLine == nil {
+		return
+	}
+	for i := range b.events {
+		var l []byte
+		if fast {
+			l = b.raw[i]
+		}
+		x.prepareLine(&b.events[i], l)
+	}
+	clear(b.raw)
+	b.raw = b.raw[:0]
 }
 
 func reason(err error) string {
