@@ -29,18 +29,21 @@ type run struct {
 	worker, job, msg string
 	attempt          int
 	redelivered      bool
-	events           []*logread.Event
-	received         *logread.Event
-	acquire          *logread.Event // first lock acquisition
-	lockFailed       *logread.Event
-	release          *logread.Event
-	checks           []*logread.Event
-	claim            *logread.Event
-	effects          []*logread.Event
-	commit           *logread.Event
-	ack              *logread.Event
-	end              *logread.Event // crash, retry, DLQ or failure
-	closed           bool
+	// retries is the run this one retries in place (same worker, same
+	// message, no new delivery), nil for a delivery's first run.
+	retries    *run
+	events     []*logread.Event
+	received   *logread.Event
+	acquire    *logread.Event // first lock acquisition
+	lockFailed *logread.Event
+	release    *logread.Event
+	checks     []*logread.Event
+	claim      *logread.Event
+	effects    []*logread.Event
+	commit     *logread.Event
+	ack        *logread.Event
+	end        *logread.Event // crash, retry, DLQ or failure
+	closed     bool
 }
 
 func (r *run) first() *logread.Event { return r.events[0] }
@@ -95,54 +98,72 @@ func (g *group) build(skew time.Duration) {
 	// acks, and the business key alone in between: a line without an
 	// attempt belongs to its worker's latest run of that id, and one
 	// without an id or an attempt to its worker's latest run.
-	open := map[string]*run{}     // worker, id, attempt
-	latestID := map[string]*run{} // worker, id
-	latest := map[string]*run{}   // worker
+	x := runIndex{open: map[string]*run{}, latestID: map[string]*run{}, latest: map[string]*run{}}
 	for i := range g.events {
 		e := &g.events[i]
 		id := cmp.Or(e.JobID(), e.MessageID())
 		k := runKey(e)
-		r := open[k]
-		switch {
-		case e.HasAttempt:
-		case id != "":
-			r = cmp.Or(latestID[e.Consumer()+"\x00"+id], r)
-		default:
-			r = cmp.Or(latest[e.Consumer()], r)
-		}
-		switch {
-		case r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived):
-			r = &run{worker: e.Consumer(), job: e.JobID(), msg: e.MessageID(), attempt: e.Attempt, redelivered: e.Redelivered == logread.True}
-			if prev := latest[e.Consumer()]; id == "" && prev != nil && prev.ack == nil && (e.Kind == logread.KindRetry || endedInRetry(prev)) {
-				// The next attempt of a job its worker retries in place,
-				// unacked ("retrying" attempt=2, no message id on its
-				// lines, or the first line after such a retry): the
-				// same message as the attempt it retries, and the ack that
-				// names the message is this attempt's.
-				r.job, r.msg, r.redelivered = prev.job, prev.msg, prev.redelivered
-				if pid := cmp.Or(prev.job, prev.msg); pid != "" {
-					latestID[e.Consumer()+"\x00"+pid] = r
-				}
-			}
-			g.runs = append(g.runs, r)
-		case retriedAgain(r, e):
-			// The retry's next attempt, logged with no attempt number
-			// ("retry #2 in 2.8s", then the check again): a run of its own,
-			// of the same message, as an attempt field would have made it.
-			r = &run{worker: r.worker, job: r.job, msg: r.msg, attempt: r.attempt + 1, redelivered: r.redelivered}
-			g.runs = append(g.runs, r)
-		}
-		open[k] = r
+		r := g.begin(e, id, x.find(e, id, k), &x)
+		x.open[k] = r
 		if id != "" {
-			latestID[e.Consumer()+"\x00"+id] = r
+			x.latestID[e.Consumer()+"\x00"+id] = r
 		}
-		latest[e.Consumer()] = r
+		x.latest[e.Consumer()] = r
 		r.add(e)
 		g.runOf[e] = r
 		if e.Kind == logread.KindSideEffect {
 			g.fx = append(g.fx, e)
 		}
 	}
+}
+
+// runIndex finds a line's run: by worker, id and attempt (open), by worker
+// and id (latestID), by worker (latest).
+type runIndex struct{ open, latestID, latest map[string]*run }
+
+// find is the run a line continues, nil for none.
+func (x *runIndex) find(e *logread.Event, id, k string) *run {
+	r := x.open[k]
+	switch {
+	case e.HasAttempt && id != "" && e.Kind != logread.KindReceived && retriedInPlace(x.latestID[e.Consumer()+"\x00"+id], r):
+		// The delivery's attempt (deliveryCount=1 on the ack) of a
+		// run its worker then retried in place: the line is the
+		// retried attempt's, the latest run of its message.
+		return x.latestID[e.Consumer()+"\x00"+id]
+	case e.HasAttempt:
+	case id != "":
+		r = cmp.Or(x.latestID[e.Consumer()+"\x00"+id], r)
+	default:
+		r = cmp.Or(x.latest[e.Consumer()], r)
+	}
+	return r
+}
+
+// begin is the run line e belongs to: r, or a new run it begins.
+func (g *group) begin(e *logread.Event, id string, r *run, x *runIndex) *run {
+	switch {
+	case r == nil || (r.closed && e.Kind == logread.KindReceived) || (r.received != nil && e.Kind == logread.KindReceived):
+		r = &run{worker: e.Consumer(), job: e.JobID(), msg: e.MessageID(), attempt: e.Attempt, redelivered: e.Redelivered == logread.True}
+		if prev := x.latest[e.Consumer()]; id == "" && prev != nil && prev.ack == nil && (e.Kind == logread.KindRetry || endedInRetry(prev)) {
+			// The next attempt of a job its worker retries in place,
+			// unacked ("retrying" attempt=2, no message id on its
+			// lines, or the first line after such a retry): the
+			// same message as the attempt it retries, and the ack that
+			// names the message is this attempt's.
+			r.job, r.msg, r.redelivered, r.retries = prev.job, prev.msg, prev.redelivered, prev
+			if pid := cmp.Or(prev.job, prev.msg); pid != "" {
+				x.latestID[e.Consumer()+"\x00"+pid] = r
+			}
+		}
+		g.runs = append(g.runs, r)
+	case retriedAgain(r, e):
+		// The retry's next attempt, logged with no attempt number
+		// ("retry #2 in 2.8s", then the check again): a run of its own,
+		// of the same message, as an attempt field would have made it.
+		r = &run{worker: r.worker, job: r.job, msg: r.msg, attempt: r.attempt + 1, redelivered: r.redelivered}
+		g.runs = append(g.runs, r)
+	}
+	return r
 }
 
 // retriedAgain reports whether e, on a line with no attempt, runs the job
@@ -155,6 +176,20 @@ func retriedAgain(r *run, e *logread.Event) bool {
 	switch e.Kind {
 	case logread.KindLockAcquired, logread.KindCheck, logread.KindClaimed, logread.KindSideEffect:
 		return true
+	}
+	return false
+}
+
+// retriedInPlace reports whether run l retries run r in place, at one or
+// more removes.
+func retriedInPlace(l, r *run) bool {
+	if r == nil {
+		return false
+	}
+	for ; l != nil; l = l.retries {
+		if l.retries == r {
+			return true
+		}
 	}
 	return false
 }
