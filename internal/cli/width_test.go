@@ -26,11 +26,15 @@ var escapes = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 // process, on a terminal 60, 80, 120 and 200 columns wide, colour on, and
 // fails on any line wider than the terminal: a table line never is, and a
 // line of prose only when it holds a word wider than the terminal (a
-// replay command's token, left whole so that it copies as one line).
+// replay command's token, left whole so that it copies as one line; not
+// a value shown cut, as dlq peek's headers, which is cut to the width).
 func TestTablesFitTheTerminal(t *testing.T) {
 	at := scriptFiles(t)
 	prefix, redisURL := seedLocks(t)
 	dlq := loadDLQ(t, at("dlq-stats-groups.txtar", "dlq.jsonl"))
+	store, cache := seedStore(t, redisURL)
+	amqpURL, pgURL := testenv.AMQP.ConnURL(), testenv.Postgres.ConnURL()
+	tmp := t.TempDir()
 	cases := [][]string{
 		{"simulate", "crash"},
 		{"simulate", "lock-expiry"},
@@ -47,6 +51,12 @@ func TestTablesFitTheTerminal(t *testing.T) {
 		{"dlq", "stats", "--queue", dlq, "--amqp-url", testenv.AMQP.ConnURL()},
 		{"inspect", "lock", "--redis-url", redisURL, "--pattern", prefix + ":*"},
 		{"inspect", "lock", "--redis-url", redisURL, "--pattern", prefix + ":*", "-v"},
+		{"inspect", "store", "--database-url", pgURL, "--table", store.Table("payments"), "--business-column", "order_id"},
+		{"audit", "cache", "--database-url", pgURL, "--redis-url", redisURL, "--cache-pattern", cache + ":job:status:{key}",
+			"--table", store.Table("jobs"), "--recheck", "0"},
+		{"dlq", "peek", "--queue", dlq, "--amqp-url", amqpURL, "-n", "3"},
+		{"dlq", "export", "--queue", dlq, "--amqp-url", amqpURL, "--out", filepath.Join(tmp, "export.jsonl"), "--force"},
+		{"dlq", "replay", "--queue", dlq, "--amqp-url", amqpURL, "--journal", filepath.Join(tmp, "dry.journal")},
 	}
 	for _, args := range cases {
 		for _, width := range []int{60, 80, 120, 200} {
@@ -66,7 +76,10 @@ func TestTablesFitTheTerminal(t *testing.T) {
 				for i, line := range strings.Split(escapes.ReplaceAllString(out, ""), "\n") {
 					w, word := runewidth.StringWidth(line), 0
 					for _, f := range strings.Fields(line) {
-						word = max(word, runewidth.StringWidth(f))
+						// (a value shown cut is no token to copy whole: it fits)
+						if !strings.HasSuffix(f, "...") && !strings.HasSuffix(f, "…") {
+							word = max(word, runewidth.StringWidth(f))
+						}
 					}
 					if w > width && word <= width-4 {
 						t.Errorf("%v at %d columns: line %d is %d wide: %q", args, width, i+1, w, line)
@@ -132,6 +145,44 @@ func seedLocks(t *testing.T) (prefix, url string) {
 	c.HSet(ctx, prefix+":orders:7", "6a4c2d1e-1234-4abc-9def-0123456789ab:57", "1")
 	c.PExpire(ctx, prefix+":orders:7", time.Minute)
 	return prefix, url
+}
+
+// seedStore writes, in a schema of the test's own, a payments table with
+// every kind of gap (as inspect-store-gaps does) and a jobs table whose
+// status cache, under keys of the test's own, disagrees with it in every
+// way (as audit-cache-disagreements does).
+func seedStore(t *testing.T, redisURL string) (s *testenv.PGSchema, cache string) {
+	s = testenv.NewPGSchema(t, "fitstore")
+	s.Exec(`CREATE TABLE {s}.payments (id bigserial PRIMARY KEY, idempotency_key text, order_id bigint NOT NULL,
+		status text NOT NULL, attempt int NOT NULL DEFAULT 1, updated_at timestamptz NOT NULL, succeeded_at timestamptz);
+	CREATE UNIQUE INDEX ON {s}.payments (idempotency_key, attempt);
+	INSERT INTO {s}.payments (idempotency_key, order_id, status, attempt, updated_at, succeeded_at) VALUES
+	  ('pay:1', 1, 'SUCCEEDED', 1, '2026-12-01T09:00:00Z', '2026-12-01T09:00:00Z'),
+	  ('pay:1', 1, 'SUCCEEDED', 2, '2026-12-01T09:05:00Z', '2026-12-01T09:05:00Z'),
+	  ('PAY:2 ', 2, 'SUCCEEDED', 1, '2026-12-01T09:10:00Z', '2026-12-01T09:10:00Z'),
+	  ('pay:2', 2, 'SUCCEEDED', 1, '2026-12-01T09:11:00Z', '2026-12-01T09:11:00Z'),
+	  ('pay:3', 3, 'PROCESSING', 1, '2026-12-01T10:30:00Z', NULL),
+	  ('pay:4', 4, 'FAILED', 3, '2026-12-01T11:00:00Z', '2026-12-01T10:58:00Z'),
+	  ('pay:5', 5, 'DONE', 1, '2026-12-01T11:00:00Z', NULL);
+	CREATE TABLE {s}.jobs (idempotency_key text PRIMARY KEY, status text NOT NULL, updated_at timestamptz NOT NULL);
+	INSERT INTO {s}.jobs VALUES ('1', 'SUCCEEDED', '2026-12-01T10:00:00Z'), ('2', 'SUCCEEDED', '2026-12-01T10:01:00Z'),
+	  ('3', 'PROCESSING', '2026-12-01T10:02:00Z'), ('4', 'FAILED', '2026-12-01T10:03:00Z'),
+	  ('5', 'SUCCEEDED', '2026-12-01T10:04:00Z'), ('10', 'SUCCEEDED', '2026-12-01T10:06:00Z');`)
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	cache = testenv.UniqueName("fitcache")
+	ctx := context.Background()
+	t.Cleanup(func() { testenv.DeleteKeys(ctx, c, cache); c.Close() })
+	for k, v := range map[string]string{"1": "SUCCEEDED", "2": "PROCESSING", "3": "SUCCEEDED", "5": "FAILED",
+		"7": "PROCESSING", "8": "SUCCEEDED", "9": "done"} {
+		c.Set(ctx, cache+":job:status:"+k, v, 2*time.Hour)
+	}
+	c.Set(ctx, cache+":job:status:4", "PROCESSING", 0)
+	c.HSet(ctx, cache+":job:status:10", "status", "SUCCEEDED")
+	return s, cache
 }
 
 // loadDLQ publishes an export file's records to a queue of the test's own.

@@ -13,6 +13,7 @@ import (
 	"github.com/dupctl/dupctl/internal/deadletter"
 	"github.com/dupctl/dupctl/internal/platform/text"
 	"github.com/dupctl/dupctl/internal/replay/dlqread"
+	"github.com/mattn/go-runewidth"
 
 	"github.com/dupctl/dupctl/internal/platform/english"
 	"github.com/dupctl/dupctl/internal/platform/findings"
@@ -60,10 +61,10 @@ func writePeeked(w io.Writer, th *report.Theme, n int, p *dlqread.Peeked, now ti
 		fmt.Fprintf(w, "  %s %s\n", th.Severity(findings.Warn, "malformed:"), strings.Join(p.Malformed, ", "))
 	}
 	fmt.Fprintf(w, "  props:    %s\n", propsText(&m.Props))
-	for _, line := range headerLines(m.Props.Headers, verbose) {
+	for _, line := range headerLines(w, m.Props.Headers, verbose) {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
-	fmt.Fprintf(w, "  body:     %s\n", bodyText(m.Body, bodyMax, verbose))
+	fmt.Fprintf(w, "  body:     %s\n", bodyText(w, m.Body, bodyMax, verbose))
 }
 
 func propsText(p *deadletter.Properties) string {
@@ -97,8 +98,8 @@ func propsText(p *deadletter.Properties) string {
 }
 
 // headerLines shows each header with its AMQP type; x-death compactly
-// unless -v.
-func headerLines(h map[string]any, verbose bool) []string {
+// unless -v, cut to the terminal's width (w's).
+func headerLines(w io.Writer, h map[string]any, verbose bool) []string {
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
@@ -115,10 +116,12 @@ func headerLines(h map[string]any, verbose bool) []string {
 		if err != nil {
 			v = "(" + err.Error() + ")"
 		}
+		name := quoteIfNeeded(k)
 		if !verbose {
-			v = text.ClipRunes(v, 160, "...")
+			// (the line's indent, label, name and blank before the value)
+			v = text.ClipRunes(v, report.Room(w, 2+len(label)+runewidth.StringWidth(name)+1, 160), "...")
 		}
-		out = append(out, label+quoteIfNeeded(k)+" "+v)
+		out = append(out, label+name+" "+v)
 	}
 	if len(out) == 0 {
 		out = append(out, "headers:  -")
@@ -126,7 +129,7 @@ func headerLines(h map[string]any, verbose bool) []string {
 	return out
 }
 
-func bodyText(b []byte, n int, verbose bool) string {
+func bodyText(w io.Writer, b []byte, n int, verbose bool) string {
 	enc := "text"
 	s := string(b)
 	if !utf8.Valid(b) {
@@ -139,7 +142,7 @@ func bodyText(b []byte, n int, verbose bool) string {
 	}
 	// Control bytes written visibly first, then cut to the display width:
 	// a body of NULs is as long on screen as it says, not four times.
-	return head + " " + report.Cell(s, n)
+	return head + " " + report.Cell(s, report.Room(w, len("  body:     ")+runewidth.StringWidth(head)+1, n))
 }
 
 func quoteIfNeeded(s string) string {

@@ -38,6 +38,18 @@ func Width(w io.Writer) int {
 	return 0
 }
 
+// Room is how many display columns a value cut to limit (a header, a
+// body, shown shortened anyway) may take on a line of w after used
+// columns: on a terminal it is cut where the line ends rather than left
+// for the terminal to wrap, keeping at least 20 columns; limit as it is
+// when w is not a terminal or when limit is 0 (no cut asked for).
+func Room(w io.Writer, used, limit int) int {
+	if width := Width(w); width > 0 && limit > 0 {
+		return min(limit, max(width-used, 20))
+	}
+	return limit
+}
+
 // Shorten marks columns whose cells are names (keys, subjects) cut in the
 // middle with an ellipsis rather than wrapped when the table must narrow:
 // their start and end tell them apart (the full name stays in JSON).

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -65,5 +66,26 @@ func TestWrapStyledClosesEachLine(t *testing.T) {
 	}
 	if got := trimBlankEnd("a \x1b[0m   \x1b[0m"); got != "a\x1b[0m\x1b[0m" {
 		t.Errorf("trimBlankEnd = %q", got)
+	}
+}
+
+// TestRoomCutsToTheTerminal: a value shown cut takes the rest of a
+// terminal's line, no more than asked, some columns however narrow the
+// line; piped, and when no cut was asked for, it keeps its own limit.
+func TestRoomCutsToTheTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	for _, c := range []struct {
+		w                 io.Writer
+		used, limit, want int
+	}{
+		{Fitted(&buf, 80), 20, 160, 60},
+		{Fitted(&buf, 200), 20, 160, 160},
+		{Fitted(&buf, 30), 20, 160, 20},
+		{Fitted(&buf, 80), 20, 0, 0},
+		{&buf, 20, 160, 160},
+	} {
+		if got := Room(c.w, c.used, c.limit); got != c.want {
+			t.Errorf("Room(width %d, used %d, limit %d) = %d, want %d", Width(c.w), c.used, c.limit, got, c.want)
+		}
 	}
 }
