@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,10 +58,17 @@ func TestTablesFitTheTerminal(t *testing.T) {
 		{"dlq", "peek", "--queue", dlq, "--amqp-url", amqpURL, "-n", "3"},
 		{"dlq", "export", "--queue", dlq, "--amqp-url", amqpURL, "--out", filepath.Join(tmp, "export.jsonl"), "--force"},
 		{"dlq", "replay", "--queue", dlq, "--amqp-url", amqpURL, "--journal", filepath.Join(tmp, "dry.journal")},
+		// (its own random prefix for queues, schema and keys, removed after;
+		// a virtual second of 5ms keeps it to half a second a width)
+		{"simulate", "crash", "--live", "--time-scale", "5ms", "--redis-url", redisURL, "--database-url", pgURL, "--amqp-url", amqpURL},
 	}
 	for _, args := range cases {
 		for _, width := range []int{60, 80, 120, 200} {
-			t.Run(fmt.Sprintf("%s/%d", strings.Join(args[:2], " "), width), func(t *testing.T) {
+			name := strings.Join(args[:2], " ")
+			if slices.Contains(args, "--live") {
+				name += " live"
+			}
+			t.Run(fmt.Sprintf("%s/%d", name, width), func(t *testing.T) {
 				ios, _, stdout, stderr := iostreams.Test()
 				ios.SetStdoutTTY(true)
 				ios.SetWidth(width)
