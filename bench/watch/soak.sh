@@ -122,7 +122,7 @@ while :; do
   row="$t	$rss	$(metric "$body" '^go_goroutines$')	$(metric "$body" '^go_memstats_heap_inuse_bytes$')"
   for c in "${checks[@]}"; do
     for r in "${results[@]}"; do
-      row+="	$(metric "$body" "^dupctl_check_runs_total\\{check=\"$c\",result=\"$r\"\\}$")"
+      row+="	$(metric "$body" "^dupctl_check_runs_total[{]check=\"$c\",result=\"$r\"[}]$")"
     done
   done
   row+="	$(metric "$body" '^dupctl_log_events_total')	$(metric "$body" '^dupctl_duplicates_total')	$(metric "$body" '^dupctl_follow_errors_total$')"
