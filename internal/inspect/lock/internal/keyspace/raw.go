@@ -273,8 +273,15 @@ func (rc *rawConn) readBatch(n *Node, keys []string, want []uint8, p *Page) erro
 		p.Keys = append(p.Keys, o)
 	}
 	defer p.ownIdles(n)
+	if betweenRounds != nil {
+		betweenRounds()
+	}
 	return rc.readAgain(n, retry, p)
 }
+
+// betweenRounds, set by tests, runs between the first round trip and the
+// further ones (a key deleted there).
+var betweenRounds func()
 
 // secondRead is a key whose planned read did not fit its type: the reads
 // it still needs (p.Keys[key]).
@@ -322,24 +329,41 @@ func (rc *rawConn) readKey(n *Node, o *Key, want uint8, p *Page) (keep bool, mis
 // first did not read: the read their type needs, or TYPE first where a
 // planned read did not fit and the type is still unknown. A key whose type
 // changes between round trips is given up after maxReadRounds (its value
-// unread, as a key of a type dupctl does not read).
+// unread, as a key of a type dupctl does not read). Each round asks PTTL
+// again: a key deleted since the first round answers GETRANGE with an
+// empty string and HSCAN with no field, which would read as a lock whose
+// token is "" (a lock released in between: LOCK_TOKEN_CONSTANT on locks
+// that each had their own); such a key is dropped, as one gone since SCAN.
 func (rc *rawConn) readAgain(n *Node, retry []secondRead, p *Page) error {
 	if len(retry) == 0 {
 		return nil
 	}
 	p.SecondReads += int64(len(retry))
+	gone := map[int]bool{}
+	defer func() { p.dropKeys(gone) }()
 	for round := 0; len(retry) > 0 && round < maxReadRounds; round++ {
 		for _, a := range retry {
-			rc.writeReads(rc.keyBulk(p.Keys[a.key].Key), a.read)
+			bulk := rc.keyBulk(p.Keys[a.key].Key)
+			rc.w.WriteString(respPTTL)
+			rc.w.Write(bulk)
+			rc.writeReads(bulk, a.read)
 		}
 		if err := rc.w.Flush(); err != nil {
 			return fmt.Errorf("read keys on %s: %w", n.Name, err)
 		}
 		next := retry[:0]
 		for _, a := range retry {
+			pt, err := rc.one()
+			if err != nil {
+				return fmt.Errorf("read keys on %s: %w", n.Name, err)
+			}
 			var rs reads
 			if err := rc.reads(a.read, &rs); err != nil {
 				return fmt.Errorf("read keys on %s: %w", n.Name, err)
+			}
+			if pt.kind == replyInt && pt.n == -2 {
+				gone[a.key] = true
+				continue
 			}
 			missing, err := n.apply(&p.Keys[a.key], &rs, a.read, p)
 			if err != nil {
@@ -352,6 +376,21 @@ func (rc *rawConn) readAgain(n *Node, retry []secondRead, p *Page) error {
 		retry = next
 	}
 	return nil
+}
+
+// dropKeys removes the keys at the indexes gone (keys that vanished
+// between round trips), keeping the others' order.
+func (p *Page) dropKeys(gone map[int]bool) {
+	if len(gone) == 0 {
+		return
+	}
+	kept := p.Keys[:0]
+	for i, k := range p.Keys {
+		if !gone[i] {
+			kept = append(kept, k)
+		}
+	}
+	p.Keys = kept
 }
 
 // maxReadRounds bounds readAgain's round trips: TYPE, then the value.
