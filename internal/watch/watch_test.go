@@ -87,6 +87,18 @@ func value(metrics, series string) float64 {
 	return v
 }
 
+// hasValues holds when every series has its value.
+func hasValues(want map[string]float64) func(string) bool {
+	return func(m string) bool {
+		for series, w := range want {
+			if value(m, series) != w {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // waitFor polls /metrics until cond holds, failing after 10s.
 func waitFor(t *testing.T, addr string, what string, cond func(metrics string) bool) string {
 	t.Helper()
@@ -149,18 +161,16 @@ func TestChecksRunAloneAndFailuresAreCounted(t *testing.T) {
 	if code, body := get(t, "http://"+addr+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after every check ran: %d %q", code, body)
 	}
-	for series, want := range map[string]float64{
+	// Each metric is gathered on its own goroutine: one scrape can show
+	// the run counted and not yet its gauges, so they are waited for too.
+	body = waitFor(t, addr, "the store run's gauges and the lock's timeout", hasValues(map[string]float64{
 		`dupctl_check_runs_total{check="store",result="error"}`:             2, // the error and the panic
 		`dupctl_store_stuck_processing_rows{table="payments_idem"}`:         3,
 		`dupctl_store_duplicate_keys{table="payments_idem"}`:                1,
 		`dupctl_findings{check="store",code="STORE_STUCK",severity="warn"}`: 1,
 		`dupctl_check_up{check="store"}`:                                    1,
 		`dupctl_check_up{check="lock"}`:                                     0,
-	} {
-		if got := value(body, series); got != want {
-			t.Errorf("%s = %g, want %g", series, got, want)
-		}
-	}
+	}))
 	if strings.Contains(body, "k-1") {
 		t.Error("a finding's subject (a key) is a label value")
 	}
@@ -258,20 +268,18 @@ func TestFollowCounts(t *testing.T) {
 		return nil
 	}
 	addr, _ := start(t, Deps{Follow: follow}, Options{})
-	body := waitFor(t, addr, "the duplicate counted", func(m string) bool {
-		return value(m, `dupctl_duplicates_total{cause="DUP_EFFECT_REDELIVERY"}`) == 1
-	})
-	for series, want := range map[string]float64{
-		`dupctl_log_jobs_received_total{job_type="charge"}`:  1,
-		`dupctl_log_locks_total{outcome="busy"}`:             1,
-		`dupctl_log_side_effects_total{job_type="charge"}`:   1,
-		`dupctl_job_duration_seconds_sum{job_type="charge"}`: 1.5,
-		`dupctl_log_events_total{kind="completed"}`:          1,
-	} {
-		if got := value(body, series); got != want {
-			t.Errorf("%s = %g, want %g", series, got, want)
-		}
+	// A scrape gathers each metric on its own goroutine, so one scrape
+	// may show the duplicate and not yet the lines counted before it (CI
+	// saw that): wait until every series is there, then hold their values.
+	want := map[string]float64{
+		`dupctl_duplicates_total{cause="DUP_EFFECT_REDELIVERY"}`: 1,
+		`dupctl_log_jobs_received_total{job_type="charge"}`:      1,
+		`dupctl_log_locks_total{outcome="busy"}`:                 1,
+		`dupctl_log_side_effects_total{job_type="charge"}`:       1,
+		`dupctl_job_duration_seconds_sum{job_type="charge"}`:     1.5,
+		`dupctl_log_events_total{kind="completed"}`:              1,
 	}
+	waitFor(t, addr, "every line and the duplicate counted once", hasValues(want))
 	if code, _ := get(t, "http://"+addr+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz with no check: %d", code)
 	}
