@@ -130,9 +130,12 @@ func TestReportSizesInDocs(t *testing.T) {
 		for i, v := range got {
 			quotedNum, _ := strconv.ParseFloat(strings.ReplaceAll(text[loc[2+2*i]:loc[3+2*i]], ",", ""), 64)
 			// A size is stale when it is off by more than 1 kB and 2%: a
-			// page's size moves from run to run (audit logs -v by up to
-			// 0.7 kB of 265, seen), a layout change moves it more; a count
-			// is stale when it differs.
+			// page's size moves from run to run because every evidence
+			// line cites the log by its path, and the test's temporary
+			// directory's name is 9 or 10 digits long (audit logs -v:
+			// 265.18 or 265.67 kB, the pages otherwise byte for byte the
+			// same); a layout change moves it more. A count is stale when
+			// it differs.
 			tol := 0.0
 			if i == len(got)-1 {
 				tol = max(1, 0.02*v)
