@@ -106,7 +106,7 @@ func (g *group) build(skew time.Duration) {
 		r := g.begin(e, id, x.find(e, id, k), &x)
 		x.open[k] = r
 		if id != "" {
-			x.latestID[e.Consumer()+"\x00"+id] = r
+			x.latestID[workerID(e, id)] = r
 		}
 		x.latest[e.Consumer()] = r
 		r.add(e)
@@ -121,18 +121,21 @@ func (g *group) build(skew time.Duration) {
 // and id (latestID), by worker (latest).
 type runIndex struct{ open, latestID, latest map[string]*run }
 
+// workerID is latestID's key: the line's worker and a job or message id.
+func workerID(e *logread.Event, id string) string { return e.Consumer() + "\x00" + id }
+
 // find is the run a line continues, nil for none.
 func (x *runIndex) find(e *logread.Event, id, k string) *run {
 	r := x.open[k]
 	switch {
-	case e.HasAttempt && id != "" && e.Kind != logread.KindReceived && retriedInPlace(x.latestID[e.Consumer()+"\x00"+id], r):
+	case e.HasAttempt && id != "" && e.Kind != logread.KindReceived && retriedInPlace(x.latestID[workerID(e, id)], r):
 		// The delivery's attempt (deliveryCount=1 on the ack) of a
 		// run its worker then retried in place: the line is the
 		// retried attempt's, the latest run of its message.
-		return x.latestID[e.Consumer()+"\x00"+id]
+		return x.latestID[workerID(e, id)]
 	case e.HasAttempt:
 	case id != "":
-		r = cmp.Or(x.latestID[e.Consumer()+"\x00"+id], r)
+		r = cmp.Or(x.latestID[workerID(e, id)], r)
 	default:
 		r = cmp.Or(x.latest[e.Consumer()], r)
 	}
@@ -152,7 +155,7 @@ func (g *group) begin(e *logread.Event, id string, r *run, x *runIndex) *run {
 			// names the message is this attempt's.
 			r.job, r.msg, r.redelivered, r.retries = prev.job, prev.msg, prev.redelivered, prev
 			if pid := cmp.Or(prev.job, prev.msg); pid != "" {
-				x.latestID[e.Consumer()+"\x00"+pid] = r
+				x.latestID[workerID(e, pid)] = r
 			}
 		}
 		g.runs = append(g.runs, r)
@@ -210,7 +213,7 @@ func runKey(e *logread.Event) string {
 	if id == "" {
 		id = e.MessageID()
 	}
-	return e.Consumer() + "\x00" + id + "\x00" + fmt.Sprint(e.Attempt)
+	return workerID(e, id) + "\x00" + fmt.Sprint(e.Attempt)
 }
 
 func (r *run) add(e *logread.Event) {
